@@ -1,0 +1,146 @@
+"""Torch build flavour (ROCm / CUDA / CPU), versions, and the `Platform` record."""
+
+from __future__ import annotations
+
+import platform as _pyplatform
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Backend = Literal["rocm", "cuda", "cpu"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeviceInfo:
+    """One GPU (or the CPU as a pseudo-device), merged from torch, KFD sysfs and smi tools."""
+
+    index: int
+    name: str
+    vendor: Literal["amd", "nvidia", "cpu", "unknown"]
+    arch: str | None = None  # "gfx942", "sm_90"; None when unknown
+    total_memory_bytes: int | None = None
+    num_compute_units: int | None = None
+    warp_size: int | None = None
+    pci_bus_id: str | None = None
+    uuid: str | None = None
+    is_integrated: bool | None = None
+    sources: tuple[str, ...] = ()  # where the facts came from: "torch", "kfd", "rocm-smi"...
+
+
+@dataclass(frozen=True, kw_only=True)
+class CpuInfo:
+    """An honest description of the host CPU, so CPU results are labelled as such."""
+
+    model: str
+    num_physical_cores: int | None
+    num_logical_cores: int | None
+    flags: tuple[str, ...] = ()  # selected ISA flags: avx2, avx512f, avx512_bf16, amx_bf16 ...
+    arch: str = field(default_factory=_pyplatform.machine)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Platform:
+    """Everything rocmkit needs to know about where it runs."""
+
+    backend: Backend  # which torch build is installed
+    torch_version: str | None
+    hip_version: str | None = None
+    cuda_version: str | None = None
+    rocm_version: str | None = None  # userspace (/opt/rocm/.info/version)
+    driver_version: str | None = None
+    python_version: str = field(default_factory=_pyplatform.python_version)
+    devices: tuple[DeviceInfo, ...] = ()
+    cpu: CpuInfo | None = None
+    gpu_available: bool = False  # torch can actually use a GPU (not just a CUDA build)
+
+    @property
+    def torch_device(self) -> str:
+        """The torch device type to run on: "cuda" (also on ROCm builds) or "cpu"."""
+        return "cuda" if self.gpu_available else "cpu"
+
+    def record(self) -> dict[str, Any]:
+        """The environment record stored in every result.json."""
+        data = asdict(self)
+        data["torch_device"] = self.torch_device
+        return data
+
+
+def torch_build() -> tuple[Backend, str | None, str | None, str | None]:
+    """(backend, torch version, HIP version, CUDA version) of the installed torch, if any."""
+    try:
+        import torch
+    except ImportError:
+        return "cpu", None, None, None
+    hip = getattr(torch.version, "hip", None)
+    cuda = getattr(torch.version, "cuda", None)
+    if hip:
+        return "rocm", torch.__version__, str(hip), None
+    if cuda:
+        return "cuda", torch.__version__, None, str(cuda)
+    return "cpu", torch.__version__, None, None
+
+
+def gpu_available() -> bool:
+    """True only when torch can really run on a GPU.
+
+    A CUDA wheel reports `cuda` from torch.accelerator.current_accelerator() even with no GPU,
+    so ask with check_available / is_available instead.
+    """
+    try:
+        import torch
+    except ImportError:
+        return False
+    try:
+        return bool(torch.cuda.is_available()) and torch.cuda.device_count() > 0
+    except Exception:  # a broken driver raises here instead of returning False
+        return False
+
+
+def torch_devices() -> list[DeviceInfo]:
+    """DeviceInfo for every GPU torch can see (empty when none is usable)."""
+    if not gpu_available():
+        return []
+    import torch
+
+    backend = torch_build()[0]
+    devices = []
+    for index in range(torch.cuda.device_count()):
+        props = torch.cuda.get_device_properties(index)
+        if backend == "rocm":
+            arch: str | None = str(getattr(props, "gcnArchName", "")).split(":")[0] or None
+            vendor: Literal["amd", "nvidia"] = "amd"
+        else:
+            arch = f"sm_{props.major}{props.minor}"
+            vendor = "nvidia"
+        devices.append(
+            DeviceInfo(
+                index=index,
+                name=str(props.name),
+                vendor=vendor,
+                arch=arch,
+                total_memory_bytes=int(props.total_memory),
+                num_compute_units=int(props.multi_processor_count),
+                warp_size=getattr(props, "warp_size", None),
+                is_integrated=bool(getattr(props, "is_integrated", False)),
+                uuid=str(getattr(props, "uuid", "")) or None,
+                sources=("torch",),
+            )
+        )
+    return devices
+
+
+def detect() -> Platform:
+    """Detect the platform now (call once per command, then pass the result down)."""
+    from rocmkit.platform.cpu import detect_cpu
+    from rocmkit.platform.versions import read_rocm_version
+
+    backend, torch_version, hip, cuda = torch_build()
+    return Platform(
+        backend=backend,
+        torch_version=torch_version,
+        hip_version=hip,
+        cuda_version=cuda,
+        rocm_version=read_rocm_version(),
+        devices=tuple(torch_devices()),
+        cpu=detect_cpu(),
+        gpu_available=gpu_available(),
+    )

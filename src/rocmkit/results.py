@@ -1,0 +1,127 @@
+"""The results format every command writes: result.json with schema version, environment and data.
+
+A `RunResult` holds a list of `Measurement`s: one number each, with its unit, the parameters that
+produced it and, when it was timed, its statistics. Reports and comparisons read only this format.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rocmkit.atomic import atomic_write_json
+from rocmkit.errors import UserError
+
+SCHEMA_VERSION = 1
+RESULT_FILENAME = "result.json"
+
+
+@dataclass(kw_only=True)
+class Measurement:
+    """One measured number: e.g. suite="gemm", name="bf16 4096^3", metric="tflops"."""
+
+    suite: str
+    name: str
+    metric: str
+    value: float | None
+    unit: str
+    params: dict[str, Any] = field(default_factory=dict)
+    stats: dict[str, float] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class RunResult:
+    """A whole run: what ran (config), where (environment), and what it measured."""
+
+    kind: str
+    environment: dict[str, Any]
+    config: dict[str, Any]
+    measurements: list[Measurement] = field(default_factory=list)
+    label: str | None = None
+    created_at: str = field(
+        default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    )
+    rocmkit_version: str = field(default_factory=lambda: _version())
+    schema_version: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        return _jsonable(dataclasses.asdict(self))
+
+    def save(self, path: str | Path) -> Path:
+        """Write atomically; a directory path gets `result.json` inside it."""
+        target = Path(path)
+        if target.suffix != ".json":
+            target = target / RESULT_FILENAME
+        atomic_write_json(target, self.to_dict())
+        return target
+
+    def select(self, suite: str | None = None, metric: str | None = None) -> list[Measurement]:
+        return [
+            m
+            for m in self.measurements
+            if (suite is None or m.suite == suite) and (metric is None or m.metric == metric)
+        ]
+
+
+def _version() -> str:
+    from rocmkit import __version__
+
+    return __version__
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float) and value != value:  # NaN is not valid JSON
+        return None
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def load_result(path: str | Path) -> RunResult:
+    """Read and validate a result.json (or a run directory holding one)."""
+    file = Path(path)
+    if file.is_dir():
+        file = file / RESULT_FILENAME
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"no result file at {file}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserError(f"{file} is not a valid result file (corrupt JSON: {exc})") from None
+    except OSError as exc:
+        raise UserError(f"cannot read {file}: {exc.strerror}") from None
+    return result_from_dict(data, source=str(file))
+
+
+def result_from_dict(data: Any, *, source: str = "result") -> RunResult:
+    """Validate a decoded result document and build a RunResult."""
+    if not isinstance(data, dict) or "schema_version" not in data:
+        raise UserError(f"{source} is not a rocmkit result (no schema_version)")
+    version = data["schema_version"]
+    if version != SCHEMA_VERSION:
+        raise UserError(
+            f"{source} has schema version {version}; this rocmkit reads version {SCHEMA_VERSION}"
+        )
+    try:
+        measurements = [Measurement(**m) for m in data.get("measurements", [])]
+        return RunResult(
+            kind=str(data["kind"]),
+            environment=dict(data["environment"]),
+            config=dict(data["config"]),
+            measurements=measurements,
+            label=data.get("label"),
+            created_at=str(data["created_at"]),
+            rocmkit_version=str(data["rocmkit_version"]),
+            schema_version=version,
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UserError(f"{source} is not a valid rocmkit result ({exc})") from None

@@ -1,0 +1,62 @@
+"""Test defaults: CPU, one thread, restored environment, no leaked process groups."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
+LOCAL_FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture
+def shared_fixtures() -> Path:
+    """The real tool outputs in ../shared/fixtures; the test is skipped when they are absent."""
+    if not SHARED_FIXTURES.is_dir():
+        pytest.skip("../shared/fixtures is not present beside this checkout")
+    return SHARED_FIXTURES
+
+
+@pytest.fixture
+def local_fixtures() -> Path:
+    return LOCAL_FIXTURES
+
+
+@pytest.fixture(autouse=True)
+def _hygiene():
+    """Restore env vars and torch's default dtype; destroy any process group a test left."""
+    saved_env = dict(os.environ)
+    torch = _torch_or_none()
+    saved_dtype = torch.get_default_dtype() if torch else None
+    yield
+    os.environ.clear()
+    os.environ.update(saved_env)
+    if torch is not None:
+        torch.set_default_dtype(saved_dtype)
+        if torch.distributed.is_available() and torch.distributed.is_initialized():
+            torch.distributed.destroy_process_group()
+
+
+def _torch_or_none():
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a hard dependency
+        return None
+    return torch
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip `gpu` tests cleanly when no GPU is usable."""
+    from rocmkit.platform.backend import gpu_available
+
+    if gpu_available():
+        return
+    skip = pytest.mark.skip(reason="needs a ROCm or CUDA GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

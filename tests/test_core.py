@@ -1,0 +1,132 @@
+"""Core plumbing: CLI errors, typed configs, atomic writes, the results format."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import pytest
+
+import rocmkit
+from rocmkit.atomic import atomic_write_text
+from rocmkit.cli.main import main
+from rocmkit.config import load_config, parse_overrides
+from rocmkit.errors import UserError
+from rocmkit.results import Measurement, RunResult, load_result
+
+
+def test_public_api_is_pinned():
+    assert rocmkit.__all__ == sorted(rocmkit.__all__)
+    assert set(rocmkit.__all__) == {"MissingExtraError", "RocmkitWarning", "UserError", "__version__"}
+
+
+def test_unknown_command_is_one_line_exit_2(capsys):
+    assert main(["frobnicate"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "invalid choice" in err
+
+
+def test_python_dash_m_runs_without_importing_torch():
+    code = "import sys, runpy; sys.argv=['rocmkit','--version']\n" \
+        "try:\n runpy.run_module('rocmkit', run_name='__main__')\nexcept SystemExit: pass\n" \
+        "print('torch' in sys.modules)"
+    env = {**os.environ, "PYTHONPATH": str(Path(rocmkit.__file__).parent.parent)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.stdout.strip().splitlines() == [f"rocmkit {rocmkit.__version__}", "False"]
+
+
+@dataclass(kw_only=True)
+class _Optim:
+    lr: float = 1e-3
+    betas: tuple[float, float] = (0.9, 0.95)
+
+
+@dataclass(kw_only=True)
+class _Run:
+    name: str
+    steps: int = 10
+    precision: Literal["fp32", "bf16"] = "fp32"
+    compile: bool = False
+    limit: int | None = None
+    optim: _Optim = field(default_factory=_Optim)
+
+
+def test_config_from_toml_and_dotted_overrides(tmp_path):
+    toml = tmp_path / "run.toml"
+    toml.write_text('name = "a"\nsteps = 5\n[optim]\nlr = 0.1\n')
+    overrides = parse_overrides(["--optim.lr", "3e-4", "--run.x=1"])
+    overrides.pop("run.x")
+    config = load_config(_Run, path=toml, overrides={**overrides, "precision": "bf16"})
+    assert config.steps == 5 and config.optim.lr == pytest.approx(3e-4)
+    assert config.precision == "bf16" and config.optim.betas == (0.9, 0.95)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"name": "a", "stepz": 1}, "unknown setting 'stepz'"),
+        ({"name": "a", "steps": "many"}, "steps must be an integer"),
+        ({"name": "a", "precision": "fp8"}, "precision must be one of fp32, bf16"),
+        ({"steps": 1}, "missing required setting 'name'"),
+        ({"name": "a", "optim": {"lr": "x"}}, "optim.lr must be a number"),
+        ({"name": "a", "compile": "maybe"}, "compile must be true or false"),
+    ],
+)
+def test_config_errors_name_the_key(data, message):
+    with pytest.raises(UserError, match=message):
+        load_config(_Run, base=data)
+
+
+def test_config_file_errors(tmp_path):
+    with pytest.raises(UserError, match="config file not found"):
+        load_config(_Run, path=tmp_path / "nope.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("name = \n")
+    with pytest.raises(UserError, match="invalid TOML"):
+        load_config(_Run, path=bad)
+    binary = tmp_path / "bin.toml"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(UserError, match="not UTF-8"):
+        load_config(_Run, path=binary)
+
+
+def test_atomic_write_keeps_old_file_when_write_fails(tmp_path, monkeypatch):
+    target = tmp_path / "f.txt"
+    target.write_text("old")
+
+    def boom(*_args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "fsync", boom)
+    with pytest.raises(OSError):
+        atomic_write_text(target, "new")
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]
+
+
+def test_result_roundtrip_and_validation(tmp_path):
+    result = RunResult(
+        kind="bench",
+        environment={"backend": "cpu"},
+        config={"suite": "gemm"},
+        measurements=[
+            Measurement(suite="gemm", name="fp32 64", metric="gflops", value=1.5, unit="GFLOP/s")
+        ],
+    )
+    path = result.save(tmp_path / "run1")
+    loaded = load_result(tmp_path / "run1")
+    assert path.name == "result.json"
+    assert loaded.measurements[0].value == 1.5 and loaded.select(suite="gemm")
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(UserError, match="corrupt JSON"):
+        load_result(tmp_path / "bad.json")
+    (tmp_path / "other.json").write_text(json.dumps({"schema_version": 99}))
+    with pytest.raises(UserError, match="schema version 99"):
+        load_result(tmp_path / "other.json")
+    with pytest.raises(UserError, match="no result file"):
+        load_result(tmp_path / "missing.json")
