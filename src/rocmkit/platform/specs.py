@@ -7,6 +7,7 @@ None: callers report "n/a" rather than assume some other GPU's numbers.
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from dataclasses import dataclass, field
 from importlib import resources
@@ -16,6 +17,34 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
+
+# Names people use for the same dtype; CDNA3 calls TF32 "XF32".
+_DTYPE_ALIASES = {
+    "xf32": "tf32",
+    "float32": "fp32",
+    "float16": "fp16",
+    "half": "fp16",
+    "bfloat16": "bf16",
+    "float64": "fp64",
+    "float8": "fp8",
+    "float8_e4m3fn": "fp8",
+    "float8_e4m3fnuz": "fp8",
+    "float8_e5m2": "fp8",
+    "float8_e5m2fnuz": "fp8",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArchFacts:
+    """What an architecture is, whatever product carries it."""
+
+    arch: str  # "gfx1100", "sm_90"
+    vendor: str  # "amd" | "nvidia"
+    family: str  # "RDNA3", "Hopper"
+    wavefront_size: int  # the default wave/warp size
+    wavefront_sizes: tuple[int, ...] = ()  # every size it can run (RDNA: 32 and 64)
+    bf16_hardware: bool = False  # real bf16 support (torch says yes on every HIP GPU)
+    fp8_flavour: str | None = None  # "e4m3fn" (OCP) or "e4m3fnuz" (MI300); None: no fp8
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,34 +61,98 @@ class ArchSpec:
     memory_bandwidth_gbps: float | None = None  # GB/s (1e9 bytes/s)
     memory_gib: float | None = None
     source: str = ""
+    match: tuple[str, ...] = ()  # words that must all be in the device name
+    exclude: tuple[str, ...] = ()  # words that must not be
 
     def peak_for(self, dtype: str) -> float | None:
-        """Dense peak TFLOPS for a dtype name ("fp32", "tf32", "fp16", "bf16", "fp8")."""
-        return self.peak_tflops.get(dtype)
+        """Dense peak TFLOPS for a dtype name ("fp32", "tf32"/"xf32", "fp16", "bf16", "fp8")."""
+        key = dtype.lower().removeprefix("torch.")
+        return self.peak_tflops.get(_DTYPE_ALIASES.get(key, key))
+
+
+@functools.cache
+def _load() -> dict[str, Any]:
+    raw = resources.files("rocmkit.platform").joinpath("specs.toml").read_bytes()
+    data: dict[str, Any] = tomllib.loads(raw.decode("utf-8"))
+    return data
+
+
+@functools.cache
+def all_arch_facts() -> dict[str, ArchFacts]:
+    """Every [arch.*] row of specs.toml, keyed by arch."""
+    return {
+        arch: ArchFacts(
+            arch=arch,
+            vendor=row["vendor"],
+            family=row["family"],
+            wavefront_size=int(row["wavefront_size"]),
+            wavefront_sizes=tuple(row.get("wavefront_sizes", (row["wavefront_size"],))),
+            bf16_hardware=bool(row.get("bf16_hardware", False)),
+            fp8_flavour=row.get("fp8_flavour"),
+        )
+        for arch, row in _load()["arch"].items()
+    }
 
 
 @functools.cache
 def all_specs() -> tuple[ArchSpec, ...]:
-    """Every row of specs.toml."""
-    raw = resources.files("rocmkit.platform").joinpath("specs.toml").read_bytes()
-    data: dict[str, Any] = tomllib.loads(raw.decode("utf-8"))
-    return tuple(ArchSpec(key=key, **row) for key, row in data.items())
+    """Every [product.*] row of specs.toml."""
+    specs = []
+    for key, row in _load()["product"].items():
+        facts = all_arch_facts()[row["arch"]]
+        specs.append(
+            ArchSpec(
+                key=key,
+                name=row["name"],
+                arch=row["arch"],
+                vendor=facts.vendor,
+                family=facts.family,
+                wavefront_size=facts.wavefront_size,
+                peak_tflops={k: float(v) for k, v in row.get("peak_tflops", {}).items()},
+                memory_bandwidth_gbps=row.get("memory_bandwidth_gbps"),
+                memory_gib=row.get("memory_gib"),
+                source=row["source"],
+                match=tuple(row.get("match", ())),
+                exclude=tuple(row.get("exclude", ())),
+            )
+        )
+    return tuple(specs)
+
+
+def normalize_arch(arch: str | None) -> str | None:
+    """ "gfx942:sramecc+:xnack-" -> "gfx942"; "SM_90"/"sm90" -> "sm_90"; "" -> None."""
+    if not arch:
+        return None
+    base = arch.strip().lower().split(":")[0]
+    sm = re.fullmatch(r"sm_?(\d+)a?", base)
+    if sm:
+        return f"sm_{sm.group(1)}"
+    return base or None
+
+
+def arch_facts(arch: str | None) -> ArchFacts | None:
+    """Family, vendor and wavefront facts for an arch alone (no product needed); None if unknown."""
+    key = normalize_arch(arch)
+    return all_arch_facts().get(key) if key else None
 
 
 def lookup_spec(arch: str | None, name: str | None = None) -> ArchSpec | None:
-    """Find the spec for an arch ("gfx942") and, when several products share it, a device name.
+    """Find the product row for an arch ("gfx942") and device name ("AMD Instinct MI300X").
 
-    Returns None when nothing matches: never fall back to another device's figures.
+    With a name, the row whose `match` words are all in it (and no `exclude` word) wins; the most
+    specific such row wins; a tie or no fit gives None. Without a name there is no answer: every
+    arch is (or may become) shared by several products. Never falls back to another device's figures.
     """
-    if not arch:
+    key = normalize_arch(arch)
+    if not key or not name:
         return None
-    candidates = [s for s in all_specs() if s.arch == arch.lower()]
-    if len(candidates) <= 1 or not name:
-        return candidates[0] if len(candidates) == 1 else None
-    lowered = name.lower()
-    named = [s for s in candidates if any(part in lowered for part in _name_keys(s))]
-    return named[0] if len(named) == 1 else None
-
-
-def _name_keys(spec: ArchSpec) -> tuple[str, ...]:
-    return tuple(k.lower() for k in spec.name.split() if any(ch.isdigit() for ch in k))
+    candidates = [s for s in all_specs() if s.arch == key]
+    words = set(re.findall(r"[a-z0-9]+", name.lower()))
+    fitting = [
+        s for s in candidates if set(s.match) <= words and not (set(s.exclude) & words) and s.match
+    ]
+    if not fitting:
+        return None
+    best = max(len(s.match) for s in fitting)
+    most_specific = [s for s in fitting if len(s.match) == best]
+    return most_specific[0] if len(most_specific) == 1 else None

@@ -1,0 +1,136 @@
+"""The hardware-facts table: every product resolvable by its real device names, no guessing."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from rocmkit.platform.specs import all_arch_facts, all_specs, arch_facts, lookup_spec
+
+REQUIRED_PRODUCTS = {
+    ("gfx90a", "AMD Instinct MI250X"): "mi250x",
+    ("gfx90a", "AMD INSTINCT MI250 (MCM) OAM AC MBA"): "mi250",  # rocm-smi's spelling
+    ("gfx90a", "AMD Instinct MI210"): "mi210",
+    ("gfx942", "AMD Instinct MI300X"): "mi300x",
+    ("gfx942:sramecc+:xnack-", "AMD Instinct MI300X"): "mi300x",  # torch's gcnArchName
+    ("gfx942", "AMD Instinct MI300A"): "mi300a",
+    ("gfx942", "AMD Instinct MI325X"): "mi325x",
+    ("gfx950", "AMD Instinct MI355X"): "mi355x",
+    ("gfx1100", "Radeon RX 7900 XTX"): "rx7900xtx",
+    ("gfx1100", "AMD Radeon PRO W7900"): "w7900",
+    ("gfx1201", "AMD Radeon RX 9070 XT"): "rx9070xt",
+    ("sm_80", "NVIDIA A100-SXM4-80GB"): "a100-sxm4-80gb",
+    ("sm_80", "NVIDIA A100-SXM4-40GB"): "a100-sxm4-40gb",
+    ("sm_80", "NVIDIA A100 80GB PCIe"): "a100-pcie-80gb",
+    ("sm_90", "NVIDIA H100 80GB HBM3"): "h100-sxm",  # what an H100 SXM calls itself
+    ("sm_90", "NVIDIA H100 PCIe"): "h100-pcie",
+    ("sm_90", "NVIDIA H200"): "h200",
+}
+
+
+@pytest.mark.parametrize(("arch", "name"), list(REQUIRED_PRODUCTS))
+def test_required_products_resolve_from_real_device_names(arch, name):
+    spec = lookup_spec(arch, name)
+    assert spec is not None and spec.key == REQUIRED_PRODUCTS[(arch, name)]
+
+
+@pytest.mark.parametrize(
+    ("arch", "name"),
+    [
+        ("gfx942", None),  # MI300X, MI300A and MI325X share it
+        ("gfx950", None),
+        ("sm_90", "NVIDIA H100 NVL"),  # a different product: no row, no borrowed figures
+        ("gfx90a", "AMD Instinct MI250X / MI250"),  # ambiguous marketing name
+        ("gfx1100", "AMD Radeon RX 7900 XT"),  # not the XTX
+        ("gfx942", "NVIDIA H100 80GB HBM3"),  # name from another arch
+        ("sm_89", "NVIDIA GeForce RTX 4090"),
+        ("gfx9999", "Mystery GPU"),
+        (None, "AMD Instinct MI300X"),
+    ],
+)
+def test_unknown_or_ambiguous_devices_get_no_figures(arch, name):
+    assert lookup_spec(arch, name) is None
+
+
+def test_every_product_row_is_complete_and_sourced():
+    for spec in all_specs():
+        assert spec.source, spec.key
+        assert spec.memory_bandwidth_gbps and spec.memory_bandwidth_gbps > 100, spec.key
+        assert spec.match, spec.key
+        for dtype in ("fp32", "fp16", "bf16"):
+            assert (spec.peak_for(dtype) or 0) > 0, (spec.key, dtype)
+        # Lower precision never has a lower peak than fp32 on any of these chips.
+        assert spec.peak_for("fp16") >= spec.peak_for("fp32")
+        fp8 = spec.peak_for("fp8")
+        assert fp8 is None or fp8 >= spec.peak_for("fp16")
+
+
+def test_peak_for_accepts_aliases_and_reports_missing_dtypes_as_none():
+    mi300x = lookup_spec("gfx942", "AMD Instinct MI300X")
+    assert mi300x.peak_for("xf32") == mi300x.peak_for("tf32") > mi300x.peak_for("fp32")
+    assert mi300x.peak_for("torch.bfloat16") == mi300x.peak_for("bf16")
+    mi250x = lookup_spec("gfx90a", "AMD Instinct MI250X")
+    assert mi250x.peak_for("fp8") is None and mi250x.peak_for("tf32") is None
+
+
+def test_h200_shares_h100_compute_but_not_its_bandwidth():
+    h100 = lookup_spec("sm_90", "NVIDIA H100 80GB HBM3")
+    h200 = lookup_spec("sm_90", "NVIDIA H200")
+    assert h100.peak_for("bf16") == h200.peak_for("bf16")
+    assert h200.memory_bandwidth_gbps > h100.memory_bandwidth_gbps
+
+
+@pytest.mark.parametrize(
+    ("arch", "family", "wave", "sizes"),
+    [
+        ("gfx1100", "RDNA3", 32, (32, 64)),
+        ("gfx1151", "RDNA3.5", 32, (32, 64)),
+        ("gfx1030", "RDNA2", 32, (32, 64)),
+        ("gfx90a", "CDNA2", 64, (64,)),
+        ("gfx942:sramecc+:xnack-", "CDNA3", 64, (64,)),
+        ("gfx950", "CDNA4", 64, (64,)),
+        ("sm_90", "Hopper", 32, (32,)),
+        ("SM90", "Hopper", 32, (32,)),
+    ],
+)
+def test_arch_facts_without_a_product_row(arch, family, wave, sizes):
+    facts = arch_facts(arch)
+    assert (facts.family, facts.wavefront_size, facts.wavefront_sizes) == (family, wave, sizes)
+
+
+def test_fp8_flavour_and_bf16_truth_per_arch():
+    assert arch_facts("gfx942").fp8_flavour == "e4m3fnuz"  # MI300 uses the fnuz variant
+    assert arch_facts("gfx950").fp8_flavour == "e4m3fn"
+    assert arch_facts("gfx1100").fp8_flavour is None
+    assert not arch_facts("gfx1030").bf16_hardware  # RDNA2: torch says yes, kernels crash
+    assert arch_facts("gfx1100").bf16_hardware
+    assert arch_facts("gfx77") is None
+
+
+def test_families_agree_with_amds_spec_page(shared_fixtures):
+    with open(shared_fixtures / "gfx_targets_rocm_docs.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    facts = all_arch_facts()
+    checked = 0
+    for row in rows:
+        ours = facts.get(row["gfx_target"])
+        if ours is None or row["architecture"].startswith("GCN"):
+            continue  # AMD's page splits GCN finer than the table needs
+        assert ours.family == row["architecture"], row["gfx_target"]
+        assert ours.wavefront_size == int(row["wavefront_size"]), row["gfx_target"]
+        checked += 1
+    assert checked >= 20
+
+
+def test_peaks_agree_with_amds_pages_where_they_state_them(shared_fixtures):
+    with open(shared_fixtures / "gfx_targets_rocm_docs.csv", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["peak_matrix_fp16_tflops"]]
+    assert rows
+    for row in rows:
+        spec = lookup_spec(row["gfx_target"], "AMD Instinct " + row["model"])
+        assert spec is not None, row["model"]
+        assert spec.peak_for("fp16") == pytest.approx(float(row["peak_matrix_fp16_tflops"]))
+        assert spec.peak_for("bf16") == pytest.approx(float(row["peak_matrix_bf16_tflops"]))
+        tb_s = float(row["peak_mem_bandwidth_tb_s"])
+        assert spec.memory_bandwidth_gbps / 1000 == pytest.approx(tb_s, rel=0.05)
