@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import platform as _pyplatform
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from rocmkit.platform.smi import Runner
 
 Backend = Literal["rocm", "cuda", "cpu"]
 
@@ -24,6 +28,9 @@ class DeviceInfo:
     uuid: str | None = None
     is_integrated: bool | None = None
     sources: tuple[str, ...] = ()  # where the facts came from: "torch", "kfd", "rocm-smi"...
+    visible_to_torch: bool = True  # False: the hardware is there but torch cannot use it
+    kfd_node: int | None = None  # KFD topology node id (AMD)
+    render_minor: int | None = None  # N of /dev/dri/renderDN (AMD)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -122,16 +129,31 @@ def torch_devices() -> list[DeviceInfo]:
                 warp_size=getattr(props, "warp_size", None),
                 is_integrated=bool(getattr(props, "is_integrated", False)),
                 uuid=str(getattr(props, "uuid", "")) or None,
+                pci_bus_id=_pci_bus_id(props),
                 sources=("torch",),
             )
         )
     return devices
 
 
-def detect() -> Platform:
-    """Detect the platform now (call once per command, then pass the result down)."""
+def _pci_bus_id(props: Any) -> str | None:
+    bus = getattr(props, "pci_bus_id", None)
+    if bus is None:
+        return None
+    domain = int(getattr(props, "pci_domain_id", 0) or 0)
+    device = int(getattr(props, "pci_device_id", 0) or 0)
+    return f"{domain:04x}:{int(bus):02x}:{device:02x}.0"
+
+
+def detect(root: str | Path = "/", runner: Runner | None = None) -> Platform:
+    """Detect the platform now (call once per command, then pass the result down).
+
+    `root` and `runner` let tests point sysfs reads and tool calls at fakes.
+    """
     from rocmkit.platform.cpu import detect_cpu
-    from rocmkit.platform.versions import read_rocm_version
+    from rocmkit.platform.devices import discover_devices
+    from rocmkit.platform.smi import run_command
+    from rocmkit.platform.versions import read_driver_version, read_rocm_version
 
     backend, torch_version, hip, cuda = torch_build()
     return Platform(
@@ -139,8 +161,11 @@ def detect() -> Platform:
         torch_version=torch_version,
         hip_version=hip,
         cuda_version=cuda,
-        rocm_version=read_rocm_version(),
-        devices=tuple(torch_devices()),
-        cpu=detect_cpu(),
+        rocm_version=read_rocm_version(root),
+        driver_version=read_driver_version(root),
+        devices=tuple(
+            discover_devices(root=root, runner=runner or run_command, torch_devices=torch_devices())
+        ),
+        cpu=detect_cpu(root),
         gpu_available=gpu_available(),
     )

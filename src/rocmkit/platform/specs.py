@@ -45,6 +45,7 @@ class ArchFacts:
     wavefront_sizes: tuple[int, ...] = ()  # every size it can run (RDNA: 32 and 64)
     bf16_hardware: bool = False  # real bf16 support (torch says yes on every HIP GPU)
     fp8_flavour: str | None = None  # "e4m3fn" (OCP) or "e4m3fnuz" (MI300); None: no fp8
+    integrated: bool = False  # only ships as an APU's iGPU (Phoenix, Strix...)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,6 +90,7 @@ def all_arch_facts() -> dict[str, ArchFacts]:
             wavefront_sizes=tuple(row.get("wavefront_sizes", (row["wavefront_size"],))),
             bf16_hardware=bool(row.get("bf16_hardware", False)),
             fp8_flavour=row.get("fp8_flavour"),
+            integrated=bool(row.get("integrated", False)),
         )
         for arch, row in _load()["arch"].items()
     }
