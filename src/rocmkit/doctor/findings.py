@@ -1,0 +1,57 @@
+"""What a check says: a Finding, and the report that collects them (with a versioned JSON form)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Status = Literal["ok", "warn", "fail", "skip"]
+STATUSES: tuple[Status, ...] = ("ok", "warn", "fail", "skip")
+SCHEMA = "rocmkit.doctor"
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class Finding:
+    """The verdict of one check: one-line summary, optional detail, and the exact fix."""
+
+    id: str
+    status: Status
+    summary: str
+    detail: str = ""
+    fix: str = ""  # a command or a setting; empty when nothing needs doing
+
+    def __post_init__(self) -> None:
+        assert self.status in STATUSES, self.status
+
+
+@dataclass(frozen=True, kw_only=True)
+class DoctorReport:
+    findings: tuple[Finding, ...]
+    environment: dict[str, Any] = field(default_factory=dict)
+    created_at: str = field(
+        default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    )
+
+    @property
+    def exit_code(self) -> int:
+        """0 when nothing failed, 1 when a check failed."""
+        return 1 if any(f.status == "fail" for f in self.findings) else 0
+
+    def counts(self) -> dict[str, int]:
+        return {s: sum(f.status == s for f in self.findings) for s in STATUSES}
+
+    def to_dict(self) -> dict[str, Any]:
+        from rocmkit import __version__
+
+        return {
+            "schema": SCHEMA,
+            "schema_version": SCHEMA_VERSION,
+            "rocmkit_version": __version__,
+            "created_at": self.created_at,
+            "exit_code": self.exit_code,
+            "counts": self.counts(),
+            "environment": self.environment,
+            "findings": [asdict(f) for f in self.findings],
+        }
