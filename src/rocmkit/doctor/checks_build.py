@@ -113,8 +113,18 @@ def check_gfx_arch_list(ctx: DoctorContext) -> Finding:
             id="gfx-arch-list", status="skip", summary="torch is not a ROCm build (see torch-build)"
         )
     compiled = {normalize_arch(a) for a in ctx.torch_facts().arch_list}
-    missing = {dev: gfx for dev, gfx in _effective_targets(ctx).items() if gfx not in compiled}
+    targets = _effective_targets(ctx)
     listed = ", ".join(sorted(a for a in compiled if a)) or "nothing"
+    unknown = [dev for dev, gfx in targets.items() if gfx == "unknown"]
+    if unknown:
+        return Finding(
+            id="gfx-arch-list",
+            status="warn",
+            summary=f"GPU {unknown[0]}: its gfx target is unknown, cannot compare with torch's list",
+            detail=f"torch's arch list: {listed}",
+            fix="run `rocminfo | grep gfx` and compare with torch.cuda.get_arch_list()",
+        )
+    missing = {dev: gfx for dev, gfx in targets.items() if gfx not in compiled}
     if not missing:
         return Finding(
             id="gfx-arch-list",

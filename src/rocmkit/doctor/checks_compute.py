@@ -73,6 +73,14 @@ def check_smoke(ctx: DoctorContext) -> Finding:
     names = ", ".join(
         p.device if p.device == "cpu" else f"{p.device} ({p.name})" for p in ctx.probe().devices
     )
+    if ctx.gpus() and not ctx.probe().gpu:
+        return Finding(
+            id="smoke",
+            status="warn",
+            summary=f"{len(ctx.gpus())} GPU(s) here, but torch cannot use them: tested the CPU only",
+            detail="\n".join(lines),
+            fix="fix the failing torch-build / kernel-driver findings first",
+        )
     return Finding(
         id="smoke",
         status="ok",

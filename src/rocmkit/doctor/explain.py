@@ -49,10 +49,14 @@ def signatures() -> tuple[Signature, ...]:
     )
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
 def explain(text: str) -> list[Explanation]:
     """Signatures found in `text`, in order of first appearance."""
     found: dict[str, Explanation] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, raw_line in enumerate(text.splitlines(), start=1):
+        line = _ANSI.sub("", raw_line)
         for sig in signatures():
             if not sig.pattern.search(line):
                 continue

@@ -1,0 +1,74 @@
+"""--explain: every signature is recognised in a realistic line, real logs are explained."""
+
+from __future__ import annotations
+
+import pytest
+
+from rocmkit.doctor.explain import explain, signatures
+
+# A line each signature must recognise, as the tools print it.
+EXAMPLES = {
+    "invalid-device-function": "RuntimeError: HIP error: invalid device function",
+    "no-binary-for-gpu": '"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"',
+    "tensile-library-missing": "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory for GPU arch : gfx1031",
+    "kfd-permission-denied": "hsakmt: Unable to open /dev/kfd read-write: Permission denied",
+    "kfd-missing": "open /dev/kfd: No such file or directory",
+    "rock-module-not-loaded": "\x1b[31mROCk module is NOT loaded, possibly no GPU devices\x1b[0m",
+    "hsa-out-of-resources": "hsa api call failure at: hsa_init: HSA_STATUS_ERROR_OUT_OF_RESOURCES (0x1008)",
+    "incompatible-kernel-userspace": "hsaKmtOpenKFD: KFD ioctl version mismatch: kernel 1.12 not supported",
+    "pcie-atomics-rejected": "kfd kfd: amdgpu: skipped device 1002:73bf, PCI rejects atomics 730<0",
+    "wsl-dxg": "Failed to open /dev/dxg: librocdxg not loaded",
+    "dataloader-bus-error": "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Bus error.",
+    "cuda-wheel-on-amd": "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU",
+    "not-compiled-with-cuda": "AssertionError: Torch not compiled with CUDA enabled",
+    "invalid-kernel-image": "RuntimeError: HIP error: invalid kernel image",
+    "cuda-no-kernel-image": "CUDA error: no kernel image is available for execution on the device",
+    "cuda-driver-too-old": "CUDA driver version is insufficient for CUDA runtime version",
+    "gpu-memory-access-fault": "Memory access fault by GPU node-2 (Agent handle: 0x55d2) on address 0x7f. Reason: Page not present",
+    "out-of-memory": "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB",
+    "allocator-conf-unknown": "RuntimeError: Unrecognized CachingAllocator option: expandable_segment",
+    "collective-timeout": "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE)",
+    "nccl-system-error": "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error",
+    "hip-library-missing": "OSError: libamdhip64.so.6: cannot open shared object file: No such file or directory",
+    "cuda-library-missing": "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory",
+    "extension-abi-mismatch": "ImportError: flash_attn_2_cuda.so: undefined symbol: _ZN3c104cuda9SetDeviceEi",
+    "bf16-unsupported": "RuntimeError: \"addmm_cuda\" not implemented for 'BFloat16'",
+    "gpu-hang-reset": "amdgpu 0000:03:00.0: amdgpu: GPU reset begin!",
+    "miopen-db": "MIOpen(HIP): Warning [SQLiteBase] Missing system database file: gfx1030_30.kdb",
+}
+
+
+def test_every_signature_has_an_example_and_matches_it():
+    ids = [s.id for s in signatures()]
+    assert len(ids) == len(set(ids)) and set(ids) == set(EXAMPLES)
+    for sig_id, line in EXAMPLES.items():
+        assert sig_id in [e.id for e in explain(line)], sig_id
+
+
+def test_explanations_come_in_log_order_with_counts_and_clean_lines():
+    log = "\n".join(
+        [
+            "starting training",
+            EXAMPLES["rock-module-not-loaded"],
+            EXAMPLES["invalid-device-function"],
+            EXAMPLES["invalid-device-function"],
+        ]
+    )
+    found = explain(log)
+    assert [(e.id, e.line_number, e.count) for e in found] == [
+        ("rock-module-not-loaded", 2, 1),
+        ("invalid-device-function", 3, 2),
+    ]
+    assert "\x1b" not in found[0].line
+
+
+@pytest.mark.parametrize("text", ["", "all good\nloss 0.1\n", "\x00\x01"])
+def test_nothing_known_gives_nothing(text):
+    assert explain(text) == []
+
+
+def test_real_no_gpu_outputs(shared_fixtures):
+    rocminfo = explain((shared_fixtures / "nogpu/rocminfo.txt").read_text())
+    assert [e.id for e in rocminfo] == ["rock-module-not-loaded"]
+    smi = explain((shared_fixtures / "nogpu/rocm-smi.txt").read_text())
+    assert [e.id for e in smi] == ["rock-module-not-loaded"]

@@ -1,0 +1,150 @@
+"""The check registry, the JSON document, and `rocmkit doctor` end to end."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from doctor_fakes import MI300X, platform
+
+import rocmkit
+from rocmkit.cli.main import main
+from rocmkit.doctor import Finding, run_checks
+from rocmkit.doctor.registry import all_checks, select_checks
+from rocmkit.errors import UserError
+
+ISSUE_CHECKS = [
+    "torch-build",
+    "gfx-arch-list",
+    "hsa-override",
+    "visible-devices",
+    "kernel-driver",
+    "rocm-userspace",
+    "container",
+    "dtypes",
+    "sdpa",
+    "smoke",
+    "allocator-comm",
+]
+
+
+def test_registry_holds_the_eleven_checks_in_report_order():
+    assert list(all_checks()) == ISSUE_CHECKS
+    assert [c.id for c in select_checks(["smoke", "torch-build"])] == ["torch-build", "smoke"]
+    with pytest.raises(UserError, match="unknown doctor check nope"):
+        select_checks(["nope"])
+
+
+def test_full_run_on_a_fake_machine_gives_a_versioned_document(make_ctx):
+    report = run_checks(
+        make_ctx(platform("rocm", [MI300X]), {"HSA_OVERRIDE_GFX_VERSION": "'9.4.2'"})
+    )
+    doc = report.to_dict()
+    assert doc["schema"] == "rocmkit.doctor" and doc["schema_version"] == 1
+    assert [f["id"] for f in doc["findings"]] == ISSUE_CHECKS
+    assert doc["exit_code"] == 1 and doc["counts"]["fail"] >= 1  # the quoted override
+    assert doc["environment"]["devices"][0]["arch"] == "gfx942"
+    json.dumps(doc)  # serialisable as is
+
+
+def test_a_crashing_check_becomes_a_fail_finding(make_ctx, monkeypatch):
+    def broken(ctx):
+        raise KeyError("surprise")
+
+    from rocmkit.doctor import registry
+
+    original = registry.CHECKS["container"]
+    monkeypatch.setitem(
+        registry.CHECKS,
+        "container",
+        registry.Check("container", original.title, broken, original.order),
+    )
+    (finding,) = run_checks(make_ctx(), ["container"]).findings
+    assert finding == Finding(
+        id="container",
+        status="fail",
+        summary="the check itself crashed: KeyError: 'surprise'",
+        fix=finding.fix,
+    )
+
+
+def test_cli_list_and_single_check_json(capsys):
+    assert main(["doctor", "--list"]) == 0
+    assert capsys.readouterr().out.split()[0] == "torch-build"
+    os.environ["HSA_OVERRIDE_GFX_VERSION"] = '"10.3.0"'  # restored by the hygiene fixture
+    assert main(["doctor", "--check", "hsa-override", "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert [f["status"] for f in doc["findings"]] == ["fail"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["doctor", "--bogus"],
+        ["doctor", "--check", "nope"],
+        ["doctor", "--timeout", "0"],
+        ["doctor", "--explain", "/no/such/file.log"],
+        ["doctor", "--explain", "x.log", "--check", "smoke"],
+    ],
+)
+def test_cli_usage_errors_are_one_line_exit_2(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("rocmkit: error:") and "Traceback" not in err
+
+
+def test_cli_explain_binary_and_directory_are_rejected(tmp_path, capsys):
+    binary = tmp_path / "core"
+    binary.write_bytes(b"\x7fELF\x00\x00\x01garbage")
+    assert main(["doctor", "--explain", str(binary)]) == 2
+    assert main(["doctor", "--explain", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert "binary" in err[0] and "directory" in err[1]
+
+
+def test_cli_explain_file_and_stdin(tmp_path, capsys, monkeypatch):
+    log = tmp_path / "train.log"
+    log.write_text("step 1\nRuntimeError: HIP error: invalid device function\n")
+    assert main(["doctor", "--explain", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "invalid-device-function" in out and "train.log:2" in out and "fix:" in out
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"all fine\n")))
+    assert main(["doctor", "--explain", "-"]) == 0
+    assert "no known failure signature in stdin" in capsys.readouterr().out
+    monkeypatch.setattr(
+        sys, "stdin", io.TextIOWrapper(io.BytesIO(b"Found no NVIDIA driver on your system\n"))
+    )
+    assert main(["doctor", "--explain", "-", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (
+        doc["schema"] == "rocmkit.doctor.explain" and doc["matches"][0]["id"] == "cuda-wheel-on-amd"
+    )
+
+
+def test_doctor_on_this_machine_end_to_end():
+    """The real command, in a subprocess: exits 0 here and tells the truth about torch and GPUs."""
+    import torch
+
+    src = str(Path(rocmkit.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": src, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "rocmkit", "doctor", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    doc = json.loads(proc.stdout)
+    findings = {f["id"]: f for f in doc["findings"]}
+    assert doc["environment"]["torch_version"] == torch.__version__
+    if not torch.cuda.is_available():
+        assert doc["environment"]["torch_device"] == "cpu"
+        assert "no GPU" in findings["smoke"]["summary"]
+    if torch.version.cuda:
+        assert f"CUDA {torch.version.cuda} build" in findings["torch-build"]["summary"]
