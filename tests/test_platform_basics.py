@@ -36,3 +36,36 @@ def test_rocm_version_read_from_injected_root(tmp_path):
     (tmp_path / "opt/rocm/.info").mkdir(parents=True)
     (tmp_path / "opt/rocm/.info/version").write_text("6.2.4-120\n")
     assert read_rocm_version(tmp_path) == "6.2.4"
+
+
+def test_platform_public_api_is_pinned():
+    import rocmkit.platform
+
+    assert rocmkit.platform.__all__ == sorted(rocmkit.platform.__all__)
+    assert set(rocmkit.platform.__all__) == {
+        "ArchFacts",
+        "ArchSpec",
+        "CpuInfo",
+        "DeviceInfo",
+        "Platform",
+        "arch_facts",
+        "detect",
+        "lookup_spec",
+    }
+
+
+def test_detect_survives_a_torch_that_fails_to_import(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def broken_import(name, *args, **kwargs):
+        if name == "torch":
+            raise OSError("libamdhip64.so.6: cannot open shared object file")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", broken_import)
+    platform = detect()
+    assert (
+        platform.torch_version is None and platform.backend == "cpu" and not platform.gpu_available
+    )

@@ -104,7 +104,18 @@ def test_rocm_userspace_ok(make_ctx, tmp_path, local_fixtures):
         make_ctx(platform("rocm", [MI300X]), root=rocm_root(tmp_path), runner=runner)
     )
     assert finding.status == "ok" and "6.4.1" in finding.summary
-    assert "1 GPU agent(s) gfx90a" in finding.detail
+    assert "1 GPU agent(s) gfx90a" in finding.detail and "1 card(s) MI250X" in finding.detail
+
+
+def test_rocm_smi_garbage_is_reported_not_trusted(make_ctx, tmp_path, local_fixtures):
+    runner = FakeRunner(
+        {
+            "rocminfo": (local_fixtures / "platform/rocminfo_mi250x_x1.txt").read_text(),
+            "rocm-smi": "Traceback (most recent call last):\n  File rsmiBindings.py\n",
+        }
+    )
+    ctx = make_ctx(platform("rocm", [MI300X]), root=rocm_root(tmp_path), runner=runner)
+    assert "rocm-smi: unreadable output" in check_rocm_userspace(ctx).detail
 
 
 def test_rocm_userspace_major_mismatch_warns(make_ctx, tmp_path, local_fixtures):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rocmkit.doctor.context import DoctorContext
 from rocmkit.doctor.findings import Finding
 from rocmkit.doctor.registry import register
-from rocmkit.platform.smi import SmiParseError, parse_rocminfo
+from rocmkit.platform.smi import SmiParseError, parse_rocm_smi_json, parse_rocminfo
 from rocmkit.platform.specs import arch_facts, normalize_arch
 from rocmkit.platform.versions import rocm_version_with_source
 
@@ -239,7 +239,12 @@ def _rocm_smi_state(ctx: DoctorContext) -> str:
     if not result.stdout.strip():
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         return f"printed nothing (exit {result.returncode}){': ' + lines[-1] if lines else ''}"
-    return f"answered (exit {result.returncode})"
+    try:
+        report = parse_rocm_smi_json(result.stdout)
+    except SmiParseError as exc:
+        return f"unreadable output (exit {result.returncode}: {exc})"
+    names = sorted({c.name or "?" for c in report.cards})
+    return f"{len(report.cards)} card(s) {', '.join(names)}"
 
 
 def _not_run(error: str | None) -> str:

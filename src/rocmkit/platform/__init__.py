@@ -5,5 +5,15 @@ Nothing is detected at import time; call `detect()` when a command starts and pa
 """
 
 from rocmkit.platform.backend import CpuInfo, DeviceInfo, Platform, detect
+from rocmkit.platform.specs import ArchFacts, ArchSpec, arch_facts, lookup_spec
 
-__all__ = ["CpuInfo", "DeviceInfo", "Platform", "detect"]
+__all__ = [
+    "ArchFacts",
+    "ArchSpec",
+    "CpuInfo",
+    "DeviceInfo",
+    "Platform",
+    "arch_facts",
+    "detect",
+    "lookup_spec",
+]

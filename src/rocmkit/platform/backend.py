@@ -75,7 +75,7 @@ def torch_build() -> tuple[Backend, str | None, str | None, str | None]:
     """(backend, torch version, HIP version, CUDA version) of the installed torch, if any."""
     try:
         import torch
-    except ImportError:
+    except Exception:  # ImportError, or OSError from a wheel whose GPU libraries are missing
         return "cpu", None, None, None
     hip = getattr(torch.version, "hip", None)
     cuda = getattr(torch.version, "cuda", None)
@@ -94,7 +94,7 @@ def gpu_available() -> bool:
     """
     try:
         import torch
-    except ImportError:
+    except Exception:  # a broken install is "no GPU" here; the doctor says why
         return False
     try:
         return bool(torch.cuda.is_available()) and torch.cuda.device_count() > 0
