@@ -5,7 +5,6 @@ scaled-dot-product-attention backend. `python -m rocmkit.doctor.probe` prints th
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import warnings
 from collections.abc import Mapping
@@ -13,6 +12,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from rocmkit.platform.smi import run_command
 
 SDPA_BACKENDS = ("flash", "efficient", "cudnn", "math")
 
@@ -57,27 +58,19 @@ def run_probe(env: Mapping[str, str], timeout_s: float) -> ProbeReport:
         ":" + child_env["PYTHONPATH"] if child_env.get("PYTHONPATH") else ""
     )
     child_env.setdefault("OMP_NUM_THREADS", "1")
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "rocmkit.doctor.probe"],
-            env=child_env,
-            capture_output=True,
-            timeout=timeout_s,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return ProbeReport(
-            error=f"timed out after {timeout_s:g}s (a GPU kernel or driver call hung)"
-        )
-    except OSError as exc:
-        return ProbeReport(error=f"could not start the probe: {exc}")
-    lines = proc.stdout.decode("utf-8", errors="replace").strip().splitlines()
+    result = run_command(
+        [sys.executable, "-m", "rocmkit.doctor.probe"], timeout_s=timeout_s, env=child_env
+    )
+    if result.error and "timed out" in result.error:
+        return ProbeReport(error=f"{result.error} (a GPU kernel or driver call hung)")
+    if result.error:
+        return ProbeReport(error=f"could not start the probe: {result.error}")
+    lines = result.stdout.strip().splitlines()
     try:
         return ProbeReport.from_dict(json.loads(lines[-1]))
     except (IndexError, ValueError, KeyError, TypeError):
-        stderr = proc.stderr.decode("utf-8", errors="replace").strip().splitlines()
-        why = stderr[-1] if stderr else f"exit code {proc.returncode}"
+        stderr = result.stderr.strip().splitlines()
+        why = stderr[-1] if stderr else f"exit code {result.returncode}"
         return ProbeReport(error=f"the probe process died: {why}")
 
 

@@ -8,16 +8,18 @@ stdout when the amdgpu driver is missing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 10.0
+_REAP_TIMEOUT_S = 5.0
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -43,28 +45,38 @@ class CommandResult:
 Runner = Callable[[Sequence[str], float], CommandResult]
 
 
-def run_command(argv: Sequence[str], timeout_s: float = DEFAULT_TIMEOUT_S) -> CommandResult:
-    """Run a tool with a timeout; never raises."""
+def run_command(
+    argv: Sequence[str],
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    env: Mapping[str, str] | None = None,
+) -> CommandResult:
+    """Run a tool with a timeout; never raises, and never waits on a process it could not kill."""
     args = tuple(argv)
     if shutil.which(args[0]) is None:
         return CommandResult(argv=args, error="not found")
     try:
-        proc = subprocess.run(
+        proc = subprocess.Popen(
             args,
-            capture_output=True,
-            timeout=timeout_s,
             stdin=subprocess.DEVNULL,
-            check=False,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env) if env is not None else None,
         )
-    except subprocess.TimeoutExpired:
-        return CommandResult(argv=args, error=f"timed out after {timeout_s:g}s")
     except OSError as exc:
         return CommandResult(argv=args, error=exc.strerror or str(exc))
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        # A process stuck in the kernel on a hung GPU ignores SIGKILL: do not wait forever.
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.communicate(timeout=_REAP_TIMEOUT_S)
+        return CommandResult(argv=args, error=f"timed out after {timeout_s:g}s")
     return CommandResult(
         argv=args,
         returncode=proc.returncode,
-        stdout=proc.stdout.decode("utf-8", errors="replace"),
-        stderr=proc.stderr.decode("utf-8", errors="replace"),
+        stdout=stdout.decode("utf-8", errors="replace"),
+        stderr=stderr.decode("utf-8", errors="replace"),
     )
 
 
