@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from doctor_fakes import IGPU, MI300X, RX6700, platform
+from doctor_fakes import H100, IGPU, MI300X, RX6700, platform
 
 from rocmkit.doctor.checks_env import (
     check_allocator_comm,
@@ -73,6 +73,17 @@ def test_visible_devices_ok(make_ctx):
 def test_visible_devices_failures(make_ctx, env, words):
     finding = check_visible_devices(make_ctx(platform("rocm", [MI300X]), env))
     assert finding.status == "fail" and words in finding.summary
+
+
+def test_device_index_counts_gpus_torch_already_hides(make_ctx, tmp_path):
+    # CUDA_VISIBLE_DEVICES=1 leaves torch one GPU; the second is still on the PCI bus.
+    for bus in ("0000:18:00.0", "0000:2a:00.0"):
+        gpu = tmp_path / "sys/bus/pci/devices" / bus
+        gpu.mkdir(parents=True)
+        (gpu / "vendor").write_text("0x10de\n")
+        (gpu / "class").write_text("0x030200\n")
+    ctx = make_ctx(platform("cuda", [H100]), {"CUDA_VISIBLE_DEVICES": "1"})
+    assert check_visible_devices(ctx).status == "ok"
 
 
 def test_conflicting_lists_warn(make_ctx):

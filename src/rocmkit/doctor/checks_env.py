@@ -98,7 +98,8 @@ def _parse_visible(value: str) -> list[str] | None:
 )
 def check_visible_devices(ctx: DoctorContext) -> Finding:
     set_vars = {name: ctx.env[name] for name in VISIBILITY_VARS if name in ctx.env}
-    amd, num_gpus = ctx.gpus("amd"), len(ctx.gpus())
+    # torch already applies these variables, so count the hardware (KFD, smi, PCI) too.
+    amd, num_gpus = ctx.gpus("amd"), max(len(ctx.gpus()), len(ctx.pci_gpus()))
     shown = ", ".join(f"{k}={v!r}" for k, v in set_vars.items())
     for name, value in set_vars.items():
         entries = _parse_visible(value)
