@@ -4,9 +4,10 @@ container/WSL specifics (device pass-through, /dev/shm size)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from rocmkit.doctor.context import DoctorContext
-from rocmkit.doctor.findings import Finding
+from rocmkit.doctor.findings import Finding, Status
 from rocmkit.doctor.registry import register
 
 GIB = 2**30
@@ -43,84 +44,72 @@ def _read(ctx: DoctorContext, path: str) -> str:
     "kernel-driver", "amdgpu loaded; /dev/kfd and /dev/dri/renderD* present, openable", order=5
 )
 def check_kernel_driver(ctx: DoctorContext) -> Finding:
-    amd_pci = ctx.pci_gpus("amd")
     loaded = _read(ctx, "/sys/module/amdgpu/initstate").strip() == "live"
     container = detect_container(ctx)
     if not ctx.has_hardware("amd") and not loaded:
         return _nvidia_driver(ctx)
+    # In a container the host's module is not visible in /sys/module: judge by the device files.
     if not loaded and not container:
-        return Finding(
-            id="kernel-driver",
-            status="fail",
-            summary=f"{len(amd_pci) or 'an'} AMD GPU(s) on the PCI bus, but the amdgpu module is not loaded",
+        return _driver_finding(
+            "fail",
+            f"{len(ctx.pci_gpus('amd')) or 'an'} AMD GPU(s) on the PCI bus, "
+            "but the amdgpu module is not loaded",
             detail="Check `dmesg | grep -i amdgpu` for firmware or PCIe-atomics errors.",
             fix="sudo modprobe amdgpu  (install amdgpu-dkms from amdgpu-install if it is missing)",
         )
+    pass_through = f"docker run {DOCKER_DEVICES} ..."
     kfd = ctx.path("/dev/kfd")
-    if not kfd.exists():
-        fix = (
-            f"docker run {DOCKER_DEVICES} ..." if container else "sudo modprobe amdgpu; check dmesg"
-        )
-        where = (
-            f"inside a {container} container: the devices were not passed through"
-            if container
-            else ""
-        )
-        return Finding(
-            id="kernel-driver",
-            status="fail",
-            summary=f"/dev/kfd is missing {where}".strip(),
-            fix=fix,
-        )
-    render_nodes = (
-        sorted(ctx.path("/dev/dri").glob("renderD*")) if ctx.path("/dev/dri").is_dir() else []
-    )
-    if not render_nodes:
-        return Finding(
-            id="kernel-driver",
-            status="fail",
-            summary="no /dev/dri/renderD* node",
-            fix=f"docker run {DOCKER_DEVICES} ..."
-            if container
-            else "sudo modprobe amdgpu; check dmesg",
-        )
-    problems = {str(p): why for p in (kfd, *render_nodes) if (why := ctx.can_open(p))}
+    dri = ctx.path("/dev/dri")
+    render_nodes = sorted(dri.glob("renderD*")) if dri.is_dir() else []
+    for present, name in ((kfd.exists(), "/dev/kfd"), (bool(render_nodes), "/dev/dri/renderD*")):
+        if not present:
+            where = (
+                f" in this {container} container: devices not passed through" if container else ""
+            )
+            fix = pass_through if container else "sudo modprobe amdgpu; check dmesg"
+            return _driver_finding("fail", f"no {name}{where}", fix=fix)
+    return _access_finding(ctx, [kfd, *render_nodes], loaded=loaded, container=container)
+
+
+def _access_finding(
+    ctx: DoctorContext, paths: list[Path], *, loaded: bool, container: str | None
+) -> Finding:
+    """Can this process open the device files, and will it still after a re-login?"""
+    problems = [(path, why) for path in paths if (why := ctx.can_open(path))]
     groups = ctx.user_groups()
-    missing_groups = sorted({"render", "video"} - groups) if groups is not None else []
     if problems:
-        path, why = next(iter(problems.items()))
+        path, why = problems[0]
         fix = "sudo usermod -aG render,video $USER  (then log out and in)"
         if container:
             fix = f"docker run {DOCKER_DEVICES} ...  (the device files' groups must be added)"
-        return Finding(
-            id="kernel-driver",
-            status="fail",
-            summary=f"cannot open {_unrooted(ctx, path)}: {why}",
+        return _driver_finding(
+            "fail",
+            f"cannot open {_unrooted(ctx, path)}: {why}",
             detail=f"groups of this user: {', '.join(sorted(groups)) if groups else 'root'}",
             fix=fix,
         )
-    nodes = f"/dev/kfd and {len(render_nodes)} render node(s) openable"
+    nodes = f"/dev/kfd and {len(paths) - 1} render node(s) openable"
+    missing_groups = sorted({"render", "video"} - groups) if groups is not None else []
     if missing_groups:
-        return Finding(
-            id="kernel-driver",
-            status="warn",
-            summary=f"amdgpu loaded, {nodes}, but the user is not in {'/'.join(missing_groups)}",
-            detail="Access works now (ACLs or a permissive mode) but may not survive a reboot or another login.",
+        return _driver_finding(
+            "warn",
+            f"amdgpu loaded, {nodes}, but the user is not in {'/'.join(missing_groups)}",
+            detail="Access works now (ACLs or a permissive mode) but may not after a re-login.",
             fix="sudo usermod -aG render,video $USER",
         )
-    return Finding(
-        id="kernel-driver",
-        status="ok",
-        summary=f"amdgpu {'loaded' if loaded else 'in use'}, {nodes}",
-    )
+    return _driver_finding("ok", f"amdgpu {'loaded' if loaded else 'in use'}, {nodes}")
 
 
-def _unrooted(ctx: DoctorContext, path: str) -> str:
-    return (
-        "/" + str(path)[len(str(ctx.root)) :].lstrip("/")
-        if str(path).startswith(str(ctx.root))
-        else path
-    )
+def _driver_finding(status: Status, summary: str, *, detail: str = "", fix: str = "") -> Finding:
+    return Finding(id="kernel-driver", status=status, summary=summary, detail=detail, fix=fix)
+
+
+def _unrooted(ctx: DoctorContext, path: Path) -> str:
+    """The path as the user knows it (without a test's fake root)."""
+    try:
+        return "/" + str(path.relative_to(ctx.root))
+    except ValueError:
+        return str(path)
 
 
 def _nvidia_driver(ctx: DoctorContext) -> Finding:
