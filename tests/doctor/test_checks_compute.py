@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
+import pytest
 from doctor_fakes import MI300X, RX6700, platform, probe_report
 
 from rocmkit.doctor.checks_compute import check_dtypes, check_sdpa, check_smoke
@@ -95,3 +96,15 @@ def test_real_probe_on_this_machine_runs_and_compares():
 def test_probe_timeout_is_reported_not_raised():
     report = run_probe(os.environ, timeout_s=0.05)
     assert report.devices == () and "timed out" in report.error
+
+
+@pytest.mark.gpu
+def test_real_probe_on_a_gpu_uses_every_visible_gpu():
+    import torch
+
+    report = run_probe(os.environ, timeout_s=300)
+    assert report.error is None and report.gpu
+    assert [p.device for p in report.devices] == [
+        f"cuda:{i}" for i in range(torch.cuda.device_count())
+    ]
+    assert all(p.outcomes["smoke.matmul"].status == "ok" for p in report.devices)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from rocmkit.platform import DeviceInfo, detect
 from rocmkit.platform.devices import discover_devices, merge_devices
 from rocmkit.platform.kfd import parse_node
@@ -129,3 +131,13 @@ def test_rocm_version_falls_back_to_distribution_packages(tmp_path):
         "Package: x\nStatus: install ok installed\nVersion: 1:2.0\n", ("x",)
     ) == {"x": "2.0"}
     assert rocm_version_with_source(tmp_path / "nothing") == (None, None)
+
+
+@pytest.mark.gpu
+def test_detect_on_a_gpu_machine_names_every_device():
+    import torch
+
+    platform = detect()
+    visible = [d for d in platform.devices if d.visible_to_torch]
+    assert len(visible) == torch.cuda.device_count()
+    assert all(d.arch and d.total_memory_bytes for d in visible)
