@@ -98,6 +98,7 @@ def test_rocm_userspace_ok(make_ctx, tmp_path, local_fixtures):
         {
             "rocminfo": (local_fixtures / "platform/rocminfo_mi250x_x1.txt").read_text(),
             "rocm-smi": '{"card0": {"Card Series": "MI250X"}}',
+            "amd-smi": "AMDSMI Tool: 24.7.1 | AMDSMI Library version: 24.7.1.0 | ROCm version: 6.4.1",
         }
     )
     finding = check_rocm_userspace(
@@ -105,6 +106,7 @@ def test_rocm_userspace_ok(make_ctx, tmp_path, local_fixtures):
     )
     assert finding.status == "ok" and "6.4.1" in finding.summary
     assert "1 GPU agent(s) gfx90a" in finding.detail and "1 card(s) MI250X" in finding.detail
+    assert "amd-smi: ROCm 6.4.1" in finding.detail
 
 
 def test_rocm_smi_garbage_is_reported_not_trusted(make_ctx, tmp_path, local_fixtures):

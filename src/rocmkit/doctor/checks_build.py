@@ -6,7 +6,12 @@ from __future__ import annotations
 from rocmkit.doctor.context import DoctorContext
 from rocmkit.doctor.findings import Finding
 from rocmkit.doctor.registry import register
-from rocmkit.platform.smi import SmiParseError, parse_rocm_smi_json, parse_rocminfo
+from rocmkit.platform.smi import (
+    SmiParseError,
+    parse_amd_smi_version,
+    parse_rocm_smi_json,
+    parse_rocminfo,
+)
 from rocmkit.platform.specs import arch_facts, normalize_arch
 from rocmkit.platform.versions import rocm_version_with_source
 
@@ -172,7 +177,7 @@ def check_rocm_userspace(ctx: DoctorContext) -> Finding:
     where = f"ROCm userspace {version} ({source})" if version else "no ROCm userspace installed"
     rocminfo = _rocminfo_state(ctx)
     smi = _rocm_smi_state(ctx)
-    detail = f"rocminfo: {rocminfo}. rocm-smi: {smi}."
+    detail = f"rocminfo: {rocminfo}. rocm-smi: {smi}. amd-smi: {_amd_smi_state(ctx)}."
     if not amd and ctx.platform.backend != "rocm":
         return Finding(
             id="rocm-userspace",
@@ -245,6 +250,18 @@ def _rocm_smi_state(ctx: DoctorContext) -> str:
         return f"unreadable output (exit {result.returncode}: {exc})"
     names = sorted({c.name or "?" for c in report.cards})
     return f"{len(report.cards)} card(s) {', '.join(names)}"
+
+
+def _amd_smi_state(ctx: DoctorContext) -> str:
+    """amd-smi (ROCm >= 6) reports the ROCm version its library belongs to."""
+    result = ctx.tool("amd-smi", "version")
+    if not result.ran:
+        return _not_run(result.error)
+    try:
+        fields = parse_amd_smi_version(result.stdout)
+    except SmiParseError:
+        return f"unreadable output (exit {result.returncode})"
+    return f"ROCm {fields.get('ROCm version', '?')}, library {fields.get('AMDSMI Library version', '?')}"
 
 
 def _not_run(error: str | None) -> str:
