@@ -109,9 +109,8 @@ def _render(report: DoctorReport, *, verbose: bool) -> None:
         table.add_row(f"[{style}]{f.status}[/{style}]", f.id, summary, *fix)
     console.print(table)
     counts = report.counts()
-    console.print(
-        ", ".join(f"{n} {s}" for s, n in counts.items() if n) + "  (--verbose for details)"
-    )
+    hint = "" if verbose else "  (--verbose for details)"
+    console.print(", ".join(f"{n} {s}" for s, n in counts.items() if n) + hint)
 
 
 def read_log(source: str) -> str:
