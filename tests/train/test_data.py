@@ -199,9 +199,8 @@ def test_text_for_an_image_model_is_a_user_error(corpus: Path):
         build_data(DataConfig(kind="text", path=str(corpus)), RESNET)
 
 
-def test_local_hf_tokenizer_is_used_and_checked_against_the_vocabulary(
-    tmp_path: Path, corpus: Path
-):
+def _save_word_tokenizer(corpus: Path, directory: Path) -> int:
+    """A word-level fast tokenizer over the corpus' words, saved to `directory`; returns its size."""
     transformers = pytest.importorskip("transformers")
     tokenizers = pytest.importorskip("tokenizers")
     words = [*sorted(set(corpus.read_text().replace(".", " .").split())), "[UNK]"]
@@ -209,15 +208,43 @@ def test_local_hf_tokenizer_is_used_and_checked_against_the_vocabulary(
     backend = tokenizers.Tokenizer(model)
     backend.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
     fast = transformers.PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="[UNK]")
-    fast.save_pretrained(tmp_path / "tok")
+    fast.save_pretrained(directory)
+    return len(words)
+
+
+def test_local_hf_tokenizer_is_used_and_checked_against_the_vocabulary(
+    tmp_path: Path, corpus: Path
+):
+    num_words = _save_word_tokenizer(corpus, tmp_path / "tok")
     config = DataConfig(kind="text", path=str(corpus), tokenizer=str(tmp_path / "tok"))
     source = build_data(config, GPT)
     batch = _batch(source)
-    assert int(batch["input_ids"].max()) < len(words)
+    assert int(batch["input_ids"].max()) < num_words
+    # 9 words per sentence plus the full stop: far fewer tokens than bytes.
+    assert source.num_samples == (40 * 10 - 1) // GPT.seq_len
     assert len(_cache_files(corpus.parent)) == 1
     small = ModelConfig(vocab_size=4, seq_len=8, n_layer=1, n_head=1, d_model=8)
     with pytest.raises(UserError, match="vocab_size"):
         build_data(config, small)
+
+
+def test_hf_model_directory_tokenizer_is_the_default(tmp_path: Path, corpus: Path):
+    transformers = pytest.importorskip("transformers")
+    model_dir = tmp_path / "model"
+    _save_word_tokenizer(corpus, model_dir)
+    transformers.LlamaConfig(
+        vocab_size=64,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+    ).save_pretrained(model_dir)
+    model = ModelConfig(kind="hf", path=str(model_dir), seq_len=8)
+    source = build_data(DataConfig(kind="text", path=str(corpus)), model)
+    assert source.num_samples == (40 * 10 - 1) // 8
+    (cache,) = _cache_files(corpus.parent)
+    assert ".hf-" in cache.name
 
 
 def test_image_folder_gives_normalised_images_with_folder_labels(image_folder: Path):

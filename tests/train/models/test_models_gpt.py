@@ -109,6 +109,17 @@ def test_loss_falls_when_training_on_one_batch(dtype):
     assert losses[-1] < 0.5 * losses[0]
 
 
+def test_a_model_built_on_meta_is_materialised_by_init_weights():
+    with torch.device("meta"):
+        module = GPT(TINY)
+    module.to_empty(device="cpu")
+    module.init_weights()
+    assert module.lm_head.weight is module.token_embedding.weight
+    assert module.token_embedding.weight.std().item() == pytest.approx(0.02, rel=0.1)
+    assert module.blocks[0].attn.qkv.weight.std().item() == pytest.approx(0.02, rel=0.1)
+    assert torch.isfinite(module(_tokens(TINY))).all()
+
+
 def test_checkpoint_wrapped_blocks_give_the_same_output():
     torch.manual_seed(0)
     built = build_model(TINY)

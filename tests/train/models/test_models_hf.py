@@ -86,6 +86,20 @@ def test_saved_weights_are_loaded_unless_from_scratch(tmp_path: Path):
     assert not torch.allclose(fresh.module.model.model.embed_tokens.weight, reference)
 
 
+def test_decoder_layers_can_be_wrapped_for_activation_checkpointing(tmp_path: Path):
+    from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
+
+    _qwen3_config().save_pretrained(tmp_path)
+    built = build_model(ModelConfig(kind="hf", path=str(tmp_path), seq_len=SEQ_LEN))
+    expected = built.loss(_batch())
+    for index, layer in enumerate(list(built.blocks)):
+        built.set_block(index, checkpoint_wrapper(layer))
+    assert type(built.module.model.model.layers[0]).__name__ == "CheckpointWrapper"
+    loss = built.loss(_batch())
+    loss.backward()
+    torch.testing.assert_close(loss, expected)
+
+
 def test_directory_without_config_is_a_user_error(tmp_path: Path):
     with pytest.raises(UserError, match=r"config\.json"):
         build_model(ModelConfig(kind="hf", path=str(tmp_path / "nowhere")))

@@ -78,13 +78,15 @@ class GPT(nn.Module):
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
         self.final_norm = nn.LayerNorm(config.d_model, bias=config.bias)
         self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
-        if config.tie_weights:
-            self.lm_head.weight = self.token_embedding.weight
+        self.tie_weights = config.tie_weights
         self.n_layer = config.n_layer
         self.init_weights()
 
     def init_weights(self) -> None:
         """GPT-2 initialisation; call it again after materialising a model built on "meta"."""
+        if self.tie_weights:
+            # Tied here rather than once in __init__: Module.to_empty() unties shared parameters.
+            self.lm_head.weight = self.token_embedding.weight
         self.apply(_init_weights)
         # GPT-2: scale the residual projections by 1/sqrt(2 * n_layer) so the residual stream's
         # variance does not grow with depth (two residual additions per block).
