@@ -113,6 +113,8 @@ def test_a_model_built_on_meta_is_materialised_by_init_weights():
     with torch.device("meta"):
         module = GPT(TINY)
     module.to_empty(device="cpu")
+    for parameter in module.parameters():  # what uninitialised memory may hold
+        parameter.data.fill_(float("nan"))
     module.init_weights()
     assert module.lm_head.weight is module.token_embedding.weight
     assert module.token_embedding.weight.std().item() == pytest.approx(0.02, rel=0.1)
@@ -155,3 +157,20 @@ def test_invalid_model_settings_fail_at_construction(settings, message):
 
 def test_registry_lists_the_three_kinds():
     assert model_kinds() == ["gpt", "hf", "resnet"]
+
+
+@pytest.mark.gpu
+def test_gpu_attention_uses_a_fused_kernel_and_matches_cpu():
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    torch.manual_seed(0)
+    built = build_model(TINY)
+    tokens = _tokens(TINY)
+    expected = built.module(tokens)
+    built.module.to("cuda")
+    # Only the flash / memory-efficient kernels are allowed: an error here means the model's
+    # shapes or dtypes pushed SDPA back to the unfused math path.
+    fused = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]
+    with sdpa_kernel(fused), torch.autocast("cuda", dtype=torch.bfloat16):
+        logits = built.module(tokens.to("cuda"))
+    torch.testing.assert_close(logits.float().cpu(), expected, rtol=0.05, atol=0.05)

@@ -115,6 +115,8 @@ def _init_weights(module: nn.Module) -> None:
             nn.init.zeros_(module.bias)
     elif isinstance(module, nn.Embedding):
         nn.init.normal_(module.weight, mean=0.0, std=0.02)
+    elif isinstance(module, nn.LayerNorm):
+        module.reset_parameters()  # ones and zeros; needed after to_empty() left memory as it was
 
 
 def gpt_flops_per_token(config: ModelConfig, num_params: int) -> float:
