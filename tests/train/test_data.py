@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from rocmkit import errors
 from rocmkit.errors import UserError
 from rocmkit.train.data import DataConfig, build_data, global_sample_index
 from rocmkit.train.models import ModelConfig
@@ -194,6 +195,17 @@ def test_missing_empty_or_too_short_text_is_a_user_error(tmp_path: Path, content
         build_data(DataConfig(kind="text", path=str(path)), GPT)
 
 
+def test_a_folder_as_text_file_is_a_user_error(tmp_path: Path):
+    with pytest.raises(UserError, match="must be a text file"):
+        build_data(DataConfig(kind="text", path=str(tmp_path)), GPT)
+
+
+def test_unwritable_cache_folder_is_a_user_error(corpus: Path):
+    not_a_folder = corpus / "cache"  # below a file: no one can create it, root included
+    with pytest.raises(UserError, match=r"data\.cache_dir"):
+        build_data(DataConfig(kind="text", path=str(corpus), cache_dir=str(not_a_folder)), GPT)
+
+
 def test_text_for_an_image_model_is_a_user_error(corpus: Path):
     with pytest.raises(UserError, match="language model"):
         build_data(DataConfig(kind="text", path=str(corpus)), RESNET)
@@ -273,6 +285,7 @@ def test_bad_image_folders_are_user_errors(tmp_path: Path, image_folder: Path):
         _batch(source, mb=9)
 
 
-def test_settings_that_do_nothing_warn():
+def test_settings_that_do_nothing_warn(monkeypatch):
+    monkeypatch.setattr(errors, "_warned", set())  # warn_once: another test may have warned first
     with pytest.warns(UserWarning, match="no effect"):
         DataConfig(kind="synthetic", path="corpus.txt")

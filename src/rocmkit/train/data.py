@@ -354,7 +354,13 @@ def load_text_tokens(config: DataConfig, tokenizer_spec: str, model_vocab: int) 
     tokens = _read_cache(cache, expected)
     if tokens is None:
         meta = {**expected, "source": str(source.resolve()), "vocab_size": tokenizer.vocab_size}
-        _write_cache(cache, meta, tokenizer.encode_file(source, dtype))
+        try:
+            _write_cache(cache, meta, tokenizer.encode_file(source, dtype))
+        except OSError as exc:
+            raise UserError(
+                f"cannot write the token cache in {cache.parent} ({exc.strerror}): "
+                "set data.cache_dir to a writable folder"
+            ) from None
         tokens = _read_cache(cache, expected)
         if tokens is None:
             raise UserError(f"{source} holds no tokens after tokenization")
