@@ -201,7 +201,8 @@ def _run(session: Session, callbacks: Sequence[Callback]) -> TrainResult:
     meter = MemoryMeter(session.device.type)
     history: list[StepMetrics] = []
     try:
-        while session.state.step < config.train.steps and not session.stop_requested:
+        last_step = min(config.train.steps, config.train.stop_at_step or config.train.steps)
+        while session.state.step < last_step and not session.stop_requested:
             metrics = _timed_step(session, meter)
             history.append(metrics)
             if log is not None and metrics.step % config.logging.log_every == 0:
