@@ -101,9 +101,8 @@ def test_export_single_file(run_dir: Path, tmp_path: Path, suffix: str):
 
 
 def result_model_config(run_dir: Path):
-    from rocmkit.train.models import ModelConfig
-
     from rocmkit.config import from_dict
+    from rocmkit.train.models import ModelConfig
 
     meta = json.loads((run_dir / "checkpoints" / "step_00000002" / "meta.json").read_text())
     return from_dict(ModelConfig, meta["config"]["model"])

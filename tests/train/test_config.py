@@ -43,8 +43,8 @@ def test_file_then_overrides_take_precedence(tmp_path: Path):
         ({"precision.dtype": "fp16", "precision.param_dtype": "bf16"}, "conflicts"),
         ({"parallel.mode": "zero"}, "parallel.mode must be one of"),
         ({"train.typo": "1"}, "unknown setting 'train.typo'"),
-        ({"data.path": "/no/such/corpus.txt"}, "data file not found"),
-        ({"model.kind": "hf"}, "--model.path"),
+        ({"data.kind": "text", "data.path": "/no/such/corpus.txt"}, "data file not found"),
+        ({"model.kind": "hf"}, "needs model.path"),
     ],
 )
 def test_invalid_settings_fail_at_start_saying_why(overrides, message):

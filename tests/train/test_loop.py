@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from pathlib import Path
@@ -21,22 +22,21 @@ def _train(run_dir: Path, preset: str = "gpt-tiny", callbacks=(), **overrides):
     return train(config, callbacks=callbacks)
 
 
-# fp16 autocast is ~15x slower than bf16 on CPUs without native fp16 matmul: fewer steps there.
-@pytest.mark.parametrize(
-    ("dtype", "steps", "lr"),
-    [("fp32", 12, 3e-3), ("bf16", 12, 3e-3), ("fp16", 5, 1e-2)],
-)
-def test_gpt_loss_decreases(run_dir: Path, dtype: str, steps: int, lr: float):
-    result = _train(run_dir, **{"precision.dtype": dtype, "train.steps": steps, "train.lr": lr})
-    assert result.steps_done == steps
+@pytest.mark.parametrize("dtype", ["fp32", "bf16", "fp16"])
+def test_gpt_loss_decreases(run_dir: Path, dtype: str):
+    overrides = {"precision.dtype": dtype, "train.steps": 30, "train.lr": 1e-2, "train.warmup": 5}
+    result = _train(run_dir, **overrides)
+    assert result.steps_done == 30
     assert result.num_skipped_steps == 0
-    assert result.losses[-1] < result.losses[0] * 0.9, result.losses
+    # Starts at ln(vocab) = 5.5 nats (uniform guess); the synthetic cycles are learnable.
+    last = sum(result.losses[-5:]) / 5
+    assert last < result.losses[0] - 0.5, result.losses
 
 
 def _tiny_resnet(**extra):
     return {
         "model.kind": "resnet",
-        "model.arch": "resnet18",
+        "model.arch": "resnet10",
         "model.num_classes": 4,
         "model.image_size": 16,
         "train.micro_batch": 8,
@@ -73,7 +73,7 @@ def test_cosine_schedule_with_warmup():
     assert lr_at(60, train_section) == pytest.approx(0.55)
     assert lr_at(110, train_section) == pytest.approx(0.1)
     lrs = [lr_at(s, train_section) for s in range(10, 110)]
-    assert all(x >= y for x, y in zip(lrs, lrs[1:], strict=False))
+    assert all(x >= y for x, y in itertools.pairwise(lrs))
 
 
 def test_metrics_log_result_and_callbacks(run_dir: Path):

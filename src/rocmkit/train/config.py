@@ -182,8 +182,6 @@ class TrainConfig:
                 "(autocast already computes in precision.dtype)",
                 key="precision.param_dtype",
             )
-        if self.model.kind == "hf" and not self.model.path:
-            raise UserError("model.kind hf needs a local model directory: --model.path DIR")
         if self.data.path is not None and not Path(self.data.path).exists():
             raise UserError(f"data file not found: {self.data.path}")
         if self.data.kind != "synthetic" and self.data.path is None:

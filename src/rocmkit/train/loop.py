@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -128,7 +128,9 @@ def _setup(config: TrainConfig, platform: Platform, env: DistEnv, device_type: s
     blocks = _checkpoint_blocks(built) if config.train.activation_checkpointing else built.blocks
     model = wrap_model(built.module, blocks, config.parallel, config.precision, device)
     optimizer = build_optimizer(model, config.train, device_type)
-    built.module = torch.compile(model) if config.train.compile else model
+    built.module = model
+    if config.train.compile:
+        built.module = cast(torch.nn.Module, torch.compile(model))
     torch.manual_seed(config.train.seed + env.rank)  # dropout masks differ between ranks
     dtype = peak_dtype_name(config.precision)
     return Session(
@@ -160,15 +162,9 @@ def _checkpoint_blocks(built: BuiltModel) -> list[torch.nn.Module]:
     """Wrap every block so its activations are recomputed in backward instead of stored."""
     from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
 
-    wrapped = [checkpoint_wrapper(block) for block in built.blocks]
-    set_block = getattr(built, "set_block", None)
-    for index, block in enumerate(wrapped):
-        if set_block is not None:
-            set_block(index, block)
-        else:
-            built.block_list[index] = block  # type: ignore[attr-defined]
-    built.blocks = wrapped
-    return wrapped
+    for index, block in enumerate(list(built.blocks)):
+        built.set_block(index, checkpoint_wrapper(block))
+    return built.blocks
 
 
 def build_optimizer(
