@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 import torch
+from loop_helpers import checkpoint_weights, tiny_overrides
 
-from conftest import checkpoint_weights, tiny_overrides
 from rocmkit.results import load_result
 from rocmkit.train import NonFiniteLossError, StepMetrics, load_train_config, train
 from rocmkit.train.config import TrainSection
