@@ -106,7 +106,7 @@ def test_sigterm_saves_a_checkpoint_and_exits_cleanly(tmp_path: Path, reference:
     proc = _start(run_dir)
     _wait_for_step(run_dir, proc, 7)
     proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert "stopped by SIGTERM" in err
     stopped_at = max(_last_losses(run_dir))
