@@ -13,6 +13,7 @@ medians over all kept steps is printed. Goal: rocmkit within 3% of the hand-writ
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import tempfile
 import time
@@ -56,7 +57,7 @@ def hand_written_step_times(config: TrainConfig) -> list[float]:
         optimizer.zero_grad(set_to_none=True)
         loss.item()
         stamps.append(time.perf_counter())
-    return [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
+    return [b - a for a, b in itertools.pairwise(stamps)]
 
 
 def rocmkit_step_times(config: TrainConfig) -> list[float]:
@@ -64,7 +65,7 @@ def rocmkit_step_times(config: TrainConfig) -> list[float]:
     start = time.perf_counter()
     train(config, callbacks=[lambda _: stamps.append(time.perf_counter())])
     stamps.insert(0, start)
-    return [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
+    return [b - a for a, b in itertools.pairwise(stamps)]
 
 
 def main() -> None:
