@@ -1,7 +1,9 @@
 """`python tests/train/launch.py train ...`: the rocmkit CLI for subprocess tests.
 
 With ROCMKIT_TEST_KILL_IN_SAVE=N set, it SIGKILLs itself in the middle of its N-th checkpoint
-save (shards written, not yet published): the worst moment for a crash.
+save (shards written, not yet published): the worst moment for a crash. With
+ROCMKIT_TEST_KILL_ONCE=FILE as well, only the first process to get there dies (it creates FILE),
+so that a run restarted by torchrun --max-restarts goes through.
 """
 
 import os
@@ -20,7 +22,10 @@ def _kill_in_save(nth: int) -> None:
         nonlocal calls
         if Path(src).name.startswith(".tmp-step_"):
             calls += 1
-            if calls == nth:
+            once = os.environ.get("ROCMKIT_TEST_KILL_ONCE")
+            if calls == nth and not (once and Path(once).exists()):
+                if once:
+                    Path(once).touch()
                 os.kill(os.getpid(), signal.SIGKILL)
         return real_replace(src, dst)
 

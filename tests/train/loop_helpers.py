@@ -25,7 +25,9 @@ def cli_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def rocmkit_command(*args: str, nproc: int = 1, launcher: bool = False) -> list[str]:
+def rocmkit_command(
+    *args: str, nproc: int = 1, launcher: bool = False, torchrun_args: tuple[str, ...] = ()
+) -> list[str]:
     """`python -m rocmkit ...`, or torchrun with `nproc` ranks; `launcher`: tests/train/launch.py
     (the same CLI with a crash injected on request)."""
     target = [str(LAUNCH)] if launcher else ["-m", "rocmkit"]
@@ -37,19 +39,11 @@ def rocmkit_command(*args: str, nproc: int = 1, launcher: bool = False) -> list[
         "torch.distributed.run",
         "--nproc-per-node",
         str(nproc),
-        "--master-port",
-        str(_free_port()),
+        "--standalone",  # a free port per run; static --master-port restarts are flaky on gloo
+        *torchrun_args,
         *target,
         *args,
     ]
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def run_cli(

@@ -4,11 +4,19 @@ batch; a checkpoint saved by 2 FSDP ranks resumes in 1 process (resharding)."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 import torch
-from loop_helpers import as_flags, checkpoint_weights, run_cli, tiny_overrides
+from loop_helpers import (
+    as_flags,
+    checkpoint_weights,
+    cli_env,
+    rocmkit_command,
+    run_cli,
+    tiny_overrides,
+)
 
 from rocmkit.train import load_train_config, train
 
@@ -94,3 +102,35 @@ def _resume_in_one_process(run_dir: Path, single: Path) -> None:
         checkpoint_weights(single / "full" / "checkpoints"),
     )
     assert diff < 1e-5, f"max abs parameter diff after resharded resume {diff:.2e}"
+
+
+def test_torchrun_max_restarts_resumes_after_a_crash(single: Path, tmp_path: Path):
+    """Rank 0 is SIGKILLed while publishing a checkpoint; torchrun restarts both ranks, which
+    resume from the last complete checkpoint (resume auto) and end where one process ends."""
+    run_dir = tmp_path / "restarted"
+    overrides = tiny_overrides(
+        run_dir,
+        **{"train.steps": STEPS, "train.micro_batch": 4, "checkpoint.every": 2},
+        **{"checkpoint.resume": "auto"},
+    )
+    command = rocmkit_command(
+        "train", "--preset", "gpt-tiny", "--parallel", "ddp", *as_flags(overrides),
+        nproc=2, launcher=True, torchrun_args=("--max-restarts", "1"),
+    )  # fmt: skip
+    env = cli_env(
+        ROCMKIT_TEST_KILL_IN_SAVE="2",
+        ROCMKIT_TEST_KILL_ONCE=str(tmp_path / "killed"),
+        # Without it a restarted gloo group can read the crashed attempt's peer addresses from
+        # the rendezvous store torchrun shares with its workers (pytorch/pytorch#135712).
+        TORCH_DISABLE_SHARE_RDZV_TCP_STORE="1",
+    )
+    proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert (tmp_path / "killed").exists()  # the crash did happen
+    assert "step 3/6" in proc.stdout  # the restart resumed from step 2, not from scratch
+    assert proc.stdout.count("step 1/6") == 1
+    diff = _max_abs_diff(
+        checkpoint_weights(run_dir / "checkpoints"),
+        checkpoint_weights(single / "full" / "checkpoints"),
+    )
+    assert diff < 1e-5, f"max abs parameter diff after a restarted run {diff:.2e}"
