@@ -65,3 +65,13 @@ def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path: Path, monkeypatch):
 @pytest.mark.parametrize("flag", ["--parallel", "--precision"])
 def test_bad_choice_is_one_line(capsys, flag: str):
     assert "invalid choice" in _one_line_error(capsys, ["train", flag, "nope"])
+
+
+def test_data_flag_trains_on_a_text_file(run_dir: Path, tmp_path: Path, capsys):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the quick brown fox jumps over the lazy dog. " * 200)
+    overrides = tiny_overrides(run_dir, **{"train.steps": 2})
+    code = main(["train", "--preset", "gpt-tiny", "--data", str(corpus), *as_flags(overrides)])
+    assert code == 0, capsys.readouterr().err
+    config = json.loads((run_dir / "result.json").read_text())["config"]
+    assert (config["data"]["kind"], config["data"]["path"]) == ("text", str(corpus))

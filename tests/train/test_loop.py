@@ -140,3 +140,24 @@ def test_memory_savers_do_not_change_the_result(tmp_path: Path, memory_saver):
     assert saver.losses == pytest.approx(plain.losses, rel=1e-5)
     a, b = checkpoint_weights(plain.checkpoint), checkpoint_weights(saver.checkpoint)
     assert max((a[k] - b[k]).abs().max().item() for k in a) < 1e-5
+
+
+def test_mfu_uses_the_hardware_facts_peak_and_never_guesses():
+    from rocmkit.platform import DeviceInfo, Platform
+    from rocmkit.platform.specs import lookup_spec
+    from rocmkit.train.metrics import mfu, peak_flops_per_device
+
+    mi300x = DeviceInfo(index=0, name="AMD Instinct MI300X", vendor="amd", arch="gfx942")
+    gpu = Platform(backend="rocm", torch_version="x", devices=(mi300x,), gpu_available=True)
+    spec = lookup_spec("gfx942", "AMD Instinct MI300X")
+    if spec is None or spec.peak_for("bf16") is None:
+        pytest.skip("the hardware-facts table has no MI300X bf16 row")
+    peak = peak_flops_per_device(gpu, "bf16")
+    assert peak == pytest.approx(spec.peak_for("bf16") * 1e12)
+    # 1e12 FLOPs per sample x 8 samples in 0.1 s = 80 TFLOP/s achieved.
+    assert mfu(1e12, 8, 0.1, peak) == pytest.approx(80e12 / peak)
+    unknown = DeviceInfo(index=0, name="Some GPU", vendor="unknown", arch="gfx9999")
+    other = Platform(backend="rocm", torch_version="x", devices=(unknown,), gpu_available=True)
+    assert peak_flops_per_device(other, "bf16") is None
+    assert mfu(1e12, 8, 0.1, None) is None
+    assert peak_flops_per_device(Platform(backend="cpu", torch_version="x"), "fp32") is None

@@ -147,7 +147,7 @@ def _setup(config: TrainConfig, platform: Platform, env: DistEnv, device_type: s
         optimizer=optimizer,
         precision=precision,
         data=data,
-        peak_flops=peak_flops_per_device(platform, dtype),
+        peak_flops=peak_flops_per_device(platform, dtype, device.index or 0),
     )
 
 

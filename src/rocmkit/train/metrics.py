@@ -60,11 +60,11 @@ class TrainResult:
     measurements: list[Measurement] = field(default_factory=list)
 
 
-def peak_flops_per_device(platform: Platform, dtype: str) -> float | None:
-    """Dense peak FLOP/s of the first GPU for `dtype`; None on CPU or for unknown devices."""
-    if not platform.gpu_available or not platform.devices:
+def peak_flops_per_device(platform: Platform, dtype: str, index: int = 0) -> float | None:
+    """Dense peak FLOP/s of GPU `index` for `dtype`; None on CPU or for unknown devices."""
+    if not platform.gpu_available or index >= len(platform.devices):
         return None
-    device = platform.devices[0]
+    device = platform.devices[index]
     spec = lookup_spec(device.arch, device.name)
     peak_tflops = spec.peak_for(dtype) if spec else None
     return peak_tflops * 1e12 if peak_tflops else None
