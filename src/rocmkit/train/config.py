@@ -42,16 +42,20 @@ class TrainSection:
     min_lr_ratio: float = field(default=0.1, metadata={"help": "final lr as a fraction of lr"})
     warmup: int = field(default=10, metadata={"help": "linear warmup steps"})
     weight_decay: float = field(default=0.1, metadata={"help": "AdamW decay (matrices only)"})
-    beta1: float = 0.9
-    beta2: float = 0.95
+    beta1: float = field(default=0.9, metadata={"help": "AdamW beta1"})
+    beta2: float = field(default=0.95, metadata={"help": "AdamW beta2"})
     grad_clip: float = field(default=1.0, metadata={"help": "max global grad norm; 0 = off"})
-    seed: int = 0
+    seed: int = field(default=0, metadata={"help": "seed of the initial weights and dropout"})
     compile: bool = field(default=False, metadata={"help": "torch.compile the model"})
     activation_checkpointing: bool = field(
         default=False, metadata={"help": "recompute each block's activations in backward"}
     )
-    optimizer_impl: Literal["auto", "fused", "foreach", "loop"] = "auto"
-    device: Literal["auto", "cpu", "cuda"] = "auto"
+    optimizer_impl: Literal["auto", "fused", "foreach", "loop"] = field(
+        default="auto", metadata={"help": "AdamW kernel: auto = fused on GPU, foreach on CPU"}
+    )
+    device: Literal["auto", "cpu", "cuda"] = field(
+        default="auto", metadata={"help": "auto: the GPU when torch sees one (cuda on ROCm too)"}
+    )
 
     def __post_init__(self) -> None:
         for name in ("steps", "micro_batch", "grad_accum"):
@@ -173,7 +177,7 @@ class TrainConfig:
     parallel: ParallelConfig = field(default_factory=ParallelConfig)
     checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
     logging: LoggingConfig = field(default_factory=LoggingConfig)
-    preset: str | None = None
+    preset: str | None = field(default=None, metadata={"help": "the preset this started from"})
 
     def __post_init__(self) -> None:
         if self.precision.param_dtype == "bf16" and self.parallel.mode != "fsdp":

@@ -8,6 +8,7 @@ uses nccl on GPUs (RCCL on ROCm builds, under the same name) and gloo on CPU.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -64,7 +65,12 @@ def init_distributed(config: ParallelConfig, device_type: str) -> DistEnv:
     """Join the launcher's process group, or make a 1-rank group for ddp/fsdp without a launcher."""
     env = env_from(os.environ)
     if dist.is_available() and dist.is_initialized():
-        return DistEnv(rank=dist.get_rank(), world_size=dist.get_world_size(), launched=True)
+        return DistEnv(
+            rank=dist.get_rank(),
+            world_size=dist.get_world_size(),
+            local_rank=env.local_rank,
+            launched=True,
+        )
     backend = backend_for(config, device_type)
     if env.launched and env.world_size > 1:
         if "MASTER_ADDR" not in os.environ:
@@ -72,7 +78,7 @@ def init_distributed(config: ParallelConfig, device_type: str) -> DistEnv:
         if device_type == "cuda":
             torch.cuda.set_device(env.local_rank)
         dist.init_process_group(backend=backend)
-        return DistEnv(**{**env.__dict__, "owns_group": True})
+        return dataclasses.replace(env, owns_group=True)
     if config.mode != "none":
         # One rank, but the same code path as N ranks (DTensor parameters, DCP sharding).
         store = dist.HashStore()
