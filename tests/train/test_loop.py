@@ -39,20 +39,21 @@ def _tiny_resnet(**extra):
         "model.arch": "resnet10",
         "model.num_classes": 4,
         "model.image_size": 16,
-        "train.micro_batch": 8,
+        "train.micro_batch": 16,
         "train.weight_decay": 0.0,
+        "train.lr": 3e-3,
         **extra,
     }
 
 
-@pytest.mark.parametrize(("dtype", "steps"), [("fp32", 8), ("bf16", 8), ("fp16", 3)])
+# fp16 autocast is many times slower than bf16 on CPUs without fp16 matmul units: 3 steps there.
+@pytest.mark.parametrize(("dtype", "steps"), [("fp32", 5), ("bf16", 5), ("fp16", 3)])
 def test_tiny_resnet_loss_decreases(run_dir: Path, dtype: str, steps: int):
-    result = _train(
-        run_dir,
-        **_tiny_resnet(**{"precision.dtype": dtype, "train.steps": steps, "train.lr": 1e-2}),
-    )
+    result = _train(run_dir, **_tiny_resnet(**{"precision.dtype": dtype, "train.steps": steps}))
     assert result.unit_name == "images"
-    assert min(result.losses[1:]) < result.losses[0], result.losses
+    assert result.num_skipped_steps == 0
+    # Synthetic images are class prototypes plus noise: a working loop separates 4 classes fast.
+    assert result.losses[-1] < 0.5 * result.losses[0], result.losses
 
 
 def test_accumulation_matches_one_big_batch(tmp_path: Path):
@@ -161,3 +162,52 @@ def test_mfu_uses_the_hardware_facts_peak_and_never_guesses():
     assert peak_flops_per_device(other, "bf16") is None
     assert mfu(1e12, 8, 0.1, None) is None
     assert peak_flops_per_device(Platform(backend="cpu", torch_version="x"), "fp32") is None
+
+
+def test_public_api_is_pinned():
+    import rocmkit.train
+
+    assert rocmkit.train.__all__ == [
+        "NonFiniteLossError",
+        "StepMetrics",
+        "TrainConfig",
+        "TrainResult",
+        "available_presets",
+        "export_checkpoint",
+        "load_train_config",
+        "train",
+    ]
+
+
+def test_fsdp_bf16_parameters_keep_fp32_master_weights(run_dir: Path):
+    """FSDP2 without a launcher runs as a 1-rank group; bf16 compute, fp32 sharded masters."""
+    result = _train(
+        run_dir,
+        **{
+            "parallel.mode": "fsdp",
+            "precision.dtype": "bf16",
+            "precision.param_dtype": "bf16",
+            "train.steps": 12,
+            "train.lr": 1e-2,
+        },
+    )
+    assert result.losses[-1] < result.losses[0]
+    weights = checkpoint_weights(result.checkpoint)
+    assert {w.dtype for w in weights.values()} == {torch.float32}
+
+
+def test_gpu_out_of_memory_suggests_concrete_changes():
+    from types import SimpleNamespace
+
+    from rocmkit.errors import UserError
+    from rocmkit.train.loop import _oom_advice
+
+    config = load_train_config(
+        preset="gpt-tiny", overrides={"train.micro_batch": "16", "train.grad_accum": "2"}
+    )
+    with pytest.raises(UserError) as info, _oom_advice(SimpleNamespace(config=config)):
+        raise torch.OutOfMemoryError("CUDA out of memory")
+    message = str(info.value)
+    assert "micro_batch 16 x grad_accum 2" in message
+    assert "--micro-batch 8 --grad-accum 4 (same global batch)" in message
+    assert "--train.activation_checkpointing true" in message
