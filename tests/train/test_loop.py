@@ -197,15 +197,13 @@ def test_fsdp_bf16_parameters_keep_fp32_master_weights(run_dir: Path):
 
 
 def test_gpu_out_of_memory_suggests_concrete_changes():
-    from types import SimpleNamespace
-
     from rocmkit.errors import UserError
-    from rocmkit.train.loop import _oom_advice
+    from rocmkit.train.failures import oom_advice
 
     config = load_train_config(
         preset="gpt-tiny", overrides={"train.micro_batch": "16", "train.grad_accum": "2"}
     )
-    with pytest.raises(UserError) as info, _oom_advice(SimpleNamespace(config=config)):
+    with pytest.raises(UserError) as info, oom_advice(config.train):
         raise torch.OutOfMemoryError("CUDA out of memory")
     message = str(info.value)
     assert "micro_batch 16 x grad_accum 2" in message

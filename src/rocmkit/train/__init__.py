@@ -7,7 +7,8 @@ result = train(config)
 
 from rocmkit.train.checkpoint import export_checkpoint
 from rocmkit.train.config import TrainConfig, available_presets, load_train_config
-from rocmkit.train.loop import NonFiniteLossError, train
+from rocmkit.train.failures import NonFiniteLossError
+from rocmkit.train.loop import train
 from rocmkit.train.metrics import StepMetrics, TrainResult
 
 __all__ = [

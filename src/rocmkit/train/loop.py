@@ -7,15 +7,13 @@ of the mean loss over the whole global batch (and DDP/FSDP average over ranks on
 
 from __future__ import annotations
 
-import contextlib
 import math
 import shutil
-import signal
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import torch
 
@@ -25,6 +23,7 @@ from rocmkit.platform import Platform, detect
 from rocmkit.train import checkpoint as ckpt
 from rocmkit.train.config import TrainConfig, TrainSection, check_world_size
 from rocmkit.train.data import DataSource, build_data
+from rocmkit.train.failures import non_finite_loss_error, on_sigterm, oom_advice
 from rocmkit.train.metrics import (
     JsonlLog,
     MemoryMeter,
@@ -49,12 +48,6 @@ from rocmkit.train.parallel import (
 from rocmkit.train.precision import PrecisionPolicy, build_precision, peak_dtype_name
 
 Callback = Callable[[StepMetrics], None]
-
-
-class NonFiniteLossError(UserError):
-    """The loss became NaN or infinite; the last good checkpoint is left as it was."""
-
-    exit_code = 3
 
 
 @dataclass(kw_only=True)
@@ -104,7 +97,7 @@ def train(
     try:
         check_world_size(config, env.world_size)
         session = _setup(config, platform, env, device_type)
-        with _sigterm_requests_stop(session):
+        with on_sigterm(lambda: setattr(session, "signal_received", True)):
             return _run(session, callbacks)
     finally:
         shutdown(env)
@@ -256,7 +249,7 @@ def _save(session: Session, ckpt_dir: Path) -> None:
 
 def _timed_step(session: Session, meter: MemoryMeter) -> StepMetrics:
     start = time.perf_counter()
-    with _oom_advice(session):
+    with oom_advice(session.config.train):
         loss, grad_norm, skipped = _train_step(session)
     if session.device.type == "cuda":
         torch.cuda.synchronize(session.device)
@@ -303,23 +296,14 @@ def _check_finite(session: Session, loss: float) -> None:
     if math.isfinite(loss):
         session.consecutive_skips = 0
         return
-    step = session.state.step + 1
-    kept = (
-        f"; the last good checkpoint (step {session.last_saved_step}) is kept"
-        if session.last_saved_step >= 0
-        else ""
-    )
+    step, saved = session.state.step + 1, session.last_saved_step
     if not session.precision.uses_loss_scaling:
-        raise NonFiniteLossError(
-            f"loss is {loss} at step {step}: stopping{kept}; lower train.lr, raise "
-            "train.warmup or set train.grad_clip, then resume"
-        )
+        raise non_finite_loss_error(loss, step=step, last_saved_step=saved)
     # fp16: GradScaler skips this step and lowers the scale; give up only when it keeps failing.
     session.consecutive_skips += 1
     if session.consecutive_skips >= session.config.precision.max_consecutive_skips:
-        raise NonFiniteLossError(
-            f"loss stayed {loss} for {session.consecutive_skips} fp16 steps up to step {step}: "
-            f"stopping{kept}; try precision.dtype bf16 or a lower train.lr"
+        raise non_finite_loss_error(
+            loss, step=step, last_saved_step=saved, consecutive_fp16_skips=session.consecutive_skips
         )
 
 
@@ -378,40 +362,3 @@ def _finish(session: Session, history: list[StepMetrics], run_dir: Path) -> Trai
     if session.env.is_main:
         write_result(result, session.platform, run_dir)
     return result
-
-
-@contextlib.contextmanager
-def _oom_advice(session: Session) -> Iterator[None]:
-    try:
-        yield
-    except torch.OutOfMemoryError:
-        train = session.config.train
-        peak = torch.cuda.max_memory_allocated() / 2**30 if torch.cuda.is_available() else 0.0
-        raise UserError(
-            f"out of GPU memory (peak {peak:.1f} GiB) with micro_batch {train.micro_batch} x "
-            f"grad_accum {train.grad_accum}: try --micro-batch {max(1, train.micro_batch // 2)} "
-            f"--grad-accum {train.grad_accum * 2} (same global batch)"
-            + (
-                ""
-                if train.activation_checkpointing
-                else " or --train.activation_checkpointing true"
-            )
-        ) from None
-
-
-@contextlib.contextmanager
-def _sigterm_requests_stop(session: Session) -> Iterator[None]:
-    """SIGTERM (preemption, torchrun shutting a job down) -> save a checkpoint after this step."""
-
-    def request_stop(signum: int, frame: Any) -> None:
-        session.signal_received = True
-
-    try:
-        previous = signal.signal(signal.SIGTERM, request_stop)
-    except ValueError:  # not the main thread: leave signals to the caller
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
