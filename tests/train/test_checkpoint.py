@@ -106,3 +106,44 @@ def result_model_config(run_dir: Path):
 
     meta = json.loads((run_dir / "checkpoints" / "step_00000002" / "meta.json").read_text())
     return from_dict(ModelConfig, meta["config"]["model"])
+
+
+def test_hf_preset_trains_resumes_and_exports(tmp_path: Path):
+    """The hf-causal-lm preset (activation checkpointing on) on a tiny random Qwen3 directory."""
+    transformers = pytest.importorskip("transformers")
+    model_dir = tmp_path / "qwen3-tiny"
+    transformers.Qwen3Config(
+        vocab_size=128,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        max_position_embeddings=64,
+    ).save_pretrained(model_dir)
+    run_dir = tmp_path / "run"
+    overrides = {
+        "model.path": str(model_dir),
+        "model.seq_len": "16",
+        "train.micro_batch": "4",
+        "train.grad_accum": "1",
+        "train.steps": "4",
+        "train.lr": "1e-3",
+        "precision.dtype": "bf16",
+        "logging.run_dir": str(run_dir),
+    }
+    config = load_train_config(
+        preset="hf-causal-lm", overrides={**overrides, "train.stop_at_step": "2"}
+    )
+    assert config.train.activation_checkpointing
+    assert train(config).steps_done == 2
+    resume = {**overrides, "checkpoint.resume": "auto"}
+    resumed = train(load_train_config(preset="hf-causal-lm", overrides=resume))
+    assert (resumed.steps_done, len(resumed.losses)) == (4, 2)
+    out = export_checkpoint(run_dir / "checkpoints", tmp_path / "qwen3.safetensors")
+    from safetensors.torch import load_file
+
+    weights = load_file(out)
+    assert any("layers.1" in key for key in weights)  # no checkpoint-wrapper names leaked
+    assert not any("_checkpoint_wrapped_module" in key for key in weights)
