@@ -163,9 +163,15 @@ def _collective_device() -> torch.device:
 
 @contextlib.contextmanager
 def on_main_first(env: DistEnv) -> Iterator[None]:
-    """Let rank 0 do a filesystem job (e.g. tokenizing a corpus) before the others read it."""
+    """Let rank 0 do a filesystem job (e.g. tokenizing a corpus) before the others read it.
+
+    Rank 0 reaches the barrier even when its job fails, so the others run into the same error
+    themselves instead of waiting for a collective that never comes.
+    """
     if not env.is_main:
         barrier(env)
-    yield
-    if env.is_main:
-        barrier(env)
+    try:
+        yield
+    finally:
+        if env.is_main:
+            barrier(env)
