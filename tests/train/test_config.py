@@ -92,3 +92,27 @@ def test_defaults_build_without_any_file():
     config = TrainConfig()
     assert config.precision.dtype == "fp32"
     assert config.checkpoint_dir == Path("runs/train/checkpoints")
+
+
+def test_setups_that_cannot_work_are_refused(monkeypatch, tmp_path: Path):
+    import shutil
+
+    import torch.distributed
+
+    from rocmkit.train import train
+
+    monkeypatch.setattr(torch.distributed, "is_available", lambda: False)
+    with pytest.raises(UserError, match="parallel.mode fsdp needs torch.distributed"):
+        load_train_config(preset="gpt-tiny", overrides={"parallel.mode": "fsdp"})
+    monkeypatch.undo()
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    config = load_train_config(
+        preset="gpt-tiny",
+        overrides={"train.compile": "true", "logging.run_dir": str(tmp_path / "run")},
+    )
+    with pytest.raises(UserError, match="train.compile on CPU needs a C\\+\\+ compiler"):
+        train(config)
+    config = load_train_config(preset="gpt-tiny", overrides={"train.device": "cuda"})
+    if not torch.cuda.is_available():
+        with pytest.raises(UserError, match="torch sees no GPU"):
+            train(config)

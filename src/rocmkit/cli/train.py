@@ -30,7 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="train a model (GPT, ResNet, local HF causal LM) with fp32/fp16/bf16, DDP or FSDP2",
         description=(
             "Train from a preset and/or a TOML config; any setting can be overridden as "
-            "--SECTION.KEY VALUE (e.g. --train.lr 3e-4). "
+            "--SECTION.KEY VALUE (e.g. --train.lr 3e-4; every setting is listed in docs/train.md). "
             "'rocmkit train export CKPT OUT.safetensors|OUT.pt' writes a checkpoint's weights."
         ),
     )
