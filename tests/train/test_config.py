@@ -102,7 +102,7 @@ def test_setups_that_cannot_work_are_refused(monkeypatch, tmp_path: Path):
     from rocmkit.train import train
 
     monkeypatch.setattr(torch.distributed, "is_available", lambda: False)
-    with pytest.raises(UserError, match="parallel.mode fsdp needs torch.distributed"):
+    with pytest.raises(UserError, match=r"parallel\.mode fsdp needs torch\.distributed"):
         load_train_config(preset="gpt-tiny", overrides={"parallel.mode": "fsdp"})
     monkeypatch.undo()
     monkeypatch.setattr(shutil, "which", lambda name: None)
@@ -110,7 +110,7 @@ def test_setups_that_cannot_work_are_refused(monkeypatch, tmp_path: Path):
         preset="gpt-tiny",
         overrides={"train.compile": "true", "logging.run_dir": str(tmp_path / "run")},
     )
-    with pytest.raises(UserError, match="train.compile on CPU needs a C\\+\\+ compiler"):
+    with pytest.raises(UserError, match=r"train\.compile on CPU needs a C\+\+ compiler"):
         train(config)
     config = load_train_config(preset="gpt-tiny", overrides={"train.device": "cuda"})
     if not torch.cuda.is_available():
