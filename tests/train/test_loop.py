@@ -209,3 +209,21 @@ def test_gpu_out_of_memory_suggests_concrete_changes():
     assert "micro_batch 16 x grad_accum 2" in message
     assert "--micro-batch 8 --grad-accum 4 (same global batch)" in message
     assert "--train.activation_checkpointing true" in message
+
+
+@pytest.mark.gpu
+def test_gpu_run_reports_allocator_memory_and_mfu_when_known(run_dir: Path):
+    from rocmkit.platform import detect
+    from rocmkit.train.metrics import peak_flops_per_device
+
+    platform = detect()
+    config = load_train_config(
+        preset="gpt-tiny",
+        overrides=tiny_overrides(run_dir, **{"precision.dtype": "bf16", "train.steps": 5}),
+    )
+    seen: list[StepMetrics] = []
+    result = train(config, platform=platform, callbacks=[seen.append])
+    assert result.peak_memory_bytes and result.peak_memory_bytes < 2**30  # allocator, not RSS
+    known = peak_flops_per_device(platform, "bf16") is not None
+    assert (seen[-1].mfu is not None) == known
+    assert load_result(run_dir).environment["torch_device"] == "cuda"
