@@ -1,0 +1,78 @@
+"""What the loop does when training goes wrong: non-finite loss, GPU out of memory, SIGTERM.
+
+Each turns into something a person can act on: a one-line message naming the change to make, or
+(SIGTERM) a checkpoint and a clean exit that `--resume auto` continues from.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+
+from rocmkit.errors import UserError
+from rocmkit.train.config import TrainSection
+
+
+class NonFiniteLossError(UserError):
+    """The loss became NaN or infinite; the last good checkpoint is left as it was."""
+
+    exit_code = 3
+
+
+def non_finite_loss_error(
+    loss: float, *, step: int, last_saved_step: int, consecutive_fp16_skips: int = 0
+) -> NonFiniteLossError:
+    """The message for a NaN/inf loss at `step` (1-based), naming the checkpoint that is kept."""
+    kept = (
+        f"; the last good checkpoint (step {last_saved_step}) is kept"
+        if last_saved_step >= 0
+        else ""
+    )
+    if consecutive_fp16_skips:
+        return NonFiniteLossError(
+            f"loss stayed {loss} for {consecutive_fp16_skips} fp16 steps up to step {step}: "
+            f"stopping{kept}; try precision.dtype bf16 or a lower train.lr"
+        )
+    return NonFiniteLossError(
+        f"loss is {loss} at step {step}: stopping{kept}; lower train.lr, raise "
+        "train.warmup or set train.grad_clip, then resume"
+    )
+
+
+@contextlib.contextmanager
+def oom_advice(train: TrainSection) -> Iterator[None]:
+    """Turn a GPU out-of-memory error into the batch-shape change that keeps the global batch."""
+    try:
+        yield
+    except torch.OutOfMemoryError:
+        peak = torch.cuda.max_memory_allocated() / 2**30 if torch.cuda.is_available() else 0.0
+        saver = (
+            "" if train.activation_checkpointing else " or --train.activation_checkpointing true"
+        )
+        raise UserError(
+            f"out of GPU memory (peak {peak:.1f} GiB) with micro_batch {train.micro_batch} x "
+            f"grad_accum {train.grad_accum}: try --micro-batch {max(1, train.micro_batch // 2)} "
+            f"--grad-accum {train.grad_accum * 2} (same global batch){saver}"
+        ) from None
+
+
+@contextlib.contextmanager
+def on_sigterm(request_stop: Callable[[], None]) -> Iterator[None]:
+    """Call `request_stop` on SIGTERM (preemption, a job's time limit) instead of dying."""
+
+    def handler(signum: int, frame: Any) -> None:
+        request_stop()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread: signals stay with the caller
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
