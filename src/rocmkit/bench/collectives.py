@@ -207,7 +207,7 @@ def _measure_op(
     }
     extra = {"correct": bool(ok.item()), "bus_factor": bus_factor(op, n)}
     name = f"{op} {size_bytes} B"
-    common = {"suite": SUITE, "name": name, "params": params, "extra": extra}
+    common: dict[str, Any] = {"suite": SUITE, "name": name, "params": params, "extra": extra}
     return [
         Measurement(
             metric="time_us", value=stats.median * 1e6, unit="us", stats=stats.to_dict(), **common

@@ -87,9 +87,7 @@ def energy_joules(samples: Sequence[tuple[float, float]], start: float, end: flo
     inside = [(t, w) for t, w in samples if start <= t <= end]
     if len(inside) < 2 or end <= start:
         return None
-    joules = sum(
-        (t1 - t0) * (w0 + w1) / 2 for (t0, w0), (t1, w1) in itertools.pairwise(inside)
-    )
+    joules = sum((t1 - t0) * (w0 + w1) / 2 for (t0, w0), (t1, w1) in itertools.pairwise(inside))
     # Extend with the mean power over the uncovered edges of the window.
     covered = inside[-1][0] - inside[0][0]
     if covered <= 0:

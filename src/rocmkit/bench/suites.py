@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from rocmkit.bench.attention import AttentionConfig, run_attention
 from rocmkit.bench.bandwidth import BandwidthConfig, run_bandwidth
-from rocmkit.bench.collectives import CollectivesConfig, run_collectives
+from rocmkit.bench.collectives import TORCHRUN_HINT, CollectivesConfig, run_collectives
 from rocmkit.bench.gemm import GemmConfig, run_gemm
 from rocmkit.bench.power import PowerSampler, average_watts, detect_power_reader
 from rocmkit.bench.timing import TimingConfig
@@ -259,6 +259,7 @@ def run_bench(
     on_suite: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Run the configured suites on `platform` and return one RunResult."""
+    _check_launch(config)
     config = sized_for(config, platform)
     reader, reader_name = (
         (power_reader, "injected") if power_reader else _reader_for(platform, config.power)
@@ -288,6 +289,16 @@ def run_bench(
     )
     result.environment["power_reader"] = reader_name if reader else None
     return result
+
+
+def _check_launch(config: BenchConfig) -> None:
+    """Fail before any suite runs when one needs torchrun and this process was not started by it."""
+    import torch.distributed as dist
+
+    launched = "WORLD_SIZE" in os.environ and "MASTER_ADDR" in os.environ
+    for name in config.suites:
+        if get_suite(name).needs_torchrun and not launched and not dist.is_initialized():
+            raise UserError(f"the {name} suite runs under torchrun: {TORCHRUN_HINT}")
 
 
 def _reader_for(platform: Platform, enabled: bool) -> tuple[Callable[[], float | None] | None, str]:
