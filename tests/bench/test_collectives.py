@@ -58,9 +58,26 @@ def test_collectives_under_torchrun_on_gloo(tmp_path):
     src = str(Path(rocmkit.__file__).parent.parent)
     env = {**os.environ, "PYTHONPATH": src, "OMP_NUM_THREADS": "1"}
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--standalone",
-           "-m", "rocmkit", "bench", "--suite", "collectives", "--out", str(out), "--json",
-           "--collectives.sizes_bytes", "1024,65536", "--collectives.num_iters", "3"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        "2",
+        "--standalone",
+        "-m",
+        "rocmkit",
+        "bench",
+        "--suite",
+        "collectives",
+        "--out",
+        str(out),
+        "--json",
+        "--collectives.sizes_bytes",
+        "1024,65536",
+        "--collectives.num_iters",
+        "3",
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=180, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     data = json.loads((out / "result.json").read_text())

@@ -53,13 +53,18 @@ def test_quantile_interpolates():
 
 def test_sample_count_respects_min_and_max():
     calls = []
-    samples = time_callable(lambda: calls.append(1), TimingConfig(warmup=2, min_samples=4, max_samples=7, budget_s=10))
+    samples = time_callable(
+        lambda: calls.append(1), TimingConfig(warmup=2, min_samples=4, max_samples=7, budget_s=10)
+    )
     assert len(samples) == 7  # budget never reached: stops at max_samples
     assert len(calls) == 2 + 7  # warm-up runs are not timed
 
 
 def test_budget_stops_sampling_early():
-    samples = time_callable(lambda: time.sleep(0.02), TimingConfig(warmup=0, min_samples=2, max_samples=1000, budget_s=0.05))
+    samples = time_callable(
+        lambda: time.sleep(0.02),
+        TimingConfig(warmup=0, min_samples=2, max_samples=1000, budget_s=0.05),
+    )
     assert 2 <= len(samples) <= 5
     assert all(s >= 0.019 for s in samples)
 
@@ -70,7 +75,9 @@ def test_measure_reports_seconds():
 
 
 def test_flush_cache_option_runs_on_cpu():
-    stats = measure(lambda: None, TimingConfig(warmup=0, min_samples=2, max_samples=2, flush_cache=True))
+    stats = measure(
+        lambda: None, TimingConfig(warmup=0, min_samples=2, max_samples=2, flush_cache=True)
+    )
     assert stats.num_samples == 2
 
 
@@ -81,7 +88,8 @@ def test_flush_buffer_is_larger_than_mi300x_infinity_cache():
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{"warmup": -1}, {"min_samples": 0}, {"min_samples": 5, "max_samples": 2}, {"budget_s": 0}]
+    "kwargs",
+    [{"warmup": -1}, {"min_samples": 0}, {"min_samples": 5, "max_samples": 2}, {"budget_s": 0}],
 )
 def test_bad_timing_config_is_a_user_error(kwargs):
     with pytest.raises(UserError):

@@ -6,6 +6,7 @@ Sizes scale with the device: a 2-core CPU gets tiny problems, a GPU gets sizes t
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -23,7 +24,7 @@ from rocmkit.bench.train_precision import (
     TrainUnavailable,
     run_train_precision,
 )
-from rocmkit.config import to_dict
+from rocmkit.config import from_dict, to_dict
 from rocmkit.errors import UserError
 from rocmkit.platform import Platform
 from rocmkit.results import Measurement, RunResult
@@ -67,6 +68,14 @@ class BenchConfig:
             raise UserError(f"bench mode must be quick or full (got {self.mode!r})")
 
 
+SUITE_CONFIGS: dict[str, type] = {
+    "gemm": GemmConfig,
+    "bandwidth": BandwidthConfig,
+    "collectives": CollectivesConfig,
+    "attention": AttentionConfig,
+    "train_precision": TrainPrecisionConfig,
+}
+
 SuiteFn = Callable[[BenchConfig, Platform, "PowerSampler | None"], list[Measurement]]
 
 
@@ -106,58 +115,57 @@ def timing_for(platform: Platform, mode: Mode) -> TimingConfig:
     )
 
 
-def sized_for(config: BenchConfig, platform: Platform) -> BenchConfig:
-    """Fill every suite config left as None with sizes that suit this device and mode."""
-    gpu, quick = platform.gpu_available, config.mode == "quick"
-    timing = timing_for(platform, config.mode)
+def device_defaults(platform: Platform, mode: Mode) -> dict[str, Any]:
+    """Suite configs (as dicts) sized for this device and mode: the base under user overrides."""
+    gpu, quick = platform.gpu_available, mode == "quick"
+    timing = to_dict(timing_for(platform, mode))
     memory = platform.devices[0].total_memory_bytes if gpu and platform.devices else None
     big_mib = 1024 if memory is None or memory >= 16 * 2**30 else 256
-    if config.gemm is None:
-        if gpu:
-            sizes, dtypes = (
-                ([2048, 4096, 8192] if quick else [1024, 2048, 4096, 8192, 16384]),
-                ["fp32", "tf32", "fp16", "bf16", "fp8"],
-            )
-        else:
-            sizes, dtypes = (
-                ([256, 512] if quick else [256, 512, 1024]),
-                (["fp32", "bf16"] if quick else ["fp32", "fp16", "bf16"]),
-            )
-        config.gemm = GemmConfig(sizes=sizes, dtypes=dtypes, timing=timing)
-    if config.bandwidth is None:
-        sizes_mib = (
-            ([16, 256, big_mib] if quick else [1, 4, 16, 64, 256, big_mib])
-            if gpu
-            else ([4, 16] if quick else [1, 4, 16, 64])
-        )
-        config.bandwidth = BandwidthConfig(sizes_mib=sizes_mib, timing=timing)
-    if config.collectives is None:
-        top = 28 if gpu else 20
-        config.collectives = CollectivesConfig(
-            sizes_bytes=[2**p for p in range(10, top + 1, 2 if quick else 1)]
-        )
-    if config.attention is None:
-        if gpu:
-            config.attention = AttentionConfig(
-                batch=4,
-                num_heads=16,
-                seq_len=2048,
-                head_dim=128,
-                dtypes=["fp16", "bf16"],
-                timing=timing,
-            )
-        else:
-            config.attention = AttentionConfig(
-                batch=1,
-                num_heads=4,
-                seq_len=256,
-                head_dim=64,
-                dtypes=["fp32", "bf16"],
-                timing=timing,
-            )
-    if config.train_precision is None:
-        config.train_precision = _train_sizes(gpu, quick)
-    return config
+    if gpu:
+        gemm = {
+            "sizes": [2048, 4096, 8192] if quick else [1024, 2048, 4096, 8192, 16384],
+            "dtypes": ["fp32", "tf32", "fp16", "bf16", "fp8"],
+        }
+        bandwidth = [16, 256, big_mib] if quick else [1, 4, 16, 64, 256, big_mib]
+        attention = {
+            "batch": 4,
+            "num_heads": 16,
+            "seq_len": 2048,
+            "head_dim": 128,
+            "dtypes": ["fp16", "bf16"],
+        }
+    else:
+        gemm = {
+            "sizes": [256, 512] if quick else [256, 512, 1024],
+            "dtypes": ["fp32", "bf16"] if quick else ["fp32", "fp16", "bf16"],
+        }
+        bandwidth = [4, 16] if quick else [1, 4, 16, 64]
+        attention = {
+            "batch": 1,
+            "num_heads": 4,
+            "seq_len": 256,
+            "head_dim": 64,
+            "dtypes": ["fp32", "bf16"],
+        }
+    top = 28 if gpu else 20
+    return {
+        "gemm": {**gemm, "timing": timing},
+        "bandwidth": {"sizes_mib": bandwidth, "timing": dict(timing)},
+        "collectives": {"sizes_bytes": [2**p for p in range(10, top + 1, 2 if quick else 1)]},
+        "attention": {**attention, "timing": dict(timing)},
+        "train_precision": to_dict(_train_sizes(gpu, quick)),
+    }
+
+
+def sized_for(config: BenchConfig, platform: Platform) -> BenchConfig:
+    """Fill every suite config left as None with `device_defaults`."""
+    defaults = device_defaults(platform, config.mode)
+    filled = {
+        name: getattr(config, name)
+        or from_dict(SUITE_CONFIGS[name], defaults[name], prefix=f"{name}.")
+        for name in SUITE_CONFIGS
+    }
+    return dataclasses.replace(config, **filled)
 
 
 def _train_sizes(gpu: bool, quick: bool) -> TrainPrecisionConfig:

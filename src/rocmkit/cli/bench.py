@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from rocmkit.bench import BenchConfig
+    from rocmkit.platform import Platform
     from rocmkit.results import RunResult
 
 HELP = "benchmark this machine (gemm, bandwidth, collectives, attention, train-precision) and write a report"
@@ -60,11 +61,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run, accepts_overrides=True, mode="quick")
 
 
-def _config(args: argparse.Namespace) -> BenchConfig:
+def _config(args: argparse.Namespace, platform: Platform) -> BenchConfig:
+    """Device-sized defaults <- flags <- dotted overrides (`--gemm.sizes 256,512`)."""
     from rocmkit.bench import BenchConfig
+    from rocmkit.bench.suites import device_defaults
     from rocmkit.config import load_config, parse_overrides
 
     base: dict[str, object] = {"mode": args.mode, "power": not args.no_power}
+    base.update(device_defaults(platform, args.mode))
     if args.suite:
         base["suites"] = [s.strip() for item in args.suite for s in item.split(",") if s.strip()]
     if args.label:
@@ -88,11 +92,11 @@ def run(args: argparse.Namespace) -> int:
     from rocmkit.bench import run_bench
     from rocmkit.platform import detect
 
-    config = _config(args)
+    platform = detect()
+    config = _config(args, platform)
     is_writer = int(os.environ.get("RANK", "0")) == 0  # under torchrun only rank 0 reports
     quiet = args.json or not is_writer
     console = Console(stderr=True, quiet=quiet)
-    platform = detect()
     result = run_bench(
         config, platform, on_suite=lambda name: console.print(f"[bold]running {name}...[/bold]")
     )
