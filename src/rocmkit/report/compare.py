@@ -1,8 +1,9 @@
-"""Two or more runs side by side: one column per run, ratio columns against the first run.
+"""Two or more runs side by side: one column per run, and the first run's ratio to each other run.
 
-Rows are (measurement name/params, metric) so any suite compares the same way. A ratio reads
-"<run> / <first run>": for rates (TFLOPS, GB/s, tokens/s) above 1 means faster, for times and
-energies above 1 means slower. Differences in suites, sizes or dtypes are reported as notes.
+Rows are (measurement name/params, metric) so any suite compares the same way. A ratio column reads
+"<first run> / <other run>" (`rocmkit report mi300x/ h100/` -> "MI300X / H100 = 1.31x"): for rates
+(TFLOPS, GB/s, tokens/s) above 1 means the first run is faster, for times and energies above 1
+means it is slower. Differences in suites, sizes or dtypes are reported as notes.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def format_ratio(value: float | None) -> str:
 
 
 def compare_runs(runs: Sequence[RunResult]) -> Comparison:
-    """Side-by-side tables of every suite any run has, with ratios against runs[0]."""
+    """Side-by-side tables of every suite any run has, with runs[0]'s ratio to each other run."""
     if len(runs) < 2:
         raise UserError("a comparison needs at least two runs")
     labels = unique_labels(runs)
@@ -73,7 +74,7 @@ def _suite_table(suite: str, runs: Sequence[RunResult], labels: list[str]) -> Ta
     for index in indexes:
         for (key, _, _), m in index.items():
             keys.setdefault(key, m.name)
-    ratio_headers = [f"{label} / {labels[0]}" for label in labels[1:]]
+    ratio_headers = [f"{labels[0]} / {label}" for label in labels[1:]]
     rows = []
     for key, name in keys.items():
         for metric, unit in metrics:
@@ -85,7 +86,7 @@ def _suite_table(suite: str, runs: Sequence[RunResult], labels: list[str]) -> Ta
                 format_value(v) if m is not None else "-"
                 for v, m in zip(values, found, strict=True)
             ]
-            ratios = [format_ratio(ratio(v, values[0])) for v in values[1:]]
+            ratios = [format_ratio(ratio(values[0], v)) for v in values[1:]]
             rows.append([name, metric_header(metric, unit), *cells, *ratios])
     return Table(
         suite=suite,
