@@ -27,16 +27,11 @@ CPU = Platform(
     cpu=CpuInfo(model="test cpu", num_physical_cores=2, num_logical_cores=2, flags=("avx2", "fma")),
 )
 TINY = [
-    "--gemm.sizes",
-    "32",
-    "--gemm.timing.max_samples",
-    "3",
-    "--bandwidth.sizes_mib",
-    "1",
-    "--bandwidth.timing.max_samples",
-    "3",
-    "--train_precision.steps",
-    "2",
+    *("--gemm.sizes", "32", "--gemm.timing.max_samples", "3"),
+    *("--bandwidth.sizes_mib", "1", "--bandwidth.timing.max_samples", "3"),
+    *("--train_precision.models", "gpt-tiny", "--train_precision.steps", "2"),
+    *("--train_precision.overrides.gpt-tiny.model.n_layer", "1"),
+    *("--train_precision.overrides.gpt-tiny.model.seq_len", "16"),
 ]
 
 
@@ -123,6 +118,14 @@ def test_quick_suite_end_to_end_on_cpu(tmp_path, capsys):
     assert {"gemm", "bandwidth", "train-precision"} <= suites
     gemm = [m for m in data["measurements"] if m["suite"] == "gemm" and m["metric"] == "gflops"]
     assert gemm and all(m["value"] > 0 and m["stats"]["num_samples"] >= 1 for m in gemm)
+    precision = {
+        (m["params"]["dtype"], m["metric"]): m
+        for m in data["measurements"]
+        if m["suite"] == "train-precision"
+    }
+    assert precision[("fp32", "speedup_vs_fp32")]["value"] == pytest.approx(1.0)
+    assert precision[("bf16", "throughput")]["value"] > 0
+    assert data["config"]["train_precision"]["overrides"]["gpt-tiny"]["model"]["seq_len"] == "16"
     assert (out / "report.md").read_text().startswith("# rocmkit bench")
     assert "<img" in (out / "report.html").read_text()
 

@@ -13,11 +13,19 @@ from rocmkit.cli.main import main
 from .test_report import AMD, NV, _run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 # Appended to a copy of the report: after load, write each image's decoded width into the DOM.
-PROBE = ("<script>window.addEventListener('load', () => document.body.setAttribute('data-widths',"
-         " [...document.images].map(i => i.complete ? i.naturalWidth : -1).join(',')))</script>")
+PROBE = (
+    "<script>window.addEventListener('load', () => document.body.setAttribute('data-widths',"
+    " [...document.images].map(i => i.complete ? i.naturalWidth : -1).join(',')))</script>"
+)
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 
@@ -57,4 +65,6 @@ def test_chromium_screenshot_is_not_blank(report_html, tmp_path):
     _chromium(tmp_path, "--window-size=1000,1400", f"--screenshot={shot}", report_html.as_uri())
     with Image.open(shot) as image:
         colors = image.convert("RGB").getcolors(maxcolors=1_000_000)
-    assert colors is not None and len(colors) > 50  # text, tables and coloured bars, not a blank page
+    assert (
+        colors is not None and len(colors) > 50
+    )  # text, tables and coloured bars, not a blank page

@@ -19,13 +19,19 @@ from rocmkit.results import Measurement, RunResult
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def _run(backend: str, device: str, arch: str, figures: dict[str, float], *, sizes=(4096, 8192)) -> RunResult:
+def _run(
+    backend: str, device: str, arch: str, figures: dict[str, float], *, sizes=(4096, 8192)
+) -> RunResult:
     platform = Platform(
         backend=backend,  # type: ignore[arg-type]
         torch_version="2.9.0",
         hip_version="6.4" if backend == "rocm" else None,
         cuda_version="12.8" if backend == "cuda" else None,
-        devices=(DeviceInfo(index=0, name=device, vendor="amd" if backend == "rocm" else "nvidia", arch=arch),),
+        devices=(
+            DeviceInfo(
+                index=0, name=device, vendor="amd" if backend == "rocm" else "nvidia", arch=arch
+            ),
+        ),
         gpu_available=True,
     )
     rows = []
@@ -34,20 +40,86 @@ def _run(backend: str, device: str, arch: str, figures: dict[str, float], *, siz
             params = {"dtype": dtype, "m": size, "n": size, "k": size}
             name = f"{dtype} {size}x{size}x{size}"
             tflops = figures[dtype] * size / 8192
-            rows.append(Measurement(suite="gemm", name=name, metric="tflops", value=tflops, unit="TFLOPS", params=params, stats={"median": 0.001, "num_samples": 20}))
-            rows.append(Measurement(suite="gemm", name=name, metric="pct_of_peak", value=tflops / 10, unit="%", params=params))
+            rows.append(
+                Measurement(
+                    suite="gemm",
+                    name=name,
+                    metric="tflops",
+                    value=tflops,
+                    unit="TFLOPS",
+                    params=params,
+                    stats={"median": 0.001, "num_samples": 20},
+                )
+            )
+            rows.append(
+                Measurement(
+                    suite="gemm",
+                    name=name,
+                    metric="pct_of_peak",
+                    value=tflops / 10,
+                    unit="%",
+                    params=params,
+                )
+            )
     for size in (16, 256):
-        rows.append(Measurement(suite="bandwidth", name=f"copy {size} MiB", metric="gbps", value=figures["copy"] * size / 256, unit="GB/s", params={"op": "copy", "size_mib": size}))
+        rows.append(
+            Measurement(
+                suite="bandwidth",
+                name=f"copy {size} MiB",
+                metric="gbps",
+                value=figures["copy"] * size / 256,
+                unit="GB/s",
+                params={"op": "copy", "size_mib": size},
+            )
+        )
     for dtype, speedup in (("fp32", 1.0), ("bf16", figures["speedup"])):
         params = {"model": "gpt-tiny", "dtype": dtype}
-        rows.append(Measurement(suite="train-precision", name=f"gpt-tiny {dtype}", metric="speedup_vs_fp32", value=speedup, unit="x", params=params))
-        rows.append(Measurement(suite="train-precision", name=f"gpt-tiny {dtype}", metric="memory_saving_vs_fp32", value=None if dtype == "fp32" else 40.0, unit="%", params=params))
+        rows.append(
+            Measurement(
+                suite="train-precision",
+                name=f"gpt-tiny {dtype}",
+                metric="speedup_vs_fp32",
+                value=speedup,
+                unit="x",
+                params=params,
+            )
+        )
+        rows.append(
+            Measurement(
+                suite="train-precision",
+                name=f"gpt-tiny {dtype}",
+                metric="memory_saving_vs_fp32",
+                value=None if dtype == "fp32" else 40.0,
+                unit="%",
+                params=params,
+            )
+        )
     for size in (1024, 1048576):
         params = {"op": "all_reduce", "size_bytes": size, "world_size": 8}
-        rows.append(Measurement(suite="collectives", name=f"all_reduce {size} B", metric="busbw", value=figures["busbw"] * size / 2**20, unit="GB/s", params=params))
-    rows.append(Measurement(suite="infer-local", name="llama-tiny batch 4", metric="ttft_ms", value=figures["ttft"], unit="ms", params={"batch": 4}))
+        rows.append(
+            Measurement(
+                suite="collectives",
+                name=f"all_reduce {size} B",
+                metric="busbw",
+                value=figures["busbw"] * size / 2**20,
+                unit="GB/s",
+                params=params,
+            )
+        )
+    rows.append(
+        Measurement(
+            suite="infer-local",
+            name="llama-tiny batch 4",
+            metric="ttft_ms",
+            value=figures["ttft"],
+            unit="ms",
+            params={"batch": 4},
+        )
+    )
     environment = platform.record()
-    return RunResult(kind="bench", environment=environment, config={"mode": "quick"}, measurements=rows)
+    return RunResult(
+        kind="bench", environment=environment, config={"mode": "quick"}, measurements=rows
+    )
 
 
 AMD = {"fp16": 612.3, "bf16": 600.0, "copy": 4000.0, "speedup": 2.1, "busbw": 300.0, "ttft": 20.0}
@@ -85,7 +157,9 @@ def test_two_machines_side_by_side_with_ratios(two_runs, tmp_path, capsys):
     assert main(["report", str(two_runs[0]), str(two_runs[1]), "-o", str(out)]) == 0
     text = out.read_text()
     assert "MI300X / H100" in text
-    row = next(line for line in text.splitlines() if line.startswith("| fp16 8192x8192x8192 | tflops"))
+    row = next(
+        line for line in text.splitlines() if line.startswith("| fp16 8192x8192x8192 | tflops")
+    )
     assert "612.3" in row and "467.4" in row and "1.31x" in row  # 612.3 / 467.4
     busbw = next(line for line in text.splitlines() if "all_reduce 1048576 B" in line)
     assert "0.86x" in busbw  # 300 / 350: the AMD box is slower here and the ratio says so
@@ -130,7 +204,9 @@ def test_unknown_suites_render_generically(two_runs):
     doc = build_document([load_result(two_runs[0])])
     infer = next(t for t in doc.tables if t.suite == "infer-local")
     assert infer.title == "Inference: infer-local"
-    assert infer.columns == ["name", "ttft_ms (ms)"] and infer.rows == [["llama-tiny batch 4", "20.00"]]
+    assert infer.columns == ["name", "ttft_ms (ms)"] and infer.rows == [
+        ["llama-tiny batch 4", "20.00"]
+    ]
 
 
 def test_single_run_markdown_has_na_not_zero(two_runs):
@@ -142,7 +218,13 @@ def test_single_run_markdown_has_na_not_zero(two_runs):
 
 
 def test_format_value():
-    assert [format_value(v) for v in (None, 1234.5, 612.34, 3.14159, 0.001234)] == ["n/a", "1,234", "612.3", "3.14", "0.00123"]
+    assert [format_value(v) for v in (None, 1234.5, 612.34, 3.14159, 0.001234)] == [
+        "n/a",
+        "1,234",
+        "612.3",
+        "3.14",
+        "0.00123",
+    ]
 
 
 def test_console_format(two_runs, capsys):

@@ -169,21 +169,29 @@ def sized_for(config: BenchConfig, platform: Platform) -> BenchConfig:
 
 
 def _train_sizes(gpu: bool, quick: bool) -> TrainPrecisionConfig:
+    """Models big enough to keep the device busy, small enough to finish in the mode's time."""
+    if gpu and not quick:
+        return TrainPrecisionConfig(models=["gpt2-124m", "resnet50"], steps=50)
     if gpu:
-        models = ["gpt-tiny", "resnet18"] if quick else ["gpt2-124m", "resnet50"]
-        return TrainPrecisionConfig(models=models, steps=20 if quick else 50)
+        # gpt-tiny widened to ~45M parameters: the preset itself is launch-bound on a GPU.
+        gpt = {
+            "model": {
+                "n_layer": 6,
+                "d_model": 512,
+                "n_head": 8,
+                "seq_len": 512,
+                "vocab_size": 50304,
+            },
+            "train": {"micro_batch": 16},
+        }
+        return TrainPrecisionConfig(
+            models=["gpt-tiny", "resnet18"], steps=20, overrides={"gpt-tiny": gpt}
+        )
     small = {
-        "gpt-tiny": {
-            "model.n_layer": "2",
-            "model.d_model": "64",
-            "model.n_head": "2",
-            "model.seq_len": "64",
-            "model.vocab_size": "512",
-            "train.micro_batch": "4",
-        },
-        "resnet18": {"model.image_size": "32", "model.num_classes": "10", "train.micro_batch": "4"},
+        "gpt-tiny": {"model": {"seq_len": 64, "vocab_size": 512}, "train": {"micro_batch": 4}},
+        "resnet18": {"model": {"image_size": 32, "num_classes": 10}, "train": {"micro_batch": 4}},
     }
-    return TrainPrecisionConfig(models=list(small), steps=4 if quick else 10, overrides=small)
+    return TrainPrecisionConfig(models=list(small), steps=6 if quick else 12, overrides=small)
 
 
 def _gemm(

@@ -6,6 +6,7 @@ when a power sensor exists, energy per step, energy per token/image and tokens (
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,8 +28,8 @@ class TrainPrecisionConfig:
     models: list[str] = field(default_factory=lambda: ["gpt-tiny", "resnet18"])  # train presets
     dtypes: list[str] = field(default_factory=lambda: list(DTYPES))
     steps: int = 6
-    # per preset: dotted train-config overrides, e.g. {"gpt-tiny": {"model.n_layer": "2"}}
-    overrides: dict[str, dict[str, str]] = field(default_factory=dict)
+    # per preset: train-config overrides, {"gpt-tiny": {"model": {"n_layer": 2}}} (dotted keys work too)
+    overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.dtypes) - set(DTYPES))
@@ -50,6 +51,29 @@ class _Run:
     energy_j: float | None
     num_steps: int
     num_units: float
+    memory_note: str | None = None  # why peak memory is n/a
+
+
+# The bench measures; it must not leave checkpoints or a train run directory behind.
+QUIET_TRAIN = {
+    "checkpoint.every": "0",
+    "checkpoint.save_final": "false",
+    "logging.log_every": "1000000",
+}
+CPU_MEMORY_NOTE = (
+    "peak memory is not measured on CPU (the process RSS high-water mark mixes all runs)"
+)
+
+
+def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    """{"model": {"n_layer": 2}} (as TOML or dotted flags give it) -> {"model.n_layer": "2"}."""
+    flat: dict[str, str] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            flat.update(flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = str(value)
+    return flat
 
 
 def _train_once(
@@ -63,25 +87,34 @@ def _train_once(
         from rocmkit.train import load_train_config, train
     except ImportError as exc:
         raise TrainUnavailable(f"rocmkit.train is not available ({exc})") from None
-    overrides = {
-        **config.overrides.get(preset, {}),
-        "train.steps": str(config.steps),
-        "precision.dtype": dtype,
-    }
-    train_config = load_train_config(preset=preset, path=None, overrides=overrides)
-    start = sampler.now() if sampler else 0.0
-    result = train(train_config, platform=platform)
-    energy = sampler.energy_j(start, sampler.now()) if sampler else None
+    import torch
+
+    with tempfile.TemporaryDirectory(prefix="rocmkit-bench-train-") as run_dir:
+        overrides = {
+            **flatten(config.overrides.get(preset, {})),
+            **QUIET_TRAIN,
+            "logging.run_dir": run_dir,
+            "train.steps": str(config.steps),
+            "precision.dtype": dtype,
+        }
+        train_config = load_train_config(preset=preset, path=None, overrides=overrides)
+        if platform.gpu_available:
+            torch.cuda.reset_peak_memory_stats()
+        start = sampler.now() if sampler else 0.0
+        result = train(train_config, platform=platform)
+        energy = sampler.energy_j(start, sampler.now()) if sampler else None
     num_steps = int(result.steps_done)
+    units_per_s = float(result.units_per_s or 0.0)
     return _Run(
-        units_per_s=float(result.units_per_s),
+        units_per_s=units_per_s,
         unit_name=str(result.unit_name),
-        peak_memory_bytes=result.peak_memory_bytes,
+        peak_memory_bytes=result.peak_memory_bytes if platform.gpu_available else None,
         mfu=result.mfu,
         final_loss=result.final_loss,
         energy_j=energy,
         num_steps=num_steps,
-        num_units=float(result.units_per_s) * float(result.median_step_time_s) * num_steps,
+        num_units=units_per_s * float(result.median_step_time_s or 0.0) * num_steps,
+        memory_note=None if platform.gpu_available else CPU_MEMORY_NOTE,
     )
 
 
@@ -143,14 +176,15 @@ def precision_rows(
     if baseline and baseline.peak_memory_bytes and run.peak_memory_bytes is not None:
         saving = 100.0 * (1 - run.peak_memory_bytes / baseline.peak_memory_bytes)
     unit = run.unit_name
+    memory_why = {"skipped": run.memory_note} if memory_mib is None and run.memory_note else {}
     return [
         row("throughput", run.units_per_s, f"{unit}/s"),
         row("speedup_vs_fp32", speedup, "x"),
-        row("peak_memory", memory_mib, "MiB"),
-        row("memory_saving_vs_fp32", saving, "%"),
+        row("peak_memory", memory_mib, "MiB", **memory_why),
+        row("memory_saving_vs_fp32", saving, "%", **memory_why),
         row("mfu", None if run.mfu is None else 100.0 * run.mfu, "%"),
         row("final_loss", run.final_loss, ""),
         row("energy_per_step", per_unit(run.energy_j, run.num_steps), "J"),
-        row(f"energy_per_{unit.rstrip('s')}", per_unit(run.energy_j, run.num_units), "J"),
-        row(f"{unit}_per_joule", units_per_joule(run.energy_j, run.num_units), f"{unit}/J"),
+        row("energy_per_unit", per_unit(run.energy_j, run.num_units), f"J/{unit.rstrip('s')}"),
+        row("units_per_joule", units_per_joule(run.energy_j, run.num_units), f"{unit}/J"),
     ]

@@ -12,7 +12,10 @@ from rocmkit.report.tables import Table
 def rich_table(table: Table) -> RichTable:
     out = RichTable(title=table.title, title_justify="left", show_lines=False)
     for i, column in enumerate(table.columns):
-        out.add_column(column, justify="left" if i == 0 else "right", overflow="fold")
+        if i == 0:
+            out.add_column(column, justify="left", no_wrap=True)
+        else:
+            out.add_column(column, justify="right", overflow="fold")
     for row in table.rows:
         out.add_row(*row)
     return out

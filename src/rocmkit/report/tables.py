@@ -97,24 +97,26 @@ def skipped_notes(measurements: Iterable[Measurement]) -> list[str]:
 
 
 def run_table(run: RunResult, suite: str) -> Table:
-    """One suite of one run, wide: a row per name/params, a column per metric."""
+    """One suite of one run, wide: a row per name/params, a column per metric.
+
+    A column whose unit differs between rows (tokens/s vs images/s) shows the unit in each cell;
+    columns with no value at all are left out and named in a note.
+    """
     rows_of = [m for m in run.measurements if m.suite == suite]
-    metrics = ordered_metrics(suite, rows_of)
-    cells: dict[str, dict[tuple[str, str], Measurement]] = {}
+    cells: dict[str, dict[str, Measurement]] = {}
     names: dict[str, str] = {}
     for m in rows_of:
-        key = row_key(m)
-        cells.setdefault(key, {})[(m.metric, m.unit)] = m
-        names[key] = m.name
+        cells.setdefault(row_key(m), {})[m.metric] = m
+        names[row_key(m)] = m.name
+    metrics = list(dict.fromkeys(metric for metric, _ in ordered_metrics(suite, rows_of)))
+    empty = [x for x in metrics if all(m.value is None for m in rows_of if m.metric == x)]
+    shown = [x for x in metrics if x not in empty] or metrics[:1]
+    units = {x: list(dict.fromkeys(m.unit for m in rows_of if m.metric == x)) for x in shown}
+    headers = [metric_header(x, units[x][0]) if len(units[x]) == 1 else x for x in shown]
     has_samples = any(m.stats.get("num_samples") for m in rows_of)
-    columns = ["name", *(metric_header(*mu) for mu in metrics)] + (
-        ["samples"] if has_samples else []
-    )
     rows = []
     for key, by_metric in cells.items():
-        row = [names[key]] + [
-            format_value(by_metric[mu].value) if mu in by_metric else "" for mu in metrics
-        ]
+        row = [names[key]] + [_cell(by_metric.get(x), len(units[x]) > 1) for x in shown]
         if has_samples:
             counts = [
                 int(m.stats["num_samples"])
@@ -123,13 +125,24 @@ def run_table(run: RunResult, suite: str) -> Table:
             ]
             row.append(str(max(counts)) if counts else "")
         rows.append(row)
+    notes = _peak_notes(rows_of) + skipped_notes(rows_of)
+    hidden = [x for x in empty if x not in shown]
+    if hidden:
+        notes.append(f"no data for: {', '.join(hidden)}")
     return Table(
         suite=suite,
         title=suite_title(suite),
-        columns=columns,
         rows=rows,
-        notes=_peak_notes(rows_of) + skipped_notes(rows_of),
+        notes=notes,
+        columns=["name", *headers] + (["samples"] if has_samples else []),
     )
+
+
+def _cell(m: Measurement | None, with_unit: bool) -> str:
+    if m is None:
+        return ""
+    text = format_value(m.value)
+    return f"{text} {m.unit}" if with_unit and m.value is not None and m.unit else text
 
 
 def _peak_notes(measurements: list[Measurement]) -> list[str]:
