@@ -265,3 +265,21 @@ def test_missing_run_and_unknown_output_suffix(two_runs, tmp_path, capsys):
     assert main(["report", str(two_runs[0]), "-o", str(tmp_path / "r.pdf")]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 2 and re.search(r"\.html or \.md", err)
+
+
+def test_failed_correctness_check_is_called_out():
+    from rocmkit.report.tables import run_table
+
+    run = _run("rocm", "AMD Instinct MI300X", "gfx942", AMD)
+    run.measurements.append(
+        Measurement(
+            suite="collectives",
+            name="broadcast 64 B",
+            metric="busbw",
+            value=1.0,
+            unit="GB/s",
+            extra={"correct": False},
+        )
+    )
+    table = run_table(run, "collectives")
+    assert any("WRONG RESULT" in note and "broadcast 64 B" in note for note in table.notes)

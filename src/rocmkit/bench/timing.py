@@ -61,7 +61,7 @@ class Stats:
     num_samples: int
 
     def to_dict(self) -> dict[str, float]:
-        return {k: float(v) for k, v in asdict(self).items()}
+        return {k: v if k == "num_samples" else float(v) for k, v in asdict(self).items()}
 
 
 def quantile(sorted_values: Sequence[float], q: float) -> float:

@@ -125,7 +125,7 @@ def run_table(run: RunResult, suite: str) -> Table:
             ]
             row.append(str(max(counts)) if counts else "")
         rows.append(row)
-    notes = _peak_notes(rows_of) + skipped_notes(rows_of)
+    notes = _peak_notes(rows_of) + skipped_notes(rows_of) + wrong_result_notes(rows_of)
     hidden = [x for x in empty if x not in shown]
     if hidden:
         notes.append(f"no data for: {', '.join(hidden)}")
@@ -143,6 +143,12 @@ def _cell(m: Measurement | None, with_unit: bool) -> str:
         return ""
     text = format_value(m.value)
     return f"{text} {m.unit}" if with_unit and m.value is not None and m.unit else text
+
+
+def wrong_result_notes(measurements: Iterable[Measurement]) -> list[str]:
+    """Rows whose correctness check failed: their numbers time a wrong computation."""
+    wrong = list(dict.fromkeys(m.name for m in measurements if m.extra.get("correct") is False))
+    return [f"WRONG RESULT (correctness check failed): {', '.join(wrong)}"] if wrong else []
 
 
 def _peak_notes(measurements: list[Measurement]) -> list[str]:
