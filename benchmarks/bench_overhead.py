@@ -19,7 +19,9 @@ from rocmkit.bench.gemm import make_matmul
 from rocmkit.bench.timing import TimingConfig, measure
 
 
-def bare_loop(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, warmup: int, samples: int) -> float:
+def bare_loop(
+    a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, warmup: int, samples: int
+) -> float:
     """Median seconds of torch.matmul timed by hand, exactly as rocmkit times on this device."""
     for _ in range(warmup):
         torch.matmul(a, b, out=out)
@@ -45,13 +47,17 @@ def bare_loop(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, warmup: int, 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=None, help="matrix size (default 512 on CPU, 4096 on GPU)")
+    parser.add_argument(
+        "--size", type=int, default=None, help="matrix size (default 512 on CPU, 4096 on GPU)"
+    )
     parser.add_argument("--samples", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
     device = "cuda" if torch.cuda.is_available() else "cpu"
     size = args.size or (4096 if device == "cuda" else 512)
-    config = TimingConfig(warmup=3, min_samples=args.samples, max_samples=args.samples, budget_s=1e9)
+    config = TimingConfig(
+        warmup=3, min_samples=args.samples, max_samples=args.samples, budget_s=1e9
+    )
     fn = make_matmul("fp32", size, device)
     a = torch.randn(size, size, device=device)
     b = torch.randn(size, size, device=device)
@@ -63,9 +69,15 @@ def main() -> None:
     ratio = statistics.median(ours) / statistics.median(bare)
     flops = 2.0 * size**3
     print(f"device={device} size={size} samples={args.samples} rounds={args.rounds}")
-    print(f"rocmkit: {statistics.median(ours) * 1e3:.4f} ms ({flops / statistics.median(ours) / 1e9:.1f} GFLOPS)")
-    print(f"bare:    {statistics.median(bare) * 1e3:.4f} ms ({flops / statistics.median(bare) / 1e9:.1f} GFLOPS)")
-    print(f"ratio rocmkit/bare = {ratio:.4f} ({'within' if abs(ratio - 1) <= 0.02 else 'OUTSIDE'} 2%)")
+    print(
+        f"rocmkit: {statistics.median(ours) * 1e3:.4f} ms ({flops / statistics.median(ours) / 1e9:.1f} GFLOPS)"
+    )
+    print(
+        f"bare:    {statistics.median(bare) * 1e3:.4f} ms ({flops / statistics.median(bare) / 1e9:.1f} GFLOPS)"
+    )
+    print(
+        f"ratio rocmkit/bare = {ratio:.4f} ({'within' if abs(ratio - 1) <= 0.02 else 'OUTSIDE'} 2%)"
+    )
 
 
 if __name__ == "__main__":
