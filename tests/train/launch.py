@@ -1,20 +1,13 @@
 """`python tests/train/launch.py train ...`: the rocmkit CLI for subprocess tests.
 
-Installs the test stand-ins when rocmkit.train.models/data are not merged yet (see standin.py),
-and, when ROCMKIT_TEST_KILL_IN_SAVE=N is set, SIGKILLs this process in the middle of its N-th
-checkpoint save (shards written, not yet published): the worst moment for a crash.
+With ROCMKIT_TEST_KILL_IN_SAVE=N set, it SIGKILLs itself in the middle of its N-th checkpoint
+save (shards written, not yet published): the worst moment for a crash.
 """
 
 import os
 import signal
 import sys
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import standin
-
-standin.install()
 
 
 def _kill_in_save(nth: int) -> None:

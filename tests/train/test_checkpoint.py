@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 import torch
+from loop_helpers import checkpoint_weights, tiny_overrides
 
-from conftest import checkpoint_weights, tiny_overrides
 from rocmkit.errors import UserError
 from rocmkit.train import export_checkpoint, load_train_config, train
 

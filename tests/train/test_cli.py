@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from loop_helpers import as_flags, run_cli, tiny_overrides
 
-from conftest import as_flags, run_cli, tiny_overrides
 from rocmkit.cli.main import main
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 import torch
+from loop_helpers import checkpoint_weights, tiny_overrides
 
-from conftest import checkpoint_weights, tiny_overrides
 from rocmkit.results import load_result
 from rocmkit.train import NonFiniteLossError, StepMetrics, load_train_config, train
 from rocmkit.train.config import TrainSection
@@ -123,3 +123,20 @@ def test_fp16_overflow_skips_steps_and_counts_them(run_dir: Path):
     assert [m.skipped for m in seen] == [True, True]
     assert seen[1].loss_scale is not None and seen[1].loss_scale < 1e20
     assert all(math.isfinite(m.loss) for m in seen)
+
+
+@pytest.mark.parametrize(
+    "memory_saver",
+    [
+        {"train.activation_checkpointing": "true"},
+        pytest.param({"train.compile": "true"}, marks=pytest.mark.slow),
+    ],
+    ids=["activation_checkpointing", "compile"],
+)
+def test_memory_savers_do_not_change_the_result(tmp_path: Path, memory_saver):
+    common = {"train.steps": 3, "model.dropout": 0.0}
+    plain = _train(tmp_path / "plain", **common)
+    saver = _train(tmp_path / "saver", **common, **memory_saver)
+    assert saver.losses == pytest.approx(plain.losses, rel=1e-5)
+    a, b = checkpoint_weights(plain.checkpoint), checkpoint_weights(saver.checkpoint)
+    assert max((a[k] - b[k]).abs().max().item() for k in a) < 1e-5

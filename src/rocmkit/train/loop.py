@@ -76,6 +76,10 @@ class Session:
     stop_requested: bool = False  # agreed by all ranks at the last step
     last_saved_step: int = -1
     consecutive_skips: int = 0
+    params: list[torch.nn.Parameter] = field(default_factory=list)  # trainable, for clipping
+
+    def __post_init__(self) -> None:
+        self.params = [p for p in self.model.parameters() if p.requires_grad]
 
 
 def lr_at(step: int, train: TrainSection) -> float:
@@ -320,11 +324,9 @@ def _check_finite(session: Session, loss: float) -> None:
 
 
 def _clip(session: Session) -> float | None:
-    params = [p for p in session.model.parameters() if p.grad is not None]
-    if not params:
-        return None
+    # clip_grad_norm_ skips parameters without gradients; with grad_clip 0 it only measures.
     max_norm = session.config.train.grad_clip or math.inf
-    norm = torch.nn.utils.clip_grad_norm_(params, max_norm)
+    norm = torch.nn.utils.clip_grad_norm_(session.params, max_norm)
     full = getattr(norm, "full_tensor", None)  # FSDP2: a DTensor holding the global norm
     value = float(full() if full is not None else norm)
     return value if math.isfinite(value) else None
