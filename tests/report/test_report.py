@@ -283,3 +283,13 @@ def test_failed_correctness_check_is_called_out():
     )
     table = run_table(run, "collectives")
     assert any("WRONG RESULT" in note and "broadcast 64 B" in note for note in table.notes)
+
+
+def test_cpu_gflops_against_gpu_tflops_is_flagged():
+    gpu = _run("rocm", "AMD Instinct MI300X", "gfx942", AMD)
+    cpu = _run("cuda", "NVIDIA H100", "sm_90", NV)
+    for m in cpu.measurements:
+        if m.metric == "tflops":
+            m.metric, m.unit = "gflops", "GFLOPS"
+    notes = compare_runs([gpu, cpu]).notes
+    assert any("different metrics/units" in n and "gflops (GFLOPS)" in n for n in notes)

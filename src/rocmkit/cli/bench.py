@@ -1,6 +1,7 @@
 """`rocmkit bench`: run benchmark suites, write result.json + report.html + report.md into a run dir.
 
-With no arguments: the quick default suite (gemm, bandwidth, train-precision) sized for the device.
+With no arguments: the quick default suite (gemm, bandwidth, train-precision) sized for the device;
+`--full` adds attention and uses more sizes.
 Any suite setting can be overridden with dotted flags, e.g. `--gemm.sizes 256,512 --gemm.dtypes fp32`.
 """
 
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from rocmkit.platform import Platform
     from rocmkit.results import RunResult
 
+# --full without --suite adds attention; collectives need torchrun and are always asked for by name.
+FULL_SUITES = ("gemm", "bandwidth", "attention", "train-precision")
 HELP = "benchmark this machine (gemm, bandwidth, collectives, attention, train-precision) and write a report"
 
 
@@ -31,7 +34,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         action="append",
         metavar="NAME",
         help="suite to run (repeat or comma-separate): gemm, bandwidth, collectives, attention, "
-        "train-precision (default: gemm,bandwidth,train-precision)",
+        "train-precision (default: gemm,bandwidth,train-precision; --full adds attention)",
     )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument(
@@ -71,6 +74,8 @@ def _config(args: argparse.Namespace, platform: Platform) -> BenchConfig:
     base.update(device_defaults(platform, args.mode))
     if args.suite:
         base["suites"] = [s.strip() for item in args.suite for s in item.split(",") if s.strip()]
+    elif args.mode == "full":
+        base["suites"] = list(FULL_SUITES)
     if args.label:
         base["label"] = args.label
     return load_config(

@@ -112,6 +112,14 @@ def comparability_notes(runs: Sequence[RunResult], labels: list[str]) -> list[st
         for suite in sorted(base_suites & suites):
             a = {row_key(m) for m in base.measurements if m.suite == suite}
             b = {row_key(m) for m in run.measurements if m.suite == suite}
+            units_a = {(m.metric, m.unit) for m in base.measurements if m.suite == suite}
+            units_b = {(m.metric, m.unit) for m in run.measurements if m.suite == suite}
+            if units_a != units_b:
+                only = sorted(f"{metric} ({unit})" for metric, unit in units_a ^ units_b)
+                notes.append(
+                    f"not comparable: {suite} has different metrics/units in {labels[0]} and "
+                    f"{label}: {', '.join(only)}"
+                )
             if a != b:
                 notes.append(
                     f"not comparable: {suite} ran different sizes/dtypes in {labels[0]} and {label} "
