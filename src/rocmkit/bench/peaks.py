@@ -90,7 +90,11 @@ def compute_peak(platform: Platform, dtype: str) -> Peak | None:
     gflops = estimate_cpu_peak_gflops(platform.cpu.flags, dtype, threads, ghz)
     if gflops is None:
         return None
-    how = f"estimate: {threads} thread(s) x {ghz:.2f} GHz x {cpu_flops_per_cycle(platform.cpu.flags, dtype)} FLOP/cycle"
+    per_cycle = cpu_flops_per_cycle(platform.cpu.flags, dtype)
+    how = (
+        f"estimate: {threads} thread(s) x {ghz:.2f} GHz x {per_cycle} {dtype} FLOP/cycle"
+        " (over 100% means the cores boost above this clock)"
+    )
     return Peak(value=gflops / 1e3, source=how, is_estimate=True)
 
 
