@@ -144,3 +144,43 @@ def test_json_flag_prints_the_result(tmp_path, capsys):
 def test_bad_bench_arguments_are_one_line_exit_2(argv, tmp_path, capsys):
     assert main(["bench", "--out", str(tmp_path), *argv]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_public_api_is_pinned():
+    import rocmkit.bench
+    import rocmkit.report
+
+    assert set(rocmkit.bench.__all__) == {
+        "SUITES",
+        "BenchConfig",
+        "Stats",
+        "Suite",
+        "TimingConfig",
+        "get_suite",
+        "measure",
+        "register_suite",
+        "run_bench",
+        "summarize",
+    }
+    assert rocmkit.report.__all__ == [
+        "Comparison",
+        "ReportDocument",
+        "Table",
+        "build_document",
+        "compare_runs",
+        "render",
+    ]
+
+
+def test_a_registered_suite_runs_and_reports_without_special_code(monkeypatch):
+    from rocmkit.bench import SUITES, Suite, register_suite
+    from rocmkit.report import render
+    from rocmkit.results import Measurement
+
+    monkeypatch.setattr("rocmkit.bench.suites.SUITES", dict(SUITES))
+    row = Measurement(suite="infer-fake", name="batch 1", metric="ttft_ms", value=12.5, unit="ms")
+    register_suite(
+        Suite(name="infer-fake", description="test", run=lambda config, platform, sampler: [row])
+    )
+    result = run_bench(BenchConfig(suites=["infer-fake"], power=False), CPU)
+    assert "| batch 1 | 12.50 |" in render([result], "md")
