@@ -1,16 +1,141 @@
-"""`rocmkit bench` (placeholder until its issue lands)."""
+"""`rocmkit bench`: run benchmark suites, write result.json + report.html + report.md into a run dir.
+
+With no arguments: the quick default suite (gemm, bandwidth, train-precision) sized for the device;
+`--full` adds attention and uses more sizes.
+Any suite setting can be overridden with dotted flags, e.g. `--gemm.sizes 256,512 --gemm.dtypes fp32`.
+"""
 
 from __future__ import annotations
 
 import argparse
+import datetime as _dt
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rocmkit.errors import UserError
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from rocmkit.bench import BenchConfig
+    from rocmkit.platform import Platform
+    from rocmkit.results import RunResult
+
+# --full without --suite adds attention; collectives need torchrun and are always asked for by name.
+FULL_SUITES = ("gemm", "bandwidth", "attention", "train-precision")
+HELP = "benchmark this machine (gemm, bandwidth, collectives, attention, train-precision) and write a report"
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("bench", help="(not available yet)")
-    parser.set_defaults(handler=run)
+    parser = subparsers.add_parser("bench", help=HELP, description=HELP)
+    parser.add_argument(
+        "--suite",
+        action="append",
+        metavar="NAME",
+        help="suite to run (repeat or comma-separate): gemm, bandwidth, collectives, attention, "
+        "train-precision (default: gemm,bandwidth,train-precision; --full adds attention)",
+    )
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--quick",
+        dest="mode",
+        action="store_const",
+        const="quick",
+        help="small sizes, short timing (default)",
+    )
+    mode.add_argument(
+        "--full",
+        dest="mode",
+        action="store_const",
+        const="full",
+        help="more sizes and dtypes, longer timing",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print result.json to stdout instead of tables"
+    )
+    parser.add_argument(
+        "--out", metavar="DIR", help="run directory (default: runs/<UTC timestamp>)"
+    )
+    parser.add_argument(
+        "--label", help="name of this run in reports (default: the device model, e.g. MI300X)"
+    )
+    parser.add_argument("--no-power", action="store_true", help="do not sample GPU power")
+    parser.set_defaults(handler=run, accepts_overrides=True, mode="quick")
+
+
+def _config(args: argparse.Namespace, platform: Platform) -> BenchConfig:
+    """Device-sized defaults <- flags <- dotted overrides (`--gemm.sizes 256,512`)."""
+    from rocmkit.bench import BenchConfig
+    from rocmkit.bench.suites import device_defaults
+    from rocmkit.config import load_config, parse_overrides
+
+    base: dict[str, object] = {"mode": args.mode, "power": not args.no_power}
+    base.update(device_defaults(platform, args.mode))
+    if args.suite:
+        base["suites"] = [s.strip() for item in args.suite for s in item.split(",") if s.strip()]
+    elif args.mode == "full":
+        base["suites"] = list(FULL_SUITES)
+    if args.label:
+        base["label"] = args.label
+    return load_config(
+        BenchConfig, base=base, overrides=parse_overrides(getattr(args, "overrides", []) or [])
+    )
+
+
+def default_out_dir() -> Path:
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    out, n = Path("runs") / stamp, 2
+    while out.exists():
+        out, n = Path("runs") / f"{stamp}-{n}", n + 1
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
-    raise UserError("'rocmkit bench' is not available in this version yet")
+    from rich.console import Console
+
+    from rocmkit.bench import run_bench
+    from rocmkit.platform import detect
+
+    platform = detect()
+    config = _config(args, platform)
+    is_writer = int(os.environ.get("RANK", "0")) == 0  # under torchrun only rank 0 reports
+    quiet = args.json or not is_writer
+    console = Console(stderr=True, quiet=quiet)
+    result = run_bench(
+        config, platform, on_suite=lambda name: console.print(f"[bold]running {name}...[/bold]")
+    )
+    if not is_writer:
+        return 0
+    out = Path(args.out) if args.out else default_out_dir()
+    _write_run(result, out)
+    if args.json:
+        sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
+        return 0
+    _print(result, out, Console())
+    return 0
+
+
+def _write_run(result: RunResult, out: Path) -> None:
+    import importlib.util
+
+    from rocmkit.atomic import atomic_write_text
+    from rocmkit.errors import warn_once
+    from rocmkit.report import render
+
+    result.save(out)
+    with_plots = importlib.util.find_spec("matplotlib") is not None
+    if not with_plots:
+        warn_once(
+            "matplotlib is not installed: report.html has no plots (pip install 'rocmkit[plot]')"
+        )
+    atomic_write_text(out / "report.html", render([result], "html", with_plots=with_plots))
+    atomic_write_text(out / "report.md", render([result], "md"))
+
+
+def _print(result: RunResult, out: Path, console: Console) -> None:
+    from rocmkit.report.document import build_document
+    from rocmkit.report.render_console import render_console
+
+    render_console(build_document([result]), console)
+    console.print(f"\nwrote {out / 'result.json'}, {out / 'report.html'}, {out / 'report.md'}")

@@ -1,0 +1,129 @@
+"""Memory bandwidth: device copy and STREAM-style triad, host<->device (pageable and pinned).
+
+Bytes moved (STREAM's convention, McCalpin): copy reads and writes each element once (2 x size);
+triad a = b + s*c reads two arrays and writes one (3 x size). GB/s uses 1e9 bytes, like data sheets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rocmkit.bench.peaks import memory_bandwidth_peak
+from rocmkit.bench.timing import TimingConfig, measure
+from rocmkit.errors import UserError
+from rocmkit.platform import Platform
+from rocmkit.results import Measurement
+
+SUITE = "bandwidth"
+OPS = ("copy", "triad", "h2d_pageable", "h2d_pinned", "d2h_pageable", "d2h_pinned")
+BYTES_MOVED_PER_ELEMENT_BYTE = {"copy": 2, "triad": 3}
+
+
+@dataclass(kw_only=True)
+class BandwidthConfig:
+    sizes_mib: list[int] = field(default_factory=lambda: [4, 16, 64])  # size of one array
+    ops: list[str] = field(default_factory=lambda: list(OPS))
+    timing: TimingConfig = field(default_factory=TimingConfig)
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.ops) - set(OPS))
+        if unknown:
+            raise UserError(f"bandwidth op {unknown[0]!r} is unknown; choose from {', '.join(OPS)}")
+        if any(s < 1 for s in self.sizes_mib):
+            raise UserError("bandwidth sizes_mib must be positive integers")
+
+
+def bytes_moved(op: str, array_bytes: int) -> int:
+    """Bytes that cross the memory interface for one run of `op` on arrays of `array_bytes`."""
+    return BYTES_MOVED_PER_ELEMENT_BYTE.get(op, 1) * array_bytes
+
+
+def make_op(op: str, array_bytes: int, device: Any) -> Callable[[], Any]:
+    """A closure running `op` once on freshly allocated float32 arrays."""
+    import torch
+
+    n = array_bytes // 4
+    if op in ("copy", "triad"):
+        a, b, c = (torch.ones(n, device=device) for _ in range(3))
+        if op == "copy":
+            return lambda: a.copy_(b)
+        return lambda: torch.add(b, c, alpha=3.0, out=a)
+    host = torch.ones(n)
+    if op.endswith("pinned"):
+        host = host.pin_memory()
+    dev = torch.ones(n, device=device)
+    if op.startswith("h2d"):
+        return lambda: dev.copy_(host)
+    return lambda: host.copy_(dev)
+
+
+def run_bandwidth(config: BandwidthConfig, platform: Platform) -> list[Measurement]:
+    """GB/s (and % of the spec bandwidth for on-device ops) for every op x size."""
+    peak = memory_bandwidth_peak(platform)
+    results: list[Measurement] = []
+    for op in config.ops:
+        if op not in ("copy", "triad") and not platform.gpu_available:
+            results.append(_skipped(op, {"op": op}, "host<->device copies need a GPU"))
+            continue
+        for size in config.sizes_mib:
+            params = {"op": op, "size_mib": size}
+            name = f"{op} {size} MiB"
+            array_bytes = size * 2**20
+            stats = measure(
+                make_op(op, array_bytes, platform.torch_device),
+                config.timing,
+                platform.torch_device,
+            )
+            gbps = bytes_moved(op, array_bytes) / stats.median / 1e9
+            results.append(
+                Measurement(
+                    suite=SUITE,
+                    name=name,
+                    metric="gbps",
+                    value=gbps,
+                    unit="GB/s",
+                    params=params,
+                    stats=stats.to_dict(),
+                )
+            )
+            if op in ("copy", "triad"):
+                results.append(_pct_row(name, params, gbps, peak))
+    return results
+
+
+def _pct_row(name: str, params: dict[str, Any], gbps: float, peak: Any) -> Measurement:
+    if peak is None:
+        extra = {"peak_source": "n/a (no memory-bandwidth figure for this device)"}
+        return Measurement(
+            suite=SUITE,
+            name=name,
+            metric="pct_of_peak",
+            value=None,
+            unit="%",
+            params=params,
+            extra=extra,
+        )
+    extra = {"peak": peak.value, "peak_unit": "GB/s", "peak_source": peak.source}
+    return Measurement(
+        suite=SUITE,
+        name=name,
+        metric="pct_of_peak",
+        value=100.0 * gbps / peak.value,
+        unit="%",
+        params=params,
+        extra=extra,
+    )
+
+
+def _skipped(name: str, params: dict[str, Any], reason: str) -> Measurement:
+    return Measurement(
+        suite=SUITE,
+        name=name,
+        metric="gbps",
+        value=None,
+        unit="GB/s",
+        params=params,
+        extra={"skipped": reason},
+    )

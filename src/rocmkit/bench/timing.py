@@ -1,0 +1,185 @@
+"""The timing core: device events on GPU, perf_counter on CPU, warm-up, cache flush, statistics.
+
+`time_callable(fn, config, device)` runs `fn` a few times untimed, then times it until a sample count
+or a time budget is reached, and returns the samples in seconds. `summarize(samples)` is pure.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from rocmkit.errors import UserError
+
+# Last-level cache per GPU arch, in MiB, for sizing the flush buffer. torch reports only the L2
+# (`L2_cache_size`); AMD's Infinity Cache (MALL) sits behind it and would still serve a re-read.
+# Sources: AMD CDNA3 white paper (MI300X/MI300A: 256 MB Infinity Cache), AMD RDNA3 product pages
+# (RX 7900 XTX: 96 MB), AMD CDNA4 white paper (MI350: 256 MB).
+LAST_LEVEL_CACHE_MIB: dict[str, int] = {
+    "gfx942": 256,
+    "gfx950": 256,
+    "gfx1100": 96,
+}
+MIN_FLUSH_BYTES = 64 * 2**20
+
+
+@dataclass(kw_only=True)
+class TimingConfig:
+    """How long and how often to time one measurement."""
+
+    warmup: int = 3
+    min_samples: int = 5
+    max_samples: int = 200
+    budget_s: float = 1.0  # stop after this much timed time once min_samples are in
+    flush_cache: bool = (
+        False  # overwrite a buffer larger than the last-level cache before each sample
+    )
+
+    def __post_init__(self) -> None:
+        if self.warmup < 0:
+            raise UserError("timing.warmup must be >= 0")
+        if self.min_samples < 1 or self.max_samples < self.min_samples:
+            raise UserError("timing needs 1 <= min_samples <= max_samples")
+        if self.budget_s <= 0:
+            raise UserError("timing.budget_s must be > 0")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stats:
+    """Summary of timed samples (seconds): every figure comes with its sample count."""
+
+    median: float
+    iqr: float
+    min: float
+    max: float
+    mean: float
+    cv: float  # standard deviation / mean; 0 for a single sample
+    num_samples: int
+
+    def to_dict(self) -> dict[str, float]:
+        return {k: v if k == "num_samples" else float(v) for k, v in asdict(self).items()}
+
+
+def quantile(sorted_values: Sequence[float], q: float) -> float:
+    """Linear-interpolated quantile (numpy's default 'linear' method) of already sorted values."""
+    if not sorted_values:
+        raise ValueError("quantile of no values")
+    position = (len(sorted_values) - 1) * q
+    low = math.floor(position)
+    high = min(low + 1, len(sorted_values) - 1)
+    fraction = position - low
+    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * fraction
+
+
+def summarize(samples: Sequence[float]) -> Stats:
+    """Median, IQR (q75 - q25), min, max, mean and coefficient of variation of samples."""
+    if not samples:
+        raise ValueError("cannot summarize zero samples")
+    values = sorted(float(s) for s in samples)
+    mean = statistics.fmean(values)
+    stdev = statistics.stdev(values) if len(values) > 1 else 0.0
+    return Stats(
+        median=quantile(values, 0.5),
+        iqr=quantile(values, 0.75) - quantile(values, 0.25),
+        min=values[0],
+        max=values[-1],
+        mean=mean,
+        cv=stdev / mean if mean > 0 else 0.0,
+        num_samples=len(values),
+    )
+
+
+def flush_bytes_for(arch: str | None, l2_cache_bytes: int | None) -> int:
+    """Flush buffer size: twice the largest cache in front of memory, at least 64 MiB."""
+    llc = LAST_LEVEL_CACHE_MIB.get((arch or "").lower(), 0) * 2**20
+    return max(MIN_FLUSH_BYTES, 2 * llc, 2 * (l2_cache_bytes or 0))
+
+
+class Flusher:
+    """Overwrites a buffer larger than the device's caches so the next read comes from memory."""
+
+    def __init__(self, device: Any) -> None:
+        import torch
+
+        self.device = torch.device(device)
+        if self.device.type == "cuda":
+            props = torch.cuda.get_device_properties(self.device)
+            arch = str(getattr(props, "gcnArchName", "")).split(":")[0] or None
+            size = flush_bytes_for(arch, getattr(props, "L2_cache_size", None))
+        else:
+            size = flush_bytes_for(None, None)
+        self.num_bytes = size
+        self._buffer = torch.empty(size, dtype=torch.uint8, device=self.device)
+
+    def __call__(self) -> None:
+        self._buffer.fill_(1)
+
+
+def time_callable(fn: Callable[[], Any], config: TimingConfig, device: Any = "cpu") -> list[float]:
+    """Run `fn` config.warmup times, then time it; returns samples in seconds."""
+    import torch
+
+    dev = torch.device(device)
+    flush = Flusher(dev) if config.flush_cache else None
+    for _ in range(config.warmup):
+        fn()
+    if dev.type == "cuda":
+        return _time_events(fn, config, flush, dev)
+    return _time_host(fn, config, flush)
+
+
+def _time_host(
+    fn: Callable[[], Any], config: TimingConfig, flush: Callable[[], None] | None
+) -> list[float]:
+    samples: list[float] = []
+    spent = 0.0
+    while len(samples) < config.max_samples:
+        if flush is not None:
+            flush()
+        start = time.perf_counter()
+        fn()
+        elapsed = time.perf_counter() - start
+        samples.append(elapsed)
+        spent += elapsed
+        if len(samples) >= config.min_samples and spent >= config.budget_s:
+            break
+    return samples
+
+
+def _time_events(
+    fn: Callable[[], Any], config: TimingConfig, flush: Callable[[], None] | None, dev: Any
+) -> list[float]:
+    """GPU timing with events recorded on the stream; one synchronize per batch of samples."""
+    import torch
+
+    torch.cuda.synchronize(dev)
+    samples: list[float] = []
+    spent = 0.0
+    batch = config.min_samples
+    while len(samples) < config.max_samples:
+        pairs = []
+        for _ in range(min(batch, config.max_samples - len(samples))):
+            if flush is not None:
+                flush()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            pairs.append((start, end))
+        torch.cuda.synchronize(dev)
+        new = [s.elapsed_time(e) / 1e3 for s, e in pairs]
+        samples.extend(new)
+        spent += sum(new)
+        if spent >= config.budget_s:
+            break
+        batch = max(1, min(batch * 2, config.max_samples))
+    return samples
+
+
+def measure(fn: Callable[[], Any], config: TimingConfig, device: Any = "cpu") -> Stats:
+    """time_callable + summarize."""
+    return summarize(time_callable(fn, config, device))

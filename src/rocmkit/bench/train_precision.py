@@ -1,0 +1,190 @@
+"""The precision comparison: the same model trained at fp32, fp16 and bf16 through rocmkit.train.
+
+For each model and dtype: throughput, speed-up vs fp32, peak memory and saving vs fp32, MFU, and,
+when a power sensor exists, energy per step, energy per token/image and tokens (images) per joule.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+from rocmkit.bench.power import PowerSampler, per_unit, units_per_joule
+from rocmkit.errors import UserError
+from rocmkit.platform import Platform
+from rocmkit.results import Measurement
+
+SUITE = "train-precision"
+DTYPES = ("fp32", "fp16", "bf16")
+
+
+class TrainUnavailable(Exception):
+    """rocmkit.train cannot be imported in this installation."""
+
+
+@dataclass(kw_only=True)
+class TrainPrecisionConfig:
+    models: list[str] = field(default_factory=lambda: ["gpt-tiny", "resnet18"])  # train presets
+    dtypes: list[str] = field(default_factory=lambda: list(DTYPES))
+    steps: int = 6
+    # per preset: train-config overrides, {"gpt-tiny": {"model": {"n_layer": 2}}} (dotted keys work too)
+    overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.dtypes) - set(DTYPES))
+        if unknown:
+            raise UserError(
+                f"train-precision dtype {unknown[0]!r} is unknown; choose from {', '.join(DTYPES)}"
+            )
+        if self.steps < 2:
+            raise UserError("train-precision needs at least 2 steps (the first one warms up)")
+
+
+@dataclass(kw_only=True)
+class _Run:
+    units_per_s: float
+    unit_name: str
+    peak_memory_bytes: int | None
+    mfu: float | None
+    final_loss: float | None
+    energy_j: float | None
+    num_steps: int
+    num_units: float
+    memory_note: str | None = None  # why peak memory is n/a
+
+
+# The bench measures; it must not leave checkpoints or a train run directory behind.
+QUIET_TRAIN = {
+    "checkpoint.every": "0",
+    "checkpoint.save_final": "false",
+    "logging.log_every": "1000000",
+}
+CPU_MEMORY_NOTE = (
+    "peak memory is not measured on CPU (the process RSS high-water mark mixes all runs)"
+)
+
+
+def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    """{"model": {"n_layer": 2}} (as TOML or dotted flags give it) -> {"model.n_layer": "2"}."""
+    flat: dict[str, str] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            flat.update(flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = str(value)
+    return flat
+
+
+def _train_once(
+    preset: str,
+    dtype: str,
+    config: TrainPrecisionConfig,
+    platform: Platform,
+    sampler: PowerSampler | None,
+) -> _Run:
+    try:
+        from rocmkit.train import load_train_config, train
+    except ImportError as exc:
+        raise TrainUnavailable(f"rocmkit.train is not available ({exc})") from None
+    import torch
+
+    with tempfile.TemporaryDirectory(prefix="rocmkit-bench-train-") as run_dir:
+        overrides = {
+            **flatten(config.overrides.get(preset, {})),
+            **QUIET_TRAIN,
+            "logging.run_dir": run_dir,
+            "train.steps": str(config.steps),
+            "precision.dtype": dtype,
+        }
+        train_config = load_train_config(preset=preset, path=None, overrides=overrides)
+        if platform.gpu_available:
+            torch.cuda.reset_peak_memory_stats()
+        start = sampler.now() if sampler else 0.0
+        result = train(train_config, platform=platform)
+        energy = sampler.energy_j(start, sampler.now()) if sampler else None
+    num_steps = int(result.steps_done)
+    units_per_s = float(result.units_per_s or 0.0)
+    return _Run(
+        units_per_s=units_per_s,
+        unit_name=str(result.unit_name),
+        peak_memory_bytes=result.peak_memory_bytes if platform.gpu_available else None,
+        mfu=result.mfu,
+        final_loss=result.final_loss,
+        energy_j=energy,
+        num_steps=num_steps,
+        num_units=units_per_s * float(result.median_step_time_s or 0.0) * num_steps,
+        memory_note=None if platform.gpu_available else CPU_MEMORY_NOTE,
+    )
+
+
+def run_train_precision(
+    config: TrainPrecisionConfig, platform: Platform, sampler: PowerSampler | None = None
+) -> list[Measurement]:
+    """Train each preset at each dtype; rows compare against the same preset's fp32 run."""
+    results: list[Measurement] = []
+    for preset in config.models:
+        baseline: _Run | None = None
+        for dtype in config.dtypes:
+            params = {"model": preset, "dtype": dtype, "steps": config.steps}
+            name = f"{preset} {dtype}"
+            try:
+                run = _train_once(preset, dtype, config, platform, sampler)
+            except TrainUnavailable:
+                raise
+            except (RuntimeError, UserError, NotImplementedError) as exc:
+                reason = f"{dtype} training failed here: {str(exc).splitlines()[0][:160]}"
+                results.append(
+                    Measurement(
+                        suite=SUITE,
+                        name=name,
+                        metric="throughput",
+                        value=None,
+                        unit="units/s",
+                        params=params,
+                        extra={"skipped": reason},
+                    )
+                )
+                continue
+            if dtype == "fp32":
+                baseline = run
+            results.extend(precision_rows(name, params, run, baseline))
+    return results
+
+
+def precision_rows(
+    name: str, params: dict[str, Any], run: _Run, baseline: _Run | None
+) -> list[Measurement]:
+    """Measurements of one run, with ratios against the fp32 baseline when there is one."""
+
+    def row(metric: str, value: float | None, unit: str, **extra: Any) -> Measurement:
+        return Measurement(
+            suite=SUITE,
+            name=name,
+            metric=metric,
+            value=value,
+            unit=unit,
+            params=params,
+            extra=extra,
+        )
+
+    speedup = (
+        run.units_per_s / baseline.units_per_s if baseline and baseline.units_per_s > 0 else None
+    )
+    memory_mib = run.peak_memory_bytes / 2**20 if run.peak_memory_bytes is not None else None
+    saving = None
+    if baseline and baseline.peak_memory_bytes and run.peak_memory_bytes is not None:
+        saving = 100.0 * (1 - run.peak_memory_bytes / baseline.peak_memory_bytes)
+    unit = run.unit_name
+    memory_why = {"skipped": run.memory_note} if memory_mib is None and run.memory_note else {}
+    return [
+        row("throughput", run.units_per_s, f"{unit}/s"),
+        row("speedup_vs_fp32", speedup, "x"),
+        row("peak_memory", memory_mib, "MiB", **memory_why),
+        row("memory_saving_vs_fp32", saving, "%", **memory_why),
+        row("mfu", None if run.mfu is None else 100.0 * run.mfu, "%"),
+        row("final_loss", run.final_loss, ""),
+        row("energy_per_step", per_unit(run.energy_j, run.num_steps), "J"),
+        row("energy_per_unit", per_unit(run.energy_j, run.num_units), f"J/{unit.rstrip('s')}"),
+        row("units_per_joule", units_per_joule(run.energy_j, run.num_units), f"{unit}/J"),
+    ]

@@ -1,0 +1,37 @@
+"""Reports of result.json files: console tables, Markdown, self-contained HTML with plots, comparisons.
+
+`render(runs, "html"|"md")` returns the text; `build_document(runs)` gives the tables as values.
+Any suite renders generically (rows = measurement name/params, columns = metrics).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from rocmkit.report.compare import Comparison, compare_runs
+from rocmkit.report.document import ReportDocument, build_document
+from rocmkit.report.tables import Table
+from rocmkit.results import RunResult
+
+Format = Literal["html", "md"]
+
+
+def render(runs: Sequence[RunResult], fmt: Format = "html", *, with_plots: bool = True) -> str:
+    """Markdown or self-contained HTML for one run, or side by side for several."""
+    doc = build_document(runs)
+    if fmt == "md":
+        from rocmkit.report.render_markdown import render_markdown
+
+        return render_markdown(doc)
+    from rocmkit.report.render_html import render_html
+
+    plots = {}
+    if with_plots:
+        from rocmkit.report.plots import all_plots
+
+        plots = all_plots(runs, doc.labels)
+    return render_html(doc, plots)
+
+
+__all__ = ["Comparison", "ReportDocument", "Table", "build_document", "compare_runs", "render"]

@@ -1,0 +1,132 @@
+"""Two or more runs side by side: one column per run, and the first run's ratio to each other run.
+
+Rows are (measurement name/params, metric) so any suite compares the same way. A ratio column reads
+"<first run> / <other run>" (`rocmkit report mi300x/ h100/` -> "MI300X / H100 = 1.31x"): for rates
+(TFLOPS, GB/s, tokens/s) above 1 means the first run is faster, for times and energies above 1
+means it is slower. Differences in suites, sizes or dtypes are reported as notes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from rocmkit.errors import UserError
+from rocmkit.report.tables import (
+    Table,
+    format_value,
+    metric_header,
+    ordered_metrics,
+    row_key,
+    run_label,
+    suite_title,
+    suites_in,
+)
+from rocmkit.results import Measurement, RunResult
+
+
+@dataclass(kw_only=True)
+class Comparison:
+    labels: list[str]
+    tables: list[Table]
+    notes: list[str] = field(default_factory=list)  # comparability warnings
+
+
+def unique_labels(runs: Sequence[RunResult]) -> list[str]:
+    labels: list[str] = []
+    for run in runs:
+        label = run_label(run)
+        candidate, n = label, 2
+        while candidate in labels:
+            candidate, n = f"{label} #{n}", n + 1
+        labels.append(candidate)
+    return labels
+
+
+def ratio(value: float | None, baseline: float | None) -> float | None:
+    if value is None or baseline is None or baseline == 0:
+        return None
+    return value / baseline
+
+
+def format_ratio(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}x"
+
+
+def compare_runs(runs: Sequence[RunResult]) -> Comparison:
+    """Side-by-side tables of every suite any run has, with runs[0]'s ratio to each other run."""
+    if len(runs) < 2:
+        raise UserError("a comparison needs at least two runs")
+    labels = unique_labels(runs)
+    all_measurements = [m for run in runs for m in run.measurements]
+    tables = [_suite_table(suite, runs, labels) for suite in suites_in(all_measurements)]
+    return Comparison(labels=labels, tables=tables, notes=comparability_notes(runs, labels))
+
+
+def _index(run: RunResult, suite: str) -> dict[tuple[str, str, str], Measurement]:
+    return {(row_key(m), m.metric, m.unit): m for m in run.measurements if m.suite == suite}
+
+
+def _suite_table(suite: str, runs: Sequence[RunResult], labels: list[str]) -> Table:
+    indexes = [_index(run, suite) for run in runs]
+    metrics = ordered_metrics(suite, [m for run in runs for m in run.measurements])
+    keys: dict[str, str] = {}
+    for index in indexes:
+        for (key, _, _), m in index.items():
+            keys.setdefault(key, m.name)
+    ratio_headers = [f"{labels[0]} / {label}" for label in labels[1:]]
+    rows = []
+    for key, name in keys.items():
+        for metric, unit in metrics:
+            found = [index.get((key, metric, unit)) for index in indexes]
+            if all(m is None for m in found):
+                continue
+            values = [m.value if m is not None else None for m in found]
+            cells = [
+                format_value(v) if m is not None else "-"
+                for v, m in zip(values, found, strict=True)
+            ]
+            ratios = [format_ratio(ratio(values[0], v)) for v in values[1:]]
+            rows.append([name, metric_header(metric, unit), *cells, *ratios])
+    return Table(
+        suite=suite,
+        title=suite_title(suite),
+        columns=["name", "metric", *labels, *ratio_headers],
+        rows=rows,
+    )
+
+
+def comparability_notes(runs: Sequence[RunResult], labels: list[str]) -> list[str]:
+    """Say plainly what differs between runs, so a ratio is never read without its caveat."""
+    notes = []
+    base = runs[0]
+    base_suites = set(suites_in(base.measurements))
+    for run, label in zip(runs[1:], labels[1:], strict=True):
+        suites = set(suites_in(run.measurements))
+        if suites != base_suites:
+            only_base = ", ".join(sorted(base_suites - suites)) or "none"
+            only_run = ", ".join(sorted(suites - base_suites)) or "none"
+            notes.append(
+                f"not comparable: different suites (only in {labels[0]}: {only_base}; only in {label}: {only_run})"
+            )
+        for suite in sorted(base_suites & suites):
+            a = {row_key(m) for m in base.measurements if m.suite == suite}
+            b = {row_key(m) for m in run.measurements if m.suite == suite}
+            units_a = {(m.metric, m.unit) for m in base.measurements if m.suite == suite}
+            units_b = {(m.metric, m.unit) for m in run.measurements if m.suite == suite}
+            if units_a != units_b:
+                only = sorted(f"{metric} ({unit})" for metric, unit in units_a ^ units_b)
+                notes.append(
+                    f"not comparable: {suite} has different metrics/units in {labels[0]} and "
+                    f"{label}: {', '.join(only)}"
+                )
+            if a != b:
+                notes.append(
+                    f"not comparable: {suite} ran different sizes/dtypes in {labels[0]} and {label} "
+                    f"({len(a - b)} rows only in {labels[0]}, {len(b - a)} only in {label}); ratios cover shared rows"
+                )
+        if base.config.get("mode") != run.config.get("mode"):
+            notes.append(
+                f"runs used different modes: {base.config.get('mode')} vs {run.config.get('mode')}"
+            )
+    return notes

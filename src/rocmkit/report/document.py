@@ -1,0 +1,45 @@
+"""The report as a value: run summaries, comparability notes and tables, ready for any renderer."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from rocmkit.errors import UserError
+from rocmkit.report.compare import compare_runs, unique_labels
+from rocmkit.report.tables import Table, environment_summary, run_table, suites_in
+from rocmkit.results import RunResult
+
+
+@dataclass(kw_only=True)
+class ReportDocument:
+    title: str
+    labels: list[str]
+    summaries: list[list[tuple[str, str]]]  # one doctor-like summary per run
+    tables: list[Table]
+    notes: list[str] = field(default_factory=list)
+
+
+def build_document(runs: Sequence[RunResult]) -> ReportDocument:
+    """One run: a wide table per suite. Several: side-by-side tables with ratios vs the first."""
+    if not runs:
+        raise UserError("nothing to report: give at least one run directory or result.json")
+    labels = unique_labels(runs)
+    summaries = [environment_summary(run) for run in runs]
+    if len(runs) == 1:
+        run = runs[0]
+        tables = [run_table(run, suite) for suite in suites_in(run.measurements)]
+        return ReportDocument(
+            title=f"rocmkit {run.kind}: {labels[0]}",
+            labels=labels,
+            summaries=summaries,
+            tables=tables,
+        )
+    comparison = compare_runs(runs)
+    return ReportDocument(
+        title=f"rocmkit comparison: {' vs '.join(labels)}",
+        labels=labels,
+        summaries=summaries,
+        tables=comparison.tables,
+        notes=comparison.notes,
+    )

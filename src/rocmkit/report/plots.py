@@ -1,0 +1,203 @@
+"""PNG plots of known suites (matplotlib, Agg, no pyplot state): one function per figure.
+
+Each function takes runs and their labels and returns PNG bytes, or None when the runs hold no data
+for that figure. Several runs share the axes, so machines compare at a glance.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rocmkit.errors import require_extra
+from rocmkit.results import RunResult
+
+Plot = tuple[str, bytes]
+
+
+def _figure(width: float = 7.0, height: float = 3.6) -> Any:
+    require_extra("matplotlib", "plot")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def _png(figure: Any) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def _values(run: RunResult, suite: str, metric: str) -> list[tuple[dict[str, Any], float]]:
+    return [
+        (m.params, m.value)
+        for m in run.measurements
+        if m.suite == suite and m.metric == metric and m.value is not None
+    ]
+
+
+def _grouped_bars(
+    axes: Any, groups: list[str], series: dict[str, list[float]], ylabel: str
+) -> None:
+    width = 0.8 / max(1, len(series))
+    for i, (name, heights) in enumerate(series.items()):
+        positions = [g + i * width for g in range(len(groups))]
+        axes.bar(positions, heights, width=width, label=name)
+    axes.set_xticks(
+        [g + width * (len(series) - 1) / 2 for g in range(len(groups))], groups, fontsize=8
+    )
+    axes.set_ylabel(ylabel)
+    axes.legend(fontsize=8)
+    axes.grid(axis="y", alpha=0.3)
+
+
+def precision_plot(runs: Sequence[RunResult], labels: Sequence[str]) -> bytes | None:
+    """Bars: speed-up vs fp32 and memory saving vs fp32 per model (x run) and dtype."""
+    panels = [
+        ("speedup_vs_fp32", "speed-up vs fp32 (x)"),
+        ("memory_saving_vs_fp32", "memory saving vs fp32 (%)"),
+    ]
+    data = {metric: _by_group_dtype(runs, labels, metric) for metric, _ in panels}
+    panels = [p for p in panels if data[p[0]][1]]
+    if not panels:
+        return None
+    figure = _figure(height=3.2 * len(panels))
+    for axes, (metric, ylabel) in zip(
+        figure.subplots(len(panels), 1, squeeze=False)[:, 0], panels, strict=True
+    ):
+        groups, series = data[metric]
+        _grouped_bars(axes, groups, series, ylabel)
+    figure.suptitle("Training precision comparison")
+    return _png(figure)
+
+
+def _by_group_dtype(
+    runs: Sequence[RunResult], labels: Sequence[str], metric: str
+) -> tuple[list[str], dict[str, list[float]]]:
+    cells: dict[tuple[str, str], float] = {}
+    for run, label in zip(runs, labels, strict=True):
+        prefix = f"{label}: " if len(runs) > 1 else ""
+        for params, value in _values(run, "train-precision", metric):
+            cells[(f"{prefix}{params.get('model')}", str(params.get("dtype")))] = value
+    groups = list(dict.fromkeys(g for g, _ in cells))
+    dtypes = list(dict.fromkeys(d for _, d in cells))
+    return groups, {d: [cells.get((g, d), 0.0) for g in groups] for d in dtypes} if cells else {}
+
+
+def gemm_plot(runs: Sequence[RunResult], labels: Sequence[str]) -> bytes | None:
+    """Bars: best % of peak per dtype (throughput when no peak is known), one bar per run."""
+    metric, ylabel = "pct_of_peak", "% of peak (best size)"
+    if not any(_values(run, "gemm", metric) for run in runs):
+        unit = next(
+            (
+                m.unit
+                for run in runs
+                for m in run.measurements
+                if m.suite == "gemm" and m.metric != metric
+            ),
+            "",
+        )
+        metric, ylabel = ("tflops" if unit == "TFLOPS" else "gflops"), f"{unit} (best size)"
+    best: dict[str, dict[str, float]] = {}
+    for run, label in zip(runs, labels, strict=True):
+        for params, value in _values(run, "gemm", metric):
+            dtype = str(params.get("dtype"))
+            best.setdefault(label, {})[dtype] = max(
+                value, best.get(label, {}).get(dtype, float("-inf"))
+            )
+    if not best:
+        return None
+    dtypes = list(dict.fromkeys(d for per in best.values() for d in per))
+    figure = _figure()
+    _grouped_bars(
+        figure.subplots(),
+        dtypes,
+        {label: [per.get(d, 0.0) for d in dtypes] for label, per in best.items()},
+        ylabel,
+    )
+    figure.suptitle(
+        "GEMM: % of peak per dtype" if metric == "pct_of_peak" else "GEMM throughput per dtype"
+    )
+    return _png(figure)
+
+
+def _lines(
+    runs: Sequence[RunResult],
+    labels: Sequence[str],
+    suite: str,
+    metric: str,
+    size_key: str,
+    xlabel: str,
+    ylabel: str,
+    title: str,
+) -> bytes | None:
+    curves: dict[str, list[tuple[float, float]]] = {}
+    for run, label in zip(runs, labels, strict=True):
+        prefix = f"{label} " if len(runs) > 1 else ""
+        for params, value in _values(run, suite, metric):
+            if size_key in params:
+                curves.setdefault(f"{prefix}{params.get('op')}", []).append(
+                    (float(params[size_key]), value)
+                )
+    if not curves:
+        return None
+    figure = _figure()
+    axes = figure.subplots()
+    for name, points in curves.items():
+        points.sort()
+        axes.plot([x for x, _ in points], [y for _, y in points], marker="o", label=name)
+    axes.set_xscale("log", base=2)
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=8)
+    figure.suptitle(title)
+    return _png(figure)
+
+
+def bandwidth_plot(runs: Sequence[RunResult], labels: Sequence[str]) -> bytes | None:
+    return _lines(
+        runs,
+        labels,
+        "bandwidth",
+        "gbps",
+        "size_mib",
+        "array size (MiB)",
+        "GB/s",
+        "Bandwidth vs size",
+    )
+
+
+def busbw_plot(runs: Sequence[RunResult], labels: Sequence[str]) -> bytes | None:
+    return _lines(
+        runs,
+        labels,
+        "collectives",
+        "busbw",
+        "size_bytes",
+        "message size (bytes)",
+        "busbw (GB/s)",
+        "Collectives: busbw vs size",
+    )
+
+
+PLOTS: dict[str, Callable[[Sequence[RunResult], Sequence[str]], bytes | None]] = {
+    "train-precision": precision_plot,
+    "gemm": gemm_plot,
+    "bandwidth": bandwidth_plot,
+    "collectives": busbw_plot,
+}
+
+
+def all_plots(runs: Sequence[RunResult], labels: Sequence[str]) -> dict[str, bytes]:
+    """suite -> PNG for every known suite with data."""
+    plots = {}
+    for suite, make in PLOTS.items():
+        png = make(runs, labels)
+        if png is not None:
+            plots[suite] = png
+    return plots

@@ -1,0 +1,186 @@
+"""Suites end to end on CPU with tiny sizes, the registry, peaks, and the bench CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rocmkit.bench import BenchConfig, run_bench
+from rocmkit.bench.bandwidth import BandwidthConfig, bytes_moved
+from rocmkit.bench.gemm import GemmConfig, run_gemm
+from rocmkit.bench.peaks import (
+    compute_peak,
+    cpu_flops_per_cycle,
+    estimate_cpu_peak_gflops,
+    memory_bandwidth_peak,
+)
+from rocmkit.bench.timing import TimingConfig
+from rocmkit.cli.main import main
+from rocmkit.errors import UserError
+from rocmkit.platform import CpuInfo, DeviceInfo, Platform
+
+FAST = TimingConfig(warmup=0, min_samples=2, max_samples=3, budget_s=0.01)
+CPU = Platform(
+    backend="cpu",
+    torch_version="x",
+    cpu=CpuInfo(model="test cpu", num_physical_cores=2, num_logical_cores=2, flags=("avx2", "fma")),
+)
+TINY = [
+    *("--gemm.sizes", "32", "--gemm.timing.max_samples", "3"),
+    *("--bandwidth.sizes_mib", "1", "--bandwidth.timing.max_samples", "3"),
+    *("--train_precision.models", "gpt-tiny", "--train_precision.steps", "2"),
+    *("--train_precision.overrides.gpt-tiny.model.n_layer", "1"),
+    *("--train_precision.overrides.gpt-tiny.model.seq_len", "16"),
+]
+
+
+def _mi300x() -> Platform:
+    device = DeviceInfo(index=0, name="AMD Instinct MI300X", vendor="amd", arch="gfx942")
+    return Platform(backend="rocm", torch_version="x", devices=(device,), gpu_available=True)
+
+
+def test_gemm_on_cpu_measures_fp32_and_explains_what_it_cannot_run():
+    rows = run_gemm(GemmConfig(sizes=[16], dtypes=["fp32", "tf32"], timing=FAST), CPU)
+    by = {(m.params["dtype"], m.metric): m for m in rows}
+    fp32 = by[("fp32", "gflops")]
+    assert fp32.unit == "GFLOPS" and fp32.value > 0 and fp32.stats["num_samples"] >= 2
+    assert "estimate" in by[("fp32", "pct_of_peak")].extra["peak_source"]
+    assert by[("tf32", "gflops")].value is None and "GPU" in by[("tf32", "gflops")].extra["skipped"]
+
+
+def test_gpu_peaks_come_from_the_hardware_facts_table():
+    peak = compute_peak(_mi300x(), "bf16")
+    assert peak is not None and peak.value == 1307.4 and not peak.is_estimate
+    assert memory_bandwidth_peak(_mi300x()).value == 5300
+    unknown = Platform(
+        backend="rocm",
+        torch_version="x",
+        gpu_available=True,
+        devices=(DeviceInfo(index=0, name="mystery", vendor="amd", arch="gfx9999"),),
+    )
+    assert compute_peak(unknown, "fp32") is None and memory_bandwidth_peak(unknown) is None
+
+
+def test_cpu_peak_estimate_follows_the_isa():
+    assert cpu_flops_per_cycle(("avx512f",), "fp32") == 64
+    assert cpu_flops_per_cycle(("avx2",), "fp32") == 32
+    assert cpu_flops_per_cycle(("avx2",), "bf16") is None  # no bf16 path: n/a, not a guess
+    assert estimate_cpu_peak_gflops(("avx2",), "fp32", 2, 3.0) == 192.0
+    assert estimate_cpu_peak_gflops(("avx2",), "fp32", 2, None) is None
+
+
+def test_stream_byte_counts():
+    assert bytes_moved("copy", 100) == 200 and bytes_moved("triad", 100) == 300
+    assert bytes_moved("h2d_pinned", 100) == 100
+
+
+def test_bad_suite_settings_are_user_errors():
+    with pytest.raises(UserError, match="fp7"):
+        GemmConfig(dtypes=["fp7"])
+    with pytest.raises(UserError, match="stream"):
+        BandwidthConfig(ops=["stream"])
+    with pytest.raises(UserError, match="unknown bench suite"):
+        BenchConfig(suites=["gemmm"])
+
+
+def test_run_bench_with_an_injected_power_reader_reports_energy():
+    config = BenchConfig(
+        suites=["gemm"],
+        gemm=GemmConfig(
+            sizes=[16],
+            dtypes=["fp32"],
+            timing=TimingConfig(warmup=0, min_samples=50, max_samples=50, budget_s=0.01),
+        ),
+    )
+    result = run_bench(config, CPU, power_reader=lambda: 50.0)
+    power = {m.metric: m for m in result.select(suite="power")}
+    assert (
+        power["avg_power"].value == pytest.approx(50.0, rel=0.05)
+        or power["avg_power"].value is None
+    )
+    assert power["energy"].value != 0.0  # never a made-up zero
+
+
+def test_quick_suite_end_to_end_on_cpu(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["bench", "--out", str(out), *TINY]) == 0
+    printed = capsys.readouterr().out
+    assert "GEMM throughput" in printed and "Environment" in printed
+    data = json.loads((out / "result.json").read_text())
+    assert data["schema_version"] == 1 and data["kind"] == "bench"
+    assert data["config"]["suites"] == ["gemm", "bandwidth", "train-precision"]
+    assert (
+        data["environment"]["backend"] in ("cpu", "cuda", "rocm")
+        and "env_vars" in data["environment"]
+    )
+    suites = {m["suite"] for m in data["measurements"]}
+    assert {"gemm", "bandwidth", "train-precision"} <= suites
+    gemm = [m for m in data["measurements"] if m["suite"] == "gemm" and m["metric"] == "gflops"]
+    assert gemm and all(m["value"] > 0 and m["stats"]["num_samples"] >= 1 for m in gemm)
+    precision = {
+        (m["params"]["dtype"], m["metric"]): m
+        for m in data["measurements"]
+        if m["suite"] == "train-precision"
+    }
+    assert precision[("fp32", "speedup_vs_fp32")]["value"] == pytest.approx(1.0)
+    assert precision[("bf16", "throughput")]["value"] > 0
+    assert data["config"]["train_precision"]["overrides"]["gpt-tiny"]["model"]["seq_len"] == "16"
+    assert (out / "report.md").read_text().startswith("# rocmkit bench")
+    assert "<img" in (out / "report.html").read_text()
+
+
+def test_json_flag_prints_the_result(tmp_path, capsys):
+    argv = ["bench", "--suite", "gemm", "--json", "--out", str(tmp_path), "--gemm.sizes", "16"]
+    assert main([*argv, "--gemm.timing.max_samples", "3"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {m["suite"] for m in data["measurements"]} == {"gemm", "power"}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--suite", "nope"], ["--gemm.sizes", "-4"], ["--gemm.dtypes", "fp7"], ["--quick", "--full"]],
+)
+def test_bad_bench_arguments_are_one_line_exit_2(argv, tmp_path, capsys):
+    assert main(["bench", "--out", str(tmp_path), *argv]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_public_api_is_pinned():
+    import rocmkit.bench
+    import rocmkit.report
+
+    assert set(rocmkit.bench.__all__) == {
+        "SUITES",
+        "BenchConfig",
+        "Stats",
+        "Suite",
+        "TimingConfig",
+        "get_suite",
+        "measure",
+        "register_suite",
+        "run_bench",
+        "summarize",
+    }
+    assert rocmkit.report.__all__ == [
+        "Comparison",
+        "ReportDocument",
+        "Table",
+        "build_document",
+        "compare_runs",
+        "render",
+    ]
+
+
+def test_a_registered_suite_runs_and_reports_without_special_code(monkeypatch):
+    from rocmkit.bench import SUITES, Suite, register_suite
+    from rocmkit.report import render
+    from rocmkit.results import Measurement
+
+    monkeypatch.setattr("rocmkit.bench.suites.SUITES", dict(SUITES))
+    row = Measurement(suite="infer-fake", name="batch 1", metric="ttft_ms", value=12.5, unit="ms")
+    register_suite(
+        Suite(name="infer-fake", description="test", run=lambda config, platform, sampler: [row])
+    )
+    result = run_bench(BenchConfig(suites=["infer-fake"], power=False), CPU)
+    assert "| batch 1 | 12.50 |" in render([result], "md")
