@@ -1,0 +1,111 @@
+"""The server benchmark: a workload sent at each point of a rate x concurrency sweep, summarised.
+
+`benchmark_server(config, workload)` checks the server answers at all, then runs one measured load
+per (rate, concurrency) point with the same prompts, and returns every point's summary. A run
+deadline covers the whole sweep; Ctrl-C or the deadline end it early with what was measured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rocmkit.errors import UserError
+from rocmkit.infer.client import Endpoint, check_reachable, make_client, send_request
+from rocmkit.infer.loadgen import LoadConfig, run_load
+from rocmkit.infer.metrics import RequestRecord, ServeSummary, summarize
+from rocmkit.infer.workloads import Prompt, Workload
+
+
+@dataclass(kw_only=True, frozen=True, slots=True)
+class ServeConfig:
+    """What to send where, and under which load points."""
+
+    endpoint: Endpoint
+    request_rates: tuple[float, ...] = (math.inf,)  # requests/s per sweep point
+    max_concurrencies: tuple[int | None, ...] = (None,)
+    burstiness: float = 1.0
+    num_warmup: int = 1
+    seed: int = 0
+    run_timeout_s: float | None = None  # whole run, all points together
+    slo: dict[str, float] | None = None  # seconds per metric, from metrics.parse_slo
+
+    def __post_init__(self) -> None:
+        if not self.request_rates or not self.max_concurrencies:
+            raise UserError("give at least one request rate and one concurrency")
+        if self.run_timeout_s is not None and self.run_timeout_s <= 0:
+            raise UserError("--run-timeout must be positive")
+        for rate, concurrency in self.points():
+            LoadConfig(request_rate=rate, max_concurrency=concurrency, burstiness=self.burstiness)
+
+    def points(self) -> list[tuple[float, int | None]]:
+        """(rate, concurrency) of every sweep point, concurrency-major."""
+        return [(rate, conc) for conc in self.max_concurrencies for rate in self.request_rates]
+
+
+@dataclass(kw_only=True, frozen=True, slots=True)
+class ServePoint:
+    request_rate: float
+    max_concurrency: int | None
+    summary: ServeSummary
+    stopped: str | None  # why the point ended early, if it did
+
+
+@dataclass(kw_only=True, slots=True)
+class ServeResult:
+    points: list[ServePoint] = field(default_factory=list)
+    stopped: str | None = None
+
+
+async def benchmark_server_async(
+    config: ServeConfig,
+    workload: Workload,
+    count_tokens: Callable[[str], int] | None = None,
+    on_point: Callable[[ServePoint], None] | None = None,
+) -> ServeResult:
+    """Run every sweep point in turn; stop the sweep early on Ctrl-C or the run deadline."""
+    endpoint = config.endpoint
+    await check_reachable(endpoint.base_url)
+    deadline = None if config.run_timeout_s is None else time.perf_counter() + config.run_timeout_s
+    concurrencies = [c for c in config.max_concurrencies if c is not None]
+    pool = None if None in config.max_concurrencies else max(concurrencies)
+    result = ServeResult()
+    async with make_client(max_connections=pool, timeout_s=endpoint.timeout_s) as client:
+
+        async def send(prompt: Prompt) -> RequestRecord:
+            return await send_request(client, endpoint, prompt, count_tokens)
+
+        for rate, concurrency in config.points():
+            load = LoadConfig(
+                request_rate=rate,
+                burstiness=config.burstiness,
+                max_concurrency=concurrency,
+                num_warmup=config.num_warmup,
+                seed=config.seed,
+                deadline_s=deadline,
+            )
+            outcome = await run_load(workload.prompts, send, load)
+            if outcome.records:
+                summary = summarize(outcome.records, max(outcome.duration_s, 1e-9), config.slo)
+                point = ServePoint(request_rate=rate, max_concurrency=concurrency, summary=summary, stopped=outcome.stopped)
+                result.points.append(point)
+                if on_point is not None:
+                    on_point(point)
+            if outcome.stopped:
+                result.stopped = outcome.stopped
+                break
+    return result
+
+
+def benchmark_server(
+    config: ServeConfig,
+    workload: Workload,
+    count_tokens: Callable[[str], int] | None = None,
+    on_point: Callable[[ServePoint], None] | None = None,
+) -> ServeResult:
+    """Synchronous wrapper of `benchmark_server_async` (runs its own event loop)."""
+    return asyncio.run(benchmark_server_async(config, workload, count_tokens, on_point))
+
