@@ -34,6 +34,23 @@ class StubConfig:
 class StubStats:
     num_requests: int = 0
     lateness_s: list[float] = field(default_factory=list)  # actual - scheduled send time per chunk
+    ttft_s: list[float] = field(default_factory=list)  # actual first-chunk send - request arrival
+    itl_s: list[float] = field(default_factory=list)  # actual gaps between chunk sends
+
+    def report(self) -> dict:
+        """Server-side truth in ms: what the stub really did, to compare with what a client saw."""
+        report: dict = {"num_requests": self.num_requests, "num_chunks": len(self.lateness_s)}
+        for name, values in (
+            ("lateness", self.lateness_s),
+            ("ttft", self.ttft_s),
+            ("itl", self.itl_s),
+        ):
+            ordered = sorted(values) or [0.0]
+            report[f"{name}_ms_mean"] = 1e3 * sum(ordered) / len(ordered)
+            report[f"{name}_ms_p50"] = 1e3 * ordered[len(ordered) // 2]
+            report[f"{name}_ms_p99"] = 1e3 * ordered[int(0.99 * (len(ordered) - 1))]
+            report[f"{name}_ms_max"] = 1e3 * ordered[-1]
+        return report
 
 
 class StubServer:
@@ -87,7 +104,9 @@ class StubServer:
             await self._server.serve_forever()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+        with contextlib.suppress(
+            ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError
+        ):
             while True:  # keep-alive: one request after another on this connection
                 request = await _read_request(reader)
                 if request is None:
@@ -96,12 +115,24 @@ class StubServer:
         with contextlib.suppress(Exception):
             writer.close()
 
-    async def _respond(self, request: tuple[str, str, bytes], reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _respond(
+        self,
+        request: tuple[str, str, bytes],
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
         loop = asyncio.get_running_loop()
         arrived = loop.time()
         method, path, body = request
+        if method == "GET" and path.endswith(
+            "/stats"
+        ):  # for benchmarks: server-side lateness, then reset
+            report, self.stats = self.stats.report(), StubStats()
+            return _send_json(writer, 200, report)
         if method == "GET" and path.endswith("/models"):
-            return _send_json(writer, 200, {"object": "list", "data": [{"id": "stub", "object": "model"}]})
+            return _send_json(
+                writer, 200, {"object": "list", "data": [{"id": "stub", "object": "model"}]}
+            )
         if method != "POST" or not path.endswith(("/completions", "/chat/completions")):
             return _send_json(writer, 404, {"error": {"message": f"no route {method} {path}"}})
         self.stats.num_requests += 1
@@ -110,17 +141,25 @@ class StubServer:
         failing = self.config.fail_every and self.stats.num_requests % self.config.fail_every == 0
         if model == "stub-error" or failing:
             return _send_json(writer, 500, {"error": {"message": "stub failure"}})
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+        )
         chat = "messages" in payload
         if chat:
-            _write_event(writer, {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]})
+            _write_event(
+                writer, {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}
+            )
         num_tokens = int(payload.get("max_tokens") or 16)
+        sent = arrived
         for k in range(num_tokens):
             deadline = arrived + self.config.ttft_s + k * self.config.itl_s
             await asyncio.sleep(max(0.0, deadline - loop.time()))
-            self.stats.lateness_s.append(loop.time() - deadline)
             piece = {"delta": {"content": f"t{k} "}} if chat else {"text": f"t{k} "}
             _write_event(writer, {"choices": [{"index": 0, **piece}]})
+            now = loop.time()
+            self.stats.lateness_s.append(now - deadline)
+            (self.stats.itl_s if k else self.stats.ttft_s).append(now - sent)
+            sent = now
             await writer.drain()
             if model == "stub-stall":
                 await reader.read(1)  # returns when the client hangs up
@@ -170,7 +209,9 @@ def main() -> None:
     parser.add_argument("--ttft-ms", type=float, default=50.0)
     parser.add_argument("--itl-ms", type=float, default=10.0)
     args = parser.parse_args()
-    server = StubServer(StubConfig(ttft_s=args.ttft_ms / 1000, itl_s=args.itl_ms / 1000), port=args.port)
+    server = StubServer(
+        StubConfig(ttft_s=args.ttft_ms / 1000, itl_s=args.itl_ms / 1000), port=args.port
+    )
 
     async def run() -> None:
         await server._open()

@@ -108,11 +108,15 @@ def _choice_text(choices: Any) -> str | None:
     return (delta.get("content") or "") + (delta.get("reasoning_content") or "")
 
 
-def make_client(*, max_connections: int | None = None, timeout_s: float = 120.0) -> httpx.AsyncClient:
+def make_client(
+    *, max_connections: int | None = None, timeout_s: float = 120.0
+) -> httpx.AsyncClient:
     """An AsyncClient with no pool cap below the concurrency and no proxy from the environment
     (a benchmark must talk to the server directly)."""
     httpx = require_extra("httpx", "serve")
-    limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+    limits = httpx.Limits(
+        max_connections=max_connections, max_keepalive_connections=max_connections
+    )
     return httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(timeout_s), trust_env=False)
 
 
@@ -125,7 +129,9 @@ async def send_request(
     """Stream one request and time it; never raises (except on cancellation)."""
     record = RequestRecord(ok=False, start_s=time.perf_counter(), prompt_tokens=prompt.input_tokens)
     try:
-        await asyncio.wait_for(_stream(client, endpoint, prompt, record, count_tokens), endpoint.timeout_s)
+        await asyncio.wait_for(
+            _stream(client, endpoint, prompt, record, count_tokens), endpoint.timeout_s
+        )
     except asyncio.TimeoutError:
         record.ok, record.error = False, f"timeout after {endpoint.timeout_s:g} s"
     except Exception as exc:  # any transport failure is this request's error, not the run's
@@ -140,11 +146,21 @@ async def _stream(
     record: RequestRecord,
     count_tokens: Callable[[str], int] | None,
 ) -> None:
-    start = record.start_s
-    last = start
     pieces: list[str] = []
     usage: dict[str, Any] | None = None
-    async with client.stream("POST", endpoint.url, json=endpoint.body(prompt)) as response:
+
+    async def on_sent(event: str, info: dict[str, Any]) -> None:
+        # The clock starts when the request is on the wire, so time spent building it and queueing
+        # in this busy event loop is not charged to the server (see docs/infer.md).
+        if event == "http11.send_request_body.complete":
+            record.start_s = time.perf_counter()
+
+    extensions = {"trace": on_sent}
+    async with client.stream(
+        "POST", endpoint.url, json=endpoint.body(prompt), extensions=extensions
+    ) as response:
+        start = record.start_s
+        last = start
         if response.status_code != 200:
             body = (await response.aread()).decode("utf-8", "replace").strip().replace("\n", " ")
             record.error = f"HTTP {response.status_code}: {body[:_ERROR_TEXT_CHARS]}"
@@ -193,7 +209,9 @@ def _finish(
     elif count_tokens is not None:
         record.output_tokens = count_tokens("".join(pieces))
     else:
-        record.output_tokens = len(pieces)  # one streamed chunk per token, the usual server behaviour
+        record.output_tokens = len(
+            pieces
+        )  # one streamed chunk per token, the usual server behaviour
 
 
 def _describe(exc: Exception) -> str:
@@ -209,4 +227,6 @@ async def check_reachable(base_url: str, *, timeout_s: float = 5.0) -> None:
         try:
             await client.get(f"{base_url.rstrip('/')}/models")
         except httpx.HTTPError as exc:
-            raise UserError(f"cannot reach the server at {base_url}: {_describe(exc)} (is it running?)") from None
+            raise UserError(
+                f"cannot reach the server at {base_url}: {_describe(exc)} (is it running?)"
+            ) from None

@@ -80,10 +80,14 @@ async def run_load(prompts: Sequence[Prompt], send: SendFn, config: LoadConfig) 
         if config.num_warmup:
             warm = [prompts[i % len(prompts)] for i in range(config.num_warmup)]
             await _gather_until(
-                [asyncio.ensure_future(_limited(send, p, limit)) for p in warm], stop, config.deadline_s
+                [asyncio.ensure_future(_limited(send, p, limit)) for p in warm],
+                stop,
+                config.deadline_s,
             )
         if stop.is_set() or _past(config.deadline_s):
-            return LoadResult(records=[], duration_s=0.0, stopped=reason[0] if reason else "run timeout")
+            return LoadResult(
+                records=[], duration_s=0.0, stopped=reason[0] if reason else "run timeout"
+            )
         start = time.perf_counter()
         tasks = await _launch(prompts, send, config, limit, stop, start)
         finished = await _gather_until(tasks, stop, config.deadline_s)
@@ -133,7 +137,8 @@ async def _gather_until(
     all_done = asyncio.ensure_future(asyncio.wait(tasks))
     await asyncio.wait([all_done, stopper], timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
     finished = all_done.done()
-    for pending in (stopper, all_done, *tasks):
+    waiters: list[asyncio.Future] = [stopper, all_done, *tasks]
+    for pending in waiters:
         if not pending.done():
             pending.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)

@@ -62,11 +62,11 @@ class ServeSummary:
     num_completed: int
     num_failed: int
     duration_s: float
-    total_prompt_tokens: int
+    total_prompt_tokens: int | None  # None when some prompt's length is unknown
     total_output_tokens: int
     request_per_s: float
     output_tokens_per_s: float
-    total_tokens_per_s: float
+    total_tokens_per_s: float | None
     goodput_req_per_s: float | None  # None when no SLO was given
     ttft: Distribution
     tpot: Distribution
@@ -90,7 +90,9 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 def distribution(values: Sequence[float], qs: Iterable[int] = PERCENTILES) -> Distribution:
     """Summarise latencies; every field is None (not 0) when there are no values."""
     if not values:
-        return Distribution(count=0, mean=None, median=None, std=None, percentiles=dict.fromkeys(qs))
+        return Distribution(
+            count=0, mean=None, median=None, std=None, percentiles=dict.fromkeys(qs)
+        )
     mean = math.fsum(values) / len(values)
     # population standard deviation, like numpy's np.std default that vLLM reports
     std = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
@@ -109,7 +111,9 @@ def parse_slo(text: str) -> dict[str, float]:
     for item in filter(None, (part.strip() for part in text.split(","))):
         match = _SLO_ITEM.match(item)
         if match is None:
-            raise UserError(f"bad SLO '{item}': write METRIC=VALUE[ms|s], e.g. ttft=200ms,tpot=50ms")
+            raise UserError(
+                f"bad SLO '{item}': write METRIC=VALUE[ms|s], e.g. ttft=200ms,tpot=50ms"
+            )
         name, number, unit = match.group(1).lower(), float(match.group(2)), match.group(3)
         if name not in SLO_METRICS:
             raise UserError(f"unknown SLO metric '{name}': use one of {', '.join(SLO_METRICS)}")
@@ -148,7 +152,8 @@ def summarize(
         if not record.ok:
             key = record.error or "unknown error"
             errors[key] = errors.get(key, 0) + 1
-    prompt_tokens = sum(r.prompt_tokens or 0 for r in done)
+    known = all(r.prompt_tokens is not None for r in done)
+    prompt_tokens = sum(r.prompt_tokens or 0 for r in done) if known else None
     output_tokens = sum(r.output_tokens for r in done)
     tpots = [t for t in (r.tpot_s for r in done) if t is not None]
     good = None if slo is None else sum(meets_slo(r, slo) for r in done) / duration_s
@@ -161,7 +166,9 @@ def summarize(
         total_output_tokens=output_tokens,
         request_per_s=len(done) / duration_s,
         output_tokens_per_s=output_tokens / duration_s,
-        total_tokens_per_s=(prompt_tokens + output_tokens) / duration_s,
+        total_tokens_per_s=None
+        if prompt_tokens is None
+        else (prompt_tokens + output_tokens) / duration_s,
         goodput_req_per_s=good,
         ttft=distribution([r.ttft_s for r in done if r.ttft_s is not None]),
         tpot=distribution(tpots),

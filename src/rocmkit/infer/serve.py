@@ -18,6 +18,7 @@ from rocmkit.infer.client import Endpoint, check_reachable, make_client, send_re
 from rocmkit.infer.loadgen import LoadConfig, run_load
 from rocmkit.infer.metrics import RequestRecord, ServeSummary, summarize
 from rocmkit.infer.workloads import Prompt, Workload
+from rocmkit.results import Measurement
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)
@@ -90,7 +91,12 @@ async def benchmark_server_async(
             outcome = await run_load(workload.prompts, send, load)
             if outcome.records:
                 summary = summarize(outcome.records, max(outcome.duration_s, 1e-9), config.slo)
-                point = ServePoint(request_rate=rate, max_concurrency=concurrency, summary=summary, stopped=outcome.stopped)
+                point = ServePoint(
+                    request_rate=rate,
+                    max_concurrency=concurrency,
+                    summary=summary,
+                    stopped=outcome.stopped,
+                )
                 result.points.append(point)
                 if on_point is not None:
                     on_point(point)
@@ -109,3 +115,70 @@ def benchmark_server(
     """Synchronous wrapper of `benchmark_server_async` (runs its own event loop)."""
     return asyncio.run(benchmark_server_async(config, workload, count_tokens, on_point))
 
+
+def _rate_label(rate: float) -> str:
+    return "inf" if math.isinf(rate) else f"{rate:g}"
+
+
+def serve_measurements(
+    result: ServeResult, config: ServeConfig, workload: Workload
+) -> list[Measurement]:
+    """One Measurement per metric and sweep point, suite "infer-serve"."""
+    rows = []
+    for point in result.points:
+        s = point.summary
+        concurrency = "none" if point.max_concurrency is None else str(point.max_concurrency)
+        name = f"{config.endpoint.model} rate={_rate_label(point.request_rate)} concurrency={concurrency}"
+        params = {
+            "model": config.endpoint.model,
+            "api": config.endpoint.api,
+            "workload": workload.name,
+            "request_rate": _rate_label(point.request_rate),  # a string: JSON has no infinity
+            "max_concurrency": point.max_concurrency,
+            "burstiness": config.burstiness,
+        }
+        extra = {
+            "errors": s.errors,
+            "stopped": point.stopped,
+            "notes": workload.notes,
+            "tokens_from_usage": s.tokens_from_usage,
+            "length_unit": workload.length_unit,
+        }
+        for metric, value, unit in summary_values(s):
+            rows.append(
+                Measurement(
+                    suite="infer-serve",
+                    name=name,
+                    metric=metric,
+                    value=value,
+                    unit=unit,
+                    params=params,
+                    extra=extra,
+                )
+            )
+    return rows
+
+
+def summary_values(s: ServeSummary) -> list[tuple[str, float | None, str]]:
+    """(metric name with its unit, value, unit) for every number of a summary."""
+    values: list[tuple[str, float | None, str]] = [
+        ("num_completed", s.num_completed, "count"),
+        ("num_failed", s.num_failed, "count"),
+        ("duration_s", s.duration_s, "s"),
+        ("request_per_s", s.request_per_s, "req/s"),
+        ("output_tokens_per_s", s.output_tokens_per_s, "tokens/s"),
+        ("total_tokens_per_s", s.total_tokens_per_s, "tokens/s"),
+    ]
+    if s.goodput_req_per_s is not None:
+        values.append(("goodput_req_per_s", s.goodput_req_per_s, "req/s"))
+    for label, dist in (("ttft", s.ttft), ("tpot", s.tpot), ("itl", s.itl), ("e2e", s.e2e)):
+        values.append((f"{label}_ms_mean", _ms(dist.mean), "ms"))
+        values.append((f"{label}_ms_p50", _ms(dist.median), "ms"))
+        values.extend(
+            (f"{label}_ms_p{q}", _ms(v), "ms") for q, v in dist.percentiles.items() if q != 50
+        )
+    return values
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * 1e3

@@ -21,7 +21,7 @@ LengthUnit = Literal["tokens", "words"]
 
 # A plain word list for tokenizer-free random prompts: common English words, mostly one token each
 # in BPE vocabularies, so a word count is a fair stand-in for a token count.
-_WORDS = (
+_WORD_TEXT = (
     "the of and to in is was for on are with as by at from that this have not but had they which "
     "one you were all their there been has when who will more no if out so said what up its about "
     "into than them can only other new some could time these two may then do first any my now such "
@@ -29,7 +29,8 @@ _WORDS = (
     "much your way well down should because each just those people how too little state good very "
     "make world still own see men work long get here between both life being under never day same "
     "another know while last might us great old year off come since against go came right used take"
-).split()
+)
+_WORDS = tuple(_WORD_TEXT.split())
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)
@@ -99,8 +100,16 @@ def random_workload(
         else:
             text = tokenizer.random_text(rng, input_len)
             count = tokenizer.count(text)  # decode/encode round trips can shift the length a little
-        prompts.append(Prompt(messages=({"role": "user", "content": text},), max_tokens=output_len, input_tokens=count))
-    return Workload(name="random", prompts=prompts, length_unit=_unit(tokenizer), notes=_notes(tokenizer))
+        prompts.append(
+            Prompt(
+                messages=({"role": "user", "content": text},),
+                max_tokens=output_len,
+                input_tokens=count,
+            )
+        )
+    return Workload(
+        name="random", prompts=prompts, length_unit=_unit(tokenizer), notes=_notes(tokenizer)
+    )
 
 
 def jsonl_workload(
@@ -118,7 +127,12 @@ def jsonl_workload(
         prompts.append(_prompt_from_item(item, f"{path}:{number}", output_len, tokenizer))
     if not prompts:
         raise UserError(f"{path} holds no prompts")
-    return Workload(name=f"jsonl:{Path(path).name}", prompts=prompts, length_unit=_unit(tokenizer), notes=_notes(tokenizer))
+    return Workload(
+        name=f"jsonl:{Path(path).name}",
+        prompts=prompts,
+        length_unit=_unit(tokenizer),
+        notes=_notes(tokenizer),
+    )
 
 
 def sharegpt_workload(
@@ -150,7 +164,12 @@ def sharegpt_workload(
         )
         for question, answer in pairs[:num_prompts]
     ]
-    return Workload(name=f"sharegpt:{Path(path).name}", prompts=prompts, length_unit=_unit(tokenizer), notes=_notes(tokenizer))
+    return Workload(
+        name=f"sharegpt:{Path(path).name}",
+        prompts=prompts,
+        length_unit=_unit(tokenizer),
+        notes=_notes(tokenizer),
+    )
 
 
 def shared_prefix_workload(
@@ -172,7 +191,11 @@ def shared_prefix_workload(
     if min(num_conversations, num_turns, prefix_len, turn_len, output_len) < 1:
         raise UserError("shared-prefix workload needs every length and count >= 1")
     rng = random.Random(seed)
-    make = (lambda n: tokenizer.random_text(rng, n)) if tokenizer else (lambda n: " ".join(rng.choice(_WORDS) for _ in range(n)))
+    make = (
+        (lambda n: tokenizer.random_text(rng, n))
+        if tokenizer
+        else (lambda n: " ".join(rng.choice(_WORDS) for _ in range(n)))
+    )
     system = {"role": "system", "content": make(prefix_len)}
     histories: list[list[dict[str, str]]] = [[system] for _ in range(num_conversations)]
     prompts = []
@@ -183,20 +206,29 @@ def shared_prefix_workload(
             count = sum(tokenizer.count(m["content"]) for m in messages) if tokenizer else None
             prompts.append(Prompt(messages=messages, max_tokens=output_len, input_tokens=count))
             history.append({"role": "assistant", "content": make(output_len)})
-    notes = [*_notes(tokenizer), "assistant turns in the history are canned text, not the server's replies"]
-    return Workload(name="shared-prefix", prompts=prompts, length_unit=_unit(tokenizer), notes=notes)
+    notes = [
+        *_notes(tokenizer),
+        "assistant turns in the history are canned text, not the server's replies",
+    ]
+    return Workload(
+        name="shared-prefix", prompts=prompts, length_unit=_unit(tokenizer), notes=notes
+    )
 
 
-def _prompt_from_item(item: Any, where: str, output_len: int, tokenizer: Tokenizer | None) -> Prompt:
+def _prompt_from_item(
+    item: Any, where: str, output_len: int, tokenizer: Tokenizer | None
+) -> Prompt:
     if isinstance(item, dict) and isinstance(item.get("prompt"), str):
         messages: tuple[dict[str, str], ...] = ({"role": "user", "content": item["prompt"]},)
     elif isinstance(item, dict) and _valid_messages(item.get("messages")):
         messages = tuple({"role": m["role"], "content": m["content"]} for m in item["messages"])
     else:
-        raise UserError(f"{where}: each line needs \"prompt\" (text) or \"messages\" (list of role/content)")
+        raise UserError(
+            f'{where}: each line needs "prompt" (text) or "messages" (list of role/content)'
+        )
     max_tokens = item.get("max_tokens", output_len)
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
-        raise UserError(f"{where}: \"max_tokens\" must be a positive integer")
+        raise UserError(f'{where}: "max_tokens" must be a positive integer')
     count = sum(tokenizer.count(m["content"]) for m in messages) if tokenizer else None
     return Prompt(messages=messages, max_tokens=max_tokens, input_tokens=count)
 
@@ -205,7 +237,12 @@ def _valid_messages(value: Any) -> bool:
     return (
         isinstance(value, list)
         and bool(value)
-        and all(isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str) for m in value)
+        and all(
+            isinstance(m, dict)
+            and isinstance(m.get("role"), str)
+            and isinstance(m.get("content"), str)
+            for m in value
+        )
     )
 
 
@@ -217,7 +254,11 @@ def _first_exchange(entry: Any) -> tuple[str, str] | None:
     if not (isinstance(first, dict) and isinstance(second, dict)):
         return None
     question, answer = first.get("value"), second.get("value")
-    if first.get("from") not in ("human", "user") or not isinstance(question, str) or not isinstance(answer, str):
+    if (
+        first.get("from") not in ("human", "user")
+        or not isinstance(question, str)
+        or not isinstance(answer, str)
+    ):
         return None
     return question, answer
 
@@ -251,4 +292,3 @@ def _notes(tokenizer: Tokenizer | None) -> list[str]:
 def token_counter(tokenizer: Tokenizer | None) -> Callable[[str], int] | None:
     """The function the client uses to count output tokens when the server sends no usage."""
     return tokenizer.count if tokenizer else None
-
