@@ -1,0 +1,85 @@
+"""`rocmkit infer local` on a tiny random Qwen3 built offline, and a tiny offline tokenizer."""
+
+from __future__ import annotations
+
+import pytest
+
+from rocmkit.cli.main import main
+from rocmkit.results import load_result
+
+transformers = pytest.importorskip("transformers")
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    import torch
+
+    config = transformers.Qwen3Config(
+        vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=128,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    directory = tmp_path_factory.mktemp("tiny-qwen3")
+    transformers.Qwen3ForCausalLM(config).save_pretrained(directory)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def tiny_tokenizer(tmp_path_factory):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    words = ["<unk>", "<eos>", *[f"w{i}" for i in range(60)]]
+    core = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=core, unk_token="<unk>", eos_token="<eos>"
+    )
+    directory = tmp_path_factory.mktemp("tiny-tokenizer")
+    fast.save_pretrained(directory)
+    return directory
+
+
+def test_local_sweep_reports_prefill_and_decode(tiny_model, tmp_path, capsys):
+    out = tmp_path / "local"
+    argv = ["infer", "local", str(tiny_model), "--precision", "fp32", "--batch-sizes", "1,2",
+            "--prompt-lens", "8", "--output-lens", "1,5", "--iters", "2", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    assert "tpot_ms" in capsys.readouterr().out
+    result = load_result(out)
+    assert result.kind == "infer-local"
+    rows = {
+        (m.params["batch_size"], m.params["output_len"], m.metric): m for m in result.measurements
+    }
+    assert len({(b, o) for b, o, _ in rows}) == 4
+    assert rows[(1, 1, "tpot_ms")].value is None  # one output token: no decode step
+    ttft, tpot, e2e = (rows[(2, 5, m)].value for m in ("ttft_ms", "tpot_ms", "e2e_ms"))
+    assert 0 < ttft < e2e and tpot == pytest.approx((e2e - ttft) / 4, rel=0.5)
+    throughput = rows[(2, 5, "output_tokens_per_s")]
+    assert throughput.unit == "tokens/s" and throughput.value == pytest.approx(
+        2 * 5 / (e2e / 1e3), rel=1e-6
+    )
+    assert rows[(2, 5, "peak_memory_mib")].value is None  # CPU: not measured, not guessed
+
+
+def test_sdpa_backend_choice_runs(tiny_model, tmp_path):
+    argv = ["infer", "local", str(tiny_model), "--precision", "bf16", "--sdpa-backend", "math",
+            "--prompt-lens", "4", "--output-lens", "2", "--iters", "1", "--out", str(tmp_path)]  # fmt: skip
+    assert main(argv) == 0
+    assert {m.params["sdpa_backend"] for m in load_result(tmp_path).measurements} == {"math"}
+
+
+def test_directory_without_weights_is_one_line_exit_2(tiny_model, tmp_path, capsys):
+    (tmp_path / "config.json").write_text((tiny_model / "config.json").read_text())
+    assert main(["infer", "local", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot load" in err
+
+
+def test_tokenizer_gives_prompt_lengths_in_tokens(tiny_tokenizer):
+    from rocmkit.infer.workloads import Tokenizer, random_workload
+
+    w = random_workload(
+        num_prompts=3, input_len=12, output_len=4, tokenizer=Tokenizer(tiny_tokenizer)
+    )
+    assert w.length_unit == "tokens" and not w.notes
+    assert [p.input_tokens for p in w.prompts] == [12, 12, 12]
