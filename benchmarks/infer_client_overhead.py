@@ -69,17 +69,27 @@ async def drive(
         return result.records, result.duration_s, time.process_time() - cpu0
 
 
+def max_in_flight(records: list[RequestRecord]) -> int:
+    timed = [r for r in records if r.e2e_s is not None]
+    events = sorted(
+        [(r.start_s, 1) for r in timed] + [(r.start_s + (r.e2e_s or 0.0), -1) for r in timed]
+    )
+    level = peak = 0
+    for _, step in events:
+        level += step
+        peak = max(peak, level)
+    return peak
+
+
 def accuracy(args: argparse.Namespace, cpus: tuple[int | None, int | None]) -> None:
     ttft_ms, itl_ms, output_len, streams = 100.0, 20.0, 32, 100
-    request_s = (ttft_ms + (output_len - 1) * itl_ms) / 1e3
-    rate = (
-        streams / request_s
-    )  # Little's law: this arrival rate keeps ~`streams` requests in flight
+    # Little's law: this arrival rate keeps about `streams` requests in flight
+    rate = streams / ((ttft_ms + (output_len - 1) * itl_ms) / 1e3)
     proc, url = start_stub(ttft_ms, itl_ms, cpus[1])
     try:
         stub_stats(url)  # reset
-        num = 150 if args.quick else 600
-        records, duration, _ = asyncio.run(
+        num = 200 if args.quick else 1000
+        records, duration, client_cpu = asyncio.run(
             drive(url, num=num, output_len=output_len, rate=rate, concurrency=streams)
         )
         truth = stub_stats(url)
@@ -87,10 +97,11 @@ def accuracy(args: argparse.Namespace, cpus: tuple[int | None, int | None]) -> N
         proc.terminate()
         proc.wait()
     summary = summarize(records, duration)
-    in_flight = sum(r.e2e_s or 0.0 for r in records) / duration
     print(
-        f"== timing accuracy: {summary.num_completed}/{len(records)} ok, ~{in_flight:.0f} streams in flight,"
-        f" stub TTFT {ttft_ms:g} ms, ITL {itl_ms:g} ms, {output_len} tokens"
+        f"== timing accuracy: {summary.num_completed}/{len(records)} ok; streams in flight: "
+        f"max {max_in_flight(records)}, mean {sum(r.e2e_s or 0.0 for r in records) / duration:.0f}; "
+        f"stub TTFT {ttft_ms:g} ms, ITL {itl_ms:g} ms, {output_len} tokens; "
+        f"client CPU {100 * client_cpu / duration:.0f}% of a core"
     )
     print(f"{'':6} {'measured':>22} {'truth (stub sends)':>22} {'error':>18}")
     for label, dist in (("ttft", summary.ttft), ("itl", summary.itl)):
@@ -142,6 +153,9 @@ def main() -> None:
     )
     accuracy(args, cpus)
     throughput(args, cpus)
+    print(
+        f"load average after: {os.getloadavg()[0]:.2f} (other work on these cores distorts both figures)"
+    )
 
 
 if __name__ == "__main__":
