@@ -106,6 +106,17 @@ def test_shared_prefix_turns_extend_the_previous_prompt():
     assert w.prompts[0].messages[0] == w.prompts[1].messages[0]  # one system prefix for all
 
 
+def test_failed_requests_are_saved_and_explained(stub, tmp_path, capsys):
+    argv = ["infer", "serve", "--url", stub.base_url, "--model", "stub-error", "--num-prompts", "3",
+            "--out", str(tmp_path)]  # fmt: skip
+    assert main(argv) == 0
+    assert "3 requests failed, most often: HTTP 500" in capsys.readouterr().out
+    rows = load_result(tmp_path).measurements
+    done = {m.metric: m for m in rows}
+    assert done["num_failed"].value == 3 and done["ttft_ms_p50"].value is None
+    assert next(iter(done["num_failed"].extra["errors"].values())) == 3
+
+
 def test_unreachable_url_is_one_line_exit_2(capsys):
     err = _one_line_exit_2(
         ["infer", "serve", "--url", f"http://127.0.0.1:{_closed_port()}/v1", "--model", "x"], capsys

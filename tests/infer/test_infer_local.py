@@ -68,6 +68,18 @@ def test_sdpa_backend_choice_runs(tiny_model, tmp_path):
     assert {m.params["sdpa_backend"] for m in load_result(tmp_path).measurements} == {"math"}
 
 
+def test_sdpa_backend_that_cannot_run_here_is_one_line_exit_2(tiny_model, tmp_path, capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("the efficient kernel may run on a GPU")
+    argv = ["infer", "local", str(tiny_model), "--sdpa-backend", "efficient", "--prompt-lens", "4",
+            "--output-lens", "2", "--iters", "1", "--warmup", "0", "--out", str(tmp_path)]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--sdpa-backend" in err
+
+
 def test_directory_without_weights_is_one_line_exit_2(tiny_model, tmp_path, capsys):
     (tmp_path / "config.json").write_text((tiny_model / "config.json").read_text())
     assert main(["infer", "local", str(tmp_path)]) == 2

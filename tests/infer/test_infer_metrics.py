@@ -94,3 +94,23 @@ def test_poisson_arrivals_have_the_requested_rate_and_seed():
     bursty = np.diff(arrival_offsets(4000, rate=50.0, burstiness=0.25, seed=3))
     assert np.std(bursty) / np.mean(bursty) == pytest.approx(2.0, rel=0.15)  # gamma: CV 1/sqrt(k)
     assert arrival_offsets(3, rate=float("inf"), burstiness=1.0, seed=0) == [0.0, 0.0, 0.0]
+
+
+def test_infer_package_api_is_pinned_and_light():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import rocmkit
+    import rocmkit.infer
+
+    assert rocmkit.infer.__all__ == sorted(rocmkit.infer.__all__)
+    assert {"benchmark_local", "benchmark_server", "summarize", "parse_slo"} <= set(
+        rocmkit.infer.__all__
+    )
+    code = "import sys, rocmkit.infer; print(sorted({'torch', 'httpx', 'transformers'} & set(sys.modules)))"
+    src = str(Path(rocmkit.__file__).resolve().parent.parent)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONPATH": src}
+    )
+    assert out.stdout.strip() == "[]", out.stderr

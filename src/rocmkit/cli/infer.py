@@ -145,6 +145,12 @@ def _run_serve(args: argparse.Namespace) -> int:
     result = benchmark_server(config, workload, token_counter(tokenizer), on_point=_print_point)
     rows = serve_measurements(result, config, workload)
     notes = list(workload.notes)
+    for point in result.points:
+        if point.summary.num_failed:
+            top = max(point.summary.errors.items(), key=lambda item: item[1])
+            notes.append(
+                f"{point.summary.num_failed} requests failed, most often: {top[0]} ({top[1]}x)"
+            )
     if result.stopped:
         notes.append(f"run ended early ({result.stopped}): partial result")
     _save_and_print("infer-serve", rows, _config_dict(config), detect().record(), args.out, notes)

@@ -207,7 +207,7 @@ def _sdpa_backend(name: SdpaBackend) -> Iterator[None]:
         try:
             yield
         except RuntimeError as exc:
-            if "No available kernel" in str(exc):
+            if "No available kernel" in str(exc) or "No viable backend" in str(exc):
                 raise UserError(
                     f"SDPA backend '{name}' cannot run here (device, dtype or shape): choose another --sdpa-backend"
                 ) from None
