@@ -132,6 +132,7 @@ def test_unreachable_url_is_one_line_exit_2(capsys):
         (["--rate", "0"], "--rate"),
         (["--url", "127.0.0.1:8000"], "http://"),
         (["--concurrency", "x"], "--concurrency"),
+        (["--tokenizer", "/nonexistent/tok"], "tokenizer directory not found"),
     ],
 )
 def test_bad_serve_options_are_one_line_exit_2(stub, argv_tail, needle, capsys):

@@ -95,3 +95,13 @@ def test_tokenizer_gives_prompt_lengths_in_tokens(tiny_tokenizer):
     )
     assert w.length_unit == "tokens" and not w.notes
     assert [p.input_tokens for p in w.prompts] == [12, 12, 12]
+
+
+def test_a_directory_that_is_no_tokenizer_is_a_user_error(tmp_path):
+    from rocmkit.errors import UserError
+    from rocmkit.infer.workloads import Tokenizer
+
+    (tmp_path / "readme.txt").write_text("not a tokenizer")
+    with pytest.raises(UserError, match="cannot load a tokenizer") as info:
+        Tokenizer(tmp_path)
+    assert "\n" not in str(info.value)

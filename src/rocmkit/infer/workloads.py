@@ -70,15 +70,16 @@ class Tokenizer:
                 str(directory), local_files_only=True
             )
         except (OSError, ValueError) as exc:
-            raise UserError(f"cannot load a tokenizer from {directory}: {exc}") from None
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise UserError(f"cannot load a tokenizer from {directory}: {reason}") from None
+        special = set(self._tok.all_special_ids)
+        self._vocab = [i for i in range(len(self._tok)) if i not in special]
 
     def count(self, text: str) -> int:
         return len(self._tok.encode(text, add_special_tokens=False))
 
     def random_text(self, rng: random.Random, num_tokens: int) -> str:
-        special = set(self._tok.all_special_ids)
-        vocab = [i for i in range(len(self._tok)) if i not in special]
-        return str(self._tok.decode([rng.choice(vocab) for _ in range(num_tokens)]))
+        return str(self._tok.decode([rng.choice(self._vocab) for _ in range(num_tokens)]))
 
 
 def random_workload(
