@@ -33,6 +33,7 @@ class StubConfig:
 @dataclass
 class StubStats:
     num_requests: int = 0
+    num_connections: int = 0
     lateness_s: list[float] = field(default_factory=list)  # actual - scheduled send time per chunk
     ttft_s: list[float] = field(default_factory=list)  # actual first-chunk send - request arrival
     itl_s: list[float] = field(default_factory=list)  # actual gaps between chunk sends
@@ -104,6 +105,7 @@ class StubServer:
             await self._server.serve_forever()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.stats.num_connections += 1
         with contextlib.suppress(
             ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError
         ):

@@ -10,7 +10,7 @@ import time
 import pytest
 from stub_server import StubConfig, StubServer
 
-from rocmkit.infer.client import Endpoint, make_client, parse_sse_line, send_request
+from rocmkit.infer.client import ClientPool, Endpoint, make_client, parse_sse_line, send_request
 from rocmkit.infer.loadgen import LoadConfig, LoadResult, run_load
 from rocmkit.infer.metrics import summarize
 from rocmkit.infer.workloads import Prompt, random_workload
@@ -41,11 +41,9 @@ def _load(
     async def main() -> LoadResult:
         if kick is not None:
             kick()
-        async with make_client() as client:
+        async with ClientPool() as pool:
             return await run_load(
-                prompts,
-                lambda p: send_request(client, endpoint, p),
-                load or LoadConfig(max_concurrency=3),
+                prompts, lambda p: pool.send(endpoint, p), load or LoadConfig(max_concurrency=3)
             )
 
     return asyncio.run(main())
@@ -134,10 +132,11 @@ def test_concurrency_cap_and_warmup_exclusion():
     server = StubServer(StubConfig(ttft_s=0.05, itl_s=0.0)).start()
     try:
         result = _load(server.base_url, num=6, load=LoadConfig(max_concurrency=2, num_warmup=3))
-        sent = server.stats.num_requests
+        sent, connections = server.stats.num_requests, server.stats.num_connections
     finally:
         server.stop()
     assert sent == 9 and len(result.records) == 6  # warm-up sent but not measured
+    assert connections == 2  # kept alive: one per request in flight, not one per request
     assert result.duration_s >= 3 * 0.05  # 6 requests, 2 at a time, 50 ms each
 
 

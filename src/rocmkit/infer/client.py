@@ -8,9 +8,10 @@ and a short error text, so one bad request cannot end a run. The SSE parsing is 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -108,16 +109,57 @@ def _choice_text(choices: Any) -> str | None:
     return (delta.get("content") or "") + (delta.get("reasoning_content") or "")
 
 
-def make_client(
-    *, max_connections: int | None = None, timeout_s: float = 120.0
-) -> httpx.AsyncClient:
-    """An AsyncClient with no pool cap below the concurrency and no proxy from the environment
-    (a benchmark must talk to the server directly)."""
+def make_client(*, timeout_s: float = 120.0, verify: Any = True) -> httpx.AsyncClient:
+    """An AsyncClient holding one connection, with no proxy from the environment (a benchmark
+    must talk to the server directly)."""
     httpx = require_extra("httpx", "serve")
-    limits = httpx.Limits(
-        max_connections=max_connections, max_keepalive_connections=max_connections
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    return httpx.AsyncClient(
+        limits=limits, timeout=httpx.Timeout(timeout_s), trust_env=False, verify=verify
     )
-    return httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(timeout_s), trust_env=False)
+
+
+class ClientPool:
+    """One single-connection AsyncClient per request in flight, reused last-in first-out.
+
+    httpcore's connection pool rescans every connection for every idle one whenever a request
+    starts or ends, which at ~100 kept-alive connections costs more CPU than the streams
+    themselves; single-connection clients keep connections alive at constant cost.
+    """
+
+    def __init__(self, *, timeout_s: float = 120.0) -> None:
+        self._timeout_s = timeout_s
+        self._verify = require_extra(
+            "httpx", "serve"
+        ).create_ssl_context()  # built once, shared: each costs milliseconds
+        self._free: list[httpx.AsyncClient] = []
+        self._all: list[httpx.AsyncClient] = []
+
+    @contextlib.asynccontextmanager
+    async def lease(self) -> AsyncIterator[httpx.AsyncClient]:
+        if self._free:
+            client = self._free.pop()
+        else:
+            client = make_client(timeout_s=self._timeout_s, verify=self._verify)
+            self._all.append(client)
+        try:
+            yield client
+        finally:
+            self._free.append(client)
+
+    async def send(
+        self, endpoint: Endpoint, prompt: Prompt, count_tokens: Callable[[str], int] | None = None
+    ) -> RequestRecord:
+        """`send_request` on a leased connection."""
+        async with self.lease() as client:
+            return await send_request(client, endpoint, prompt, count_tokens)
+
+    async def __aenter__(self) -> ClientPool:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        for client in self._all:
+            await client.aclose()
 
 
 async def send_request(
@@ -172,8 +214,8 @@ async def _stream(
             if event.error is not None:
                 record.error = event.error
                 return
-            if event.done:
-                break
+            if event.done:  # read on to the end of the body so the connection can be reused
+                continue
             if event.usage is not None:
                 usage = event.usage
             if event.text:  # chunks without text (role-only, usage-only) do not count as tokens

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rocmkit.errors import UserError
-from rocmkit.infer.client import Endpoint, check_reachable, make_client, send_request
+from rocmkit.infer.client import ClientPool, Endpoint, check_reachable
 from rocmkit.infer.loadgen import LoadConfig, run_load
 from rocmkit.infer.metrics import RequestRecord, ServeSummary, summarize
 from rocmkit.infer.workloads import Prompt, Workload
@@ -71,13 +71,11 @@ async def benchmark_server_async(
     endpoint = config.endpoint
     await check_reachable(endpoint.base_url)
     deadline = None if config.run_timeout_s is None else time.perf_counter() + config.run_timeout_s
-    concurrencies = [c for c in config.max_concurrencies if c is not None]
-    pool = None if None in config.max_concurrencies else max(concurrencies)
     result = ServeResult()
-    async with make_client(max_connections=pool, timeout_s=endpoint.timeout_s) as client:
+    async with ClientPool(timeout_s=endpoint.timeout_s) as pool:
 
         async def send(prompt: Prompt) -> RequestRecord:
-            return await send_request(client, endpoint, prompt, count_tokens)
+            return await pool.send(endpoint, prompt, count_tokens)
 
         for rate, concurrency in config.points():
             load = LoadConfig(
