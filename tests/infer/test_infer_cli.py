@@ -133,6 +133,10 @@ def test_unreachable_url_is_one_line_exit_2(capsys):
         (["--url", "127.0.0.1:8000"], "http://"),
         (["--concurrency", "x"], "--concurrency"),
         (["--tokenizer", "/nonexistent/tok"], "tokenizer directory not found"),
+        (["--num-prompts", "0"], "--num-prompts"),
+        (["--timeout", "0"], "--timeout"),
+        (["--burstiness", "0"], "burstiness"),
+        (["--workload", "sharegpt", "--prompts", "/nonexistent.json"], "not found"),
     ],
 )
 def test_bad_serve_options_are_one_line_exit_2(stub, argv_tail, needle, capsys):
@@ -166,6 +170,11 @@ def test_malformed_jsonl_names_the_line(stub, tmp_path, capsys):
 
 def test_model_dir_without_config_is_one_line_exit_2(tmp_path, capsys):
     assert "no config.json" in _one_line_exit_2(["infer", "local", str(tmp_path)], capsys)
+    (tmp_path / "config.json").write_text("{}")
+    for flag, value in (("--batch-sizes", "0"), ("--output-lens", "a,b"), ("--iters", "0")):
+        assert flag.strip("-").split("-")[0] in _one_line_exit_2(
+            ["infer", "local", str(tmp_path), flag, value], capsys
+        )
 
 
 def test_ctrl_c_saves_the_partial_result(tmp_path):

@@ -58,7 +58,7 @@ class LocalConfig:
                     f"{name.replace('_', ' ')} must be positive integers (got {values})"
                 )
         if self.num_iters < 1 or self.num_warmup < 0:
-            raise UserError("iterations must be >= 1 and warm-up runs >= 0")
+            raise UserError("--iters must be >= 1 and --warmup >= 0")
         if not (Path(self.model_dir) / "config.json").is_file():
             raise UserError(
                 f"{self.model_dir} has no config.json: give a Hugging Face model directory"
