@@ -78,7 +78,6 @@ class LocalPoint:
     output_tokens_per_s: float  # batch * output_len / E2E
     prefill_tokens_per_s: float  # batch * prompt_len / TTFT
     peak_memory_bytes: int | None  # device memory high-water mark; None on CPU
-    ttft_all_s: list[float] = field(default_factory=list)
 
 
 @dataclass(kw_only=True, slots=True)
@@ -168,7 +167,6 @@ def _measure(
         output_tokens_per_s=batch * output_len / e2e,
         prefill_tokens_per_s=batch * prompt_len / ttft,
         peak_memory_bytes=int(torch.cuda.max_memory_allocated()) if device == "cuda" else None,
-        ttft_all_s=[r[0] for r in runs],
     )
 
 
@@ -228,6 +226,7 @@ def local_measurements(result: LocalResult, config: LocalConfig) -> list[Measure
             "device": result.device,
             "compile": config.compile,
             "sdpa_backend": config.sdpa_backend,
+            "num_iters": config.num_iters,
         }
         values: list[tuple[str, float | None, str]] = [
             ("ttft_ms", point.ttft_s * 1e3, "ms"),
