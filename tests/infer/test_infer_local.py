@@ -15,7 +15,7 @@ def tiny_model(tmp_path_factory):
     import torch
 
     config = transformers.Qwen3Config(
-        vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
         num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=128,
     )  # fmt: skip
     torch.manual_seed(0)
@@ -28,12 +28,13 @@ def tiny_model(tmp_path_factory):
 def tiny_tokenizer(tmp_path_factory):
     from tokenizers import Tokenizer, models, pre_tokenizers
 
-    words = ["<unk>", "<eos>", *[f"w{i}" for i in range(60)]]
+    words = ["<unk>", "<eos>", *[f"w{i}" for i in range(62)]]  # the tiny model's 64 ids
     core = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
     core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     fast = transformers.PreTrainedTokenizerFast(
         tokenizer_object=core, unk_token="<unk>", eos_token="<eos>"
     )
+    fast.chat_template = "{% for m in messages %}{{ m['content'] }} {% endfor %}"
     directory = tmp_path_factory.mktemp("tiny-tokenizer")
     fast.save_pretrained(directory)
     return directory
@@ -105,3 +106,57 @@ def test_a_directory_that_is_no_tokenizer_is_a_user_error(tmp_path):
     with pytest.raises(UserError, match="cannot load a tokenizer") as info:
         Tokenizer(tmp_path)
     assert "\n" not in str(info.value)
+
+
+def _serving_deps_missing() -> bool:
+    import importlib.util
+
+    needed = ("fastapi", "uvicorn", "openai", "accelerate")
+    return any(importlib.util.find_spec(m) is None for m in needed)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    _serving_deps_missing(), reason="transformers serve needs fastapi, uvicorn, openai, accelerate"
+)
+def test_serve_against_transformers_serve(tiny_model, tiny_tokenizer, tmp_path):
+    """A real OpenAI-compatible server: `transformers serve --device cpu` on the tiny model."""
+    import os
+    import shutil
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    served = tmp_path / "served"  # one directory with the weights and the tokenizer
+    shutil.copytree(tiny_model, served)
+    for item in tiny_tokenizer.iterdir():
+        shutil.copy(item, served / item.name)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    cmd = [sys.executable, "-m", "transformers.cli.transformers", "serve", str(served),
+           "--device", "cpu", "--host", "127.0.0.1", "--port", str(port)]  # fmt: skip
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    server = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health", trust_env=False).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.5)
+        for api in ("completions", "chat"):
+            argv = ["infer", "serve", "--url", f"http://127.0.0.1:{port}/v1", "--model", str(served),
+                    "--api", api, "--num-prompts", "4", "--input-len", "8", "--output-len", "6",
+                    "--tokenizer", str(tiny_tokenizer), "--out", str(tmp_path / api)]  # fmt: skip
+            assert main(argv) == 0
+            done = {m.metric: m for m in load_result(tmp_path / api).measurements}
+            assert done["num_completed"].value == 4 and done["ttft_ms_p50"].value > 0
+            assert done["num_completed"].extra["tokens_from_usage"]
+    finally:
+        server.terminate()
+        server.wait(30)
