@@ -237,7 +237,7 @@ def _finish(
     count_tokens: Callable[[str], int] | None,
 ) -> None:
     if not pieces:
-        record.error = "stream ended without any generated text"
+        record.error = "no streamed text in the answer (empty output, or no SSE stream)"
         return
     record.ok = True
     record.e2e_s = e2e_s  # as vLLM: send to last text chunk
