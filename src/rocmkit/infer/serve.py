@@ -40,7 +40,12 @@ class ServeConfig:
         if self.run_timeout_s is not None and self.run_timeout_s <= 0:
             raise UserError("--run-timeout must be positive")
         for rate, concurrency in self.points():
-            LoadConfig(request_rate=rate, max_concurrency=concurrency, burstiness=self.burstiness)
+            LoadConfig(
+                request_rate=rate,
+                max_concurrency=concurrency,
+                burstiness=self.burstiness,
+                num_warmup=self.num_warmup,
+            )
 
     def points(self) -> list[tuple[float, int | None]]:
         """(rate, concurrency) of every sweep point, concurrency-major."""
