@@ -208,6 +208,7 @@ async def _stream(
             record.error = f"HTTP {response.status_code}: {body[:_ERROR_TEXT_CHARS]}"
             return
         async for line in response.aiter_lines():
+            now = time.perf_counter()  # before parsing: the chunk is here now
             event = parse_sse_line(line)
             if event is None:
                 continue
@@ -219,7 +220,6 @@ async def _stream(
             if event.usage is not None:
                 usage = event.usage
             if event.text:  # chunks without text (role-only, usage-only) do not count as tokens
-                now = time.perf_counter()
                 if record.ttft_s is None:
                     record.ttft_s = now - start
                 else:
