@@ -62,6 +62,17 @@ def test_local_sweep_reports_prefill_and_decode(tiny_model, tmp_path, capsys):
     assert rows[(2, 5, "peak_memory_mib")].value is None  # CPU: not measured, not guessed
 
 
+def test_continuous_batching_sends_each_row_as_a_request(tiny_model, tmp_path):
+    argv = ["infer", "local", str(tiny_model), "--precision", "fp32", "--continuous-batching",
+            "--batch-sizes", "3", "--prompt-lens", "6", "--output-lens", "4", "--iters", "2",
+            "--out", str(tmp_path)]  # fmt: skip
+    assert main(argv) == 0
+    rows = {m.metric: m for m in load_result(tmp_path).measurements}
+    assert rows["ttft_ms"].params["continuous_batching"] is True
+    assert 0 < rows["ttft_ms"].value < rows["e2e_ms"].value and rows["tpot_ms"].value > 0
+    assert rows["output_tokens_per_s"].value == pytest.approx(3 * 4 / (rows["e2e_ms"].value / 1e3))
+
+
 def test_sdpa_backend_choice_runs(tiny_model, tmp_path):
     argv = ["infer", "local", str(tiny_model), "--precision", "bf16", "--sdpa-backend", "math",
             "--prompt-lens", "4", "--output-lens", "2", "--iters", "1", "--out", str(tmp_path)]  # fmt: skip

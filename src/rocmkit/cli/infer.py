@@ -38,6 +38,11 @@ def _add_local(modes: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--sdpa-backend", choices=("auto", "math", "flash", "efficient", "cudnn"), default="auto"
     )
+    p.add_argument(
+        "--continuous-batching",
+        action="store_true",
+        help="send each batch row as a request through transformers' generate_batch",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=None, help="run directory for result.json")
 
@@ -106,6 +111,7 @@ def _run_local(args: argparse.Namespace) -> int:
         num_iters=args.iters,
         compile=args.compile,
         sdpa_backend=args.sdpa_backend,
+        continuous_batching=args.continuous_batching,
         seed=args.seed,
     )
     platform = detect()

@@ -48,6 +48,7 @@ class LocalConfig:
     num_iters: int = 3
     compile: bool = False  # torch.compile the model's forward
     sdpa_backend: SdpaBackend = "auto"  # restrict scaled_dot_product_attention to one kernel
+    continuous_batching: bool = False  # each batch row a request through model.generate_batch
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -147,15 +148,18 @@ def _measure(
     model: Any, ids: torch.Tensor, output_len: int, config: LocalConfig, device: str
 ) -> LocalPoint:
     torch = require_extra("torch", "llm")
-    for _ in range(config.num_warmup):
-        _generate(model, ids, output_len)
     if device == "cuda":
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
-    runs = [_generate(model, ids, output_len) for _ in range(config.num_iters)]
+    if config.continuous_batching:
+        runs = _continuous_runs(model, ids, output_len, config)
+    else:
+        for _ in range(config.num_warmup):
+            _generate(model, ids, output_len)
+        runs = [_generate(model, ids, output_len) for _ in range(config.num_iters)]
     ttft = statistics.median(r[0] for r in runs)
-    e2e = statistics.median(r[1] for r in runs)
-    tpots = [(e - t) / (output_len - 1) for t, e in runs] if output_len > 1 else []
+    e2e = statistics.median(r[2] for r in runs)
+    tpots = [r[1] for r in runs if r[1] is not None]
     batch, prompt_len = ids.shape
     return LocalPoint(
         batch_size=batch,
@@ -170,14 +174,10 @@ def _measure(
     )
 
 
-def _generate(model: Any, ids: torch.Tensor, output_len: int) -> tuple[float, float]:
-    """One generate call; (TTFT, E2E to the last token) in seconds from the call."""
+def _generate(model: Any, ids: torch.Tensor, output_len: int) -> tuple[float, float | None, float]:
+    """One generate call: (TTFT, TPOT, E2E to the last token), seconds from the call."""
     torch = require_extra("torch", "llm")
     clock = _StepClock()
-    pad = model.generation_config.pad_token_id
-    if pad is None:
-        pad = model.generation_config.eos_token_id or 0
-        pad = pad[0] if isinstance(pad, list) else pad
     start = time.perf_counter()
     out = model.generate(
         ids,
@@ -185,13 +185,80 @@ def _generate(model: Any, ids: torch.Tensor, output_len: int) -> tuple[float, fl
         max_new_tokens=output_len,
         min_new_tokens=output_len,
         do_sample=False,
-        pad_token_id=pad,
+        pad_token_id=_pad_id(model),
         streamer=clock,
     )
     generated = out.shape[1] - ids.shape[1]
     if generated != output_len or len(clock.times) != output_len:
         raise RuntimeError(f"generate produced {generated} tokens, expected {output_len}")
-    return clock.times[0] - start, clock.times[-1] - start
+    ttft, e2e = clock.times[0] - start, clock.times[-1] - start
+    return ttft, (e2e - ttft) / (output_len - 1) if output_len > 1 else None, e2e
+
+
+def _continuous_runs(
+    model: Any, ids: torch.Tensor, output_len: int, config: LocalConfig
+) -> list[tuple[float, float | None, float]]:
+    """Warm-up and timed rounds through transformers' continuous-batching manager, started once
+    per shape so its start-up is not timed; each batch row is one request."""
+    transformers = require_extra("transformers", "llm")
+    if not hasattr(model, "continuous_batching_context_manager"):
+        raise UserError(
+            "this transformers has no continuous batching: upgrade it or drop --continuous-batching"
+        )
+    batch, prompt_len = ids.shape
+    # eos -1 disables stopping, so every request generates exactly output_len tokens
+    generation = transformers.GenerationConfig(
+        max_new_tokens=output_len, do_sample=False, pad_token_id=_pad_id(model), eos_token_id=-1
+    )
+    cache = transformers.ContinuousBatchingConfig()  # sized from free GPU memory
+    if ids.device.type == "cpu":  # no GPU to size from: just what this batch needs
+        cache = transformers.ContinuousBatchingConfig(
+            num_blocks=batch * (prompt_len + output_len) // 16 + batch + 1,
+            page_size=16,
+            max_batch_tokens=batch * prompt_len,  # the whole prefill in one step
+        )
+    inputs = ids.tolist()
+    with model.continuous_batching_context_manager(
+        generation_config=generation, continuous_batching_config=cache, timeout=60, warmup=False
+    ) as manager:
+        for _ in range(config.num_warmup):
+            _continuous_round(manager, inputs, output_len)
+        return [_continuous_round(manager, inputs, output_len) for _ in range(config.num_iters)]
+
+
+def _continuous_round(
+    manager: Any, inputs: list[list[int]], output_len: int
+) -> tuple[float, float | None, float]:
+    """(median per-request TTFT, median per-request TPOT, first request queued to last token)."""
+    request_ids = manager.add_requests(
+        inputs=inputs, max_new_tokens=output_len, record_timestamps=True
+    )
+    done: dict[str, Any] = {}
+    while len(done) < len(request_ids):
+        result = manager.get_result(timeout=1)
+        if result is None and not manager.is_running():
+            raise RuntimeError("the continuous-batching loop stopped before finishing")
+        if result is not None and result.is_finished():
+            done[result.request_id] = result
+    requests = list(done.values())
+    failed = [r.error for r in requests if r.error or len(r.timestamps or ()) != output_len]
+    if failed:
+        raise RuntimeError(f"continuous batching did not generate {output_len} tokens: {failed[0]}")
+    ttfts = [r.timestamps[0] - r.created_time for r in requests]
+    tpots = [
+        (r.timestamps[-1] - r.timestamps[0]) / (len(r.timestamps) - 1)
+        for r in requests
+        if len(r.timestamps) > 1
+    ]
+    span = max(r.timestamps[-1] for r in requests) - min(r.created_time for r in requests)
+    return statistics.median(ttfts), statistics.median(tpots) if tpots else None, span
+
+
+def _pad_id(model: Any) -> int:
+    pad = model.generation_config.pad_token_id
+    if pad is None:
+        pad = model.generation_config.eos_token_id or 0
+    return int(pad[0] if isinstance(pad, list) else pad)
 
 
 @contextlib.contextmanager
@@ -226,6 +293,7 @@ def local_measurements(result: LocalResult, config: LocalConfig) -> list[Measure
             "device": result.device,
             "compile": config.compile,
             "sdpa_backend": config.sdpa_backend,
+            "continuous_batching": config.continuous_batching,
             "num_iters": config.num_iters,
         }
         values: list[tuple[str, float | None, str]] = [
