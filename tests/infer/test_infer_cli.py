@@ -67,6 +67,42 @@ def test_serve_sweep_writes_an_inference_result(stub, tmp_path, capsys):
     json.loads((out / "result.json").read_text())  # strict JSON: no Infinity
 
 
+def test_config_file_fills_options_and_flags_win(stub, tmp_path, capsys):
+    config = tmp_path / "bench.toml"
+    config.write_text(
+        f'url = "{stub.base_url}"\nmodel = "stub"\nnum-prompts = 50\noutput_len = 3\n'
+        'concurrency = [2, 4]\nslo = "ttft=1s"\n'
+    )
+    argv = [
+        "infer",
+        "serve",
+        "--config",
+        str(config),
+        "--num-prompts",
+        "4",
+        "--out",
+        str(tmp_path / "r"),
+    ]
+    assert main(argv) == 0
+    rows = load_result(tmp_path / "r").measurements
+    assert {m.params["max_concurrency"] for m in rows} == {2, 4}
+    done = [m for m in rows if m.metric == "num_completed"]
+    assert [m.value for m in done] == [4, 4]  # the flag beat the file's 50
+    assert any(m.metric == "goodput_req_per_s" for m in rows)
+    config.write_text('url = "http://127.0.0.1:1/v1"\nmodel = "m"\nnum_prompt = 3\n')
+    assert "unknown setting 'num_prompt'" in _one_line_exit_2(
+        ["infer", "serve", "--config", str(config)], capsys
+    )
+    config.write_text('model = "m"\n')
+    assert "--url is required" in _one_line_exit_2(
+        ["infer", "serve", "--config", str(config)], capsys
+    )
+    config.write_text('url = "http://x/v1"\nmodel = "m"\napi = "grpc"\n')
+    assert "api must be one of" in _one_line_exit_2(
+        ["infer", "serve", "--config", str(config)], capsys
+    )
+
+
 def test_jsonl_and_sharegpt_workloads_reach_the_server(stub, tmp_path):
     jsonl = tmp_path / "p.jsonl"
     jsonl.write_text(

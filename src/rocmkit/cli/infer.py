@@ -41,18 +41,19 @@ def _add_local(modes: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--continuous-batching",
         action="store_true",
-        help="send each batch row as a request through transformers' generate_batch",
+        help="send each batch row as a request through transformers' continuous batching",
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=None, help="run directory for result.json")
+    _config_file_option(p)
 
 
 def _add_serve(modes: argparse._SubParsersAction) -> None:
     p = modes.add_parser(
         "serve", help="benchmark an OpenAI-compatible server (vLLM, SGLang, llama.cpp...)"
     )
-    p.add_argument("--url", required=True, help="base URL with /v1, e.g. http://127.0.0.1:8000/v1")
-    p.add_argument("--model", required=True, help="model name the server expects")
+    p.add_argument("--url", help="base URL with /v1, e.g. http://127.0.0.1:8000/v1 (required)")
+    p.add_argument("--model", help="model name the server expects (required)")
     p.add_argument("--api", choices=("completions", "chat"), default="completions")
     p.add_argument(
         "--workload", choices=("random", "jsonl", "sharegpt", "shared-prefix"), default="random"
@@ -85,9 +86,69 @@ def _add_serve(modes: argparse._SubParsersAction) -> None:
         "--ignore-eos", action="store_true", help="ask the server for exactly --output-len tokens"
     )
     p.add_argument("--out", type=Path, default=None, help="run directory for result.json")
+    _config_file_option(p)
+
+
+def _config_file_option(parser: argparse.ArgumentParser) -> None:
+    """Add --config FILE.toml: the same options as keys (num_prompts = 200, rate = [1, 2]).
+
+    Every option's default is moved into a table and replaced by SUPPRESS, so after parsing the
+    namespace holds only what was typed; `_apply_config_file` then fills the rest from the file,
+    then from the defaults: flags beat the file, the file beats the defaults.
+    """
+    parser.add_argument(
+        "--config", type=Path, help="TOML file with these options as keys; flags given here win"
+    )
+    table = {}
+    for action in parser._actions:
+        if action.option_strings and action.dest not in ("help", "config"):
+            table[action.dest] = (action.default, action)
+            if action.default is not None and action.default is not False:
+                action.help = f"{action.help or ''} (default: {action.default})".strip()
+            action.default = argparse.SUPPRESS
+    parser.set_defaults(option_table=table)
+
+
+def _apply_config_file(args: argparse.Namespace) -> None:
+    from rocmkit.config import load_toml
+
+    data = load_toml(args.config) if getattr(args, "config", None) else {}
+    table = args.option_table
+    for key, value in data.items():
+        dest = key.replace("-", "_")
+        if dest not in table:
+            known = ", ".join(sorted(table))
+            raise UserError(f"unknown setting '{key}' in {args.config}; known: {known}")
+        if not hasattr(args, dest):
+            setattr(args, dest, _option_value(value, table[dest][1], f"{args.config}: {key}"))
+    for dest, (default, _) in table.items():
+        if not hasattr(args, dest):
+            setattr(args, dest, default)
+
+
+def _option_value(value: Any, action: argparse.Action, where: str) -> Any:
+    """A TOML value as if typed on the command line (lists become comma lists)."""
+    if isinstance(action, argparse._StoreTrueAction):
+        if not isinstance(value, bool):
+            raise UserError(f"{where} must be true or false")
+        return value
+    if isinstance(value, list):
+        value = ",".join(str(item) for item in value)
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise UserError(f"{where} must be a string, a number or a list")
+    convert: Any = action.type if callable(action.type) else str
+    try:
+        value = convert(value)
+    except (TypeError, ValueError):
+        raise UserError(f"{where} has an invalid value {value!r}") from None
+    if action.choices is not None and value not in action.choices:
+        raise UserError(f"{where} must be one of {', '.join(map(str, action.choices))}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
+    if hasattr(args, "option_table"):
+        _apply_config_file(args)
     if args.infer_mode == "local":
         return _run_local(args)
     if args.infer_mode == "serve":
@@ -130,6 +191,9 @@ def _run_serve(args: argparse.Namespace) -> int:
     from rocmkit.infer.workloads import token_counter
     from rocmkit.platform import detect
 
+    for flag in ("url", "model"):
+        if not getattr(args, flag):
+            raise UserError(f"--{flag} is required (on the command line or in --config)")
     config = ServeConfig(
         endpoint=Endpoint(
             base_url=args.url,
