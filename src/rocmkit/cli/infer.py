@@ -1,16 +1,374 @@
-"""`rocmkit infer` (placeholder until its issue lands)."""
+"""`rocmkit infer`: LLM inference benchmarks, local (transformers) and against OpenAI-compatible servers."""
 
 from __future__ import annotations
 
 import argparse
+import datetime as _dt
+import math
+from pathlib import Path
+from typing import Any
 
 from rocmkit.errors import UserError
 
+_RESULT_NOTE = "saved {path}"
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("infer", help="(not available yet)")
+    parser = subparsers.add_parser(
+        "infer", help="LLM inference benchmarks: a local model, or an OpenAI-compatible server"
+    )
+    modes = parser.add_subparsers(dest="infer_mode", metavar="MODE", parser_class=type(parser))
+    _add_local(modes)
+    _add_serve(modes)
     parser.set_defaults(handler=run)
 
 
+def _add_local(modes: argparse._SubParsersAction) -> None:
+    p = modes.add_parser(
+        "local", help="time transformers generate() on a local Hugging Face model directory"
+    )
+    p.add_argument("model_dir", metavar="MODEL_DIR", help="directory with config.json and weights")
+    p.add_argument("--precision", choices=("fp32", "fp16", "bf16"), default="bf16")
+    p.add_argument("--batch-sizes", default="1", help="comma list, e.g. 1,8,32")
+    p.add_argument("--prompt-lens", default="128", help="prompt lengths in tokens, comma list")
+    p.add_argument("--output-lens", default="32", help="output lengths in tokens, comma list")
+    p.add_argument("--iters", type=int, default=3, help="timed generate() calls per shape (median)")
+    p.add_argument("--warmup", type=int, default=1, help="untimed generate() calls per shape")
+    p.add_argument("--compile", action="store_true", help="torch.compile the model's forward")
+    p.add_argument(
+        "--sdpa-backend", choices=("auto", "math", "flash", "efficient", "cudnn"), default="auto"
+    )
+    p.add_argument(
+        "--continuous-batching",
+        action="store_true",
+        help="send each batch row as a request through transformers' continuous batching",
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", type=Path, default=None, help="run directory for result.json")
+    _config_file_option(p)
+
+
+def _add_serve(modes: argparse._SubParsersAction) -> None:
+    p = modes.add_parser(
+        "serve", help="benchmark an OpenAI-compatible server (vLLM, SGLang, llama.cpp...)"
+    )
+    p.add_argument("--url", help="base URL with /v1, e.g. http://127.0.0.1:8000/v1 (required)")
+    p.add_argument("--model", help="model name the server expects (required)")
+    p.add_argument("--api", choices=("completions", "chat"), default="completions")
+    p.add_argument(
+        "--workload", choices=("random", "jsonl", "sharegpt", "shared-prefix"), default="random"
+    )
+    p.add_argument("--prompts", type=Path, help="prompts file for --workload jsonl or sharegpt")
+    p.add_argument("--tokenizer", type=Path, help="local tokenizer directory for token counts")
+    p.add_argument("--num-prompts", type=int, default=100)
+    p.add_argument("--input-len", type=int, default=128, help="random workload prompt length")
+    p.add_argument("--output-len", type=int, default=128, help="tokens to generate per request")
+    p.add_argument("--num-conversations", type=int, default=8, help="shared-prefix workload")
+    p.add_argument("--num-turns", type=int, default=4, help="shared-prefix workload")
+    p.add_argument("--prefix-len", type=int, default=512, help="shared-prefix system prompt length")
+    p.add_argument(
+        "--rate", default="inf", help="requests/s (Poisson), comma list to sweep; inf = all at once"
+    )
+    p.add_argument(
+        "--burstiness", type=float, default=1.0, help="gamma shape: 1 Poisson, <1 burstier"
+    )
+    p.add_argument(
+        "--concurrency", default="none", help="max requests in flight, comma list to sweep"
+    )
+    p.add_argument(
+        "--warmup", type=int, default=1, help="warm-up requests per point (not measured)"
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--timeout", type=float, default=120.0, help="per-request timeout in seconds")
+    p.add_argument("--run-timeout", type=float, default=None, help="whole-run limit in seconds")
+    p.add_argument("--slo", default=None, help="goodput SLOs, e.g. ttft=200ms,tpot=50ms,e2e=5s")
+    p.add_argument(
+        "--ignore-eos", action="store_true", help="ask the server for exactly --output-len tokens"
+    )
+    p.add_argument("--out", type=Path, default=None, help="run directory for result.json")
+    _config_file_option(p)
+
+
+def _config_file_option(parser: argparse.ArgumentParser) -> None:
+    """Add --config FILE.toml: the same options as keys (num_prompts = 200, rate = [1, 2]).
+
+    Every option's default is moved into a table and replaced by SUPPRESS, so after parsing the
+    namespace holds only what was typed; `_apply_config_file` then fills the rest from the file,
+    then from the defaults: flags beat the file, the file beats the defaults.
+    """
+    parser.add_argument(
+        "--config", type=Path, help="TOML file with these options as keys; flags given here win"
+    )
+    table = {}
+    for action in parser._actions:
+        if action.option_strings and action.dest not in ("help", "config"):
+            table[action.dest] = (action.default, action)
+            if action.default is not None and action.default is not False:
+                action.help = f"{action.help or ''} (default: {action.default})".strip()
+            action.default = argparse.SUPPRESS
+    parser.set_defaults(option_table=table)
+
+
+def _apply_config_file(args: argparse.Namespace) -> None:
+    from rocmkit.config import load_toml
+
+    data = load_toml(args.config) if getattr(args, "config", None) else {}
+    table = args.option_table
+    for key, value in data.items():
+        dest = key.replace("-", "_")
+        if dest not in table:
+            known = ", ".join(sorted(table))
+            raise UserError(f"unknown setting '{key}' in {args.config}; known: {known}")
+        if not hasattr(args, dest):
+            setattr(args, dest, _option_value(value, table[dest][1], f"{args.config}: {key}"))
+    for dest, (default, _) in table.items():
+        if not hasattr(args, dest):
+            setattr(args, dest, default)
+
+
+def _option_value(value: Any, action: argparse.Action, where: str) -> Any:
+    """A TOML value as if typed on the command line (lists become comma lists)."""
+    if isinstance(action, argparse._StoreTrueAction):
+        if not isinstance(value, bool):
+            raise UserError(f"{where} must be true or false")
+        return value
+    if isinstance(value, list):
+        value = ",".join(str(item) for item in value)
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise UserError(f"{where} must be a string, a number or a list")
+    convert: Any = action.type if callable(action.type) else str
+    try:
+        value = convert(value)
+    except (TypeError, ValueError):
+        raise UserError(f"{where} has an invalid value {value!r}") from None
+    if action.choices is not None and value not in action.choices:
+        raise UserError(f"{where} must be one of {', '.join(map(str, action.choices))}")
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
-    raise UserError("'rocmkit infer' is not available in this version yet")
+    if hasattr(args, "option_table"):
+        _apply_config_file(args)
+    if args.infer_mode == "local":
+        return _run_local(args)
+    if args.infer_mode == "serve":
+        return _run_serve(args)
+    raise UserError(
+        "choose a mode: rocmkit infer local MODEL_DIR | rocmkit infer serve --url URL --model NAME"
+    )
+
+
+def _run_local(args: argparse.Namespace) -> int:
+    from rocmkit.infer.local import LocalConfig, benchmark_local, local_measurements
+    from rocmkit.platform import detect
+
+    config = LocalConfig(
+        model_dir=Path(args.model_dir),
+        precision=args.precision,
+        batch_sizes=tuple(_int_list(args.batch_sizes, "--batch-sizes")),
+        prompt_lengths=tuple(_int_list(args.prompt_lens, "--prompt-lens")),
+        output_lengths=tuple(_int_list(args.output_lens, "--output-lens")),
+        num_warmup=args.warmup,
+        num_iters=args.iters,
+        compile=args.compile,
+        sdpa_backend=args.sdpa_backend,
+        continuous_batching=args.continuous_batching,
+        seed=args.seed,
+    )
+    platform = detect()
+    result = benchmark_local(config, platform)
+    rows = local_measurements(result, config)
+    _save_and_print(
+        "infer-local", rows, _config_dict(config), platform.record(), args.out, result.notes
+    )
+    return 0
+
+
+def _run_serve(args: argparse.Namespace) -> int:
+    from rocmkit.infer.client import Endpoint
+    from rocmkit.infer.metrics import parse_slo
+    from rocmkit.infer.serve import ServeConfig, benchmark_server, serve_measurements
+    from rocmkit.infer.workloads import token_counter
+    from rocmkit.platform import detect
+
+    for flag in ("url", "model"):
+        if not getattr(args, flag):
+            raise UserError(f"--{flag} is required (on the command line or in --config)")
+    config = ServeConfig(
+        endpoint=Endpoint(
+            base_url=args.url,
+            model=args.model,
+            api=args.api,
+            timeout_s=args.timeout,
+            ignore_eos=args.ignore_eos,
+        ),
+        request_rates=tuple(_rate_list(args.rate)),
+        max_concurrencies=tuple(_concurrency_list(args.concurrency)),
+        burstiness=args.burstiness,
+        num_warmup=args.warmup,
+        seed=args.seed,
+        run_timeout_s=args.run_timeout,
+        slo=parse_slo(args.slo) if args.slo else None,
+    )
+    tokenizer = _tokenizer(args.tokenizer)
+    workload = _workload(args, tokenizer)
+    result = benchmark_server(config, workload, token_counter(tokenizer), on_point=_print_point)
+    rows = serve_measurements(result, config, workload)
+    notes = list(workload.notes)
+    for point in result.points:
+        if point.summary.num_failed:
+            top = max(point.summary.errors.items(), key=lambda item: item[1])
+            notes.append(
+                f"{point.summary.num_failed} requests failed, most often: {top[0]} ({top[1]}x)"
+            )
+    if result.stopped:
+        notes.append(f"run ended early ({result.stopped}): partial result")
+    _save_and_print("infer-serve", rows, _config_dict(config), detect().record(), args.out, notes)
+    return 130 if result.stopped == "interrupted" else 0
+
+
+def _workload(args: argparse.Namespace, tokenizer: Any) -> Any:
+    from rocmkit.infer import workloads
+
+    if args.workload in ("jsonl", "sharegpt") and args.prompts is None:
+        raise UserError(f"--workload {args.workload} needs --prompts FILE")
+    if args.workload == "jsonl":
+        return workloads.jsonl_workload(
+            args.prompts, output_len=args.output_len, tokenizer=tokenizer
+        )
+    if args.workload == "sharegpt":
+        return workloads.sharegpt_workload(
+            args.prompts, num_prompts=args.num_prompts, seed=args.seed, tokenizer=tokenizer
+        )
+    if args.workload == "shared-prefix":
+        return workloads.shared_prefix_workload(
+            num_conversations=args.num_conversations,
+            num_turns=args.num_turns,
+            prefix_len=args.prefix_len,
+            turn_len=args.input_len,
+            output_len=args.output_len,
+            seed=args.seed,
+            tokenizer=tokenizer,
+        )
+    return workloads.random_workload(
+        num_prompts=args.num_prompts,
+        input_len=args.input_len,
+        output_len=args.output_len,
+        seed=args.seed,
+        tokenizer=tokenizer,
+    )
+
+
+def _tokenizer(path: Path | None) -> Any:
+    if path is None:
+        return None
+    from rocmkit.infer.workloads import Tokenizer
+
+    return Tokenizer(path)
+
+
+def _int_list(text: str, flag: str) -> list[int]:
+    try:
+        return [int(item) for item in text.split(",") if item.strip()]
+    except ValueError:
+        raise UserError(f"{flag} takes comma-separated integers (got {text!r})") from None
+
+
+def _rate_list(text: str) -> list[float]:
+    try:
+        rates = [
+            math.inf if item.strip() == "inf" else float(item)
+            for item in text.split(",")
+            if item.strip()
+        ]
+    except ValueError:
+        raise UserError(f"--rate takes numbers or inf, comma-separated (got {text!r})") from None
+    if not rates or any(not r > 0 for r in rates):
+        raise UserError(f"--rate values must be > 0 (got {text!r})")
+    return rates
+
+
+def _concurrency_list(text: str) -> list[int | None]:
+    values: list[int | None] = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        if item == "none":
+            values.append(None)
+            continue
+        try:
+            values.append(int(item))
+        except ValueError:
+            raise UserError(
+                f"--concurrency takes integers or none, comma-separated (got {text!r})"
+            ) from None
+    return values or [None]
+
+
+def _config_dict(config: Any) -> dict[str, Any]:
+    import dataclasses
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, float) and math.isinf(value):
+            return "inf"
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [clean(v) for v in value]
+        return str(value) if isinstance(value, Path) else value
+
+    return clean(dataclasses.asdict(config))
+
+
+def _print_point(point: Any) -> None:
+    from rich.console import Console
+
+    s = point.summary
+    rate = "inf" if math.isinf(point.request_rate) else f"{point.request_rate:g}"
+    Console().print(
+        f"rate={rate} concurrency={point.max_concurrency or 'none'}: "
+        f"{s.num_completed} ok, {s.num_failed} failed in {s.duration_s:.1f} s"
+    )
+
+
+def _save_and_print(
+    suite: str,
+    rows: list[Any],
+    config: dict[str, Any],
+    environment: dict[str, Any],
+    out: Path | None,
+    notes: list[str],
+) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from rocmkit.results import RunResult
+
+    if out is None:
+        out = Path("runs") / f"{suite}-{_dt.datetime.now(_dt.timezone.utc):%Y%m%d-%H%M%S}"
+    result = RunResult(kind=suite, environment=environment, config=config, measurements=rows)
+    path = result.save(out)
+    names = list(dict.fromkeys(m.name for m in rows))
+    metrics = list(dict.fromkeys(m.metric for m in rows))
+    table = Table(title=suite)
+    table.add_column("metric")
+    for name in names:
+        table.add_column(name, justify="right")
+    cells = {(m.name, m.metric): m.value for m in rows}
+    for metric in metrics:
+        table.add_row(metric, *(_fmt(cells.get((name, metric))) for name in names))
+    console = Console()
+    console.print(table)
+    for note in notes:
+        console.print(f"note: {note}")
+    console.print(_RESULT_NOTE.format(path=path))
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return (
+        f"{value:.0f}"
+        if float(value).is_integer()
+        else f"{value:.3g}"
+        if abs(value) < 10
+        else f"{value:.1f}"
+    )

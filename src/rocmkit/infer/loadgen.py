@@ -1,0 +1,173 @@
+"""Load generation: when each request is sent, how many may be in flight, and when a run stops.
+
+Arrivals follow vLLM's scheme: gaps drawn from a gamma distribution with shape `burstiness` and
+mean 1/rate (shape 1 is a Poisson process; below 1 burstier, above 1 more regular). A semaphore
+caps requests in flight; a request that arrives while the cap is reached waits for a free slot.
+A run ends when every request finished, at its deadline, or on Ctrl-C; unfinished requests are
+then recorded as failed with the reason, so the partial result stays honest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import signal
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from rocmkit.errors import UserError
+from rocmkit.infer.metrics import RequestRecord
+from rocmkit.infer.workloads import Prompt
+
+SendFn = Callable[[Prompt], Awaitable[RequestRecord]]
+
+
+@dataclass(kw_only=True, frozen=True, slots=True)
+class LoadConfig:
+    """One load point."""
+
+    request_rate: float = math.inf  # requests per second; inf sends everything at once
+    burstiness: float = 1.0  # gamma shape of the inter-arrival gaps; 1.0 is Poisson
+    max_concurrency: int | None = None  # None: no cap
+    num_warmup: int = 0  # requests sent and awaited first, excluded from the measurement
+    seed: int = 0
+    deadline_s: float | None = None  # perf_counter time at which the run is cut short
+
+    def __post_init__(self) -> None:
+        if not self.request_rate > 0:
+            raise UserError(f"request rate must be > 0 (got {self.request_rate})")
+        if not self.burstiness > 0:
+            raise UserError(f"burstiness must be > 0 (got {self.burstiness})")
+        if self.max_concurrency is not None and self.max_concurrency < 1:
+            raise UserError(f"max concurrency must be >= 1 (got {self.max_concurrency})")
+        if self.num_warmup < 0:
+            raise UserError("warm-up request count must be >= 0")
+
+
+@dataclass(kw_only=True, slots=True)
+class LoadResult:
+    records: list[RequestRecord]
+    duration_s: float
+    stopped: str | None = None  # None, "run timeout" or "interrupted"
+
+
+def arrival_offsets(num: int, rate: float, burstiness: float, seed: int) -> list[float]:
+    """Send times (s from the start) of `num` requests; all zero for an infinite rate."""
+    if math.isinf(rate):
+        return [0.0] * num
+    rng = np.random.default_rng(seed)
+    gaps = rng.gamma(shape=burstiness, scale=1.0 / (rate * burstiness), size=num)
+    gaps[0] = 0.0  # the first request goes at once; the clock starts with it
+    return [float(t) for t in np.cumsum(gaps)]
+
+
+async def run_load(prompts: Sequence[Prompt], send: SendFn, config: LoadConfig) -> LoadResult:
+    """Send `prompts` by the arrival schedule under the concurrency cap; return every record."""
+    limit = asyncio.Semaphore(config.max_concurrency or len(prompts) or 1)
+    stop = asyncio.Event()
+    reason: list[str] = []
+
+    def halt(why: str) -> None:
+        if not reason:
+            reason.append(why)
+        stop.set()
+
+    with _on_ctrl_c(lambda: halt("interrupted")):
+        if config.num_warmup:
+            warm = [prompts[i % len(prompts)] for i in range(config.num_warmup)]
+            await _gather_until(
+                [asyncio.ensure_future(_limited(send, p, limit)) for p in warm],
+                stop,
+                config.deadline_s,
+            )
+        if stop.is_set() or _past(config.deadline_s):
+            return LoadResult(
+                records=[], duration_s=0.0, stopped=reason[0] if reason else "run timeout"
+            )
+        start = time.perf_counter()
+        tasks = await _launch(prompts, send, config, limit, stop, start)
+        finished = await _gather_until(tasks, stop, config.deadline_s)
+        duration = time.perf_counter() - start
+    if not finished and not reason:
+        reason.append("run timeout")
+    records = [_record_of(task, reason[0] if reason else "") for task in tasks]
+    return LoadResult(records=records, duration_s=duration, stopped=reason[0] if reason else None)
+
+
+async def _launch(
+    prompts: Sequence[Prompt],
+    send: SendFn,
+    config: LoadConfig,
+    limit: asyncio.Semaphore,
+    stop: asyncio.Event,
+    start: float,
+) -> list[asyncio.Future[RequestRecord]]:
+    tasks: list[asyncio.Future[RequestRecord]] = []
+    offsets = arrival_offsets(len(prompts), config.request_rate, config.burstiness, config.seed)
+    for prompt, offset in zip(prompts, offsets, strict=True):
+        wait = start + offset - time.perf_counter()
+        if config.deadline_s is not None:
+            wait = min(wait, config.deadline_s - time.perf_counter())
+        if wait > 0:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(stop.wait(), wait)
+        if stop.is_set() or _past(config.deadline_s):
+            break
+        tasks.append(asyncio.ensure_future(_limited(send, prompt, limit)))
+    return tasks
+
+
+async def _limited(send: SendFn, prompt: Prompt, limit: asyncio.Semaphore) -> RequestRecord:
+    async with limit:
+        return await send(prompt)
+
+
+async def _gather_until(
+    tasks: list[asyncio.Future[RequestRecord]], stop: asyncio.Event, deadline_s: float | None
+) -> bool:
+    """Wait for all tasks, the stop event or the deadline; cancel the rest. True if all finished."""
+    if not tasks:
+        return True
+    stopper = asyncio.ensure_future(stop.wait())
+    timeout = None if deadline_s is None else max(0.0, deadline_s - time.perf_counter())
+    all_done = asyncio.ensure_future(asyncio.wait(tasks))
+    await asyncio.wait([all_done, stopper], timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finished = all_done.done()
+    waiters: list[asyncio.Future] = [stopper, all_done, *tasks]
+    for pending in waiters:
+        if not pending.done():
+            pending.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    return finished
+
+
+def _record_of(task: asyncio.Future[RequestRecord], reason: str) -> RequestRecord:
+    if task.cancelled():
+        return RequestRecord(ok=False, error=f"cancelled: {reason}")
+    exc = task.exception()
+    if exc is not None:  # send functions should not raise; keep the run alive if one does
+        return RequestRecord(ok=False, error=f"{type(exc).__name__}: {exc}")
+    return task.result()
+
+
+def _past(deadline_s: float | None) -> bool:
+    return deadline_s is not None and time.perf_counter() >= deadline_s
+
+
+@contextlib.contextmanager
+def _on_ctrl_c(callback: Callable[[], None]) -> Iterator[None]:
+    """Route SIGINT to `callback` while the run lasts, so Ctrl-C ends it with a partial result."""
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGINT, callback)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)

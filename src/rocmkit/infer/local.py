@@ -1,0 +1,322 @@
+"""Local inference benchmark: transformers `generate` on a Hugging Face model directory.
+
+No inference engine of our own: each measurement is one `model.generate` call with a streamer
+that timestamps every step. The first new token marks the prefill latency (TTFT); the gaps
+after it are decode steps (TPOT = (E2E - TTFT) / (output tokens - 1), as in the server
+benchmark). Prompts are random token ids, so no tokenizer is needed, and
+`min_new_tokens = max_new_tokens` makes every run generate exactly the requested length.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import statistics
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from rocmkit.errors import UserError, require_extra
+from rocmkit.platform import Platform
+from rocmkit.results import Measurement
+
+if TYPE_CHECKING:
+    import torch
+
+Precision = Literal["fp32", "fp16", "bf16"]
+SdpaBackend = Literal["auto", "math", "flash", "efficient", "cudnn"]
+_SDPA_NAMES = {
+    "math": "MATH",
+    "flash": "FLASH_ATTENTION",
+    "efficient": "EFFICIENT_ATTENTION",
+    "cudnn": "CUDNN_ATTENTION",
+}
+
+
+@dataclass(kw_only=True, frozen=True, slots=True)
+class LocalConfig:
+    """One local benchmark: a model directory and the shapes to sweep."""
+
+    model_dir: Path
+    precision: Precision = "bf16"
+    batch_sizes: tuple[int, ...] = (1,)
+    prompt_lengths: tuple[int, ...] = (128,)
+    output_lengths: tuple[int, ...] = (32,)
+    num_warmup: int = 1
+    num_iters: int = 3
+    compile: bool = False  # torch.compile the model's forward
+    sdpa_backend: SdpaBackend = "auto"  # restrict scaled_dot_product_attention to one kernel
+    continuous_batching: bool = False  # each batch row a request through model.generate_batch
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("batch_sizes", "prompt_lengths", "output_lengths"):
+            values = getattr(self, name)
+            if not values or min(values) < 1:
+                raise UserError(
+                    f"{name.replace('_', ' ')} must be positive integers (got {values})"
+                )
+        if self.num_iters < 1 or self.num_warmup < 0:
+            raise UserError("--iters must be >= 1 and --warmup >= 0")
+        if not (Path(self.model_dir) / "config.json").is_file():
+            raise UserError(
+                f"{self.model_dir} has no config.json: give a Hugging Face model directory"
+            )
+
+
+@dataclass(kw_only=True, frozen=True, slots=True)
+class LocalPoint:
+    """Medians over the timed iterations of one (batch, prompt, output) shape."""
+
+    batch_size: int
+    prompt_len: int
+    output_len: int
+    ttft_s: float  # prefill: generate call to the first new token
+    tpot_s: float | None  # decode time per output token; None when output_len is 1
+    e2e_s: float
+    output_tokens_per_s: float  # batch * output_len / E2E
+    prefill_tokens_per_s: float  # batch * prompt_len / TTFT
+    peak_memory_bytes: int | None  # device memory high-water mark; None on CPU
+
+
+@dataclass(kw_only=True, slots=True)
+class LocalResult:
+    model: str
+    device: str
+    points: list[LocalPoint] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+class _StepClock:
+    """A generate() streamer that records when each new token reaches the host."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+        self._prompt_seen = False
+
+    def put(self, value: Any) -> None:
+        if not self._prompt_seen:  # the first put is the prompt itself
+            self._prompt_seen = True
+            return
+        self.times.append(time.perf_counter())  # tokens arrive via .cpu(): already synchronised
+
+    def end(self) -> None:
+        pass
+
+
+def load_model(config: LocalConfig, device: str) -> Any:
+    """Load the model directory at the requested precision onto `device`."""
+    torch = require_extra("torch", "llm")
+    transformers = require_extra("transformers", "llm")
+    transformers.utils.logging.disable_progress_bar()
+    dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[config.precision]
+    try:
+        model = transformers.AutoModelForCausalLM.from_pretrained(
+            str(config.model_dir), dtype=dtype, attn_implementation="sdpa", local_files_only=True
+        )
+    except (OSError, ValueError, KeyError) as exc:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(f"cannot load a causal LM from {config.model_dir}: {first_line}") from None
+    model.to(device).eval()
+    if config.compile:
+        model.forward = torch.compile(model.forward, dynamic=True)
+    return model
+
+
+def benchmark_local(config: LocalConfig, platform: Platform) -> LocalResult:
+    """Time generate() for every batch x prompt x output shape of `config`."""
+    torch = require_extra("torch", "llm")
+    device = platform.torch_device
+    model = load_model(config, device)
+    result = LocalResult(model=Path(config.model_dir).name, device=device)
+    if device == "cpu":
+        result.notes.append("peak memory is reported for GPUs only")
+    generator = torch.Generator().manual_seed(config.seed)
+    shapes = itertools.product(config.batch_sizes, config.prompt_lengths, config.output_lengths)
+    with torch.inference_mode(), _sdpa_backend(config.sdpa_backend):
+        for batch, prompt_len, output_len in shapes:
+            ids = torch.randint(
+                0, model.config.vocab_size, (batch, prompt_len), generator=generator
+            )
+            result.points.append(_measure(model, ids.to(device), output_len, config, device))
+    return result
+
+
+def _measure(
+    model: Any, ids: torch.Tensor, output_len: int, config: LocalConfig, device: str
+) -> LocalPoint:
+    torch = require_extra("torch", "llm")
+    if device == "cuda":
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+    if config.continuous_batching:
+        runs = _continuous_runs(model, ids, output_len, config)
+    else:
+        for _ in range(config.num_warmup):
+            _generate(model, ids, output_len)
+        runs = [_generate(model, ids, output_len) for _ in range(config.num_iters)]
+    ttft = statistics.median(r[0] for r in runs)
+    e2e = statistics.median(r[2] for r in runs)
+    tpots = [r[1] for r in runs if r[1] is not None]
+    batch, prompt_len = ids.shape
+    return LocalPoint(
+        batch_size=batch,
+        prompt_len=prompt_len,
+        output_len=output_len,
+        ttft_s=ttft,
+        tpot_s=statistics.median(tpots) if tpots else None,
+        e2e_s=e2e,
+        output_tokens_per_s=batch * output_len / e2e,
+        prefill_tokens_per_s=batch * prompt_len / ttft,
+        peak_memory_bytes=int(torch.cuda.max_memory_allocated()) if device == "cuda" else None,
+    )
+
+
+def _generate(model: Any, ids: torch.Tensor, output_len: int) -> tuple[float, float | None, float]:
+    """One generate call: (TTFT, TPOT, E2E to the last token), seconds from the call."""
+    torch = require_extra("torch", "llm")
+    clock = _StepClock()
+    start = time.perf_counter()
+    out = model.generate(
+        ids,
+        attention_mask=torch.ones_like(ids),
+        max_new_tokens=output_len,
+        min_new_tokens=output_len,
+        do_sample=False,
+        pad_token_id=_pad_id(model),
+        streamer=clock,
+    )
+    generated = out.shape[1] - ids.shape[1]
+    if generated != output_len or len(clock.times) != output_len:
+        raise RuntimeError(f"generate produced {generated} tokens, expected {output_len}")
+    ttft, e2e = clock.times[0] - start, clock.times[-1] - start
+    return ttft, (e2e - ttft) / (output_len - 1) if output_len > 1 else None, e2e
+
+
+def _continuous_runs(
+    model: Any, ids: torch.Tensor, output_len: int, config: LocalConfig
+) -> list[tuple[float, float | None, float]]:
+    """Warm-up and timed rounds through transformers' continuous-batching manager, started once
+    per shape so its start-up is not timed; each batch row is one request."""
+    transformers = require_extra("transformers", "llm")
+    if not hasattr(model, "continuous_batching_context_manager"):
+        raise UserError(
+            "this transformers has no continuous batching: upgrade it or drop --continuous-batching"
+        )
+    batch, prompt_len = ids.shape
+    # eos -1 disables stopping, so every request generates exactly output_len tokens
+    generation = transformers.GenerationConfig(
+        max_new_tokens=output_len, do_sample=False, pad_token_id=_pad_id(model), eos_token_id=-1
+    )
+    cache = transformers.ContinuousBatchingConfig()  # sized from free GPU memory
+    if ids.device.type == "cpu":  # no GPU to size from: just what this batch needs
+        cache = transformers.ContinuousBatchingConfig(
+            num_blocks=batch * (prompt_len + output_len) // 16 + batch + 1,
+            page_size=16,
+            max_batch_tokens=batch * prompt_len,  # the whole prefill in one step
+        )
+    inputs = ids.tolist()
+    with model.continuous_batching_context_manager(
+        generation_config=generation, continuous_batching_config=cache, timeout=60, warmup=False
+    ) as manager:
+        for _ in range(config.num_warmup):
+            _continuous_round(manager, inputs, output_len)
+        return [_continuous_round(manager, inputs, output_len) for _ in range(config.num_iters)]
+
+
+def _continuous_round(
+    manager: Any, inputs: list[list[int]], output_len: int
+) -> tuple[float, float | None, float]:
+    """(median per-request TTFT, median per-request TPOT, first request queued to last token)."""
+    request_ids = manager.add_requests(
+        inputs=inputs, max_new_tokens=output_len, record_timestamps=True
+    )
+    done: dict[str, Any] = {}
+    while len(done) < len(request_ids):
+        result = manager.get_result(timeout=1)
+        if result is None and not manager.is_running():
+            raise RuntimeError("the continuous-batching loop stopped before finishing")
+        if result is not None and result.is_finished():
+            done[result.request_id] = result
+    requests = list(done.values())
+    failed = [r.error for r in requests if r.error or len(r.timestamps or ()) != output_len]
+    if failed:
+        raise RuntimeError(f"continuous batching did not generate {output_len} tokens: {failed[0]}")
+    ttfts = [r.timestamps[0] - r.created_time for r in requests]
+    tpots = [
+        (r.timestamps[-1] - r.timestamps[0]) / (len(r.timestamps) - 1)
+        for r in requests
+        if len(r.timestamps) > 1
+    ]
+    span = max(r.timestamps[-1] for r in requests) - min(r.created_time for r in requests)
+    return statistics.median(ttfts), statistics.median(tpots) if tpots else None, span
+
+
+def _pad_id(model: Any) -> int:
+    pad = model.generation_config.pad_token_id
+    if pad is None:
+        pad = model.generation_config.eos_token_id or 0
+    return int(pad[0] if isinstance(pad, list) else pad)
+
+
+@contextlib.contextmanager
+def _sdpa_backend(name: SdpaBackend) -> Iterator[None]:
+    if name == "auto":
+        yield
+        return
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    with sdpa_kernel([getattr(SDPBackend, _SDPA_NAMES[name])]):
+        try:
+            yield
+        except RuntimeError as exc:
+            if "No available kernel" in str(exc) or "No viable backend" in str(exc):
+                raise UserError(
+                    f"SDPA backend '{name}' cannot run here (device, dtype or shape): choose another --sdpa-backend"
+                ) from None
+            raise
+
+
+def local_measurements(result: LocalResult, config: LocalConfig) -> list[Measurement]:
+    """One Measurement per metric and shape, suite "infer-local"."""
+    rows = []
+    for point in result.points:
+        name = f"{result.model} {config.precision} b{point.batch_size} in{point.prompt_len} out{point.output_len}"
+        params = {
+            "model": result.model,
+            "precision": config.precision,
+            "batch_size": point.batch_size,
+            "prompt_len": point.prompt_len,
+            "output_len": point.output_len,
+            "device": result.device,
+            "compile": config.compile,
+            "sdpa_backend": config.sdpa_backend,
+            "continuous_batching": config.continuous_batching,
+            "num_iters": config.num_iters,
+        }
+        values: list[tuple[str, float | None, str]] = [
+            ("ttft_ms", point.ttft_s * 1e3, "ms"),
+            ("tpot_ms", None if point.tpot_s is None else point.tpot_s * 1e3, "ms"),
+            ("e2e_ms", point.e2e_s * 1e3, "ms"),
+            ("output_tokens_per_s", point.output_tokens_per_s, "tokens/s"),
+            ("prefill_tokens_per_s", point.prefill_tokens_per_s, "tokens/s"),
+            (
+                "peak_memory_mib",
+                None if point.peak_memory_bytes is None else point.peak_memory_bytes / 2**20,
+                "MiB",
+            ),
+        ]
+        for metric, value, unit in values:
+            rows.append(
+                Measurement(
+                    suite="infer-local",
+                    name=name,
+                    metric=metric,
+                    value=value,
+                    unit=unit,
+                    params=params,
+                )
+            )
+    return rows

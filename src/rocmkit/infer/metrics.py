@@ -1,0 +1,179 @@
+"""Serving metrics as pure functions: TTFT, TPOT, ITL, E2E, throughputs and goodput.
+
+Definitions follow vLLM's `benchmarks/benchmark_serving.py` (`vllm bench serve`) so numbers can be
+compared with it: TPOT per request is (E2E - TTFT) / (output tokens - 1) over requests with more than
+one output token, ITL is every gap between consecutive streamed chunks of every successful request,
+throughputs divide by the wall-clock duration of the measured run (warm-up excluded), and goodput
+counts the successful requests that meet every SLO. docs/infer.md spells each one out.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from rocmkit.errors import UserError
+
+PERCENTILES: tuple[int, ...] = (50, 90, 95, 99)
+SLO_METRICS: tuple[str, ...] = ("ttft", "tpot", "e2e")
+_SLO_ITEM = re.compile(r"^\s*(\w+)\s*=\s*([0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)\s*(ms|s)?\s*$")
+
+
+@dataclass(kw_only=True, slots=True)
+class RequestRecord:
+    """What the client saw for one request; times in seconds from the moment it was sent."""
+
+    ok: bool
+    start_s: float = 0.0  # perf_counter when sent; only differences are meaningful
+    ttft_s: float | None = None
+    e2e_s: float | None = None
+    itl_s: list[float] = field(default_factory=list)
+    prompt_tokens: int | None = None
+    output_tokens: int = 0
+    tokens_from_usage: bool = False  # True when the server's usage field gave the counts
+    error: str | None = None
+
+    @property
+    def tpot_s(self) -> float | None:
+        """(E2E - TTFT) / (output tokens - 1); None with fewer than two output tokens."""
+        if not self.ok or self.ttft_s is None or self.e2e_s is None or self.output_tokens < 2:
+            return None
+        return (self.e2e_s - self.ttft_s) / (self.output_tokens - 1)
+
+
+@dataclass(kw_only=True, frozen=True, slots=True)
+class Distribution:
+    """Mean, median, standard deviation and tail percentiles of one latency, in seconds."""
+
+    count: int
+    mean: float | None
+    median: float | None
+    std: float | None
+    percentiles: dict[int, float | None]
+
+
+@dataclass(kw_only=True, frozen=True, slots=True)
+class ServeSummary:
+    """The aggregate of one measured run (one rate / concurrency point)."""
+
+    num_requests: int
+    num_completed: int
+    num_failed: int
+    duration_s: float
+    total_prompt_tokens: int | None  # None when some prompt's length is unknown
+    total_output_tokens: int
+    request_per_s: float
+    output_tokens_per_s: float
+    total_tokens_per_s: float | None
+    goodput_req_per_s: float | None  # None when no SLO was given
+    ttft: Distribution
+    tpot: Distribution
+    itl: Distribution
+    e2e: Distribution
+    errors: dict[str, int]  # error message -> count
+    tokens_from_usage: bool  # every completed request's counts came from the server's usage
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """Linear-interpolation percentile (numpy's default, as vLLM uses); None when empty."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * q / 100.0
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def distribution(values: Sequence[float], qs: Iterable[int] = PERCENTILES) -> Distribution:
+    """Summarise latencies; every field is None (not 0) when there are no values."""
+    if not values:
+        return Distribution(
+            count=0, mean=None, median=None, std=None, percentiles=dict.fromkeys(qs)
+        )
+    mean = math.fsum(values) / len(values)
+    # population standard deviation, like numpy's np.std default that vLLM reports
+    std = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
+    return Distribution(
+        count=len(values),
+        mean=mean,
+        median=percentile(values, 50),
+        std=std,
+        percentiles={q: percentile(values, q) for q in qs},
+    )
+
+
+def parse_slo(text: str) -> dict[str, float]:
+    """Parse "ttft=200ms,tpot=50ms,e2e=2s" into {"ttft": 0.2, "tpot": 0.05, "e2e": 2.0} seconds."""
+    slo: dict[str, float] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        match = _SLO_ITEM.match(item)
+        if match is None:
+            raise UserError(
+                f"bad SLO '{item}': write METRIC=VALUE[ms|s], e.g. ttft=200ms,tpot=50ms"
+            )
+        name, number, unit = match.group(1).lower(), float(match.group(2)), match.group(3)
+        if name not in SLO_METRICS:
+            raise UserError(f"unknown SLO metric '{name}': use one of {', '.join(SLO_METRICS)}")
+        if unit is None:
+            raise UserError(f"SLO '{item}' needs a unit: {name}={match.group(2)}ms or ...s")
+        if number <= 0:
+            raise UserError(f"SLO '{item}' must be positive")
+        slo[name] = number / 1000.0 if unit == "ms" else number
+    if not slo:
+        raise UserError("empty SLO: write e.g. --slo ttft=200ms,tpot=50ms")
+    return slo
+
+
+def meets_slo(record: RequestRecord, slo: Mapping[str, float]) -> bool:
+    """True when a successful request meets every SLO.
+
+    As in vLLM, a request with a single output token has TPOT 0 for this purpose.
+    """
+    if not record.ok or record.ttft_s is None or record.e2e_s is None:
+        return False
+    observed = {"ttft": record.ttft_s, "tpot": record.tpot_s or 0.0, "e2e": record.e2e_s}
+    return all(observed[name] <= limit for name, limit in slo.items())
+
+
+def summarize(
+    records: Sequence[RequestRecord],
+    duration_s: float,
+    slo: Mapping[str, float] | None = None,
+) -> ServeSummary:
+    """Aggregate the records of one measured run that lasted `duration_s` seconds."""
+    if duration_s <= 0:
+        raise ValueError("duration_s must be positive")
+    done = [r for r in records if r.ok]
+    errors: dict[str, int] = {}
+    for record in records:
+        if not record.ok:
+            key = record.error or "unknown error"
+            errors[key] = errors.get(key, 0) + 1
+    known = all(r.prompt_tokens is not None for r in done)
+    prompt_tokens = sum(r.prompt_tokens or 0 for r in done) if known else None
+    output_tokens = sum(r.output_tokens for r in done)
+    tpots = [t for t in (r.tpot_s for r in done) if t is not None]
+    good = None if slo is None else sum(meets_slo(r, slo) for r in done) / duration_s
+    return ServeSummary(
+        num_requests=len(records),
+        num_completed=len(done),
+        num_failed=len(records) - len(done),
+        duration_s=duration_s,
+        total_prompt_tokens=prompt_tokens,
+        total_output_tokens=output_tokens,
+        request_per_s=len(done) / duration_s,
+        output_tokens_per_s=output_tokens / duration_s,
+        total_tokens_per_s=None
+        if prompt_tokens is None
+        else (prompt_tokens + output_tokens) / duration_s,
+        goodput_req_per_s=good,
+        ttft=distribution([r.ttft_s for r in done if r.ttft_s is not None]),
+        tpot=distribution(tpots),
+        itl=distribution([gap for r in done for gap in r.itl_s]),
+        e2e=distribution([r.e2e_s for r in done if r.e2e_s is not None]),
+        errors=errors,
+        tokens_from_usage=bool(done) and all(r.tokens_from_usage for r in done),
+    )

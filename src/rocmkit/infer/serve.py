@@ -1,0 +1,187 @@
+"""The server benchmark: a workload sent at each point of a rate x concurrency sweep, summarised.
+
+`benchmark_server(config, workload)` checks the server answers at all, then runs one measured load
+per (rate, concurrency) point with the same prompts, and returns every point's summary. A run
+deadline covers the whole sweep; Ctrl-C or the deadline end it early with what was measured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rocmkit.errors import UserError
+from rocmkit.infer.client import ClientPool, Endpoint, check_reachable
+from rocmkit.infer.loadgen import LoadConfig, run_load
+from rocmkit.infer.metrics import RequestRecord, ServeSummary, summarize
+from rocmkit.infer.workloads import Prompt, Workload
+from rocmkit.results import Measurement
+
+
+@dataclass(kw_only=True, frozen=True, slots=True)
+class ServeConfig:
+    """What to send where, and under which load points."""
+
+    endpoint: Endpoint
+    request_rates: tuple[float, ...] = (math.inf,)  # requests/s per sweep point
+    max_concurrencies: tuple[int | None, ...] = (None,)
+    burstiness: float = 1.0
+    num_warmup: int = 1
+    seed: int = 0
+    run_timeout_s: float | None = None  # whole run, all points together
+    slo: dict[str, float] | None = None  # seconds per metric, from metrics.parse_slo
+
+    def __post_init__(self) -> None:
+        if not self.request_rates or not self.max_concurrencies:
+            raise UserError("give at least one request rate and one concurrency")
+        if self.run_timeout_s is not None and self.run_timeout_s <= 0:
+            raise UserError("--run-timeout must be positive")
+        for rate, concurrency in self.points():
+            LoadConfig(
+                request_rate=rate,
+                max_concurrency=concurrency,
+                burstiness=self.burstiness,
+                num_warmup=self.num_warmup,
+            )
+
+    def points(self) -> list[tuple[float, int | None]]:
+        """(rate, concurrency) of every sweep point, concurrency-major."""
+        return [(rate, conc) for conc in self.max_concurrencies for rate in self.request_rates]
+
+
+@dataclass(kw_only=True, frozen=True, slots=True)
+class ServePoint:
+    request_rate: float
+    max_concurrency: int | None
+    summary: ServeSummary
+    stopped: str | None  # why the point ended early, if it did
+
+
+@dataclass(kw_only=True, slots=True)
+class ServeResult:
+    points: list[ServePoint] = field(default_factory=list)
+    stopped: str | None = None
+
+
+async def benchmark_server_async(
+    config: ServeConfig,
+    workload: Workload,
+    count_tokens: Callable[[str], int] | None = None,
+    on_point: Callable[[ServePoint], None] | None = None,
+) -> ServeResult:
+    """Run every sweep point in turn; stop the sweep early on Ctrl-C or the run deadline."""
+    endpoint = config.endpoint
+    await check_reachable(endpoint.base_url)
+    deadline = None if config.run_timeout_s is None else time.perf_counter() + config.run_timeout_s
+    result = ServeResult()
+    async with ClientPool(timeout_s=endpoint.timeout_s) as pool:
+
+        async def send(prompt: Prompt) -> RequestRecord:
+            return await pool.send(endpoint, prompt, count_tokens)
+
+        for rate, concurrency in config.points():
+            load = LoadConfig(
+                request_rate=rate,
+                burstiness=config.burstiness,
+                max_concurrency=concurrency,
+                num_warmup=config.num_warmup,
+                seed=config.seed,
+                deadline_s=deadline,
+            )
+            outcome = await run_load(workload.prompts, send, load)
+            if outcome.records:
+                summary = summarize(outcome.records, max(outcome.duration_s, 1e-9), config.slo)
+                point = ServePoint(
+                    request_rate=rate,
+                    max_concurrency=concurrency,
+                    summary=summary,
+                    stopped=outcome.stopped,
+                )
+                result.points.append(point)
+                if on_point is not None:
+                    on_point(point)
+            if outcome.stopped:
+                result.stopped = outcome.stopped
+                break
+    return result
+
+
+def benchmark_server(
+    config: ServeConfig,
+    workload: Workload,
+    count_tokens: Callable[[str], int] | None = None,
+    on_point: Callable[[ServePoint], None] | None = None,
+) -> ServeResult:
+    """Synchronous wrapper of `benchmark_server_async` (runs its own event loop)."""
+    return asyncio.run(benchmark_server_async(config, workload, count_tokens, on_point))
+
+
+def _rate_label(rate: float) -> str:
+    return "inf" if math.isinf(rate) else f"{rate:g}"
+
+
+def serve_measurements(
+    result: ServeResult, config: ServeConfig, workload: Workload
+) -> list[Measurement]:
+    """One Measurement per metric and sweep point, suite "infer-serve"."""
+    rows = []
+    for point in result.points:
+        s = point.summary
+        concurrency = "none" if point.max_concurrency is None else str(point.max_concurrency)
+        name = f"{config.endpoint.model} rate={_rate_label(point.request_rate)} concurrency={concurrency}"
+        params = {
+            "model": config.endpoint.model,
+            "api": config.endpoint.api,
+            "workload": workload.name,
+            "request_rate": _rate_label(point.request_rate),  # a string: JSON has no infinity
+            "max_concurrency": point.max_concurrency,
+            "burstiness": config.burstiness,
+        }
+        extra = {
+            "errors": s.errors,
+            "stopped": point.stopped,
+            "notes": workload.notes,
+            "tokens_from_usage": s.tokens_from_usage,
+            "length_unit": workload.length_unit,
+        }
+        for metric, value, unit in summary_values(s):
+            rows.append(
+                Measurement(
+                    suite="infer-serve",
+                    name=name,
+                    metric=metric,
+                    value=value,
+                    unit=unit,
+                    params=params,
+                    extra=extra,
+                )
+            )
+    return rows
+
+
+def summary_values(s: ServeSummary) -> list[tuple[str, float | None, str]]:
+    """(metric name with its unit, value, unit) for every number of a summary."""
+    values: list[tuple[str, float | None, str]] = [
+        ("num_completed", s.num_completed, "count"),
+        ("num_failed", s.num_failed, "count"),
+        ("duration_s", s.duration_s, "s"),
+        ("request_per_s", s.request_per_s, "req/s"),
+        ("output_tokens_per_s", s.output_tokens_per_s, "tokens/s"),
+        ("total_tokens_per_s", s.total_tokens_per_s, "tokens/s"),
+    ]
+    if s.goodput_req_per_s is not None:
+        values.append(("goodput_req_per_s", s.goodput_req_per_s, "req/s"))
+    for label, dist in (("ttft", s.ttft), ("tpot", s.tpot), ("itl", s.itl), ("e2e", s.e2e)):
+        values.append((f"{label}_ms_mean", _ms(dist.mean), "ms"))
+        values.append((f"{label}_ms_p50", _ms(dist.median), "ms"))
+        values.extend(
+            (f"{label}_ms_p{q}", _ms(v), "ms") for q, v in dist.percentiles.items() if q != 50
+        )
+    return values
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * 1e3

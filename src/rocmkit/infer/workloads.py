@@ -1,0 +1,295 @@
+"""Prompt sets for the server benchmark: random, JSONL file, ShareGPT file, multi-turn shared prefix.
+
+Every workload yields `Prompt`s holding both a chat `messages` list and the same text flattened for
+the completions API, so one workload drives either endpoint. Token counts come from a local
+tokenizer directory when one is given; without one, lengths are counted in words (noted in the
+result), which is what `Prompt.length_unit` records.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from rocmkit.errors import UserError, require_extra
+
+LengthUnit = Literal["tokens", "words"]
+
+# A plain word list for tokenizer-free random prompts: common English words, mostly one token each
+# in BPE vocabularies, so a word count is a fair stand-in for a token count.
+_WORD_TEXT = (
+    "the of and to in is was for on are with as by at from that this have not but had they which "
+    "one you were all their there been has when who will more no if out so said what up its about "
+    "into than them can only other new some could time these two may then do first any my now such "
+    "like our over man me even most made after also did many before must through back years where "
+    "much your way well down should because each just those people how too little state good very "
+    "make world still own see men work long get here between both life being under never day same "
+    "another know while last might us great old year off come since against go came right used take"
+)
+_WORDS = tuple(_WORD_TEXT.split())
+
+
+@dataclass(kw_only=True, frozen=True, slots=True)
+class Prompt:
+    """One request's input: chat messages, the same as flat text, and the requested output length."""
+
+    messages: tuple[dict[str, str], ...]
+    max_tokens: int
+    input_tokens: int | None = None  # known prompt length in tokens (None without a tokenizer)
+
+    @property
+    def text(self) -> str:
+        """The messages flattened for /v1/completions (contents joined by blank lines)."""
+        return "\n\n".join(m["content"] for m in self.messages)
+
+
+@dataclass(kw_only=True, frozen=True, slots=True)
+class Workload:
+    """A named prompt list plus a note on how lengths were counted."""
+
+    name: str
+    prompts: list[Prompt]
+    length_unit: LengthUnit
+    notes: list[str] = field(default_factory=list)
+
+
+class Tokenizer:
+    """A local Hugging Face tokenizer directory (`llm` extra), used only to count and make tokens."""
+
+    def __init__(self, path: str | Path) -> None:
+        transformers = require_extra("transformers", "llm")
+        directory = Path(path)
+        if not directory.is_dir():
+            raise UserError(f"tokenizer directory not found: {directory}")
+        try:
+            self._tok = transformers.AutoTokenizer.from_pretrained(
+                str(directory), local_files_only=True
+            )
+        except (OSError, ValueError) as exc:
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise UserError(f"cannot load a tokenizer from {directory}: {reason}") from None
+        special = set(self._tok.all_special_ids)
+        self._vocab = [i for i in range(len(self._tok)) if i not in special]
+
+    def count(self, text: str) -> int:
+        return len(self._tok.encode(text, add_special_tokens=False))
+
+    def random_text(self, rng: random.Random, num_tokens: int) -> str:
+        return str(self._tok.decode([rng.choice(self._vocab) for _ in range(num_tokens)]))
+
+
+def random_workload(
+    *,
+    num_prompts: int,
+    input_len: int,
+    output_len: int,
+    seed: int = 0,
+    tokenizer: Tokenizer | None = None,
+) -> Workload:
+    """Prompts of `input_len` random tokens (or words, without a tokenizer), `output_len` to generate."""
+    if num_prompts < 1 or input_len < 1 or output_len < 1:
+        raise UserError("random workload needs --num-prompts, --input-len and --output-len >= 1")
+    rng = random.Random(seed)
+    prompts = []
+    for _ in range(num_prompts):
+        if tokenizer is None:
+            text, count = " ".join(rng.choice(_WORDS) for _ in range(input_len)), None
+        else:
+            text = tokenizer.random_text(rng, input_len)
+            count = tokenizer.count(text)  # decode/encode round trips can shift the length a little
+        prompts.append(
+            Prompt(
+                messages=({"role": "user", "content": text},),
+                max_tokens=output_len,
+                input_tokens=count,
+            )
+        )
+    return Workload(
+        name="random", prompts=prompts, length_unit=_unit(tokenizer), notes=_notes(tokenizer)
+    )
+
+
+def jsonl_workload(
+    path: str | Path, *, output_len: int, tokenizer: Tokenizer | None = None
+) -> Workload:
+    """One JSON object per line: {"prompt": str} or {"messages": [...]}, optional "max_tokens"."""
+    prompts = []
+    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+        prompts.append(_prompt_from_item(item, f"{path}:{number}", output_len, tokenizer))
+    if not prompts:
+        raise UserError(f"{path} holds no prompts")
+    return Workload(
+        name=f"jsonl:{Path(path).name}",
+        prompts=prompts,
+        length_unit=_unit(tokenizer),
+        notes=_notes(tokenizer),
+    )
+
+
+def sharegpt_workload(
+    path: str | Path,
+    *,
+    num_prompts: int,
+    output_len: int | None = None,
+    seed: int = 0,
+    tokenizer: Tokenizer | None = None,
+) -> Workload:
+    """First human turn of ShareGPT conversations; the output length is the first reply's length
+    (as vLLM does) unless `output_len` is given."""
+    try:
+        data = json.loads(_read_text(path))
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(data, list):
+        raise UserError(f"{path} must hold a JSON list of {{'conversations': [...]}} entries")
+    count = tokenizer.count if tokenizer else _count_words
+    pairs = [pair for pair in map(_first_exchange, data) if pair is not None]
+    if not pairs:
+        raise UserError(f"{path} holds no conversation with a human turn followed by a reply")
+    random.Random(seed).shuffle(pairs)
+    prompts = [
+        Prompt(
+            messages=({"role": "user", "content": question},),
+            max_tokens=output_len or max(1, count(answer)),
+            input_tokens=tokenizer.count(question) if tokenizer else None,
+        )
+        for question, answer in pairs[:num_prompts]
+    ]
+    return Workload(
+        name=f"sharegpt:{Path(path).name}",
+        prompts=prompts,
+        length_unit=_unit(tokenizer),
+        notes=_notes(tokenizer),
+    )
+
+
+def shared_prefix_workload(
+    *,
+    num_conversations: int,
+    num_turns: int,
+    prefix_len: int,
+    turn_len: int,
+    output_len: int,
+    seed: int = 0,
+    tokenizer: Tokenizer | None = None,
+) -> Workload:
+    """Multi-turn chats that all start with one long shared system prompt.
+
+    Turn k of a conversation resends the whole history (the prefix, earlier questions and canned
+    replies of `output_len`), so a server with prefix caching serves later turns faster. Requests
+    are ordered turn by turn across conversations, so each history was sent shortly before.
+    """
+    if min(num_conversations, num_turns, prefix_len, turn_len, output_len) < 1:
+        raise UserError("shared-prefix workload needs every length and count >= 1")
+    rng = random.Random(seed)
+    make = (
+        (lambda n: tokenizer.random_text(rng, n))
+        if tokenizer
+        else (lambda n: " ".join(rng.choice(_WORDS) for _ in range(n)))
+    )
+    system = {"role": "system", "content": make(prefix_len)}
+    histories: list[list[dict[str, str]]] = [[system] for _ in range(num_conversations)]
+    prompts = []
+    for _turn in range(num_turns):
+        for history in histories:
+            history.append({"role": "user", "content": make(turn_len)})
+            messages = tuple(history)
+            count = sum(tokenizer.count(m["content"]) for m in messages) if tokenizer else None
+            prompts.append(Prompt(messages=messages, max_tokens=output_len, input_tokens=count))
+            history.append({"role": "assistant", "content": make(output_len)})
+    notes = [
+        *_notes(tokenizer),
+        "assistant turns in the history are canned text, not the server's replies",
+    ]
+    return Workload(
+        name="shared-prefix", prompts=prompts, length_unit=_unit(tokenizer), notes=notes
+    )
+
+
+def _prompt_from_item(
+    item: Any, where: str, output_len: int, tokenizer: Tokenizer | None
+) -> Prompt:
+    if isinstance(item, dict) and isinstance(item.get("prompt"), str):
+        messages: tuple[dict[str, str], ...] = ({"role": "user", "content": item["prompt"]},)
+    elif isinstance(item, dict) and _valid_messages(item.get("messages")):
+        messages = tuple({"role": m["role"], "content": m["content"]} for m in item["messages"])
+    else:
+        raise UserError(
+            f'{where}: each line needs "prompt" (text) or "messages" (list of role/content)'
+        )
+    max_tokens = item.get("max_tokens", output_len)
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+        raise UserError(f'{where}: "max_tokens" must be a positive integer')
+    count = sum(tokenizer.count(m["content"]) for m in messages) if tokenizer else None
+    return Prompt(messages=messages, max_tokens=max_tokens, input_tokens=count)
+
+
+def _valid_messages(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(
+            isinstance(m, dict)
+            and isinstance(m.get("role"), str)
+            and isinstance(m.get("content"), str)
+            for m in value
+        )
+    )
+
+
+def _first_exchange(entry: Any) -> tuple[str, str] | None:
+    turns = entry.get("conversations") if isinstance(entry, dict) else None
+    if not isinstance(turns, list) or len(turns) < 2:
+        return None
+    first, second = turns[0], turns[1]
+    if not (isinstance(first, dict) and isinstance(second, dict)):
+        return None
+    question, answer = first.get("value"), second.get("value")
+    if (
+        first.get("from") not in ("human", "user")
+        or not isinstance(question, str)
+        or not isinstance(answer, str)
+    ):
+        return None
+    return question, answer
+
+
+def _read_text(path: str | Path) -> str:
+    file = Path(path)
+    try:
+        return file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"prompts file not found: {file}") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{file} is not UTF-8 text") from None
+    except OSError as exc:
+        raise UserError(f"cannot read {file}: {exc.strerror}") from None
+
+
+def _count_words(text: str) -> int:
+    return len(text.split())
+
+
+def _unit(tokenizer: Tokenizer | None) -> LengthUnit:
+    return "words" if tokenizer is None else "tokens"
+
+
+def _notes(tokenizer: Tokenizer | None) -> list[str]:
+    if tokenizer is not None:
+        return []
+    return ["no --tokenizer given: prompt lengths are in words, not tokens"]
+
+
+def token_counter(tokenizer: Tokenizer | None) -> Callable[[str], int] | None:
+    """The function the client uses to count output tokens when the server sends no usage."""
+    return tokenizer.count if tokenizer else None
