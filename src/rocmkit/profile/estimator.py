@@ -57,7 +57,9 @@ class ModelShape:
     def __post_init__(self) -> None:
         for name in ("n_layer", "d_model", "n_head", "seq_len", "vocab_size"):
             if getattr(self, name) < 1:
-                raise UserError(f"model {name} must be a positive integer (got {getattr(self, name)})")
+                raise UserError(
+                    f"model {name} must be a positive integer (got {getattr(self, name)})"
+                )
         if self.d_model % self.n_head:
             raise UserError(f"d_model {self.d_model} must be divisible by n_head {self.n_head}")
 
@@ -98,7 +100,9 @@ class EstimateConfig:
 
     def __post_init__(self) -> None:
         if self.precision not in PRECISIONS:
-            raise UserError(f"precision must be one of {', '.join(PRECISIONS)} (got {self.precision!r})")
+            raise UserError(
+                f"precision must be one of {', '.join(PRECISIONS)} (got {self.precision!r})"
+            )
         if self.sharding not in SHARDINGS:
             raise UserError(
                 f"parallel mode must be one of {', '.join(SHARDINGS)} or fsdp (got {self.sharding!r})"
@@ -130,14 +134,19 @@ class MemoryEstimate:
     @property
     def total_bytes(self) -> int:
         return (
-            self.parameters_bytes + self.gradients_bytes + self.optimizer_bytes + self.activations_bytes
+            self.parameters_bytes
+            + self.gradients_bytes
+            + self.optimizer_bytes
+            + self.activations_bytes
         )
 
     @property
     def label(self) -> str:
         cfg = self.config
-        label = cfg.precision
-        if cfg.sharding not in ("none",):
+        label: str = cfg.precision
+        if cfg.mode == "infer":
+            label += " infer"
+        if cfg.sharding != "none":
             label += f" {cfg.sharding} x{cfg.world_size}"
         if cfg.activation_checkpointing:
             label += " +ckpt"

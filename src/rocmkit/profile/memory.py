@@ -153,7 +153,9 @@ class MemoryMonitor:
     def _sample(self) -> None:
         allocated, reserved = self._reader()
         elapsed = time.perf_counter() - self._start
-        self.timeline.samples.append(MemorySample(time_s=elapsed, allocated_bytes=allocated, reserved_bytes=reserved))
+        self.timeline.samples.append(
+            MemorySample(time_s=elapsed, allocated_bytes=allocated, reserved_bytes=reserved)
+        )
 
 
 def _rss_reader() -> Reader:
