@@ -1,0 +1,1 @@
+"""Training: configs, models, data, precision, parallelism, checkpoints and the loop."""

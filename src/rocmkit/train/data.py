@@ -1,0 +1,455 @@
+"""Training data: synthetic tokens/images, a tokenized text file (memory-mapped), an image folder.
+
+Every source serves `get_batch(step=, micro_step=, micro_batch_size=, grad_accum=, rank=,
+world_size=)` as a pure function of its arguments: sample number
+g = ((step * grad_accum + micro_step) * world_size + rank) * micro_batch_size + i picks the data.
+So a resumed run continues at the exact sample where it stopped without saved iterator state,
+and ranks 0..W-1 with micro-batch B together see what one process with micro-batch W*B sees.
+File-backed sources walk a fresh seeded permutation of their samples in every epoch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import tempfile
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import torch
+
+from rocmkit.errors import UserError, require_extra, warn_once
+from rocmkit.train.models import ModelConfig, resolved_vocab_size
+
+__all__ = ["DataConfig", "DataSource", "build_data", "global_sample_index"]
+
+# Synthetic tokens: a noisy walk around a fixed cycle of this many tokens. A model learns the
+# successor of each token in a few dozen steps, so "loss goes down" is visible in smoke runs.
+_CYCLE_TOKENS = 256
+_NOISE_FRACTION = 0.1
+# Synthetic images: one low-resolution prototype per class, upsampled, plus per-sample noise.
+_PROTOTYPE_PIXELS = 8
+_IMAGENET_MEAN = (0.485, 0.456, 0.406)
+_IMAGENET_STD = (0.229, 0.224, 0.225)
+
+
+@dataclass(kw_only=True)
+class DataConfig:
+    """The [data] section of a train config."""
+
+    kind: Literal["synthetic", "text", "images"] = field(
+        default="synthetic", metadata={"help": "synthetic | text (a file) | images (a folder)"}
+    )
+    path: str | None = field(
+        default=None, metadata={"help": "text file, or image folder with one subfolder per class"}
+    )
+    tokenizer: str | None = field(
+        default=None, metadata={"help": "text: 'bytes' (default) or a local HF tokenizer directory"}
+    )
+    cache_dir: str | None = field(
+        default=None, metadata={"help": "text: where the tokenized file goes (default: beside it)"}
+    )
+    seed: int = field(default=0, metadata={"help": "seed of synthetic data and epoch shuffling"})
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("synthetic", "text", "images"):
+            raise UserError(f"data.kind must be synthetic, text or images (got {self.kind!r})")
+        if self.kind != "synthetic" and not self.path:
+            raise UserError(f"data.kind = '{self.kind}' needs data.path")
+        if self.seed < 0:
+            raise UserError(f"data.seed must be zero or positive (got {self.seed})")
+        if self.kind == "synthetic" and self.path:
+            warn_once("data.path has no effect with data.kind = 'synthetic'")
+        if self.kind != "text" and (self.tokenizer or self.cache_dir):
+            warn_once("data.tokenizer and data.cache_dir only apply to data.kind = 'text'")
+
+
+def global_sample_index(
+    *,
+    step: int,
+    micro_step: int,
+    micro_batch_size: int,
+    grad_accum: int,
+    rank: int,
+    world_size: int,
+) -> int:
+    """Number of the first sample of this rank's micro-batch (see the module docstring)."""
+    if micro_batch_size < 1 or grad_accum < 1 or world_size < 1:
+        raise UserError("micro-batch size, gradient accumulation and world size must be positive")
+    if not 0 <= rank < world_size or not 0 <= micro_step < grad_accum or step < 0:
+        raise UserError(
+            f"invalid batch position step={step} micro_step={micro_step}/{grad_accum} "
+            f"rank={rank}/{world_size}"
+        )
+    return ((step * grad_accum + micro_step) * world_size + rank) * micro_batch_size
+
+
+class DataSource(ABC):
+    """Serves micro-batches as a pure function of the batch position; tensors stay on CPU."""
+
+    task: Literal["lm", "image"]
+    num_samples: int | None = None  # distinct samples in one epoch; None for synthetic data
+
+    def get_batch(
+        self,
+        *,
+        step: int,
+        micro_step: int,
+        micro_batch_size: int,
+        grad_accum: int,
+        rank: int,
+        world_size: int,
+    ) -> dict[str, torch.Tensor]:
+        """LM: {"input_ids", "labels"} int64 [B, T]; image: {"images" [B,3,S,S], "labels" [B]}."""
+        first = global_sample_index(
+            step=step,
+            micro_step=micro_step,
+            micro_batch_size=micro_batch_size,
+            grad_accum=grad_accum,
+            rank=rank,
+            world_size=world_size,
+        )
+        return self.samples(range(first, first + micro_batch_size))
+
+    @abstractmethod
+    def samples(self, indices: range) -> dict[str, torch.Tensor]:
+        """The batch made of global samples `indices`."""
+
+
+def _epoch_position(index: int, num_samples: int, seed: int, cache: dict[int, np.ndarray]) -> int:
+    """Sample `index` of an endless stream that walks a new seeded permutation every epoch."""
+    epoch, offset = divmod(index, num_samples)
+    if epoch not in cache:
+        cache.clear()
+        cache[epoch] = np.random.default_rng([seed, epoch]).permutation(num_samples)
+    return int(cache[epoch][offset])
+
+
+def _lm_batch(rows: np.ndarray) -> dict[str, torch.Tensor]:
+    tokens = torch.from_numpy(rows.astype(np.int64))
+    return {"input_ids": tokens[:, :-1].contiguous(), "labels": tokens[:, 1:].contiguous()}
+
+
+class SyntheticTokens(DataSource):
+    """Endless token sequences with learnable structure, fixed by (seed, sample number)."""
+
+    task = "lm"
+
+    def __init__(self, *, vocab_size: int, seq_len: int, seed: int) -> None:
+        self.seq_len = seq_len
+        self.seed = seed
+        count = min(vocab_size, _CYCLE_TOKENS)
+        self.cycle = np.random.default_rng([seed]).permutation(vocab_size)[:count]
+
+    def _sample(self, index: int) -> np.ndarray:
+        rng = np.random.default_rng([self.seed, index])
+        count = len(self.cycle)
+        positions = (rng.integers(count) + np.arange(self.seq_len + 1)) % count
+        noisy = rng.random(self.seq_len + 1) < _NOISE_FRACTION
+        positions[noisy] = rng.integers(count, size=int(noisy.sum()))
+        return self.cycle[positions]
+
+    def samples(self, indices: range) -> dict[str, torch.Tensor]:
+        return _lm_batch(np.stack([self._sample(i) for i in indices]))
+
+
+class SyntheticImages(DataSource):
+    """Class prototypes plus noise, normalised like ImageNet inputs, fixed by (seed, sample)."""
+
+    task = "image"
+
+    def __init__(self, *, num_classes: int, image_size: int, seed: int) -> None:
+        self.image_size = image_size
+        self.seed = seed
+        shape = (num_classes, 3, _PROTOTYPE_PIXELS, _PROTOTYPE_PIXELS)
+        self.prototypes = np.random.default_rng([seed]).standard_normal(shape).astype(np.float32)
+
+    def samples(self, indices: range) -> dict[str, torch.Tensor]:
+        labels, images = [], []
+        for index in indices:
+            rng = np.random.default_rng([self.seed, index])
+            label = int(rng.integers(len(self.prototypes)))
+            noise = rng.standard_normal(self.prototypes.shape[1:], dtype=np.float32)
+            labels.append(label)
+            images.append(self.prototypes[label] + 0.5 * noise)
+        low = torch.from_numpy(np.stack(images))
+        size = (self.image_size, self.image_size)
+        full = torch.nn.functional.interpolate(low, size=size, mode="bilinear", align_corners=False)
+        return {"images": full, "labels": torch.tensor(labels, dtype=torch.int64)}
+
+
+# --- text file -> memory-mapped tokens ------------------------------------------------------
+
+_MAGIC = b"RKTOKENS"
+_PREFIX = struct.Struct("<8sII")  # magic, header bytes (data offset), JSON length
+_FORMAT_VERSION = 1
+_CHUNK_BYTES = 8 << 20
+
+
+class TokenFile(DataSource):
+    """Windows of seq_len + 1 tokens cut from a tokenized file, shuffled per epoch."""
+
+    task = "lm"
+
+    def __init__(self, tokens: np.ndarray, *, seq_len: int, seed: int) -> None:
+        self.tokens = tokens
+        self.seq_len = seq_len
+        self.seed = seed
+        # Non-overlapping windows; a window needs one extra token for the shifted labels.
+        self.num_windows = (len(tokens) - 1) // seq_len
+        self.num_samples = self.num_windows
+        if self.num_windows < 1:
+            raise UserError(
+                f"the text has {len(tokens)} tokens; model.seq_len = {seq_len} needs at least "
+                f"{seq_len + 1}: use a longer file or a shorter seq_len"
+            )
+        self._permutations: dict[int, np.ndarray] = {}
+
+    def samples(self, indices: range) -> dict[str, torch.Tensor]:
+        rows = []
+        for index in indices:
+            window = _epoch_position(index, self.num_windows, self.seed, self._permutations)
+            start = window * self.seq_len
+            rows.append(self.tokens[start : start + self.seq_len + 1])
+        return _lm_batch(np.stack(rows))
+
+
+class _Tokenizer:
+    """Bytes (vocabulary 256) or a local Hugging Face tokenizer; `identity` keys the cache."""
+
+    def __init__(self, spec: str) -> None:
+        self.hf: Any = None
+        if spec == "bytes":
+            self.vocab_size, self.identity = 256, "bytes"
+            return
+        directory = Path(spec).expanduser()
+        if not directory.is_dir():
+            raise UserError(
+                f"data.tokenizer must be 'bytes' or a local tokenizer directory: {spec}"
+            )
+        transformers = require_extra("transformers", "llm")
+        try:
+            self.hf = transformers.AutoTokenizer.from_pretrained(directory, local_files_only=True)
+        except (OSError, ValueError, KeyError) as exc:
+            raise UserError(f"cannot load a tokenizer from {directory}: {exc}") from None
+        self.vocab_size = len(self.hf)
+        digest = hashlib.sha256()
+        for file in sorted(p for p in directory.iterdir() if p.is_file()):
+            digest.update(file.name.encode() + b"\0" + file.read_bytes())
+        self.identity = "hf-" + digest.hexdigest()[:16]
+
+    def encode_file(self, source: Path, dtype: np.dtype[Any]) -> Iterator[np.ndarray]:
+        with source.open("rb") as handle:
+            if self.hf is None:
+                while chunk := handle.read(_CHUNK_BYTES):
+                    yield np.frombuffer(chunk, dtype=np.uint8).astype(dtype)
+                return
+            # Whole lines per chunk, so no token or UTF-8 sequence is cut at a chunk border.
+            while lines := handle.readlines(_CHUNK_BYTES):
+                raw = b"".join(lines)
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    warn_once(f"{source} is not valid UTF-8; invalid bytes became U+FFFD")
+                    text = raw.decode("utf-8", errors="replace")
+                ids = self.hf.encode(text, add_special_tokens=False)
+                yield np.asarray(ids, dtype=dtype)
+
+
+def _token_dtype(vocab_size: int) -> np.dtype[Any]:
+    return np.dtype(np.uint16) if vocab_size <= 1 << 16 else np.dtype(np.uint32)
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(_CHUNK_BYTES):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _read_cache(path: Path, expected: dict[str, Any]) -> np.ndarray | None:
+    """The cached tokens if the file exists and was made from the same source and tokenizer."""
+    try:
+        with path.open("rb") as handle:
+            magic, header_bytes, json_bytes = _PREFIX.unpack(handle.read(_PREFIX.size))
+            meta = json.loads(handle.read(json_bytes))
+        dtype = np.dtype(meta["dtype"])
+        num_tokens = int(meta["num_tokens"])
+    except (OSError, struct.error, ValueError, KeyError, TypeError):
+        return None
+    if magic != _MAGIC or any(meta.get(k) != v for k, v in expected.items()):
+        return None
+    if path.stat().st_size != header_bytes + num_tokens * dtype.itemsize or num_tokens == 0:
+        return None
+    return np.memmap(path, dtype=dtype, mode="r", offset=header_bytes, shape=(num_tokens,))
+
+
+def _write_cache(path: Path, meta: dict[str, Any], chunks: Iterator[np.ndarray]) -> None:
+    """Stream tokens into a temporary file beside `path`, then rename it into place.
+
+    Ranks that tokenize at the same time write identical files, so the last rename wins harmlessly.
+    """
+    # Room for the final JSON: the token count is the only field unknown now, 20 digits at most.
+    header_bytes = -(-(_PREFIX.size + len(json.dumps({**meta, "num_tokens": 10**20}))) // 64) * 64
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w+b") as handle:
+            handle.seek(header_bytes)
+            num_tokens = 0
+            for chunk in chunks:
+                handle.write(chunk.tobytes())
+                num_tokens += chunk.size
+            encoded = json.dumps({**meta, "num_tokens": num_tokens}).encode()
+            handle.seek(0)
+            handle.write(_PREFIX.pack(_MAGIC, header_bytes, len(encoded)) + encoded)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+
+
+def _check_text_source(path: str) -> Path:
+    source = Path(path).expanduser()
+    if not source.exists():
+        raise UserError(f"data file not found: {source}")
+    if not source.is_file():
+        raise UserError(f"data.path must be a text file for data.kind = 'text': {source}")
+    if source.stat().st_size == 0:
+        raise UserError(f"data file is empty: {source}")
+    return source
+
+
+def load_text_tokens(config: DataConfig, tokenizer_spec: str, model_vocab: int) -> np.ndarray:
+    """Tokenize config.path once into a memory-mapped cache; reuse it while the source is unchanged."""
+    source = _check_text_source(str(config.path))
+    tokenizer = _Tokenizer(tokenizer_spec)
+    if tokenizer.vocab_size > model_vocab:
+        raise UserError(
+            f"the tokenizer has {tokenizer.vocab_size} tokens but the model only "
+            f"{model_vocab}: raise model.vocab_size"
+        )
+    dtype = _token_dtype(tokenizer.vocab_size)
+    expected = {
+        "format": _FORMAT_VERSION,
+        "source_sha256": _file_sha256(source),
+        "tokenizer": tokenizer.identity,
+        "dtype": dtype.name,
+    }
+    cache_dir = Path(config.cache_dir).expanduser() if config.cache_dir else source.parent
+    cache = cache_dir / f"{source.name}.{tokenizer.identity}.tokens"
+    tokens = _read_cache(cache, expected)
+    if tokens is None:
+        meta = {**expected, "source": str(source.resolve()), "vocab_size": tokenizer.vocab_size}
+        _write_cache(cache, meta, tokenizer.encode_file(source, dtype))
+        tokens = _read_cache(cache, expected)
+        if tokens is None:
+            raise UserError(f"{source} holds no tokens after tokenization")
+    return tokens
+
+
+# --- image folder ---------------------------------------------------------------------------
+
+
+class ImageFolderSource(DataSource):
+    """An image folder with one subfolder per class, resized and centre-cropped to image_size."""
+
+    task = "image"
+
+    def __init__(self, path: str, *, image_size: int, num_classes: int, seed: int) -> None:
+        root = Path(path).expanduser()
+        if not root.is_dir():
+            raise UserError(f"image folder not found: {root}")
+        datasets = require_extra("torchvision.datasets", "vision")
+        from torchvision import transforms
+
+        transform = transforms.Compose(
+            [
+                transforms.Resize(image_size),
+                transforms.CenterCrop(image_size),
+                transforms.ToTensor(),
+                transforms.Normalize(_IMAGENET_MEAN, _IMAGENET_STD),
+            ]
+        )
+        try:
+            self.dataset = datasets.ImageFolder(str(root), transform=transform)
+        except (FileNotFoundError, OSError) as exc:
+            raise UserError(
+                f"{root} is not an image folder with one subfolder per class: {exc}"
+            ) from None
+        if len(self.dataset.classes) > num_classes:
+            raise UserError(
+                f"{root} has {len(self.dataset.classes)} classes but model.num_classes = {num_classes}"
+            )
+        self.num_images = len(self.dataset)
+        self.num_samples = self.num_images
+        self.seed = seed
+        self._permutations: dict[int, np.ndarray] = {}
+
+    def samples(self, indices: range) -> dict[str, torch.Tensor]:
+        images, labels = [], []
+        for index in indices:
+            position = _epoch_position(index, self.num_images, self.seed, self._permutations)
+            try:
+                image, label = self.dataset[position]
+            except OSError as exc:  # PIL's UnidentifiedImageError is an OSError
+                file = self.dataset.samples[position][0]
+                raise UserError(f"cannot read image {file}: {exc}") from None
+            images.append(image)
+            labels.append(label)
+        return {"images": torch.stack(images), "labels": torch.tensor(labels, dtype=torch.int64)}
+
+
+# --- entry point ----------------------------------------------------------------------------
+
+
+def _default_tokenizer(config: DataConfig, model: ModelConfig) -> str:
+    # A pretrained HF model is meaningless with byte tokens: use the tokenizer saved beside it.
+    if config.tokenizer:
+        return config.tokenizer
+    if model.kind == "hf" and model.path:
+        directory = Path(model.path).expanduser()
+        if any(
+            (directory / name).is_file() for name in ("tokenizer.json", "tokenizer_config.json")
+        ):
+            return str(directory)
+    return "bytes"
+
+
+def build_data(config: DataConfig, model: ModelConfig) -> DataSource:
+    """The data source `config` describes, shaped for `model` (sequence length, image size)."""
+    is_lm = model.kind in ("gpt", "hf")
+    if config.kind == "synthetic" and is_lm:
+        vocab = resolved_vocab_size(model)
+        return SyntheticTokens(vocab_size=vocab, seq_len=model.seq_len, seed=config.seed)
+    if config.kind == "synthetic":
+        return SyntheticImages(
+            num_classes=model.num_classes, image_size=model.image_size, seed=config.seed
+        )
+    if config.kind == "text":
+        if not is_lm:
+            raise UserError(
+                f"data.kind = 'text' needs a language model, not model.kind = '{model.kind}'"
+            )
+        vocab = resolved_vocab_size(model)
+        tokens = load_text_tokens(config, _default_tokenizer(config, model), vocab)
+        return TokenFile(tokens, seq_len=model.seq_len, seed=config.seed)
+    if is_lm:
+        raise UserError(
+            f"data.kind = 'images' needs an image model, not model.kind = '{model.kind}'"
+        )
+    return ImageFolderSource(
+        str(config.path),
+        image_size=model.image_size,
+        num_classes=model.num_classes,
+        seed=config.seed,
+    )

@@ -1,0 +1,163 @@
+"""Models for `rocmkit train`: a GPT decoder, torchvision ResNets and local Hugging Face causal LMs.
+
+`build_model(ModelConfig)` looks the kind up in a small registry and returns a `BuiltModel`: the
+module, its repeated blocks (for per-block activation checkpointing and FSDP2 `fully_shard`), the
+parameter count and the training FLOPs per sample used for MFU.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from rocmkit.errors import UserError
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = [
+    "BuiltModel",
+    "ModelConfig",
+    "build_model",
+    "model_kinds",
+    "register_model",
+    "resolved_vocab_size",
+]
+
+
+@dataclass(kw_only=True)
+class ModelConfig:
+    """The [model] section of a train config."""
+
+    kind: Literal["gpt", "resnet", "hf"] = field(
+        default="gpt", metadata={"help": "gpt | resnet (torchvision) | hf (local Hugging Face dir)"}
+    )
+    vocab_size: int = field(default=50304, metadata={"help": "GPT vocabulary size"})
+    seq_len: int = field(default=256, metadata={"help": "context length in tokens (gpt and hf)"})
+    n_layer: int = field(default=4, metadata={"help": "GPT transformer blocks"})
+    n_head: int = field(default=4, metadata={"help": "GPT attention heads"})
+    d_model: int = field(default=128, metadata={"help": "GPT hidden size"})
+    dropout: float = field(default=0.0, metadata={"help": "GPT dropout probability"})
+    bias: bool = field(default=False, metadata={"help": "GPT: biases in Linear and LayerNorm"})
+    tie_weights: bool = field(
+        default=True, metadata={"help": "GPT: share embedding and output head"}
+    )
+    arch: str = field(default="resnet18", metadata={"help": "resnet10|resnet18|resnet50|..."})
+    num_classes: int = field(default=1000, metadata={"help": "ResNet output classes"})
+    image_size: int = field(default=224, metadata={"help": "ResNet input height and width"})
+    path: str | None = field(default=None, metadata={"help": "hf: local model directory"})
+    from_scratch: bool = field(
+        default=False,
+        metadata={"help": "hf: random weights from config.json even if weights exist"},
+    )
+
+    def __post_init__(self) -> None:
+        if self.kind not in _BUILDERS:
+            raise UserError(
+                f"model.kind must be one of {', '.join(model_kinds())} (got {self.kind!r})"
+            )
+        for name in ("vocab_size", "seq_len", "n_layer", "n_head", "d_model", "num_classes"):
+            if getattr(self, name) < 1:
+                raise UserError(
+                    f"model.{name} must be a positive integer (got {getattr(self, name)})"
+                )
+        if self.image_size < 8:
+            raise UserError(f"model.image_size must be at least 8 pixels (got {self.image_size})")
+        if self.d_model % self.n_head:
+            raise UserError(
+                f"model.d_model ({self.d_model}) must be divisible by model.n_head ({self.n_head})"
+            )
+        if not 0.0 <= self.dropout < 1.0:
+            raise UserError(f"model.dropout must be in [0, 1) (got {self.dropout})")
+        if self.kind == "hf" and not self.path:
+            raise UserError(
+                "model.kind = 'hf' needs model.path, a local Hugging Face model directory"
+            )
+
+
+@dataclass(kw_only=True)
+class BuiltModel:
+    """A model ready for the training loop; `loss(batch)` always calls `self.module`."""
+
+    module: torch.nn.Module
+    blocks: list[torch.nn.Module]
+    task: Literal["lm", "image"]
+    num_params: int
+    flops_per_sample: float | None
+    units_per_sample: int
+    unit_name: str
+    block_list: torch.nn.ModuleList | None = None
+    # Where each block lives (parent module, attribute name), so set_block can swap it in place.
+    block_slots: list[tuple[torch.nn.Module, str]] = field(default_factory=list, repr=False)
+
+    def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Forward pass and mean cross-entropy; LM labels are already shifted by the data source."""
+        import torch.nn.functional as F
+
+        if self.task == "lm":
+            logits = self.module(batch["input_ids"])
+            # fp32 softmax: bf16/fp16 logits over a 50k vocabulary lose too much precision.
+            return F.cross_entropy(
+                logits.flatten(0, 1).float(), batch["labels"].flatten(), ignore_index=-100
+            )
+        logits = self.module(batch["images"])
+        return F.cross_entropy(logits.float(), batch["labels"])
+
+    def set_block(self, index: int, module: torch.nn.Module) -> None:
+        """Replace block `index` in its parent (e.g. by a checkpoint wrapper around it)."""
+        parent, name = self.block_slots[index]
+        setattr(parent, name, module)
+        self.blocks[index] = module
+
+
+ModelBuilder = Callable[[ModelConfig], BuiltModel]
+
+# kind -> builder, or "module:function" imported on first use so that torchvision and
+# transformers are only imported when their model kind is asked for.
+_BUILDERS: dict[str, ModelBuilder | str] = {
+    "gpt": "rocmkit.train.models.gpt:build_gpt",
+    "resnet": "rocmkit.train.models.resnet:build_resnet",
+    "hf": "rocmkit.train.models.hf:build_hf",
+}
+
+
+def register_model(kind: str, builder: ModelBuilder | str) -> None:
+    """Register a builder (or a lazy "module:function" reference) under `kind`."""
+    _BUILDERS[kind] = builder
+
+
+def model_kinds() -> list[str]:
+    """The registered model kinds."""
+    return sorted(_BUILDERS)
+
+
+def build_model(config: ModelConfig) -> BuiltModel:
+    """Build the model `config.kind` names, randomly initialised (deterministic under manual_seed)."""
+    return _builder(config.kind)(config)
+
+
+def resolved_vocab_size(config: ModelConfig) -> int:
+    """The vocabulary the model really has (an hf model's comes from its config.json)."""
+    if config.kind == "hf":
+        from rocmkit.train.models.hf import hf_vocab_size
+
+        return hf_vocab_size(config)
+    return config.vocab_size
+
+
+def _builder(kind: str) -> ModelBuilder:
+    entry = _BUILDERS.get(kind)
+    if entry is None:
+        raise UserError(f"unknown model kind {kind!r}; known: {', '.join(model_kinds())}")
+    if isinstance(entry, str):
+        module_name, function_name = entry.split(":")
+        entry = getattr(importlib.import_module(module_name), function_name)
+        _BUILDERS[kind] = entry
+    return entry
+
+
+def count_params(module: torch.nn.Module) -> int:
+    """Parameters counted once each (a tied embedding/head pair counts once)."""
+    return sum(p.numel() for p in module.parameters())
