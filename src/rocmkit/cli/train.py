@@ -1,16 +1,178 @@
-"""`rocmkit train` (placeholder until its issue lands)."""
+"""`rocmkit train`: train a preset or a config file; `rocmkit train export CKPT OUT` exports weights.
+
+Works the same under torchrun (`torchrun --nproc-per-node 2 -m rocmkit train ...`): every rank
+runs this, only rank 0 prints.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from typing import Any
 
-from rocmkit.errors import UserError
+# Short flags and the dotted setting each one sets.
+_SHORTCUTS = {
+    "precision": "precision.dtype",
+    "micro_batch": "train.micro_batch",
+    "grad_accum": "train.grad_accum",
+    "steps": "train.steps",
+    "parallel": "parallel.mode",
+    "resume": "checkpoint.resume",
+    "run_dir": "logging.run_dir",
+    "seed": "train.seed",
+}
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("train", help="(not available yet)")
-    parser.set_defaults(handler=run)
+    parser = subparsers.add_parser(
+        "train",
+        help="train a model (GPT, ResNet, local HF causal LM) with fp32/fp16/bf16, DDP or FSDP2",
+        description=(
+            "Train from a preset and/or a TOML config; any setting can be overridden as "
+            "--SECTION.KEY VALUE (e.g. --train.lr 3e-4). "
+            "'rocmkit train export CKPT OUT.safetensors|OUT.pt' writes a checkpoint's weights."
+        ),
+    )
+    parser.add_argument(
+        "--preset", help="gpt-tiny, gpt2-124m, gpt2-350m, resnet18, resnet50, hf-causal-lm"
+    )
+    parser.add_argument("--config", help="TOML file with [model] [data] [train] ... sections")
+    parser.add_argument("--precision", choices=["fp32", "fp16", "bf16"], help="compute dtype")
+    parser.add_argument("--micro-batch", type=int, help="samples per device per forward")
+    parser.add_argument("--grad-accum", type=int, help="micro-batches per optimizer step")
+    parser.add_argument("--steps", type=int, help="optimizer steps")
+    parser.add_argument("--data", help="text file (byte-level tokens) or image folder")
+    parser.add_argument("--parallel", choices=["none", "ddp", "fsdp"], help="data parallel mode")
+    parser.add_argument("--resume", help="auto (latest checkpoint of the run, if any) or a path")
+    parser.add_argument("--run-dir", help="where metrics.jsonl, result.json, checkpoints go")
+    parser.add_argument("--seed", type=int)
+    parser.set_defaults(handler=run, accepts_overrides=True)
 
 
 def run(args: argparse.Namespace) -> int:
-    raise UserError("'rocmkit train' is not available in this version yet")
+    extra = list(getattr(args, "overrides", None) or [])
+    if extra and extra[0] == "export":
+        return _export(extra[1:])
+    from rocmkit.config import parse_overrides
+    from rocmkit.train import load_train_config, train
+
+    overrides: dict[str, Any] = _shortcut_overrides(args)
+    overrides.update(parse_overrides(extra))
+    config = load_train_config(preset=args.preset, path=args.config, overrides=overrides)
+    is_main = os.environ.get("RANK", "0") == "0"
+    with _progress(config.train.steps, enabled=is_main) as report:
+        result = train(config, callbacks=[report])
+    if is_main:
+        _print_summary(result)
+    return 0
+
+
+def _shortcut_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    overrides: dict[str, Any] = {}
+    for name, key in _SHORTCUTS.items():
+        value = getattr(args, name, None)
+        if value is not None:
+            overrides[key] = str(value)
+    if args.data is not None:
+        overrides["data.path"] = args.data
+        overrides["data.kind"] = "images" if os.path.isdir(args.data) else "text"
+    return overrides
+
+
+def _export(tokens: list[str]) -> int:
+    from rocmkit.cli.main import _Parser
+    from rocmkit.train import export_checkpoint
+
+    parser = _Parser(prog="rocmkit train export", description="export checkpoint weights")
+    parser.add_argument("checkpoint", help="a checkpoint directory or a checkpoints directory")
+    parser.add_argument("out", help="OUT.safetensors or OUT.pt")
+    ns = parser.parse_args(tokens)
+    target = export_checkpoint(ns.checkpoint, ns.out)
+    print(f"wrote {target}")
+    return 0
+
+
+class _Progress:
+    """A rich progress bar on a terminal, plain lines otherwise (logs, CI, torchrun)."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total = total
+        self.enabled = enabled
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __enter__(self) -> _Progress:
+        if self.enabled and sys.stderr.isatty():
+            from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self.bar = Progress(
+                TextColumn("train"),
+                BarColumn(),
+                TextColumn("{task.completed}/{task.total}"),
+                TextColumn("{task.fields[info]}"),
+                TimeRemainingColumn(),
+            )
+            self.bar.start()
+            self.task = self.bar.add_task("train", total=self.total, info="")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def __call__(self, m: Any) -> None:
+        if not self.enabled:
+            return
+        text = _step_line(m)
+        if self.bar is not None:
+            self.bar.update(self.task, completed=m.step, info=text)
+        else:
+            print(f"step {m.step}/{self.total} {text}", flush=True)
+
+
+def _progress(total: int, enabled: bool) -> _Progress:
+    return _Progress(total, enabled)
+
+
+def _step_line(m: Any) -> str:
+    parts = [f"loss {m.loss:.4f}", f"lr {m.lr:.2e}"]
+    if m.grad_norm is not None:
+        parts.append(f"gnorm {m.grad_norm:.3f}")
+    parts.append(f"{m.step_time_s * 1000:.1f} ms")
+    parts.append(f"{m.units_per_s:,.0f}/s")
+    if m.mfu is not None:
+        parts.append(f"mfu {m.mfu:.1%}")
+    if m.skipped:
+        parts.append("skipped (fp16 overflow)")
+    return "  ".join(parts)
+
+
+def _print_summary(result: Any) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="rocmkit train")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+
+    def fmt(value: float | None, pattern: str) -> str:
+        return "n/a" if value is None else pattern.format(value)
+
+    table.add_row("steps", str(result.steps_done))
+    table.add_row("final loss", fmt(result.final_loss, "{:.4f}"))
+    table.add_row("median step time", fmt(result.median_step_time_s, "{:.4f} s"))
+    table.add_row(f"{result.unit_name}/s (all ranks)", fmt(result.units_per_s, "{:,.0f}"))
+    table.add_row("MFU", fmt(result.mfu, "{:.1%}"))
+    peak = None if result.peak_memory_bytes is None else result.peak_memory_bytes / 2**20
+    table.add_row("peak memory", fmt(peak, "{:,.0f} MiB"))
+    table.add_row("skipped steps (fp16)", str(result.num_skipped_steps))
+    table.add_row("checkpoint", str(result.checkpoint or "none"))
+    table.add_row("run dir", str(result.run_dir))
+    Console().print(table)
+    if result.stopped_by_signal:
+        print(
+            f"stopped by SIGTERM at step {result.steps_done}; checkpoint saved; "
+            "continue with --resume auto",
+            file=sys.stderr,
+        )

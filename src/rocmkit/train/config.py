@@ -1,0 +1,256 @@
+"""TrainConfig: every setting of a training run, from a preset TOML, a --config file and overrides.
+
+Sections: model and data (defined beside the models and data code), train, precision, parallel,
+checkpoint, logging. Invalid combinations fail at construction with a UserError that says what to
+change; checks that depend on the launch (world size) run in `check_world_size`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from rocmkit.config import load_config, load_toml, merge_dotted
+from rocmkit.errors import UserError, warn_once
+from rocmkit.train.data import DataConfig
+from rocmkit.train.models import ModelConfig
+
+PRESET_PACKAGE = "rocmkit.train.presets"
+
+
+@dataclass(kw_only=True)
+class TrainSection:
+    """The [train] section: batch shape, optimizer, schedule and memory savers."""
+
+    steps: int = field(default=100, metadata={"help": "optimizer steps to run"})
+    micro_batch: int = field(default=8, metadata={"help": "samples per device per forward"})
+    grad_accum: int = field(default=1, metadata={"help": "micro-batches accumulated per step"})
+    global_batch: int | None = field(
+        default=None,
+        metadata={"help": "samples per optimizer step over all ranks; sets grad_accum"},
+    )
+    lr: float = field(default=3e-4, metadata={"help": "peak learning rate"})
+    min_lr_ratio: float = field(default=0.1, metadata={"help": "final lr as a fraction of lr"})
+    warmup: int = field(default=10, metadata={"help": "linear warmup steps"})
+    weight_decay: float = field(default=0.1, metadata={"help": "AdamW decay (matrices only)"})
+    beta1: float = 0.9
+    beta2: float = 0.95
+    grad_clip: float = field(default=1.0, metadata={"help": "max global grad norm; 0 = off"})
+    seed: int = 0
+    compile: bool = field(default=False, metadata={"help": "torch.compile the model"})
+    activation_checkpointing: bool = field(
+        default=False, metadata={"help": "recompute each block's activations in backward"}
+    )
+    optimizer_impl: Literal["auto", "fused", "foreach", "loop"] = "auto"
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+
+    def __post_init__(self) -> None:
+        for name in ("steps", "micro_batch", "grad_accum"):
+            if getattr(self, name) <= 0:
+                raise UserError(
+                    f"train.{name} must be a positive integer (got {getattr(self, name)})"
+                )
+        if self.global_batch is not None and self.global_batch <= 0:
+            raise UserError(f"train.global_batch must be positive (got {self.global_batch})")
+        if self.lr <= 0:
+            raise UserError(f"train.lr must be positive (got {self.lr})")
+        if self.warmup < 0 or self.grad_clip < 0 or self.weight_decay < 0:
+            raise UserError("train.warmup, train.grad_clip and train.weight_decay must be >= 0")
+        if not 0 <= self.min_lr_ratio <= 1:
+            raise UserError(f"train.min_lr_ratio must be in [0, 1] (got {self.min_lr_ratio})")
+
+
+@dataclass(kw_only=True)
+class PrecisionConfig:
+    """The [precision] section: autocast dtype, FSDP parameter dtype, fp16 loss scaling."""
+
+    dtype: Literal["fp32", "fp16", "bf16"] = field(
+        default="fp32", metadata={"help": "compute dtype (autocast)"}
+    )
+    param_dtype: Literal["fp32", "bf16"] | None = field(
+        default=None, metadata={"help": "FSDP2 parameter dtype; master weights stay fp32"}
+    )
+    loss_scale_init: float | None = field(
+        default=None, metadata={"help": "fp16 initial loss scale (default 65536)"}
+    )
+    loss_scale_growth_interval: int | None = field(
+        default=None, metadata={"help": "fp16: steps without overflow before the scale doubles"}
+    )
+    max_consecutive_skips: int = field(
+        default=20, metadata={"help": "fp16: stop after this many overflowing steps in a row"}
+    )
+
+    def __post_init__(self) -> None:
+        if self.dtype == "fp16" and self.param_dtype == "bf16":
+            raise UserError(
+                "precision.param_dtype bf16 conflicts with precision.dtype fp16: "
+                "use dtype bf16, or drop param_dtype"
+            )
+        scaler_set = self.loss_scale_init is not None or self.loss_scale_growth_interval is not None
+        if scaler_set and self.dtype != "fp16":
+            warn_once(
+                f"loss scaler settings have no effect with precision.dtype {self.dtype} "
+                "(only fp16 uses loss scaling)",
+                key="precision.loss_scale",
+            )
+        if self.loss_scale_init is not None and self.loss_scale_init <= 0:
+            raise UserError("precision.loss_scale_init must be positive")
+        if self.max_consecutive_skips <= 0:
+            raise UserError("precision.max_consecutive_skips must be positive")
+
+
+@dataclass(kw_only=True)
+class ParallelConfig:
+    """The [parallel] section. Processes come from torchrun (RANK/WORLD_SIZE/LOCAL_RANK)."""
+
+    mode: Literal["none", "ddp", "fsdp"] = field(
+        default="none", metadata={"help": "none | ddp | fsdp (FSDP2 fully_shard per block)"}
+    )
+    backend: Literal["auto", "nccl", "gloo"] = field(
+        default="auto", metadata={"help": "auto: nccl (RCCL on ROCm) on GPU, gloo on CPU"}
+    )
+
+    def __post_init__(self) -> None:
+        if self.mode != "none":
+            import torch.distributed
+
+            if not torch.distributed.is_available():
+                raise UserError(
+                    f"parallel.mode {self.mode} needs torch.distributed, which this torch build lacks"
+                )
+
+
+@dataclass(kw_only=True)
+class CheckpointConfig:
+    """The [checkpoint] section: where, how often, how many to keep, and what to resume."""
+
+    dir: str | None = field(default=None, metadata={"help": "default: RUN_DIR/checkpoints"})
+    every: int = field(default=0, metadata={"help": "save every N steps; 0 = only at the end"})
+    keep: int = field(default=2, metadata={"help": "keep the last K checkpoints"})
+    save_final: bool = field(default=True, metadata={"help": "save when training ends"})
+    resume: str | None = field(
+        default=None, metadata={"help": "auto (latest in dir, if any) or a checkpoint path"}
+    )
+
+    def __post_init__(self) -> None:
+        if self.every < 0:
+            raise UserError(f"checkpoint.every must be >= 0 (got {self.every})")
+        if self.keep <= 0:
+            raise UserError(f"checkpoint.keep must be at least 1 (got {self.keep})")
+
+
+@dataclass(kw_only=True)
+class LoggingConfig:
+    """The [logging] section: run directory (metrics.jsonl, result.json) and log cadence."""
+
+    run_dir: str = field(default="runs/train", metadata={"help": "where logs and results go"})
+    log_every: int = field(default=1, metadata={"help": "write a metrics line every N steps"})
+
+    def __post_init__(self) -> None:
+        if self.log_every <= 0:
+            raise UserError(f"logging.log_every must be positive (got {self.log_every})")
+
+
+@dataclass(kw_only=True)
+class TrainConfig:
+    """A whole training run."""
+
+    model: ModelConfig = field(default_factory=ModelConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    train: TrainSection = field(default_factory=TrainSection)
+    precision: PrecisionConfig = field(default_factory=PrecisionConfig)
+    parallel: ParallelConfig = field(default_factory=ParallelConfig)
+    checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
+    logging: LoggingConfig = field(default_factory=LoggingConfig)
+    preset: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.precision.param_dtype == "bf16" and self.parallel.mode != "fsdp":
+            warn_once(
+                "precision.param_dtype has no effect without parallel.mode fsdp "
+                "(autocast already computes in precision.dtype)",
+                key="precision.param_dtype",
+            )
+        if self.model.kind == "hf" and not self.model.path:
+            raise UserError("model.kind hf needs a local model directory: --model.path DIR")
+        if self.data.path is not None and not Path(self.data.path).exists():
+            raise UserError(f"data file not found: {self.data.path}")
+        if self.data.kind != "synthetic" and self.data.path is None:
+            raise UserError(f"data.kind {self.data.kind} needs a path: --data FILE")
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        return Path(self.checkpoint.dir or Path(self.logging.run_dir) / "checkpoints")
+
+
+def available_presets() -> list[str]:
+    """Names of the presets shipped with rocmkit."""
+    files = resources.files(PRESET_PACKAGE).iterdir()
+    return sorted(f.name.removesuffix(".toml") for f in files if f.name.endswith(".toml"))
+
+
+def preset_data(name: str) -> dict[str, Any]:
+    """The settings of preset `name` as a nested dict."""
+    if name not in available_presets():
+        raise UserError(f"unknown preset '{name}'; available: {', '.join(available_presets())}")
+    with resources.as_file(resources.files(PRESET_PACKAGE).joinpath(f"{name}.toml")) as path:
+        return load_toml(path)
+
+
+def load_train_config(
+    *,
+    preset: str | None = None,
+    path: str | Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    world_size: int | None = None,
+) -> TrainConfig:
+    """preset TOML <- --config file <- dotted overrides; validated, then checked for `world_size`.
+
+    `world_size` defaults to the WORLD_SIZE a launcher such as torchrun sets (1 when absent).
+    """
+    base: dict[str, Any] = preset_data(preset) if preset else {}
+    if path is not None:
+        file_data = load_toml(path)
+        base = merge_dotted(base, _flatten(file_data))
+    if preset:
+        base["preset"] = preset
+    config = load_config(TrainConfig, base=base, overrides=overrides)
+    check_world_size(config, world_size if world_size is not None else env_world_size())
+    return config
+
+
+def env_world_size() -> int:
+    """WORLD_SIZE from the launcher's environment (1 when not launched by torchrun)."""
+    raw = os.environ.get("WORLD_SIZE", "1")
+    try:
+        return max(1, int(raw))
+    except ValueError:
+        raise UserError(f"WORLD_SIZE must be an integer (got {raw!r})") from None
+
+
+def check_world_size(config: TrainConfig, world_size: int) -> None:
+    """Resolve train.global_batch into grad_accum for `world_size` ranks, or say why it cannot."""
+    train = config.train
+    if train.global_batch is None:
+        return
+    per_step = train.micro_batch * world_size
+    if train.global_batch % per_step:
+        raise UserError(
+            f"train.global_batch {train.global_batch} is not divisible by micro_batch "
+            f"{train.micro_batch} x world size {world_size} = {per_step}; "
+            "change one of them so it divides"
+        )
+    train.grad_accum = train.global_batch // per_step
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat

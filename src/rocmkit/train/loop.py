@@ -1,0 +1,418 @@
+"""The training loop: set up model, parallelism, precision and optimizer; step; checkpoint; log.
+
+One optimizer step = `grad_accum` micro-batches of `micro_batch` samples on each of `world_size`
+ranks. Each micro-batch loss is divided by grad_accum so the summed gradients equal the gradient
+of the mean loss over the whole global batch (and DDP/FSDP average over ranks on top of that).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import shutil
+import signal
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from rocmkit.config import to_dict
+from rocmkit.errors import UserError
+from rocmkit.platform import Platform, detect
+from rocmkit.train import checkpoint as ckpt
+from rocmkit.train.config import TrainConfig, TrainSection, check_world_size
+from rocmkit.train.data import DataSource, build_data
+from rocmkit.train.metrics import (
+    JsonlLog,
+    MemoryMeter,
+    StepMetrics,
+    TrainResult,
+    mfu,
+    peak_flops_per_device,
+    step_record,
+    summarize,
+    write_result,
+)
+from rocmkit.train.models import BuiltModel, build_model
+from rocmkit.train.parallel import (
+    DistEnv,
+    all_reduce_mean,
+    init_distributed,
+    on_main_first,
+    shutdown,
+    sync_context,
+    wrap_model,
+)
+from rocmkit.train.precision import PrecisionPolicy, build_precision, peak_dtype_name
+
+Callback = Callable[[StepMetrics], None]
+
+
+class NonFiniteLossError(UserError):
+    """The loss became NaN or infinite; the last good checkpoint is left as it was."""
+
+    exit_code = 3
+
+
+@dataclass(kw_only=True)
+class Session:
+    """Everything a running training job holds."""
+
+    config: TrainConfig
+    platform: Platform
+    env: DistEnv
+    device: torch.device
+    built: BuiltModel
+    model: torch.nn.Module  # wrapped (DDP/FSDP) but not compiled: what state dicts come from
+    optimizer: torch.optim.Optimizer
+    precision: PrecisionPolicy
+    data: DataSource
+    state: ckpt.TrainingState = field(default_factory=ckpt.TrainingState)
+    peak_flops: float | None = None
+    signal_received: bool = False  # set by the SIGTERM handler on this rank
+    stop_requested: bool = False  # agreed by all ranks at the last step
+    last_saved_step: int = -1
+    consecutive_skips: int = 0
+
+
+def lr_at(step: int, train: TrainSection) -> float:
+    """Linear warmup to train.lr, then cosine decay to lr * min_lr_ratio at the last step."""
+    if step < train.warmup:
+        return train.lr * (step + 1) / train.warmup
+    min_lr = train.lr * train.min_lr_ratio
+    decay_steps = max(1, train.steps - train.warmup)
+    progress = min(1.0, (step - train.warmup) / decay_steps)
+    return min_lr + 0.5 * (1.0 + math.cos(math.pi * progress)) * (train.lr - min_lr)
+
+
+def train(
+    config: TrainConfig,
+    platform: Platform | None = None,
+    callbacks: Sequence[Callback] = (),
+) -> TrainResult:
+    """Train as `config` says; resume when asked; return the metrics of this run."""
+    platform = platform or detect()
+    device_type = _device_type(config.train, platform)
+    env = init_distributed(config.parallel, device_type)
+    try:
+        check_world_size(config, env.world_size)
+        session = _setup(config, platform, env, device_type)
+        with _sigterm_requests_stop(session):
+            return _run(session, callbacks)
+    finally:
+        shutdown(env)
+
+
+def _device_type(train: TrainSection, platform: Platform) -> str:
+    if train.device == "cuda" and not platform.gpu_available:
+        raise UserError("train.device cuda was asked for but torch sees no GPU (use cpu or auto)")
+    if train.device == "auto":
+        return platform.torch_device
+    return train.device
+
+
+def _setup(config: TrainConfig, platform: Platform, env: DistEnv, device_type: str) -> Session:
+    device = (
+        torch.device(device_type, env.local_rank) if device_type == "cuda" else torch.device("cpu")
+    )
+    _check_compile(config.train, device_type)
+    torch.manual_seed(config.train.seed)  # identical initial weights on every rank
+    built = build_model(config.model)
+    with on_main_first(env):  # rank 0 tokenizes/caches a corpus once, the others reuse it
+        data = build_data(config.data, config.model)
+    precision = build_precision(config.precision, device_type)
+    built.module = precision.prepare_model(built.module).to(device)
+    blocks = _checkpoint_blocks(built) if config.train.activation_checkpointing else built.blocks
+    model = wrap_model(built.module, blocks, config.parallel, config.precision, device)
+    optimizer = build_optimizer(model, config.train, device_type)
+    built.module = torch.compile(model) if config.train.compile else model
+    torch.manual_seed(config.train.seed + env.rank)  # dropout masks differ between ranks
+    dtype = peak_dtype_name(config.precision)
+    return Session(
+        config=config,
+        platform=platform,
+        env=env,
+        device=device,
+        built=built,
+        model=model,
+        optimizer=optimizer,
+        precision=precision,
+        data=data,
+        peak_flops=peak_flops_per_device(platform, dtype),
+    )
+
+
+def _check_compile(train: TrainSection, device_type: str) -> None:
+    if not train.compile:
+        return
+    if not hasattr(torch, "compile"):
+        raise UserError("train.compile needs torch.compile (torch >= 2.0)")
+    if device_type == "cpu" and not any(shutil.which(cc) for cc in ("c++", "g++", "clang++")):
+        raise UserError(
+            "train.compile on CPU needs a C++ compiler (install g++) or --train.compile false"
+        )
+
+
+def _checkpoint_blocks(built: BuiltModel) -> list[torch.nn.Module]:
+    """Wrap every block so its activations are recomputed in backward instead of stored."""
+    from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
+
+    wrapped = [checkpoint_wrapper(block) for block in built.blocks]
+    set_block = getattr(built, "set_block", None)
+    for index, block in enumerate(wrapped):
+        if set_block is not None:
+            set_block(index, block)
+        else:
+            built.block_list[index] = block  # type: ignore[attr-defined]
+    built.blocks = wrapped
+    return wrapped
+
+
+def build_optimizer(
+    model: torch.nn.Module, train: TrainSection, device_type: str
+) -> torch.optim.Optimizer:
+    """AdamW with decay on matrices only (nanoGPT's split); fused kernel where available."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    groups = [
+        {"params": [p for p in params if p.dim() >= 2], "weight_decay": train.weight_decay},
+        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+    ]
+    impl = train.optimizer_impl
+    if impl == "auto":
+        impl = "fused" if device_type == "cuda" else "foreach"
+    return torch.optim.AdamW(
+        groups,
+        lr=train.lr,
+        betas=(train.beta1, train.beta2),
+        fused=impl == "fused",
+        foreach=impl == "foreach",
+    )
+
+
+def _run(session: Session, callbacks: Sequence[Callback]) -> TrainResult:
+    config, env = session.config, session.env
+    ckpt_dir = config.checkpoint_dir
+    _maybe_resume(session, ckpt_dir)
+    run_dir = Path(config.logging.run_dir)
+    log = JsonlLog(run_dir) if env.is_main else None
+    meter = MemoryMeter(session.device.type)
+    history: list[StepMetrics] = []
+    try:
+        while session.state.step < config.train.steps and not session.stop_requested:
+            metrics = _timed_step(session, meter)
+            history.append(metrics)
+            if log is not None and metrics.step % config.logging.log_every == 0:
+                log.write(step_record(metrics))
+            for callback in callbacks:
+                callback(metrics)
+            if _checkpoint_due(session):
+                _save(session, ckpt_dir)
+    finally:
+        if log is not None:
+            log.close()
+    if config.checkpoint.save_final and session.last_saved_step != session.state.step:
+        _save(session, ckpt_dir)
+    return _finish(session, history, run_dir)
+
+
+def _maybe_resume(session: Session, ckpt_dir: Path) -> None:
+    if session.env.is_main:
+        ckpt.clean_partial(ckpt_dir)
+    path = ckpt.resolve_resume(session.config.checkpoint.resume, ckpt_dir)
+    if path is None:
+        return
+    session.state = ckpt.load_checkpoint(
+        path,
+        model=session.model,
+        optimizer=session.optimizer,
+        precision=session.precision,
+        env=session.env,
+    )
+    session.last_saved_step = session.state.step
+
+
+def _checkpoint_due(session: Session) -> bool:
+    every = session.config.checkpoint.every
+    return session.stop_requested or bool(every and session.state.step % every == 0)
+
+
+def _save(session: Session, ckpt_dir: Path) -> None:
+    ckpt.save_checkpoint(
+        ckpt_dir,
+        model=session.model,
+        optimizer=session.optimizer,
+        precision=session.precision,
+        state=session.state,
+        env=session.env,
+        config=to_dict(session.config),
+        keep=session.config.checkpoint.keep,
+    )
+    session.last_saved_step = session.state.step
+
+
+def _timed_step(session: Session, meter: MemoryMeter) -> StepMetrics:
+    start = time.perf_counter()
+    with _oom_advice(session):
+        loss, grad_norm, skipped = _train_step(session)
+    if session.device.type == "cuda":
+        torch.cuda.synchronize(session.device)
+    step_time_s = time.perf_counter() - start
+    session.state.step += 1
+    session.state.num_skipped_steps += int(skipped)
+    return _step_metrics(session, meter, loss, grad_norm, skipped, step_time_s)
+
+
+def _train_step(session: Session) -> tuple[float, float | None, bool]:
+    """Forward/backward over the micro-batches, then clip and step (or skip, under fp16)."""
+    config, env, precision = session.config, session.env, session.precision
+    train, step = config.train, session.state.step
+    for group in session.optimizer.param_groups:
+        group["lr"] = lr_at(step, train)
+    total = torch.zeros((), device=session.device)
+    for micro_step in range(train.grad_accum):
+        batch = session.data.get_batch(
+            step=step,
+            micro_step=micro_step,
+            micro_batch_size=train.micro_batch,
+            grad_accum=train.grad_accum,
+            rank=env.rank,
+            world_size=env.world_size,
+        )
+        batch = {k: v.to(session.device, non_blocking=True) for k, v in batch.items()}
+        with sync_context(session.model, sync=micro_step == train.grad_accum - 1):
+            with precision.autocast():
+                loss = session.built.loss(batch) / train.grad_accum
+            precision.backward(loss)
+        total += loss.detach()
+    # One collective carries the loss and any rank's stop request, so all ranks agree on both.
+    mean_loss, stop = all_reduce_mean([float(total), float(session.signal_received)], env)
+    session.stop_requested = stop > 0
+    _check_finite(session, mean_loss)
+    precision.unscale(session.optimizer)
+    grad_norm = _clip(session)
+    skipped = precision.step(session.optimizer)
+    session.optimizer.zero_grad(set_to_none=True)
+    return mean_loss, grad_norm, skipped
+
+
+def _check_finite(session: Session, loss: float) -> None:
+    if math.isfinite(loss):
+        session.consecutive_skips = 0
+        return
+    step = session.state.step + 1
+    kept = (
+        f"; the last good checkpoint (step {session.last_saved_step}) is kept"
+        if session.last_saved_step >= 0
+        else ""
+    )
+    if not session.precision.uses_loss_scaling:
+        raise NonFiniteLossError(
+            f"loss is {loss} at step {step}: stopping{kept}; lower train.lr, raise "
+            "train.warmup or set train.grad_clip, then resume"
+        )
+    # fp16: GradScaler skips this step and lowers the scale; give up only when it keeps failing.
+    session.consecutive_skips += 1
+    if session.consecutive_skips >= session.config.precision.max_consecutive_skips:
+        raise NonFiniteLossError(
+            f"loss stayed {loss} for {session.consecutive_skips} fp16 steps up to step {step}: "
+            f"stopping{kept}; try precision.dtype bf16 or a lower train.lr"
+        )
+
+
+def _clip(session: Session) -> float | None:
+    params = [p for p in session.model.parameters() if p.grad is not None]
+    if not params:
+        return None
+    max_norm = session.config.train.grad_clip or math.inf
+    norm = torch.nn.utils.clip_grad_norm_(params, max_norm)
+    full = getattr(norm, "full_tensor", None)  # FSDP2: a DTensor holding the global norm
+    value = float(full() if full is not None else norm)
+    return value if math.isfinite(value) else None
+
+
+def _step_metrics(
+    session: Session,
+    meter: MemoryMeter,
+    loss: float,
+    grad_norm: float | None,
+    skipped: bool,
+    step_time_s: float,
+) -> StepMetrics:
+    train, built = session.config.train, session.built
+    samples_per_device = train.micro_batch * train.grad_accum
+    per_device = samples_per_device * built.units_per_sample / step_time_s
+    scale = getattr(session.precision, "loss_scale", None)
+    return StepMetrics(
+        step=session.state.step,
+        loss=loss,
+        lr=lr_at(session.state.step - 1, train),
+        grad_norm=grad_norm,
+        step_time_s=step_time_s,
+        units_per_s=per_device * session.env.world_size,
+        units_per_s_per_device=per_device,
+        mfu=mfu(built.flops_per_sample, samples_per_device, step_time_s, session.peak_flops),
+        peak_memory_bytes=meter.sample(),
+        skipped=skipped,
+        loss_scale=scale,
+    )
+
+
+def _finish(session: Session, history: list[StepMetrics], run_dir: Path) -> TrainResult:
+    config_dict = to_dict(session.config)
+    result = summarize(
+        config=config_dict,
+        history=history,
+        unit_name=session.built.unit_name,
+        num_skipped_steps=session.state.num_skipped_steps,
+        run_dir=run_dir,
+        world_size=session.env.world_size,
+    )
+    result.steps_done = session.state.step
+    result.stopped_by_signal = session.stop_requested
+    if session.last_saved_step >= 0:
+        result.checkpoint = session.config.checkpoint_dir / ckpt.checkpoint_name(
+            session.last_saved_step
+        )
+    if session.env.is_main:
+        write_result(result, session.platform, run_dir)
+    return result
+
+
+@contextlib.contextmanager
+def _oom_advice(session: Session) -> Iterator[None]:
+    try:
+        yield
+    except torch.OutOfMemoryError:
+        train = session.config.train
+        peak = torch.cuda.max_memory_allocated() / 2**30 if torch.cuda.is_available() else 0.0
+        raise UserError(
+            f"out of GPU memory (peak {peak:.1f} GiB) with micro_batch {train.micro_batch} x "
+            f"grad_accum {train.grad_accum}: try --micro-batch {max(1, train.micro_batch // 2)} "
+            f"--grad-accum {train.grad_accum * 2} (same global batch)"
+            + (
+                ""
+                if train.activation_checkpointing
+                else " or --train.activation_checkpointing true"
+            )
+        ) from None
+
+
+@contextlib.contextmanager
+def _sigterm_requests_stop(session: Session) -> Iterator[None]:
+    """SIGTERM (preemption, torchrun shutting a job down) -> save a checkpoint after this step."""
+
+    def request_stop(signum: int, frame: Any) -> None:
+        session.signal_received = True
+
+    try:
+        previous = signal.signal(signal.SIGTERM, request_stop)
+    except ValueError:  # not the main thread: leave signals to the caller
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,0 +1,200 @@
+"""Per-step metrics, throughput and MFU maths, the JSONL log, and the final result.
+
+MFU = achieved model FLOP/s per device / the device's dense peak for the run's dtype, where the
+achieved rate is flops_per_sample (from the model: 6N + 12*L*H*d_head*T per token for the GPT,
+PaLM appendix B) x samples per step per device / step time. The peak comes from the hardware-facts
+table (rocmkit.platform.specs); unknown devices and CPUs report None ("n/a"), never a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from rocmkit.platform import Platform
+from rocmkit.platform.specs import lookup_spec
+from rocmkit.results import Measurement, RunResult
+
+SUITE = "train"
+METRICS_FILE = "metrics.jsonl"
+
+
+@dataclass(kw_only=True)
+class StepMetrics:
+    """What one optimizer step did; handed to callbacks and written to metrics.jsonl."""
+
+    step: int  # 1-based count of completed optimizer steps
+    loss: float
+    lr: float
+    grad_norm: float | None
+    step_time_s: float
+    units_per_s: float  # tokens/s or images/s, all ranks together
+    units_per_s_per_device: float
+    mfu: float | None  # fraction of peak, None when the peak is unknown
+    peak_memory_bytes: int | None
+    skipped: bool = False  # fp16 overflow: the optimizer step was not applied
+    loss_scale: float | None = None
+
+
+@dataclass(kw_only=True)
+class TrainResult:
+    """The outcome of `train()`."""
+
+    config: dict[str, Any]
+    steps_done: int
+    losses: list[float]
+    final_loss: float | None
+    median_step_time_s: float | None
+    units_per_s: float | None
+    unit_name: str
+    mfu: float | None
+    peak_memory_bytes: int | None
+    num_skipped_steps: int
+    run_dir: Path | None
+    stopped_by_signal: bool = False
+    checkpoint: Path | None = None
+    measurements: list[Measurement] = field(default_factory=list)
+
+
+def peak_flops_per_device(platform: Platform, dtype: str) -> float | None:
+    """Dense peak FLOP/s of the first GPU for `dtype`; None on CPU or for unknown devices."""
+    if not platform.gpu_available or not platform.devices:
+        return None
+    device = platform.devices[0]
+    spec = lookup_spec(device.arch, device.name)
+    peak_tflops = spec.peak_for(dtype) if spec else None
+    return peak_tflops * 1e12 if peak_tflops else None
+
+
+def mfu(
+    flops_per_sample: float | None,
+    samples_per_device: int,
+    step_time_s: float,
+    peak_flops: float | None,
+) -> float | None:
+    """Model FLOPs utilisation as a fraction (0..1); None when any input is unknown."""
+    if not flops_per_sample or not peak_flops or step_time_s <= 0:
+        return None
+    return flops_per_sample * samples_per_device / step_time_s / peak_flops
+
+
+class MemoryMeter:
+    """Peak memory: the allocator's high-water mark on GPU, the highest sampled RSS on CPU."""
+
+    def __init__(self, device_type: str) -> None:
+        self.device_type = device_type
+        self.peak_rss_bytes = 0
+        if device_type == "cpu":
+            import psutil
+
+            self._process = psutil.Process()
+
+    def sample(self) -> int | None:
+        if self.device_type == "cuda":
+            import torch
+
+            return int(torch.cuda.max_memory_allocated())
+        self.peak_rss_bytes = max(self.peak_rss_bytes, int(self._process.memory_info().rss))
+        return self.peak_rss_bytes
+
+
+class JsonlLog:
+    """metrics.jsonl in the run directory: one JSON object per logged step, appended."""
+
+    def __init__(self, run_dir: Path) -> None:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self.path = run_dir / METRICS_FILE
+        self._file: IO[str] = self.path.open("a", encoding="utf-8")
+
+    def write(self, record: dict[str, Any]) -> None:
+        self._file.write(json.dumps(record) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def step_record(metrics: StepMetrics) -> dict[str, Any]:
+    return {"event": "step", **asdict(metrics)}
+
+
+def summarize(
+    *,
+    config: dict[str, Any],
+    history: list[StepMetrics],
+    unit_name: str,
+    num_skipped_steps: int,
+    run_dir: Path | None,
+    world_size: int,
+) -> TrainResult:
+    """Fold the step history into a TrainResult (the first step, which warms up, is excluded
+    from timing when there are others)."""
+    timed = history[1:] if len(history) > 1 else history
+    median_time = statistics.median(m.step_time_s for m in timed) if timed else None
+    median_units = statistics.median(m.units_per_s for m in timed) if timed else None
+    mfus = [m.mfu for m in timed if m.mfu is not None]
+    peaks = [m.peak_memory_bytes for m in history if m.peak_memory_bytes is not None]
+    result = TrainResult(
+        config=config,
+        steps_done=history[-1].step if history else 0,
+        losses=[m.loss for m in history],
+        final_loss=history[-1].loss if history else None,
+        median_step_time_s=median_time,
+        units_per_s=median_units,
+        unit_name=unit_name,
+        mfu=statistics.median(mfus) if mfus else None,
+        peak_memory_bytes=max(peaks) if peaks else None,
+        num_skipped_steps=num_skipped_steps,
+        run_dir=run_dir,
+    )
+    result.measurements = _measurements(result, config, world_size)
+    return result
+
+
+def _measurements(
+    result: TrainResult, config: dict[str, Any], world_size: int
+) -> list[Measurement]:
+    model = config.get("model", {})
+    name = f"{config.get('preset') or model.get('kind', 'model')} {config['precision']['dtype']}"
+    params = {
+        "precision": config["precision"]["dtype"],
+        "parallel": config["parallel"]["mode"],
+        "world_size": world_size,
+        "micro_batch": config["train"]["micro_batch"],
+        "grad_accum": config["train"]["grad_accum"],
+    }
+    per_device = result.units_per_s / world_size if result.units_per_s is not None else None
+    rows: list[tuple[str, float | None, str]] = [
+        (f"{result.unit_name}_per_s", result.units_per_s, f"{result.unit_name}/s"),
+        (f"{result.unit_name}_per_s_per_device", per_device, f"{result.unit_name}/s"),
+        ("step_time", result.median_step_time_s, "s"),
+        ("mfu", result.mfu, "fraction"),
+        ("peak_memory", result.peak_memory_bytes, "bytes"),
+        ("final_loss", result.final_loss, "nats"),
+        ("skipped_steps", float(result.num_skipped_steps), "steps"),
+    ]
+    return [
+        Measurement(
+            suite=SUITE,
+            name=name,
+            metric=metric,
+            value=None if value is None else float(value),
+            unit=unit,
+            params=params,
+        )
+        for metric, value, unit in rows
+    ]
+
+
+def write_result(result: TrainResult, platform: Platform, run_dir: Path) -> Path:
+    """Save result.json (environment record, config, measurements) in the run directory."""
+    run = RunResult(
+        kind="train",
+        environment=platform.record(),
+        config=result.config,
+        measurements=result.measurements,
+    )
+    return run.save(run_dir)

@@ -1,0 +1,132 @@
+"""Mixed precision policies: fp32, bf16 autocast, fp16 autocast with dynamic loss scaling.
+
+A policy owns three things the loop needs: the autocast context of the forward pass, the
+backward (scaled or not), and the optimizer step (which fp16 may skip on overflow). New formats
+register a factory in `POLICIES`; fp8 is the intended next entry: its factory would swap the
+model's Linear layers for scaled-fp8 ones (e.g. torchao's float8 training) in `prepare_model`
+and keep the bf16 autocast around everything else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+
+from rocmkit.train.config import PrecisionConfig
+
+_AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+# torch.amp.GradScaler's defaults, named here so the docs and the warning can point at them.
+DEFAULT_LOSS_SCALE = 2.0**16
+DEFAULT_GROWTH_INTERVAL = 2000
+
+
+class PrecisionPolicy:
+    """fp32 (no autocast) and the base of the mixed policies."""
+
+    name = "fp32"
+    uses_loss_scaling = False
+
+    def __init__(self, config: PrecisionConfig, device_type: str) -> None:
+        self.config = config
+        self.device_type = device_type
+
+    def prepare_model(self, module: torch.nn.Module) -> torch.nn.Module:
+        """Hook for formats that change the model (fp8 layers); identity otherwise."""
+        return module
+
+    @contextlib.contextmanager
+    def autocast(self) -> Iterator[None]:
+        yield
+
+    def backward(self, loss: torch.Tensor) -> None:
+        loss.backward()
+
+    def unscale(self, optimizer: torch.optim.Optimizer) -> None:
+        """Bring gradients to their true scale before clipping (no-op without scaling)."""
+
+    def step(self, optimizer: torch.optim.Optimizer) -> bool:
+        """Run the optimizer step; return True when it was skipped (fp16 overflow)."""
+        optimizer.step()
+        return False
+
+    def state_dict(self) -> dict[str, Any]:
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        del state
+
+
+class AutocastPolicy(PrecisionPolicy):
+    """bf16: autocast only; bf16 has fp32's exponent range, so no loss scaling is needed."""
+
+    name = "bf16"
+
+    @contextlib.contextmanager
+    def autocast(self) -> Iterator[None]:
+        with torch.autocast(self.device_type, dtype=_AUTOCAST_DTYPES[self.name]):
+            yield
+
+
+class Fp16Policy(AutocastPolicy):
+    """fp16: autocast plus torch.amp.GradScaler; overflowing steps are skipped and counted."""
+
+    name = "fp16"
+    uses_loss_scaling = True
+
+    def __init__(self, config: PrecisionConfig, device_type: str) -> None:
+        super().__init__(config, device_type)
+        self.scaler = torch.amp.GradScaler(
+            device_type,
+            init_scale=config.loss_scale_init or DEFAULT_LOSS_SCALE,
+            growth_interval=config.loss_scale_growth_interval or DEFAULT_GROWTH_INTERVAL,
+        )
+
+    def backward(self, loss: torch.Tensor) -> None:
+        self.scaler.scale(loss).backward()
+
+    def unscale(self, optimizer: torch.optim.Optimizer) -> None:
+        self.scaler.unscale_(optimizer)
+
+    def step(self, optimizer: torch.optim.Optimizer) -> bool:
+        # GradScaler skips optimizer.step when it found inf/nan gradients and then lowers the
+        # scale; a lower scale after update() is the public sign of a skipped step.
+        scale_before = self.scaler.get_scale()
+        self.scaler.step(optimizer)
+        self.scaler.update()
+        return self.scaler.get_scale() < scale_before
+
+    @property
+    def loss_scale(self) -> float:
+        return float(self.scaler.get_scale())
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"scaler": self.scaler.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if "scaler" in state:
+            self.scaler.load_state_dict(state["scaler"])
+
+
+POLICIES: dict[str, Callable[[PrecisionConfig, str], PrecisionPolicy]] = {
+    "fp32": PrecisionPolicy,
+    "bf16": AutocastPolicy,
+    "fp16": Fp16Policy,
+}
+
+
+def build_precision(config: PrecisionConfig, device_type: str) -> PrecisionPolicy:
+    """The policy for `config.dtype` on a device type ("cuda" or "cpu")."""
+    return POLICIES[config.dtype](config, device_type)
+
+
+def fsdp_param_dtype(config: PrecisionConfig) -> torch.dtype | None:
+    """Parameter dtype for FSDP2's MixedPrecisionPolicy (None keeps fp32 parameters)."""
+    return torch.bfloat16 if config.param_dtype == "bf16" else None
+
+
+def peak_dtype_name(config: PrecisionConfig) -> str:
+    """The hardware-facts dtype whose peak bounds this run's matmuls (for MFU)."""
+    return config.dtype
