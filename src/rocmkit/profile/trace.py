@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -25,6 +26,9 @@ IDLE = "idle"
 _DEVICE_CATS = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
 _HOST_CATS = frozenset({"cpu_op"})
 _STEP_PREFIX = "ProfilerStep#"
+# torch.utils.data.DataLoader annotates "enumerate(DataLoader)#...__next__"; rocmkit's loop may
+# annotate its DataSource.get_batch calls.
+_DATA_PATTERN = re.compile(r"DataLoader|get_batch|data_loading", re.IGNORECASE)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,6 +71,7 @@ class TraceSummary:
     kernels_per_step: float | None = None  # device launches; None without device kernels
     ops_per_step: float = 0.0  # top-level host operators
     sdpa_backends: dict[str, int] = field(default_factory=dict)  # "flash" -> count per step
+    data_time_us: float | None = None  # per step, inside data-loading annotations; None if none
 
     @property
     def category_share(self) -> dict[str, float]:
@@ -186,6 +191,7 @@ def summarize_trace(
         kernels_per_step=len(self_times) / num_steps if device else None,
         ops_per_step=len(_top_level(host)) / num_steps,
         sdpa_backends=_sdpa_counts(spans, num_steps),
+        data_time_us=_data_time(spans, steps, num_steps),
     )
 
 
@@ -292,6 +298,22 @@ def _sdpa_counts(spans: list[Mapping[str, Any]], num_steps: int) -> dict[str, in
     return {k: round(v / num_steps) for k, v in counts.items()}
 
 
+def _data_time(
+    spans: list[Mapping[str, Any]], steps: list[tuple[float, float]], num_steps: int
+) -> float | None:
+    """Host time inside data-loading ranges (DataLoader's record_function, rocmkit's get_batch)."""
+    loading = [
+        e
+        for e in spans
+        if e.get("cat") in ("user_annotation", "cpu_op")
+        and _DATA_PATTERN.search(str(e.get("name", "")))
+        and _in_windows(_start(e), steps)
+    ]
+    if not loading:
+        return None
+    return _union_length([(_start(e), _start(e) + _dur(e)) for e in loading]) / num_steps
+
+
 class StepProfiler:
     """torch.profiler over a loop someone else drives: call `step()` after every step.
 
@@ -311,7 +333,7 @@ class StepProfiler:
     def __enter__(self) -> StepProfiler:
         from torch.profiler import ProfilerActivity, profile, schedule
 
-        _check_writable(self.trace_path)
+        check_writable(self.trace_path)
         activities = [ProfilerActivity.CPU]
         if self.device == "cuda":
             activities.append(ProfilerActivity.CUDA)  # also HIP kernels on ROCm builds
@@ -353,7 +375,7 @@ class StepProfiler:
         self._exported = True
 
 
-def _check_writable(path: Path) -> None:
+def check_writable(path: Path) -> None:
     """Fail before running anything when the trace cannot be written."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
