@@ -180,3 +180,19 @@ def test_sdpa_backend_names():
     assert sdpa_backend("aten::_scaled_dot_product_attention_math") == "math"
     assert sdpa_backend("aten::_scaled_dot_product_efficient_attention") == "efficient"
     assert sdpa_backend("aten::addmm") is None
+
+
+def test_data_loading_annotations_are_timed_per_step():
+    events = [
+        _x("ProfilerStep#1", "user_annotation", 0.0, 1000.0),
+        _x(
+            "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+            "user_annotation",
+            0.0,
+            600.0,
+        ),
+        _x("aten::mm", "cpu_op", 700.0, 200.0),
+    ]
+    summary = summarize_trace(events)
+    assert summary.data_time_us == pytest.approx(600.0)
+    assert summarize_trace(events[2:]).data_time_us is None

@@ -256,14 +256,15 @@ def training_activation_bytes(config: EstimateConfig) -> int:
     shape = config.shape
     block = block_activation_bytes(config)
     head = head_activation_bytes(config)
-    head_copy = _autocast_weight_copy_bytes(config, num_blocks=0, head=True)
+    # The autocast cache holds every Linear weight's 16-bit copy until the forward's autocast
+    # region exits, checkpointed blocks included.
+    copies = _autocast_weight_copy_bytes(config, num_blocks=shape.n_layer, head=True)
     if not config.activation_checkpointing:
-        copies = _autocast_weight_copy_bytes(config, num_blocks=shape.n_layer, head=True)
         return shape.n_layer * block + head + copies
     residual = _COMPUTE_BYTES[config.precision] if config.master_weights else _FP32
     block_inputs = shape.n_layer * shape.seq_len * config.micro_batch * shape.d_model * residual
     recomputed = block + _autocast_weight_copy_bytes(config, num_blocks=1, head=False)
-    return block_inputs + head_copy + max(head, recomputed)
+    return block_inputs + copies + max(head, recomputed)
 
 
 def _estimate_inference(config: EstimateConfig) -> MemoryEstimate:

@@ -251,14 +251,20 @@ def _load_local_lm(model_dir: Path, prompt: str, device: str) -> tuple[Any, dict
             f"cannot load the model in {model_dir}: {str(exc).splitlines()[0]}"
         ) from None
     model = model.to(device).eval()
-    try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
-        input_ids = tokenizer(prompt, return_tensors="pt")["input_ids"]
-    except (OSError, ValueError, TypeError):
+    input_ids = _prompt_ids(transformers, model_dir, prompt)
+    if input_ids is None or input_ids.numel() == 0:
         import torch
 
-        # No tokenizer beside the weights: profile with fixed token ids, the kernels are the same.
+        # No usable tokenizer beside the weights: fixed token ids run the same kernels.
         generator = torch.Generator().manual_seed(0)
         input_ids = torch.randint(0, model.config.vocab_size, (1, 8), generator=generator)
     input_ids = input_ids.to(device)
     return model, {"input_ids": input_ids, "attention_mask": input_ids.new_ones(input_ids.shape)}
+
+
+def _prompt_ids(transformers: Any, model_dir: Path, prompt: str) -> Any:
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
+        return tokenizer(prompt, return_tensors="pt")["input_ids"]
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
