@@ -24,7 +24,7 @@ SMALL = ModelShape(n_layer=2, d_model=128, n_head=4, seq_len=256, vocab_size=102
 
 # Stated tolerance of the estimate against MemTracker on CPU (docs/profile.md has the table).
 ACTIVATION_TOLERANCE = 0.10
-TOTAL_TOLERANCE = 0.12
+PEAK_TOLERANCE = 0.12
 
 
 @pytest.mark.parametrize("bias", [False, True])
@@ -116,7 +116,7 @@ def _measure(shape: ModelShape, *, precision: str, checkpointing: bool, micro_ba
         for block in model.blocks:
             forward = block.forward
             block.forward = lambda x, f=forward: checkpoint(f, x, use_reentrant=False)
-    optimizer = torch.optim.AdamW(model.parameters(), foreach=False)
+    optimizer = torch.optim.AdamW(model.parameters(), foreach=True)  # as rocmkit.train on CPU
     idx = torch.randint(0, shape.vocab_size, (micro_batch, shape.seq_len))
     targets = torch.randint(0, shape.vocab_size, (micro_batch, shape.seq_len))
 
@@ -147,4 +147,4 @@ def test_estimate_agrees_with_memtracker_on_cpu(precision, checkpointing):
     assert measured.peak_bytes["activations"] == pytest.approx(
         predicted.activations_bytes, rel=ACTIVATION_TOLERANCE
     )
-    assert measured.total_peak_bytes == pytest.approx(predicted.total_bytes, rel=TOTAL_TOLERANCE)
+    assert measured.total_peak_bytes == pytest.approx(predicted.peak_bytes, rel=PEAK_TOLERANCE)

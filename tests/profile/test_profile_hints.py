@@ -105,3 +105,12 @@ def test_memory_hint_names_the_lever_that_frees_most():
     assert "activation checkpointing" in single["memory-near-limit"].change
     ckpt = _rules(HintInputs(**near, estimate=big_acts, activation_checkpointing=True))
     assert "grad_accum" in ckpt["memory-near-limit"].change
+
+
+def test_public_api_of_rocmkit_profile_is_pinned():
+    import rocmkit.profile
+
+    assert rocmkit.profile.__all__ == sorted(rocmkit.profile.__all__)
+    assert {"estimate", "summarize_trace", "MemoryMonitor", "hints", "StepProfiler"} <= set(
+        rocmkit.profile.__all__
+    )

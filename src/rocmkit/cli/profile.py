@@ -389,10 +389,12 @@ def _comparison(single: Any, peaks: Any, device: str, *, sharded: bool) -> dict[
         "gradients": peaks.peak_bytes.get("gradients", 0),
         "optimizer": peaks.after_step_bytes.get("optimizer", 0),
         "activations": peaks.peak_bytes.get("activations", 0),
-        "total (peak)": peaks.total_peak_bytes,
     }
+    measured["sum of categories"] = sum(measured.values())
+    measured["peak in time"] = peaks.total_peak_bytes
     predicted = dict(single.categories())
-    predicted["total (peak)"] = single.total_bytes
+    predicted["sum of categories"] = single.total_bytes
+    predicted["peak in time"] = single.peak_bytes or single.total_bytes
     rows = {
         name: {
             "estimated": predicted[name],
@@ -421,7 +423,8 @@ def _estimate_json(predicted: Any, comparison: dict[str, Any] | None) -> dict[st
         "config": config,
         "label": predicted.label,
         "num_params": predicted.num_params,
-        "bytes": predicted.categories() | {"total": predicted.total_bytes},
+        "bytes": predicted.categories()
+        | {"total": predicted.total_bytes, "peak": predicted.peak_bytes},
         "notes": list(predicted.notes),
         "measured": comparison,
     }
@@ -446,6 +449,8 @@ def _render_estimate(predicted: Any, comparison: dict[str, Any] | None) -> None:
     for name, value in predicted.categories().items():
         table.add_row(name, f"{value / scale:.3f}")
     table.add_row("[bold]total[/bold]", f"[bold]{predicted.total_bytes / scale:.3f}[/bold]")
+    if predicted.peak_bytes is not None:
+        table.add_row("peak in time", f"{predicted.peak_bytes / scale:.3f}")
     console.print(table)
     for note in predicted.notes:
         console.print(f"[dim]note: {note}[/dim]")

@@ -130,6 +130,7 @@ class MemoryEstimate:
     optimizer_bytes: int
     activations_bytes: int
     notes: tuple[str, ...] = field(default_factory=tuple)
+    peak_bytes: int | None = None  # the high point in time (not every category peaks together)
 
     @property
     def total_bytes(self) -> int:
@@ -188,6 +189,8 @@ def estimate(config: EstimateConfig) -> MemoryEstimate:
         grads += shape.block_params * compute
         notes.append(f"zero3 adds {_FSDP_UNSHARDED_BLOCKS} unsharded blocks of parameters")
     activations = training_activation_bytes(config)
+    optimizer = _ceil_div(n * opt_b, o_div)
+    peak = _training_peak_bytes(config, params, grads, optimizer, activations, o_div)
     if config.precision != "fp32" and not config.master_weights:
         notes.append("autocast: fp32 parameters, 16-bit weight copies counted as activations")
     return MemoryEstimate(
@@ -195,10 +198,30 @@ def estimate(config: EstimateConfig) -> MemoryEstimate:
         num_params=n,
         parameters_bytes=params,
         gradients_bytes=grads,
-        optimizer_bytes=_ceil_div(n * opt_b, o_div),
+        optimizer_bytes=optimizer,
         activations_bytes=activations,
         notes=tuple(notes),
+        peak_bytes=peak,
     )
+
+
+def _training_peak_bytes(
+    config: EstimateConfig, params: int, grads: int, optimizer: int, activations: int, o_div: int
+) -> int:
+    """The larger of two moments: the start of backward, and the optimizer step.
+
+    At the start of backward the forward's transient logits are gone but cross-entropy's
+    backward holds two fp32 vocabulary-sized gradients; gradients do not exist yet (set_to_none).
+    During a foreach AdamW step all gradients exist and the update keeps one fp32 temporary per
+    (local) parameter.
+    """
+    shape = config.shape
+    sbv = shape.seq_len * config.micro_batch * shape.vocab_size
+    compute = _COMPUTE_BYTES[config.precision]
+    logits_transient = sbv * (compute + (_FP32 if compute != _FP32 else 0))
+    backward_start = params + optimizer + activations - logits_transient + 2 * sbv * _FP32
+    optimizer_temp = _ceil_div(shape.num_params * _FP32, o_div)
+    return max(backward_start, params + grads + optimizer + optimizer_temp)
 
 
 def _state_bytes_per_param(config: EstimateConfig) -> tuple[int, int, int]:
