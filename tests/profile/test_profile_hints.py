@@ -6,7 +6,7 @@ import pytest
 
 from rocmkit.profile.estimator import EstimateConfig, ModelShape, estimate
 from rocmkit.profile.hints import HintInputs, hints
-from rocmkit.profile.trace import TraceSummary
+from rocmkit.profile.summary import TraceSummary
 
 GIB = 2**30
 GPT2 = ModelShape(n_layer=12, d_model=768, n_head=12, seq_len=1024, vocab_size=50304)

@@ -11,7 +11,8 @@ from profile_tinygpt import TinyGPT
 from rocmkit.errors import UserError
 from rocmkit.profile.categories import categorise, sdpa_backend
 from rocmkit.profile.estimator import ModelShape
-from rocmkit.profile.trace import ProfileSchedule, StepProfiler, profile_steps, summarize_trace
+from rocmkit.profile.summary import summarize_trace
+from rocmkit.profile.trace import ProfileSchedule, StepProfiler, profile_steps
 
 SHAPE = ModelShape(n_layer=2, d_model=64, n_head=4, seq_len=32, vocab_size=256)
 

@@ -267,11 +267,17 @@ def run_memory(args: argparse.Namespace) -> int:
     from rocmkit.profile.estimator import chart_configs, estimate
     from rocmkit.profile.trace import check_writable
 
-    config, train_config = _estimate_config(args)
+    config = _estimate_config(args)
     if args.plot:
         check_writable(Path(args.plot))
     predicted = estimate(config)
-    comparison = _measure(args, config, train_config) if args.measure else None
+    comparison = None
+    if args.measure:
+        from rocmkit.platform import detect
+        from rocmkit.profile.runs import compare_with_measurement
+
+        device = detect().torch_device
+        comparison = compare_with_measurement(config, preset=args.preset, device=device).to_dict()
     if args.plot:
         estimates = [
             estimate(c) for c in chart_configs(config, world_size=max(config.world_size, 8))
@@ -293,8 +299,8 @@ def _chart_title(args: argparse.Namespace, config: Any) -> str:
     return f"{name}: memory per device, micro-batch {config.micro_batch}"
 
 
-def _estimate_config(args: argparse.Namespace) -> tuple[Any, Any]:
-    """The EstimateConfig the flags ask for, and the rocmkit.train config behind a preset."""
+def _estimate_config(args: argparse.Namespace) -> Any:
+    """The EstimateConfig the flags ask for (a preset's shape, batch and precision as defaults)."""
     from rocmkit.profile.estimator import EstimateConfig, ModelShape, normalise_sharding
     from rocmkit.profile.runs import shape_from_model_config
 
@@ -327,7 +333,7 @@ def _estimate_config(args: argparse.Namespace) -> tuple[Any, Any]:
         master_weights=args.master_weights,
         mode=mode,
     )
-    return config, train_config
+    return config
 
 
 def _train_config(preset: str) -> Any:
@@ -341,78 +347,6 @@ def _override_shape(shape: Any, args: argparse.Namespace) -> Any:
 
     given = {n: getattr(args, n) for n in ("n_layer", "d_model", "n_head", "seq_len", "vocab_size")}
     return replace(shape, **{k: v for k, v in given.items() if v is not None})
-
-
-def _measure(args: argparse.Namespace, config: Any, train_config: Any) -> dict[str, Any]:
-    """Run one step of the same model/precision/batch on this device (one process) and compare."""
-    from dataclasses import replace
-
-    from rocmkit.platform import detect
-    from rocmkit.profile.estimator import estimate
-    from rocmkit.profile.runs import measure_train_config
-    from rocmkit.train import load_train_config
-
-    if config.mode == "infer":
-        raise UserError("--measure measures training steps: drop --mode infer / int8")
-    shape = config.shape
-    overrides = {
-        "model.kind": "gpt",
-        "model.n_layer": shape.n_layer,
-        "model.d_model": shape.d_model,
-        "model.n_head": shape.n_head,
-        "model.seq_len": shape.seq_len,
-        "model.vocab_size": shape.vocab_size,
-        "model.bias": shape.bias,
-        "model.tie_weights": shape.tie_weights,
-        "model.dropout": shape.dropout,
-        "precision.dtype": config.precision,
-        "train.micro_batch": config.micro_batch,
-        "train.activation_checkpointing": config.activation_checkpointing,
-        "data.kind": "synthetic",
-    }
-    if config.master_weights:
-        raise UserError(
-            "--measure runs rocmkit.train, which keeps fp32 parameters: drop --master-weights"
-        )
-    measured_config = load_train_config(
-        preset=args.preset, overrides={k: str(v) for k, v in overrides.items()}, world_size=1
-    )
-    device = detect().torch_device
-    single = estimate(replace(config, sharding="none", world_size=1))
-    peaks = measure_train_config(measured_config, device=device)
-    return _comparison(single, peaks, device, sharded=config.sharding != "none")
-
-
-def _comparison(single: Any, peaks: Any, device: str, *, sharded: bool) -> dict[str, Any]:
-    measured = {
-        "parameters": peaks.after_step_bytes.get("parameters", 0),
-        "gradients": peaks.peak_bytes.get("gradients", 0),
-        "optimizer": peaks.after_step_bytes.get("optimizer", 0),
-        "activations": peaks.peak_bytes.get("activations", 0),
-    }
-    measured["sum of categories"] = sum(measured.values())
-    measured["peak in time"] = peaks.total_peak_bytes
-    predicted = dict(single.categories())
-    predicted["sum of categories"] = single.total_bytes
-    predicted["peak in time"] = single.peak_bytes or single.total_bytes
-    rows = {
-        name: {
-            "estimated": predicted[name],
-            "measured": value,
-            "error": _error(predicted[name], value),
-        }
-        for name, value in measured.items()
-    }
-    note = (
-        "one process, unsharded (the estimate above is per rank of the sharded run)"
-        if sharded
-        else ""
-    )
-    return {"device": device, "source": "torch MemTracker", "rows": rows, "note": note}
-
-
-def _error(predicted: int, measured: int) -> float | None:
-    return None if not measured else (predicted - measured) / measured
 
 
 def _estimate_json(predicted: Any, comparison: dict[str, Any] | None) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rocmkit.profile.estimator import MemoryEstimate
-from rocmkit.profile.trace import TraceSummary
+from rocmkit.profile.summary import TraceSummary
 
 THRESHOLDS: dict[str, float] = {
     "tiny_kernel_us": 10.0,  # mean device kernel (or host op) time below this is launch-bound

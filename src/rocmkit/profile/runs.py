@@ -15,7 +15,8 @@ from rocmkit.errors import UserError, require_extra
 from rocmkit.profile.estimator import EstimateConfig, MemoryEstimate, ModelShape, estimate
 from rocmkit.profile.hints import Hint, HintInputs, hints
 from rocmkit.profile.memory import CategoryPeaks, MemoryMonitor, MemoryTimeline, measure_step_memory
-from rocmkit.profile.trace import ProfileSchedule, StepProfiler, TraceSummary
+from rocmkit.profile.summary import TraceSummary
+from rocmkit.profile.trace import ProfileSchedule, StepProfiler
 
 if TYPE_CHECKING:
     from rocmkit.platform.backend import Platform
@@ -65,7 +66,7 @@ def estimate_for_train_config(config: TrainConfig, *, world_size: int = 1) -> Me
         EstimateConfig(
             shape=shape_from_model_config(config.model),
             precision=config.precision.dtype,
-            sharding=sharding if world_size > 1 or sharding != "none" else "none",  # type: ignore[arg-type]
+            sharding=sharding,  # type: ignore[arg-type]
             world_size=world_size,
             micro_batch=config.train.micro_batch,
             activation_checkpointing=config.train.activation_checkpointing,
@@ -268,3 +269,92 @@ def _prompt_ids(transformers: Any, model_dir: Path, prompt: str) -> Any:
         return tokenizer(prompt, return_tensors="pt")["input_ids"]
     except (OSError, ValueError, TypeError, KeyError):
         return None
+
+
+@dataclass(kw_only=True)
+class MemoryComparison:
+    """Estimated vs measured bytes per category (rows: estimated, measured, relative error)."""
+
+    device: str
+    source: str
+    rows: dict[str, dict[str, Any]]
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"device": self.device, "source": self.source, "rows": self.rows, "note": self.note}
+
+
+def compare_with_measurement(
+    config: EstimateConfig, *, preset: str | None = None, device: str = "cpu"
+) -> MemoryComparison:
+    """Run one step of the same GPT/precision/batch here (one process) and compare with `config`."""
+    from dataclasses import replace
+
+    from rocmkit.train import load_train_config
+
+    if config.mode == "infer":
+        raise UserError("--measure measures training steps: drop --mode infer / int8")
+    if config.master_weights:
+        raise UserError(
+            "--measure runs rocmkit.train, which keeps fp32 parameters: drop --master-weights"
+        )
+    shape = config.shape
+    overrides = {f"model.{k}": getattr(shape, k) for k in _SHAPE_FIELDS} | {
+        "model.kind": "gpt",
+        "precision.dtype": config.precision,
+        "train.micro_batch": config.micro_batch,
+        "train.activation_checkpointing": config.activation_checkpointing,
+        "data.kind": "synthetic",
+    }
+    measured_config = load_train_config(
+        preset=preset, overrides={k: str(v) for k, v in overrides.items()}, world_size=1
+    )
+    single = estimate(replace(config, sharding="none", world_size=1))
+    peaks = measure_train_config(measured_config, device=device)
+    note = (
+        "one process, unsharded (the estimate above is per rank)"
+        if config.sharding != "none"
+        else ""
+    )
+    return MemoryComparison(
+        device=device, source="torch MemTracker", rows=_comparison_rows(single, peaks), note=note
+    )
+
+
+_SHAPE_FIELDS = (
+    "n_layer",
+    "d_model",
+    "n_head",
+    "seq_len",
+    "vocab_size",
+    "bias",
+    "tie_weights",
+    "dropout",
+)
+
+
+def _comparison_rows(single: MemoryEstimate, peaks: CategoryPeaks) -> dict[str, dict[str, Any]]:
+    # Persistent state is compared after the step; gradients and activations at their maxima.
+    measured = {
+        "parameters": peaks.after_step_bytes.get("parameters", 0),
+        "gradients": peaks.peak_bytes.get("gradients", 0),
+        "optimizer": peaks.after_step_bytes.get("optimizer", 0),
+        "activations": peaks.peak_bytes.get("activations", 0),
+    }
+    measured["sum of categories"] = sum(measured.values())
+    measured["peak in time"] = peaks.total_peak_bytes
+    predicted: dict[str, int] = dict(single.categories())
+    predicted["sum of categories"] = single.total_bytes
+    predicted["peak in time"] = single.peak_bytes or single.total_bytes
+    return {
+        name: {
+            "estimated": predicted[name],
+            "measured": value,
+            "error": _relative_error(predicted[name], value),
+        }
+        for name, value in measured.items()
+    }
+
+
+def _relative_error(predicted: int, measured: int) -> float | None:
+    return None if not measured else (predicted - measured) / measured
