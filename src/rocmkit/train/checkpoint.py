@@ -15,11 +15,13 @@ single process for export.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
 import shutil
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,9 +29,6 @@ from typing import Any
 import torch
 import torch.distributed.checkpoint as dcp
 from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
-
-# DCP announces that it runs in one process when no process group exists; that is intended here.
-warnings.filterwarnings("ignore", message="torch.distributed is disabled", category=UserWarning)
 
 from rocmkit.atomic import atomic_write_bytes, atomic_write_json, atomic_write_text
 from rocmkit.errors import UserError, require_extra
@@ -73,9 +72,12 @@ def save_checkpoint(
         tmp.mkdir(parents=True)
     barrier(env)
     model_state, optim_state = get_state_dict(model, optimizer)
-    dcp.save(
-        {"model": model_state, "optim": optim_state}, checkpoint_id=tmp, no_dist=not env.distributed
-    )
+    with _single_process_is_intended():
+        dcp.save(
+            {"model": model_state, "optim": optim_state},
+            checkpoint_id=tmp,
+            no_dist=not env.distributed,
+        )
     extra = {"rng": _rng_state(), "precision": precision.state_dict()}
     atomic_write_bytes(tmp / f"extra_rank{env.rank}.pt", _to_bytes(extra))
     barrier(env)
@@ -109,7 +111,8 @@ def load_checkpoint(
     meta = read_meta(path)
     model_state, optim_state = get_state_dict(model, optimizer)
     state: dict[str, Any] = {"model": model_state, "optim": optim_state}
-    dcp.load(state, checkpoint_id=path, no_dist=not env.distributed)
+    with _single_process_is_intended():
+        dcp.load(state, checkpoint_id=path, no_dist=not env.distributed)
     set_state_dict(
         model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optim"]
     )
@@ -186,7 +189,8 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path) -> Path:
     model_config = from_dict(ModelConfig, read_meta(path)["config"]["model"], prefix="model.")
     built = build_model(model_config)
     state = {"model": built.module.state_dict()}
-    dcp.load(state, checkpoint_id=path, no_dist=True)
+    with _single_process_is_intended():
+        dcp.load(state, checkpoint_id=path, no_dist=True)
     tensors = {k: v.detach().contiguous().clone() for k, v in state["model"].items()}
     if target.suffix == ".pt":
         atomic_write_bytes(target, _to_bytes(tensors))
@@ -194,6 +198,14 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path) -> Path:
         safetensors_torch = require_extra("safetensors.torch", "llm")
         atomic_write_bytes(target, safetensors_torch.save(tensors))
     return target
+
+
+@contextlib.contextmanager
+def _single_process_is_intended() -> Iterator[None]:
+    # DCP warns that it "assumes" one process when there is no process group: here it is meant.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="torch.distributed is disabled")
+        yield
 
 
 def _prune(directory: Path, keep: int) -> None:

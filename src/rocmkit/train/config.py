@@ -26,6 +26,12 @@ class TrainSection:
     """The [train] section: batch shape, optimizer, schedule and memory savers."""
 
     steps: int = field(default=100, metadata={"help": "optimizer steps to run"})
+    stop_at_step: int | None = field(
+        default=None,
+        metadata={
+            "help": "end this run after this step (schedule still follows steps); resume later"
+        },
+    )
     micro_batch: int = field(default=8, metadata={"help": "samples per device per forward"})
     grad_accum: int = field(default=1, metadata={"help": "micro-batches accumulated per step"})
     global_batch: int | None = field(
@@ -53,6 +59,8 @@ class TrainSection:
                 raise UserError(
                     f"train.{name} must be a positive integer (got {getattr(self, name)})"
                 )
+        if self.stop_at_step is not None and self.stop_at_step <= 0:
+            raise UserError(f"train.stop_at_step must be positive (got {self.stop_at_step})")
         if self.global_batch is not None and self.global_batch <= 0:
             raise UserError(f"train.global_batch must be positive (got {self.global_batch})")
         if self.lr <= 0:
@@ -174,8 +182,6 @@ class TrainConfig:
                 "(autocast already computes in precision.dtype)",
                 key="precision.param_dtype",
             )
-        if self.model.kind == "hf" and not self.model.path:
-            raise UserError("model.kind hf needs a local model directory: --model.path DIR")
         if self.data.path is not None and not Path(self.data.path).exists():
             raise UserError(f"data file not found: {self.data.path}")
         if self.data.kind != "synthetic" and self.data.path is None:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -76,6 +76,10 @@ class Session:
     stop_requested: bool = False  # agreed by all ranks at the last step
     last_saved_step: int = -1
     consecutive_skips: int = 0
+    params: list[torch.nn.Parameter] = field(default_factory=list)  # trainable, for clipping
+
+    def __post_init__(self) -> None:
+        self.params = [p for p in self.model.parameters() if p.requires_grad]
 
 
 def lr_at(step: int, train: TrainSection) -> float:
@@ -128,7 +132,9 @@ def _setup(config: TrainConfig, platform: Platform, env: DistEnv, device_type: s
     blocks = _checkpoint_blocks(built) if config.train.activation_checkpointing else built.blocks
     model = wrap_model(built.module, blocks, config.parallel, config.precision, device)
     optimizer = build_optimizer(model, config.train, device_type)
-    built.module = torch.compile(model) if config.train.compile else model
+    built.module = model
+    if config.train.compile:
+        built.module = cast(torch.nn.Module, torch.compile(model))
     torch.manual_seed(config.train.seed + env.rank)  # dropout masks differ between ranks
     dtype = peak_dtype_name(config.precision)
     return Session(
@@ -160,15 +166,9 @@ def _checkpoint_blocks(built: BuiltModel) -> list[torch.nn.Module]:
     """Wrap every block so its activations are recomputed in backward instead of stored."""
     from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
 
-    wrapped = [checkpoint_wrapper(block) for block in built.blocks]
-    set_block = getattr(built, "set_block", None)
-    for index, block in enumerate(wrapped):
-        if set_block is not None:
-            set_block(index, block)
-        else:
-            built.block_list[index] = block  # type: ignore[attr-defined]
-    built.blocks = wrapped
-    return wrapped
+    for index, block in enumerate(list(built.blocks)):
+        built.set_block(index, checkpoint_wrapper(block))
+    return built.blocks
 
 
 def build_optimizer(
@@ -201,7 +201,8 @@ def _run(session: Session, callbacks: Sequence[Callback]) -> TrainResult:
     meter = MemoryMeter(session.device.type)
     history: list[StepMetrics] = []
     try:
-        while session.state.step < config.train.steps and not session.stop_requested:
+        last_step = min(config.train.steps, config.train.stop_at_step or config.train.steps)
+        while session.state.step < last_step and not session.stop_requested:
             metrics = _timed_step(session, meter)
             history.append(metrics)
             if log is not None and metrics.step % config.logging.log_every == 0:
@@ -323,11 +324,9 @@ def _check_finite(session: Session, loss: float) -> None:
 
 
 def _clip(session: Session) -> float | None:
-    params = [p for p in session.model.parameters() if p.grad is not None]
-    if not params:
-        return None
+    # clip_grad_norm_ skips parameters without gradients; with grad_clip 0 it only measures.
     max_norm = session.config.train.grad_clip or math.inf
-    norm = torch.nn.utils.clip_grad_norm_(params, max_norm)
+    norm = torch.nn.utils.clip_grad_norm_(session.params, max_norm)
     full = getattr(norm, "full_tensor", None)  # FSDP2: a DTensor holding the global norm
     value = float(full() if full is not None else norm)
     return value if math.isfinite(value) else None

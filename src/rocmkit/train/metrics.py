@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -82,12 +83,14 @@ def mfu(
 
 
 class MemoryMeter:
-    """Peak memory: the allocator's high-water mark on GPU, the highest sampled RSS on CPU."""
+    """Peak memory: the allocator's high-water mark on GPU; on CPU the process's peak RSS
+    (the kernel's ru_maxrss where it exists, else the highest RSS psutil has sampled)."""
 
     def __init__(self, device_type: str) -> None:
         self.device_type = device_type
         self.peak_rss_bytes = 0
-        if device_type == "cpu":
+        self._process: Any = None
+        if device_type == "cpu" and _maxrss_bytes() is None:
             import psutil
 
             self._process = psutil.Process()
@@ -97,8 +100,18 @@ class MemoryMeter:
             import torch
 
             return int(torch.cuda.max_memory_allocated())
-        self.peak_rss_bytes = max(self.peak_rss_bytes, int(self._process.memory_info().rss))
+        current = _maxrss_bytes() if self._process is None else self._process.memory_info().rss
+        self.peak_rss_bytes = max(self.peak_rss_bytes, int(current or 0))
         return self.peak_rss_bytes
+
+
+def _maxrss_bytes() -> int | None:
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return maxrss if sys.platform == "darwin" else maxrss * 1024  # Linux reports KiB
 
 
 class JsonlLog:

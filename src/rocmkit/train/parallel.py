@@ -113,16 +113,18 @@ def wrap_model(
     return module
 
 
+_NO_CONTEXT = contextlib.nullcontext()
+
+
 def sync_context(module: torch.nn.Module, *, sync: bool) -> contextlib.AbstractContextManager[None]:
     """Skip the gradient all-reduce on accumulation micro-steps (DDP no_sync / FSDP2 flag)."""
-    from torch.nn.parallel import DistributedDataParallel
-
-    if isinstance(module, DistributedDataParallel) and not sync:
-        return module.no_sync()
-    set_sync = getattr(module, "set_requires_gradient_sync", None)
+    no_sync = getattr(module, "no_sync", None)  # DDP
+    if no_sync is not None:
+        return _NO_CONTEXT if sync else no_sync()
+    set_sync = getattr(module, "set_requires_gradient_sync", None)  # FSDP2
     if set_sync is not None:
         set_sync(sync)
-    return contextlib.nullcontext()
+    return _NO_CONTEXT
 
 
 def all_reduce_mean(values: list[float], env: DistEnv) -> list[float]:

@@ -80,10 +80,15 @@ class GPT(nn.Module):
         self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
         if config.tie_weights:
             self.lm_head.weight = self.token_embedding.weight
+        self.n_layer = config.n_layer
+        self.init_weights()
+
+    def init_weights(self) -> None:
+        """GPT-2 initialisation; call it again after materialising a model built on "meta"."""
         self.apply(_init_weights)
         # GPT-2: scale the residual projections by 1/sqrt(2 * n_layer) so the residual stream's
         # variance does not grow with depth (two residual additions per block).
-        residual_std = 0.02 / math.sqrt(2 * config.n_layer)
+        residual_std = 0.02 / math.sqrt(2 * self.n_layer)
         for name, parameter in self.named_parameters():
             if name.endswith(("attn.proj.weight", "mlp.proj.weight")):
                 nn.init.normal_(parameter, mean=0.0, std=residual_std)

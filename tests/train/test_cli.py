@@ -1,0 +1,67 @@
+"""`rocmkit train` on the command line: a real run, overrides, export, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from loop_helpers import as_flags, run_cli, tiny_overrides
+
+from rocmkit.cli.main import main
+
+
+def test_train_preset_runs_with_shortcuts_and_dotted_overrides(run_dir: Path, tmp_path: Path):
+    overrides = tiny_overrides(run_dir, **{"train.lr": "2e-3"})
+    del overrides["train.steps"], overrides["train.micro_batch"]  # set by the short flags below
+    flags = as_flags(overrides)
+    proc = run_cli(
+        "train", "--preset", "gpt-tiny", "--steps", "3", "--precision", "bf16",
+        "--micro-batch", "2", "--grad-accum", "2", *flags,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "step 3/3" in proc.stdout  # plain lines when not on a terminal
+    result = json.loads((run_dir / "result.json").read_text())
+    train_section = result["config"]["train"]
+    assert (train_section["steps"], train_section["micro_batch"], train_section["grad_accum"]) == (
+        3,
+        2,
+        2,
+    )
+    assert train_section["lr"] == 2e-3
+    assert result["config"]["precision"]["dtype"] == "bf16"
+    out = tmp_path / "model.safetensors"
+    proc = run_cli("train", "export", str(run_dir / "checkpoints"), str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert out.stat().st_size > 1000
+
+
+def _one_line_error(capsys, argv: list[str]) -> str:
+    code = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert len(err.splitlines()) == 1, err
+    return err
+
+
+def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path: Path, monkeypatch):
+    bad_toml = tmp_path / "bad.toml"
+    bad_toml.write_text("[train]\nsteps = = 3\n")
+    cases = [
+        (["train", "--preset", "gpt-tiny", "--data", str(tmp_path / "missing.txt")], "not found"),
+        (["train", "--preset", "gpt-9000"], "unknown preset"),
+        (["train", "--config", str(bad_toml)], "invalid TOML"),
+        (["train", "--preset", "gpt-tiny", "--micro-batch", "-4"], "must be a positive integer"),
+        (["train", "--preset", "gpt-tiny", "--train.lr"], "has no value"),
+        (["train", "export", str(tmp_path / "nothing"), str(tmp_path / "x.pt")], "not found"),
+    ]
+    for argv, message in cases:
+        assert message in _one_line_error(capsys, argv)
+    monkeypatch.setenv("WORLD_SIZE", "3")
+    argv = ["train", "--preset", "gpt-tiny", "--train.global_batch", "16", "--micro-batch", "4"]
+    assert "not divisible" in _one_line_error(capsys, argv)
+
+
+@pytest.mark.parametrize("flag", ["--parallel", "--precision"])
+def test_bad_choice_is_one_line(capsys, flag: str):
+    assert "invalid choice" in _one_line_error(capsys, ["train", flag, "nope"])

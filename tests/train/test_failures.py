@@ -1,0 +1,117 @@
+"""Crashes lose nothing: SIGKILL at a random step or mid-save, SIGTERM, then resume exactly."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from loop_helpers import as_flags, checkpoint_weights, cli_env, rocmkit_command, tiny_overrides
+
+from rocmkit.train import load_train_config, train
+
+pytestmark = pytest.mark.slow
+
+STEPS = 60
+# The preset's own size (about 20 ms a step here) so that a kill lands in the middle of a run.
+SETTINGS = {
+    "model.seq_len": 64,
+    "model.d_model": 64,
+    "train.micro_batch": 8,
+    "train.steps": STEPS,
+    "checkpoint.every": 5,
+}
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> Path:
+    run_dir = tmp_path_factory.mktemp("reference")
+    train(load_train_config(preset="gpt-tiny", overrides=tiny_overrides(run_dir, **SETTINGS)))
+    return run_dir
+
+
+def _start(run_dir: Path, **env: str) -> subprocess.Popen:
+    flags = as_flags(tiny_overrides(run_dir, **SETTINGS, **{"checkpoint.resume": "auto"}))
+    return subprocess.Popen(
+        rocmkit_command("train", "--preset", "gpt-tiny", *flags, launcher=True),
+        env=cli_env(**env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _wait_for_step(run_dir: Path, proc: subprocess.Popen, step: int) -> None:
+    log = run_dir / "metrics.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if log.exists() and len(log.read_text().splitlines()) >= step:
+            return
+        time.sleep(0.002)
+    pytest.fail(f"training ended or stalled before step {step}: {proc.communicate()}")
+
+
+def _last_losses(run_dir: Path) -> dict[int, float]:
+    """Loss per step; a step re-run after a resume overwrites the killed attempt's line."""
+    lines = (run_dir / "metrics.jsonl").read_text().splitlines()
+    return {r["step"]: r["loss"] for r in map(json.loads, lines)}
+
+
+def _assert_matches(run_dir: Path, reference: Path) -> None:
+    assert _last_losses(run_dir) == _last_losses(reference)
+    mine = checkpoint_weights(run_dir / "checkpoints")
+    theirs = checkpoint_weights(reference / "checkpoints")
+    for key in theirs:
+        assert torch.equal(mine[key], theirs[key]), key
+
+
+def _resume(run_dir: Path) -> None:
+    overrides = tiny_overrides(run_dir, **SETTINGS, **{"checkpoint.resume": "auto"})
+    result = train(load_train_config(preset="gpt-tiny", overrides=overrides))
+    assert result.steps_done == STEPS
+
+
+def test_sigkill_at_a_random_step_then_resume(tmp_path: Path, reference: Path):
+    run_dir = tmp_path / "run"
+    kill_at = random.Random().randint(3, STEPS - 10)
+    proc = _start(run_dir)
+    _wait_for_step(run_dir, proc, kill_at)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate()
+    assert proc.returncode == -signal.SIGKILL
+    _resume(run_dir)
+    _assert_matches(run_dir, reference)
+
+
+def test_sigkill_during_a_checkpoint_save_then_resume(tmp_path: Path, reference: Path):
+    run_dir = tmp_path / "run"
+    proc = _start(run_dir, ROCMKIT_TEST_KILL_IN_SAVE="2")  # dies publishing step 10
+    proc.communicate(timeout=120)
+    assert proc.returncode == -signal.SIGKILL
+    checkpoints = run_dir / "checkpoints"
+    assert (checkpoints / "latest").read_text().strip() == "step_00000005"
+    assert (checkpoints / ".tmp-step_00000010").is_dir()  # written, never published
+    _resume(run_dir)
+    assert not (checkpoints / ".tmp-step_00000010").exists()
+    _assert_matches(run_dir, reference)
+
+
+def test_sigterm_saves_a_checkpoint_and_exits_cleanly(tmp_path: Path, reference: Path):
+    run_dir = tmp_path / "run"
+    proc = _start(run_dir)
+    _wait_for_step(run_dir, proc, 7)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert "stopped by SIGTERM" in err
+    stopped_at = max(_last_losses(run_dir))
+    assert stopped_at < STEPS
+    latest = (run_dir / "checkpoints" / "latest").read_text().strip()
+    assert latest == f"step_{stopped_at:08d}"  # saved exactly where it stopped
+    _resume(run_dir)
+    _assert_matches(run_dir, reference)

@@ -1,0 +1,142 @@
+"""The single-process loop: learning in every precision, accumulation, schedule, metrics, failures."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from loop_helpers import checkpoint_weights, tiny_overrides
+
+from rocmkit.results import load_result
+from rocmkit.train import NonFiniteLossError, StepMetrics, load_train_config, train
+from rocmkit.train.config import TrainSection
+from rocmkit.train.loop import lr_at
+
+
+def _train(run_dir: Path, preset: str = "gpt-tiny", callbacks=(), **overrides):
+    config = load_train_config(preset=preset, overrides=tiny_overrides(run_dir, **overrides))
+    return train(config, callbacks=callbacks)
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16", "fp16"])
+def test_gpt_loss_decreases(run_dir: Path, dtype: str):
+    overrides = {"precision.dtype": dtype, "train.steps": 30, "train.lr": 1e-2, "train.warmup": 5}
+    result = _train(run_dir, **overrides)
+    assert result.steps_done == 30
+    assert result.num_skipped_steps == 0
+    # Starts at ln(vocab) = 5.5 nats (uniform guess); the synthetic cycles are learnable.
+    last = sum(result.losses[-5:]) / 5
+    assert last < result.losses[0] - 0.5, result.losses
+
+
+def _tiny_resnet(**extra):
+    return {
+        "model.kind": "resnet",
+        "model.arch": "resnet10",
+        "model.num_classes": 4,
+        "model.image_size": 16,
+        "train.micro_batch": 8,
+        "train.weight_decay": 0.0,
+        **extra,
+    }
+
+
+@pytest.mark.parametrize(("dtype", "steps"), [("fp32", 8), ("bf16", 8), ("fp16", 3)])
+def test_tiny_resnet_loss_decreases(run_dir: Path, dtype: str, steps: int):
+    result = _train(
+        run_dir,
+        **_tiny_resnet(**{"precision.dtype": dtype, "train.steps": steps, "train.lr": 1e-2}),
+    )
+    assert result.unit_name == "images"
+    assert min(result.losses[1:]) < result.losses[0], result.losses
+
+
+def test_accumulation_matches_one_big_batch(tmp_path: Path):
+    """micro-batch 2 x accumulation 4 takes the same optimizer steps as micro-batch 8."""
+    common = {"train.steps": 3, "train.grad_clip": 0.5}
+    small = _train(tmp_path / "accum", **common, **{"train.micro_batch": 2, "train.grad_accum": 4})
+    big = _train(tmp_path / "big", **common, **{"train.micro_batch": 8, "train.grad_accum": 1})
+    assert small.losses == pytest.approx(big.losses, rel=1e-5)
+    a, b = checkpoint_weights(small.checkpoint), checkpoint_weights(big.checkpoint)
+    max_diff = max((a[k] - b[k]).abs().max().item() for k in a)
+    assert max_diff < 1e-5, f"max abs parameter difference {max_diff}"
+
+
+def test_cosine_schedule_with_warmup():
+    train_section = TrainSection(steps=110, warmup=10, lr=1.0, min_lr_ratio=0.1)
+    assert lr_at(0, train_section) == pytest.approx(0.1)
+    assert lr_at(9, train_section) == pytest.approx(1.0)
+    assert lr_at(60, train_section) == pytest.approx(0.55)
+    assert lr_at(110, train_section) == pytest.approx(0.1)
+    lrs = [lr_at(s, train_section) for s in range(10, 110)]
+    assert all(x >= y for x, y in itertools.pairwise(lrs))
+
+
+def test_metrics_log_result_and_callbacks(run_dir: Path):
+    seen: list[StepMetrics] = []
+    result = _train(run_dir, callbacks=[seen.append], **{"train.steps": 4})
+    assert [m.step for m in seen] == [1, 2, 3, 4]
+    lines = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [x["step"] for x in lines] == [1, 2, 3, 4]
+    assert lines[-1]["loss"] == pytest.approx(result.final_loss)
+    first = seen[0]
+    assert first.units_per_s == pytest.approx(4 * 32 / first.step_time_s)
+    assert first.mfu is None  # CPU: no peak in the hardware-facts table, so no MFU guess
+    assert first.peak_memory_bytes and first.peak_memory_bytes > 10 * 2**20
+    saved = load_result(run_dir)
+    assert saved.kind == "train"
+    assert saved.environment["torch_device"] == "cpu"
+    assert saved.config["train"]["steps"] == 4
+    tokens = saved.select(metric="tokens_per_s")
+    assert tokens and tokens[0].value == pytest.approx(result.units_per_s)
+    assert saved.select(metric="mfu")[0].value is None
+
+
+def test_nan_loss_stops_and_keeps_last_good_checkpoint(run_dir: Path):
+    overrides = {
+        "train.lr": 1e30,
+        "train.warmup": 0,
+        "train.grad_clip": 0,
+        "checkpoint.every": 1,
+        "train.steps": 6,
+    }
+    with pytest.raises(NonFiniteLossError, match=r"loss is nan at step 2.*checkpoint \(step 1\)"):
+        _train(run_dir, **overrides)
+    checkpoints = run_dir / "checkpoints"
+    assert (checkpoints / "latest").read_text().strip() == "step_00000001"
+    weights = checkpoint_weights(checkpoints)
+    assert all(torch.isfinite(w).all() for w in weights.values())
+
+
+def test_fp16_overflow_skips_steps_and_counts_them(run_dir: Path):
+    seen: list[StepMetrics] = []
+    result = _train(
+        run_dir,
+        callbacks=[seen.append],
+        **{"precision.dtype": "fp16", "precision.loss_scale_init": 1e20, "train.steps": 2},
+    )
+    assert result.num_skipped_steps == 2
+    assert [m.skipped for m in seen] == [True, True]
+    assert seen[1].loss_scale is not None and seen[1].loss_scale < 1e20
+    assert all(math.isfinite(m.loss) for m in seen)
+
+
+@pytest.mark.parametrize(
+    "memory_saver",
+    [
+        {"train.activation_checkpointing": "true"},
+        pytest.param({"train.compile": "true"}, marks=pytest.mark.slow),
+    ],
+    ids=["activation_checkpointing", "compile"],
+)
+def test_memory_savers_do_not_change_the_result(tmp_path: Path, memory_saver):
+    common = {"train.steps": 3, "model.dropout": 0.0}
+    plain = _train(tmp_path / "plain", **common)
+    saver = _train(tmp_path / "saver", **common, **memory_saver)
+    assert saver.losses == pytest.approx(plain.losses, rel=1e-5)
+    a, b = checkpoint_weights(plain.checkpoint), checkpoint_weights(saver.checkpoint)
+    assert max((a[k] - b[k]).abs().max().item() for k in a) < 1e-5
