@@ -128,3 +128,13 @@ def test_python_dash_m_entry_point(tmp_path):
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["label"] == "bf16"
+
+
+def test_profile_train_hints_at_math_attention_only_when_it_ran(tmp_path, capsys):
+    base = ["profile", "train", "--preset", "gpt-tiny", "--active", "1", "--json"]
+    # Attention dropout sends CPU SDPA to its math kernel: real evidence for the rule.
+    assert main([*base, "--out", str(tmp_path / "a"), "--model.dropout", "0.1"]) == 0
+    rules = {h["rule"]: h for h in _json_out(capsys)["hints"]}
+    assert "math-kernel" in rules["attention-math-fallback"]["evidence"]
+    assert main([*base, "--out", str(tmp_path / "b")]) == 0
+    assert "attention-math-fallback" not in {h["rule"] for h in _json_out(capsys)["hints"]}
