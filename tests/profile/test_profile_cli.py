@@ -138,3 +138,13 @@ def test_profile_train_hints_at_math_attention_only_when_it_ran(tmp_path, capsys
     assert "math-kernel" in rules["attention-math-fallback"]["evidence"]
     assert main([*base, "--out", str(tmp_path / "b")]) == 0
     assert "attention-math-fallback" not in {h["rule"] for h in _json_out(capsys)["hints"]}
+
+
+def test_train_steps_override_is_ignored_with_a_warning(tmp_path, capsys):
+    from rocmkit.errors import RocmkitWarning
+
+    argv = ["profile", "train", "--preset", "gpt-tiny", "--active", "1", "--json"]
+    argv += ["--out", str(tmp_path), "--train.steps", "100"]
+    with pytest.warns(RocmkitWarning, match="train.steps"):
+        assert main(argv) == 0
+    assert _json_out(capsys)["num_steps"] == 1

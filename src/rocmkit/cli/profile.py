@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from rocmkit.errors import UserError
+from rocmkit.errors import UserError, warn_once
 
 _PARALLEL_CHOICES = ["none", "ddp", "zero1", "zero2", "zero3", "fsdp"]
 
@@ -127,11 +127,12 @@ def run_train(args: argparse.Namespace) -> int:
     if not args.preset and not args.config:
         raise UserError("rocmkit profile train needs --preset NAME or --config FILE")
     schedule = _schedule(args)
-    config = load_train_config(
-        preset=args.preset,
-        path=args.config,
-        overrides=parse_overrides(getattr(args, "overrides", None) or []),
-    )
+    overrides = parse_overrides(getattr(args, "overrides", None) or [])
+    if overrides.pop("train.steps", None) is not None:
+        warn_once(
+            "--train.steps has no effect here: the profile runs --wait + --warmup + --active steps"
+        )
+    config = load_train_config(preset=args.preset, path=args.config, overrides=overrides)
     out = Path(args.out)
     check_writable(out / "trace.json")
     platform = detect()
