@@ -185,7 +185,9 @@ def _cuda_finish(line: MemoryTimeline) -> None:
     # The allocator's own high-water marks see spikes between two samples.
     line.peak_allocated_bytes = int(torch.cuda.max_memory_allocated())
     line.peak_reserved_bytes = int(torch.cuda.max_memory_reserved())
-    line.total_device_bytes = int(torch.cuda.get_device_properties(0).total_memory)
+    line.total_device_bytes = int(
+        torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
+    )
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -89,7 +89,7 @@ def profile_training(
     config.train.steps = schedule.num_steps
     config.checkpoint.save_final = False
     config.checkpoint.every = 0
-    config.logging.run_dir = str(out_dir)
+    config.logging.run_dir = str(out_dir / "train")  # the loop's own metrics and result.json
     device = platform.torch_device
     trace_path = out_dir / TRACE_FILE
     with (
