@@ -1,0 +1,360 @@
+"""Profile real work: a few rocmkit.train steps, a few generate() calls, one measured step.
+
+These tie the pure pieces (trace summary, estimator, hints) to rocmkit.train and transformers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rocmkit.errors import UserError, require_extra
+from rocmkit.profile.estimator import EstimateConfig, MemoryEstimate, ModelShape, estimate
+from rocmkit.profile.hints import Hint, HintInputs, hints
+from rocmkit.profile.memory import CategoryPeaks, MemoryMonitor, MemoryTimeline, measure_step_memory
+from rocmkit.profile.summary import TraceSummary
+from rocmkit.profile.trace import ProfileSchedule, StepProfiler
+
+if TYPE_CHECKING:
+    from rocmkit.platform.backend import Platform
+    from rocmkit.train import TrainConfig, TrainResult
+
+TRACE_FILE = "trace.json"
+MEMORY_FILE = "memory.json"
+SNAPSHOT_FILE = "memory_snapshot.pickle"
+
+
+@dataclass(kw_only=True)
+class TrainProfile:
+    """A profiled training run: what dominated it, memory, and what to change."""
+
+    summary: TraceSummary
+    train_result: TrainResult
+    trace_path: Path
+    hints: list[Hint] = field(default_factory=list)
+    estimate: MemoryEstimate | None = None
+    memory: MemoryTimeline | None = None
+
+
+def shape_from_model_config(model: Any) -> ModelShape:
+    """The estimator's shape of a rocmkit.train ModelConfig (GPT models only)."""
+    if getattr(model, "kind", "gpt") != "gpt":
+        raise UserError(
+            f"the memory estimator models GPT presets only (model.kind is {model.kind})"
+        )
+    return ModelShape(
+        n_layer=model.n_layer,
+        d_model=model.d_model,
+        n_head=model.n_head,
+        seq_len=model.seq_len,
+        vocab_size=model.vocab_size,
+        bias=model.bias,
+        tie_weights=model.tie_weights,
+        dropout=model.dropout,
+    )
+
+
+def estimate_for_train_config(config: TrainConfig, *, world_size: int = 1) -> MemoryEstimate | None:
+    """The estimator's view of a training config (None for non-GPT models)."""
+    if config.model.kind != "gpt":
+        return None
+    sharding = {"none": "none", "ddp": "ddp", "fsdp": "zero3"}[config.parallel.mode]
+    return estimate(
+        EstimateConfig(
+            shape=shape_from_model_config(config.model),
+            precision=config.precision.dtype,
+            sharding=sharding,  # type: ignore[arg-type]
+            world_size=world_size,
+            micro_batch=config.train.micro_batch,
+            activation_checkpointing=config.train.activation_checkpointing,
+        )
+    )
+
+
+def profile_training(
+    config: TrainConfig,
+    *,
+    out_dir: Path,
+    schedule: ProfileSchedule,
+    platform: Platform,
+    monitor_memory: bool = False,
+    top_k: int = 10,
+) -> TrainProfile:
+    """Run the schedule's steps of `config` under torch.profiler (StepMetrics callback steps it)."""
+    from rocmkit.train import train
+
+    config.train.steps = schedule.num_steps
+    config.checkpoint.save_final = False
+    config.checkpoint.every = 0
+    config.logging.run_dir = str(out_dir / "train")  # the loop's own metrics and result.json
+    device = platform.torch_device
+    trace_path = out_dir / TRACE_FILE
+    with (
+        StepProfiler(trace_path, schedule, device=device) as prof,
+        _monitor(monitor_memory, device) as monitor,
+    ):
+        result = train(config, platform=platform, callbacks=[prof.on_step])
+        if monitor is not None and device == "cuda":
+            monitor.export_snapshot(out_dir / SNAPSHOT_FILE)
+    summary = prof.summary(top_k=top_k)
+    memory = monitor.timeline if monitor is not None else None
+    if memory is not None:
+        memory.save(out_dir / MEMORY_FILE)
+    predicted = estimate_for_train_config(config)
+    found = hints(_hint_inputs(config, result, summary, platform, predicted, memory))
+    return TrainProfile(
+        summary=summary,
+        train_result=result,
+        trace_path=trace_path,
+        hints=found,
+        estimate=predicted,
+        memory=memory,
+    )
+
+
+@contextlib.contextmanager
+def _monitor(enabled: bool, device: str) -> Iterator[MemoryMonitor | None]:
+    if not enabled:
+        yield None
+        return
+    with MemoryMonitor(device=device, record_history=device == "cuda") as monitor:
+        yield monitor
+
+
+def _hint_inputs(
+    config: TrainConfig,
+    result: TrainResult,
+    summary: TraceSummary,
+    platform: Platform,
+    predicted: MemoryEstimate | None,
+    memory: MemoryTimeline | None,
+) -> HintInputs:
+    device_bytes = None
+    if platform.gpu_available and platform.devices:
+        device_bytes = platform.devices[0].total_memory_bytes
+    peak = result.peak_memory_bytes or (memory.peak_allocated_bytes if memory else None)
+    data_s = summary.data_time_us * summary.num_steps / 1e6 if summary.data_time_us else None
+    return HintInputs(
+        trace=summary,
+        precision=config.precision.dtype,
+        num_steps=result.steps_done,
+        num_skipped_steps=result.num_skipped_steps,
+        peak_memory_bytes=peak if device_bytes else None,
+        device_memory_bytes=device_bytes,
+        activation_checkpointing=config.train.activation_checkpointing,
+        parallel=config.parallel.mode,
+        mfu=result.mfu,
+        micro_batch=config.train.micro_batch,
+        tokens_per_sample=config.model.seq_len if config.model.kind != "resnet" else 1,
+        data_time_s=data_s,
+        step_time_s=summary.step_time_us * summary.num_steps / 1e6 if data_s else None,
+        estimate=predicted,
+    )
+
+
+def measure_train_config(config: TrainConfig, *, device: str = "cpu") -> CategoryPeaks:
+    """One real optimizer step of `config` (single process) under MemTracker, after one warm-up."""
+    import torch
+
+    from rocmkit.train.data import build_data
+    from rocmkit.train.loop import build_optimizer
+    from rocmkit.train.models import build_model
+    from rocmkit.train.precision import build_precision
+
+    torch.manual_seed(config.train.seed)
+    built = build_model(config.model)
+    data = build_data(config.data, config.model)
+    precision = build_precision(config.precision, device)
+    built.module = precision.prepare_model(built.module).to(device)
+    if config.train.activation_checkpointing:
+        from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
+
+        for index, block in enumerate(list(built.blocks)):
+            built.set_block(index, checkpoint_wrapper(block))
+    optimizer = build_optimizer(built.module, config.train, device)
+    batch = data.get_batch(
+        step=0,
+        micro_step=0,
+        micro_batch_size=config.train.micro_batch,
+        grad_accum=1,
+        rank=0,
+        world_size=1,
+    )
+    batch = {k: v.to(device) for k, v in batch.items()}
+
+    def step() -> None:
+        with precision.autocast():
+            loss = built.loss(batch)
+        precision.backward(loss)
+        precision.step(optimizer)
+        optimizer.zero_grad(set_to_none=True)
+
+    return measure_step_memory(step, modules=[built.module], optimizer=optimizer)
+
+
+@dataclass(kw_only=True)
+class InferProfile:
+    summary: TraceSummary
+    trace_path: Path
+    new_tokens_per_call: int
+    hints: list[Hint] = field(default_factory=list)
+
+
+def profile_inference(
+    model_dir: Path,
+    *,
+    out_dir: Path,
+    schedule: ProfileSchedule,
+    platform: Platform,
+    prompt: str = "The quick brown fox",
+    max_new_tokens: int = 16,
+    top_k: int = 10,
+) -> InferProfile:
+    """A few greedy generate() calls of a local Hugging Face causal LM under the profiler."""
+    model, inputs = _load_local_lm(model_dir, prompt, platform.torch_device)
+    import torch
+
+    trace_path = out_dir / TRACE_FILE
+    with (
+        torch.inference_mode(),
+        StepProfiler(trace_path, schedule, device=platform.torch_device) as prof,
+    ):
+        for _ in range(schedule.num_steps):
+            model.generate(
+                **inputs,
+                max_new_tokens=max_new_tokens,
+                min_new_tokens=max_new_tokens,
+                do_sample=False,
+            )
+            if platform.torch_device == "cuda":
+                torch.cuda.synchronize()
+            prof.step()
+    summary = prof.summary(top_k=top_k)
+    return InferProfile(
+        summary=summary,
+        trace_path=trace_path,
+        new_tokens_per_call=max_new_tokens,
+        hints=hints(HintInputs(trace=summary)),
+    )
+
+
+def _load_local_lm(model_dir: Path, prompt: str, device: str) -> tuple[Any, dict[str, Any]]:
+    transformers = require_extra("transformers", "llm")
+    if not (model_dir / "config.json").is_file():
+        raise UserError(f"{model_dir} is not a Hugging Face model directory (no config.json)")
+    try:
+        model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise UserError(
+            f"cannot load the model in {model_dir}: {str(exc).splitlines()[0]}"
+        ) from None
+    model = model.to(device).eval()
+    input_ids = _prompt_ids(transformers, model_dir, prompt)
+    if input_ids is None or input_ids.numel() == 0:
+        import torch
+
+        # No usable tokenizer beside the weights: fixed token ids run the same kernels.
+        generator = torch.Generator().manual_seed(0)
+        input_ids = torch.randint(0, model.config.vocab_size, (1, 8), generator=generator)
+    input_ids = input_ids.to(device)
+    return model, {"input_ids": input_ids, "attention_mask": input_ids.new_ones(input_ids.shape)}
+
+
+def _prompt_ids(transformers: Any, model_dir: Path, prompt: str) -> Any:
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
+        return tokenizer(prompt, return_tensors="pt")["input_ids"]
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+
+
+@dataclass(kw_only=True)
+class MemoryComparison:
+    """Estimated vs measured bytes per category (rows: estimated, measured, relative error)."""
+
+    device: str
+    source: str
+    rows: dict[str, dict[str, Any]]
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"device": self.device, "source": self.source, "rows": self.rows, "note": self.note}
+
+
+def compare_with_measurement(
+    config: EstimateConfig, *, preset: str | None = None, device: str = "cpu"
+) -> MemoryComparison:
+    """Run one step of the same GPT/precision/batch here (one process) and compare with `config`."""
+    from dataclasses import replace
+
+    from rocmkit.train import load_train_config
+
+    if config.mode == "infer":
+        raise UserError("--measure measures training steps: drop --mode infer / int8")
+    if config.master_weights:
+        raise UserError(
+            "--measure runs rocmkit.train, which keeps fp32 parameters: drop --master-weights"
+        )
+    shape = config.shape
+    overrides = {f"model.{k}": getattr(shape, k) for k in _SHAPE_FIELDS} | {
+        "model.kind": "gpt",
+        "precision.dtype": config.precision,
+        "train.micro_batch": config.micro_batch,
+        "train.activation_checkpointing": config.activation_checkpointing,
+        "data.kind": "synthetic",
+    }
+    measured_config = load_train_config(
+        preset=preset, overrides={k: str(v) for k, v in overrides.items()}, world_size=1
+    )
+    single = estimate(replace(config, sharding="none", world_size=1))
+    peaks = measure_train_config(measured_config, device=device)
+    note = (
+        "one process, unsharded (the estimate above is per rank)"
+        if config.sharding != "none"
+        else ""
+    )
+    return MemoryComparison(
+        device=device, source="torch MemTracker", rows=_comparison_rows(single, peaks), note=note
+    )
+
+
+_SHAPE_FIELDS = (
+    "n_layer",
+    "d_model",
+    "n_head",
+    "seq_len",
+    "vocab_size",
+    "bias",
+    "tie_weights",
+    "dropout",
+)
+
+
+def _comparison_rows(single: MemoryEstimate, peaks: CategoryPeaks) -> dict[str, dict[str, Any]]:
+    # Persistent state is compared after the step; gradients and activations at their maxima.
+    measured = {
+        "parameters": peaks.after_step_bytes.get("parameters", 0),
+        "gradients": peaks.peak_bytes.get("gradients", 0),
+        "optimizer": peaks.after_step_bytes.get("optimizer", 0),
+        "activations": peaks.peak_bytes.get("activations", 0),
+    }
+    measured["sum of categories"] = sum(measured.values())
+    measured["peak in time"] = peaks.total_peak_bytes
+    predicted: dict[str, int] = dict(single.categories())
+    predicted["sum of categories"] = single.total_bytes
+    predicted["peak in time"] = single.peak_bytes or single.total_bytes
+    return {
+        name: {
+            "estimated": predicted[name],
+            "measured": value,
+            "error": _relative_error(predicted[name], value),
+        }
+        for name, value in measured.items()
+    }
+
+
+def _relative_error(predicted: int, measured: int) -> float | None:
+    return None if not measured else (predicted - measured) / measured

@@ -1,0 +1,150 @@
+"""`rocmkit profile train|infer|memory` as a user runs them, bad input included."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import rocmkit
+from rocmkit.cli.main import main
+
+SRC = str(Path(rocmkit.__file__).resolve().parent.parent)
+
+
+def _json_out(capsys):
+    return json.loads(capsys.readouterr().out)
+
+
+def test_memory_estimate_for_the_issue_example(capsys):
+    argv = ["profile", "memory", "--preset", "gpt2-124m", "--precision", "bf16"]
+    argv += ["--parallel", "fsdp", "--world-size", "8", "--json"]
+    assert main(argv) == 0
+    data = _json_out(capsys)
+    assert data["label"] == "bf16 zero3 x8"
+    assert 120e6 < data["num_params"] < 130e6
+    single = ["profile", "memory", "--preset", "gpt2-124m", "--precision", "bf16", "--json"]
+    assert main(single) == 0
+    unsharded = _json_out(capsys)
+    assert data["bytes"]["optimizer"] < unsharded["bytes"]["optimizer"] / 7
+
+
+def test_memory_measure_agrees_and_draws_the_chart(tmp_path, capsys):
+    chart = tmp_path / "charts" / "memory.png"
+    argv = ["profile", "memory", "--preset", "gpt-tiny", "--precision", "bf16"]
+    argv += ["--activation-checkpointing", "--measure", "--plot", str(chart), "--json"]
+    assert main(argv) == 0
+    rows = _json_out(capsys)["measured"]["rows"]
+    assert abs(rows["activations"]["error"]) < 0.10
+    assert rows["parameters"]["error"] == 0
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_memory_from_explicit_shape_renders_a_table(capsys):
+    argv = ["profile", "memory", "--n-layer", "4", "--d-model", "256", "--n-head", "4"]
+    argv += ["--seq-len", "128", "--vocab-size", "1000", "--precision", "int8"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "int8 infer" in out and "parameters" in out
+
+
+def test_profile_train_writes_trace_result_and_summary(tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = ["profile", "train", "--preset", "gpt-tiny", "--out", str(out), "--active", "2"]
+    argv += ["--json", "--train.micro_batch", "2"]
+    assert main(argv) == 0
+    summary = _json_out(capsys)
+    assert summary["num_steps"] == 2 and summary["timeline"] == "host"
+    assert summary["category_share"]["gemm"] > 0
+    assert "traceEvents" in json.loads((out / "trace.json").read_text())
+    result = json.loads((out / "result.json").read_text())
+    assert result["kind"] == "profile-train"
+    assert any(m["metric"] == "share_gemm" for m in result["measurements"])
+
+
+def test_profile_infer_on_a_local_tiny_hf_model(tmp_path, capsys):
+    transformers = pytest.importorskip("transformers")
+    config = transformers.GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=64, n_positions=64)
+    model_dir = tmp_path / "tiny-gpt2"
+    transformers.GPT2LMHeadModel(config).save_pretrained(model_dir)
+    argv = ["profile", "infer", str(model_dir), "--out", str(tmp_path / "out"), "--wait", "0"]
+    argv += ["--warmup", "1", "--active", "1", "--max-new-tokens", "2"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "top operators" in out and (tmp_path / "out" / "trace.json").is_file()
+
+
+def _blocked(tmp_path: Path) -> Path:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    return blocker / "sub"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["profile"],
+        ["profile", "memory", "--preset", "no-such-preset"],
+        ["profile", "memory", "--preset", "gpt2-124m", "--parallel", "fsdp", "--world-size", "0"],
+        ["profile", "memory", "--preset", "gpt2-124m", "--world-size", "8"],
+        ["profile", "memory", "--n-layer", "2"],
+        ["profile", "memory", "--preset", "gpt-tiny", "--precision", "int8", "--mode", "train"],
+        ["profile", "memory", "--preset", "resnet18"],
+        ["profile", "train"],
+        ["profile", "train", "--preset", "no-such-preset"],
+        ["profile", "train", "--preset", "gpt-tiny", "--active", "0"],
+        ["profile", "train", "--preset", "gpt-tiny", "--train.no_such_key", "1"],
+        ["profile", "infer", "/no/such/model/dir"],
+    ],
+)
+def test_bad_input_is_one_line_exit_2(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("rocmkit: error:") and "\n" not in err
+
+
+def test_unwritable_outputs_are_one_line_exit_2(tmp_path, capsys):
+    target = _blocked(tmp_path)
+    plot = ["profile", "memory", "--preset", "gpt-tiny", "--plot", str(target / "c.png")]
+    train = ["profile", "train", "--preset", "gpt-tiny", "--out", str(target)]
+    for argv in (plot, train):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert "cannot write" in err and "\n" not in err
+
+
+def test_infer_dir_without_config_is_one_line_exit_2(tmp_path, capsys):
+    assert main(["profile", "infer", str(tmp_path)]) == 2
+    assert "config.json" in capsys.readouterr().err
+
+
+def test_python_dash_m_entry_point(tmp_path):
+    env = dict(os.environ, PYTHONPATH=SRC, OMP_NUM_THREADS="1")
+    argv = [sys.executable, "-m", "rocmkit", "profile", "memory", "--preset", "gpt2-124m", "--json"]
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["label"] == "bf16"
+
+
+def test_profile_train_hints_at_math_attention_only_when_it_ran(tmp_path, capsys):
+    base = ["profile", "train", "--preset", "gpt-tiny", "--active", "1", "--json"]
+    # Attention dropout sends CPU SDPA to its math kernel: real evidence for the rule.
+    assert main([*base, "--out", str(tmp_path / "a"), "--model.dropout", "0.1"]) == 0
+    rules = {h["rule"]: h for h in _json_out(capsys)["hints"]}
+    assert "math-kernel" in rules["attention-math-fallback"]["evidence"]
+    assert main([*base, "--out", str(tmp_path / "b")]) == 0
+    assert "attention-math-fallback" not in {h["rule"] for h in _json_out(capsys)["hints"]}
+
+
+def test_train_steps_override_is_ignored_with_a_warning(tmp_path, capsys):
+    from rocmkit.errors import RocmkitWarning
+
+    argv = ["profile", "train", "--preset", "gpt-tiny", "--active", "1", "--json"]
+    argv += ["--out", str(tmp_path), "--train.steps", "100"]
+    with pytest.warns(RocmkitWarning, match="train.steps"):
+        assert main(argv) == 0
+    assert _json_out(capsys)["num_steps"] == 1
