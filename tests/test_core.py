@@ -22,7 +22,12 @@ from rocmkit.results import Measurement, RunResult, load_result
 
 def test_public_api_is_pinned():
     assert rocmkit.__all__ == sorted(rocmkit.__all__)
-    assert set(rocmkit.__all__) == {"MissingExtraError", "RocmkitWarning", "UserError", "__version__"}
+    assert set(rocmkit.__all__) == {
+        "MissingExtraError",
+        "RocmkitWarning",
+        "UserError",
+        "__version__",
+    }
 
 
 def test_unknown_command_is_one_line_exit_2(capsys):
@@ -32,9 +37,11 @@ def test_unknown_command_is_one_line_exit_2(capsys):
 
 
 def test_python_dash_m_runs_without_importing_torch():
-    code = "import sys, runpy; sys.argv=['rocmkit','--version']\n" \
-        "try:\n runpy.run_module('rocmkit', run_name='__main__')\nexcept SystemExit: pass\n" \
+    code = (
+        "import sys, runpy; sys.argv=['rocmkit','--version']\n"
+        "try:\n runpy.run_module('rocmkit', run_name='__main__')\nexcept SystemExit: pass\n"
         "print('torch' in sys.modules)"
+    )
     env = {**os.environ, "PYTHONPATH": str(Path(rocmkit.__file__).parent.parent)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.stdout.strip().splitlines() == [f"rocmkit {rocmkit.__version__}", "False"]

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> None:
+def atomic_write_bytes(
+    path: str | os.PathLike[str], data: bytes, *, mode: int | None = None
+) -> None:
     """Write `data` to a temporary file beside `path`, fsync it, then rename over `path`."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)

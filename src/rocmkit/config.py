@@ -94,7 +94,9 @@ def from_dict(cls: type[T], data: Mapping[str, Any], *, prefix: str = "") -> T:
     unknown = sorted(set(data) - set(fields))
     if unknown:
         where = f"'{prefix}{unknown[0]}'"
-        raise UserError(f"unknown setting {where}; known in this section: {', '.join(sorted(fields))}")
+        raise UserError(
+            f"unknown setting {where}; known in this section: {', '.join(sorted(fields))}"
+        )
     kwargs = {}
     for name, value in data.items():
         kwargs[name] = coerce(value, hints[name], f"{prefix}{name}")
@@ -135,7 +137,9 @@ def coerce(value: Any, annotation: Any, key: str) -> Any:
 
 
 def _coerce_union(value: Any, options: tuple[Any, ...], key: str) -> Any:
-    if type(None) in options and (value is None or (isinstance(value, str) and value.lower() in {"none", "null", ""})):
+    if type(None) in options and (
+        value is None or (isinstance(value, str) and value.lower() in {"none", "null", ""})
+    ):
         return None
     errors = []
     for option in options:
