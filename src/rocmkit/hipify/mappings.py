@@ -1,0 +1,190 @@
+"""The CUDA -> HIP name table: rocmkit's own data file, plus PyTorch's table when torch is importable.
+
+PyTorch ships about 3,400 CUDA -> HIP pairs (torch.utils.hipify.cuda_to_hip_mappings). It is read
+lazily and only its generic CUDA tables (not the PyTorch/Caffe2 specific ones, which would turn
+`CUDA_VERSION` into `TORCH_HIP_VERSION`). rocmkit's `mappings.toml` holds additions and corrections,
+keyed by category, and wins on conflict, so the translator also works in an environment without torch.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import re
+import sys
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Literal
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+MappingSource = Literal["auto", "builtin"]
+
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*\Z")
+_SPECIAL_SECTIONS = {"includes", "namespaces", "unsupported", "kept"}
+
+# Library prefixes decide the category of a name PyTorch's table gives without one, and of an
+# unconverted name in diagnostics. Longest prefixes first.
+_CATEGORY_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("cublas", "cuBLAS"),
+    ("CUBLAS", "cuBLAS"),
+    ("curand", "cuRAND"),
+    ("CURAND", "cuRAND"),
+    ("cufft", "cuFFT"),
+    ("CUFFT", "cuFFT"),
+    ("cusparse", "cuSPARSE"),
+    ("CUSPARSE", "cuSPARSE"),
+    ("cusolver", "cuSOLVER"),
+    ("CUSOLVER", "cuSOLVER"),
+    ("cudnn", "cuDNN"),
+    ("CUDNN", "cuDNN"),
+    ("nvrtc", "nvrtc"),
+    ("NVRTC", "nvrtc"),
+    ("nvtx", "nvtx"),
+    ("nccl", "NCCL"),
+    ("NCCL", "NCCL"),
+    ("CUDA_R_", "library_types"),
+    ("CUDA_C_", "library_types"),
+    ("cuda", "runtime"),
+    ("CUDA", "driver"),
+    ("CU", "driver"),
+    ("cu", "driver"),
+)
+
+# What counts as "CUDA-looking" when a name has no mapping (reported, never guessed at).
+CUDA_LOOKING = re.compile(
+    r"(?:cuda|CUDA|cu[A-Z]|CU[a-z_]|cublas|CUBLAS|curand|CURAND|cufft|CUFFT|cusparse|CUSPARSE|"
+    r"cusolver|CUSOLVER|cudnn|CUDNN|nvrtc|NVRTC|nvtx|nccl|NCCL)\w*\Z"
+)
+
+
+def category_of(name: str) -> str:
+    """The library a CUDA name belongs to, judged by its prefix ("runtime", "cuBLAS", ...)."""
+    for prefix, category in _CATEGORY_PREFIXES:
+        if name.startswith(prefix):
+            return category
+    return "other"
+
+
+@dataclass(frozen=True, slots=True)
+class Mapping:
+    hip: str
+    category: str
+
+
+@dataclass(frozen=True)
+class MappingTable:
+    """Everything the translator looks names up in; build it with `load_table`."""
+
+    identifiers: dict[str, Mapping]
+    includes: dict[str, str]
+    namespaces: dict[str, str]
+    unsupported: dict[str, str]
+    kept_prefixes: tuple[str, ...]
+    sources: tuple[str, ...] = field(default=())
+
+    def candidate_prefixes(self) -> list[str]:
+        """Two-character starts of every name worth looking up (mapped, unsupported or CUDA-looking)."""
+        starts = {name[:2] for name in self.identifiers}
+        starts |= {name[:2] for name in self.unsupported}
+        starts |= {name[:2] for name in self.namespaces}
+        starts |= {"cu", "CU", "nv", "NV", "nc", "NC"}
+        return sorted(starts)
+
+
+def _read_builtin() -> dict[str, Any]:
+    raw = resources.files("rocmkit.hipify").joinpath("mappings.toml").read_bytes()
+    return tomllib.loads(raw.decode("utf-8"))
+
+
+def _torch_pairs() -> tuple[dict[str, str], dict[str, str]] | None:
+    """(identifier pairs, include pairs) from PyTorch's table, or None when torch is absent."""
+    torch_maps = _load_torch_mapping_module()
+    if torch_maps is None:
+        return None
+    identifiers: dict[str, str] = {}
+    for table_name in ("CUDA_TYPE_NAME_MAP", "CUDA_IDENTIFIER_MAP", "CUDA_SPECIAL_MAP"):
+        for cuda_name, value in getattr(torch_maps, table_name, {}).items():
+            hip = _torch_value(value)
+            if hip and _IDENTIFIER.match(cuda_name) and _IDENTIFIER.match(hip):
+                identifiers[cuda_name] = hip
+    includes: dict[str, str] = {}
+    for cuda_name, value in getattr(torch_maps, "CUDA_INCLUDE_MAP", {}).items():
+        hip = _torch_value(value)
+        if hip:
+            includes[cuda_name] = hip.strip("<>\"")
+    return identifiers, includes
+
+
+def _load_torch_mapping_module() -> ModuleType | None:
+    """Execute torch's mapping module on its own: it needs only `collections` and `os`, and
+    importing all of torch would cost seconds on every `rocmkit hipify` run."""
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for location in spec.submodule_search_locations:
+        path = Path(location) / "utils" / "hipify" / "cuda_to_hip_mappings.py"
+        if path.is_file():
+            module_spec = importlib.util.spec_from_file_location("_rocmkit_torch_hipify_maps", path)
+            if module_spec is None or module_spec.loader is None:
+                return None
+            module = importlib.util.module_from_spec(module_spec)
+            try:
+                module_spec.loader.exec_module(module)
+            except Exception:  # a future torch may import more; then the built-in table serves
+                return None
+            return module
+    return None
+
+
+def _torch_value(value: Any) -> str | None:
+    """PyTorch < 2.x stored (hip_name, CONV_*, API_*[, HIP_UNSUPPORTED]); newer ones plain strings."""
+    if isinstance(value, tuple):
+        if len(value) > 3:  # flagged HIP_UNSUPPORTED
+            return None
+        value = value[0]
+    if not isinstance(value, str) or value.endswith("__"):  # "hipMemcpy__" marks "no equivalent"
+        return None
+    return value
+
+
+@functools.cache
+def load_table(source: MappingSource = "auto") -> MappingTable:
+    """Build the table once per process; "auto" adds PyTorch's table under the built-in one."""
+    data = _read_builtin()
+    identifiers: dict[str, Mapping] = {}
+    includes: dict[str, str] = {}
+    sources = ["rocmkit"]
+    if source == "auto":
+        torch_pairs = _torch_pairs()
+        if torch_pairs is not None:
+            torch_identifiers, torch_includes = torch_pairs
+            identifiers.update(
+                (name, Mapping(hip, category_of(name))) for name, hip in torch_identifiers.items()
+            )
+            includes.update(torch_includes)
+            sources.append("torch.utils.hipify")
+    for category, entries in data.items():
+        if category in _SPECIAL_SECTIONS:
+            continue
+        identifiers.update((name, Mapping(hip, category)) for name, hip in entries.items())
+    includes.update(data.get("includes", {}))
+    unsupported = dict(data.get("unsupported", {}))
+    for name in unsupported:
+        identifiers.pop(name, None)
+    return MappingTable(
+        identifiers=identifiers,
+        includes=includes,
+        namespaces=dict(data.get("namespaces", {})),
+        unsupported=unsupported,
+        kept_prefixes=tuple(data.get("kept", {}).get("prefixes", ())),
+        sources=tuple(sources),
+    )
