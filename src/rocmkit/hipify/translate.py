@@ -21,6 +21,7 @@ from rocmkit.hipify.mappings import CUDA_LOOKING, MappingSource, MappingTable, c
 
 HIP_RUNTIME_INCLUDE = "#include <hip/hip_runtime.h>\n"
 _RUNTIME_CATEGORIES = frozenset({"runtime", "driver"})
+_RUNTIME_HEADERS = frozenset({"hip/hip_runtime.h", "hip/hip_runtime_api.h"})
 # Leading comments, blank lines and `#pragma once` stay above the added include.
 _PREAMBLE = re.compile(r"(?:\s+|//[^\n]*|/\*.*?\*/|\#[ \t]*pragma[ \t]+once[^\n]*)*", re.DOTALL)
 # Names the file defines itself (a project's CUDA_CHECK macro) are the user's, not CUDA's.
@@ -139,7 +140,7 @@ class _Scan:
         self.edits: list[Edit] = []
         self.findings: list[tuple[int, str, str, str, str]] = []  # offset, kind, name, cat, msg
         self.num_includes_rewritten = 0
-        self.has_hip_include = False
+        self.first_hip_include_is_runtime: bool | None = None
 
     def identifier(self, match: re.Match[str]) -> None:
         name = match.group()
@@ -175,8 +176,9 @@ class _Scan:
             self.edits.append(Edit(match.start("path"), match.end("path"), new_path, "include"))
             self.num_includes_rewritten += 1
             path = new_path
-        if path.startswith("hip/") or path == "hip_runtime.h":
-            self.has_hip_include = True
+        # HIP 5.2's other headers (cooperative groups...) need the runtime header included first.
+        if self.first_hip_include_is_runtime is None and path.startswith("hip/"):
+            self.first_hip_include_is_runtime = path in _RUNTIME_HEADERS
 
     def literal(self, match: re.Match[str], scanner: re.Pattern[str]) -> None:
         offset = match.start()
@@ -212,7 +214,7 @@ class _Scan:
 
     def _maybe_add_runtime_include(self) -> bool:
         """nvcc includes cuda_runtime.h implicitly in .cu files; hip-clang needs it spelled out."""
-        if not self.options.add_runtime_include or self.has_hip_include:
+        if not self.options.add_runtime_include or self.first_hip_include_is_runtime:
             return False
         uses_runtime = any(edit.category in _RUNTIME_CATEGORIES for edit in self.edits)
         if not (uses_runtime or "__global__" in self.text or "<<<" in self.text):
