@@ -37,7 +37,9 @@ def test_corpus_is_big_enough():
     assert len(PROGRAMS) >= 15
 
 
-@pytest.mark.parametrize(("golden", "source", "options"), GOLDENS, ids=lambda v: getattr(v, "name", ""))
+@pytest.mark.parametrize(
+    ("golden", "source", "options"), GOLDENS, ids=lambda v: getattr(v, "name", "")
+)
 def test_translation_matches_golden(golden: Path, source: Path, options: TranslateOptions):
     result = translate(source.read_text(), options=options)
     if os.environ.get("ROCMKIT_REGEN_GOLDEN") == "1":
@@ -65,7 +67,12 @@ def test_builtin_table_gives_the_same_corpus_output_as_torch_table():
 def test_warp_program_reports_its_hazards():
     result = translate((CORPUS / "warp_shuffle.cu").read_text())
     codes = {d.category for d in result.diagnostics if d.kind == "hazard"}
-    assert {"warp-full-mask", "warp-lane-arithmetic", "warp-size-literal", "warp-ballot-width"} <= codes
+    assert {
+        "warp-full-mask",
+        "warp-lane-arithmetic",
+        "warp-size-literal",
+        "warp-ballot-width",
+    } <= codes
 
 
 def _header_found(header: str, roots: list[Path]) -> bool:
@@ -81,7 +88,10 @@ def _expectation(compiler: str, stem: str, roots: list[Path]) -> tuple[bool, str
     if header is not None:
         if _header_found(header, roots):
             return True, ""
-        return False, f"'{header}' file not found" if compiler == "hipcc" else f"{header}: No such file"
+        return (
+            False,
+            f"'{header}' file not found" if compiler == "hipcc" else f"{header}: No such file",
+        )
     return False, entry["error"]
 
 
@@ -102,10 +112,15 @@ def _assert_outcomes(compiler: str, outcomes: dict[str, tuple[bool, str]], roots
 def test_translated_corpus_compiles_with_hipcc():
     hipcc = find_hipcc()
     if hipcc is None:
-        pytest.skip("hipcc is not installed (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
+        pytest.skip(
+            "hipcc is not installed (apt-get install hipcc libamdhip64-dev rocm-device-libs)"
+        )
     units = [golden for golden, _, _ in GOLDENS]
     results = check_compiles(units, arch="gfx90a", jobs=4)
-    outcomes = {r.path.name.removesuffix(".hip").split(".")[0] + _variant(r.path): (r.ok, r.first_error) for r in results}
+    outcomes = {
+        r.path.name.removesuffix(".hip").split(".")[0] + _variant(r.path): (r.ok, r.first_error)
+        for r in results
+    }
     roots = [Path("/usr/include"), Path(os.environ.get("ROCM_PATH", "/opt/rocm")) / "include"]
     _assert_outcomes("hipcc", outcomes, roots)
 

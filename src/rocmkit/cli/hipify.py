@@ -43,27 +43,50 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar=".EXT",
         help="file extensions to translate in directories (repeatable; default .cu .cuh .cpp .h ...)",
     )
-    what.add_argument("--launch", choices=("keep", "hip"), default="keep",
-                      help="keep <<<...>>> (default) or rewrite to hipLaunchKernelGGL")
-    what.add_argument("--translate-strings", action="store_true",
-                      help="also rewrite CUDA names inside string literals")
-    what.add_argument("--no-runtime-include", action="store_true",
-                      help="never add #include <hip/hip_runtime.h>")
-    what.add_argument("--mappings", choices=("auto", "builtin"), default="auto",
-                      help="auto: rocmkit's table over PyTorch's when torch is installed")
-    what.add_argument("--max-bytes", type=int, default=16 * 1024 * 1024,
-                      help="pass larger files through unchanged")
+    what.add_argument(
+        "--launch",
+        choices=("keep", "hip"),
+        default="keep",
+        help="keep <<<...>>> (default) or rewrite to hipLaunchKernelGGL",
+    )
+    what.add_argument(
+        "--translate-strings",
+        action="store_true",
+        help="also rewrite CUDA names inside string literals",
+    )
+    what.add_argument(
+        "--no-runtime-include", action="store_true", help="never add #include <hip/hip_runtime.h>"
+    )
+    what.add_argument(
+        "--mappings",
+        choices=("auto", "builtin"),
+        default="auto",
+        help="auto: rocmkit's table over PyTorch's when torch is installed",
+    )
+    what.add_argument(
+        "--max-bytes",
+        type=int,
+        default=16 * 1024 * 1024,
+        help="pass larger files through unchanged",
+    )
     what.add_argument("-j", "--jobs", type=int, default=0, help="worker processes (0: auto)")
-    what.add_argument("--cmake", action="store_true",
-                      help="only report what to change in CMakeLists.txt / *.cmake files")
+    what.add_argument(
+        "--cmake",
+        action="store_true",
+        help="only report what to change in CMakeLists.txt / *.cmake files",
+    )
     show = parser.add_argument_group("reporting")
     show.add_argument("--diff", action="store_true", help="print a unified diff of each change")
     show.add_argument("--stats", action="store_true", help="print conversions by category")
     show.add_argument("--json", action="store_true", help="print the full report as JSON")
-    show.add_argument("--strict", action="store_true",
-                      help="exit 1 when any CUDA name was left unconverted")
-    show.add_argument("--check", action="store_true",
-                      help="compile each translated .cu/.cpp with hipcc -c and report pass/fail")
+    show.add_argument(
+        "--strict", action="store_true", help="exit 1 when any CUDA name was left unconverted"
+    )
+    show.add_argument(
+        "--check",
+        action="store_true",
+        help="compile each translated .cu/.cpp with hipcc -c and report pass/fail",
+    )
     show.add_argument("--arch", default="gfx90a", help="offload arch for --check (default gfx90a)")
     parser.set_defaults(handler=run)
 
@@ -123,7 +146,9 @@ def _config(args: argparse.Namespace) -> Any:
 def _run_check(args: argparse.Namespace, report: Any) -> list[Any]:
     from rocmkit.hipify.check import check_compiles
 
-    translated = [f for f in report.files if f.status in ("converted", "unchanged") and f.reason == ""]
+    translated = [
+        f for f in report.files if f.status in ("converted", "unchanged") and f.reason == ""
+    ]
     written = [f.output for f in translated if f.output is not None]
     if written or not translated:
         return check_compiles(written, arch=args.arch, jobs=args.jobs)
@@ -152,13 +177,20 @@ def _print_json(report: Any, checks: list[Any]) -> None:
     data = report_to_dict(report)
     if checks:
         data["check"] = [
-            {"path": str(c.path), "ok": c.ok, "first_error": c.first_error, "seconds": round(c.seconds, 2)}
+            {
+                "path": str(c.path),
+                "ok": c.ok,
+                "first_error": c.first_error,
+                "seconds": round(c.seconds, 2),
+            }
             for c in checks
         ]
     print(json.dumps(data, indent=2))
 
 
-def _print_human(args: argparse.Namespace, report: Any, checks: list[Any], *, quiet_summary: bool) -> None:
+def _print_human(
+    args: argparse.Namespace, report: Any, checks: list[Any], *, quiet_summary: bool
+) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -181,8 +213,12 @@ def _print_human(args: argparse.Namespace, report: Any, checks: list[Any], *, qu
         table.add_column("unconverted", justify="right")
         unconverted = report.unconverted_by_category()
         converted = report.converted_by_category()
-        for category in sorted(set(converted) | set(unconverted), key=lambda c: -converted.get(c, 0)):
-            table.add_row(category, str(converted.get(category, 0)), str(unconverted.get(category, 0)))
+        for category in sorted(
+            set(converted) | set(unconverted), key=lambda c: -converted.get(c, 0)
+        ):
+            table.add_row(
+                category, str(converted.get(category, 0)), str(unconverted.get(category, 0))
+            )
         Console(highlight=False).print(table)
     for check in checks:
         status = "ok" if check.ok else f"FAIL: {check.first_error}"
@@ -192,7 +228,9 @@ def _print_human(args: argparse.Namespace, report: Any, checks: list[Any], *, qu
 
 
 def _summary(report: Any) -> str:
-    converted = ", ".join(f"{c} {n}" for c, n in report.converted_by_category().items()) or "nothing"
+    converted = (
+        ", ".join(f"{c} {n}" for c, n in report.converted_by_category().items()) or "nothing"
+    )
     return (
         f"hipify: {len(report.files)} files ({report.count('converted')} changed, "
         f"{report.count('passthrough')} passed through, {report.count('skipped')} skipped, "

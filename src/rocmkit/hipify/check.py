@@ -41,7 +41,9 @@ def find_hipcc() -> str | None:
 
 
 def _default_runner(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
+    return subprocess.run(
+        command, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
 
 
 def first_error_line(output: str) -> str:
@@ -72,7 +74,9 @@ def compile_one(
         try:
             completed = runner(command, env)
         except subprocess.TimeoutExpired:
-            return CompileResult(path, False, "hipcc timed out", time.perf_counter() - started, tuple(command))
+            return CompileResult(
+                path, False, "hipcc timed out", time.perf_counter() - started, tuple(command)
+            )
         elapsed = time.perf_counter() - started
     ok = completed.returncode == 0
     error = "" if ok else first_error_line(completed.stderr + "\n" + completed.stdout)

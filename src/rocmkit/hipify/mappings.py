@@ -117,7 +117,7 @@ def _torch_pairs() -> tuple[dict[str, str], dict[str, str]] | None:
     for cuda_name, value in getattr(torch_maps, "CUDA_INCLUDE_MAP", {}).items():
         hip = _torch_value(value)
         if hip:
-            includes[cuda_name] = hip.strip("<>\"")
+            includes[cuda_name] = hip.strip('<>"')
     return identifiers, includes
 
 

@@ -159,11 +159,10 @@ def _plan(config: HipifyConfig) -> Iterator[_Job]:
 
 
 def _walk(root: Path, config: HipifyConfig) -> Iterator[tuple[Path, Path]]:
-    """(file, path relative to the tree) for every selected file; links stay inside the tree."""
-    if not root.is_dir():
-        yield root, Path(root.name)
+    """(file, path relative to the tree) for every selected file; file links are skipped."""
+    if not root.is_dir():  # named explicitly: a link is resolved, so in place edits its target
+        yield root.resolve(), Path(root.name)
         return
-    real_root = root.resolve()
     skip_dirs = {config.output_dir.resolve()} if config.output_dir else set()
     for directory, dirnames, filenames in os.walk(root):  # never follows directory links
         dirnames[:] = sorted(
@@ -174,7 +173,9 @@ def _walk(root: Path, config: HipifyConfig) -> Iterator[tuple[Path, Path]]:
         for name in sorted(filenames):
             path = Path(directory) / name
             relative = path.relative_to(root)
-            if _selected(relative, config) and _inside(path, real_root):
+            # A link to a file inside the tree is converted through its real path; a link out of
+            # the tree is never followed. Writing through a link would replace it with a file.
+            if _selected(relative, config) and not path.is_symlink():
                 yield path, relative
 
 
@@ -187,12 +188,6 @@ def _selected(relative: Path, config: HipifyConfig) -> bool:
     if any(fnmatch.fnmatch(text, g) or fnmatch.fnmatch(relative.name, g) for g in config.exclude):
         return False
     return relative.name.endswith(tuple(config.extensions)) or is_cmake_file(relative)
-
-
-def _inside(path: Path, real_root: Path) -> bool:
-    if not path.is_symlink():
-        return True
-    return path.resolve().is_relative_to(real_root)
 
 
 def _job_for(source: Path, relative: Path, root: Path, config: HipifyConfig) -> _Job:
@@ -226,13 +221,19 @@ def _run_job(job: _Job, config: HipifyConfig) -> FileResult:
     if job.cmake_only:
         return _cmake_job(job, data)
     if job.backup is not None and job.backup.exists():
-        return FileResult(job.source, None, "skipped", f"already hipified ({job.backup.name} exists)")
+        return FileResult(
+            job.source, None, "skipped", f"already hipified ({job.backup.name} exists)"
+        )
     reason = _not_text_reason(data, config.max_bytes)
     if reason is not None:
         return _pass_through(job, data, reason, config)
     text = data.decode("utf-8")
-    translation = translate(text, options=config.options)
-    diagnostics = tuple(dataclasses.replace(d, path=str(job.source)) for d in translation.diagnostics)
+    bom = "\ufeff" if text.startswith("\ufeff") else ""  # kept, but not seen by the lexer
+    translation = translate(text[len(bom) :], options=config.options)
+    translation = dataclasses.replace(translation, text=bom + translation.text)
+    diagnostics = tuple(
+        dataclasses.replace(d, path=str(job.source)) for d in translation.diagnostics
+    )
     changed = translation.text != text
     result = FileResult(
         source=job.source,
@@ -260,7 +261,9 @@ def _not_text_reason(data: bytes, max_bytes: int) -> str | None:
 
 
 def _pass_through(job: _Job, data: bytes, reason: str, config: HipifyConfig) -> FileResult:
-    note = Diagnostic("note", 1, 1, "", "file", f"{reason}: passed through unchanged", str(job.source))
+    note = Diagnostic(
+        "note", 1, 1, "", "file", f"{reason}: passed through unchanged", str(job.source)
+    )
     result = FileResult(job.source, job.output, "passthrough", reason, diagnostics=(note,))
     if job.output is None or job.backup is not None:  # in place: leave it exactly as it is
         return dataclasses.replace(result, output=None)

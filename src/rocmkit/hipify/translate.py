@@ -17,7 +17,13 @@ from typing import Literal
 from rocmkit.errors import UserError
 from rocmkit.hipify import hazards, launch
 from rocmkit.hipify.lexer import LineIndex, build_scanner, identifier_pattern_for, mask_protected
-from rocmkit.hipify.mappings import CUDA_LOOKING, MappingSource, MappingTable, category_of, load_table
+from rocmkit.hipify.mappings import (
+    CUDA_LOOKING,
+    MappingSource,
+    MappingTable,
+    category_of,
+    load_table,
+)
 
 HIP_RUNTIME_INCLUDE = "#include <hip/hip_runtime.h>\n"
 _RUNTIME_CATEGORIES = frozenset({"runtime", "driver"})
@@ -161,7 +167,9 @@ class _Scan:
         end = match.end()
         if not self.text.startswith("::", end):
             return
-        if name == "cuda":  # thrust::cuda::par -> thrust::hip::par; libcu++'s cuda:: has no HIP twin
+        if (
+            name == "cuda"
+        ):  # thrust::cuda::par -> thrust::hip::par; libcu++'s cuda:: has no HIP twin
             if self.text[max(0, match.start() - 8) : match.start()] == "thrust::":
                 self.edits.append(Edit(match.start(), end, "hip", "Thrust"))
             else:
