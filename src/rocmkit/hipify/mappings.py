@@ -25,8 +25,9 @@ else:  # pragma: no cover
 
 MappingSource = Literal["auto", "builtin"]
 
+_CUDA_PREFIXES = ("cu", "CU", "nv", "NV", "nc", "NC")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*\Z")
-_SPECIAL_SECTIONS = {"includes", "namespaces", "unsupported", "kept"}
+_SPECIAL_SECTIONS = {"includes", "namespaces", "unsupported", "kept", "ignored"}
 
 # Library prefixes decide the category of a name PyTorch's table gives without one, and of an
 # unconverted name in diagnostics. Longest prefixes first.
@@ -89,12 +90,11 @@ class MappingTable:
     sources: tuple[str, ...] = field(default=())
 
     def candidate_prefixes(self) -> list[str]:
-        """Two-character starts of every name worth looking up (mapped, unsupported or CUDA-looking)."""
-        starts = {name[:2] for name in self.identifiers}
-        starts |= {name[:2] for name in self.unsupported}
-        starts |= {name[:2] for name in self.namespaces}
-        starts |= {"cu", "CU", "nv", "NV", "nc", "NC"}
-        return sorted(starts)
+        """Starts of every name worth looking up: the CUDA-looking two-letter prefixes, plus the
+        whole name of the few table entries that start otherwise (`__CUDACC__`, `make_cuComplex`).
+        Listing `__` or `ma` instead would send every `__global__` and `max` to Python code."""
+        names = [*self.identifiers, *self.unsupported, *self.namespaces]
+        return sorted(set(_CUDA_PREFIXES) | {n for n in names if not n.startswith(_CUDA_PREFIXES)})
 
 
 def _read_builtin() -> dict[str, Any]:
@@ -178,7 +178,7 @@ def load_table(source: MappingSource = "auto") -> MappingTable:
         identifiers.update((name, Mapping(hip, category)) for name, hip in entries.items())
     includes.update(data.get("includes", {}))
     unsupported = dict(data.get("unsupported", {}))
-    for name in unsupported:
+    for name in [*unsupported, *data.get("ignored", {}).get("names", ())]:
         identifiers.pop(name, None)
     return MappingTable(
         identifiers=identifiers,

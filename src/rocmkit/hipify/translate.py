@@ -8,6 +8,7 @@ comment or a literal changes (string literals may be opted in).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections import Counter
@@ -16,7 +17,7 @@ from typing import Literal
 
 from rocmkit.errors import UserError
 from rocmkit.hipify import hazards, launch
-from rocmkit.hipify.lexer import LineIndex, build_scanner, identifier_pattern_for, mask_protected
+from rocmkit.hipify.lexer import LineIndex, build_scanner
 from rocmkit.hipify.mappings import (
     CUDA_LOOKING,
     MappingSource,
@@ -118,7 +119,7 @@ DEFAULT_OPTIONS = TranslateOptions()
 @functools.cache
 def _scanner(source: MappingSource) -> tuple[MappingTable, re.Pattern[str]]:
     table = load_table(source)
-    return table, build_scanner(identifier_pattern_for(table.candidate_prefixes()))
+    return table, build_scanner(table.candidate_prefixes())
 
 
 def translate(text: str, *, options: TranslateOptions = DEFAULT_OPTIONS) -> Translation:
@@ -131,8 +132,10 @@ def translate(text: str, *, options: TranslateOptions = DEFAULT_OPTIONS) -> Tran
             scan.identifier(match)
         elif kind == "include":
             scan.include(match)
-        elif options.translate_strings and kind in ("string", "raw"):
-            scan.literal(match, scanner)
+        else:
+            scan.protected.append(match.span())
+            if options.translate_strings and kind in ("string", "raw"):
+                scan.literal(match, scanner)
     return scan.finish()
 
 
@@ -147,6 +150,7 @@ class _Scan:
         self.findings: list[tuple[int, str, str, str, str]] = []  # offset, kind, name, cat, msg
         self.num_includes_rewritten = 0
         self.first_hip_include_is_runtime: bool | None = None
+        self.protected: list[tuple[int, int]] = []  # comment and literal spans, in order
 
     def identifier(self, match: re.Match[str]) -> None:
         name = match.group()
@@ -205,8 +209,9 @@ class _Scan:
         if self.options.launch == "hip" and "<<<" in text:
             text, num_launches = launch.rewrite_launches(text)
         if self.options.report_hazards:
-            for offset, rule, snippet in hazards.find_hazards(mask_protected(self.text)):
-                self.findings.append((offset, "hazard", snippet.strip(), rule.code, rule.message))
+            for offset, rule, snippet in hazards.find_hazards(self.text):
+                if not self.in_protected(offset):
+                    self.findings.append((offset, "hazard", snippet.strip(), rule.code, rule.message))
         diagnostics = self._diagnostics()
         stats = TranslationStats(
             converted=dict(Counter(edit.category for edit in self.edits if edit.end > edit.start)),
@@ -219,6 +224,10 @@ class _Scan:
             runtime_include_added=include_added,
         )
         return Translation(text, stats, diagnostics, tuple(self.edits))
+
+    def in_protected(self, offset: int) -> bool:
+        index = bisect.bisect_right(self.protected, (offset, len(self.text) + 1)) - 1
+        return index >= 0 and self.protected[index][0] <= offset < self.protected[index][1]
 
     def _maybe_add_runtime_include(self) -> bool:
         """nvcc includes cuda_runtime.h implicitly in .cu files; hip-clang needs it spelled out."""
@@ -237,7 +246,8 @@ class _Scan:
     def _diagnostics(self) -> tuple[Diagnostic, ...]:
         if not self.findings:
             return ()
-        user_defined = self._user_defined_names()
+        has_unconverted = any(kind == "unconverted" for _, kind, *_ in self.findings)
+        user_defined = self._user_defined_names() if has_unconverted else set()
         index = LineIndex(self.text)
         result = []
         for offset, kind, name, category, message in sorted(self.findings):
@@ -251,8 +261,9 @@ class _Scan:
 
     def _user_defined_names(self) -> set[str]:
         names = set()
-        for match in _USER_DEFINED.finditer(mask_protected(self.text)):
-            names.add(match.group(1) or match.group(2) or match.group(3))
+        for match in _USER_DEFINED.finditer(self.text):
+            if not self.in_protected(match.start()):
+                names.add(match.group(1) or match.group(2) or match.group(3))
         return names
 
 
