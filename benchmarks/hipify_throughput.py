@@ -42,7 +42,11 @@ def build_tree(root: Path, target_bytes: int, programs_per_file: int) -> tuple[i
         for k in range(programs_per_file):
             text = programs[(num_files * programs_per_file + k) % len(programs)]
             tag = f"f{num_files}_{k}"
-            parts.append(text.replace("__global__ void ", f"__global__ void {tag}_").replace("int main(", f"int main_{tag}("))
+            parts.append(
+                text.replace("__global__ void ", f"__global__ void {tag}_").replace(
+                    "int main(", f"int main_{tag}("
+                )
+            )
         body = "\n".join(parts)
         (directory / f"unit{num_files}.cu").write_text(body)
         num_files += 1
@@ -50,10 +54,11 @@ def build_tree(root: Path, target_bytes: int, programs_per_file: int) -> tuple[i
     return num_files, num_bytes
 
 
-def time_it(run: Callable[[], object]) -> float:
-    started = time.perf_counter()
+def time_it(run: Callable[[], object]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process)."""
+    wall, cpu = time.perf_counter(), time.process_time()
     run()
-    return time.perf_counter() - started
+    return time.perf_counter() - wall, time.process_time() - cpu
 
 
 def run_rocmkit(source: Path, out: Path, jobs: int) -> None:
@@ -92,38 +97,53 @@ def main() -> int:
         root = Path(scratch)
         num_files, num_bytes = build_tree(root / "src", int(args.mb * 1e6), args.programs_per_file)
         print(f"corpus: {num_files} files, {num_bytes / 1e6:.2f} MB")
-        timings: dict[str, float] = {}
-
-        def measure(name: str, run: Callable[[Path], object]) -> None:
-            best = float("inf")
-            for attempt in range(args.repeat):  # the machine may be shared: keep the best run
-                out = root / f"out-{len(timings)}-{attempt}"
-                best = min(best, time_it(lambda out=out: run(out)))
-                shutil.rmtree(out, ignore_errors=True)
-            timings[name] = best
-            print(
-                f"{name:28s} {best:8.2f} s  {num_bytes / 1e6 / best:8.2f} MB/s  "
-                f"{num_files / best:9.1f} files/s"
-            )
-
-        measure("rocmkit (1 process)", lambda out: run_rocmkit(root / "src", out, jobs=1))
-        measure("rocmkit (parallel)", lambda out: run_rocmkit(root / "src", out, jobs=args.jobs))
+        tools: dict[str, Callable[[Path], object]] = {
+            "rocmkit (1 process)": lambda out: run_rocmkit(root / "src", out, jobs=1),
+            "rocmkit (parallel)": lambda out: run_rocmkit(root / "src", out, jobs=args.jobs),
+        }
         try:
-            import torch.utils.hipify  # noqa: F401
-            from torch.utils.hipify import hipify_python
+            from torch.utils.hipify import hipify_python  # noqa: F401
         except ImportError:
             print("torch.utils.hipify: not installed, skipped")
         else:
-            measure("torch.utils.hipify", lambda out: run_torch(root / "src", out))
+            tools["torch.utils.hipify"] = lambda out: run_torch(root / "src", out)
         perl = shutil.which("hipify-perl")
         if perl:
-            measure("hipify-perl", lambda out: run_hipify_perl(perl, root / "src", out))
+            tools["hipify-perl"] = lambda out: run_hipify_perl(perl, root / "src", out)
         else:
             print("hipify-perl: not installed, skipped")
-        base = timings["rocmkit (1 process)"]
-        for name, seconds in timings.items():
+        wall = dict.fromkeys(tools, float("inf"))
+        cpu = dict.fromkeys(tools, float("inf"))
+        # Interleave the tools and keep each one's best run: the machine may be shared.
+        for attempt in range(args.repeat):
+            for name, run in tools.items():
+                out = root / f"out-{attempt}-{len(name)}"
+                wall_s, cpu_s = time_it(lambda out=out, run=run: run(out))
+                wall[name], cpu[name] = min(wall[name], wall_s), min(cpu[name], cpu_s)
+                shutil.rmtree(out, ignore_errors=True)
+        print(f"{'tool':24s} {'wall s':>8s} {'MB/s':>8s} {'files/s':>9s} {'CPU s':>8s}")
+        for name in tools:
+            # CPU time of this process only: meaningless for worker processes and hipify-perl.
+            own_cpu = (
+                f"{cpu[name]:8.2f}"
+                if name in ("rocmkit (1 process)", "torch.utils.hipify")
+                else "     n/a"
+            )
+            print(
+                f"{name:24s} {wall[name]:8.2f} {num_bytes / 1e6 / wall[name]:8.2f} "
+                f"{num_files / wall[name]:9.1f} {own_cpu}"
+            )
+        base = "rocmkit (1 process)"
+        for name in tools:
             if not name.startswith("rocmkit"):
-                print(f"rocmkit (1 process) is {seconds / base:.1f}x faster than {name}")
+                print(
+                    f"rocmkit (1 process) vs {name}: {wall[name] / wall[base]:.2f}x faster (wall)"
+                    + (
+                        f", {cpu[name] / cpu[base]:.2f}x less CPU"
+                        if name == "torch.utils.hipify"
+                        else ""
+                    )
+                )
     return 0
 
 

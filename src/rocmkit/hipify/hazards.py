@@ -42,11 +42,19 @@ RULES: tuple[HazardRule, ...] = (
         "the lane mask is 64 bits on AMD; storing it in a 32-bit integer drops lanes 32-63",
         ("__ballot", "__activemask"),
     ),
-    HazardRule(
-        "warp-lane-arithmetic",
-        re.compile(r"\b(?:threadIdx\.[xyz]|lane\w*|tid)\s*(?:&\s*31|%\s*32|>>\s*5|/\s*32)\b"),
-        "lane/warp index computed with 32; use warpSize (64 on CDNA) instead",
-        ("threadIdx", "lane", "tid"),
+    *(
+        HazardRule(
+            "warp-lane-arithmetic",
+            # One regex per operand, so each starts with a literal the engine can search for fast.
+            re.compile(rf"{operand}\s*(?:&\s*31|%\s*32|>>\s*5|/\s*32)\b"),
+            "lane/warp index computed with 32; use warpSize (64 on CDNA) instead",
+            (trigger,),
+        )
+        for operand, trigger in (
+            (r"threadIdx\.[xyz]", "threadIdx"),
+            (r"lane\w*", "lane"),
+            ("tid", "tid"),
+        )
     ),
     HazardRule(
         "warp-size-literal",
@@ -63,6 +71,7 @@ RULES: tuple[HazardRule, ...] = (
         ("asm",),
     ),
 )
+
 
 def find_hazards(code: str) -> Iterator[tuple[int, HazardRule, str]]:
     """Yield (offset, rule, matched text) for every hazard; the caller drops those in comments."""

@@ -129,6 +129,9 @@ def hipify_paths(config: HipifyConfig) -> HipifyReport:
     started = time.perf_counter()
     jobs = list(_plan(config))
     if len(jobs) >= _PARALLEL_MIN_FILES and _num_workers(config) > 1:
+        translate(
+            "", options=config.options
+        )  # table and regex built once; forked workers inherit them
         with _executor(config) as pool:
             results = list(pool.map(_run_job, jobs, [config] * len(jobs), chunksize=8))
     else:

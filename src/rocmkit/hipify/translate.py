@@ -31,12 +31,11 @@ _RUNTIME_CATEGORIES = frozenset({"runtime", "driver"})
 _RUNTIME_HEADERS = frozenset({"hip/hip_runtime.h", "hip/hip_runtime_api.h"})
 # Leading comments, blank lines and `#pragma once` stay above the added include.
 _PREAMBLE = re.compile(r"(?:\s+|//[^\n]*|/\*.*?\*/|\#[ \t]*pragma[ \t]+once[^\n]*)*", re.DOTALL)
-# Names the file defines itself (a project's CUDA_CHECK macro) are the user's, not CUDA's.
-_USER_DEFINED = re.compile(
-    r"^[ \t]*\#[ \t]*define[ \t]+(\w+)"
-    r"|\b(?:struct|class|enum|using|typedef[^;]*?)[ \t]+(\w+)"
-    r"|\b(?:void|int|bool|float|double|char|unsigned|size_t|auto)[\s*&]+(\w+)\s*\(",
-    re.MULTILINE,
+# Names the file defines itself (a project's CUDA_CHECK macro) are the user's, not CUDA's: the
+# text just before an occurrence says whether it is being defined.
+_DEFINITION_BEFORE = re.compile(
+    r"(?:\#[ \t]*define|\b(?:struct|class|enum|union|using|typedef[^;]*|void|int|bool|float|double"
+    r"|char|unsigned|size_t|auto|cudaError_t|hipError_t))[ \t*&]+\Z"
 )
 
 
@@ -126,10 +125,17 @@ def translate(text: str, *, options: TranslateOptions = DEFAULT_OPTIONS) -> Tran
     """Translate CUDA source text to HIP; pure (no I/O), deterministic and idempotent."""
     table, scanner = _scanner(options.mappings)
     scan = _Scan(text, table, options)
+    identifiers = table.identifiers
+    add_edit = scan.edits.append
     for match in scanner.finditer(text):
         kind = match.lastgroup
-        if kind == "ident":
-            scan.identifier(match)
+        if kind == "ident":  # the hot path, inlined: most identifiers seen here are mapped
+            name = match.group()
+            mapping = identifiers.get(name)
+            if mapping is None:
+                scan.unmapped(match, name)
+            elif mapping.hip != name:
+                add_edit(Edit(match.start(), match.end(), mapping.hip, mapping.category))
         elif kind == "include":
             scan.include(match)
         else:
@@ -152,13 +158,8 @@ class _Scan:
         self.first_hip_include_is_runtime: bool | None = None
         self.protected: list[tuple[int, int]] = []  # comment and literal spans, in order
 
-    def identifier(self, match: re.Match[str]) -> None:
-        name = match.group()
-        mapping = self.table.identifiers.get(name)
-        if mapping is not None:
-            if mapping.hip != name:
-                self.edits.append(Edit(match.start(), match.end(), mapping.hip, mapping.category))
-            return
+    def unmapped(self, match: re.Match[str], name: str) -> None:
+        """A candidate name with no mapping: a namespace, a known gap, or an unconverted name."""
         if name in self.table.namespaces or name == "cuda":
             self._namespace(match, name)
         elif name in self.table.unsupported:
@@ -211,7 +212,9 @@ class _Scan:
         if self.options.report_hazards:
             for offset, rule, snippet in hazards.find_hazards(self.text):
                 if not self.in_protected(offset):
-                    self.findings.append((offset, "hazard", snippet.strip(), rule.code, rule.message))
+                    self.findings.append(
+                        (offset, "hazard", snippet.strip(), rule.code, rule.message)
+                    )
         diagnostics = self._diagnostics()
         stats = TranslationStats(
             converted=dict(Counter(edit.category for edit in self.edits if edit.end > edit.start)),
@@ -260,11 +263,15 @@ class _Scan:
         return tuple(result)
 
     def _user_defined_names(self) -> set[str]:
-        names = set()
-        for match in _USER_DEFINED.finditer(self.text):
-            if not self.in_protected(match.start()):
-                names.add(match.group(1) or match.group(2) or match.group(3))
-        return names
+        names = {name for _, kind, name, *_ in self.findings if kind == "unconverted"}
+        defined = set()
+        for name in names:
+            for match in re.finditer(rf"\b{re.escape(name)}\b", self.text):
+                before = self.text[max(0, match.start() - 80) : match.start()]
+                if _DEFINITION_BEFORE.search(before) and not self.in_protected(match.start()):
+                    defined.add(name)
+                    break
+        return defined
 
 
 def _apply(text: str, edits: list[Edit]) -> str:
