@@ -79,11 +79,13 @@ def run_torch(source: Path, out: Path) -> None:
     )
 
 
-def run_hipify_perl(perl: str, source: Path, out: Path) -> None:
-    for path in sorted(source.rglob("*.cu")):
-        target = out / path.relative_to(source)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run([perl, str(path), "-o", str(target)], check=True, capture_output=True)
+def run_hipify_perl(perl: str, source: Path, out: Path, max_files: int) -> None:
+    """hipify-perl's own in-place mode on a copy of the tree, many files per invocation."""
+    shutil.copytree(source, out)
+    files = [str(p) for p in sorted(out.rglob("*.cu"))][:max_files]
+    for start in range(0, len(files), 100):
+        batch = files[start : start + 100]
+        subprocess.run([perl, "-inplace", *batch], check=True, capture_output=True)
 
 
 def main() -> int:
@@ -92,6 +94,12 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=0, help="rocmkit worker processes (0: auto)")
     parser.add_argument("--programs-per-file", type=int, default=6, help="corpus programs per file")
     parser.add_argument("--repeat", type=int, default=3, help="runs per tool; the fastest counts")
+    parser.add_argument(
+        "--hipify-perl", default=shutil.which("hipify-perl"), help="path of hipify-perl"
+    )
+    parser.add_argument(
+        "--perl-files", type=int, default=100, help="hipify-perl is timed on this many files only"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="hipify-bench-") as scratch:
         root = Path(scratch)
@@ -107,11 +115,12 @@ def main() -> int:
             print("torch.utils.hipify: not installed, skipped")
         else:
             tools["torch.utils.hipify"] = lambda out: run_torch(root / "src", out)
-        perl = shutil.which("hipify-perl")
+        perl = args.hipify_perl
+        subset = min(args.perl_files, num_files)
         if perl:
-            tools["hipify-perl"] = lambda out: run_hipify_perl(perl, root / "src", out)
+            tools["hipify-perl"] = lambda out: run_hipify_perl(perl, root / "src", out, subset)
         else:
-            print("hipify-perl: not installed, skipped")
+            print("hipify-perl: not installed, skipped (pass --hipify-perl PATH)")
         wall = dict.fromkeys(tools, float("inf"))
         cpu = dict.fromkeys(tools, float("inf"))
         # Interleave the tools and keep each one's best run: the machine may be shared.
@@ -129,15 +138,21 @@ def main() -> int:
                 if name in ("rocmkit (1 process)", "torch.utils.hipify")
                 else "     n/a"
             )
+            files = subset if name == "hipify-perl" else num_files
+            size_mb = num_bytes / 1e6 * files / num_files
             print(
-                f"{name:24s} {wall[name]:8.2f} {num_bytes / 1e6 / wall[name]:8.2f} "
-                f"{num_files / wall[name]:9.1f} {own_cpu}"
+                f"{name:24s} {wall[name]:8.2f} {size_mb / wall[name]:8.3g} "
+                f"{files / wall[name]:9.4g} {own_cpu}"
+                + (f"  ({files} of {num_files} files)" if files != num_files else "")
             )
         base = "rocmkit (1 process)"
         for name in tools:
             if not name.startswith("rocmkit"):
+                per_file = (wall[name] / (subset if name == "hipify-perl" else num_files)) / (
+                    wall[base] / num_files
+                )
                 print(
-                    f"rocmkit (1 process) vs {name}: {wall[name] / wall[base]:.2f}x faster (wall)"
+                    f"rocmkit (1 process) vs {name}: {per_file:.2f}x faster per file (wall)"
                     + (
                         f", {cpu[name] / cpu[base]:.2f}x less CPU"
                         if name == "torch.utils.hipify"

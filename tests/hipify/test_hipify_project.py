@@ -214,3 +214,19 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path):
 def test_cli_no_matching_file_is_a_user_error(tmp_path):
     (tmp_path / "readme.md").write_text("x")
     assert main(["hipify", str(tmp_path)]) == 2
+
+
+def test_huge_files_pass_through_and_unwritable_outputs_are_errors(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "big.cu").write_text("cudaMalloc(p);\n" * 100)
+    (src / "a.cu").write_text(KERNEL)
+    out = tmp_path / "out"
+    (out / "a.cu").mkdir(parents=True)  # a directory where the output file should go
+    report = hipify_paths(HipifyConfig(paths=(src,), output_dir=out, max_bytes=1000))
+    by_name = {f.source.name: f for f in report.files}
+    assert by_name["big.cu"].status == "passthrough"
+    assert (out / "big.cu").read_text() == "cudaMalloc(p);\n" * 100
+    assert by_name["a.cu"].status == "error"
+    assert (src / "a.cu").read_text() == KERNEL
+    assert main(["hipify", str(src), "--output-dir", str(out)]) == 1
