@@ -235,7 +235,8 @@ def _summary(report: Any) -> str:
         f"hipify: {len(report.files)} files ({report.count('converted')} changed, "
         f"{report.count('passthrough')} passed through, {report.count('skipped')} skipped, "
         f"{report.count('error')} errors) in {report.elapsed_s:.2f}s; converted: {converted}; "
-        f"unconverted: {report.num_unconverted}"
+        f"unconverted: {report.num_unconverted}; "
+        f"hazards: {sum(f.stats.num_hazards for f in report.files)}"
     )
 
 
