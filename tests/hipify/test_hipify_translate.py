@@ -236,3 +236,13 @@ def test_hipify_never_imports_torch():
         check=True,
     )
     assert done.stdout.split()[-1] == "False"
+
+
+def test_known_gaps_are_reported_as_unsupported_with_the_reason():
+    source = "cudaProfilerStart(); cuMemcpy3D(&p);\n"
+    result = translate(source, options=TranslateOptions(add_runtime_include=False))
+    assert result.text == source
+    found = {d.name: (d.kind, d.message) for d in result.diagnostics}
+    assert found["cudaProfilerStart"] == ("unsupported", "use roctracer/rocprof instead")
+    torch_present = "torch.utils.hipify" in load_table().sources
+    assert found["cuMemcpy3D"][0] == ("unsupported" if torch_present else "unconverted")

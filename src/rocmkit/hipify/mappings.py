@@ -26,6 +26,7 @@ else:  # pragma: no cover
 MappingSource = Literal["auto", "builtin"]
 
 _CUDA_PREFIXES = ("cu", "CU", "nv", "NV", "nc", "NC")
+_TORCH_UNSUPPORTED = "PyTorch's hipify table lists it as having no HIP equivalent"
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*\Z")
 _SPECIAL_SECTIONS = {"includes", "namespaces", "unsupported", "kept", "ignored"}
 
@@ -102,23 +103,33 @@ def _read_builtin() -> dict[str, Any]:
     return tomllib.loads(raw.decode("utf-8"))
 
 
-def _torch_pairs() -> tuple[dict[str, str], dict[str, str]] | None:
-    """(identifier pairs, include pairs) from PyTorch's table, or None when torch is absent."""
+@dataclass(frozen=True)
+class _TorchTable:
+    identifiers: dict[str, str]
+    includes: dict[str, str]
+    unsupported: set[str]  # names PyTorch lists as having no HIP equivalent
+
+
+def _torch_table() -> _TorchTable | None:
+    """The generic CUDA parts of PyTorch's table, or None when torch is absent."""
     torch_maps = _load_torch_mapping_module()
     if torch_maps is None:
         return None
-    identifiers: dict[str, str] = {}
+    table = _TorchTable({}, {}, set())
     for table_name in ("CUDA_TYPE_NAME_MAP", "CUDA_IDENTIFIER_MAP", "CUDA_SPECIAL_MAP"):
         for cuda_name, value in getattr(torch_maps, table_name, {}).items():
+            if not _IDENTIFIER.match(cuda_name):
+                continue
             hip = _torch_value(value)
-            if hip and _IDENTIFIER.match(cuda_name) and _IDENTIFIER.match(hip):
-                identifiers[cuda_name] = hip
-    includes: dict[str, str] = {}
+            if hip is None:
+                table.unsupported.add(cuda_name)
+            elif _IDENTIFIER.match(hip):
+                table.identifiers[cuda_name] = hip
     for cuda_name, value in getattr(torch_maps, "CUDA_INCLUDE_MAP", {}).items():
         hip = _torch_value(value)
         if hip:
-            includes[cuda_name] = hip.strip('<>"')
-    return identifiers, includes
+            table.includes[cuda_name] = hip.strip('<>"')
+    return table
 
 
 def _load_torch_mapping_module() -> ModuleType | None:
@@ -162,22 +173,24 @@ def load_table(source: MappingSource = "auto") -> MappingTable:
     data = _read_builtin()
     identifiers: dict[str, Mapping] = {}
     includes: dict[str, str] = {}
+    unsupported: dict[str, str] = {}
     sources = ["rocmkit"]
-    if source == "auto":
-        torch_pairs = _torch_pairs()
-        if torch_pairs is not None:
-            torch_identifiers, torch_includes = torch_pairs
-            identifiers.update(
-                (name, Mapping(hip, category_of(name))) for name, hip in torch_identifiers.items()
-            )
-            includes.update(torch_includes)
-            sources.append("torch.utils.hipify")
+    torch_table = _torch_table() if source == "auto" else None
+    if torch_table is not None:
+        identifiers.update(
+            (name, Mapping(hip, category_of(name))) for name, hip in torch_table.identifiers.items()
+        )
+        includes.update(torch_table.includes)
+        unsupported.update(dict.fromkeys(torch_table.unsupported, _TORCH_UNSUPPORTED))
+        sources.append("torch.utils.hipify")
     for category, entries in data.items():
         if category in _SPECIAL_SECTIONS:
             continue
         identifiers.update((name, Mapping(hip, category)) for name, hip in entries.items())
     includes.update(data.get("includes", {}))
-    unsupported = dict(data.get("unsupported", {}))
+    for name in [n for n in unsupported if n in identifiers]:  # rocmkit knows an equivalent
+        del unsupported[name]
+    unsupported.update(data.get("unsupported", {}))
     for name in [*unsupported, *data.get("ignored", {}).get("names", ())]:
         identifiers.pop(name, None)
     return MappingTable(
