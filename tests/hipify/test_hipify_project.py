@@ -56,6 +56,9 @@ def test_inplace_rename_to_hip(tmp_path):
     assert not (src / "a.cu").exists()
     assert (src / "a.cu.prehip").read_text() == KERNEL
     assert (src / "sub" / "b.cuh").exists()  # only .cu files are renamed
+    assert main(["hipify", "--inplace", "--extension", "hip", str(src)]) == 0  # a rerun is a no-op
+    assert (src / "a.hip").read_text() == HIP_KERNEL
+    assert not (src / "a.hip.prehip").exists()
 
 
 def test_output_dir_mirrors_the_tree_and_leaves_sources_alone(tmp_path):
