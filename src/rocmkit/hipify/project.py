@@ -27,7 +27,7 @@ from rocmkit.hipify.cmake import cmake_notes, is_cmake_file
 from rocmkit.hipify.translate import Diagnostic, TranslateOptions, TranslationStats, translate
 
 BACKUP_SUFFIX = ".prehip"
-SOURCE_EXTENSIONS = (".cu", ".cuh", ".hip", ".cpp", ".cc", ".cxx", ".c")
+SOURCE_EXTENSIONS: tuple[str, ...] = (".cu", ".cuh", ".hip", ".cpp", ".cc", ".cxx", ".c")
 SOURCE_EXTENSIONS += (".h", ".hpp", ".hxx", ".inl")
 _RENAMES = {"keep": None, "hip": ".hip", "hip.cpp": ".hip.cpp"}
 # Below this much work a process pool costs more to start than it saves.
