@@ -233,3 +233,15 @@ def test_huge_files_pass_through_and_unwritable_outputs_are_errors(tmp_path):
     assert by_name["a.cu"].status == "error"
     assert (src / "a.cu").read_text() == KERNEL
     assert main(["hipify", str(src), "--output-dir", str(out)]) == 1
+
+
+def test_a_macro_defined_in_one_header_is_not_reported_in_the_files_using_it(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "check.cuh").write_text("#define CUDA_CHECK(x) do { x; } while (0)\n")
+    (src / "a.cu").write_text(
+        '#include "check.cuh"\nvoid f() { CUDA_CHECK(cudaDeviceReset()); cudaOops(); }\n'
+    )
+    report = hipify_paths(HipifyConfig(paths=(src,)))
+    assert [d.name for d in report.diagnostics if d.kind == "unconverted"] == ["cudaOops"]
+    assert report.unconverted_by_category() == {"runtime": 1}

@@ -86,6 +86,7 @@ class FileResult:
     diff: str = ""
     text: str | None = None
     num_bytes: int = 0
+    defined_names: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,25 @@ def hipify_paths(config: HipifyConfig) -> HipifyReport:
             results = list(pool.map(_run_job, jobs, [config] * len(jobs), chunksize=8))
     else:
         results = [_run_job(job, config) for job in jobs]
-    return HipifyReport(tuple(results), time.perf_counter() - started)
+    return HipifyReport(_drop_project_names(results), time.perf_counter() - started)
+
+
+def _drop_project_names(results: list[FileResult]) -> tuple[FileResult, ...]:
+    """A CUDA_CHECK macro defined in one header is the project's own name in every file."""
+    defined = frozenset().union(*(r.defined_names for r in results))
+    if not defined:
+        return tuple(results)
+    cleaned = []
+    for result in results:
+        dropped = [d for d in result.diagnostics if d.kind == "unconverted" and d.name in defined]
+        if dropped:
+            unconverted = Counter(result.stats.unconverted)
+            unconverted.subtract(Counter(d.category for d in dropped))
+            stats = dataclasses.replace(result.stats, unconverted=+unconverted)
+            kept = tuple(d for d in result.diagnostics if d not in dropped)
+            result = dataclasses.replace(result, diagnostics=kept, stats=stats)
+        cleaned.append(result)
+    return tuple(cleaned)
 
 
 def _num_workers(config: HipifyConfig) -> int:
@@ -248,6 +267,7 @@ def _run_job(job: _Job, config: HipifyConfig) -> FileResult:
         diff=_diff(job.source, text, translation.text) if config.want_diff and changed else "",
         text=translation.text if config.want_text else None,
         num_bytes=len(data),
+        defined_names=translation.defined_names,
     )
     return _write(job, data, translation.text.encode("utf-8"), result, changed)
 

@@ -106,6 +106,9 @@ class Translation:
     stats: TranslationStats
     diagnostics: tuple[Diagnostic, ...]
     edits: tuple[Edit, ...] = ()  # identifier/include phase, before any launch rewriting
+    # CUDA-looking names this text defines itself (`#define CUDA_CHECK`): a tree run uses them to
+    # silence the same names in the files that include this one.
+    defined_names: frozenset[str] = frozenset()
 
     @property
     def changed(self) -> bool:
@@ -157,6 +160,7 @@ class _Scan:
         self.num_includes_rewritten = 0
         self.first_hip_include_is_runtime: bool | None = None
         self.protected: list[tuple[int, int]] = []  # comment and literal spans, in order
+        self.defined_names: frozenset[str] = frozenset()
 
     def unmapped(self, match: re.Match[str], name: str) -> None:
         """A candidate name with no mapping: a namespace, a known gap, or an unconverted name."""
@@ -226,7 +230,7 @@ class _Scan:
             num_launches_rewritten=num_launches,
             runtime_include_added=include_added,
         )
-        return Translation(text, stats, diagnostics, tuple(self.edits))
+        return Translation(text, stats, diagnostics, tuple(self.edits), self.defined_names)
 
     def in_protected(self, offset: int) -> bool:
         index = bisect.bisect_right(self.protected, (offset, len(self.text) + 1)) - 1
@@ -251,6 +255,7 @@ class _Scan:
             return ()
         has_unconverted = any(kind == "unconverted" for _, kind, *_ in self.findings)
         user_defined = self._user_defined_names() if has_unconverted else set()
+        self.defined_names = frozenset(user_defined)
         index = LineIndex(self.text)
         result = []
         for offset, kind, name, category, message in sorted(self.findings):
