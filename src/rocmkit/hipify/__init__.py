@@ -1,0 +1,33 @@
+"""CUDA -> HIP source translation: `translate` (pure), `hipify_paths` (trees), `check_compiles` (hipcc).
+
+No torch import here: PyTorch's mapping table is read lazily, only when torch is installed.
+"""
+
+from rocmkit.hipify.check import CompileResult, check_compiles
+from rocmkit.hipify.mappings import MappingTable, load_table
+from rocmkit.hipify.project import FileResult, HipifyConfig, HipifyReport, hipify_paths
+from rocmkit.hipify.translate import (
+    Diagnostic,
+    Edit,
+    TranslateOptions,
+    Translation,
+    TranslationStats,
+    translate,
+)
+
+__all__ = [
+    "CompileResult",
+    "Diagnostic",
+    "Edit",
+    "FileResult",
+    "HipifyConfig",
+    "HipifyReport",
+    "MappingTable",
+    "TranslateOptions",
+    "Translation",
+    "TranslationStats",
+    "check_compiles",
+    "hipify_paths",
+    "load_table",
+    "translate",
+]

@@ -1,0 +1,85 @@
+"""Portability hazards no name table can fix: code that assumes a 32-lane warp.
+
+AMD CDNA GPUs (MI100..MI300) execute 64-lane wavefronts; RDNA runs wave32 or wave64. Code that
+hard-codes 32 (lane masks, lane arithmetic, `#define WARP_SIZE 32`) compiles under HIP but silently
+computes the wrong thing, and inline PTX cannot be compiled for AMD at all. Each rule is a regex run
+over the code; the translator drops matches that start inside a comment or literal.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class HazardRule:
+    code: str
+    pattern: re.Pattern[str]
+    message: str
+    # The rule runs only on text containing one of these (a substring test is ~100x cheaper
+    # than a regex scan, and most files contain none of them).
+    triggers: tuple[str, ...]
+
+
+_FULL_MASK = r"(?:0x[fF]{8}[uU]?[lL]{0,2}|~0[uU]?|0xFFFFFFFF)"
+
+RULES: tuple[HazardRule, ...] = (
+    HazardRule(
+        "warp-full-mask",
+        re.compile(
+            rf"__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|match_any|match_all|reduce_\w+)_sync"
+            rf"\s*\(\s*{_FULL_MASK}"
+        ),
+        "32-bit full lane mask assumes a 32-lane warp; AMD wavefronts are 64 lanes "
+        "(use a 64-bit mask such as __activemask() or rewrite with warpSize)",
+        ("_sync",),
+    ),
+    HazardRule(
+        "warp-ballot-width",
+        re.compile(r"__(?:ballot(?:_sync)?|activemask)\s*\("),
+        "the lane mask is 64 bits on AMD; storing it in a 32-bit integer drops lanes 32-63",
+        ("__ballot", "__activemask"),
+    ),
+    *(
+        HazardRule(
+            "warp-lane-arithmetic",
+            # One regex per operand, so each starts with a literal the engine can search for fast.
+            re.compile(rf"{operand}\s*(?:&\s*31|%\s*32|>>\s*5|/\s*32)\b"),
+            "lane/warp index computed with 32; use warpSize (64 on CDNA) instead",
+            (trigger,),
+        )
+        for operand, trigger in (
+            (r"threadIdx\.[xyz]", "threadIdx"),
+            (r"lane\w*", "lane"),
+            ("tid", "tid"),
+        )
+    ),
+    HazardRule(
+        "warp-size-literal",
+        re.compile(
+            r"(?i:\#[ \t]*define[ \t]+\w*warp\w*[ \t]+32\b|\b\w*warp_?size\w*\s*(?:=|\{)\s*32\b)"
+        ),
+        "warp size written as the literal 32; AMD CDNA wavefronts are 64 lanes (use warpSize)",
+        ("arp", "ARP"),
+    ),
+    HazardRule(
+        "inline-ptx",
+        re.compile(r"\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\("),
+        "inline assembly (PTX) cannot be compiled for AMD GPUs; replace it with HIP intrinsics",
+        ("asm",),
+    ),
+)
+
+
+def find_hazards(code: str) -> Iterator[tuple[int, HazardRule, str]]:
+    """Yield (offset, rule, matched text) for every hazard; the caller drops those in comments."""
+    for rule in RULES:
+        if not any(trigger in code for trigger in rule.triggers):
+            continue
+        for match in rule.pattern.finditer(code):
+            start = match.start()
+            if start and (code[start - 1].isalnum() or code[start - 1] == "_"):
+                continue  # inside a longer identifier
+            yield start, rule, match.group()

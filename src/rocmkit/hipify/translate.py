@@ -1,0 +1,290 @@
+"""translate(text, options=...) -> Translation: the pure CUDA -> HIP source translation.
+
+One pass of the lexer's master regex visits comments, literals, `#include` directives and the
+identifiers whose first two characters could start a CUDA name; only those reach Python code.
+Identifiers are replaced as whole tokens, include paths inside directives, and nothing inside a
+comment or a literal changes (string literals may be opted in).
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Literal
+
+from rocmkit.errors import UserError
+from rocmkit.hipify import hazards, launch
+from rocmkit.hipify.lexer import LineIndex, build_scanner
+from rocmkit.hipify.mappings import (
+    CUDA_LOOKING,
+    MappingSource,
+    MappingTable,
+    category_of,
+    load_table,
+)
+
+HIP_RUNTIME_INCLUDE = "#include <hip/hip_runtime.h>\n"
+_RUNTIME_CATEGORIES = frozenset({"runtime", "driver"})
+_RUNTIME_HEADERS = frozenset({"hip/hip_runtime.h", "hip/hip_runtime_api.h"})
+# Leading comments, blank lines and `#pragma once` stay above the added include.
+_PREAMBLE = re.compile(r"(?:\s+|//[^\n]*|/\*.*?\*/|\#[ \t]*pragma[ \t]+once[^\n]*)*", re.DOTALL)
+# Names the file defines itself (a project's CUDA_CHECK macro) are the user's, not CUDA's: the
+# text just before an occurrence says whether it is being defined.
+_DEFINITION_BEFORE = re.compile(
+    r"(?:\#[ \t]*define|\b(?:struct|class|enum|union|using|typedef[^;]*|void|int|bool|float|double"
+    r"|char|unsigned|size_t|auto|cudaError_t|hipError_t))[ \t*&]+\Z"
+)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TranslateOptions:
+    """How to translate; the defaults match hipify-clang's output for hip-clang."""
+
+    launch: Literal["keep", "hip"] = "keep"
+    translate_strings: bool = False
+    add_runtime_include: bool = True
+    report_hazards: bool = True
+    mappings: MappingSource = "auto"
+
+    def __post_init__(self) -> None:
+        if self.launch not in ("keep", "hip"):
+            raise UserError(f"launch must be 'keep' or 'hip' (got {self.launch!r})")
+        if self.mappings not in ("auto", "builtin"):
+            raise UserError(f"mappings must be 'auto' or 'builtin' (got {self.mappings!r})")
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """One replacement, in offsets of the input text."""
+
+    start: int
+    end: int
+    replacement: str
+    category: str
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """Something the user should look at; line/column refer to the input text."""
+
+    kind: Literal["unconverted", "unsupported", "hazard", "note"]
+    line: int
+    column: int
+    name: str
+    category: str
+    message: str
+    path: str | None = None
+
+    def location(self) -> str:
+        return f"{self.path or '<text>'}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True, slots=True)
+class TranslationStats:
+    converted: dict[str, int] = field(default_factory=dict)  # category -> count
+    unconverted: dict[str, int] = field(default_factory=dict)
+    num_hazards: int = 0
+    num_includes_rewritten: int = 0
+    num_launches_rewritten: int = 0
+    runtime_include_added: bool = False
+
+    @property
+    def num_converted(self) -> int:
+        return sum(self.converted.values())
+
+    @property
+    def num_unconverted(self) -> int:
+        return sum(self.unconverted.values())
+
+
+@dataclass(frozen=True, slots=True)
+class Translation:
+    text: str
+    stats: TranslationStats
+    diagnostics: tuple[Diagnostic, ...]
+    edits: tuple[Edit, ...] = ()  # identifier/include phase, before any launch rewriting
+    # CUDA-looking names this text defines itself (`#define CUDA_CHECK`): a tree run uses them to
+    # silence the same names in the files that include this one.
+    defined_names: frozenset[str] = frozenset()
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.edits) or self.stats.num_launches_rewritten > 0
+
+
+DEFAULT_OPTIONS = TranslateOptions()
+
+
+@functools.cache
+def _scanner(source: MappingSource) -> tuple[MappingTable, re.Pattern[str]]:
+    table = load_table(source)
+    return table, build_scanner(table.candidate_prefixes())
+
+
+def translate(text: str, *, options: TranslateOptions = DEFAULT_OPTIONS) -> Translation:
+    """Translate CUDA source text to HIP; pure (no I/O), deterministic and idempotent."""
+    table, scanner = _scanner(options.mappings)
+    scan = _Scan(text, table, options)
+    identifiers = table.identifiers
+    add_edit = scan.edits.append
+    for match in scanner.finditer(text):
+        kind = match.lastgroup
+        if kind == "ident":  # the hot path, inlined: most identifiers seen here are mapped
+            name = match.group()
+            mapping = identifiers.get(name)
+            if mapping is None:
+                scan.unmapped(match, name)
+            elif mapping.hip != name:
+                add_edit(Edit(match.start(), match.end(), mapping.hip, mapping.category))
+        elif kind == "include":
+            scan.include(match)
+        else:
+            scan.protected.append(match.span())
+            if options.translate_strings and kind in ("string", "raw"):
+                scan.literal(match, scanner)
+    return scan.finish()
+
+
+class _Scan:
+    """Collects edits and findings while the master regex walks one text."""
+
+    def __init__(self, text: str, table: MappingTable, options: TranslateOptions) -> None:
+        self.text = text
+        self.table = table
+        self.options = options
+        self.edits: list[Edit] = []
+        self.findings: list[tuple[int, str, str, str, str]] = []  # offset, kind, name, cat, msg
+        self.num_includes_rewritten = 0
+        self.first_hip_include_is_runtime: bool | None = None
+        self.protected: list[tuple[int, int]] = []  # comment and literal spans, in order
+        self.defined_names: frozenset[str] = frozenset()
+
+    def unmapped(self, match: re.Match[str], name: str) -> None:
+        """A candidate name with no mapping: a namespace, a known gap, or an unconverted name."""
+        if name in self.table.namespaces or name == "cuda":
+            self._namespace(match, name)
+        elif name in self.table.unsupported:
+            reason = self.table.unsupported[name]
+            self.findings.append((match.start(), "unsupported", name, category_of(name), reason))
+        elif CUDA_LOOKING.match(name) and not name.startswith(self.table.kept_prefixes):
+            self.findings.append((match.start(), "unconverted", name, category_of(name), ""))
+
+    def _namespace(self, match: re.Match[str], name: str) -> None:
+        end = match.end()
+        if not self.text.startswith("::", end):
+            return
+        if (
+            name == "cuda"
+        ):  # thrust::cuda::par -> thrust::hip::par; libcu++'s cuda:: has no HIP twin
+            if self.text[max(0, match.start() - 8) : match.start()] == "thrust::":
+                self.edits.append(Edit(match.start(), end, "hip", "Thrust"))
+            else:
+                self.findings.append((match.start(), "unconverted", "cuda::", "libcu++", ""))
+            return
+        self.edits.append(Edit(match.start(), end, self.table.namespaces[name], "CUB"))
+
+    def include(self, match: re.Match[str]) -> None:
+        path = match.group("path")
+        new_path = self.table.includes.get(path)
+        if new_path is not None and new_path != path:
+            self.edits.append(Edit(match.start("path"), match.end("path"), new_path, "include"))
+            self.num_includes_rewritten += 1
+            path = new_path
+        # HIP 5.2's other headers (cooperative groups...) need the runtime header included first.
+        if self.first_hip_include_is_runtime is None and path.startswith("hip/"):
+            self.first_hip_include_is_runtime = path in _RUNTIME_HEADERS
+
+    def literal(self, match: re.Match[str], scanner: re.Pattern[str]) -> None:
+        offset = match.start()
+        for inner in scanner.finditer(match.group(), 1):
+            if inner.lastgroup == "ident":
+                mapping = self.table.identifiers.get(inner.group())
+                if mapping is not None and mapping.hip != inner.group():
+                    start, end = offset + inner.start(), offset + inner.end()
+                    self.edits.append(Edit(start, end, mapping.hip, mapping.category))
+
+    def finish(self) -> Translation:
+        self.edits.sort(key=lambda edit: edit.start)
+        include_added = self._maybe_add_runtime_include()
+        text = _apply(self.text, self.edits)
+        num_launches = 0
+        if self.options.launch == "hip" and "<<<" in text:
+            text, num_launches = launch.rewrite_launches(text)
+        if self.options.report_hazards:
+            for offset, rule, snippet in hazards.find_hazards(self.text):
+                if not self.in_protected(offset):
+                    self.findings.append(
+                        (offset, "hazard", snippet.strip(), rule.code, rule.message)
+                    )
+        diagnostics = self._diagnostics()
+        stats = TranslationStats(
+            converted=dict(Counter(edit.category for edit in self.edits if edit.end > edit.start)),
+            unconverted=dict(
+                Counter(d.category for d in diagnostics if d.kind in ("unconverted", "unsupported"))
+            ),
+            num_hazards=sum(1 for d in diagnostics if d.kind == "hazard"),
+            num_includes_rewritten=self.num_includes_rewritten,
+            num_launches_rewritten=num_launches,
+            runtime_include_added=include_added,
+        )
+        return Translation(text, stats, diagnostics, tuple(self.edits), self.defined_names)
+
+    def in_protected(self, offset: int) -> bool:
+        index = bisect.bisect_right(self.protected, (offset, len(self.text) + 1)) - 1
+        return index >= 0 and self.protected[index][0] <= offset < self.protected[index][1]
+
+    def _maybe_add_runtime_include(self) -> bool:
+        """nvcc includes cuda_runtime.h implicitly in .cu files; hip-clang needs it spelled out."""
+        if not self.options.add_runtime_include or self.first_hip_include_is_runtime:
+            return False
+        uses_runtime = any(edit.category in _RUNTIME_CATEGORIES for edit in self.edits)
+        if not (uses_runtime or "__global__" in self.text or "<<<" in self.text):
+            return False
+        preamble = _PREAMBLE.match(self.text)
+        position = preamble.end() if preamble else 0
+        position = self.text.rfind("\n", 0, position) + 1  # start of the line, keep its indentation
+        self.edits.insert(0, Edit(position, position, HIP_RUNTIME_INCLUDE, "include"))
+        self.edits.sort(key=lambda edit: edit.start)
+        return True
+
+    def _diagnostics(self) -> tuple[Diagnostic, ...]:
+        if not self.findings:
+            return ()
+        has_unconverted = any(kind == "unconverted" for _, kind, *_ in self.findings)
+        user_defined = self._user_defined_names() if has_unconverted else set()
+        self.defined_names = frozenset(user_defined)
+        index = LineIndex(self.text)
+        result = []
+        for offset, kind, name, category, message in sorted(self.findings):
+            if kind == "unconverted" and name in user_defined:
+                continue
+            line, column = index.position(offset)
+            if kind == "unconverted" and not message:
+                message = f"no HIP equivalent known for {category} name '{name}'"
+            result.append(Diagnostic(kind, line, column, name, category, message))  # type: ignore[arg-type]
+        return tuple(result)
+
+    def _user_defined_names(self) -> set[str]:
+        names = {name for _, kind, name, *_ in self.findings if kind == "unconverted"}
+        defined = set()
+        for name in names:
+            for match in re.finditer(rf"\b{re.escape(name)}\b", self.text):
+                before = self.text[max(0, match.start() - 80) : match.start()]
+                if _DEFINITION_BEFORE.search(before) and not self.in_protected(match.start()):
+                    defined.add(name)
+                    break
+        return defined
+
+
+def _apply(text: str, edits: list[Edit]) -> str:
+    if not edits:
+        return text
+    pieces, last = [], 0
+    for edit in edits:
+        pieces += [text[last : edit.start], edit.replacement]
+        last = edit.end
+    pieces.append(text[last:])
+    return "".join(pieces)
