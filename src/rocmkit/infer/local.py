@@ -191,7 +191,9 @@ def benchmark_local(
             ids = torch.randint(
                 0, model.config.vocab_size, (batch, prompt_len), generator=generator
             )
-            point = _measure(model, ids.to(device), output_len, config, device, sampler)
+            point = _measure(
+                model, ids.to(device), output_len, config, device, sampler, reader_name
+            )
             result.points.append(point)
     return result
 
@@ -203,6 +205,7 @@ def _measure(
     config: LocalConfig,
     device: str,
     sampler: PowerSampler | None = None,
+    no_sampler_reason: str = "no power sensor",
 ) -> LocalPoint:
     torch = require_extra("torch", "llm")
     if device == "cuda":
@@ -232,14 +235,16 @@ def _measure(
         num_timed_tokens=batch * output_len * len(runs),
         energy_j=window.energy_j,
         energy_window_s=window.duration_s,
-        energy_skipped=_no_energy(sampler, window),
+        energy_skipped=_no_energy(sampler, window, no_sampler_reason),
     )
 
 
-def _no_energy(sampler: PowerSampler | None, window: EnergyWindow) -> str | None:
+def _no_energy(
+    sampler: PowerSampler | None, window: EnergyWindow, no_sampler_reason: str
+) -> str | None:
     if window.energy_j is not None:
         return None
-    return "no power sensor" if sampler is None else sampler.why_no_energy(window)
+    return no_sampler_reason if sampler is None else sampler.why_no_energy(window)
 
 
 def _generate(model: Any, ids: torch.Tensor, output_len: int) -> tuple[float, float | None, float]:
