@@ -235,6 +235,7 @@ def serve_latency_plot(runs: Sequence[RunResult], labels: Sequence[str]) -> byte
                               textcoords="offset points", xytext=(3, 3))  # fmt: skip
         axes.set_ylabel(ylabel)
         axes.set_ylim(bottom=0)  # from zero, so a small wobble does not look like a climb
+        axes.margins(x=0.08)  # room for the last point's label
         axes.grid(alpha=0.3)
         axes.legend(fontsize=8)
     axes.set_xlabel("output tokens/s")
