@@ -58,7 +58,7 @@ def _local(tiny_model, reader, **overrides):
 
 
 def test_steady_power_gives_joules_per_token_of_watts_over_throughput(tiny_model):
-    result, rows = _local(tiny_model, lambda: WATTS)
+    result, rows = _local(tiny_model, lambda: WATTS, num_warmup=4)
     point = result.points[0]
     assert result.power_reader == "injected"
     assert rows["avg_power_w"].value == pytest.approx(WATTS, rel=0.01)
@@ -68,9 +68,11 @@ def test_steady_power_gives_joules_per_token_of_watts_over_throughput(tiny_model
         WATTS * point.energy_window_s / tokens, rel=0.02
     )
     assert rows["tokens_per_joule"].value == pytest.approx(1 / rows["energy_j_per_token"].value)
-    # the window is the timed generate() calls, so J/token is about watts / (tokens/s)
+    # the window is the timed generate() calls, so J/token is about watts / (tokens/s); loose,
+    # since a slow call on a busy machine enters the window but not the median, yet it fails
+    # if the 4 warm-up calls were counted (twice the energy)
     assert rows["energy_j_per_token"].value == pytest.approx(
-        WATTS / rows["output_tokens_per_s"].value, rel=0.3
+        WATTS / rows["output_tokens_per_s"].value, rel=0.5
     )
 
 
@@ -154,3 +156,17 @@ def test_serve_power_local_without_a_sensor_is_na(stub, tmp_path, capsys):
     assert "energy per token is n/a" in capsys.readouterr().out
     energy = next(m for m in load_result(out).measurements if m.metric == "energy_j_per_token")
     assert energy.value is None and energy.extra["skipped"]
+
+
+def test_serve_with_a_hanging_reader_finishes_with_na(stub):
+    release = threading.Event()
+    began = time.monotonic()
+    try:
+        _, rows = _serve(stub, "local", lambda: release.wait(60) and None)
+    finally:
+        release.set()
+    assert time.monotonic() - began < 20
+    assert rows["num_completed"].value == 8
+    assert rows["energy_j_per_token"].value is None and rows["avg_power_w"].value is None
+    assert "no reading" in rows["energy_j_per_token"].extra["skipped"]
+    assert "skipped" not in rows["ttft_ms_p50"].extra  # the reason sits on the energy rows only

@@ -170,3 +170,18 @@ def test_serve_run_end_to_end_into_a_report(tmp_path, capsys):
     assert main(["report", str(run_dir), "--format", "md"]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| stub |")]
     assert [row.split("|")[3].strip() for row in rows] == ["50", "inf"]  # rate column, in order
+
+
+def test_a_registered_layout_replaces_the_generic_table(monkeypatch):
+    from rocmkit.report import SuiteLayout
+    from rocmkit.report.layouts import LAYOUTS
+
+    layout = SuiteLayout(title="Mine", keys=(("op", "op"),), metrics=(("gbps", "GB/s"),))
+    monkeypatch.setitem(LAYOUTS, "my-suite", layout)
+    run = RunResult(kind="bench", environment={}, config={}, measurements=[
+        Measurement(suite="my-suite", name="x", metric=metric, value=1.5, unit="", params={"op": "copy"})
+        for metric in ("gbps", "time_ms")
+    ])  # fmt: skip
+    table = build_document([run]).tables[0]
+    assert (table.title, table.columns, table.rows) == ("Mine", ["op", "GB/s"], [["copy", "1.50"]])
+    assert table.notes == ["also in result.json: time_ms"]
