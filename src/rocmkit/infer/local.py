@@ -387,7 +387,7 @@ def local_measurements(result: LocalResult, config: LocalConfig) -> list[Measure
                 "MiB",
             ),
         ]
-        energy = [
+        energy: list[tuple[str, float | None, str]] = [
             ("avg_power_w", point.avg_power_w, "W"),
             ("energy_j_per_token", point.joules_per_token, "J/token"),
             ("tokens_per_joule", point.tokens_per_joule, "tokens/J"),
@@ -398,27 +398,20 @@ def local_measurements(result: LocalResult, config: LocalConfig) -> list[Measure
         }
         if point.energy_skipped:
             extra["skipped"] = point.energy_skipped
-        for metric, value, unit in values:
-            rows.append(_row(name, metric, value, unit, params))
-        for metric, value, unit in energy:
-            rows.append(_row(name, metric, value, unit, params, extra))
+        tagged: list[tuple[str, float | None, str, dict[str, Any]]] = [
+            *((*v, {}) for v in values),
+            *((*v, extra) for v in energy),
+        ]
+        for metric, value, unit, row_extra in tagged:
+            rows.append(
+                Measurement(
+                    suite="infer-local",
+                    name=name,
+                    metric=metric,
+                    value=value,
+                    unit=unit,
+                    params=params,
+                    extra=row_extra,
+                )
+            )
     return rows
-
-
-def _row(
-    name: str,
-    metric: str,
-    value: float | None,
-    unit: str,
-    params: dict[str, Any],
-    extra: dict[str, Any] | None = None,
-) -> Measurement:
-    return Measurement(
-        suite="infer-local",
-        name=name,
-        metric=metric,
-        value=value,
-        unit=unit,
-        params=params,
-        extra=extra or {},
-    )

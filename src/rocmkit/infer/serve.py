@@ -28,7 +28,7 @@ from rocmkit.bench.power import (
 )
 from rocmkit.errors import UserError
 from rocmkit.infer.client import ClientPool, Endpoint, check_reachable
-from rocmkit.infer.loadgen import LoadConfig, run_load
+from rocmkit.infer.loadgen import LoadConfig, SendFn, run_load
 from rocmkit.infer.metrics import RequestRecord, ServeSummary, summarize
 from rocmkit.infer.workloads import Prompt, Workload
 from rocmkit.results import Measurement
@@ -129,7 +129,7 @@ async def benchmark_server_async(
 async def _sweep(
     config: ServeConfig,
     workload: Workload,
-    send: Callable[[Prompt], Any],
+    send: SendFn,
     result: ServeResult,
     on_point: Callable[[ServePoint], None] | None,
     sampler: PowerSampler | None,
