@@ -13,10 +13,12 @@ from rocmkit.bench.power import (
     command_reader,
     detect_power_reader,
     energy_joules,
+    energy_window,
     parse_amd_smi_power,
     parse_nvidia_smi_power,
     parse_rocm_smi_power,
     per_unit,
+    platform_power_reader,
     units_per_joule,
 )
 
@@ -97,3 +99,40 @@ def test_no_reader_without_tools():
     assert reader is None and "amd-smi" in why
     reader, why = detect_power_reader("nvidia", which=lambda name: "/usr/bin/" + name)
     assert reader is not None and why in ("pynvml", "nvidia-smi")
+
+
+def test_energy_window_measures_one_block_and_says_na_without_a_sampler():
+    with PowerSampler(lambda: 50.0, interval_s=0.005) as sampler, energy_window(sampler) as window:
+        time.sleep(0.1)
+    assert window.avg_watts == pytest.approx(50.0, rel=0.01)
+    assert window.energy_j == pytest.approx(50.0 * window.duration_s, rel=0.01)
+    with energy_window(None) as bare:
+        time.sleep(0.01)
+    assert bare.duration_s > 0 and bare.energy_j is None and bare.avg_watts is None
+
+
+def test_why_no_energy_names_the_cause():
+    with PowerSampler(lambda: 50.0, interval_s=10.0) as sparse, energy_window(sparse) as window:
+        time.sleep(0.2)  # one sample at the start, none after: no integral
+    assert window.energy_j is None and "fewer than 2 power samples" in sparse.why_no_energy(window)
+
+    def broken() -> float:
+        raise OSError("gone")
+
+    with PowerSampler(broken, interval_s=0.005) as failing, energy_window(failing) as window:
+        time.sleep(0.03)
+    assert "failed" in failing.why_no_energy(window)
+
+
+def test_platform_reader_is_none_on_cpu_or_when_turned_off():
+    from rocmkit.platform import DeviceInfo, Platform
+
+    cpu = Platform(backend="cpu", torch_version="2.9.0")
+    assert platform_power_reader(cpu) == (None, "no GPU power sensor on a CPU-only run")
+    gpu = Platform(
+        backend="rocm",
+        torch_version="2.9.0",
+        devices=(DeviceInfo(index=0, name="AMD Instinct MI300X", vendor="amd"),),
+        gpu_available=True,
+    )
+    assert platform_power_reader(gpu, enabled=False) == (None, "power sampling turned off")

@@ -165,9 +165,11 @@ def test_public_api_is_pinned():
     assert rocmkit.report.__all__ == [
         "Comparison",
         "ReportDocument",
+        "SuiteLayout",
         "Table",
         "build_document",
         "compare_runs",
+        "register_layout",
         "render",
     ]
 

@@ -68,3 +68,21 @@ def test_chromium_screenshot_is_not_blank(report_html, tmp_path):
     assert (
         colors is not None and len(colors) > 50
     )  # text, tables and coloured bars, not a blank page
+
+
+@pytest.mark.slow
+def test_chromium_shows_the_inference_plots(tmp_path):
+    from .test_report_infer import _infer_run
+
+    a = _infer_run("rocm", "AMD Instinct MI300X", 1200.0, 0.5).save(tmp_path / "a")
+    b = _infer_run("cuda", "NVIDIA H100", 1000.0, 0.4).save(tmp_path / "b")
+    report = tmp_path / "infer.html"
+    assert main(["report", str(a.parent), str(b.parent), "-o", str(report)]) == 0
+    probed = tmp_path / "probed.html"
+    probed.write_text(report.read_text() + PROBE)
+    done = _chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom", probed.as_uri())
+    widths = re.search(r'data-widths="([^"]*)"', done.stdout)
+    assert widths, done.stderr[-1000:]
+    values = [int(w) for w in widths.group(1).split(",")]
+    assert len(values) == 2 and all(w > 0 for w in values)  # latency curve, throughput bars
+    assert "Inference: server benchmark" in done.stdout and "TTFT p50 (ms)" in done.stdout

@@ -108,7 +108,7 @@ def _run(
         )
     rows.append(
         Measurement(
-            suite="infer-local",
+            suite="my-suite",
             name="llama-tiny batch 4",
             metric="ttft_ms",
             value=figures["ttft"],
@@ -202,8 +202,8 @@ def test_unknown_suites_render_generically(two_runs):
     from rocmkit.results import load_result
 
     doc = build_document([load_result(two_runs[0])])
-    infer = next(t for t in doc.tables if t.suite == "infer-local")
-    assert infer.title == "Inference: infer-local"
+    infer = next(t for t in doc.tables if t.suite == "my-suite")
+    assert infer.title == "my-suite"
     assert infer.columns == ["name", "ttft_ms (ms)"] and infer.rows == [
         ["llama-tiny batch 4", "20.00"]
     ]

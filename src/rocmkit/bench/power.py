@@ -3,19 +3,25 @@
 A reader is any `() -> float | None` returning watts. Readers come from the amdsmi / pynvml Python
 modules when importable, else from `amd-smi`, `rocm-smi` or `nvidia-smi` run with a timeout. A reader
 that errors yields no sample; one that hangs stalls only the sampler's own daemon thread. No samples
-means energy None ("n/a"), never zero.
+means energy None ("n/a"), never zero. `energy_window` measures one timed block (bench suites,
+inference shapes); `platform_power_reader` picks the reader for a detected Platform.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rocmkit.platform import Platform
 
 PowerReader = Callable[[], "float | None"]
 COMMAND_TIMEOUT_S = 2.0
@@ -80,6 +86,49 @@ class PowerSampler:
     def energy_j(self, start: float, end: float) -> float | None:
         """Joules between two clock readings of this sampler (None with fewer than 2 samples)."""
         return energy_joules(self.samples(), start, end)
+
+    def why_no_energy(self, window: EnergyWindow) -> str:
+        """A person's reason for a window without energy, for the n/a note of a report."""
+        if self.num_errors and not self.samples():
+            return f"the power reader failed ({self.num_errors} errors)"
+        if not self.samples():
+            return "the power reader gave no reading (missing sensor, or it hangs)"
+        return (
+            f"fewer than 2 power samples in the {window.duration_s:.3g} s window "
+            f"(one every {self._interval_s:g} s): time more iterations"
+        )
+
+
+@dataclass(kw_only=True, slots=True)
+class EnergyWindow:
+    """Energy drawn over one timed block; energy_j None without a sensor or 2 samples in it."""
+
+    start: float
+    end: float = 0.0
+    energy_j: float | None = None
+
+    @property
+    def duration_s(self) -> float:
+        return self.end - self.start
+
+    @property
+    def avg_watts(self) -> float | None:
+        if self.energy_j is None or self.duration_s <= 0:
+            return None
+        return self.energy_j / self.duration_s
+
+
+@contextlib.contextmanager
+def energy_window(sampler: PowerSampler | None) -> Iterator[EnergyWindow]:
+    """Time the block on the sampler's clock and fill in its energy on exit (None without one)."""
+    clock = sampler.now if sampler is not None else time.monotonic
+    window = EnergyWindow(start=clock())
+    try:
+        yield window
+    finally:
+        window.end = clock()
+        if sampler is not None:
+            window.energy_j = sampler.energy_j(window.start, window.end)
 
 
 def energy_joules(samples: Sequence[tuple[float, float]], start: float, end: float) -> float | None:
@@ -246,3 +295,14 @@ def detect_power_reader(
             ), "rocm-smi"
         return None, "no amdsmi module and no amd-smi/rocm-smi on PATH"
     return None, "no GPU power sensor on a CPU-only run"
+
+
+def platform_power_reader(
+    platform: Platform, *, enabled: bool = True
+) -> tuple[PowerReader | None, str]:
+    """The reader for the first GPU of `platform` and its name; (None, why) when there is none."""
+    if not enabled:
+        return None, "power sampling turned off"
+    if not platform.gpu_available or not platform.devices:
+        return None, "no GPU power sensor on a CPU-only run"
+    return detect_power_reader(platform.devices[0].vendor)

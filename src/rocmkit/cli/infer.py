@@ -44,6 +44,9 @@ def _add_local(modes: argparse._SubParsersAction) -> None:
         help="send each batch row as a request through transformers' continuous batching",
     )
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--no-power", action="store_true", help="do not sample GPU power (energy per token)"
+    )
     p.add_argument("--out", type=Path, default=None, help="run directory for result.json")
     _config_file_option(p)
 
@@ -84,6 +87,12 @@ def _add_serve(modes: argparse._SubParsersAction) -> None:
     p.add_argument("--slo", default=None, help="goodput SLOs, e.g. ttft=200ms,tpot=50ms,e2e=5s")
     p.add_argument(
         "--ignore-eos", action="store_true", help="ask the server for exactly --output-len tokens"
+    )
+    p.add_argument(
+        "--power",
+        choices=("none", "local"),
+        default="none",
+        help="local: the server runs on this machine, sample its GPU power for energy per token",
     )
     p.add_argument("--out", type=Path, default=None, help="run directory for result.json")
     _config_file_option(p)
@@ -174,13 +183,13 @@ def _run_local(args: argparse.Namespace) -> int:
         sdpa_backend=args.sdpa_backend,
         continuous_batching=args.continuous_batching,
         seed=args.seed,
+        power=not args.no_power,
     )
     platform = detect()
     result = benchmark_local(config, platform)
     rows = local_measurements(result, config)
-    _save_and_print(
-        "infer-local", rows, _config_dict(config), platform.record(), args.out, result.notes
-    )
+    environment = {**platform.record(), "power_reader": result.power_reader}
+    _save_and_print("infer-local", rows, _config_dict(config), environment, args.out, result.notes)
     return 0
 
 
@@ -209,12 +218,18 @@ def _run_serve(args: argparse.Namespace) -> int:
         seed=args.seed,
         run_timeout_s=args.run_timeout,
         slo=parse_slo(args.slo) if args.slo else None,
+        power=args.power,
     )
     tokenizer = _tokenizer(args.tokenizer)
     workload = _workload(args, tokenizer)
-    result = benchmark_server(config, workload, token_counter(tokenizer), on_point=_print_point)
+    platform = detect()
+    result = benchmark_server(
+        config, workload, token_counter(tokenizer), on_point=_print_point, platform=platform
+    )
     rows = serve_measurements(result, config, workload)
     notes = list(workload.notes)
+    skipped = {p.energy_skipped for p in result.points if p.energy_skipped}
+    notes += [f"energy per token is n/a: {why}" for why in sorted(skipped)]
     for point in result.points:
         if point.summary.num_failed:
             top = max(point.summary.errors.items(), key=lambda item: item[1])
@@ -223,7 +238,8 @@ def _run_serve(args: argparse.Namespace) -> int:
             )
     if result.stopped:
         notes.append(f"run ended early ({result.stopped}): partial result")
-    _save_and_print("infer-serve", rows, _config_dict(config), detect().record(), args.out, notes)
+    environment = {**platform.record(), "power_reader": result.power_reader}
+    _save_and_print("infer-serve", rows, _config_dict(config), environment, args.out, notes)
     return 130 if result.stopped == "interrupted" else 0
 
 

@@ -53,6 +53,7 @@ class LoadResult:
     records: list[RequestRecord]
     duration_s: float
     stopped: str | None = None  # None, "run timeout" or "interrupted"
+    start_s: float = 0.0  # perf_counter when the measured phase began (warm-up done)
 
 
 def arrival_offsets(num: int, rate: float, burstiness: float, seed: int) -> list[float]:
@@ -95,7 +96,12 @@ async def run_load(prompts: Sequence[Prompt], send: SendFn, config: LoadConfig) 
     if not finished and not reason:
         reason.append("run timeout")
     records = [_record_of(task, reason[0] if reason else "") for task in tasks]
-    return LoadResult(records=records, duration_s=duration, stopped=reason[0] if reason else None)
+    return LoadResult(
+        records=records,
+        duration_s=duration,
+        stopped=reason[0] if reason else None,
+        start_s=start,
+    )
 
 
 async def _launch(

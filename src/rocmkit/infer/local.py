@@ -5,6 +5,9 @@ that timestamps every step. The first new token marks the prefill latency (TTFT)
 after it are decode steps (TPOT = (E2E - TTFT) / (output tokens - 1), as in the server
 benchmark). Prompts are random token ids, so no tokenizer is needed, and
 `min_new_tokens = max_new_tokens` makes every run generate exactly the requested length.
+Where a GPU power sensor can be read, bench's power sampler runs through the whole benchmark and
+each shape's timed calls are one energy window: average watts, joules per output token, tokens
+per joule.
 """
 
 from __future__ import annotations
@@ -18,6 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from rocmkit.bench.power import (
+    EnergyWindow,
+    PowerReader,
+    PowerSampler,
+    energy_window,
+    per_unit,
+    platform_power_reader,
+    units_per_joule,
+)
 from rocmkit.errors import UserError, require_extra
 from rocmkit.platform import Platform
 from rocmkit.results import Measurement
@@ -50,6 +62,8 @@ class LocalConfig:
     sdpa_backend: SdpaBackend = "auto"  # restrict scaled_dot_product_attention to one kernel
     continuous_batching: bool = False  # each batch row a request through model.generate_batch
     seed: int = 0
+    power: bool = True  # sample GPU board power where a sensor can be read
+    power_interval_s: float = 0.1  # sampling period of the power reader
 
     def __post_init__(self) -> None:
         for name in ("batch_sizes", "prompt_lengths", "output_lengths"):
@@ -60,6 +74,8 @@ class LocalConfig:
                 )
         if self.num_iters < 1 or self.num_warmup < 0:
             raise UserError("--iters must be >= 1 and --warmup >= 0")
+        if not self.power_interval_s > 0:
+            raise UserError("the power sampling interval must be positive")
         if not (Path(self.model_dir) / "config.json").is_file():
             raise UserError(
                 f"{self.model_dir} has no config.json: give a Hugging Face model directory"
@@ -79,6 +95,22 @@ class LocalPoint:
     output_tokens_per_s: float  # batch * output_len / E2E
     prefill_tokens_per_s: float  # batch * prompt_len / TTFT
     peak_memory_bytes: int | None  # device memory high-water mark; None on CPU
+    num_timed_tokens: int  # output tokens of all timed calls: batch * output_len * iters
+    energy_j: float | None = None  # board energy over the timed calls; None without a sensor
+    energy_window_s: float = 0.0  # wall time of the timed calls, the energy window
+    energy_skipped: str | None = None  # why energy_j is None
+
+    @property
+    def avg_power_w(self) -> float | None:
+        return EnergyWindow(start=0.0, end=self.energy_window_s, energy_j=self.energy_j).avg_watts
+
+    @property
+    def joules_per_token(self) -> float | None:
+        return per_unit(self.energy_j, self.num_timed_tokens)
+
+    @property
+    def tokens_per_joule(self) -> float | None:
+        return units_per_joule(self.energy_j, self.num_timed_tokens)
 
 
 @dataclass(kw_only=True, slots=True)
@@ -87,6 +119,7 @@ class LocalResult:
     device: str
     points: list[LocalPoint] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    power_reader: str | None = None  # which reader sampled power; None when none did
 
 
 class _StepClock:
@@ -125,38 +158,66 @@ def load_model(config: LocalConfig, device: str) -> Any:
     return model
 
 
-def benchmark_local(config: LocalConfig, platform: Platform) -> LocalResult:
-    """Time generate() for every batch x prompt x output shape of `config`."""
+def benchmark_local(
+    config: LocalConfig, platform: Platform, *, power_reader: PowerReader | None = None
+) -> LocalResult:
+    """Time generate() for every batch x prompt x output shape of `config`.
+
+    `power_reader` (watts, e.g. a fake in tests) replaces the sensor found on `platform`.
+    """
     torch = require_extra("torch", "llm")
     device = platform.torch_device
     model = load_model(config, device)
     result = LocalResult(model=Path(config.model_dir).name, device=device)
     if device == "cpu":
         result.notes.append("peak memory is reported for GPUs only")
+    reader, reader_name = (
+        (power_reader, "injected")
+        if power_reader is not None
+        else platform_power_reader(platform, enabled=config.power)
+    )
+    sampler = None if reader is None else PowerSampler(reader, interval_s=config.power_interval_s)
+    result.power_reader = reader_name if reader is not None else None
+    if reader is None:
+        result.notes.append(f"energy per token is n/a: {reader_name}")
     generator = torch.Generator().manual_seed(config.seed)
     shapes = itertools.product(config.batch_sizes, config.prompt_lengths, config.output_lengths)
-    with torch.inference_mode(), _sdpa_backend(config.sdpa_backend):
+    with (
+        torch.inference_mode(),
+        _sdpa_backend(config.sdpa_backend),
+        sampler or contextlib.nullcontext(),
+    ):
         for batch, prompt_len, output_len in shapes:
             ids = torch.randint(
                 0, model.config.vocab_size, (batch, prompt_len), generator=generator
             )
-            result.points.append(_measure(model, ids.to(device), output_len, config, device))
+            point = _measure(
+                model, ids.to(device), output_len, config, device, sampler, reader_name
+            )
+            result.points.append(point)
     return result
 
 
 def _measure(
-    model: Any, ids: torch.Tensor, output_len: int, config: LocalConfig, device: str
+    model: Any,
+    ids: torch.Tensor,
+    output_len: int,
+    config: LocalConfig,
+    device: str,
+    sampler: PowerSampler | None = None,
+    no_sampler_reason: str = "no power sensor",
 ) -> LocalPoint:
     torch = require_extra("torch", "llm")
     if device == "cuda":
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
     if config.continuous_batching:
-        runs = _continuous_runs(model, ids, output_len, config)
+        runs, window = _continuous_runs(model, ids, output_len, config, sampler)
     else:
         for _ in range(config.num_warmup):
             _generate(model, ids, output_len)
-        runs = [_generate(model, ids, output_len) for _ in range(config.num_iters)]
+        with energy_window(sampler) as window:
+            runs = [_generate(model, ids, output_len) for _ in range(config.num_iters)]
     ttft = statistics.median(r[0] for r in runs)
     e2e = statistics.median(r[2] for r in runs)
     tpots = [r[1] for r in runs if r[1] is not None]
@@ -171,7 +232,19 @@ def _measure(
         output_tokens_per_s=batch * output_len / e2e,
         prefill_tokens_per_s=batch * prompt_len / ttft,
         peak_memory_bytes=int(torch.cuda.max_memory_allocated()) if device == "cuda" else None,
+        num_timed_tokens=batch * output_len * len(runs),
+        energy_j=window.energy_j,
+        energy_window_s=window.duration_s,
+        energy_skipped=_no_energy(sampler, window, no_sampler_reason),
     )
+
+
+def _no_energy(
+    sampler: PowerSampler | None, window: EnergyWindow, no_sampler_reason: str
+) -> str | None:
+    if window.energy_j is not None:
+        return None
+    return no_sampler_reason if sampler is None else sampler.why_no_energy(window)
 
 
 def _generate(model: Any, ids: torch.Tensor, output_len: int) -> tuple[float, float | None, float]:
@@ -196,8 +269,12 @@ def _generate(model: Any, ids: torch.Tensor, output_len: int) -> tuple[float, fl
 
 
 def _continuous_runs(
-    model: Any, ids: torch.Tensor, output_len: int, config: LocalConfig
-) -> list[tuple[float, float | None, float]]:
+    model: Any,
+    ids: torch.Tensor,
+    output_len: int,
+    config: LocalConfig,
+    sampler: PowerSampler | None = None,
+) -> tuple[list[tuple[float, float | None, float]], EnergyWindow]:
     """Warm-up and timed rounds through transformers' continuous-batching manager, started once
     per shape so its start-up is not timed; each batch row is one request."""
     transformers = require_extra("transformers", "llm")
@@ -223,7 +300,9 @@ def _continuous_runs(
     ) as manager:
         for _ in range(config.num_warmup):
             _continuous_round(manager, inputs, output_len)
-        return [_continuous_round(manager, inputs, output_len) for _ in range(config.num_iters)]
+        with energy_window(sampler) as window:
+            runs = [_continuous_round(manager, inputs, output_len) for _ in range(config.num_iters)]
+    return runs, window
 
 
 def _continuous_round(
@@ -308,7 +387,22 @@ def local_measurements(result: LocalResult, config: LocalConfig) -> list[Measure
                 "MiB",
             ),
         ]
-        for metric, value, unit in values:
+        energy: list[tuple[str, float | None, str]] = [
+            ("avg_power_w", point.avg_power_w, "W"),
+            ("energy_j_per_token", point.joules_per_token, "J/token"),
+            ("tokens_per_joule", point.tokens_per_joule, "tokens/J"),
+        ]
+        extra: dict[str, Any] = {
+            "energy_window_s": point.energy_window_s,
+            "num_timed_tokens": point.num_timed_tokens,
+        }
+        if point.energy_skipped:
+            extra["skipped"] = point.energy_skipped
+        tagged: list[tuple[str, float | None, str, dict[str, Any]]] = [
+            *((*v, {}) for v in values),
+            *((*v, extra) for v in energy),
+        ]
+        for metric, value, unit, row_extra in tagged:
             rows.append(
                 Measurement(
                     suite="infer-local",
@@ -317,6 +411,7 @@ def local_measurements(result: LocalResult, config: LocalConfig) -> list[Measure
                     value=value,
                     unit=unit,
                     params=params,
+                    extra=row_extra,
                 )
             )
     return rows

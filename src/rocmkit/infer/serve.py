@@ -3,22 +3,38 @@
 `benchmark_server(config, workload)` checks the server answers at all, then runs one measured load
 per (rate, concurrency) point with the same prompts, and returns every point's summary. A run
 deadline covers the whole sweep; Ctrl-C or the deadline end it early with what was measured.
+With `power="local"` (the server runs on this machine) bench's power sampler reads this machine's
+GPU during the sweep and each point's measured phase becomes an energy window; a client cannot read
+a remote server's GPU, so this is opt-in.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
+from rocmkit.bench.power import (
+    EnergyWindow,
+    PowerReader,
+    PowerSampler,
+    per_unit,
+    platform_power_reader,
+    units_per_joule,
+)
 from rocmkit.errors import UserError
 from rocmkit.infer.client import ClientPool, Endpoint, check_reachable
-from rocmkit.infer.loadgen import LoadConfig, run_load
+from rocmkit.infer.loadgen import LoadConfig, SendFn, run_load
 from rocmkit.infer.metrics import RequestRecord, ServeSummary, summarize
 from rocmkit.infer.workloads import Prompt, Workload
 from rocmkit.results import Measurement
+
+if TYPE_CHECKING:
+    from rocmkit.platform import Platform
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)
@@ -33,10 +49,16 @@ class ServeConfig:
     seed: int = 0
     run_timeout_s: float | None = None  # whole run, all points together
     slo: dict[str, float] | None = None  # seconds per metric, from metrics.parse_slo
+    power: Literal["none", "local"] = "none"  # "local": the server's GPU is this machine's
+    power_interval_s: float = 0.1
 
     def __post_init__(self) -> None:
         if not self.request_rates or not self.max_concurrencies:
             raise UserError("give at least one request rate and one concurrency")
+        if self.power not in ("none", "local"):
+            raise UserError(f"--power takes none or local (got {self.power!r})")
+        if not self.power_interval_s > 0:
+            raise UserError("the power sampling interval must be positive")
         if self.run_timeout_s is not None and self.run_timeout_s <= 0:
             raise UserError("--run-timeout must be positive")
         for rate, concurrency in self.points():
@@ -58,12 +80,15 @@ class ServePoint:
     max_concurrency: int | None
     summary: ServeSummary
     stopped: str | None  # why the point ended early, if it did
+    energy_j: float | None = None  # this machine's GPU energy over the measured phase
+    energy_skipped: str | None = None  # why energy_j is None (with power="local")
 
 
 @dataclass(kw_only=True, slots=True)
 class ServeResult:
     points: list[ServePoint] = field(default_factory=list)
     stopped: str | None = None
+    power_reader: str | None = None  # which reader sampled power; None when none did
 
 
 async def benchmark_server_async(
@@ -71,42 +96,99 @@ async def benchmark_server_async(
     workload: Workload,
     count_tokens: Callable[[str], int] | None = None,
     on_point: Callable[[ServePoint], None] | None = None,
+    *,
+    platform: Platform | None = None,
+    power_reader: PowerReader | None = None,
 ) -> ServeResult:
-    """Run every sweep point in turn; stop the sweep early on Ctrl-C or the run deadline."""
+    """Run every sweep point in turn; stop the sweep early on Ctrl-C or the run deadline.
+
+    With config.power == "local", power comes from `power_reader` (e.g. a fake in tests), else
+    from the sensor of `platform` (detected when not given).
+    """
     endpoint = config.endpoint
     await check_reachable(endpoint.base_url)
-    deadline = None if config.run_timeout_s is None else time.perf_counter() + config.run_timeout_s
     result = ServeResult()
-    async with ClientPool(timeout_s=endpoint.timeout_s) as pool:
+    reader, why = _power_reader(config, platform, power_reader)
+    result.power_reader = why if reader is not None else None
+    # perf_counter, the load generator's clock, so a point's window is exactly its measured phase
+    sampler = (
+        None
+        if reader is None
+        else PowerSampler(reader, interval_s=config.power_interval_s, clock=time.perf_counter)
+    )
+    with sampler or contextlib.nullcontext():
+        async with ClientPool(timeout_s=endpoint.timeout_s) as pool:
 
-        async def send(prompt: Prompt) -> RequestRecord:
-            return await pool.send(endpoint, prompt, count_tokens)
+            async def send(prompt: Prompt) -> RequestRecord:
+                return await pool.send(endpoint, prompt, count_tokens)
 
-        for rate, concurrency in config.points():
-            load = LoadConfig(
-                request_rate=rate,
-                burstiness=config.burstiness,
-                max_concurrency=concurrency,
-                num_warmup=config.num_warmup,
-                seed=config.seed,
-                deadline_s=deadline,
-            )
-            outcome = await run_load(workload.prompts, send, load)
-            if outcome.records:
-                summary = summarize(outcome.records, max(outcome.duration_s, 1e-9), config.slo)
-                point = ServePoint(
-                    request_rate=rate,
-                    max_concurrency=concurrency,
-                    summary=summary,
-                    stopped=outcome.stopped,
-                )
-                result.points.append(point)
-                if on_point is not None:
-                    on_point(point)
-            if outcome.stopped:
-                result.stopped = outcome.stopped
-                break
+            await _sweep(config, workload, send, result, on_point, sampler, why)
     return result
+
+
+async def _sweep(
+    config: ServeConfig,
+    workload: Workload,
+    send: SendFn,
+    result: ServeResult,
+    on_point: Callable[[ServePoint], None] | None,
+    sampler: PowerSampler | None,
+    no_power: str,
+) -> None:
+    deadline = None if config.run_timeout_s is None else time.perf_counter() + config.run_timeout_s
+    for rate, concurrency in config.points():
+        load = LoadConfig(
+            request_rate=rate,
+            burstiness=config.burstiness,
+            max_concurrency=concurrency,
+            num_warmup=config.num_warmup,
+            seed=config.seed,
+            deadline_s=deadline,
+        )
+        outcome = await run_load(workload.prompts, send, load)
+        if outcome.records:
+            summary = summarize(outcome.records, max(outcome.duration_s, 1e-9), config.slo)
+            window = EnergyWindow(start=outcome.start_s, end=outcome.start_s + outcome.duration_s)
+            point = ServePoint(
+                request_rate=rate,
+                max_concurrency=concurrency,
+                summary=summary,
+                stopped=outcome.stopped,
+                **_point_energy(config, sampler, window, no_power),
+            )
+            result.points.append(point)
+            if on_point is not None:
+                on_point(point)
+        if outcome.stopped:
+            result.stopped = outcome.stopped
+            break
+
+
+def _power_reader(
+    config: ServeConfig, platform: Platform | None, injected: PowerReader | None
+) -> tuple[PowerReader | None, str]:
+    if config.power != "local":
+        return None, "power not sampled: the server's GPU may be elsewhere (use --power local)"
+    if injected is not None:
+        return injected, "injected"
+    if platform is None:
+        from rocmkit.platform import detect
+
+        platform = detect()
+    return platform_power_reader(platform)
+
+
+def _point_energy(
+    config: ServeConfig, sampler: PowerSampler | None, window: EnergyWindow, no_power: str
+) -> dict[str, Any]:
+    if config.power != "local":
+        return {}
+    if sampler is None:
+        return {"energy_skipped": no_power}
+    energy = sampler.energy_j(window.start, window.end)
+    if energy is not None:
+        return {"energy_j": energy}
+    return {"energy_skipped": sampler.why_no_energy(window)}
 
 
 def benchmark_server(
@@ -114,9 +196,16 @@ def benchmark_server(
     workload: Workload,
     count_tokens: Callable[[str], int] | None = None,
     on_point: Callable[[ServePoint], None] | None = None,
+    *,
+    platform: Platform | None = None,
+    power_reader: PowerReader | None = None,
 ) -> ServeResult:
     """Synchronous wrapper of `benchmark_server_async` (runs its own event loop)."""
-    return asyncio.run(benchmark_server_async(config, workload, count_tokens, on_point))
+    return asyncio.run(
+        benchmark_server_async(
+            config, workload, count_tokens, on_point, platform=platform, power_reader=power_reader
+        )
+    )
 
 
 def _rate_label(rate: float) -> str:
@@ -147,7 +236,13 @@ def serve_measurements(
             "tokens_from_usage": s.tokens_from_usage,
             "length_unit": workload.length_unit,
         }
-        for metric, value, unit in summary_values(s):
+        values = [(*v, extra) for v in summary_values(s)]
+        if config.power == "local":
+            energy_extra = (
+                {**extra, "skipped": point.energy_skipped} if point.energy_skipped else extra
+            )
+            values += [(*v, energy_extra) for v in energy_values(point)]
+        for metric, value, unit, row_extra in values:
             rows.append(
                 Measurement(
                     suite="infer-serve",
@@ -156,7 +251,7 @@ def serve_measurements(
                     value=value,
                     unit=unit,
                     params=params,
-                    extra=extra,
+                    extra=row_extra,
                 )
             )
     return rows
@@ -181,6 +276,17 @@ def summary_values(s: ServeSummary) -> list[tuple[str, float | None, str]]:
             (f"{label}_ms_p{q}", _ms(v), "ms") for q, v in dist.percentiles.items() if q != 50
         )
     return values
+
+
+def energy_values(point: ServePoint) -> list[tuple[str, float | None, str]]:
+    """Average GPU power over the point, joules per output token, output tokens per joule."""
+    s = point.summary
+    window = EnergyWindow(start=0.0, end=s.duration_s, energy_j=point.energy_j)
+    return [
+        ("avg_power_w", window.avg_watts, "W"),
+        ("energy_j_per_token", per_unit(point.energy_j, s.total_output_tokens), "J/token"),
+        ("tokens_per_joule", units_per_joule(point.energy_j, s.total_output_tokens), "tokens/J"),
+    ]
 
 
 def _ms(seconds: float | None) -> float | None:

@@ -1,7 +1,8 @@
 """Reports of result.json files: console tables, Markdown, self-contained HTML with plots, comparisons.
 
 `render(runs, "html"|"md")` returns the text; `build_document(runs)` gives the tables as values.
-Any suite renders generically (rows = measurement name/params, columns = metrics).
+Any suite renders generically (rows = measurement name/params, columns = metrics), unless a layout
+is registered for it (`register_layout`; the inference suites have one).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Literal
 
 from rocmkit.report.compare import Comparison, compare_runs
 from rocmkit.report.document import ReportDocument, build_document
+from rocmkit.report.layouts import SuiteLayout, register_layout
 from rocmkit.report.tables import Table
 from rocmkit.results import RunResult
 
@@ -34,4 +36,13 @@ def render(runs: Sequence[RunResult], fmt: Format = "html", *, with_plots: bool 
     return render_html(doc, plots)
 
 
-__all__ = ["Comparison", "ReportDocument", "Table", "build_document", "compare_runs", "render"]
+__all__ = [
+    "Comparison",
+    "ReportDocument",
+    "SuiteLayout",
+    "Table",
+    "build_document",
+    "compare_runs",
+    "register_layout",
+    "render",
+]

@@ -3,7 +3,8 @@
 Rows are (measurement name/params, metric) so any suite compares the same way. A ratio column reads
 "<first run> / <other run>" (`rocmkit report mi300x/ h100/` -> "MI300X / H100 = 1.31x"): for rates
 (TFLOPS, GB/s, tokens/s) above 1 means the first run is faster, for times and energies above 1
-means it is slower. Differences in suites, sizes or dtypes are reported as notes.
+means it is slower. Differences in suites, sizes or dtypes are reported as notes. Suites with a
+registered layout (report.layouts: the inference suites) lay their rows out their own way.
 """
 
 from __future__ import annotations
@@ -12,11 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rocmkit.errors import UserError
+from rocmkit.report.layouts import LAYOUTS
 from rocmkit.report.tables import (
     Table,
+    format_ratio,
     format_value,
     metric_header,
     ordered_metrics,
+    ratio,
     row_key,
     run_label,
     suite_title,
@@ -43,23 +47,18 @@ def unique_labels(runs: Sequence[RunResult]) -> list[str]:
     return labels
 
 
-def ratio(value: float | None, baseline: float | None) -> float | None:
-    if value is None or baseline is None or baseline == 0:
-        return None
-    return value / baseline
-
-
-def format_ratio(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.2f}x"
-
-
 def compare_runs(runs: Sequence[RunResult]) -> Comparison:
     """Side-by-side tables of every suite any run has, with runs[0]'s ratio to each other run."""
     if len(runs) < 2:
         raise UserError("a comparison needs at least two runs")
     labels = unique_labels(runs)
     all_measurements = [m for run in runs for m in run.measurements]
-    tables = [_suite_table(suite, runs, labels) for suite in suites_in(all_measurements)]
+    tables = [
+        LAYOUTS[suite].comparison(runs, labels, suite)
+        if suite in LAYOUTS
+        else _suite_table(suite, runs, labels)
+        for suite in suites_in(all_measurements)
+    ]
     return Comparison(labels=labels, tables=tables, notes=comparability_notes(runs, labels))
 
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 from rocmkit.errors import UserError
 from rocmkit.report.compare import compare_runs, unique_labels
-from rocmkit.report.tables import Table, environment_summary, run_table, suites_in
+from rocmkit.report.layouts import suite_table
+from rocmkit.report.tables import Table, environment_summary, suites_in
 from rocmkit.results import RunResult
 
 
@@ -28,7 +29,7 @@ def build_document(runs: Sequence[RunResult]) -> ReportDocument:
     summaries = [environment_summary(run) for run in runs]
     if len(runs) == 1:
         run = runs[0]
-        tables = [run_table(run, suite) for suite in suites_in(run.measurements)]
+        tables = [suite_table(run, suite) for suite in suites_in(run.measurements)]
         return ReportDocument(
             title=f"rocmkit {run.kind}: {labels[0]}",
             labels=labels,

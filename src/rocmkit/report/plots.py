@@ -7,10 +7,12 @@ for that figure. Several runs share the axes, so machines compare at a glance.
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from rocmkit.errors import require_extra
+from rocmkit.report.tables import row_key
 from rocmkit.results import RunResult
 
 Plot = tuple[str, bytes]
@@ -185,7 +187,92 @@ def busbw_plot(runs: Sequence[RunResult], labels: Sequence[str]) -> bytes | None
     )
 
 
+def _serve_points(
+    run: RunResult,
+) -> dict[str, list[tuple[float, dict[str, float | None], dict[str, Any]]]]:
+    """model -> [(output tokens/s, {metric: value}, params)] for each point of a serve sweep."""
+    rows: dict[str, dict[str, Any]] = {}
+    for m in run.measurements:
+        if m.suite == "infer-serve":
+            rows.setdefault(row_key(m), {"params": m.params})[m.metric] = m.value
+    curves: dict[str, list[tuple[float, dict[str, float | None], dict[str, Any]]]] = {}
+    for row in rows.values():
+        if row.get("output_tokens_per_s") is not None:
+            model = str(row["params"].get("model"))
+            curves.setdefault(model, []).append((row["output_tokens_per_s"], row, row["params"]))
+    return curves
+
+
+def _sweep_label(params: dict[str, Any], points: list[Any]) -> str:
+    """Name a point by what the sweep varies: its rate, else its concurrency."""
+    rates = {str(p.get("request_rate")) for _, _, p in points}
+    if len(rates) > 1:
+        rate = params.get("request_rate")
+        return "rate inf" if rate == "inf" else f"{rate} req/s"
+    return f"c={params.get('max_concurrency') or 'none'}"
+
+
+def serve_latency_plot(runs: Sequence[RunResult], labels: Sequence[str]) -> bytes | None:
+    """Latency vs throughput of a serve sweep: TTFT p50 and TPOT p50 against output tokens/s."""
+    panels = [("ttft_ms_p50", "TTFT p50 (ms)"), ("tpot_ms_p50", "TPOT p50 (ms)")]
+    curves = {}
+    for run, label in zip(runs, labels, strict=True):
+        for model, points in _serve_points(run).items():
+            curves[f"{label}: {model}" if len(runs) > 1 else model] = sorted(
+                points, key=lambda p: p[0]
+            )
+    if not curves:
+        return None
+    figure = _figure(height=5.6)
+    for axes, (metric, ylabel) in zip(figure.subplots(2, 1, sharex=True), panels, strict=True):
+        for name, points in curves.items():
+            shown = [
+                (x, row[metric], params) for x, row, params in points if row.get(metric) is not None
+            ]
+            axes.plot([x for x, _, _ in shown], [y for _, y, _ in shown], marker="o", label=name)
+            for x, y, params in shown:
+                axes.annotate(_sweep_label(params, points), (x, y), fontsize=7,
+                              textcoords="offset points", xytext=(3, 3))  # fmt: skip
+        axes.set_ylabel(ylabel)
+        axes.set_ylim(bottom=0)  # from zero, so a small wobble does not look like a climb
+        axes.margins(x=0.08)  # room for the last point's label
+        axes.grid(alpha=0.3)
+        axes.legend(fontsize=8)
+    axes.set_xlabel("output tokens/s")
+    figure.suptitle("Serving: latency vs throughput over the sweep")
+    return _png(figure)
+
+
+def local_throughput_plot(runs: Sequence[RunResult], labels: Sequence[str]) -> bytes | None:
+    """Bars: local generate() output tokens/s per shape, one bar per precision (x run)."""
+    cells: dict[tuple[str, str], float] = {}
+    for run, label in zip(runs, labels, strict=True):
+        prefix = f"{label} " if len(runs) > 1 else ""
+        for params, value in _values(run, "infer-local", "output_tokens_per_s"):
+            shape = (
+                f"{params.get('model')} b{params.get('batch_size')} "
+                f"in{params.get('prompt_len')} out{params.get('output_len')}"
+            )
+            cells[(shape, f"{prefix}{params.get('precision')}")] = value
+    if not cells:
+        return None
+    shapes = list(dict.fromkeys(shape for shape, _ in cells))
+    series = list(dict.fromkeys(name for _, name in cells))
+    figure = _figure()
+    _grouped_bars(
+        figure.subplots(),
+        shapes,
+        # a shape one run lacks draws no bar (NaN), not a zero
+        {name: [cells.get((shape, name), math.nan) for shape in shapes] for name in series},
+        "output tokens/s",
+    )
+    figure.suptitle("Local inference throughput per precision")
+    return _png(figure)
+
+
 PLOTS: dict[str, Callable[[Sequence[RunResult], Sequence[str]], bytes | None]] = {
+    "infer-local": local_throughput_plot,
+    "infer-serve": serve_latency_plot,
     "train-precision": precision_plot,
     "gemm": gemm_plot,
     "bandwidth": bandwidth_plot,

@@ -63,6 +63,16 @@ def format_value(value: float | None) -> str:
     return f"{value:.3g}"
 
 
+def ratio(value: float | None, baseline: float | None) -> float | None:
+    if value is None or baseline is None or baseline == 0:
+        return None
+    return value / baseline
+
+
+def format_ratio(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}x"
+
+
 def metric_header(metric: str, unit: str) -> str:
     return f"{metric} ({unit})" if unit else metric
 
