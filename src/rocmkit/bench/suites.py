@@ -17,7 +17,7 @@ from rocmkit.bench.attention import AttentionConfig, run_attention
 from rocmkit.bench.bandwidth import BandwidthConfig, run_bandwidth
 from rocmkit.bench.collectives import TORCHRUN_HINT, CollectivesConfig, run_collectives
 from rocmkit.bench.gemm import GemmConfig, run_gemm
-from rocmkit.bench.power import PowerSampler, average_watts, detect_power_reader
+from rocmkit.bench.power import PowerSampler, average_watts, platform_power_reader
 from rocmkit.bench.timing import TimingConfig
 from rocmkit.bench.train_precision import (
     TrainPrecisionConfig,
@@ -278,7 +278,9 @@ def run_bench(
     _check_launch(config)
     config = sized_for(config, platform)
     reader, reader_name = (
-        (power_reader, "injected") if power_reader else _reader_for(platform, config.power)
+        (power_reader, "injected")
+        if power_reader
+        else platform_power_reader(platform, enabled=config.power)
     )
     measurements: list[Measurement] = []
     for name in config.suites:
@@ -315,14 +317,6 @@ def _check_launch(config: BenchConfig) -> None:
     for name in config.suites:
         if get_suite(name).needs_torchrun and not launched and not dist.is_initialized():
             raise UserError(f"the {name} suite runs under torchrun: {TORCHRUN_HINT}")
-
-
-def _reader_for(platform: Platform, enabled: bool) -> tuple[Callable[[], float | None] | None, str]:
-    if not enabled:
-        return None, "power sampling turned off"
-    if not platform.gpu_available or not platform.devices:
-        return None, "no GPU power sensor on a CPU-only run"
-    return detect_power_reader(platform.devices[0].vendor)
 
 
 def _run_suite(
