@@ -264,7 +264,7 @@ def _gib(value: int | None) -> str:
 
 
 def run_memory(args: argparse.Namespace) -> int:
-    from rocmkit.profile.chart import render_memory_chart
+    from rocmkit.report.memory_chart import render_memory_chart
     from rocmkit.profile.estimator import chart_configs, estimate
     from rocmkit.profile.trace import check_writable
 
@@ -369,7 +369,7 @@ def _render_estimate(predicted: Any, comparison: dict[str, Any] | None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from rocmkit.profile.chart import memory_unit
+    from rocmkit.report.memory_chart import memory_unit
 
     console = Console()
     cfg = predicted.config
