@@ -137,3 +137,8 @@ def test_result_roundtrip_and_validation(tmp_path):
         load_result(tmp_path / "other.json")
     with pytest.raises(UserError, match="no result file"):
         load_result(tmp_path / "missing.json")
+
+
+def test_debug_flag_anywhere_shows_the_traceback(tmp_path):
+    with pytest.raises(UserError, match="config file not found"):
+        main(["train", "--config", str(tmp_path / "missing.toml"), "--debug"])

@@ -51,7 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `rocmkit` console script; returns the process exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    # --debug is accepted anywhere on the line (`rocmkit train ... --debug`), not only first.
     debug = "--debug" in args_list
+    args_list = [a for a in args_list if a != "--debug"]
     try:
         parser = build_parser()
         args, extra = parser.parse_known_args(args_list)
