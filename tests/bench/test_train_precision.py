@@ -110,7 +110,10 @@ def test_real_tiny_gpt_through_rocmkit_train(tmp_path, monkeypatch):
     bf16_act = bf16_peak.extra["activations_peak_bytes"]
     assert 0 < bf16_act < fp32_act
     assert rows[("bf16", "memory_saving_vs_fp32")].value > 0
-    assert fp32_peak.extra["at_peak_bytes"]["optimizer"] == bf16_peak.extra["at_peak_bytes"]["optimizer"]
+    assert (
+        fp32_peak.extra["at_peak_bytes"]["optimizer"]
+        == bf16_peak.extra["at_peak_bytes"]["optimizer"]
+    )
     assert os.listdir(tmp_path) == []  # no checkpoints or train run directory left behind
 
 
@@ -132,5 +135,7 @@ def test_fp16_step_without_optimizer_state_reports_na_not_a_saving(monkeypatch):
     run = _fake(10.0, 5 * 2**30)
     train_precision._measure_cpu_step_memory(run, object())
     rows = {m.metric: m for m in precision_rows("x fp16", {}, run, _fake(10.0, 200))}
-    assert rows["peak_memory"].value is None and "loss scaler" in rows["peak_memory"].extra["skipped"]
+    assert (
+        rows["peak_memory"].value is None and "loss scaler" in rows["peak_memory"].extra["skipped"]
+    )
     assert rows["memory_saving_vs_fp32"].value is None
