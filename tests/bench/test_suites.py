@@ -137,6 +137,20 @@ def test_json_flag_prints_the_result(tmp_path, capsys):
     assert {m["suite"] for m in data["measurements"]} == {"gemm", "power"}
 
 
+def test_monitor_memory_saves_the_timeline_and_reports_the_peak(tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = ["bench", "--suite", "gemm", "--out", str(out), "--gemm.sizes", "16", "--no-power"]
+    assert main([*argv, "--gemm.timing.max_samples", "3", "--monitor-memory"]) == 0
+    assert "memory peak" in capsys.readouterr().out
+    timeline = json.loads((out / "memory.json").read_text())
+    assert timeline["source"] == "psutil rss" and timeline["peak_allocated_bytes"] > 0
+    data = json.loads((out / "result.json").read_text())
+    (memory,) = [m for m in data["measurements"] if m["suite"] == "memory"]
+    assert memory["metric"] == "peak_rss" and memory["unit"] == "MiB"
+    assert memory["value"] == pytest.approx(timeline["peak_allocated_bytes"] / 2**20)
+    assert "peak_rss" in (out / "report.md").read_text()
+
+
 @pytest.mark.parametrize(
     "argv",
     [["--suite", "nope"], ["--gemm.sizes", "-4"], ["--gemm.dtypes", "fp7"], ["--quick", "--full"]],

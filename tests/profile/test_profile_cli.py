@@ -66,6 +66,22 @@ def test_profile_train_writes_trace_result_and_summary(tmp_path, capsys):
     assert any(m["metric"] == "share_gemm" for m in result["measurements"])
 
 
+def test_profile_train_reports_the_data_loading_share(tmp_path, capsys):
+    # The train loop names its batch fetch while a profiler records; the summary counts it.
+    out = tmp_path / "run"
+    argv = ["profile", "train", "--preset", "gpt-tiny", "--out", str(out), "--active", "2"]
+    argv += ["--json", "--train.micro_batch", "2"]
+    assert main(argv) == 0
+    summary = _json_out(capsys)
+    assert summary["data_time_us"] > 0
+    assert 0 < summary["data_share"] < 1
+    trace = json.loads((out / "trace.json").read_text())["traceEvents"]
+    assert any(e.get("name") == "rocmkit.data.get_batch" for e in trace)
+    result = json.loads((out / "result.json").read_text())
+    shares = [m for m in result["measurements"] if m["metric"] == "share_data_loading"]
+    assert len(shares) == 1 and 0 < shares[0]["value"] < 100
+
+
 def test_profile_infer_on_a_local_tiny_hf_model(tmp_path, capsys):
     transformers = pytest.importorskip("transformers")
     config = transformers.GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=64, n_positions=64)

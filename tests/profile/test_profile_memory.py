@@ -61,3 +61,33 @@ def test_gpu_monitor_sees_an_allocation_and_exports_a_snapshot(tmp_path):
     assert monitor.timeline.peak_allocated_bytes >= 256 * 2**20
     assert path is not None and path.stat().st_size > 0
     del tensor
+
+
+def test_monitor_run_writes_the_timeline_even_when_the_run_fails(tmp_path):
+    from rocmkit.profile.memory import monitor_run, timeline_measurements
+
+    with pytest.raises(RuntimeError), monitor_run(tmp_path / "run", device="cpu") as monitor:
+        time.sleep(0.12)
+        raise RuntimeError("out of memory")
+    saved = json.loads((tmp_path / "run" / "memory.json").read_text())
+    assert saved["peak_allocated_bytes"] == monitor.timeline.peak_allocated_bytes > 0
+    assert len(saved["samples"]) >= 2
+    (row,) = timeline_measurements(monitor.timeline, name="x")
+    assert (row.suite, row.metric, row.unit) == ("memory", "peak_rss", "MiB")
+
+
+@pytest.mark.gpu
+def test_gpu_peak_survives_a_reset_inside_the_monitored_run(tmp_path):
+    # bench's train-precision resets the allocator's peak before each run it measures.
+    import torch
+
+    from rocmkit.profile.memory import monitor_run
+
+    with monitor_run(tmp_path, device="cuda") as monitor:
+        tensor = torch.empty(256 * 2**20, dtype=torch.uint8, device="cuda")
+        time.sleep(0.2)
+        del tensor
+        torch.cuda.reset_peak_memory_stats()
+    assert monitor.timeline.peak_allocated_bytes >= 256 * 2**20
+    assert (tmp_path / "memory_snapshot.pickle").stat().st_size > 0
+    assert json.loads((tmp_path / "memory.json").read_text())["snapshot_path"]

@@ -75,3 +75,28 @@ def test_data_flag_trains_on_a_text_file(run_dir: Path, tmp_path: Path, capsys):
     assert code == 0, capsys.readouterr().err
     config = json.loads((run_dir / "result.json").read_text())["config"]
     assert (config["data"]["kind"], config["data"]["path"]) == ("text", str(corpus))
+
+
+def test_monitor_memory_writes_a_timeline_and_a_memory_measurement(run_dir: Path, capsys):
+    overrides = tiny_overrides(run_dir, **{"train.steps": "3", "checkpoint.save_final": "false"})
+    argv = ["train", "--preset", "gpt-tiny", "--monitor-memory", *as_flags(overrides)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "monitored peak (psutil rss)" in out
+    timeline = json.loads((run_dir / "memory.json").read_text())
+    assert timeline["device"] == "cpu" and len(timeline["samples"]) >= 2
+    result = json.loads((run_dir / "result.json").read_text())
+    memory = [m for m in result["measurements"] if m["suite"] == "memory"]
+    assert [m["metric"] for m in memory] == ["peak_rss"]
+    assert memory[0]["extra"]["peak_bytes"] == timeline["peak_allocated_bytes"]
+    assert memory[0]["value"] == pytest.approx(timeline["peak_allocated_bytes"] / 2**20)
+    # The training loop's own measurements are still there.
+    assert any(m["suite"] == "train" and m["metric"] == "step_time" for m in result["measurements"])
+
+
+def test_without_monitor_memory_no_timeline_is_written(run_dir: Path, capsys):
+    overrides = tiny_overrides(run_dir, **{"train.steps": "2", "checkpoint.save_final": "false"})
+    assert main(["train", "--preset", "gpt-tiny", *as_flags(overrides)]) == 0
+    assert not (run_dir / "memory.json").exists()
+    result = json.loads((run_dir / "result.json").read_text())
+    assert all(m["suite"] != "memory" for m in result["measurements"])

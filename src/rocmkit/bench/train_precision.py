@@ -2,6 +2,11 @@
 
 For each model and dtype: throughput, speed-up vs fp32, peak memory and saving vs fp32, MFU, and,
 when a power sensor exists, energy per step, energy per token/image and tokens (images) per joule.
+
+Peak memory on GPU is the allocator's high-water mark of the run (reset before it). On CPU torch
+keeps no allocator statistics and the process RSS mixes every run, so one extra optimizer step of
+the same config is measured under torch's MemTracker (rocmkit.profile), which follows every tensor
+storage: parameters, gradients, optimizer state, activations and temporaries at their peak in time.
 """
 
 from __future__ import annotations
@@ -52,6 +57,8 @@ class _Run:
     num_steps: int
     num_units: float
     memory_note: str | None = None  # why peak memory is n/a
+    memory_source: str | None = None  # how peak memory was measured
+    memory_detail: dict[str, Any] = field(default_factory=dict)  # bytes per category, on CPU
 
 
 # The bench measures; it must not leave checkpoints or a train run directory behind.
@@ -60,8 +67,11 @@ QUIET_TRAIN = {
     "checkpoint.save_final": "false",
     "logging.log_every": "1000000",
 }
-CPU_MEMORY_NOTE = (
-    "peak memory is not measured on CPU (the process RSS high-water mark mixes all runs)"
+GPU_MEMORY_SOURCE = "torch.cuda.max_memory_allocated over the run"
+CPU_MEMORY_SOURCE = "torch MemTracker, all tensors over one training step (after a warm-up step)"
+FP16_NO_STATE_NOTE = (
+    "n/a: the fp16 loss scaler skipped the warm-up step, so AdamW had no state yet "
+    "and the step's peak would not be comparable"
 )
 
 
@@ -105,17 +115,36 @@ def _train_once(
         energy = sampler.energy_j(start, sampler.now()) if sampler else None
     num_steps = int(result.steps_done)
     units_per_s = float(result.units_per_s or 0.0)
-    return _Run(
+    run = _Run(
         units_per_s=units_per_s,
         unit_name=str(result.unit_name),
-        peak_memory_bytes=result.peak_memory_bytes if platform.gpu_available else None,
+        peak_memory_bytes=result.peak_memory_bytes,
         mfu=result.mfu,
         final_loss=result.final_loss,
         energy_j=energy,
         num_steps=num_steps,
         num_units=units_per_s * float(result.median_step_time_s or 0.0) * num_steps,
-        memory_note=None if platform.gpu_available else CPU_MEMORY_NOTE,
+        memory_source=GPU_MEMORY_SOURCE,
     )
+    if not platform.gpu_available:
+        _measure_cpu_step_memory(run, train_config)
+    return run
+
+
+def _measure_cpu_step_memory(run: _Run, train_config: Any) -> None:
+    """Replace the run's RSS figure with one step's tensor peak from MemTracker (CPU only)."""
+    from rocmkit.profile.runs import measure_train_config
+
+    peaks = measure_train_config(train_config, device="cpu")
+    run.memory_source = CPU_MEMORY_SOURCE
+    run.memory_detail = {
+        "at_peak_bytes": peaks.at_total_peak_bytes,
+        "activations_peak_bytes": peaks.peak_bytes.get("activations", 0),
+    }
+    if not peaks.after_step_bytes.get("optimizer"):
+        run.peak_memory_bytes, run.memory_note = None, FP16_NO_STATE_NOTE
+        return
+    run.peak_memory_bytes = peaks.total_peak_bytes
 
 
 def run_train_precision(
@@ -177,11 +206,13 @@ def precision_rows(
         saving = 100.0 * (1 - run.peak_memory_bytes / baseline.peak_memory_bytes)
     unit = run.unit_name
     memory_why = {"skipped": run.memory_note} if memory_mib is None and run.memory_note else {}
+    source = {"source": run.memory_source} if run.memory_source else {}
+    detail = {"peak_bytes": run.peak_memory_bytes, **run.memory_detail}
     return [
         row("throughput", run.units_per_s, f"{unit}/s"),
         row("speedup_vs_fp32", speedup, "x"),
-        row("peak_memory", memory_mib, "MiB", **memory_why),
-        row("memory_saving_vs_fp32", saving, "%", **memory_why),
+        row("peak_memory", memory_mib, "MiB", **memory_why, **source, **detail),
+        row("memory_saving_vs_fp32", saving, "%", **memory_why, **source),
         row("mfu", None if run.mfu is None else 100.0 * run.mfu, "%"),
         row("final_loss", run.final_loss, ""),
         row("energy_per_step", per_unit(run.energy_j, run.num_steps), "J"),

@@ -8,12 +8,13 @@ Any suite setting can be overridden with dotted flags, e.g. `--gemm.sizes 256,51
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as _dt
 import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -61,6 +62,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--label", help="name of this run in reports (default: the device model, e.g. MI300X)"
     )
     parser.add_argument("--no-power", action="store_true", help="do not sample GPU power")
+    parser.add_argument(
+        "--monitor-memory",
+        action="store_true",
+        help="sample memory during the run (GPU allocator, or process RSS on CPU); write "
+        "memory.json to the run dir and the peak to result.json (suite memory)",
+    )
     parser.set_defaults(handler=run, accepts_overrides=True, mode="quick")
 
 
@@ -102,18 +109,41 @@ def run(args: argparse.Namespace) -> int:
     is_writer = int(os.environ.get("RANK", "0")) == 0  # under torchrun only rank 0 reports
     quiet = args.json or not is_writer
     console = Console(stderr=True, quiet=quiet)
-    result = run_bench(
-        config, platform, on_suite=lambda name: console.print(f"[bold]running {name}...[/bold]")
-    )
+    out = Path(args.out) if args.out else default_out_dir()
+    monitoring = bool(getattr(args, "monitor_memory", False)) and is_writer
+    with contextlib.ExitStack() as stack:
+        monitor = stack.enter_context(_memory_monitor(out, platform)) if monitoring else None
+        result = run_bench(
+            config,
+            platform,
+            on_suite=lambda name: console.print(f"[bold]running {name}...[/bold]"),
+        )
     if not is_writer:
         return 0
-    out = Path(args.out) if args.out else default_out_dir()
+    if monitor is not None:
+        from rocmkit.profile.memory import timeline_measurements
+
+        result.measurements.extend(timeline_measurements(monitor.timeline, name="bench run"))
     _write_run(result, out)
     if args.json:
         sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
         return 0
     _print(result, out, Console())
+    if monitor is not None:
+        line = monitor.timeline
+        peak = (
+            "n/a"
+            if line.peak_allocated_bytes is None
+            else f"{line.peak_allocated_bytes / 2**20:,.1f} MiB"
+        )
+        Console().print(f"memory peak {peak} ({line.source}); timeline {out / 'memory.json'}")
     return 0
+
+
+def _memory_monitor(out: Path, platform: Platform) -> contextlib.AbstractContextManager[Any]:
+    from rocmkit.profile.memory import monitor_run
+
+    return monitor_run(out, device=platform.torch_device)
 
 
 def _write_run(result: RunResult, out: Path) -> None:

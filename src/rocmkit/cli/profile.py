@@ -217,6 +217,7 @@ def _summary_json(summary: Any, hints: list[Any]) -> dict[str, Any]:
 
     data = dataclasses.asdict(summary)
     data["category_share"] = summary.category_share
+    data["data_share"] = summary.data_share
     data["hints"] = [dataclasses.asdict(h) for h in hints]
     return data
 
@@ -240,6 +241,11 @@ def _render_summary(summary: Any, hints: list[Any], *, title: str) -> None:
         time_ms = summary.category_time_us[category] / 1e3
         shares.add_row(category, f"{time_ms:.3f}", f"{100 * share:.1f}%")
     console.print(shares)
+    if summary.data_share is not None:
+        console.print(
+            f"data loading (batch fetch, overlaps the shares above): "
+            f"{summary.data_time_us / 1e3:.3f} ms/step, {100 * summary.data_share:.1f}%"
+        )
     top = Table(title="top operators/kernels by self time")
     for column in ("name", "category", "ms/step", "calls/step"):
         top.add_column(column, overflow="fold")
@@ -264,9 +270,9 @@ def _gib(value: int | None) -> str:
 
 
 def run_memory(args: argparse.Namespace) -> int:
-    from rocmkit.report.memory_chart import render_memory_chart
     from rocmkit.profile.estimator import chart_configs, estimate
     from rocmkit.profile.trace import check_writable
+    from rocmkit.report.memory_chart import render_memory_chart
 
     config = _estimate_config(args)
     if args.plot:

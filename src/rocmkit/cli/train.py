@@ -7,6 +7,7 @@ runs this, only rank 0 prints.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from typing import Any
@@ -47,6 +48,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--resume", help="auto (latest checkpoint of the run, if any) or a path")
     parser.add_argument("--run-dir", help="where metrics.jsonl, result.json, checkpoints go")
     parser.add_argument("--seed", type=int)
+    parser.add_argument(
+        "--monitor-memory",
+        action="store_true",
+        help="sample memory during the run (GPU allocator, or process RSS on CPU); write "
+        "memory.json to the run dir and the peak to result.json",
+    )
     parser.set_defaults(handler=run, accepts_overrides=True)
 
 
@@ -55,17 +62,43 @@ def run(args: argparse.Namespace) -> int:
     if extra and extra[0] == "export":
         return _export(extra[1:])
     from rocmkit.config import parse_overrides
+    from rocmkit.platform import detect
     from rocmkit.train import load_train_config, train
 
     overrides: dict[str, Any] = _shortcut_overrides(args)
     overrides.update(parse_overrides(extra))
     config = load_train_config(preset=args.preset, path=args.config, overrides=overrides)
     is_main = os.environ.get("RANK", "0") == "0"
-    with _progress(config.train.steps, enabled=is_main) as report:
-        result = train(config, callbacks=[report])
+    platform = detect()
+    monitoring = bool(getattr(args, "monitor_memory", False)) and is_main
+    with contextlib.ExitStack() as stack:
+        monitor = stack.enter_context(_memory_monitor(config, platform)) if monitoring else None
+        with _progress(config.train.steps, enabled=is_main) as report:
+            result = train(config, platform=platform, callbacks=[report])
+    if monitor is not None and result.run_dir is not None:
+        _add_memory_to_result(monitor.timeline, result.run_dir, config)
     if is_main:
-        _print_summary(result)
+        _print_summary(result, monitor.timeline if monitor is not None else None)
     return 0
+
+
+def _memory_monitor(config: Any, platform: Any) -> contextlib.AbstractContextManager[Any]:
+    """Rank 0's memory: the GPU allocator when training runs on the GPU, else the process RSS."""
+    from rocmkit.profile.memory import monitor_run
+
+    device = "cuda" if config.train.device != "cpu" and platform.gpu_available else "cpu"
+    return monitor_run(config.logging.run_dir, device=device)
+
+
+def _add_memory_to_result(timeline: Any, run_dir: Any, config: Any) -> None:
+    """Append the monitor's peak to the result.json the training loop wrote."""
+    from rocmkit.profile.memory import timeline_measurements
+    from rocmkit.results import load_result
+
+    result = load_result(run_dir)
+    name = f"{config.preset or config.model.kind} {config.precision.dtype}"
+    result.measurements.extend(timeline_measurements(timeline, name=name))
+    result.save(run_dir)
 
 
 def _shortcut_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -148,7 +181,7 @@ def _step_line(m: Any) -> str:
     return "  ".join(parts)
 
 
-def _print_summary(result: Any) -> None:
+def _print_summary(result: Any, memory: Any = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -166,6 +199,13 @@ def _print_summary(result: Any) -> None:
     table.add_row("MFU", fmt(result.mfu, "{:.1%}"))
     peak = None if result.peak_memory_bytes is None else result.peak_memory_bytes / 2**20
     table.add_row("peak memory", fmt(peak, "{:,.0f} MiB"))
+    if memory is not None:
+        monitored = memory.peak_allocated_bytes / 2**20
+        table.add_row(f"monitored peak ({memory.source})", f"{monitored:,.1f} MiB")
+        if memory.peak_reserved_bytes is not None:
+            table.add_row(
+                "monitored peak reserved", f"{memory.peak_reserved_bytes / 2**20:,.1f} MiB"
+            )
     table.add_row("skipped steps (fp16)", str(result.num_skipped_steps))
     table.add_row("checkpoint", str(result.checkpoint or "none"))
     table.add_row("run dir", str(result.run_dir))

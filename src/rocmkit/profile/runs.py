@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 from rocmkit.errors import UserError, require_extra
 from rocmkit.profile.estimator import EstimateConfig, MemoryEstimate, ModelShape, estimate
 from rocmkit.profile.hints import Hint, HintInputs, hints
-from rocmkit.profile.memory import CategoryPeaks, MemoryMonitor, MemoryTimeline, measure_step_memory
+from rocmkit.profile.memory import (
+    MEMORY_FILE,
+    SNAPSHOT_FILE,
+    CategoryPeaks,
+    MemoryMonitor,
+    MemoryTimeline,
+    measure_step_memory,
+)
 from rocmkit.profile.summary import TraceSummary
 from rocmkit.profile.trace import ProfileSchedule, StepProfiler
 
@@ -23,8 +30,6 @@ if TYPE_CHECKING:
     from rocmkit.train import TrainConfig, TrainResult
 
 TRACE_FILE = "trace.json"
-MEMORY_FILE = "memory.json"
-SNAPSHOT_FILE = "memory_snapshot.pickle"
 
 
 @dataclass(kw_only=True)

@@ -57,6 +57,13 @@ class TraceSummary:
         total = self.step_time_us or 1.0
         return {name: t / total for name, t in self.category_time_us.items()}
 
+    @property
+    def data_share(self) -> float | None:
+        """Fraction of the step spent fetching batches; None when no data-loading range ran."""
+        if self.data_time_us is None or not self.step_time_us:
+            return None
+        return self.data_time_us / self.step_time_us
+
     def measurements(self, *, name: str) -> list[Measurement]:
         params = {"timeline": self.timeline, "num_steps": self.num_steps}
         rows = [
@@ -97,6 +104,18 @@ class TraceSummary:
                     value=100.0 * share,
                     unit="%",
                     params=params,
+                )
+            )
+        if self.data_share is not None:
+            rows.append(
+                Measurement(
+                    suite="profile",
+                    name=name,
+                    metric="share_data_loading",
+                    value=100.0 * self.data_share,
+                    unit="%",
+                    params=params,
+                    extra={"note": "host time inside data-loading ranges; overlaps other shares"},
                 )
             )
         return rows
