@@ -45,3 +45,19 @@ def test_two_fresh_processes_give_identical_losses(tmp_path: Path, name: str, ex
         runs.append(_losses(run_dir, as_flags(overrides), MALLOC_PERTURB_=perturb))
     assert len(runs[0]) == 3
     assert runs[0] == runs[1]  # bit-identical, not approximately equal
+
+
+@pytest.mark.parametrize(
+    ("size", "stride", "padding"), [(1, 2, 1), (2, 2, 1), (1, 1, 1), (4, 2, 1), (3, 1, 0)]
+)
+def test_padding_only_taps_are_the_taps_whose_true_gradient_is_zero(size, stride, padding):
+    import torch
+
+    from rocmkit.train.models.resnet import _padding_only_taps
+
+    weight = torch.zeros(1, 1, 3, 3, requires_grad=True)
+    images = torch.ones(1, 1, size, size)  # every real pixel contributes to every tap that meets it
+    torch.nn.functional.conv2d(images, weight, stride=stride, padding=padding).sum().backward()
+    assert weight.grad is not None
+    zero_rows = [row for row in range(3) if not weight.grad[0, 0, row].any()]
+    assert _padding_only_taps(size, 3, stride, padding, 1) == zero_rows
