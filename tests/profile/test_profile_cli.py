@@ -133,9 +133,11 @@ def test_unwritable_outputs_are_one_line_exit_2(tmp_path, capsys):
         assert "cannot write" in err and "\n" not in err
 
 
-def test_infer_dir_without_config_is_one_line_exit_2(tmp_path, capsys):
+def test_infer_dir_without_config_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     assert main(["profile", "infer", str(tmp_path)]) == 2
     assert "config.json" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()  # a refused run leaves nothing behind
 
 
 def test_python_dash_m_entry_point(tmp_path):

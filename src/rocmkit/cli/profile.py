@@ -173,6 +173,8 @@ def run_infer(args: argparse.Namespace) -> int:
     model_dir = Path(args.model_dir)
     if not model_dir.is_dir():
         raise UserError(f"model directory not found: {model_dir}")
+    if not (model_dir / "config.json").is_file():  # before the output directory is created
+        raise UserError(f"{model_dir} is not a Hugging Face model directory (no config.json)")
     out = Path(args.out)
     check_writable(out / "trace.json")
     platform = detect()
