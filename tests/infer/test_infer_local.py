@@ -11,20 +11,6 @@ transformers = pytest.importorskip("transformers")
 
 
 @pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    import torch
-
-    config = transformers.Qwen3Config(
-        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=128,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    directory = tmp_path_factory.mktemp("tiny-qwen3")
-    transformers.Qwen3ForCausalLM(config).save_pretrained(directory)
-    return directory
-
-
-@pytest.fixture(scope="module")
 def tiny_tokenizer(tmp_path_factory):
     from tokenizers import Tokenizer, models, pre_tokenizers
 
