@@ -142,3 +142,13 @@ def test_result_roundtrip_and_validation(tmp_path):
 def test_debug_flag_anywhere_shows_the_traceback(tmp_path):
     with pytest.raises(UserError, match="config file not found"):
         main(["train", "--config", str(tmp_path / "missing.toml"), "--debug"])
+
+
+def test_piped_output_is_not_wrapped_at_80_columns(monkeypatch):
+    from rocmkit.cli.console import PIPE_WIDTH, make_console
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    console = make_console()
+    assert console.width == PIPE_WIDTH  # pytest's captured stdout is not a terminal
+    monkeypatch.setenv("COLUMNS", "90")
+    assert make_console().width == 90

@@ -99,16 +99,15 @@ def default_out_dir() -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from rocmkit.bench import run_bench
+    from rocmkit.cli.console import make_console
     from rocmkit.platform import detect
 
     platform = detect()
     config = _config(args, platform)
     is_writer = int(os.environ.get("RANK", "0")) == 0  # under torchrun only rank 0 reports
     quiet = args.json or not is_writer
-    console = Console(stderr=True, quiet=quiet)
+    console = make_console(stderr=True, quiet=quiet)
     out = Path(args.out) if args.out else default_out_dir()
     monitoring = bool(getattr(args, "monitor_memory", False)) and is_writer
     with contextlib.ExitStack() as stack:
@@ -128,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
         return 0
-    _print(result, out, Console())
+    _print(result, out, make_console())
     if monitor is not None:
         line = monitor.timeline
         peak = (
@@ -136,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
             if line.peak_allocated_bytes is None
             else f"{line.peak_allocated_bytes / 2**20:,.1f} MiB"
         )
-        Console().print(f"memory peak {peak} ({line.source}); timeline {out / 'memory.json'}")
+        make_console().print(f"memory peak {peak} ({line.source}); timeline {out / 'memory.json'}")
     return 0
 
 

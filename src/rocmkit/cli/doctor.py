@@ -85,12 +85,13 @@ def _diagnose(checks: list[Any], timeout_s: float) -> DoctorReport:
 
 
 def _render(report: DoctorReport, *, verbose: bool) -> None:
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
+    from rocmkit.cli.console import make_console
+
     env = report.environment
-    console = Console()
+    console = make_console()
     gpus = [d for d in env.get("devices", []) if d.get("vendor") in ("amd", "nvidia")]
     console.print(
         f"[bold]rocmkit doctor[/bold]  torch {env.get('torch_version')} ({env.get('backend')} build), "
@@ -153,10 +154,11 @@ def _explain(source: str, *, as_json: bool) -> int:
 
 
 def _print_explanations(source: str, text: str, matches: list[Explanation]) -> None:
-    from rich.console import Console
     from rich.markup import escape
 
-    console = Console()
+    from rocmkit.cli.console import make_console
+
+    console = make_console()
     name = "stdin" if source == "-" else source
     if not matches:
         console.print(f"no known failure signature in {name} ({len(text.splitlines())} lines)")

@@ -191,10 +191,11 @@ def _print_json(report: Any, checks: list[Any]) -> None:
 def _print_human(
     args: argparse.Namespace, report: Any, checks: list[Any], *, quiet_summary: bool
 ) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    from rocmkit.cli.console import make_console
+
+    err = make_console(stderr=True, highlight=False, soft_wrap=True)
     for result in report.files:
         if result.diff:
             sys.stdout.write(result.diff)
@@ -219,7 +220,7 @@ def _print_human(
             table.add_row(
                 category, str(converted.get(category, 0)), str(unconverted.get(category, 0))
             )
-        Console(highlight=False).print(table)
+        make_console(highlight=False).print(table)
     for check in checks:
         status = "ok" if check.ok else f"FAIL: {check.first_error}"
         err.print(f"check {check.path}: {status} ({check.seconds:.1f}s)", markup=False)

@@ -335,11 +335,11 @@ def _config_dict(config: Any) -> dict[str, Any]:
 
 
 def _print_point(point: Any) -> None:
-    from rich.console import Console
+    from rocmkit.cli.console import make_console
 
     s = point.summary
     rate = "inf" if math.isinf(point.request_rate) else f"{point.request_rate:g}"
-    Console().print(
+    make_console().print(
         f"rate={rate} concurrency={point.max_concurrency or 'none'}: "
         f"{s.num_completed} ok, {s.num_failed} failed in {s.duration_s:.1f} s"
     )
@@ -353,9 +353,9 @@ def _save_and_print(
     out: Path | None,
     notes: list[str],
 ) -> None:
-    from rich.console import Console
     from rich.table import Table
 
+    from rocmkit.cli.console import make_console
     from rocmkit.results import RunResult
 
     if out is None:
@@ -371,7 +371,7 @@ def _save_and_print(
     cells = {(m.name, m.metric): m.value for m in rows}
     for metric in metrics:
         table.add_row(metric, *(_fmt(cells.get((name, metric))) for name in names))
-    console = Console()
+    console = make_console()
     console.print(table)
     for note in notes:
         console.print(f"note: {note}")

@@ -225,10 +225,11 @@ def _summary_json(summary: Any, hints: list[Any]) -> dict[str, Any]:
 
 
 def _render_summary(summary: Any, hints: list[Any], *, title: str) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    from rocmkit.cli.console import make_console
+
+    console = make_console()
     per_step = f"{summary.step_time_us / 1e3:.2f} ms/step over {summary.num_steps} steps"
     launches = (
         f", {summary.kernels_per_step:.0f} kernel launches/step"
@@ -374,12 +375,12 @@ def _estimate_json(predicted: Any, comparison: dict[str, Any] | None) -> dict[st
 
 
 def _render_estimate(predicted: Any, comparison: dict[str, Any] | None) -> None:
-    from rich.console import Console
     from rich.table import Table
 
+    from rocmkit.cli.console import make_console
     from rocmkit.report.memory_chart import memory_unit
 
-    console = Console()
+    console = make_console()
     cfg = predicted.config
     console.print(
         f"[bold]{predicted.label}[/bold]: {predicted.num_params / 1e6:.1f}M parameters, micro-batch "

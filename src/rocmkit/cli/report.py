@@ -51,9 +51,8 @@ def output_format(fmt: str | None, output: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from rocmkit.atomic import atomic_write_text
+    from rocmkit.cli.console import make_console
     from rocmkit.report import build_document, render
     from rocmkit.report.load import load_runs
 
@@ -62,12 +61,12 @@ def run(args: argparse.Namespace) -> int:
     if fmt == "console":
         from rocmkit.report.render_console import render_console
 
-        render_console(build_document(runs), Console())
+        render_console(build_document(runs), make_console())
         return 0
     text = render(runs, "md" if fmt == "md" else "html")
     if args.output:
         atomic_write_text(args.output, text)
-        Console(stderr=True).print(f"wrote {args.output}")
+        make_console(stderr=True).print(f"wrote {args.output}")
     else:
         print(text, end="")
     return 0

@@ -182,8 +182,9 @@ def _step_line(m: Any) -> str:
 
 
 def _print_summary(result: Any, memory: Any = None) -> None:
-    from rich.console import Console
     from rich.table import Table
+
+    from rocmkit.cli.console import make_console
 
     table = Table(title="rocmkit train")
     table.add_column("metric")
@@ -209,7 +210,7 @@ def _print_summary(result: Any, memory: Any = None) -> None:
     table.add_row("skipped steps (fp16)", str(result.num_skipped_steps))
     table.add_row("checkpoint", str(result.checkpoint or "none"))
     table.add_row("run dir", str(result.run_dir))
-    Console().print(table)
+    make_console().print(table)
     if result.stopped_by_signal:
         print(
             f"stopped by SIGTERM at step {result.steps_done}; checkpoint saved; "
