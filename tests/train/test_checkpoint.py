@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from hf_helpers import tiny_qwen3_config
 from loop_helpers import checkpoint_weights, tiny_overrides
 
 from rocmkit.errors import UserError
@@ -110,18 +111,9 @@ def result_model_config(run_dir: Path):
 
 def test_hf_preset_trains_resumes_and_exports(tmp_path: Path):
     """The hf-causal-lm preset (activation checkpointing on) on a tiny random Qwen3 directory."""
-    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("transformers")
     model_dir = tmp_path / "qwen3-tiny"
-    transformers.Qwen3Config(
-        vocab_size=128,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=8,
-        max_position_embeddings=64,
-    ).save_pretrained(model_dir)
+    tiny_qwen3_config().save_pretrained(model_dir)
     run_dir = tmp_path / "run"
     overrides = {
         "model.path": str(model_dir),

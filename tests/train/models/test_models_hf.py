@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from hf_helpers import tiny_qwen3_config
 
 from rocmkit.errors import UserError
 from rocmkit.train.models import ModelConfig, build_model, resolved_vocab_size
@@ -17,17 +18,7 @@ VOCAB = 128
 
 
 def _qwen3_config():
-    return transformers.Qwen3Config(
-        vocab_size=VOCAB,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=8,
-        max_position_embeddings=64,
-        tie_word_embeddings=False,
-    )
+    return tiny_qwen3_config(vocab_size=VOCAB)
 
 
 def _llama_config():
