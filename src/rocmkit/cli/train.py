@@ -49,6 +49,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--run-dir", help="where metrics.jsonl, result.json, checkpoints go")
     parser.add_argument("--seed", type=int)
     parser.add_argument(
+        "--backend",
+        choices=["torch", "jax"],
+        default="torch",
+        help="jax: the GPT presets with JAX/Flax (pip install 'rocmkit[jax]'), see docs/train-jax.md",
+    )
+    parser.add_argument(
         "--monitor-memory",
         action="store_true",
         help="sample memory during the run (GPU allocator, or process RSS on CPU); write "
@@ -65,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
     from rocmkit.platform import detect
     from rocmkit.train import load_train_config, train
 
+    if getattr(args, "backend", "torch") == "jax":
+        from rocmkit.jaxtrain import train
     overrides: dict[str, Any] = _shortcut_overrides(args)
     overrides.update(parse_overrides(extra))
     config = load_train_config(preset=args.preset, path=args.config, overrides=overrides)

@@ -57,10 +57,13 @@ def _layer_norm(config: ModelConfig, rngs: nnx.Rngs) -> nnx.LayerNorm:
 
 
 class CausalSelfAttention(nnx.Module):
-    def __init__(self, config: ModelConfig, dtype: Any, rngs: nnx.Rngs) -> None:
+    def __init__(
+        self, config: ModelConfig, dtype: Any, rngs: nnx.Rngs, fused_attention: bool = True
+    ) -> None:
         d = config.d_model
         residual_std = _INIT_STD / math.sqrt(2 * config.n_layer)
         self.n_head = config.n_head
+        self.fused_attention = fused_attention
         self.qkv = _linear(d, 3 * d, config, dtype, rngs, _INIT_STD)
         self.proj = _linear(d, d, config, dtype, rngs, residual_std)
 
@@ -69,8 +72,24 @@ class CausalSelfAttention(nnx.Module):
         q, k, v = jnp.split(self.qkv(x), 3, axis=-1)
         # [B, T, C] -> [B, T, H, C/H], the layout jax.nn.dot_product_attention expects.
         q, k, v = (t.reshape(batch, time, self.n_head, -1) for t in (q, k, v))
-        y = jax.nn.dot_product_attention(q, k, v, is_causal=True)
+        attend = jax.nn.dot_product_attention if self.fused_attention else _causal_attention
+        y = attend(q, k, v, is_causal=True)
         return self.proj(y.reshape(batch, time, channels))
+
+
+def _causal_attention(q: jax.Array, k: jax.Array, v: jax.Array, is_causal: bool) -> jax.Array:
+    """Attention with matmuls in the input dtype and the softmax in fp32.
+
+    XLA's CPU backend has no fp16 matmul with fp32 accumulation, which the fused
+    jax.nn.dot_product_attention asks for; this path serves fp16 on CPU.
+    """
+    assert is_causal
+    scores = jnp.einsum("bthd,bshd->bhts", q, k) / math.sqrt(q.shape[-1])
+    time = q.shape[1]
+    causal = jnp.tril(jnp.ones((time, time), dtype=bool))
+    scores = jnp.where(causal, scores.astype(jnp.float32), -jnp.inf)
+    probs = jax.nn.softmax(scores, axis=-1).astype(q.dtype)
+    return jnp.einsum("bhts,bshd->bthd", probs, v)
 
 
 class MLP(nnx.Module):
@@ -87,9 +106,11 @@ class MLP(nnx.Module):
 class Block(nnx.Module):
     """Pre-norm residual block: x + attn(ln(x)), then x + mlp(ln(x))."""
 
-    def __init__(self, config: ModelConfig, dtype: Any, rngs: nnx.Rngs) -> None:
+    def __init__(
+        self, config: ModelConfig, dtype: Any, rngs: nnx.Rngs, fused_attention: bool = True
+    ) -> None:
         self.ln_attn = _layer_norm(config, rngs)
-        self.attn = CausalSelfAttention(config, dtype, rngs)
+        self.attn = CausalSelfAttention(config, dtype, rngs, fused_attention)
         self.ln_mlp = _layer_norm(config, rngs)
         self.mlp = MLP(config, dtype, rngs)
 
@@ -107,6 +128,7 @@ class GPT(nnx.Module):
         *,
         dtype: Any = jnp.float32,
         remat: bool = False,
+        fused_attention: bool = True,
         rngs: nnx.Rngs,
     ) -> None:
         self.dtype = dtype
@@ -115,7 +137,7 @@ class GPT(nnx.Module):
         d = config.d_model
         self.token_embedding = nnx.Embed(config.vocab_size, d, embedding_init=init, rngs=rngs)
         self.position_embedding = nnx.Embed(config.seq_len, d, embedding_init=init, rngs=rngs)
-        self.blocks = nnx.List([Block(config, dtype, rngs) for _ in range(config.n_layer)])
+        self.blocks = nnx.List([Block(config, dtype, rngs, fused_attention) for _ in range(config.n_layer)])
         self.final_norm = _layer_norm(config, rngs)
         self.lm_head = (
             None

@@ -96,7 +96,7 @@ def _train_step(
     grads, loss = _accumulate(graphdef, params, batch, scale)
     grads = jax.tree.map(lambda g: g / scale, grads)
     finite = all_finite(grads) & jnp.isfinite(loss)
-    norm = optax.global_norm(grads)
+    norm = jnp.sqrt(sum(jnp.sum(jnp.square(g)) for g in jax.tree.leaves(grads)))
     if grad_clip > 0:
         coef = jnp.minimum(1.0, grad_clip / (norm + _CLIP_EPS))
         grads = jax.tree.map(lambda g: g * coef, grads)
