@@ -17,7 +17,14 @@ from rocmkit.train.models.gpt import build_gpt, gpt_flops_per_token  # noqa: E40
 SHAPES = [
     {"vocab_size": 256, "seq_len": 64, "n_layer": 2, "n_head": 2, "d_model": 64},
     {"vocab_size": 300, "seq_len": 16, "n_layer": 3, "n_head": 4, "d_model": 32, "bias": True},
-    {"vocab_size": 128, "seq_len": 16, "n_layer": 1, "n_head": 1, "d_model": 32, "tie_weights": False},
+    {
+        "vocab_size": 128,
+        "seq_len": 16,
+        "n_layer": 1,
+        "n_head": 1,
+        "d_model": 32,
+        "tie_weights": False,
+    },
 ]
 
 

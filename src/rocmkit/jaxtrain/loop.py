@@ -156,7 +156,9 @@ def setup(config: TrainConfig, platform: Platform) -> Session:
         num_params=num_params,
         flops_per_sample=gpt_flops_per_token(config.model, num_params) * config.model.seq_len,
         peak_flops=_peak_flops(platform, devices, config.precision.dtype),
-        checkpoints=ckpt.Checkpoints(config.checkpoint_dir / ckpt.SUBDIR, keep=config.checkpoint.keep),
+        checkpoints=ckpt.Checkpoints(
+            config.checkpoint_dir / ckpt.SUBDIR, keep=config.checkpoint.keep
+        ),
     )
     jitted = make_train_step(
         graphdef, optimizer, policy, grad_clip=config.train.grad_clip, replicated=replicated

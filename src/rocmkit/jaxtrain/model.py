@@ -137,7 +137,9 @@ class GPT(nnx.Module):
         d = config.d_model
         self.token_embedding = nnx.Embed(config.vocab_size, d, embedding_init=init, rngs=rngs)
         self.position_embedding = nnx.Embed(config.seq_len, d, embedding_init=init, rngs=rngs)
-        self.blocks = nnx.List([Block(config, dtype, rngs, fused_attention) for _ in range(config.n_layer)])
+        self.blocks = nnx.List(
+            [Block(config, dtype, rngs, fused_attention) for _ in range(config.n_layer)]
+        )
         self.final_norm = _layer_norm(config, rngs)
         self.lm_head = (
             None

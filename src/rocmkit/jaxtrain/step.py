@@ -9,7 +9,6 @@ sample axis: XLA inserts the gradient all-reduce itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -125,11 +124,11 @@ def make_train_step(
     *,
     grad_clip: float,
     replicated: jax.sharding.Sharding | None = None,
-) -> Callable[..., tuple[State, dict[str, jax.Array]]]:
+) -> jax.stages.Wrapped:
     """The jitted step(state, batch, lr) -> (state, metrics); the old state's buffers are donated."""
     step = partial(
         _train_step, graphdef=graphdef, optimizer=optimizer, policy=policy, grad_clip=grad_clip
     )
     if replicated is None:
-        return jax.jit(step, donate_argnums=0)  # type: ignore[no-any-return]
-    return jax.jit(step, donate_argnums=0, out_shardings=replicated)  # type: ignore[no-any-return]
+        return jax.jit(step, donate_argnums=0)
+    return jax.jit(step, donate_argnums=0, out_shardings=replicated)
