@@ -25,11 +25,12 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from rocmkit.config import to_dict
 from rocmkit.errors import UserError, warn_once
 from rocmkit.jaxtrain import checkpoint as ckpt
+from rocmkit.jaxtrain.bench import XLA_MEMORY_METRIC, XLA_MEMORY_SOURCE
 from rocmkit.jaxtrain.model import GPT
 from rocmkit.jaxtrain.precision import Policy, build_policy
 from rocmkit.jaxtrain.step import init_state, make_optimizer, make_train_step
 from rocmkit.platform import Platform, detect
-from rocmkit.results import RunResult
+from rocmkit.results import Measurement, RunResult
 from rocmkit.train.config import TrainConfig, check_world_size, env_world_size
 from rocmkit.train.data import DataSource, build_data
 from rocmkit.train.failures import non_finite_loss_error, on_sigterm
@@ -68,6 +69,7 @@ class Session:
     flops_per_sample: float
     peak_flops: float | None
     checkpoints: ckpt.Checkpoints
+    step_memory_bytes: int | None = None  # XLA's memory analysis of the compiled step
     last_saved_step: int = -1
     consecutive_skips: int = 0
     signal_received: bool = False
@@ -165,6 +167,7 @@ def setup(config: TrainConfig, platform: Platform) -> Session:
     )
     lr = jnp.float32(config.train.lr)
     session.step_fn = jitted.lower(session.state, device_batch(session, 0), lr).compile()
+    session.step_memory_bytes = compiled_peak_bytes(session.step_fn)
     _maybe_resume(session)
     return session
 
@@ -191,6 +194,23 @@ def init_model(
     graphdef = nnx.graphdef(nnx.eval_shape(build))
     params = jax.jit(lambda: nnx.state(build()), out_shardings=sharding)()
     return graphdef, params
+
+
+def compiled_peak_bytes(compiled: Any) -> int | None:
+    """Device memory the compiled step needs at its peak, by XLA's own buffer assignment."""
+    try:
+        stats = compiled.memory_analysis()
+    except (NotImplementedError, RuntimeError):
+        return None
+    if stats is None:
+        return None
+    # Not stats.peak_memory_in_bytes: on the CPU client it leaves the temporaries out.
+    return int(
+        stats.argument_size_in_bytes
+        + stats.output_size_in_bytes
+        + stats.temp_size_in_bytes
+        - stats.alias_size_in_bytes
+    )
 
 
 def _peak_flops(platform: Platform, devices: list[Any], dtype: str) -> float | None:
@@ -351,6 +371,18 @@ def _finish(session: Session, run_dir: Path) -> TrainResult:
     for measurement in result.measurements:
         measurement.name = f"{measurement.name} {BACKEND}"
         measurement.params["backend"] = BACKEND
+    first = result.measurements[0]
+    result.measurements.append(
+        Measurement(
+            suite=first.suite,
+            name=first.name,
+            metric=XLA_MEMORY_METRIC,
+            value=None if session.step_memory_bytes is None else float(session.step_memory_bytes),
+            unit="bytes",
+            params=dict(first.params),
+            extra={"source": XLA_MEMORY_SOURCE},
+        )
+    )
     result.steps_done = session.step
     result.stopped_by_signal = session.signal_received
     if session.last_saved_step >= 0:
