@@ -26,6 +26,7 @@ from rocmkit.config import to_dict
 from rocmkit.errors import UserError, warn_once
 from rocmkit.jaxtrain import checkpoint as ckpt
 from rocmkit.jaxtrain.bench import XLA_MEMORY_METRIC, XLA_MEMORY_SOURCE
+from rocmkit.jaxtrain.measure import compiled_peak_bytes, jax_environment, peak_memory_bytes
 from rocmkit.jaxtrain.model import GPT
 from rocmkit.jaxtrain.precision import Policy, build_policy
 from rocmkit.jaxtrain.step import init_state, make_optimizer, make_train_step
@@ -196,23 +197,6 @@ def init_model(
     return graphdef, params
 
 
-def compiled_peak_bytes(compiled: Any) -> int | None:
-    """Device memory the compiled step needs at its peak, by XLA's own buffer assignment."""
-    try:
-        stats = compiled.memory_analysis()
-    except (NotImplementedError, RuntimeError):
-        return None
-    if stats is None:
-        return None
-    # Not stats.peak_memory_in_bytes: on the CPU client it leaves the temporaries out.
-    return int(
-        stats.argument_size_in_bytes
-        + stats.output_size_in_bytes
-        + stats.temp_size_in_bytes
-        - stats.alias_size_in_bytes
-    )
-
-
 def _peak_flops(platform: Platform, devices: list[Any], dtype: str) -> float | None:
     # The hardware facts are found through torch's view of the GPUs; a CPU run has no peak.
     if devices[0].platform == "cpu":
@@ -320,15 +304,6 @@ def _step_metrics(
     )
 
 
-def peak_memory_bytes(device: Any, meter: MemoryMeter) -> int | None:
-    """The device allocator's peak where JAX reports one (GPUs), else the process's peak RSS
-    (as the torch backend reports on CPU)."""
-    stats = device.memory_stats() if hasattr(device, "memory_stats") else None
-    if stats and "peak_bytes_in_use" in stats:
-        return int(stats["peak_bytes_in_use"])
-    return meter.sample()
-
-
 def _check_finite(session: Session, metrics: StepMetrics) -> None:
     if not metrics.skipped:
         session.consecutive_skips = 0
@@ -392,17 +367,3 @@ def _finish(session: Session, run_dir: Path) -> TrainResult:
         kind="train", environment=environment, config=config_dict, measurements=result.measurements
     ).save(run_dir)
     return result
-
-
-def jax_environment(devices: list[Any]) -> dict[str, Any]:
-    """The JAX side of the environment record: versions and the devices trained on."""
-    import flax
-    import jaxlib
-
-    return {
-        "jax": jax.__version__,
-        "jaxlib": jaxlib.__version__,
-        "flax": flax.__version__,
-        "platform": devices[0].platform,
-        "devices": [str(d.device_kind) for d in devices],
-    }
