@@ -71,3 +71,15 @@ def test_causal_attention_ignores_future_tokens():
     out_a, out_b = model(first), model(changed_tail)
     assert jnp.allclose(out_a[:, :4], out_b[:, :4], atol=1e-6)
     assert not jnp.allclose(out_a[:, 4:], out_b[:, 4:], atol=1e-3)
+
+
+def test_activation_checkpointing_recomputes_the_same_gradients():
+    config = ModelConfig(**SHAPES[1])
+    tokens = jnp.arange(32, dtype=jnp.int32).reshape(2, 16) % config.vocab_size
+    batch = {"input_ids": tokens, "labels": (tokens + 1) % config.vocab_size}
+    grads = []
+    for remat in (False, True):
+        graphdef, params = nnx.split(GPT(config, remat=remat, rngs=nnx.Rngs(3)))
+        grads.append(jax.grad(lambda p, g=graphdef: lm_loss(g, p, batch))(params))
+    for plain, recomputed in zip(jax.tree.leaves(grads[0]), jax.tree.leaves(grads[1]), strict=True):
+        assert jnp.allclose(plain, recomputed, atol=1e-6)

@@ -13,6 +13,7 @@ pytest.importorskip("orbax.checkpoint")
 import jax.numpy as jnp  # noqa: E402
 from jax_helpers import small_config  # noqa: E402
 
+from rocmkit.errors import UserError  # noqa: E402
 from rocmkit.jaxtrain import train  # noqa: E402
 from rocmkit.jaxtrain.loop import device_batch, setup  # noqa: E402
 from rocmkit.platform import detect  # noqa: E402
@@ -58,6 +59,11 @@ def test_resume_continues_exactly(tmp_path):
         np.testing.assert_array_equal(x, y)
     a.checkpoints.close()
     b.checkpoints.close()
+    other_model = small_config(
+        tmp_path / "straight", model__n_layer=1, precision__dtype="fp16", checkpoint__resume="auto"
+    )
+    with pytest.raises(UserError, match="resume it with the same"):
+        setup(other_model, detect())
 
 
 def test_fp16_overflow_skips_the_step_counts_it_and_backs_off(tmp_path):

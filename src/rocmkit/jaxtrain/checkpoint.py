@@ -41,20 +41,24 @@ class Checkpoints:
         self.manager.save(step, args=args, force=True)
         return self.directory / str(step)
 
-    def restore(self, step: int, like: Any) -> tuple[Any, dict[str, Any]]:
+    def record(self, step: int) -> dict[str, Any]:
+        """The JSON record saved with checkpoint `step` (config, step, backend)."""
+        restored = self.manager.restore(
+            step, args=ocp.args.Composite(record=ocp.args.JsonRestore())
+        )
+        return dict(restored["record"])
+
+    def restore(self, step: int, like: Any) -> Any:
         """The state saved at `step`, placed like `like` (same shapes, dtypes, shardings)."""
         abstract = jax.tree.map(ocp.utils.to_shape_dtype_struct, like)
-        args = ocp.args.Composite(
-            state=ocp.args.StandardRestore(abstract), record=ocp.args.JsonRestore()
-        )
+        args = ocp.args.Composite(state=ocp.args.StandardRestore(abstract))
         try:
-            restored = self.manager.restore(step, args=args)
+            return self.manager.restore(step, args=args)["state"]
         except (ValueError, KeyError, FileNotFoundError) as exc:
             raise UserError(
                 f"checkpoint {self.directory / str(step)} does not fit this model or run: "
                 f"{str(exc).splitlines()[0][:200]}"
             ) from None
-        return restored["state"], dict(restored["record"])
 
     def latest_step(self) -> int | None:
         return self.manager.latest_step()  # type: ignore[no-any-return]

@@ -238,14 +238,13 @@ def _maybe_resume(session: Session) -> None:
     source = session.checkpoints
     if directory != source.directory:
         source = ckpt.Checkpoints(directory, keep=config.checkpoint.keep)
-    state, record = source.restore(step, session.state)
-    saved_model = record.get("config", {}).get("model")
+    saved_model = source.record(step).get("config", {}).get("model")
     if saved_model is not None and saved_model != to_dict(config)["model"]:
         raise UserError(
             f"checkpoint {directory / str(step)} is of a different model ({saved_model}); "
             "resume it with the same [model] settings"
         )
-    session.state = state
+    session.state = source.restore(step, session.state)
     session.last_saved_step = step
 
 
