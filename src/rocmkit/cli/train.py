@@ -213,7 +213,8 @@ def _print_summary(result: Any, memory: Any = None) -> None:
     make_console().print(table)
     if result.stopped_by_signal:
         print(
-            f"stopped by SIGTERM at step {result.steps_done}; checkpoint saved; "
-            "continue with --resume auto",
+            f"stopped by {result.stop_signal or 'a signal'} at step {result.steps_done}; "
+            f"checkpoint saved in {result.checkpoint}; continue with the same command and "
+            "--resume auto",
             file=sys.stderr,
         )

@@ -56,6 +56,7 @@ class TrainResult:
     num_skipped_steps: int
     run_dir: Path | None
     stopped_by_signal: bool = False
+    stop_signal: str | None = None  # SIGTERM or SIGINT (another rank's, when this one got none)
     checkpoint: Path | None = None
     measurements: list[Measurement] = field(default_factory=list)
 
@@ -202,11 +203,19 @@ def _measurements(
     ]
 
 
-def write_result(result: TrainResult, platform: Platform, run_dir: Path) -> Path:
-    """Save result.json (environment record, config, measurements) in the run directory."""
+def write_result(
+    result: TrainResult, platform: Platform, run_dir: Path, device_type: str | None = None
+) -> Path:
+    """Save result.json (environment record, config, measurements) in the run directory.
+
+    `device_type` is the device the run used ("cpu" on a GPU machine when pinned to the CPU).
+    """
+    environment = platform.record()
+    if device_type is not None:
+        environment["torch_device"] = device_type
     run = RunResult(
         kind="train",
-        environment=platform.record(),
+        environment=environment,
         config=result.config,
         measurements=result.measurements,
     )
