@@ -91,6 +91,11 @@ class MemoryMeter:
         self.device_type = device_type
         self.peak_rss_bytes = 0
         self._process: Any = None
+        if device_type == "cuda":
+            import torch
+
+            # This run's peak, not the high-water mark of earlier GPU work in the process.
+            torch.cuda.reset_peak_memory_stats()
         if device_type == "cpu" and _maxrss_bytes() is None:
             import psutil
 

@@ -55,8 +55,8 @@ class ModelConfig:
     loss_impl: Literal["auto", "plain", "chunked"] = field(
         default="auto",
         metadata={
-            "help": "GPT head + loss: plain, chunked (logits never whole), auto (plain when "
-            "compiled, chunked in eager)"
+            "help": "GPT head + loss: plain, chunked (logits never whole), auto (chunked in "
+            "eager bf16/fp16, else plain)"
         },
     )
     channels_last: Literal["auto"] | bool = field(

@@ -118,9 +118,13 @@ class GPT(nn.Module):
             return self.lm_head(x)
         impl = self.loss_impl
         if impl == "auto":
-            # Compiled, inductor fuses the fp32 upcast of the logits into the loss kernel; in eager
-            # the chunked path avoids materialising the full fp32 logits.
-            impl = "plain" if torch.compiler.is_compiling() else "chunked"
+            # Compiled, inductor fuses the fp32 upcast of the logits into the loss kernel. In eager
+            # under autocast, plain would materialise an fp32 copy of all logits: chunked avoids it.
+            # Eager fp32 has no copy to avoid, and plain's fused log-softmax is faster there.
+            eager_mixed = not torch.compiler.is_compiling() and torch.is_autocast_enabled(
+                input_ids.device.type
+            )
+            impl = "chunked" if eager_mixed else "plain"
         return lm_head_loss(x, self.lm_head.weight, labels, impl=impl)
 
 

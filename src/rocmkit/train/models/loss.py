@@ -4,7 +4,8 @@
 taken in fp32 (autocast's fp32 list), which in eager mode materialises a full fp32 copy of the
 logits (GPT-2 124M at B=16, T=1024: 3.3 GB, and more again for its gradient). Inside a
 `torch.compile`d step inductor fuses the upcast into the softmax kernel, so `plain` is the fast path
-when the model is compiled (measured on an H100: docs/train.md).
+when the model is compiled (measured on an H100: docs/train.md), and in eager fp32, where there is
+no copy to avoid.
 
 `chunked` never materialises the logits in full: rows are processed `chunk_rows` at a time; each
 chunk's logits are made, reduced to the loss (log-sum-exp in fp32) and turned into the gradients of
