@@ -64,4 +64,3 @@ def test_autocast_training_on_the_gpu_learns_like_fp32(tmp_path: Path, dtype: st
         assert all(m.loss_scale is None for m in seen)  # bf16 needs no loss scaling
     else:
         assert all(m.loss_scale is not None and m.loss_scale >= 2.0**16 for m in seen)
-    assert mixed.peak_memory_bytes and mixed.peak_memory_bytes < 2**30  # the GPU allocator's peak
