@@ -211,8 +211,27 @@ def compare(name: str, args: argparse.Namespace, device: torch.device, tmp: Path
     for label, value, runs in (("reference", theirs_s, theirs), ("rocmkit", ours_s, ours)):
         peak = runs[-1].peak_bytes
         memory = f", peak {peak / 2**30:.2f} GiB" if peak is not None else ""
-        print(f"  {label:9s} {value * 1e3:9.2f} ms/step  {per_step / value:12,.0f} {unit}/s{memory}")
+        print(
+            f"  {label:9s} {value * 1e3:9.2f} ms/step  {per_step / value:12,.0f} {unit}/s{memory}"
+        )
+    data_s = data_time(config, device)
+    print(f"  data source {data_s * 1e3:.3f} ms/micro-batch on {device.type} "
+          f"({100 * data_s / ours_s:.2f}% of rocmkit's step: it cannot bind the run)")  # fmt: skip
     print(f"  step-time ratio rocmkit/reference: {ours_s / theirs_s:.3f} (goal <= 1.03)")
+
+
+def data_time(config: TrainConfig, device: torch.device, batches: int = 20) -> float:
+    """Time to make one micro-batch with rocmkit's data source on `device` (same clock)."""
+    data = build_data(config.data, config.model)
+    kwargs = {"micro_batch_size": config.train.micro_batch, "grad_accum": 1, "rank": 0,
+              "world_size": 1, "device": device}  # fmt: skip
+    data.get_batch(step=0, micro_step=0, **kwargs)
+    _sync(device)
+    start = _clock(device)
+    for step in range(batches):
+        data.get_batch(step=step, micro_step=0, **kwargs)
+    _sync(device)
+    return (_clock(device) - start) / batches
 
 
 def compare_loss_impls(args: argparse.Namespace, device: torch.device, tmp: Path) -> None:
@@ -235,11 +254,15 @@ def compare_loss_impls(args: argparse.Namespace, device: torch.device, tmp: Path
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default="gpt,resnet", help="comma list: gpt,resnet")
-    parser.add_argument("--precision", choices=["fp32", "bf16", "fp16"], help="default: bf16 on GPU, fp32 on CPU")
+    parser.add_argument(
+        "--precision", choices=["fp32", "bf16", "fp16"], help="default: bf16 on GPU, fp32 on CPU"
+    )
     parser.add_argument("--steps", type=int, default=None, help="timed steps per run")
     parser.add_argument("--warmup", type=int, default=None, help="untimed steps (compilation)")
     parser.add_argument("--repeats", type=int, default=3, help="alternating runs of each loop")
-    parser.add_argument("--log-every", type=int, default=10, help="loss read-back cadence, both loops")
+    parser.add_argument(
+        "--log-every", type=int, default=10, help="loss read-back cadence, both loops"
+    )
     parser.add_argument("--no-compile", action="store_true", help="eager mode for both loops")
     parser.add_argument("--loss-impls", action="store_true", help="also compare GPT loss paths")
     args = parser.parse_args()

@@ -54,6 +54,9 @@ def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path: Path, monkeypatch):
         (["train", "--preset", "gpt-tiny", "--micro-batch", "-4"], "must be a positive integer"),
         (["train", "--preset", "gpt-tiny", "--train.lr"], "has no value"),
         (["train", "export", str(tmp_path / "nothing"), str(tmp_path / "x.pt")], "not found"),
+        # No preset and no config: say how to start instead of training a default model.
+        (["train"], "needs --preset NAME or --config FILE (presets: gpt-tiny"),
+        (["train", "--steps", "3"], "try: rocmkit train --preset gpt-tiny"),
     ]
     for argv, message in cases:
         assert message in _one_line_error(capsys, argv)

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 import torch
-import torch.nn.functional as F
 from loop_helpers import checkpoint_weights, tiny_overrides
 from torch.overrides import TorchFunctionMode
 
@@ -86,7 +85,7 @@ def test_gpt_returns_the_loss_from_forward_so_compile_takes_it_in():
 class _HostReads(TorchFunctionMode):
     """Counts the calls that copy a device value to the host (and wait for the device)."""
 
-    NAMES = {"item", "tolist", "__float__", "__int__", "__bool__", "numpy", "cpu"}
+    NAMES = frozenset({"item", "tolist", "__float__", "__int__", "__bool__", "numpy", "cpu"})
 
     def __init__(self) -> None:
         super().__init__()
@@ -133,9 +132,11 @@ def test_nan_is_caught_within_log_every_steps_and_no_bad_checkpoint_is_kept(run_
         train(config)
     assert info.value.exit_code == 3
     assert not (run_dir / "checkpoints" / "latest").exists()  # step 4 had NaN weights: not saved
-    assert all(
-        torch.isfinite(w).all() for w in checkpoint_weights(run_dir / "checkpoints").values()
-    ) if (run_dir / "checkpoints" / "latest").exists() else True
+    assert (
+        all(torch.isfinite(w).all() for w in checkpoint_weights(run_dir / "checkpoints").values())
+        if (run_dir / "checkpoints" / "latest").exists()
+        else True
+    )
 
 
 def test_synthetic_batches_are_made_on_the_requested_device():
@@ -186,7 +187,9 @@ def test_channels_last_resnet_trains_like_the_default_layout(tmp_path: Path):
     for layout in ("false", "true"):
         config = load_train_config(
             preset="resnet18",
-            overrides=tiny_overrides(tmp_path / layout, **common, **{"model.channels_last": layout}),
+            overrides=tiny_overrides(
+                tmp_path / layout, **common, **{"model.channels_last": layout}
+            ),
         )
         results[layout] = train(config).losses
     # Same numbers up to summation order; later steps drift apart as any reordering makes them.
@@ -195,7 +198,9 @@ def test_channels_last_resnet_trains_like_the_default_layout(tmp_path: Path):
 
 def test_more_ranks_than_gpus_is_a_launch_mistake_with_a_fix():
     check_local_rank_has_gpu(0, 1)
-    with pytest.raises(UserError, match=r"LOCAL_RANK 1 has no GPU.*--nproc-per-node 1.*--train.device cpu"):
+    with pytest.raises(
+        UserError, match=r"LOCAL_RANK 1 has no GPU.*--nproc-per-node 1.*--train.device cpu"
+    ):
         check_local_rank_has_gpu(1, 1)
 
 

@@ -61,6 +61,14 @@ def run(args: argparse.Namespace) -> int:
     extra = list(getattr(args, "overrides", None) or [])
     if extra and extra[0] == "export":
         return _export(extra[1:])
+    if args.preset is None and args.config is None:
+        from rocmkit.errors import UserError
+        from rocmkit.train.config import available_presets
+
+        raise UserError(
+            "rocmkit train needs --preset NAME or --config FILE (presets: "
+            f"{', '.join(available_presets())}); try: rocmkit train --preset gpt-tiny"
+        )
     from rocmkit.config import parse_overrides
     from rocmkit.platform import detect
     from rocmkit.train import load_train_config, train
@@ -73,7 +81,9 @@ def run(args: argparse.Namespace) -> int:
     monitoring = bool(getattr(args, "monitor_memory", False)) and is_main
     with contextlib.ExitStack() as stack:
         monitor = stack.enter_context(_memory_monitor(config, platform)) if monitoring else None
-        with _progress(config.train.steps, enabled=is_main) as report:
+        with _Progress(
+            config.train.steps, enabled=is_main, log_every=config.logging.log_every
+        ) as report:
             result = train(config, platform=platform, callbacks=[report])
     if monitor is not None and result.run_dir is not None:
         _add_memory_to_result(monitor.timeline, result.run_dir, config)
@@ -129,9 +139,10 @@ def _export(tokens: list[str]) -> int:
 class _Progress:
     """A rich progress bar on a terminal, plain lines otherwise (logs, CI, torchrun)."""
 
-    def __init__(self, total: int, enabled: bool) -> None:
+    def __init__(self, total: int, enabled: bool, log_every: int = 1) -> None:
         self.total = total
         self.enabled = enabled
+        self.log_every = log_every
         self.bar: Any = None
         self.task: Any = None
 
@@ -160,12 +171,9 @@ class _Progress:
         text = _step_line(m)
         if self.bar is not None:
             self.bar.update(self.task, completed=m.step, info=text)
-        else:
+        elif m.step % self.log_every == 0 or m.step == self.total:
+            # Steps reach the host in groups at each sync point (logging.log_every): one line each.
             print(f"step {m.step}/{self.total} {text}", flush=True)
-
-
-def _progress(total: int, enabled: bool) -> _Progress:
-    return _Progress(total, enabled)
 
 
 def _step_line(m: Any) -> str:
@@ -173,7 +181,7 @@ def _step_line(m: Any) -> str:
     if m.grad_norm is not None:
         parts.append(f"gnorm {m.grad_norm:.3f}")
     parts.append(f"{m.step_time_s * 1000:.1f} ms")
-    parts.append(f"{m.units_per_s:,.0f}/s")
+    parts.append(f"{m.units_per_s:,.0f} {m.unit_name}/s")
     if m.mfu is not None:
         parts.append(f"mfu {m.mfu:.1%}")
     if m.skipped:

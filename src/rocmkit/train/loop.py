@@ -419,6 +419,7 @@ def _step_metrics(session: Session, record: StepRecord, peak_memory: int | None)
         peak_memory_bytes=peak_memory,
         skipped=record.skipped,
         loss_scale=record.loss_scale,
+        unit_name=built.unit_name,
     )
 
 

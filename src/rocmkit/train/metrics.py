@@ -38,6 +38,7 @@ class StepMetrics:
     peak_memory_bytes: int | None
     skipped: bool = False  # fp16 overflow: the optimizer step was not applied
     loss_scale: float | None = None
+    unit_name: str = "samples"  # what units_per_s counts: tokens or images
 
 
 @dataclass(kw_only=True)

@@ -111,11 +111,15 @@ class StepWindow:
             extra.to(self.device, torch.float32),
         ]
         reduced = _mean_over_ranks(torch.cat(columns), env)
-        rows = [
-            torch.stack([p.grad_norm.float().reshape(()) for p in pending]),
-            torch.stack([_or_zero(p.skipped, zero) for p in pending]),
-            torch.stack([_or_zero(p.loss_scale, zero) for p in pending]),
-        ] if pending else []
+        rows = (
+            [
+                torch.stack([p.grad_norm.float().reshape(()) for p in pending]),
+                torch.stack([_or_zero(p.skipped, zero) for p in pending]),
+                torch.stack([_or_zero(p.loss_scale, zero) for p in pending]),
+            ]
+            if pending
+            else []
+        )
         host = torch.cat([reduced, *rows]).tolist()  # the one device-to-host read
         losses, extra_values = host[:count], host[count : count + extra.numel()]
         norms = host[count + extra.numel() :][:count]

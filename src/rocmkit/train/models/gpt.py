@@ -101,9 +101,7 @@ class GPT(nn.Module):
             if name.endswith(("attn.proj.weight", "mlp.proj.weight")):
                 nn.init.normal_(parameter, mean=0.0, std=residual_std)
 
-    def forward(
-        self, input_ids: torch.Tensor, labels: torch.Tensor | None = None
-    ) -> torch.Tensor:
+    def forward(self, input_ids: torch.Tensor, labels: torch.Tensor | None = None) -> torch.Tensor:
         time = input_ids.shape[1]
         if time > self.seq_len:
             raise UserError(

@@ -31,9 +31,7 @@ class CausalLMLogits(nn.Module):
         super().__init__()
         self.model = model
 
-    def forward(
-        self, input_ids: torch.Tensor, labels: torch.Tensor | None = None
-    ) -> torch.Tensor:
+    def forward(self, input_ids: torch.Tensor, labels: torch.Tensor | None = None) -> torch.Tensor:
         # Labels are not passed to transformers: the data source already shifted them, and
         # transformers would shift a second time. The loss is taken here so that a compiled
         # model compiles it too (the logits' fp32 upcast is then fused, not materialised).
