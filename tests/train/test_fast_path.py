@@ -112,7 +112,7 @@ def test_steps_between_log_steps_read_nothing_from_the_device(tmp_path: Path, dt
     precision = {"precision.dtype": dtype, "train.optimizer_impl": "fused"}
     every_step, _ = _count_host_reads(tmp_path / "a", **precision, **{"logging.log_every": 1})
     every_sixth, seen = _count_host_reads(tmp_path / "b", **precision, **{"logging.log_every": 6})
-    assert every_sixth <= 2  # one read at step 6, one at step 12
+    assert every_sixth <= 3  # one read after step 1 (the run's first estimate), 6 and 12
     assert every_step >= 12
     assert [m.step for m in seen] == list(range(1, 13))  # still a metric per step
     assert all(m.step_time_s > 0 and math.isfinite(m.loss) for m in seen)

@@ -79,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
     is_main = os.environ.get("RANK", "0") == "0"
     platform = detect()
     monitoring = bool(getattr(args, "monitor_memory", False)) and is_main
+    if is_main:
+        print(_start_line(config, platform), file=sys.stderr, flush=True)
     with contextlib.ExitStack() as stack:
         monitor = stack.enter_context(_memory_monitor(config, platform)) if monitoring else None
         with _Progress(
@@ -90,6 +92,17 @@ def run(args: argparse.Namespace) -> int:
     if is_main:
         _print_summary(result, monitor.timeline if monitor is not None else None)
     return 0
+
+
+def _start_line(config: Any, platform: Any) -> str:
+    """Say at once what is starting: a first step can take minutes (compilation, a big model)."""
+    device = platform.torch_device if config.train.device == "auto" else config.train.device
+    name = config.preset or config.model.kind
+    first = "; the first step compiles the model" if config.train.compile else ""
+    return (
+        f"rocmkit train: {name} {config.precision.dtype} on {device}, {config.train.steps} steps, "
+        f"loss read every {config.logging.log_every} steps{first}"
+    )
 
 
 def _memory_monitor(config: Any, platform: Any) -> contextlib.AbstractContextManager[Any]:
@@ -143,6 +156,7 @@ class _Progress:
         self.total = total
         self.enabled = enabled
         self.log_every = log_every
+        self.first_step: int | None = None
         self.bar: Any = None
         self.task: Any = None
 
@@ -169,11 +183,32 @@ class _Progress:
         if not self.enabled:
             return
         text = _step_line(m)
+        if self.first_step is None:
+            self.first_step = m.step
+            print(_estimate_line(m, self.total), file=sys.stderr, flush=True)
         if self.bar is not None:
             self.bar.update(self.task, completed=m.step, info=text)
         elif m.step % self.log_every == 0 or m.step == self.total:
             # Steps reach the host in groups at each sync point (logging.log_every): one line each.
             print(f"step {m.step}/{self.total} {text}", flush=True)
+
+
+def _estimate_line(m: Any, total: int) -> str:
+    """After the first step: how long the rest will take at that pace (an upper bound, since the
+    first step also compiles and warms up)."""
+    remaining_s = m.step_time_s * max(0, total - m.step)
+    return (
+        f"first step {_duration(m.step_time_s)}; {total - m.step} more steps at that pace: "
+        f"at most {_duration(remaining_s)} (later steps are faster once warmed up)"
+    )
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _step_line(m: Any) -> str:

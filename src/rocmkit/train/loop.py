@@ -76,6 +76,7 @@ class Session:
     signal_name: str | None = None
     stop_requested: bool = False  # agreed by all ranks at the last sync point
     last_saved_step: int = -1
+    start_step: int = 0  # the step this run started from (after a resume)
     consecutive_skips: int = 0
     params: list[torch.nn.Parameter] = field(default_factory=list)  # trainable, for clipping
 
@@ -290,6 +291,7 @@ def _maybe_resume(session: Session, ckpt_dir: Path) -> None:
         env=session.env,
     )
     session.last_saved_step = session.state.step
+    session.start_step = session.state.step
 
 
 def _sync_due(session: Session, last_step: int) -> bool:
@@ -301,7 +303,8 @@ def _sync_due(session: Session, last_step: int) -> bool:
     step, config = session.state.step, session.config
     every = config.checkpoint.every
     return (
-        step % config.logging.log_every == 0
+        step == session.start_step + 1  # the first step: an early estimate of the run's length
+        or step % config.logging.log_every == 0
         or step >= last_step
         or bool(every and step % every == 0)
         or (session.signal_received and session.env.world_size == 1)
