@@ -12,10 +12,9 @@ the host, NaN/inf is checked and metrics are made (rocmkit.train.window).
 
 from __future__ import annotations
 
-import contextlib
 import math
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
@@ -29,6 +28,7 @@ from rocmkit.train import checkpoint as ckpt
 from rocmkit.train.batches import BatchFeeder
 from rocmkit.train.config import TrainConfig, TrainSection, check_world_size
 from rocmkit.train.data import build_data
+from rocmkit.train.device import device_settings, use_channels_last
 from rocmkit.train.failures import non_finite_loss_error, on_stop_signals, oom_advice
 from rocmkit.train.metrics import (
     JsonlLog,
@@ -108,7 +108,7 @@ def train(
     env = init_distributed(config.parallel, device_type)
     try:
         check_world_size(config, env.world_size)
-        with _device_settings(config, device_type):
+        with device_settings(config, device_type):
             session = _setup(config, platform, env, device_type)
             with on_stop_signals(session.receive_signal):
                 return _run(session, callbacks)
@@ -122,38 +122,6 @@ def _device_type(train: TrainSection, platform: Platform) -> str:
     if train.device == "auto":
         return platform.torch_device
     return train.device
-
-
-@contextlib.contextmanager
-def _device_settings(config: TrainConfig, device_type: str) -> Iterator[None]:
-    """GPU defaults a strong engineer sets, restored afterwards (they are process-wide).
-
-    fp32 matmuls and convolutions use TF32 (XF32 on MI300) unless precision.strict_fp32, and
-    cuDNN/MIOpen pick the fastest convolution algorithm for the shapes seen (benchmark mode).
-    """
-    if device_type != "cuda":
-        yield
-        return
-    matmul_precision = torch.get_float32_matmul_precision()
-    cudnn = torch.backends.cudnn
-    saved = (cudnn.benchmark, cudnn.allow_tf32)
-    try:
-        if not config.precision.strict_fp32:
-            torch.set_float32_matmul_precision("high")
-            cudnn.allow_tf32 = True
-        cudnn.benchmark = True
-        yield
-    finally:
-        torch.set_float32_matmul_precision(matmul_precision)
-        cudnn.benchmark, cudnn.allow_tf32 = saved
-
-
-def use_channels_last(built: BuiltModel, config: TrainConfig, device_type: str) -> bool:
-    """NHWC for convolution nets: by default on GPUs (cuDNN/MIOpen), as model.channels_last says."""
-    if not built.supports_channels_last:
-        return False
-    setting = config.model.channels_last
-    return device_type == "cuda" if setting == "auto" else bool(setting)
 
 
 def _setup(config: TrainConfig, platform: Platform, env: DistEnv, device_type: str) -> Session:
