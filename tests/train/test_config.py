@@ -108,7 +108,11 @@ def test_setups_that_cannot_work_are_refused(monkeypatch, tmp_path: Path):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     config = load_train_config(
         preset="gpt-tiny",
-        overrides={"train.compile": "true", "logging.run_dir": str(tmp_path / "run")},
+        overrides={
+            "train.compile": "true",
+            "train.device": "cpu",  # the CPU's compiler is what this case is about
+            "logging.run_dir": str(tmp_path / "run"),
+        },
     )
     with pytest.raises(UserError, match=r"train\.compile on CPU needs a C\+\+ compiler"):
         train(config)
