@@ -70,3 +70,9 @@ def test_public_api_is_pinned() -> None:
         "load_rules",
         "scan_project",
     }
+
+
+def test_docs_page_lists_every_rule() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "port.md").read_text()
+    missing = [rule_id for rule_id in RULE_IDS if f"| `{rule_id}` |" not in page]
+    assert missing == []

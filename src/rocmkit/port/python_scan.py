@@ -26,7 +26,8 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "cudnn-disabled": ("cudnn",),
     "warp-size-32": ("warp", "WARP", "Warp"),
     "cuda-extension": ("CUDAExtension",),
-    "nvcc-flags": ("gencode", "compute_", "ptxas", "-arch=sm_"),
+    # The flags are only looked for in extension builds, so the build markers are the trigger.
+    "nvcc-flags": ("cpp_extension", "BuildExtension", "CUDAExtension"),
 }
 # A file that already branches for ROCm gets its CUDA-only checks as info, not as warnings.
 ROCM_MARKERS = ("version.hip", "is_hip", "is_rocm", "IS_ROCM", "IS_HIP", "ROCM_HOME", "is_hip()")
