@@ -39,6 +39,11 @@ def test_exit_code_follows_fail_on(folder: Path, fail_on: str | None, code: int)
     assert main(args) == code
 
 
+def test_no_path_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["port"]) == 2
+    assert "rocmkit port PATH" in capsys.readouterr().err
+
+
 def test_json_document(capsys: pytest.CaptureFixture[str]) -> None:
     main(["port", str(GPTQ), "--json"])
     doc = json.loads(capsys.readouterr().out)
@@ -74,7 +79,7 @@ def test_unreadable_files_go_to_stderr(tmp_path: Path, capsys: pytest.CaptureFix
 def test_list_rules_shows_every_rule(capsys: pytest.CaptureFixture[str]) -> None:
     from rocmkit.port import load_rules
 
-    assert main(["port", ".", "--list-rules"]) == 0
+    assert main(["port", "--list-rules"]) == 0
     out = capsys.readouterr().out
     assert all(rule.id in out for rule in load_rules().rules)
 

@@ -67,11 +67,28 @@ def test_a_file_that_already_branches_for_rocm_gets_info_not_warnings() -> None:
     assert "ROCm path" in hit_aware.evidence
 
 
+def test_a_vendor_switch_with_an_amd_branch_is_info() -> None:
+    text = "import subprocess\n\n\ndef smi(vendor):\n"
+    text += "    tool = ['amd-smi', 'list'] if vendor == 'amd' else ['nvidia-smi', '-L']\n"
+    text += "    return subprocess.run(tool)\n"
+    [found_hit], _ = scan_python(text, load_rules())
+    assert (found_hit.line, found_hit.rule.id, found_hit.severity) == (5, "nvidia-smi", "info")
+
+
 def test_code_in_comments_docstrings_and_prose_is_not_reported() -> None:
     text = '"""Calls nvidia-smi -L and reads torch.version.cuda."""\n# torch.version.cuda\n'
     text += 'print("install xformers and run nvidia-smi")\nx = "CUDA_VISIBLE_DEVICES is set"\n'
     hits, parsed = scan_python(text, load_rules())
     assert parsed and hits == []
+
+
+def test_showing_the_cuda_version_or_capability_is_not_a_finding() -> None:
+    text = "import logging, torch\nprint('CUDA', torch.version.cuda)\n"
+    text += "logging.info('capability %s', torch.cuda.get_device_capability())\n"
+    text += "banner = f'torch {torch.__version__} cuda {torch.version.cuda}'\n"
+    text += "ok = torch.version.cuda is not None\n"
+    hits, _ = scan_python(text, load_rules())
+    assert [(h.line, h.rule.id) for h in hits] == [(5, "torch-version-cuda")]
 
 
 def test_files_without_a_trigger_are_not_parsed() -> None:

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rocmkit.errors import UserError
+
 if TYPE_CHECKING:
     from rocmkit.port import PortReport
 
@@ -22,7 +24,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "packages and assumptions. Exit 0: nothing at or above --fail-on; 1: findings at or "
         "above it; 2: usage error.",
     )
-    parser.add_argument("path", type=Path, metavar="PATH", help="project directory or one file")
+    parser.add_argument(
+        "path", type=Path, nargs="?", metavar="PATH", help="project directory or one file"
+    )
     parser.add_argument("--json", action="store_true", help="print a versioned JSON document")
     parser.add_argument(
         "--fail-on",
@@ -54,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
         for rule in load_rules().rules:
             print(f"{rule.id:22} {rule.severity:5}  {rule.title}")
         return 0
+    if args.path is None:
+        raise UserError("give the project directory (or one file) to scan: rocmkit port PATH")
     config = PortConfig(
         path=args.path,
         fail_on=args.fail_on,

@@ -15,7 +15,7 @@ from typing import Any
 
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.requirements import requirement_hits
-from rocmkit.port.rules import RuleSet
+from rocmkit.port.rules import Rule, RuleSet
 from rocmkit.port.text_scan import ScanError
 
 # Substrings a file must contain for each named check to be able to match.
@@ -29,14 +29,19 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     # The flags are only looked for in extension builds, so the build markers are the trigger.
     "nvcc-flags": ("cpp_extension", "BuildExtension", "CUDAExtension"),
 }
-# A file that already branches for ROCm gets its CUDA-only checks as info, not as warnings.
-ROCM_MARKERS = ("version.hip", "is_hip", "is_rocm", "IS_ROCM", "IS_HIP", "ROCM_HOME", "is_hip()")
+# A Python file that already has a ROCm path (it names HIP/ROCm APIs, tools or devices) gets its
+# findings as info: the CUDA-only code is probably one branch of a vendor switch.
+ROCM_MARKERS: tuple[str, ...] = (
+    *("version.hip", "is_hip", "is_rocm", "IS_ROCM", "IS_HIP", "ROCM_HOME", "/dev/kfd"),
+    *("amdsmi", "amd-smi", "rocm-smi", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"),
+)
 _BUILD_MARKERS = ("cpp_extension", "CUDAExtension", "BuildExtension")
 _WARP_NAME = re.compile(r"(?i)^(?:\w*_)?(?:warp_?size|threads_per_warp|lanes_per_warp)$")
 _NVCC_FLAG = re.compile(
     r"^(?:-gencode\b|-?-?arch=compute_\d|-arch=sm_\d|-Xptxas\b|--ptxas-options)"
 )
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_DISPLAY_CALLS = frozenset({"print", "debug", "info", "warning", "warn", "error", "log", "write"})
 _REQUIREMENT_KEYWORDS = ("install_requires", "setup_requires", "extras_require")
 
 
@@ -79,6 +84,9 @@ class _Visitor:
         self.builds_extension = any(m in text for m in _BUILD_MARKERS)
         self.is_setup = is_setup
         self.docstrings: set[int] = set()
+        # Values only shown to a person (print/log arguments, f-string fields): reporting the
+        # CUDA version or capability there is harmless, so those are not findings.
+        self.displayed: set[int] = set()
 
     def run(self, tree: ast.AST) -> list[Hit]:
         # ast.walk costs ~40% more than this explicit stack (generators per node). Parents are
@@ -97,14 +105,12 @@ class _Visitor:
                     stack.append(value)
         return self.hits
 
-    def add(
-        self, node: ast.AST, check_or_rule: str, evidence: str, *, cuda_only: bool = False
-    ) -> None:
-        rule = self.rules.by_check.get(check_or_rule) or self.rules.by_id.get(check_or_rule)
-        if rule is None:
-            return
+    def add(self, node: ast.AST, rule_or_check: Rule | str, evidence: str) -> None:
+        rule = rule_or_check
+        if isinstance(rule, str):
+            rule = self.rules.by_check.get(rule) or self.rules.by_id[rule]
         severity = rule.severity
-        if cuda_only and self.rocm_aware:
+        if self.rocm_aware and severity != "info":
             severity, evidence = "info", evidence + "  (this file also has a ROCm path)"
         line, column = getattr(node, "lineno", 1), getattr(node, "col_offset", -1) + 1
         self.hits.append(hit(line, column, rule, evidence, severity))
@@ -118,14 +124,12 @@ class _Visitor:
         if node.level == 0 and node.module:
             self._import(node, node.module)
             if node.module == "torch.version" and any(a.name == "cuda" for a in node.names):
-                self.add(
-                    node, "torch-version-cuda", "from torch.version import cuda", cuda_only=True
-                )
+                self.add(node, "torch-version-cuda", "from torch.version import cuda")
 
     def _import(self, node: ast.AST, module: str) -> None:
         rule = self.rules.imports.get(module.split(".")[0])
         if rule is not None:
-            self.hits.append(hit(node.lineno, node.col_offset + 1, rule, f"import {module}"))  # type: ignore[attr-defined]
+            self.add(node, rule, f"import {module}")
 
     # -- strings: env vars, commands, index URLs, nvcc flags ----------------------------------
     def visit_expr(self, node: ast.Expr) -> None:
@@ -136,34 +140,44 @@ class _Visitor:
         value = node.value
         if not isinstance(value, str) or not value or id(node) in self.docstrings:
             return
-        if _ENV_NAME.match(value) and value.startswith(self.rules.env_prefixes):
+        if (
+            _ENV_NAME.match(value)
+            and value[-1] != "_"
+            and value.startswith(self.rules.env_prefixes)
+        ):
             rule = self.rules.env_rule(value)
             if rule is not None:
-                self.hits.append(hit(node.lineno, node.col_offset + 1, rule, repr(value)))
+                self.add(node, rule, repr(value))
         words = value.split(None, 2)
         # A command line ("nvidia-smi", "nvidia-smi -L ..."), not prose that mentions it.
         command = words[0].rsplit("/", 1)[-1] if words else ""
         if command in self.rules.commands and (len(words) == 1 or words[1].startswith("-")):
             rule = self.rules.command_rule(command)
             if rule is not None:
-                self.hits.append(hit(node.lineno, node.col_offset + 1, rule, repr(value)))
+                self.add(node, rule, repr(value))
         for rule in self.rules.text_rules:
             if "python" in rule.files and any(t in value for t in rule.triggers):
                 assert rule.pattern is not None
                 if rule.pattern.search(value):
-                    self.hits.append(hit(node.lineno, node.col_offset + 1, rule, repr(value)))
+                    self.add(node, rule, repr(value))
         if self.builds_extension and _NVCC_FLAG.match(value):
-            self.add(node, "nvcc-flags", repr(value), cuda_only=True)
+            self.add(node, "nvcc-flags", repr(value))
 
     # -- torch.version.cuda, cudnn settings, warp size ----------------------------------------
     def visit_attribute(self, node: ast.Attribute) -> None:
-        if node.attr == "cuda" and _dotted(node.value) == "torch.version":
-            self.add(node, "torch-version-cuda", "torch.version.cuda", cuda_only=True)
+        is_version_cuda = node.attr == "cuda" and _dotted(node.value) == "torch.version"
+        if is_version_cuda and id(node) not in self.displayed:
+            self.add(node, "torch-version-cuda", "torch.version.cuda")
+
+    def visit_formatted_value(self, node: ast.FormattedValue) -> None:
+        self.displayed.add(id(node.value))
 
     def visit_call(self, node: ast.Call) -> None:
         name = _call_name(node.func)
-        if name == "get_device_capability":
-            self.add(node, "device-capability", f"{_dotted(node.func)}()", cuda_only=True)
+        if name in _DISPLAY_CALLS:
+            self.displayed.update(id(arg) for arg in node.args)
+        if name == "get_device_capability" and id(node) not in self.displayed:
+            self.add(node, "device-capability", f"{_dotted(node.func)}()")
         elif name == "CUDAExtension":
             self.add(node, "cuda-extension", f"{_dotted(node.func)}(...)")
         for keyword in node.keywords:
@@ -213,6 +227,7 @@ _HANDLERS: dict[type, Callable[[_Visitor, Any], None]] = {
     ast.Constant: _Visitor.visit_constant,
     ast.Attribute: _Visitor.visit_attribute,
     ast.Call: _Visitor.visit_call,
+    ast.FormattedValue: _Visitor.visit_formatted_value,
     ast.Assign: _Visitor.visit_assign,
     ast.AnnAssign: _Visitor.visit_assign,
     ast.FunctionDef: _Visitor.visit_function,
