@@ -3,6 +3,7 @@ lists, unreadable files reported instead of crashing, the walker's skips."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -121,6 +122,17 @@ def test_unreadable_files_are_reported_and_the_rest_still_scanned(tmp_path: Path
     assert "binary" in reasons["binary.py"]
     assert "not UTF-8" in reasons["latin1.py"]
     assert "larger than 200 bytes" in reasons["big.py"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs POSIX FIFOs")
+def test_a_fifo_named_like_source_is_reported_not_read(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.py")
+    (tmp_path / "ok.py").write_text("import pynvml\n")
+    report = scan_project(PortConfig(path=tmp_path))
+    assert [f.path for f in report.findings] == ["ok.py"]
+    assert [(i.path, i.reason) for i in report.issues] == [
+        ("pipe.py", "not a regular file; skipped")
+    ]
 
 
 def test_virtualenvs_vcs_folders_and_excluded_globs_are_skipped(tmp_path: Path) -> None:

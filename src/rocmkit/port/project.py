@@ -9,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -160,10 +161,14 @@ def scan_file(path: str, kind: str, rules: RuleSet, max_bytes: int) -> tuple[lis
 def read_text(path: str, max_bytes: int) -> str:
     """The UTF-8 text of a file; ScanError for unreadable, huge, binary or non-UTF-8 content."""
     try:
+        # Stat first: a FIFO or device named *.py would block or never end, and the size check
+        # avoids read(max_bytes + 1), which allocates max_bytes for every file.
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise ScanError("not a regular file; skipped")
+        if info.st_size > max_bytes:
+            raise ScanError(f"larger than {max_bytes} bytes; skipped (see --max-bytes)")
         with open(path, "rb") as f:
-            # Ask the size first: read(max_bytes + 1) would allocate max_bytes for every file.
-            if os.fstat(f.fileno()).st_size > max_bytes:
-                raise ScanError(f"larger than {max_bytes} bytes; skipped (see --max-bytes)")
             data = f.read()
     except OSError as exc:
         raise ScanError(f"cannot read it ({exc.strerror or exc})") from None
