@@ -59,6 +59,20 @@ def test_wheel_urls_and_vcs_urls_give_their_package_name() -> None:
     assert parse_requirement("torch @ https://h/torch-2.4.1%2Bcu121-cp311-none.whl").name == "torch"
 
 
+def test_without_packaging_names_and_extras_still_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rocmkit.port import requirements
+
+    monkeypatch.setattr(requirements, "Requirement", None)
+    text = "Flash_Attn>=2.5\njax[cuda12]==0.4.35\nbitsandbytes==0.41.1\n"
+    hits = scan_requirements_txt(text, load_rules())
+    # The version analysis needs packaging: without it a pin is never guessed to be old.
+    assert [(h.rule.id, h.severity) for h in hits] == [
+        ("flash-attn", "warn"),
+        ("jax-cuda-extra", "warn"),
+        ("bitsandbytes-old", "info"),
+    ]
+
+
 def test_a_file_that_already_branches_for_rocm_gets_info_not_warnings() -> None:
     plain = "import torch\nOLD = torch.version.cuda < '12'\n"
     aware = plain + "IS_HIP = torch.version.hip is not None\n"
