@@ -76,3 +76,12 @@ def test_docs_page_lists_every_rule() -> None:
     page = (Path(__file__).resolve().parents[2] / "docs" / "port.md").read_text()
     missing = [rule_id for rule_id in RULE_IDS if f"| `{rule_id}` |" not in page]
     assert missing == []
+
+
+def test_a_trimmed_rule_set_scans_with_what_it_has(tmp_path: Path) -> None:
+    from rocmkit.port.rules import RuleSet
+
+    only_nvml = RuleSet(tuple(r for r in load_rules().rules if r.id == "nvml"))
+    (tmp_path / "a.py").write_text("import pynvml, torch\nx = torch.version.cuda\n")
+    report = scan_project(PortConfig(path=tmp_path), only_nvml)
+    assert [f.rule_id for f in report.findings] == ["nvml"]

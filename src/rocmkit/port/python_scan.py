@@ -106,9 +106,13 @@ class _Visitor:
         return self.hits
 
     def add(self, node: ast.AST, rule_or_check: Rule | str, evidence: str) -> None:
-        rule = rule_or_check
-        if isinstance(rule, str):
-            rule = self.rules.by_check.get(rule) or self.rules.by_id[rule]
+        rule: Rule | None = None
+        if isinstance(rule_or_check, str):  # a named check: absent from a trimmed rule set
+            rule = self.rules.by_check.get(rule_or_check) or self.rules.by_id.get(rule_or_check)
+        else:
+            rule = rule_or_check
+        if rule is None:
+            return
         severity = rule.severity
         if self.rocm_aware and severity != "info":
             severity, evidence = "info", evidence + "  (this file also has a ROCm path)"
