@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "report": "rocmkit.cli.report",
     "infer": "rocmkit.cli.infer",
     "profile": "rocmkit.cli.profile",
+    "port": "rocmkit.cli.port",
 }
 
 
