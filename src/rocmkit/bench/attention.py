@@ -127,6 +127,7 @@ def run_attention(config: AttentionConfig, platform: Platform) -> list[Measureme
                         unit="ms",
                         params=params,
                         stats=stats.to_dict(),
+                        extra=stats.noise_extra(),
                     )
                 )
                 results.append(
@@ -137,6 +138,7 @@ def run_attention(config: AttentionConfig, platform: Platform) -> list[Measureme
                         value=tflops,
                         unit="TFLOPS",
                         params=params,
+                        extra=stats.noise_extra(),
                     )
                 )
     return results

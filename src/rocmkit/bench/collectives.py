@@ -149,7 +149,10 @@ def _time_op(
     inp, out = _buffers(op, numel, rank, n, device)
     inp.zero_()  # zeros stay zeros under repeated in-place all_reduce: no overflow to inf
     run = _runner(op, inp, out)
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    def sync() -> None:
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+
     for _ in range(config.warmup):
         run()
     samples = []

@@ -30,6 +30,7 @@ from rocmkit.platform import Platform
 from rocmkit.results import Measurement, RunResult
 
 Mode = Literal["quick", "full"]
+Device = Literal["auto", "cpu", "gpu"]
 DEFAULT_SUITES = ("gemm", "bandwidth", "train-precision")
 # Environment variables that change what a benchmark measures; recorded with every run.
 ENV_PREFIXES = (
@@ -55,6 +56,8 @@ class BenchConfig:
     mode: Mode = "quick"
     label: str | None = None
     power: bool = True
+    device: Device = "auto"  # cpu: measure the CPU even when a GPU is there
+    threads: int | None = None  # torch CPU threads; None: as many as there are free cores
     gemm: GemmConfig | None = None
     bandwidth: BandwidthConfig | None = None
     collectives: CollectivesConfig | None = None
@@ -66,6 +69,10 @@ class BenchConfig:
             get_suite(name)
         if self.mode not in ("quick", "full"):
             raise UserError(f"bench mode must be quick or full (got {self.mode!r})")
+        if self.device not in ("auto", "cpu", "gpu"):
+            raise UserError(f"bench device must be auto, cpu or gpu (got {self.device!r})")
+        if self.threads is not None and self.threads < 1:
+            raise UserError(f"bench threads must be at least 1 (got {self.threads})")
 
 
 SUITE_CONFIGS: dict[str, type] = {
@@ -255,6 +262,15 @@ register_suite(
 )
 
 
+def on_device(platform: Platform, device: Device) -> Platform:
+    """The platform a run with `device` sees: `cpu` hides the GPU from the suites."""
+    if device == "cpu":
+        return dataclasses.replace(platform, gpu_available=False)
+    if device == "gpu" and not platform.gpu_available:
+        raise UserError("device gpu asked for, but torch sees no usable GPU here; use cpu or auto")
+    return platform
+
+
 def environment_record(platform: Platform) -> dict[str, Any]:
     """platform.record() plus the environment variables and thread count that change results."""
     import torch
@@ -273,9 +289,17 @@ def run_bench(
     *,
     power_reader: Callable[[], float | None] | None = None,
     on_suite: Callable[[str], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> RunResult:
-    """Run the configured suites on `platform` and return one RunResult."""
+    """Run the configured suites on `platform` and return one RunResult.
+
+    Ctrl-C (KeyboardInterrupt) stops at once: the suites that finished are returned, and the
+    result says `partial` and which suite was interrupted.
+    """
+    import torch
+
     _check_launch(config)
+    platform = on_device(platform, config.device)
     config = sized_for(config, platform)
     reader, reader_name = (
         (power_reader, "injected")
@@ -283,30 +307,78 @@ def run_bench(
         else platform_power_reader(platform, enabled=config.power)
     )
     measurements: list[Measurement] = []
-    for name in config.suites:
-        if on_suite is not None:
-            on_suite(name)
-        measurements.extend(_run_suite(get_suite(name), config, platform, reader))
+    load: dict[str, Any] = {}
+    interrupted = None
+    saved_threads = torch.get_num_threads()
+    try:
+        for name in config.suites:
+            interrupted = name
+            load[name] = _prepare_cpu(config, platform, on_note)
+            if on_suite is not None:
+                on_suite(name)
+            measurements.extend(_run_suite(get_suite(name), config, platform, reader))
+            interrupted = None
+    except KeyboardInterrupt:
+        if on_note is not None:
+            on_note(f"interrupted during {interrupted}: keeping the suites that finished")
+    finally:
+        environment = environment_record(platform)
+        torch.set_num_threads(saved_threads)
     if reader is None:
-        measurements.append(
-            Measurement(
-                suite="power",
-                name="sensor",
-                metric="avg_power",
-                value=None,
-                unit="W",
-                extra={"skipped": reader_name},
-            )
-        )
+        measurements.append(_no_sensor(reader_name))
     result = RunResult(
         kind="bench",
-        environment=environment_record(platform),
+        environment=environment,
         config=to_dict(config),
         measurements=measurements,
         label=config.label,
     )
     result.environment["power_reader"] = reader_name if reader else None
+    result.environment["load"] = load
+    if interrupted is not None:
+        result.partial = f"interrupted (Ctrl-C) during the {interrupted} suite"
     return result
+
+
+def _no_sensor(reader_name: str) -> Measurement:
+    return Measurement(
+        suite="power",
+        name="sensor",
+        metric="avg_power",
+        value=None,
+        unit="W",
+        extra={"skipped": reader_name},
+    )
+
+
+def _prepare_cpu(
+    config: BenchConfig, platform: Platform, on_note: Callable[[str], None] | None
+) -> dict[str, Any]:
+    """Look at the machine's load before a suite; on CPU, use as many threads as cores are free."""
+    import torch
+
+    from rocmkit.bench.noise import measure_free_cores, num_cpus, threads_for
+
+    free, used = measure_free_cores()
+    record: dict[str, Any] = {
+        "loadavg_1m": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+        "other_cores_before": round(used, 2),
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "default (spin)"),
+    }
+    if platform.gpu_available:
+        return record
+    cpus = num_cpus()
+    if config.threads is not None:
+        threads, why = config.threads, "bench.threads"
+    elif os.environ.get("OMP_NUM_THREADS"):
+        threads, why = torch.get_num_threads(), "OMP_NUM_THREADS"
+    else:
+        threads, why = threads_for(free, cpus), f"{free:.1f} of {cpus} cores free"
+    torch.set_num_threads(threads)
+    record.update(threads=threads, threads_reason=why)
+    if on_note is not None and used >= 0.5:
+        on_note(f"other processes are using {used:.1f} of {cpus} cores: {threads} torch thread(s)")
+    return record
 
 
 def _check_launch(config: BenchConfig) -> None:

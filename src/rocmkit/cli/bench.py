@@ -61,6 +61,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--label", help="name of this run in reports (default: the device model, e.g. MI300X)"
     )
+    parser.add_argument(
+        "--device",
+        choices=("auto", "cpu", "gpu"),
+        default="auto",
+        help="what to measure: the GPU when there is one (auto), or the CPU even then",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        metavar="N",
+        help="torch CPU threads (default: OMP_NUM_THREADS, else the cores free when a suite starts)",
+    )
     parser.add_argument("--no-power", action="store_true", help="do not sample GPU power")
     parser.add_argument(
         "--monitor-memory",
@@ -77,7 +89,11 @@ def _config(args: argparse.Namespace, platform: Platform) -> BenchConfig:
     from rocmkit.bench.suites import device_defaults
     from rocmkit.config import load_config, parse_overrides
 
-    base: dict[str, object] = {"mode": args.mode, "power": not args.no_power}
+    base: dict[str, object] = {
+        "mode": args.mode,
+        "power": not args.no_power,
+        "device": args.device,
+    }
     base.update(device_defaults(platform, args.mode))
     if args.suite:
         base["suites"] = [s.strip() for item in args.suite for s in item.split(",") if s.strip()]
@@ -85,6 +101,8 @@ def _config(args: argparse.Namespace, platform: Platform) -> BenchConfig:
         base["suites"] = list(FULL_SUITES)
     if args.label:
         base["label"] = args.label
+    if args.threads is not None:
+        base["threads"] = args.threads
     return load_config(
         BenchConfig, base=base, overrides=parse_overrides(getattr(args, "overrides", []) or [])
     )
@@ -99,11 +117,15 @@ def default_out_dir() -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rocmkit.bench.noise import use_passive_wait_policy
+
+    use_passive_wait_policy()  # before anything imports torch and starts its OpenMP pool
     from rocmkit.bench import run_bench
+    from rocmkit.bench.suites import on_device
     from rocmkit.cli.console import make_console
     from rocmkit.platform import detect
 
-    platform = detect()
+    platform = on_device(detect(), args.device)
     config = _config(args, platform)
     is_writer = int(os.environ.get("RANK", "0")) == 0  # under torchrun only rank 0 reports
     quiet = args.json or not is_writer
@@ -116,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
             config,
             platform,
             on_suite=lambda name: console.print(f"[bold]running {name}...[/bold]"),
+            on_note=lambda text: console.print(f"[yellow]note:[/yellow] {text}"),
         )
     if not is_writer:
         return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -93,6 +94,12 @@ def _add_memory(commands: argparse._SubParsersAction) -> None:
         "--mode", choices=["train", "infer"], help="default: infer for int8, else train"
     )
     parser.add_argument("--measure", action="store_true", help="run one step here and compare")
+    parser.add_argument(
+        "--device",
+        choices=("auto", "cpu", "gpu"),
+        default="auto",
+        help="where --measure runs its step (auto: the GPU when there is one)",
+    )
     parser.add_argument("--plot", help="write the breakdown chart (PNG) here")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(handler=run_memory)
@@ -136,6 +143,8 @@ def run_train(args: argparse.Namespace) -> int:
     out = Path(args.out)
     check_writable(out / "trace.json")
     platform = detect()
+    if config.train.device == "cpu":  # the profile follows the config's device, as train does
+        platform = dataclasses.replace(platform, gpu_available=False)
     profile = profile_training(
         config,
         out_dir=out,
@@ -286,7 +295,7 @@ def run_memory(args: argparse.Namespace) -> int:
         from rocmkit.platform import detect
         from rocmkit.profile.runs import compare_with_measurement
 
-        device = detect().torch_device
+        device = _measure_device(detect(), args.device)
         comparison = compare_with_measurement(config, preset=args.preset, device=device).to_dict()
     if args.plot:
         estimates = [
@@ -302,6 +311,14 @@ def run_memory(args: argparse.Namespace) -> int:
         if args.plot:
             print(f"chart: {args.plot}")
     return 0
+
+
+def _measure_device(platform: Any, choice: str) -> str:
+    if choice == "cpu":
+        return "cpu"
+    if choice == "gpu" and not platform.gpu_available:
+        raise UserError("--device gpu: torch sees no usable GPU here; use cpu or auto")
+    return str(platform.torch_device)
 
 
 def _chart_title(args: argparse.Namespace, config: Any) -> str:

@@ -27,6 +27,12 @@ def build_document(runs: Sequence[RunResult]) -> ReportDocument:
         raise UserError("nothing to report: give at least one run directory or result.json")
     labels = unique_labels(runs)
     summaries = [environment_summary(run) for run in runs]
+    partial = [
+        f"partial run{' ' + label if len(runs) > 1 else ''}: {run.partial}; only the suites "
+        "that finished are shown"
+        for run, label in zip(runs, labels, strict=True)
+        if run.partial
+    ]
     if len(runs) == 1:
         run = runs[0]
         tables = [suite_table(run, suite) for suite in suites_in(run.measurements)]
@@ -35,6 +41,7 @@ def build_document(runs: Sequence[RunResult]) -> ReportDocument:
             labels=labels,
             summaries=summaries,
             tables=tables,
+            notes=partial,
         )
     comparison = compare_runs(runs)
     return ReportDocument(
@@ -42,5 +49,5 @@ def build_document(runs: Sequence[RunResult]) -> ReportDocument:
         labels=labels,
         summaries=summaries,
         tables=comparison.tables,
-        notes=comparison.notes,
+        notes=partial + comparison.notes,
     )

@@ -73,6 +73,43 @@ def format_ratio(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}x"
 
 
+NOISY_MARK = " (noisy)"
+
+
+def is_noisy(m: Measurement | None) -> bool:
+    """A figure bench flagged as unsteady (bench.noise): shown with a mark, never ratioed bare."""
+    return m is not None and bool(m.extra.get("noisy"))
+
+
+def noise_notes(measurements: Iterable[Measurement], label: str = "") -> list[str]:
+    """Say which figures are noisy and which were re-measured, and why, once per row."""
+    where = f" in {label}" if label else ""
+    noisy: dict[str, str] = {}
+    remeasured: dict[str, str] = {}
+    for m in measurements:
+        if m.extra.get("noisy"):
+            noisy.setdefault(m.name, str(m.extra["noisy"]))
+        elif m.extra.get("remeasured"):
+            remeasured.setdefault(m.name, str(m.extra["remeasured"]))
+    notes = [
+        f"noisy{where} (re-measured, still unsteady; do not trust this figure): {name}: {why}"
+        for name, why in noisy.items()
+    ]
+    if remeasured:
+        names = ", ".join(remeasured)
+        notes.append(f"re-measured{where}, steady the second time: {names}")
+    return notes
+
+
+def ratio_cell(found: list[Measurement | None], index: int) -> str:
+    """The first run's figure over run `index`'s, or `noisy` when either was flagged."""
+    first, other = found[0], found[index]
+    if is_noisy(first) or is_noisy(other):
+        return "noisy"
+    values = [None if m is None else m.value for m in (first, other)]
+    return format_ratio(ratio(values[0], values[1]))
+
+
 def metric_header(metric: str, unit: str) -> str:
     return f"{metric} ({unit})" if unit else metric
 
@@ -136,6 +173,7 @@ def run_table(run: RunResult, suite: str) -> Table:
             row.append(str(max(counts)) if counts else "")
         rows.append(row)
     notes = _peak_notes(rows_of) + skipped_notes(rows_of) + wrong_result_notes(rows_of)
+    notes += noise_notes(rows_of)
     hidden = [x for x in empty if x not in shown]
     if hidden:
         notes.append(f"no data for: {', '.join(hidden)}")
@@ -152,7 +190,8 @@ def _cell(m: Measurement | None, with_unit: bool) -> str:
     if m is None:
         return ""
     text = format_value(m.value)
-    return f"{text} {m.unit}" if with_unit and m.value is not None and m.unit else text
+    text = f"{text} {m.unit}" if with_unit and m.value is not None and m.unit else text
+    return text + NOISY_MARK if is_noisy(m) else text
 
 
 def wrong_result_notes(measurements: Iterable[Measurement]) -> list[str]:
@@ -210,5 +249,19 @@ def environment_summary(run: RunResult) -> list[tuple[str, str]]:
             else "?",
         ),
         ("power sensor", str(env.get("power_reader") or "n/a")),
+        *([("machine load", load_summary(env["load"]))] if env.get("load") else []),
         ("created", f"{run.created_at}, rocmkit {run.rocmkit_version}"),
     ]
+
+
+def load_summary(load: dict[str, Any]) -> str:
+    """What other processes did before each suite, and the threads bench chose for it."""
+    parts = []
+    for suite, facts in load.items():
+        if not isinstance(facts, dict):
+            continue
+        text = f"{suite}: other processes used {facts.get('other_cores_before', '?')} cores"
+        if facts.get("threads"):
+            text += f", {facts['threads']} torch thread(s) ({facts.get('threads_reason')})"
+        parts.append(text)
+    return "; ".join(parts)
