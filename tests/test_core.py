@@ -152,3 +152,21 @@ def test_piped_output_is_not_wrapped_at_80_columns(monkeypatch):
     assert console.width == PIPE_WIDTH  # pytest's captured stdout is not a terminal
     monkeypatch.setenv("COLUMNS", "90")
     assert make_console().width == 90
+
+
+@pytest.mark.parametrize("umask, expected", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_atomic_writes_respect_the_umask(tmp_path, umask, expected):
+    old = os.umask(umask)
+    try:
+        atomic_write_text(tmp_path / "result.json", "{}")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "result.json").stat().st_mode & 0o777 == expected
+
+
+def test_atomic_rewrite_keeps_the_mode_of_the_file_it_replaces(tmp_path):
+    target = tmp_path / "shared.md"
+    target.write_text("old")
+    target.chmod(0o664)
+    atomic_write_text(target, "new")
+    assert target.read_text() == "new" and target.stat().st_mode & 0o777 == 0o664

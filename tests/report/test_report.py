@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
+import subprocess
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
+import rocmkit as rocmkit_pkg
 from rocmkit.cli.main import main
 from rocmkit.platform import DeviceInfo, Platform
 from rocmkit.report import build_document, compare_runs, render
@@ -293,3 +297,28 @@ def test_cpu_gflops_against_gpu_tflops_is_flagged():
             m.metric, m.unit = "gflops", "GFLOPS"
     notes = compare_runs([gpu, cpu]).notes
     assert any("different metrics/units" in n and "gflops (GFLOPS)" in n for n in notes)
+
+
+def test_the_format_follows_the_file_name_and_a_mismatch_is_refused(two_runs, tmp_path):
+    def rocmkit(*argv: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "PYTHONPATH": str(Path(rocmkit_pkg.__file__).parent.parent)}
+        return subprocess.run(
+            [sys.executable, "-m", "rocmkit", "report", str(two_runs[0]), *argv],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+
+    mismatch = rocmkit("--format", "md", "-o", str(tmp_path / "x.html"))
+    assert mismatch.returncode == 2 and "does not match" in mismatch.stderr
+    assert mismatch.stderr.count("\n") == 1 and not (tmp_path / "x.html").exists()
+    assert rocmkit("-o", str(tmp_path / "x.md")).returncode == 0
+    assert (tmp_path / "x.md").read_text().startswith("# rocmkit bench")
+    assert rocmkit("--format", "html", "-o", str(tmp_path / "x.html")).returncode == 0
+    assert (tmp_path / "x.html").read_text().startswith("<!DOCTYPE html>")
+    unwritable = rocmkit("-o", "/proc/forbidden/x.md")
+    assert unwritable.returncode == 2 and "cannot write the directory of the report file" in (
+        unwritable.stderr
+    )
+    assert rocmkit("-o", str(tmp_path)).returncode == 2  # a directory is not a file name

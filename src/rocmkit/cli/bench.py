@@ -120,26 +120,20 @@ def run(args: argparse.Namespace) -> int:
     from rocmkit.bench.noise import use_passive_wait_policy
 
     use_passive_wait_policy()  # before anything imports torch and starts its OpenMP pool
-    from rocmkit.bench import run_bench
-    from rocmkit.bench.suites import on_device
+    from rocmkit.atomic import check_writable_dir
     from rocmkit.cli.console import make_console
-    from rocmkit.platform import detect
 
-    platform = on_device(detect(), args.device)
-    config = _config(args, platform)
     is_writer = int(os.environ.get("RANK", "0")) == 0  # under torchrun only rank 0 reports
-    quiet = args.json or not is_writer
-    console = make_console(stderr=True, quiet=quiet)
     out = Path(args.out) if args.out else default_out_dir()
-    monitoring = bool(getattr(args, "monitor_memory", False)) and is_writer
-    with contextlib.ExitStack() as stack:
-        monitor = stack.enter_context(_memory_monitor(out, platform)) if monitoring else None
-        result = run_bench(
-            config,
-            platform,
-            on_suite=lambda name: console.print(f"[bold]running {name}...[/bold]"),
-            on_note=lambda text: console.print(f"[yellow]note:[/yellow] {text}"),
-        )
+    created = not out.exists()
+    if is_writer:  # refuse an unwritable --out before any suite runs, not after
+        check_writable_dir(out, what="--out directory")
+    try:
+        result, monitor = _measure(args, out, is_writer)
+    except BaseException:
+        if created and is_writer and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()  # nothing was measured: leave no empty run directory behind
+        raise
     if not is_writer:
         return 0
     if monitor is not None:
@@ -149,17 +143,49 @@ def run(args: argparse.Namespace) -> int:
     _write_run(result, out)
     if args.json:
         sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
-        return 0
-    _print(result, out, make_console())
-    if monitor is not None:
-        line = monitor.timeline
-        peak = (
-            "n/a"
-            if line.peak_allocated_bytes is None
-            else f"{line.peak_allocated_bytes / 2**20:,.1f} MiB"
+    else:
+        _print(result, out, make_console())
+        if monitor is not None:
+            _print_memory_peak(monitor.timeline, out)
+    if result.partial:
+        make_console(stderr=True).print(
+            f"[yellow]partial:[/yellow] {result.partial}; finished suites saved in {out}"
         )
-        make_console().print(f"memory peak {peak} ({line.source}); timeline {out / 'memory.json'}")
+        return 130
     return 0
+
+
+def _measure(args: argparse.Namespace, out: Path, is_writer: bool) -> tuple[RunResult, Any]:
+    """Detect the platform, build the config and run the suites (under the memory monitor)."""
+    from rocmkit.bench import run_bench
+    from rocmkit.bench.suites import on_device
+    from rocmkit.cli.console import make_console
+    from rocmkit.platform import detect
+
+    platform = on_device(detect(), args.device)
+    config = _config(args, platform)
+    console = make_console(stderr=True, quiet=args.json or not is_writer)
+    monitoring = bool(getattr(args, "monitor_memory", False)) and is_writer
+    with contextlib.ExitStack() as stack:
+        monitor = stack.enter_context(_memory_monitor(out, platform)) if monitoring else None
+        result = run_bench(
+            config,
+            platform,
+            on_suite=lambda name: console.print(f"[bold]running {name}...[/bold]"),
+            on_note=lambda text: console.print(f"[yellow]note:[/yellow] {text}"),
+        )
+    return result, monitor
+
+
+def _print_memory_peak(line: Any, out: Path) -> None:
+    from rocmkit.cli.console import make_console
+
+    peak = (
+        "n/a"
+        if line.peak_allocated_bytes is None
+        else f"{line.peak_allocated_bytes / 2**20:,.1f} MiB"
+    )
+    make_console().print(f"memory peak {peak} ({line.source}); timeline {out / 'memory.json'}")
 
 
 def _memory_monitor(out: Path, platform: Platform) -> contextlib.AbstractContextManager[Any]:
