@@ -168,3 +168,14 @@ def test_train_steps_override_is_ignored_with_a_warning(tmp_path, capsys):
     with pytest.warns(RocmkitWarning, match="train.steps"):
         assert main(argv) == 0
     assert _json_out(capsys)["num_steps"] == 1
+
+
+def test_profiler_chatter_is_silent_unless_debug(tmp_path):
+    argv = [sys.executable, "-m", "rocmkit", "profile", "train", "--preset", "gpt-tiny"]
+    argv += ["--active", "1", "--json", "--train.device", "cpu", "--out", str(tmp_path / "run")]
+    env = {**os.environ, "PYTHONPATH": SRC, "OMP_NUM_THREADS": "1"}
+    env.pop("KINETO_LOG_LEVEL", None)
+    quiet = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    loud = subprocess.run([*argv, "--debug"], env=env, capture_output=True, text=True, timeout=120)
+    assert loud.returncode == 0 and "profiler_start" in loud.stderr  # kineto's own log lines

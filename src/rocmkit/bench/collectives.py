@@ -149,6 +149,7 @@ def _time_op(
     inp, out = _buffers(op, numel, rank, n, device)
     inp.zero_()  # zeros stay zeros under repeated in-place all_reduce: no overflow to inf
     run = _runner(op, inp, out)
+
     def sync() -> None:
         if device.type == "cuda":
             torch.cuda.synchronize()

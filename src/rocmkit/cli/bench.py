@@ -122,7 +122,11 @@ def run(args: argparse.Namespace) -> int:
     use_passive_wait_policy()  # before anything imports torch and starts its OpenMP pool
     from rocmkit.atomic import check_writable_dir
     from rocmkit.cli.console import make_console
+    from rocmkit.platform import Platform
 
+    # Bad suites, flags and overrides fail here in a fraction of a second, before torch loads; the
+    # real config is sized once the device is known.
+    _config(args, Platform(backend="cpu", torch_version=None))
     is_writer = int(os.environ.get("RANK", "0")) == 0  # under torchrun only rank 0 reports
     out = Path(args.out) if args.out else default_out_dir()
     created = not out.exists()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -106,17 +105,12 @@ def _add_memory(commands: argparse._SubParsersAction) -> None:
 
 
 def _missing_subcommand(args: argparse.Namespace) -> int:
-    raise UserError("rocmkit profile needs a subcommand: train, infer or memory (see --help)")
-
-
-def _quiet_kineto() -> None:
-    # Kineto logs "gpuGetDeviceCount failed" at ERROR level on every CPU-only run; a user who
-    # wants its logs back sets KINETO_LOG_LEVEL themselves.
-    os.environ.setdefault("KINETO_LOG_LEVEL", "5")
+    raise UserError(
+        "profile needs a subcommand: train, infer or memory (see rocmkit profile --help)"
+    )
 
 
 def _schedule(args: argparse.Namespace) -> Any:
-    _quiet_kineto()
     from rocmkit.profile.trace import ProfileSchedule
 
     if args.top < 1:
@@ -132,7 +126,7 @@ def run_train(args: argparse.Namespace) -> int:
     from rocmkit.train import load_train_config
 
     if not args.preset and not args.config:
-        raise UserError("rocmkit profile train needs --preset NAME or --config FILE")
+        raise UserError("profile train needs --preset NAME or --config FILE")
     schedule = _schedule(args)
     overrides = parse_overrides(getattr(args, "overrides", None) or [])
     if overrides.pop("train.steps", None) is not None:
