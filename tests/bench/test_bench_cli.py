@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-TINY_GEMM = ["--gemm.sizes", "32", "--gemm.dtypes", "fp32", "--gemm.timing.max_samples", "3"]
+TINY_GEMM = ["--gemm.dtypes", "fp32", "--gemm.timing.max_samples", "3", "--gemm.sizes", "32"]
 
 
 def _env() -> dict[str, str]:
@@ -67,3 +67,49 @@ def test_ctrl_c_keeps_the_finished_suites_and_marks_the_run_partial(tmp_path):
     assert "partial run: interrupted" in (out / "report.md").read_text()
     assert "partial run: interrupted" in stdout and "finished suites saved" in stderr
     assert (out / "result.json").stat().st_mode & 0o777 == 0o640
+
+
+def _run_on_a_terminal(argv: list[str], cwd: Path) -> tuple[int, str]:
+    """Run with stdout and stderr on a pseudo-terminal, as in an interactive shell."""
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(argv, stdout=follower, stderr=follower, env=_env(), cwd=cwd)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(leader)
+    return proc.wait(timeout=120), b"".join(chunks).decode(errors="replace")
+
+
+def test_progress_bar_on_a_terminal_plain_lines_in_logs_nothing_under_json(tmp_path):
+    argv = [sys.executable, "-m", "rocmkit", "bench", "--device", "cpu", "--no-power"]
+    argv += ["--suite", "gemm", *TINY_GEMM, "--gemm.sizes", "32,48"]
+    code, screen = _run_on_a_terminal([*argv, "--out", str(tmp_path / "tty")], tmp_path)
+    assert code == 0 and "gemm (1/1)" in screen and "ETA" in screen and "2/2" in screen
+    logged = subprocess.run(
+        [*argv, "--out", str(tmp_path / "log")],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert "running gemm (1/1)..." in logged.stderr and "ETA" not in logged.stderr
+    quiet = subprocess.run(
+        [*argv, "--out", str(tmp_path / "json"), "--json"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    assert json.loads(quiet.stdout)["kind"] == "bench"

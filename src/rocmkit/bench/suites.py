@@ -18,6 +18,7 @@ from rocmkit.bench.bandwidth import BandwidthConfig, run_bandwidth
 from rocmkit.bench.collectives import TORCHRUN_HINT, CollectivesConfig, run_collectives
 from rocmkit.bench.gemm import GemmConfig, run_gemm
 from rocmkit.bench.power import PowerSampler, average_watts, platform_power_reader
+from rocmkit.bench.ticks import listening
 from rocmkit.bench.timing import TimingConfig
 from rocmkit.bench.train_precision import (
     TrainPrecisionConfig,
@@ -288,10 +289,14 @@ def run_bench(
     platform: Platform,
     *,
     power_reader: Callable[[], float | None] | None = None,
-    on_suite: Callable[[str], None] | None = None,
+    on_suite: Callable[[str, int], None] | None = None,
     on_note: Callable[[str], None] | None = None,
+    on_figure: Callable[[], None] | None = None,
 ) -> RunResult:
     """Run the configured suites on `platform` and return one RunResult.
+
+    `on_suite(name, num_figures)` is called as each suite starts and `on_figure()` as each of its
+    figures (or training runs) is done: enough for a progress bar with an ETA per suite.
 
     Ctrl-C (KeyboardInterrupt) stops at once: the suites that finished are returned, and the
     result says `partial` and which suite was interrupted.
@@ -315,8 +320,9 @@ def run_bench(
             interrupted = name
             load[name] = _prepare_cpu(config, platform, on_note)
             if on_suite is not None:
-                on_suite(name)
-            measurements.extend(_run_suite(get_suite(name), config, platform, reader))
+                on_suite(name, num_figures(name, config, platform))
+            with listening(on_figure):
+                measurements.extend(_run_suite(get_suite(name), config, platform, reader))
             interrupted = None
     except KeyboardInterrupt:
         if on_note is not None:
@@ -338,6 +344,22 @@ def run_bench(
     if interrupted is not None:
         result.partial = f"interrupted (Ctrl-C) during the {interrupted} suite"
     return result
+
+
+def num_figures(name: str, config: BenchConfig, platform: Platform) -> int:
+    """How many timed figures (training runs for train-precision) a sized suite will produce."""
+    if name == "gemm" and config.gemm is not None:
+        return len(config.gemm.sizes) * len(config.gemm.dtypes)
+    if name == "bandwidth" and config.bandwidth is not None:
+        ops = [o for o in config.bandwidth.ops if platform.gpu_available or o in ("copy", "triad")]
+        return len(ops) * len(config.bandwidth.sizes_mib)
+    if name == "attention" and config.attention is not None:
+        return 2 * len(config.attention.backends) * len(config.attention.dtypes)
+    if name == "collectives" and config.collectives is not None:
+        return len(config.collectives.ops) * len(config.collectives.sizes_bytes)
+    if name == "train-precision" and config.train_precision is not None:
+        return len(config.train_precision.models) * len(config.train_precision.dtypes)
+    return 0  # a registered suite of someone else's: progress shows only its start
 
 
 def _no_sensor(reader_name: str) -> Measurement:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rocmkit.bench.noise import Noise, num_cpus, other_cores, own_cores, snapshot
+from rocmkit.bench.ticks import tick
 from rocmkit.errors import UserError
 
 # Last-level cache per GPU arch, in MiB, for sizing the flush buffer. torch reports only the L2
@@ -213,9 +214,11 @@ def measure(fn: Callable[[], Any], config: TimingConfig, device: Any = "cpu") ->
     more and the steadier (else the faster) of the two attempts is kept, flagged if still unsteady."""
     first = _measure_once(fn, config, device)
     if not first.noise:
+        tick()
         return first
     second = _measure_once(fn, config, device)
     best = second if not second.noise or second.median <= first.median else first
+    tick()
     return dataclasses.replace(best, first_noise=first.noise)
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocmkit.bench.power import PowerSampler, per_unit, units_per_joule
+from rocmkit.bench.ticks import tick
 from rocmkit.errors import UserError
 from rocmkit.platform import Platform
 from rocmkit.results import Measurement
@@ -167,9 +168,11 @@ def run_train_precision(
             name = f"{preset} {dtype}"
             try:
                 run = _train_checked(preset, dtype, config, platform, sampler)
+                tick()
             except TrainUnavailable:
                 raise
             except (RuntimeError, UserError, NotImplementedError) as exc:
+                tick()
                 reason = f"{dtype} training failed here: {str(exc).splitlines()[0][:160]}"
                 results.append(
                     Measurement(

@@ -163,20 +163,32 @@ def _measure(args: argparse.Namespace, out: Path, is_writer: bool) -> tuple[RunR
     """Detect the platform, build the config and run the suites (under the memory monitor)."""
     from rocmkit.bench import run_bench
     from rocmkit.bench.suites import on_device
-    from rocmkit.cli.console import make_console
+    from rocmkit.cli.console import make_console, progress
     from rocmkit.platform import detect
 
     platform = on_device(detect(), args.device)
     config = _config(args, platform)
-    console = make_console(stderr=True, quiet=args.json or not is_writer)
+    quiet = args.json or not is_writer
+    console = make_console(stderr=True, quiet=quiet)
     monitoring = bool(getattr(args, "monitor_memory", False)) and is_writer
     with contextlib.ExitStack() as stack:
         monitor = stack.enter_context(_memory_monitor(out, platform)) if monitoring else None
+        bar = stack.enter_context(progress("bench", total=None, enabled=not quiet))
+        say = bar.print if bar.live else console.print
+        started = iter(range(1, len(config.suites) + 1))
+
+        def on_suite(name: str, num_figures: int) -> None:
+            label = f"{name} ({next(started)}/{len(config.suites)})"
+            bar.stage(label, total=num_figures or None)
+            if not bar.live:  # logs and CI get one line per suite instead of a bar
+                say(f"[bold]running {label}...[/bold]")
+
         result = run_bench(
             config,
             platform,
-            on_suite=lambda name: console.print(f"[bold]running {name}...[/bold]"),
-            on_note=lambda text: console.print(f"[yellow]note:[/yellow] {text}"),
+            on_suite=on_suite,
+            on_note=lambda text: say(f"[yellow]note:[/yellow] {text}"),
+            on_figure=bar.advance,
         )
     return result, monitor
 

@@ -139,14 +139,18 @@ def run_train(args: argparse.Namespace) -> int:
     platform = detect()
     if config.train.device == "cpu":  # the profile follows the config's device, as train does
         platform = dataclasses.replace(platform, gpu_available=False)
-    profile = profile_training(
-        config,
-        out_dir=out,
-        schedule=schedule,
-        platform=platform,
-        monitor_memory=args.monitor_memory,
-        top_k=args.top,
-    )
+    from rocmkit.cli.console import progress
+
+    with progress("profile train", total=schedule.num_steps, enabled=not args.json) as bar:
+        profile = profile_training(
+            config,
+            out_dir=out,
+            schedule=schedule,
+            platform=platform,
+            monitor_memory=args.monitor_memory,
+            top_k=args.top,
+            on_step=lambda metrics: bar.advance(info=f"step {metrics.step}"),
+        )
     name = args.preset or Path(args.config).stem
     _save_result("profile-train", name, profile.summary, config_dict(config), platform, out)
     if args.json:
