@@ -127,7 +127,10 @@ def test_quick_suite_end_to_end_on_cpu(tmp_path, capsys):
     assert precision[("fp32", "speedup_vs_fp32")]["value"] == pytest.approx(1.0)
     assert precision[("bf16", "throughput")]["value"] > 0
     assert data["config"]["train_precision"]["overrides"]["gpt-tiny"]["model"]["seq_len"] == "16"
-    assert (out / "report.md").read_text().startswith("# rocmkit bench")
+    report = (out / "report.md").read_text()
+    assert report.startswith("# rocmkit bench")
+    assert "peak memory, tensors (MiB)" in report and "speed-up vs fp32" in report
+    assert "| gpt-tiny fp32 |" in report and "1.00x" in report
     assert "<img" in (out / "report.html").read_text()
 
 
@@ -151,7 +154,7 @@ def test_monitor_memory_saves_the_timeline_and_reports_the_peak(tmp_path, capsys
     (memory,) = [m for m in data["measurements"] if m["suite"] == "memory"]
     assert memory["metric"] == "peak_rss" and memory["unit"] == "MiB"
     assert memory["value"] == pytest.approx(timeline["peak_allocated_bytes"] / 2**20)
-    assert "peak_rss" in (out / "report.md").read_text()
+    assert "peak memory, process RSS (MiB)" in (out / "report.md").read_text()
 
 
 @pytest.mark.parametrize(

@@ -260,7 +260,7 @@ def _render_summary(summary: Any, hints: list[Any], *, title: str) -> None:
     for column in ("name", "category", "ms/step", "calls/step"):
         top.add_column(column, overflow="fold")
     for op in summary.top_ops:
-        top.add_row(op.name, op.category, f"{op.self_time_us / 1e3:.3f}", str(op.count))
+        top.add_row(op.short_name, op.category, f"{op.self_time_us / 1e3:.3f}", str(op.count))
     console.print(top)
     _render_hints(console, hints)
 

@@ -17,7 +17,7 @@ from rocmkit.report.layouts import LAYOUTS
 from rocmkit.report.tables import (
     NOISY_MARK,
     Table,
-    format_value,
+    format_cell,
     is_noisy,
     metric_header,
     noise_notes,
@@ -83,7 +83,7 @@ def _suite_table(suite: str, runs: Sequence[RunResult], labels: list[str]) -> Ta
             if all(m is None for m in found):
                 continue
             cells = [
-                "-" if m is None else format_value(m.value) + (NOISY_MARK if is_noisy(m) else "")
+                "-" if m is None else format_cell(m) + (NOISY_MARK if is_noisy(m) else "")
                 for m in found
             ]
             ratios = [ratio_cell(found, i) for i in range(1, len(found))]
@@ -121,7 +121,7 @@ def comparability_notes(runs: Sequence[RunResult], labels: list[str]) -> list[st
             units_a = {(m.metric, m.unit) for m in base.measurements if m.suite == suite}
             units_b = {(m.metric, m.unit) for m in run.measurements if m.suite == suite}
             if units_a != units_b:
-                only = sorted(f"{metric} ({unit})" for metric, unit in units_a ^ units_b)
+                only = sorted(metric_header(metric, unit) for metric, unit in units_a ^ units_b)
                 notes.append(
                     f"not comparable: {suite} has different metrics/units in {labels[0]} and "
                     f"{label}: {', '.join(only)}"

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from rocmkit.errors import UserError
 from rocmkit.report.compare import compare_runs, unique_labels
 from rocmkit.report.layouts import suite_table
-from rocmkit.report.tables import Table, environment_summary, suites_in
+from rocmkit.report.summary import environment_summary
+from rocmkit.report.tables import Table, suite_title, suites_in
 from rocmkit.results import RunResult
 
 
@@ -35,7 +36,11 @@ def build_document(runs: Sequence[RunResult]) -> ReportDocument:
     ]
     if len(runs) == 1:
         run = runs[0]
-        tables = [suite_table(run, suite) for suite in suites_in(run.measurements)]
+        suites = suites_in(run.measurements)
+        empty = [s for s in suites if all(m.value is None for m in run.select(suite=s))]
+        tables = [suite_table(run, suite) for suite in suites if suite not in empty]
+        # a table of nothing but n/a is a note, not a section
+        partial += [f"{suite_title(s)}: not measured ({_reasons(run, s)})" for s in empty]
         return ReportDocument(
             title=f"rocmkit {run.kind}: {labels[0]}",
             labels=labels,
@@ -51,3 +56,10 @@ def build_document(runs: Sequence[RunResult]) -> ReportDocument:
         tables=comparison.tables,
         notes=partial + comparison.notes,
     )
+
+
+def _reasons(run: RunResult, suite: str) -> str:
+    found = dict.fromkeys(
+        str(m.extra.get("skipped") or "no value") for m in run.select(suite=suite)
+    )
+    return "; ".join(found)
