@@ -79,7 +79,7 @@ QUIET_TRAIN = {
 GPU_MEMORY_SOURCE = "torch.cuda.max_memory_allocated over the run"
 CPU_MEMORY_SOURCE = "torch MemTracker, all tensors over one training step (after a warm-up step)"
 FP16_NO_STATE_NOTE = (
-    "n/a: the fp16 loss scaler skipped the warm-up step, so AdamW had no state yet "
+    "the fp16 loss scaler skipped the warm-up step, so AdamW had no state yet "
     "and the step's peak would not be comparable"
 )
 
