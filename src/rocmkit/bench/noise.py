@@ -15,7 +15,9 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 # The figure is the median, so a few preempted samples (a huge CV, e.g. 190% over 50 samples of
 # 0.3 ms) do not move it; what makes a median unsteady is a wide middle half of the samples. CV still
@@ -140,3 +142,32 @@ def own_cores(start: CpuSnapshot, end: CpuSnapshot) -> float | None:
     """Average number of cores this process used between two snapshots."""
     wall = end.wall_s - start.wall_s
     return (end.own_s - start.own_s) / wall if wall > 0 else None
+
+
+def prepare_cpu(
+    threads: int | None, *, on_cpu: bool, on_note: Callable[[str], None] | None = None
+) -> dict[str, Any]:
+    """Look at the machine's load before a suite; on CPU, use as many torch threads as cores are
+    free (`threads` or OMP_NUM_THREADS win). Returns what it saw and chose, for result.json."""
+    import torch
+
+    free, used = measure_free_cores()
+    record: dict[str, Any] = {
+        "loadavg_1m": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+        "other_cores_before": round(used, 2),
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "default (spin)"),
+    }
+    if not on_cpu:
+        return record
+    cpus = num_cpus()
+    if threads is not None:
+        why = "bench.threads"
+    elif os.environ.get("OMP_NUM_THREADS"):
+        threads, why = torch.get_num_threads(), "OMP_NUM_THREADS"
+    else:
+        threads, why = threads_for(free, cpus), f"{free:.1f} of {cpus} cores free"
+    torch.set_num_threads(threads)
+    record.update(threads=threads, threads_reason=why)
+    if on_note is not None and used >= CONTENTION_CORES:
+        on_note(f"other processes are using {used:.1f} of {cpus} cores: {threads} torch thread(s)")
+    return record

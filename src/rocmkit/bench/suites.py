@@ -17,8 +17,9 @@ from rocmkit.bench.attention import AttentionConfig, run_attention
 from rocmkit.bench.bandwidth import BandwidthConfig, run_bandwidth
 from rocmkit.bench.collectives import TORCHRUN_HINT, CollectivesConfig, run_collectives
 from rocmkit.bench.gemm import GemmConfig, run_gemm
+from rocmkit.bench.noise import prepare_cpu
 from rocmkit.bench.power import PowerSampler, average_watts, platform_power_reader
-from rocmkit.bench.ticks import listening
+from rocmkit.bench.ticks import listening, num_figures
 from rocmkit.bench.timing import TimingConfig
 from rocmkit.bench.train_precision import (
     TrainPrecisionConfig,
@@ -318,7 +319,9 @@ def run_bench(
     try:
         for name in config.suites:
             interrupted = name
-            load[name] = _prepare_cpu(config, platform, on_note)
+            load[name] = prepare_cpu(
+                config.threads, on_cpu=not platform.gpu_available, on_note=on_note
+            )
             if on_suite is not None:
                 on_suite(name, num_figures(name, config, platform))
             with listening(on_figure):
@@ -346,22 +349,6 @@ def run_bench(
     return result
 
 
-def num_figures(name: str, config: BenchConfig, platform: Platform) -> int:
-    """How many timed figures (training runs for train-precision) a sized suite will produce."""
-    if name == "gemm" and config.gemm is not None:
-        return len(config.gemm.sizes) * len(config.gemm.dtypes)
-    if name == "bandwidth" and config.bandwidth is not None:
-        ops = [o for o in config.bandwidth.ops if platform.gpu_available or o in ("copy", "triad")]
-        return len(ops) * len(config.bandwidth.sizes_mib)
-    if name == "attention" and config.attention is not None:
-        return 2 * len(config.attention.backends) * len(config.attention.dtypes)
-    if name == "collectives" and config.collectives is not None:
-        return len(config.collectives.ops) * len(config.collectives.sizes_bytes)
-    if name == "train-precision" and config.train_precision is not None:
-        return len(config.train_precision.models) * len(config.train_precision.dtypes)
-    return 0  # a registered suite of someone else's: progress shows only its start
-
-
 def _no_sensor(reader_name: str) -> Measurement:
     return Measurement(
         suite="power",
@@ -371,36 +358,6 @@ def _no_sensor(reader_name: str) -> Measurement:
         unit="W",
         extra={"skipped": reader_name},
     )
-
-
-def _prepare_cpu(
-    config: BenchConfig, platform: Platform, on_note: Callable[[str], None] | None
-) -> dict[str, Any]:
-    """Look at the machine's load before a suite; on CPU, use as many threads as cores are free."""
-    import torch
-
-    from rocmkit.bench.noise import measure_free_cores, num_cpus, threads_for
-
-    free, used = measure_free_cores()
-    record: dict[str, Any] = {
-        "loadavg_1m": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
-        "other_cores_before": round(used, 2),
-        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "default (spin)"),
-    }
-    if platform.gpu_available:
-        return record
-    cpus = num_cpus()
-    if config.threads is not None:
-        threads, why = config.threads, "bench.threads"
-    elif os.environ.get("OMP_NUM_THREADS"):
-        threads, why = torch.get_num_threads(), "OMP_NUM_THREADS"
-    else:
-        threads, why = threads_for(free, cpus), f"{free:.1f} of {cpus} cores free"
-    torch.set_num_threads(threads)
-    record.update(threads=threads, threads_reason=why)
-    if on_note is not None and used >= 0.5:
-        on_note(f"other processes are using {used:.1f} of {cpus} cores: {threads} torch thread(s)")
-    return record
 
 
 def _check_launch(config: BenchConfig) -> None:
