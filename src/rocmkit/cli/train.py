@@ -70,12 +70,15 @@ def run(args: argparse.Namespace) -> int:
             f"{', '.join(available_presets())}); try: rocmkit train --preset gpt-tiny"
         )
     from rocmkit.config import parse_overrides
-    from rocmkit.platform import detect
-    from rocmkit.train import load_train_config, train
+    from rocmkit.train import load_train_config
 
     overrides: dict[str, Any] = _shortcut_overrides(args)
     overrides.update(parse_overrides(extra))
     config = load_train_config(preset=args.preset, path=args.config, overrides=overrides)
+    # torch is imported from here on: a bad config was answered before (well under a second).
+    from rocmkit.platform import detect
+    from rocmkit.train import train
+
     is_main = os.environ.get("RANK", "0") == "0"
     platform = detect()
     monitoring = bool(getattr(args, "monitor_memory", False)) and is_main
@@ -138,12 +141,13 @@ def _shortcut_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def _export(tokens: list[str]) -> int:
     from rocmkit.cli.main import _Parser
-    from rocmkit.train import export_checkpoint
 
     parser = _Parser(prog="rocmkit train export", description="export checkpoint weights")
     parser.add_argument("checkpoint", help="a checkpoint directory or a checkpoints directory")
     parser.add_argument("out", help="OUT.safetensors or OUT.pt")
     ns = parser.parse_args(tokens)
+    from rocmkit.train import export_checkpoint  # torch: only once the arguments are good
+
     target = export_checkpoint(ns.checkpoint, ns.out)
     print(f"wrote {target}")
     return 0

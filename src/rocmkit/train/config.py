@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from rocmkit.config import load_config, load_toml, merge_dotted
 from rocmkit.errors import UserError, warn_once
-from rocmkit.train.data import DataConfig
+from rocmkit.train.data_config import DataConfig
 from rocmkit.train.models import ModelConfig
 
 PRESET_PACKAGE = "rocmkit.train.presets"

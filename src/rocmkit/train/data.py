@@ -23,7 +23,6 @@ import struct
 import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,6 +30,7 @@ import numpy as np
 import torch
 
 from rocmkit.errors import UserError, require_extra, warn_once
+from rocmkit.train.data_config import DataConfig
 from rocmkit.train.models import ModelConfig, resolved_vocab_size
 
 __all__ = ["DataConfig", "DataSource", "build_data", "global_sample_index"]
@@ -43,37 +43,6 @@ _NOISE_FRACTION = 0.1
 _PROTOTYPE_PIXELS = 8
 _IMAGENET_MEAN = (0.485, 0.456, 0.406)
 _IMAGENET_STD = (0.229, 0.224, 0.225)
-
-
-@dataclass(kw_only=True)
-class DataConfig:
-    """The [data] section of a train config."""
-
-    kind: Literal["synthetic", "text", "images"] = field(
-        default="synthetic", metadata={"help": "synthetic | text (a file) | images (a folder)"}
-    )
-    path: str | None = field(
-        default=None, metadata={"help": "text file, or image folder with one subfolder per class"}
-    )
-    tokenizer: str | None = field(
-        default=None, metadata={"help": "text: 'bytes' (default) or a local HF tokenizer directory"}
-    )
-    cache_dir: str | None = field(
-        default=None, metadata={"help": "text: where the tokenized file goes (default: beside it)"}
-    )
-    seed: int = field(default=0, metadata={"help": "seed of synthetic data and epoch shuffling"})
-
-    def __post_init__(self) -> None:
-        if self.kind not in ("synthetic", "text", "images"):
-            raise UserError(f"data.kind must be synthetic, text or images (got {self.kind!r})")
-        if self.kind != "synthetic" and not self.path:
-            raise UserError(f"data.kind = '{self.kind}' needs data.path")
-        if self.seed < 0:
-            raise UserError(f"data.seed must be zero or positive (got {self.seed})")
-        if self.kind == "synthetic" and self.path:
-            warn_once("data.path has no effect with data.kind = 'synthetic'")
-        if self.kind != "text" and (self.tokenizer or self.cache_dir):
-            warn_once("data.tokenizer and data.cache_dir only apply to data.kind = 'text'")
 
 
 def global_sample_index(
