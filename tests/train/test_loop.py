@@ -142,7 +142,9 @@ def test_memory_savers_do_not_change_the_result(tmp_path: Path, memory_saver):
     saver = _train(tmp_path / "saver", **common, **memory_saver)
     assert saver.losses == pytest.approx(plain.losses, rel=1e-5)
     a, b = checkpoint_weights(plain.checkpoint), checkpoint_weights(saver.checkpoint)
-    assert max((a[k] - b[k]).abs().max().item() for k in a) < 1e-5
+    # Compiled, the loss's log-softmax is fused: gradients differ at rounding level, and AdamW's
+    # normalised update (lr 3e-3 here) turns that into weight differences of a small part of lr.
+    assert max((a[k] - b[k]).abs().max().item() for k in a) < 1e-4
 
 
 def test_mfu_uses_the_hardware_facts_peak_and_never_guesses():
