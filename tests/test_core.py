@@ -152,3 +152,70 @@ def test_piped_output_is_not_wrapped_at_80_columns(monkeypatch):
     assert console.width == PIPE_WIDTH  # pytest's captured stdout is not a terminal
     monkeypatch.setenv("COLUMNS", "90")
     assert make_console().width == 90
+
+
+@pytest.mark.parametrize("umask, expected", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_atomic_writes_respect_the_umask(tmp_path, umask, expected):
+    old = os.umask(umask)
+    try:
+        atomic_write_text(tmp_path / "result.json", "{}")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "result.json").stat().st_mode & 0o777 == expected
+
+
+def test_atomic_rewrite_keeps_the_mode_of_the_file_it_replaces(tmp_path):
+    target = tmp_path / "shared.md"
+    target.write_text("old")
+    target.chmod(0o664)
+    atomic_write_text(target, "new")
+    assert target.read_text() == "new" and target.stat().st_mode & 0o777 == 0o664
+
+
+def _rocmkit(*argv: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], float]:
+    import time
+
+    env = {**os.environ, "PYTHONPATH": str(Path(rocmkit.__file__).parent.parent)}
+    start = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "rocmkit", *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
+    return done, time.monotonic() - start
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["train", "--config", "missing.toml"], "config file not found: missing.toml"),
+        (["profile", "train", "--config", "missing.toml"], "config file not found: missing.toml"),
+        (["bench", "--gemm.dtypes", "fp7"], "gemm dtype 'fp7' is unknown"),
+        (["bench", "--suite", "gemmm"], "unknown bench suite 'gemmm'"),
+    ],
+)
+def test_first_mistakes_are_answered_before_torch_loads(tmp_path, argv, message):
+    done, elapsed = _rocmkit(*argv, cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.startswith(f"rocmkit: error: {message}")
+    assert done.stderr.count("\n") == 1
+    assert elapsed < 1.5  # importing torch alone takes 3-5 s on the 2-core dev machine
+    assert list(tmp_path.iterdir()) == []  # no run directory left behind
+
+
+def test_one_error_prefix_for_argument_mistakes(tmp_path):
+    done, _ = _rocmkit("train", "--steps", "x", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith("rocmkit: error: argument --steps: invalid int value")
+    assert done.stderr.count("rocmkit") == 2  # the prefix and the `rocmkit train --help` hint
+    done, _ = _rocmkit("profile", cwd=tmp_path)
+    assert done.stderr.startswith("rocmkit: error: profile needs a subcommand")
+
+
+def test_train_export_help_is_exports_help(tmp_path):
+    done, _ = _rocmkit("train", "export", "--help", cwd=tmp_path)
+    assert done.returncode == 0
+    assert done.stdout.startswith("usage: rocmkit train export")
+    assert "checkpoint" in done.stdout and "--preset" not in done.stdout

@@ -43,6 +43,7 @@ class RunResult:
     config: dict[str, Any]
     measurements: list[Measurement] = field(default_factory=list)
     label: str | None = None
+    partial: str | None = None  # why the run stopped early (e.g. Ctrl-C); None when it finished
     created_at: str = field(
         default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     )
@@ -119,6 +120,7 @@ def result_from_dict(data: Any, *, source: str = "result") -> RunResult:
             config=dict(data["config"]),
             measurements=measurements,
             label=data.get("label"),
+            partial=data.get("partial"),
             created_at=str(data["created_at"]),
             rocmkit_version=str(data["rocmkit_version"]),
             schema_version=version,

@@ -70,6 +70,8 @@ def test_collectives_under_torchrun_on_gloo(tmp_path):
         "bench",
         "--suite",
         "collectives",
+        "--device",
+        "cpu",  # gloo on the CPU, also on a machine with GPUs
         "--out",
         str(out),
         "--json",

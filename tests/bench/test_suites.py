@@ -27,6 +27,7 @@ CPU = Platform(
     cpu=CpuInfo(model="test cpu", num_physical_cores=2, num_logical_cores=2, flags=("avx2", "fma")),
 )
 TINY = [
+    *("--device", "cpu"),  # these test CPU behaviour, also on a machine with a GPU
     *("--gemm.sizes", "32", "--gemm.timing.max_samples", "3"),
     *("--bandwidth.sizes_mib", "1", "--bandwidth.timing.max_samples", "3"),
     *("--train_precision.models", "gpt-tiny", "--train_precision.steps", "2"),
@@ -126,12 +127,16 @@ def test_quick_suite_end_to_end_on_cpu(tmp_path, capsys):
     assert precision[("fp32", "speedup_vs_fp32")]["value"] == pytest.approx(1.0)
     assert precision[("bf16", "throughput")]["value"] > 0
     assert data["config"]["train_precision"]["overrides"]["gpt-tiny"]["model"]["seq_len"] == "16"
-    assert (out / "report.md").read_text().startswith("# rocmkit bench")
+    report = (out / "report.md").read_text()
+    assert report.startswith("# rocmkit bench")
+    assert "peak memory, tensors (MiB)" in report and "speed-up vs fp32" in report
+    assert "| gpt-tiny fp32 |" in report and "1.00x" in report
     assert "<img" in (out / "report.html").read_text()
 
 
 def test_json_flag_prints_the_result(tmp_path, capsys):
     argv = ["bench", "--suite", "gemm", "--json", "--out", str(tmp_path), "--gemm.sizes", "16"]
+    argv += ["--device", "cpu"]
     assert main([*argv, "--gemm.timing.max_samples", "3"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert {m["suite"] for m in data["measurements"]} == {"gemm", "power"}
@@ -140,6 +145,7 @@ def test_json_flag_prints_the_result(tmp_path, capsys):
 def test_monitor_memory_saves_the_timeline_and_reports_the_peak(tmp_path, capsys):
     out = tmp_path / "run"
     argv = ["bench", "--suite", "gemm", "--out", str(out), "--gemm.sizes", "16", "--no-power"]
+    argv += ["--device", "cpu"]
     assert main([*argv, "--gemm.timing.max_samples", "3", "--monitor-memory"]) == 0
     assert "memory peak" in capsys.readouterr().out
     timeline = json.loads((out / "memory.json").read_text())
@@ -148,7 +154,7 @@ def test_monitor_memory_saves_the_timeline_and_reports_the_peak(tmp_path, capsys
     (memory,) = [m for m in data["measurements"] if m["suite"] == "memory"]
     assert memory["metric"] == "peak_rss" and memory["unit"] == "MiB"
     assert memory["value"] == pytest.approx(timeline["peak_allocated_bytes"] / 2**20)
-    assert "peak_rss" in (out / "report.md").read_text()
+    assert "peak memory, process RSS (MiB)" in (out / "report.md").read_text()
 
 
 @pytest.mark.parametrize(

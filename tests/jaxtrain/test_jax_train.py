@@ -20,7 +20,11 @@ from rocmkit.results import load_result  # noqa: E402
 
 
 def test_loss_decreases_and_result_json_matches_the_torch_format(tmp_path):
-    result = train(small_config(tmp_path / "run", train__steps=12, precision__dtype="bf16"))
+    result = train(
+        small_config(
+            tmp_path / "run", train__steps=12, precision__dtype="bf16", logging__log_every=1
+        )
+    )
     assert result.steps_done == 12
     assert np.mean(result.losses[-3:]) < result.losses[0] - 0.3
     saved = load_result(tmp_path / "run")

@@ -37,6 +37,7 @@ def test_memory_measure_agrees_and_draws_the_chart(tmp_path, capsys):
     chart = tmp_path / "charts" / "memory.png"
     argv = ["profile", "memory", "--preset", "gpt-tiny", "--precision", "bf16"]
     argv += ["--activation-checkpointing", "--measure", "--plot", str(chart), "--json"]
+    argv += ["--device", "cpu"]
     assert main(argv) == 0
     rows = _json_out(capsys)["measured"]["rows"]
     assert abs(rows["activations"]["error"]) < 0.10
@@ -55,7 +56,7 @@ def test_memory_from_explicit_shape_renders_a_table(capsys):
 def test_profile_train_writes_trace_result_and_summary(tmp_path, capsys):
     out = tmp_path / "run"
     argv = ["profile", "train", "--preset", "gpt-tiny", "--out", str(out), "--active", "2"]
-    argv += ["--json", "--train.micro_batch", "2"]
+    argv += ["--json", "--train.micro_batch", "2", "--train.device", "cpu"]
     assert main(argv) == 0
     summary = _json_out(capsys)
     assert summary["num_steps"] == 2 and summary["timeline"] == "host"
@@ -70,7 +71,7 @@ def test_profile_train_reports_the_data_loading_share(tmp_path, capsys):
     # The train loop names its batch fetch while a profiler records; the summary counts it.
     out = tmp_path / "run"
     argv = ["profile", "train", "--preset", "gpt-tiny", "--out", str(out), "--active", "2"]
-    argv += ["--json", "--train.micro_batch", "2"]
+    argv += ["--json", "--train.micro_batch", "2", "--train.device", "cpu"]
     assert main(argv) == 0
     summary = _json_out(capsys)
     assert summary["data_time_us"] > 0
@@ -150,6 +151,7 @@ def test_python_dash_m_entry_point(tmp_path):
 
 def test_profile_train_hints_at_math_attention_only_when_it_ran(tmp_path, capsys):
     base = ["profile", "train", "--preset", "gpt-tiny", "--active", "1", "--json"]
+    base += ["--train.device", "cpu"]  # the CPU's SDPA math fallback is what this tests
     # Attention dropout sends CPU SDPA to its math kernel: real evidence for the rule.
     assert main([*base, "--out", str(tmp_path / "a"), "--model.dropout", "0.1"]) == 0
     rules = {h["rule"]: h for h in _json_out(capsys)["hints"]}
@@ -166,3 +168,14 @@ def test_train_steps_override_is_ignored_with_a_warning(tmp_path, capsys):
     with pytest.warns(RocmkitWarning, match="train.steps"):
         assert main(argv) == 0
     assert _json_out(capsys)["num_steps"] == 1
+
+
+def test_profiler_chatter_is_silent_unless_debug(tmp_path):
+    argv = [sys.executable, "-m", "rocmkit", "profile", "train", "--preset", "gpt-tiny"]
+    argv += ["--active", "1", "--json", "--train.device", "cpu", "--out", str(tmp_path / "run")]
+    env = {**os.environ, "PYTHONPATH": SRC, "OMP_NUM_THREADS": "1"}
+    env.pop("KINETO_LOG_LEVEL", None)
+    quiet = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    loud = subprocess.run([*argv, "--debug"], env=env, capture_output=True, text=True, timeout=120)
+    assert loud.returncode == 0 and "profiler_start" in loud.stderr  # kineto's own log lines

@@ -197,3 +197,50 @@ def test_data_loading_annotations_are_timed_per_step():
     summary = summarize_trace(events)
     assert summary.data_time_us == pytest.approx(600.0)
     assert summarize_trace(events[2:]).data_time_us is None
+
+
+LONG_KERNEL = (
+    "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+    "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)"
+)
+
+
+@pytest.mark.parametrize(
+    "name, short",
+    [
+        (LONG_KERNEL, "at::native::vectorized_elementwise_kernel<…>"),
+        (
+            "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float>"
+            "(float*, float const*, int)",
+            "at::native::(anon)::cunn_SoftMaxForward<…>",
+        ),
+        (
+            "void cutlass::Kernel2<cutlass_80_gemm_bf16>(Params)",
+            "cutlass::Kernel2<cutlass_80_gemm_bf16>",
+        ),
+        ("Memcpy HtoD (Pageable -> Device)", "Memcpy HtoD (Pageable -> Device)"),
+        ("aten::mm", "aten::mm"),
+        ("x" * 200, "x" * 79 + "…"),
+    ],
+)
+def test_kernel_names_are_shortened_as_profilers_show_them(name, short):
+    from rocmkit.profile.summary import short_kernel_name
+
+    assert short_kernel_name(name) == short
+
+
+def test_the_table_shows_the_short_name_and_json_keeps_the_full_one(capsys):
+    import dataclasses
+
+    from rocmkit.cli.profile import _render_summary, _summary_json
+
+    events = _gpu_trace()
+    for event in events:
+        if event["name"].startswith("void at::native"):
+            event["name"] = LONG_KERNEL
+    summary = summarize_trace(events)
+    _render_summary(summary, [], title="profile")
+    table = capsys.readouterr().out
+    assert "vectorized_elementwise_kernel<…>" in table and "CUDAFunctor_add" not in table
+    names = [op["name"] for op in _summary_json(summary, [])["top_ops"]]
+    assert LONG_KERNEL in names and dataclasses.is_dataclass(summary)

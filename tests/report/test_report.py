@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
+import subprocess
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
+import rocmkit as rocmkit_pkg
 from rocmkit.cli.main import main
 from rocmkit.platform import DeviceInfo, Platform
 from rocmkit.report import build_document, compare_runs, render
@@ -61,7 +65,7 @@ def _run(
                     params=params,
                 )
             )
-    for size in (16, 256):
+    for size in (16, 64, 256):  # three sizes: a line chart shows more than a table
         rows.append(
             Measurement(
                 suite="bandwidth",
@@ -94,7 +98,7 @@ def _run(
                 params=params,
             )
         )
-    for size in (1024, 1048576):
+    for size in (1024, 65536, 1048576):
         params = {"op": "all_reduce", "size_bytes": size, "world_size": 8}
         rows.append(
             Measurement(
@@ -158,7 +162,7 @@ def test_two_machines_side_by_side_with_ratios(two_runs, tmp_path, capsys):
     text = out.read_text()
     assert "MI300X / H100" in text
     row = next(
-        line for line in text.splitlines() if line.startswith("| fp16 8192x8192x8192 | tflops")
+        line for line in text.splitlines() if line.startswith("| fp16 8192x8192x8192 | TFLOPS")
     )
     assert "612.3" in row and "467.4" in row and "1.31x" in row  # 612.3 / 467.4
     busbw = next(line for line in text.splitlines() if "all_reduce 1048576 B" in line)
@@ -172,7 +176,7 @@ def test_reversed_order_inverts_the_ratio(two_runs):
 
     comparison = compare_runs([load_result(two_runs[1]), load_result(two_runs[0])])
     gemm = next(t for t in comparison.tables if t.suite == "gemm")
-    row = next(r for r in gemm.rows if r[0] == "fp16 8192x8192x8192" and r[1].startswith("tflops"))
+    row = next(r for r in gemm.rows if r[0] == "fp16 8192x8192x8192" and r[1] == "TFLOPS")
     assert gemm.columns[-1] == "H100 / MI300X" and row[-1] == "0.76x"
 
 
@@ -204,7 +208,7 @@ def test_unknown_suites_render_generically(two_runs):
     doc = build_document([load_result(two_runs[0])])
     infer = next(t for t in doc.tables if t.suite == "my-suite")
     assert infer.title == "my-suite"
-    assert infer.columns == ["name", "ttft_ms (ms)"] and infer.rows == [
+    assert infer.columns == ["name", "ttft (ms)"] and infer.rows == [
         ["llama-tiny batch 4", "20.00"]
     ]
 
@@ -292,4 +296,65 @@ def test_cpu_gflops_against_gpu_tflops_is_flagged():
         if m.metric == "tflops":
             m.metric, m.unit = "gflops", "GFLOPS"
     notes = compare_runs([gpu, cpu]).notes
-    assert any("different metrics/units" in n and "gflops (GFLOPS)" in n for n in notes)
+    assert any("different metrics/units" in n and "GFLOPS" in n for n in notes)
+
+
+def test_the_format_follows_the_file_name_and_a_mismatch_is_refused(two_runs, tmp_path):
+    def rocmkit(*argv: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "PYTHONPATH": str(Path(rocmkit_pkg.__file__).parent.parent)}
+        return subprocess.run(
+            [sys.executable, "-m", "rocmkit", "report", str(two_runs[0]), *argv],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+
+    mismatch = rocmkit("--format", "md", "-o", str(tmp_path / "x.html"))
+    assert mismatch.returncode == 2 and "does not match" in mismatch.stderr
+    assert mismatch.stderr.count("\n") == 1 and not (tmp_path / "x.html").exists()
+    assert rocmkit("-o", str(tmp_path / "x.md")).returncode == 0
+    assert (tmp_path / "x.md").read_text().startswith("# rocmkit bench")
+    assert rocmkit("--format", "html", "-o", str(tmp_path / "x.html")).returncode == 0
+    assert (tmp_path / "x.html").read_text().startswith("<!DOCTYPE html>")
+    unwritable = rocmkit("-o", "/proc/forbidden/x.md")
+    assert unwritable.returncode == 2 and "cannot write the directory of the report file" in (
+        unwritable.stderr
+    )
+    assert rocmkit("-o", str(tmp_path)).returncode == 2  # a directory is not a file name
+
+
+def test_a_cpu_run_reads_without_a_glossary(tmp_path, capsys):
+    out = tmp_path / "cpu"
+    argv = ["bench", "--device", "cpu", "--suite", "gemm,attention", "--out", str(out)]
+    argv += ["--gemm.sizes", "16", "--gemm.dtypes", "fp32", "--gemm.timing.max_samples", "3"]
+    argv += ["--attention.seq_len", "16", "--attention.dtypes", "fp32", "--attention.backends"]
+    argv += ["math", "--attention.timing.max_samples", "3"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    text = (out / "report.md").read_text()
+    assert "| name | GFLOPS | % of peak | samples |" in text  # the unit once, no raw field names
+    assert "gflops (GFLOPS)" not in text and "pct_of_peak" not in text
+    assert "**ran on**: CPU (" in text and "runs on cpu" not in text
+    assert "CUDA 1" not in text and "ROCm" not in text and "ROCM" not in text
+    assert "? torch thread" not in text
+    # attention on a CPU: GFLOPS, with the shapes said once
+    assert "| name | time (ms) | GFLOPS | samples |" in text
+    assert "every row: backend math, dtype fp32, batch 1, heads 4, seq len 16, head dim 64" in text
+    # power: no section with a single n/a row, one line saying why
+    assert "## Power and energy" not in text
+    assert "Power and energy: not measured (no GPU power sensor on a CPU-only run)" in text
+    assert "<img" not in (out / "report.html").read_text()  # one GEMM bar is not a chart
+
+
+def test_a_run_without_thread_facts_shows_no_question_mark():
+    from rocmkit.report.summary import environment_summary
+
+    run = RunResult(
+        kind="infer",
+        environment={"backend": "cpu", "torch_version": "2.9", "cpu": {"model": "EPYC"}},
+        config={},
+    )
+    summary = dict(environment_summary(run))
+    assert summary["cpu"] == "EPYC" and summary["ran on"] == "CPU (EPYC); no GPU used"
+    assert "power sensor" not in summary

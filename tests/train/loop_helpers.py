@@ -68,6 +68,9 @@ def tiny_overrides(run_dir: Path, **extra: Any) -> dict[str, str]:
         "train.micro_batch": 4,
         "train.steps": 20,
         "train.warmup": 2,
+        # These tests are about CPU behaviour: pinned, so that they mean the same on a GPU box.
+        "train.device": "cpu",
+        "logging.log_every": 1,
         "logging.run_dir": str(run_dir),
         **extra,
     }

@@ -54,6 +54,9 @@ def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path: Path, monkeypatch):
         (["train", "--preset", "gpt-tiny", "--micro-batch", "-4"], "must be a positive integer"),
         (["train", "--preset", "gpt-tiny", "--train.lr"], "has no value"),
         (["train", "export", str(tmp_path / "nothing"), str(tmp_path / "x.pt")], "not found"),
+        # No preset and no config: say how to start instead of training a default model.
+        (["train"], "needs --preset NAME or --config FILE (presets: gpt-tiny"),
+        (["train", "--steps", "3"], "try: rocmkit train --preset gpt-tiny"),
     ]
     for argv, message in cases:
         assert message in _one_line_error(capsys, argv)
@@ -100,3 +103,17 @@ def test_without_monitor_memory_no_timeline_is_written(run_dir: Path, capsys):
     assert not (run_dir / "memory.json").exists()
     result = json.loads((run_dir / "result.json").read_text())
     assert all(m["suite"] != "memory" for m in result["measurements"])
+
+
+def test_a_run_says_what_starts_and_estimates_its_length_after_the_first_step(
+    run_dir: Path, capsys
+):
+    overrides = tiny_overrides(run_dir, **{"train.steps": 4, "logging.log_every": 2})
+    code = main(["train", "--preset", "gpt-tiny", *as_flags(overrides)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    lines = captured.err.splitlines()
+    assert lines[0].startswith("rocmkit train: gpt-tiny fp32 on cpu, 4 steps, loss read every 2")
+    assert lines[1].startswith("first step ") and "3 more steps at that pace: at most" in lines[1]
+    printed = [line.split()[1] for line in captured.out.splitlines() if line.startswith("step ")]
+    assert printed == ["2/4", "4/4"]  # one line per log step, not one per step

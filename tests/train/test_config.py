@@ -108,7 +108,11 @@ def test_setups_that_cannot_work_are_refused(monkeypatch, tmp_path: Path):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     config = load_train_config(
         preset="gpt-tiny",
-        overrides={"train.compile": "true", "logging.run_dir": str(tmp_path / "run")},
+        overrides={
+            "train.compile": "true",
+            "train.device": "cpu",  # the CPU's compiler is what this case is about
+            "logging.run_dir": str(tmp_path / "run"),
+        },
     )
     with pytest.raises(UserError, match=r"train\.compile on CPU needs a C\+\+ compiler"):
         train(config)
@@ -116,3 +120,31 @@ def test_setups_that_cannot_work_are_refused(monkeypatch, tmp_path: Path):
     if not torch.cuda.is_available():
         with pytest.raises(UserError, match="torch sees no GPU"):
             train(config)
+
+
+def test_configs_are_read_and_checked_without_importing_torch():
+    """A typo in a config is answered at once: torch (seconds to import) is not loaded for it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from rocmkit.errors import UserError\n"
+        "from rocmkit.train import load_train_config\n"
+        "load_train_config(preset='gpt2-124m', overrides={'train.lr': '1e-4'})\n"
+        "try:\n"
+        "    load_train_config(preset='gpt-tiny', overrides={'train.steps': '-1'})\n"
+        "except UserError:\n"
+        "    pass\n"
+        "print('torch' in sys.modules)\n"
+    )
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": src, "PATH": "/usr/bin:/bin"},
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False"

@@ -25,6 +25,7 @@ SETTINGS = {
     "train.micro_batch": 8,
     "train.steps": STEPS,
     "checkpoint.every": 5,
+    "logging.log_every": 1,  # a metrics line per step, to know when to strike
 }
 
 
@@ -101,14 +102,18 @@ def test_sigkill_during_a_checkpoint_save_then_resume(tmp_path: Path, reference:
     _assert_matches(run_dir, reference)
 
 
-def test_sigterm_saves_a_checkpoint_and_exits_cleanly(tmp_path: Path, reference: Path):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_stop_signal_saves_a_checkpoint_and_exits_cleanly(
+    tmp_path: Path, reference: Path, signum: signal.Signals
+):
     run_dir = tmp_path / "run"
     proc = _start(run_dir)
     _wait_for_step(run_dir, proc, 7)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signum)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
-    assert "stopped by SIGTERM" in err
+    assert f"stopped by {signum.name}" in err
+    assert "--resume auto" in err
     stopped_at = max(_last_losses(run_dir))
     assert stopped_at < STEPS
     latest = (run_dir / "checkpoints" / "latest").read_text().strip()

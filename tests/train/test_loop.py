@@ -135,12 +135,16 @@ def test_fp16_overflow_skips_steps_and_counts_them(run_dir: Path):
     ids=["activation_checkpointing", "compile"],
 )
 def test_memory_savers_do_not_change_the_result(tmp_path: Path, memory_saver):
-    common = {"train.steps": 3, "model.dropout": 0.0}
+    # One loss implementation for both (auto picks chunked in eager, plain when compiled; their
+    # agreement is tested in test_fast_path.py).
+    common = {"train.steps": 3, "model.dropout": 0.0, "model.loss_impl": "plain"}
     plain = _train(tmp_path / "plain", **common)
     saver = _train(tmp_path / "saver", **common, **memory_saver)
     assert saver.losses == pytest.approx(plain.losses, rel=1e-5)
     a, b = checkpoint_weights(plain.checkpoint), checkpoint_weights(saver.checkpoint)
-    assert max((a[k] - b[k]).abs().max().item() for k in a) < 1e-5
+    # Compiled, the loss's log-softmax is fused: gradients differ at rounding level, and AdamW's
+    # normalised update (lr 3e-3 here) turns that into weight differences of a small part of lr.
+    assert max((a[k] - b[k]).abs().max().item() for k in a) < 1e-4
 
 
 def test_mfu_uses_the_hardware_facts_peak_and_never_guesses():
@@ -219,7 +223,9 @@ def test_gpu_run_reports_allocator_memory_and_mfu_when_known(run_dir: Path):
     platform = detect()
     config = load_train_config(
         preset="gpt-tiny",
-        overrides=tiny_overrides(run_dir, **{"precision.dtype": "bf16", "train.steps": 5}),
+        overrides=tiny_overrides(
+            run_dir, **{"precision.dtype": "bf16", "train.steps": 5, "train.device": "cuda"}
+        ),
     )
     seen: list[StepMetrics] = []
     result = train(config, platform=platform, callbacks=[seen.append])

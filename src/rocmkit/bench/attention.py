@@ -84,6 +84,10 @@ def run_attention(config: AttentionConfig, platform: Platform) -> list[Measureme
     """Time each backend x dtype x (fwd, fwd+bwd); unavailable combinations give None + reason."""
     results: list[Measurement] = []
     device = platform.torch_device
+    # a CPU does GFLOPS, not TFLOPS: "0.004 TFLOPS" reads as nothing
+    metric, unit, scale = (
+        ("tflops", "TFLOPS", 1e12) if platform.gpu_available else ("gflops", "GFLOPS", 1e9)
+    )
     for backend in config.backends:
         for dtype in config.dtypes:
             for backward in (False, True):
@@ -109,15 +113,15 @@ def run_attention(config: AttentionConfig, platform: Platform) -> list[Measureme
                         Measurement(
                             suite=SUITE,
                             name=name,
-                            metric="tflops",
+                            metric=metric,
                             value=None,
-                            unit="TFLOPS",
+                            unit=unit,
                             params=params,
                             extra={"skipped": f"{backend} unavailable: {reason}"},
                         )
                     )
                     continue
-                tflops = attention_flops(config, backward=backward) / stats.median / 1e12
+                rate = attention_flops(config, backward=backward) / stats.median / scale
                 results.append(
                     Measurement(
                         suite=SUITE,
@@ -127,16 +131,18 @@ def run_attention(config: AttentionConfig, platform: Platform) -> list[Measureme
                         unit="ms",
                         params=params,
                         stats=stats.to_dict(),
+                        extra=stats.noise_extra(),
                     )
                 )
                 results.append(
                     Measurement(
                         suite=SUITE,
                         name=name,
-                        metric="tflops",
-                        value=tflops,
-                        unit="TFLOPS",
+                        metric=metric,
+                        value=rate,
+                        unit=unit,
                         params=params,
+                        extra=stats.noise_extra(),
                     )
                 )
     return results

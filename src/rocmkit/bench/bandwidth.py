@@ -86,10 +86,12 @@ def run_bandwidth(config: BandwidthConfig, platform: Platform) -> list[Measureme
                     unit="GB/s",
                     params=params,
                     stats=stats.to_dict(),
+                    extra=stats.noise_extra(),
                 )
             )
             if op in ("copy", "triad"):
                 results.append(_pct_row(name, params, gbps, peak))
+                results[-1].extra.update(stats.noise_extra())
     return results
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rocmkit.bench.ticks import tick
 from rocmkit.bench.timing import summarize
 from rocmkit.errors import UserError
 from rocmkit.platform import Platform
@@ -149,7 +150,11 @@ def _time_op(
     inp, out = _buffers(op, numel, rank, n, device)
     inp.zero_()  # zeros stay zeros under repeated in-place all_reduce: no overflow to inf
     run = _runner(op, inp, out)
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+
+    def sync() -> None:
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+
     for _ in range(config.warmup):
         run()
     samples = []
@@ -197,6 +202,7 @@ def _measure_op(
     ok = torch.tensor([1 if check_op(op, numel, rank, n, device) else 0], device=device)
     dist.all_reduce(ok, op=dist.ReduceOp.MIN)
     stats = summarize(_time_op(op, numel, rank, n, config, device))
+    tick()
     size_bytes = numel * 4
     params = {
         "op": op,

@@ -125,9 +125,10 @@ def run_gemm(config: GemmConfig, platform: Platform) -> list[Measurement]:
                 results.append(_skipped(name, metric, unit, params, reason or "not run"))
                 continue
             rate = gemm_flops(size, size, size) / stats.median / scale
-            results.extend(
-                _gemm_rows(name, metric, unit, params, rate, stats.to_dict(), peak, on_gpu)
-            )
+            rows = _gemm_rows(name, metric, unit, params, rate, stats.to_dict(), peak, on_gpu)
+            for row in rows:  # % of peak derives from the same timing: same flags
+                row.extra.update(stats.noise_extra())
+            results.extend(rows)
     return results
 
 

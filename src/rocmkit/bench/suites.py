@@ -17,7 +17,9 @@ from rocmkit.bench.attention import AttentionConfig, run_attention
 from rocmkit.bench.bandwidth import BandwidthConfig, run_bandwidth
 from rocmkit.bench.collectives import TORCHRUN_HINT, CollectivesConfig, run_collectives
 from rocmkit.bench.gemm import GemmConfig, run_gemm
+from rocmkit.bench.noise import prepare_cpu
 from rocmkit.bench.power import PowerSampler, average_watts, platform_power_reader
+from rocmkit.bench.ticks import listening, num_figures
 from rocmkit.bench.timing import TimingConfig
 from rocmkit.bench.train_precision import (
     TrainPrecisionConfig,
@@ -30,6 +32,7 @@ from rocmkit.platform import Platform
 from rocmkit.results import Measurement, RunResult
 
 Mode = Literal["quick", "full"]
+Device = Literal["auto", "cpu", "gpu"]
 DEFAULT_SUITES = ("gemm", "bandwidth", "train-precision")
 # Environment variables that change what a benchmark measures; recorded with every run.
 ENV_PREFIXES = (
@@ -55,6 +58,8 @@ class BenchConfig:
     mode: Mode = "quick"
     label: str | None = None
     power: bool = True
+    device: Device = "auto"  # cpu: measure the CPU even when a GPU is there
+    threads: int | None = None  # torch CPU threads; None: as many as there are free cores
     gemm: GemmConfig | None = None
     bandwidth: BandwidthConfig | None = None
     collectives: CollectivesConfig | None = None
@@ -66,6 +71,10 @@ class BenchConfig:
             get_suite(name)
         if self.mode not in ("quick", "full"):
             raise UserError(f"bench mode must be quick or full (got {self.mode!r})")
+        if self.device not in ("auto", "cpu", "gpu"):
+            raise UserError(f"bench device must be auto, cpu or gpu (got {self.device!r})")
+        if self.threads is not None and self.threads < 1:
+            raise UserError(f"bench threads must be at least 1 (got {self.threads})")
 
 
 SUITE_CONFIGS: dict[str, type] = {
@@ -264,6 +273,15 @@ register_suite(
 )
 
 
+def on_device(platform: Platform, device: Device) -> Platform:
+    """The platform a run with `device` sees: `cpu` hides the GPU from the suites."""
+    if device == "cpu":
+        return dataclasses.replace(platform, gpu_available=False)
+    if device == "gpu" and not platform.gpu_available:
+        raise UserError("device gpu asked for, but torch sees no usable GPU here; use cpu or auto")
+    return platform
+
+
 def environment_record(platform: Platform) -> dict[str, Any]:
     """platform.record() plus the environment variables and thread count that change results."""
     import torch
@@ -281,10 +299,22 @@ def run_bench(
     platform: Platform,
     *,
     power_reader: Callable[[], float | None] | None = None,
-    on_suite: Callable[[str], None] | None = None,
+    on_suite: Callable[[str, int], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
+    on_figure: Callable[[], None] | None = None,
 ) -> RunResult:
-    """Run the configured suites on `platform` and return one RunResult."""
+    """Run the configured suites on `platform` and return one RunResult.
+
+    `on_suite(name, num_figures)` is called as each suite starts and `on_figure()` as each of its
+    figures (or training runs) is done: enough for a progress bar with an ETA per suite.
+
+    Ctrl-C (KeyboardInterrupt) stops at once: the suites that finished are returned, and the
+    result says `partial` and which suite was interrupted.
+    """
+    import torch
+
     _check_launch(config)
+    platform = on_device(platform, config.device)
     config = sized_for(config, platform)
     reader, reader_name = (
         (power_reader, "injected")
@@ -292,30 +322,51 @@ def run_bench(
         else platform_power_reader(platform, enabled=config.power)
     )
     measurements: list[Measurement] = []
-    for name in config.suites:
-        if on_suite is not None:
-            on_suite(name)
-        measurements.extend(_run_suite(get_suite(name), config, platform, reader))
-    if reader is None:
-        measurements.append(
-            Measurement(
-                suite="power",
-                name="sensor",
-                metric="avg_power",
-                value=None,
-                unit="W",
-                extra={"skipped": reader_name},
+    load: dict[str, Any] = {}
+    interrupted = None
+    saved_threads = torch.get_num_threads()
+    try:
+        for name in config.suites:
+            interrupted = name
+            load[name] = prepare_cpu(
+                config.threads, on_cpu=not platform.gpu_available, on_note=on_note
             )
-        )
+            if on_suite is not None:
+                on_suite(name, num_figures(name, config, platform))
+            with listening(on_figure):
+                measurements.extend(_run_suite(get_suite(name), config, platform, reader))
+            interrupted = None
+    except KeyboardInterrupt:
+        if on_note is not None:
+            on_note(f"interrupted during {interrupted}: keeping the suites that finished")
+    finally:
+        environment = environment_record(platform)
+        torch.set_num_threads(saved_threads)
+    if reader is None:
+        measurements.append(_no_sensor(reader_name))
     result = RunResult(
         kind="bench",
-        environment=environment_record(platform),
+        environment=environment,
         config=to_dict(config),
         measurements=measurements,
         label=config.label,
     )
     result.environment["power_reader"] = reader_name if reader else None
+    result.environment["load"] = load
+    if interrupted is not None:
+        result.partial = f"interrupted (Ctrl-C) during the {interrupted} suite"
     return result
+
+
+def _no_sensor(reader_name: str) -> Measurement:
+    return Measurement(
+        suite="power",
+        name="sensor",
+        metric="avg_power",
+        value=None,
+        unit="W",
+        extra={"skipped": reader_name},
+    )
 
 
 def _check_launch(config: BenchConfig) -> None:

@@ -2,17 +2,22 @@
 
 `time_callable(fn, config, device)` runs `fn` a few times untimed, then times it until a sample count
 or a time budget is reached, and returns the samples in seconds. `summarize(samples)` is pure.
+`measure` adds what the shared machine did meanwhile (bench.noise) and re-measures an unsteady figure
+once; `Stats.noise` says why a figure is still not to be trusted.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
+from rocmkit.bench.noise import Noise, num_cpus, other_cores, own_cores, snapshot
+from rocmkit.bench.ticks import tick
 from rocmkit.errors import UserError
 
 # Last-level cache per GPU arch, in MiB, for sizing the flush buffer. torch reports only the L2
@@ -59,9 +64,33 @@ class Stats:
     mean: float
     cv: float  # standard deviation / mean; 0 for a single sample
     num_samples: int
+    other_cores: float | None = None  # cores other processes kept busy while this was timed
+    noise: tuple[str, ...] = ()  # why the figure is unsteady; empty when it is not
+    first_noise: tuple[str, ...] = ()  # why it was re-measured; empty when it was not
 
     def to_dict(self) -> dict[str, float]:
-        return {k: v if k == "num_samples" else float(v) for k, v in asdict(self).items()}
+        """The numbers, for Measurement.stats."""
+        numbers: dict[str, float] = {
+            "median": self.median,
+            "iqr": self.iqr,
+            "min": self.min,
+            "max": self.max,
+            "mean": self.mean,
+            "cv": self.cv,
+            "num_samples": self.num_samples,
+        }
+        if self.other_cores is not None:
+            numbers["other_cores"] = self.other_cores
+        return {k: v if k == "num_samples" else float(v) for k, v in numbers.items()}
+
+    def noise_extra(self) -> dict[str, str]:
+        """Measurement.extra entries that flag this figure: `noisy` and/or `remeasured`."""
+        extra = {}
+        if self.noise:
+            extra["noisy"] = "; ".join(self.noise)
+        if self.first_noise:
+            extra["remeasured"] = "once, because " + "; ".join(self.first_noise)
+        return extra
 
 
 def quantile(sorted_values: Sequence[float], q: float) -> float:
@@ -181,5 +210,34 @@ def _time_events(
 
 
 def measure(fn: Callable[[], Any], config: TimingConfig, device: Any = "cpu") -> Stats:
-    """time_callable + summarize."""
-    return summarize(time_callable(fn, config, device))
+    """time_callable + summarize + the machine's load meanwhile; an unsteady figure is timed once
+    more and the steadier (else the faster) of the two attempts is kept, flagged if still unsteady."""
+    first = _measure_once(fn, config, device)
+    if not first.noise:
+        tick()
+        return first
+    second = _measure_once(fn, config, device)
+    best = second if not second.noise or second.median <= first.median else first
+    tick()
+    return dataclasses.replace(best, first_noise=first.noise)
+
+
+def _measure_once(fn: Callable[[], Any], config: TimingConfig, device: Any) -> Stats:
+    import torch
+
+    start = snapshot()
+    stats = summarize(time_callable(fn, config, device))
+    end = snapshot()
+    others = other_cores(start, end)
+    noise = Noise(
+        median=stats.median,
+        iqr=stats.iqr,
+        cv=stats.cv,
+        num_samples=stats.num_samples,
+        other_cores=others,
+        own_cores=own_cores(start, end),
+        threads=torch.get_num_threads(),
+        cpus=num_cpus(),
+    )
+    reasons = noise.reasons(on_cpu=torch.device(device).type == "cpu")
+    return dataclasses.replace(stats, other_cores=others, noise=tuple(reasons))

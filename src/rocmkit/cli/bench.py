@@ -61,6 +61,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--label", help="name of this run in reports (default: the device model, e.g. MI300X)"
     )
+    parser.add_argument(
+        "--device",
+        choices=("auto", "cpu", "gpu"),
+        default="auto",
+        help="what to measure: the GPU when there is one (auto), or the CPU even then",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        metavar="N",
+        help="torch CPU threads (default: OMP_NUM_THREADS, else the cores free when a suite starts)",
+    )
     parser.add_argument("--no-power", action="store_true", help="do not sample GPU power")
     parser.add_argument(
         "--monitor-memory",
@@ -77,7 +89,11 @@ def _config(args: argparse.Namespace, platform: Platform) -> BenchConfig:
     from rocmkit.bench.suites import device_defaults
     from rocmkit.config import load_config, parse_overrides
 
-    base: dict[str, object] = {"mode": args.mode, "power": not args.no_power}
+    base: dict[str, object] = {
+        "mode": args.mode,
+        "power": not args.no_power,
+        "device": args.device,
+    }
     base.update(device_defaults(platform, args.mode))
     if args.suite:
         base["suites"] = [s.strip() for item in args.suite for s in item.split(",") if s.strip()]
@@ -85,6 +101,8 @@ def _config(args: argparse.Namespace, platform: Platform) -> BenchConfig:
         base["suites"] = list(FULL_SUITES)
     if args.label:
         base["label"] = args.label
+    if args.threads is not None:
+        base["threads"] = args.threads
     return load_config(
         BenchConfig, base=base, overrides=parse_overrides(getattr(args, "overrides", []) or [])
     )
@@ -99,24 +117,27 @@ def default_out_dir() -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rocmkit.bench import run_bench
-    from rocmkit.cli.console import make_console
-    from rocmkit.platform import detect
+    from rocmkit.bench.noise import use_passive_wait_policy
 
-    platform = detect()
-    config = _config(args, platform)
+    use_passive_wait_policy()  # before anything imports torch and starts its OpenMP pool
+    from rocmkit.atomic import check_writable_dir
+    from rocmkit.cli.console import make_console
+    from rocmkit.platform import Platform
+
+    # Bad suites, flags and overrides fail here in a fraction of a second, before torch loads; the
+    # real config is sized once the device is known.
+    _config(args, Platform(backend="cpu", torch_version=None))
     is_writer = int(os.environ.get("RANK", "0")) == 0  # under torchrun only rank 0 reports
-    quiet = args.json or not is_writer
-    console = make_console(stderr=True, quiet=quiet)
     out = Path(args.out) if args.out else default_out_dir()
-    monitoring = bool(getattr(args, "monitor_memory", False)) and is_writer
-    with contextlib.ExitStack() as stack:
-        monitor = stack.enter_context(_memory_monitor(out, platform)) if monitoring else None
-        result = run_bench(
-            config,
-            platform,
-            on_suite=lambda name: console.print(f"[bold]running {name}...[/bold]"),
-        )
+    created = not out.exists()
+    if is_writer:  # refuse an unwritable --out before any suite runs, not after
+        check_writable_dir(out, what="--out directory")
+    try:
+        result, monitor = _measure(args, out, is_writer)
+    except BaseException:
+        if created and is_writer and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()  # nothing was measured: leave no empty run directory behind
+        raise
     if not is_writer:
         return 0
     if monitor is not None:
@@ -126,17 +147,61 @@ def run(args: argparse.Namespace) -> int:
     _write_run(result, out)
     if args.json:
         sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
-        return 0
-    _print(result, out, make_console())
-    if monitor is not None:
-        line = monitor.timeline
-        peak = (
-            "n/a"
-            if line.peak_allocated_bytes is None
-            else f"{line.peak_allocated_bytes / 2**20:,.1f} MiB"
+    else:
+        _print(result, out, make_console())
+        if monitor is not None:
+            _print_memory_peak(monitor.timeline, out)
+    if result.partial:
+        make_console(stderr=True).print(
+            f"[yellow]partial:[/yellow] {result.partial}; finished suites saved in {out}"
         )
-        make_console().print(f"memory peak {peak} ({line.source}); timeline {out / 'memory.json'}")
+        return 130
     return 0
+
+
+def _measure(args: argparse.Namespace, out: Path, is_writer: bool) -> tuple[RunResult, Any]:
+    """Detect the platform, build the config and run the suites (under the memory monitor)."""
+    from rocmkit.bench import run_bench
+    from rocmkit.bench.suites import on_device
+    from rocmkit.cli.console import make_console, progress
+    from rocmkit.platform import detect
+
+    platform = on_device(detect(), args.device)
+    config = _config(args, platform)
+    quiet = args.json or not is_writer
+    console = make_console(stderr=True, quiet=quiet)
+    monitoring = bool(getattr(args, "monitor_memory", False)) and is_writer
+    with contextlib.ExitStack() as stack:
+        monitor = stack.enter_context(_memory_monitor(out, platform)) if monitoring else None
+        bar = stack.enter_context(progress("bench", total=None, enabled=not quiet))
+        say = bar.print if bar.live else console.print
+        started = iter(range(1, len(config.suites) + 1))
+
+        def on_suite(name: str, num_figures: int) -> None:
+            label = f"{name} ({next(started)}/{len(config.suites)})"
+            bar.stage(label, total=num_figures or None)
+            if not bar.live:  # logs and CI get one line per suite instead of a bar
+                say(f"[bold]running {label}...[/bold]")
+
+        result = run_bench(
+            config,
+            platform,
+            on_suite=on_suite,
+            on_note=lambda text: say(f"[yellow]note:[/yellow] {text}"),
+            on_figure=bar.advance,
+        )
+    return result, monitor
+
+
+def _print_memory_peak(line: Any, out: Path) -> None:
+    from rocmkit.cli.console import make_console
+
+    peak = (
+        "n/a"
+        if line.peak_allocated_bytes is None
+        else f"{line.peak_allocated_bytes / 2**20:,.1f} MiB"
+    )
+    make_console().print(f"memory peak {peak} ({line.source}); timeline {out / 'memory.json'}")
 
 
 def _memory_monitor(out: Path, platform: Platform) -> contextlib.AbstractContextManager[Any]:

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import warnings
 from collections.abc import Sequence
+from pathlib import Path
 
 from rocmkit import __version__
 from rocmkit.errors import UserError
@@ -23,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "report": "rocmkit.cli.report",
     "infer": "rocmkit.cli.infer",
     "profile": "rocmkit.cli.profile",
+    "port": "rocmkit.cli.port",
 }
 
 
@@ -30,7 +34,23 @@ class _Parser(argparse.ArgumentParser):
     """argparse that raises UserError instead of printing usage and exiting."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UserError(f"{self.prog}: {message} (see {self.prog} --help)")
+        # main() adds the one "rocmkit: error:" prefix; the command shows in the --help hint.
+        raise UserError(f"{message} (see {self.prog} --help)")
+
+
+# Sub-actions that a command parses itself from its extra arguments (`rocmkit train export`):
+# their --help belongs to them, not to the command.
+SUB_ACTIONS = {("train", "export")}
+HELP_FLAGS = ("-h", "--help")
+# Third-party chatter that reads like an error to a newcomer; --debug keeps all of it.
+QUIET_ENV = {
+    "KINETO_LOG_LEVEL": "6",  # kineto logs profiler_start/stop and gpuGetDeviceCount at level <= 5
+    "TORCH_CPP_LOG_LEVEL": "ERROR",
+    "TRANSFORMERS_VERBOSITY": "error",
+    "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",  # transformers' and huggingface_hub's tqdm bars
+    "TQDM_DISABLE": "1",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,22 +68,48 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def quiet_third_party() -> None:
+    """Silence torch, kineto and transformers chatter (warnings, C++ logs, progress bars).
+
+    Environment variables are only defaulted (a value the user set wins) and must be set before
+    those libraries load; rocmkit's own warnings (RocmkitWarning) still show.
+    """
+    for name, value in QUIET_ENV.items():
+        os.environ.setdefault(name, value)
+    for module in ("torch", "transformers", "huggingface_hub", "accelerate"):
+        warnings.filterwarnings("ignore", module=rf"{module}(\.|$)")
+
+
+def _parse(parser: argparse.ArgumentParser, args_list: list[str]) -> argparse.Namespace:
+    """Parse; a sub-action's --help and the unknown rest go to the handler as overrides."""
+    sub_action = tuple(args_list[:2]) in SUB_ACTIONS
+    known = [a for a in args_list if not (sub_action and a in HELP_FLAGS)]
+    args, extra = parser.parse_known_args(known)
+    extra += [a for a in args_list if sub_action and a in HELP_FLAGS]
+    if extra:
+        if not getattr(args, "accepts_overrides", False):
+            raise UserError(f"unrecognized arguments: {' '.join(extra)} (see rocmkit --help)")
+        args.overrides = list(getattr(args, "overrides", []) or []) + extra
+    config = getattr(args, "config", None)
+    if config is not None and not Path(config).is_file():  # before any command imports torch
+        raise UserError(f"config file not found: {config}")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `rocmkit` console script; returns the process exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     # --debug is accepted anywhere on the line (`rocmkit train ... --debug`), not only first.
     debug = "--debug" in args_list
     args_list = [a for a in args_list if a != "--debug"]
+    if not debug:
+        quiet_third_party()
     try:
         parser = build_parser()
-        args, extra = parser.parse_known_args(args_list)
+        args = _parse(parser, args_list)
         if args.command is None:
             parser.print_help()
             return 2
-        if extra:
-            if not getattr(args, "accepts_overrides", False):
-                raise UserError(f"unrecognized arguments: {' '.join(extra)} (see rocmkit --help)")
-            args.overrides = list(getattr(args, "overrides", []) or []) + extra
         return int(args.handler(args) or 0)
     except UserError as exc:
         if debug:

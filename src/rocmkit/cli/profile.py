@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -93,23 +93,24 @@ def _add_memory(commands: argparse._SubParsersAction) -> None:
         "--mode", choices=["train", "infer"], help="default: infer for int8, else train"
     )
     parser.add_argument("--measure", action="store_true", help="run one step here and compare")
+    parser.add_argument(
+        "--device",
+        choices=("auto", "cpu", "gpu"),
+        default="auto",
+        help="where --measure runs its step (auto: the GPU when there is one)",
+    )
     parser.add_argument("--plot", help="write the breakdown chart (PNG) here")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(handler=run_memory)
 
 
 def _missing_subcommand(args: argparse.Namespace) -> int:
-    raise UserError("rocmkit profile needs a subcommand: train, infer or memory (see --help)")
-
-
-def _quiet_kineto() -> None:
-    # Kineto logs "gpuGetDeviceCount failed" at ERROR level on every CPU-only run; a user who
-    # wants its logs back sets KINETO_LOG_LEVEL themselves.
-    os.environ.setdefault("KINETO_LOG_LEVEL", "5")
+    raise UserError(
+        "profile needs a subcommand: train, infer or memory (see rocmkit profile --help)"
+    )
 
 
 def _schedule(args: argparse.Namespace) -> Any:
-    _quiet_kineto()
     from rocmkit.profile.trace import ProfileSchedule
 
     if args.top < 1:
@@ -125,7 +126,7 @@ def run_train(args: argparse.Namespace) -> int:
     from rocmkit.train import load_train_config
 
     if not args.preset and not args.config:
-        raise UserError("rocmkit profile train needs --preset NAME or --config FILE")
+        raise UserError("profile train needs --preset NAME or --config FILE")
     schedule = _schedule(args)
     overrides = parse_overrides(getattr(args, "overrides", None) or [])
     if overrides.pop("train.steps", None) is not None:
@@ -136,14 +137,20 @@ def run_train(args: argparse.Namespace) -> int:
     out = Path(args.out)
     check_writable(out / "trace.json")
     platform = detect()
-    profile = profile_training(
-        config,
-        out_dir=out,
-        schedule=schedule,
-        platform=platform,
-        monitor_memory=args.monitor_memory,
-        top_k=args.top,
-    )
+    if config.train.device == "cpu":  # the profile follows the config's device, as train does
+        platform = dataclasses.replace(platform, gpu_available=False)
+    from rocmkit.cli.console import progress
+
+    with progress("profile train", total=schedule.num_steps, enabled=not args.json) as bar:
+        profile = profile_training(
+            config,
+            out_dir=out,
+            schedule=schedule,
+            platform=platform,
+            monitor_memory=args.monitor_memory,
+            top_k=args.top,
+            on_step=lambda metrics: bar.advance(info=f"step {metrics.step}"),
+        )
     name = args.preset or Path(args.config).stem
     _save_result("profile-train", name, profile.summary, config_dict(config), platform, out)
     if args.json:
@@ -253,7 +260,7 @@ def _render_summary(summary: Any, hints: list[Any], *, title: str) -> None:
     for column in ("name", "category", "ms/step", "calls/step"):
         top.add_column(column, overflow="fold")
     for op in summary.top_ops:
-        top.add_row(op.name, op.category, f"{op.self_time_us / 1e3:.3f}", str(op.count))
+        top.add_row(op.short_name, op.category, f"{op.self_time_us / 1e3:.3f}", str(op.count))
     console.print(top)
     _render_hints(console, hints)
 
@@ -286,7 +293,7 @@ def run_memory(args: argparse.Namespace) -> int:
         from rocmkit.platform import detect
         from rocmkit.profile.runs import compare_with_measurement
 
-        device = detect().torch_device
+        device = _measure_device(detect(), args.device)
         comparison = compare_with_measurement(config, preset=args.preset, device=device).to_dict()
     if args.plot:
         estimates = [
@@ -302,6 +309,14 @@ def run_memory(args: argparse.Namespace) -> int:
         if args.plot:
             print(f"chart: {args.plot}")
     return 0
+
+
+def _measure_device(platform: Any, choice: str) -> str:
+    if choice == "cpu":
+        return "cpu"
+    if choice == "gpu" and not platform.gpu_available:
+        raise UserError("--device gpu: torch sees no usable GPU here; use cpu or auto")
+    return str(platform.torch_device)
 
 
 def _chart_title(args: argparse.Namespace, config: Any) -> str:

@@ -30,33 +30,39 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
+SUFFIX_FORMATS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
+
+
 def output_format(fmt: str | None, output: str | None) -> str:
-    """--format wins; else .md -> md, .html/.htm -> html; no -o -> console."""
+    """The format from -o's suffix (.md, .html); --format must agree with it; no -o -> console."""
     from rocmkit.errors import UserError
 
-    if fmt:
-        if fmt == "console" and output:
-            raise UserError(
-                "--format console prints to the terminal; drop -o or pick --format html|md"
-            )
-        return fmt
     if output is None:
-        return "console"
-    suffix = Path(output).suffix.lower()
-    if suffix in (".md", ".markdown"):
-        return "md"
-    if suffix in (".html", ".htm"):
-        return "html"
-    raise UserError(f"cannot tell the format of {output}: use a .html or .md name, or --format")
+        return fmt or "console"
+    if fmt == "console":
+        raise UserError("--format console prints to the terminal; drop -o or pick --format html|md")
+    implied = SUFFIX_FORMATS.get(Path(output).suffix.lower())
+    if implied is None:
+        if fmt:
+            return fmt  # a name without a known suffix (report.txt, /dev/stdout): --format decides
+        raise UserError(f"cannot tell the format of {output}: use a .html or .md name, or --format")
+    if fmt and fmt != implied:
+        raise UserError(
+            f"--format {fmt} does not match {output} ({implied}); "
+            f"rename the file or use --format {implied}"
+        )
+    return implied
 
 
 def run(args: argparse.Namespace) -> int:
-    from rocmkit.atomic import atomic_write_text
+    from rocmkit.atomic import atomic_write_text, check_writable_file
     from rocmkit.cli.console import make_console
     from rocmkit.report import build_document, render
     from rocmkit.report.load import load_runs
 
     fmt = output_format(args.format, args.output)
+    if args.output:
+        check_writable_file(args.output, what="report file")
     runs = load_runs(args.runs)
     if fmt == "console":
         from rocmkit.report.render_console import render_console

@@ -67,27 +67,53 @@ def run(args: argparse.Namespace) -> int:
     extra = list(getattr(args, "overrides", None) or [])
     if extra and extra[0] == "export":
         return _export(extra[1:])
-    from rocmkit.config import parse_overrides
-    from rocmkit.platform import detect
-    from rocmkit.train import load_train_config, train
+    if args.preset is None and args.config is None:
+        from rocmkit.errors import UserError
+        from rocmkit.train.config import available_presets
 
-    if getattr(args, "backend", "torch") == "jax":
-        from rocmkit.jaxtrain import train
+        raise UserError(
+            "rocmkit train needs --preset NAME or --config FILE (presets: "
+            f"{', '.join(available_presets())}); try: rocmkit train --preset gpt-tiny"
+        )
+    from rocmkit.config import parse_overrides
+    from rocmkit.train import load_train_config
+
     overrides: dict[str, Any] = _shortcut_overrides(args)
     overrides.update(parse_overrides(extra))
     config = load_train_config(preset=args.preset, path=args.config, overrides=overrides)
+    # torch is imported from here on: a bad config was answered before (well under a second).
+    from rocmkit.platform import detect
+    from rocmkit.train import train
+
+    if getattr(args, "backend", "torch") == "jax":
+        from rocmkit.jaxtrain import train
     is_main = os.environ.get("RANK", "0") == "0"
     platform = detect()
     monitoring = bool(getattr(args, "monitor_memory", False)) and is_main
+    if is_main:
+        print(_start_line(config, platform), file=sys.stderr, flush=True)
     with contextlib.ExitStack() as stack:
         monitor = stack.enter_context(_memory_monitor(config, platform)) if monitoring else None
-        with _progress(config.train.steps, enabled=is_main) as report:
+        with _Progress(
+            config.train.steps, enabled=is_main, log_every=config.logging.log_every
+        ) as report:
             result = train(config, platform=platform, callbacks=[report])
     if monitor is not None and result.run_dir is not None:
         _add_memory_to_result(monitor.timeline, result.run_dir, config)
     if is_main:
         _print_summary(result, monitor.timeline if monitor is not None else None)
     return 0
+
+
+def _start_line(config: Any, platform: Any) -> str:
+    """Say at once what is starting: a first step can take minutes (compilation, a big model)."""
+    device = platform.torch_device if config.train.device == "auto" else config.train.device
+    name = config.preset or config.model.kind
+    first = "; the first step compiles the model" if config.train.compile else ""
+    return (
+        f"rocmkit train: {name} {config.precision.dtype} on {device}, {config.train.steps} steps, "
+        f"loss read every {config.logging.log_every} steps{first}"
+    )
 
 
 def _memory_monitor(config: Any, platform: Any) -> contextlib.AbstractContextManager[Any]:
@@ -123,12 +149,13 @@ def _shortcut_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def _export(tokens: list[str]) -> int:
     from rocmkit.cli.main import _Parser
-    from rocmkit.train import export_checkpoint
 
     parser = _Parser(prog="rocmkit train export", description="export checkpoint weights")
     parser.add_argument("checkpoint", help="a checkpoint directory or a checkpoints directory")
     parser.add_argument("out", help="OUT.safetensors or OUT.pt")
     ns = parser.parse_args(tokens)
+    from rocmkit.train import export_checkpoint  # torch: only once the arguments are good
+
     target = export_checkpoint(ns.checkpoint, ns.out)
     print(f"wrote {target}")
     return 0
@@ -137,9 +164,11 @@ def _export(tokens: list[str]) -> int:
 class _Progress:
     """A rich progress bar on a terminal, plain lines otherwise (logs, CI, torchrun)."""
 
-    def __init__(self, total: int, enabled: bool) -> None:
+    def __init__(self, total: int, enabled: bool, log_every: int = 1) -> None:
         self.total = total
         self.enabled = enabled
+        self.log_every = log_every
+        self.first_step: int | None = None
         self.bar: Any = None
         self.task: Any = None
 
@@ -166,14 +195,32 @@ class _Progress:
         if not self.enabled:
             return
         text = _step_line(m)
+        if self.first_step is None:
+            self.first_step = m.step
+            print(_estimate_line(m, self.total), file=sys.stderr, flush=True)
         if self.bar is not None:
             self.bar.update(self.task, completed=m.step, info=text)
-        else:
+        elif m.step % self.log_every == 0 or m.step == self.total:
+            # Steps reach the host in groups at each sync point (logging.log_every): one line each.
             print(f"step {m.step}/{self.total} {text}", flush=True)
 
 
-def _progress(total: int, enabled: bool) -> _Progress:
-    return _Progress(total, enabled)
+def _estimate_line(m: Any, total: int) -> str:
+    """After the first step: how long the rest will take at that pace (an upper bound, since the
+    first step also compiles and warms up)."""
+    remaining_s = m.step_time_s * max(0, total - m.step)
+    return (
+        f"first step {_duration(m.step_time_s)}; {total - m.step} more steps at that pace: "
+        f"at most {_duration(remaining_s)} (later steps are faster once warmed up)"
+    )
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _step_line(m: Any) -> str:
@@ -181,7 +228,7 @@ def _step_line(m: Any) -> str:
     if m.grad_norm is not None:
         parts.append(f"gnorm {m.grad_norm:.3f}")
     parts.append(f"{m.step_time_s * 1000:.1f} ms")
-    parts.append(f"{m.units_per_s:,.0f}/s")
+    parts.append(f"{m.units_per_s:,.0f} {m.unit_name}/s")
     if m.mfu is not None:
         parts.append(f"mfu {m.mfu:.1%}")
     if m.skipped:
@@ -221,7 +268,8 @@ def _print_summary(result: Any, memory: Any = None) -> None:
     make_console().print(table)
     if result.stopped_by_signal:
         print(
-            f"stopped by SIGTERM at step {result.steps_done}; checkpoint saved; "
-            "continue with --resume auto",
+            f"stopped by {result.stop_signal or 'a signal'} at step {result.steps_done}; "
+            f"checkpoint saved in {result.checkpoint}; continue with the same command and "
+            "--resume auto",
             file=sys.stderr,
         )

@@ -34,7 +34,7 @@ from rocmkit.platform import Platform, detect
 from rocmkit.results import Measurement, RunResult
 from rocmkit.train.config import TrainConfig, check_world_size, env_world_size
 from rocmkit.train.data import DataSource, build_data
-from rocmkit.train.failures import non_finite_loss_error, on_sigterm
+from rocmkit.train.failures import non_finite_loss_error, on_stop_signals
 from rocmkit.train.loop import lr_at
 from rocmkit.train.metrics import (
     JsonlLog,
@@ -74,7 +74,11 @@ class Session:
     last_saved_step: int = -1
     consecutive_skips: int = 0
     signal_received: bool = False
+    stop_signal: str | None = None  # SIGTERM or SIGINT: checkpoint after this step and stop
     history: list[StepMetrics] = field(default_factory=list)
+
+    def receive_signal(self, name: str) -> None:
+        self.signal_received, self.stop_signal = True, name
 
     @property
     def step(self) -> int:
@@ -91,7 +95,7 @@ def train(
     """Train the GPT of `config` with JAX; resume when asked; return this run's metrics."""
     session = setup(config, platform or detect())
     try:
-        with on_sigterm(lambda: setattr(session, "signal_received", True)):
+        with on_stop_signals(session.receive_signal):
             return _run(session, callbacks)
     finally:
         session.checkpoints.close()
@@ -267,7 +271,7 @@ def _run(session: Session, callbacks: Sequence[Callback]) -> TrainResult:
             metrics = _step_metrics(session, values, lr, time.perf_counter() - start, meter)
             _check_finite(session, metrics)
             session.history.append(metrics)
-            if metrics.step % config.logging.log_every == 0:
+            if metrics.step % config.logging.log_every == 0 or metrics.step == last_step:
                 log.write(step_record(metrics))
             for callback in callbacks:
                 callback(metrics)
@@ -300,6 +304,7 @@ def _step_metrics(
         peak_memory_bytes=peak_memory_bytes(session.devices[0], meter),
         skipped=bool(values["skipped"]),
         loss_scale=float(values["loss_scale"]) if session.policy.uses_loss_scaling else None,
+        unit_name="tokens",
     )
 
 
@@ -359,6 +364,7 @@ def _finish(session: Session, run_dir: Path) -> TrainResult:
     )
     result.steps_done = session.step
     result.stopped_by_signal = session.signal_received
+    result.stop_signal = session.stop_signal
     if session.last_saved_step >= 0:
         result.checkpoint = session.checkpoints.directory / str(session.last_saved_step)
     environment = {**session.platform.record(), "jax": jax_environment(session.devices)}

@@ -6,7 +6,7 @@ These tie the pure pieces (trace summary, estimator, hints) to rocmkit.train and
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -87,8 +87,11 @@ def profile_training(
     platform: Platform,
     monitor_memory: bool = False,
     top_k: int = 10,
+    on_step: Callable[[Any], None] | None = None,
 ) -> TrainProfile:
-    """Run the schedule's steps of `config` under torch.profiler (StepMetrics callback steps it)."""
+    """Run the schedule's steps of `config` under torch.profiler (StepMetrics callback steps it).
+
+    `on_step(metrics)` is called after every step too (the CLI's progress bar)."""
     from rocmkit.train import train
 
     config.train.steps = schedule.num_steps
@@ -101,7 +104,8 @@ def profile_training(
         StepProfiler(trace_path, schedule, device=device) as prof,
         _monitor(monitor_memory, device) as monitor,
     ):
-        result = train(config, platform=platform, callbacks=[prof.on_step])
+        callbacks = [prof.on_step, *([on_step] if on_step is not None else [])]
+        result = train(config, platform=platform, callbacks=callbacks)
         if monitor is not None and device == "cuda":
             monitor.export_snapshot(out_dir / SNAPSHOT_FILE)
     summary = prof.summary(top_k=top_k)

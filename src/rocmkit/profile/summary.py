@@ -32,10 +32,59 @@ _DATA_PATTERN = re.compile(r"DataLoader|get_batch|data_loading", re.IGNORECASE)
 
 @dataclass(frozen=True, kw_only=True)
 class OpStat:
-    name: str
+    name: str  # in full, as the trace has it (JSON keeps it)
     category: str
     self_time_us: float
     count: int
+
+    @property
+    def short_name(self) -> str:
+        return short_kernel_name(self.name)
+
+
+SHORT_NAME_CHARS = 80
+
+
+def short_kernel_name(name: str, max_chars: int = SHORT_NAME_CHARS) -> str:
+    """A demangled kernel name as profilers show it: `void`, the parameter list and template
+    arguments folded, `void at::native::elementwise_kernel<128, 4, ...>(int, ...)` ->
+    `at::native::elementwise_kernel<…>`. A lone simple template argument is kept (it is what
+    names a cutlass kernel). At most `max_chars` characters."""
+    text = name.strip().replace("(anonymous namespace)", "(anon)").removeprefix("void ")
+    text = _fold_templates(_drop_parameters(text))
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+
+
+def _drop_parameters(text: str) -> str:
+    """Cut a trailing `(...)` that follows a name directly (a signature), not `Memcpy (HtoD)`."""
+    if not text.endswith(")"):
+        return text
+    depth = 0
+    for index in range(len(text) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(text[index], 0)
+        if depth == 0:
+            return text[:index] if index > 0 and not text[index - 1].isspace() else text
+    return text
+
+
+def _fold_templates(text: str) -> str:
+    """Replace each outermost <...> with <…>, unless it holds one simple argument."""
+    out: list[str] = []
+    depth, start = 0, 0
+    for index, char in enumerate(text):
+        if char == "<":
+            if depth == 0:
+                start = index
+            depth += 1
+        elif char == ">" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                inner = text[start + 1 : index]
+                simple = not any(c in inner for c in ",<> ")
+                out.append(f"<{inner}>" if simple else "<…>")
+        elif depth == 0:
+            out.append(char)
+    return "".join(out)
 
 
 @dataclass(kw_only=True)

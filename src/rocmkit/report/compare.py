@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 from rocmkit.errors import UserError
 from rocmkit.report.layouts import LAYOUTS
 from rocmkit.report.tables import (
+    NOISY_MARK,
     Table,
-    format_ratio,
-    format_value,
+    format_cell,
+    is_noisy,
     metric_header,
+    noise_notes,
     ordered_metrics,
-    ratio,
+    ratio_cell,
     row_key,
     run_label,
     suite_title,
@@ -80,18 +82,23 @@ def _suite_table(suite: str, runs: Sequence[RunResult], labels: list[str]) -> Ta
             found = [index.get((key, metric, unit)) for index in indexes]
             if all(m is None for m in found):
                 continue
-            values = [m.value if m is not None else None for m in found]
             cells = [
-                format_value(v) if m is not None else "-"
-                for v, m in zip(values, found, strict=True)
+                "-" if m is None else format_cell(m) + (NOISY_MARK if is_noisy(m) else "")
+                for m in found
             ]
-            ratios = [format_ratio(ratio(values[0], v)) for v in values[1:]]
+            ratios = [ratio_cell(found, i) for i in range(1, len(found))]
             rows.append([name, metric_header(metric, unit), *cells, *ratios])
+    notes = [
+        note
+        for run, label in zip(runs, labels, strict=True)
+        for note in noise_notes([m for m in run.measurements if m.suite == suite], label)
+    ]
     return Table(
         suite=suite,
         title=suite_title(suite),
         columns=["name", "metric", *labels, *ratio_headers],
         rows=rows,
+        notes=notes,
     )
 
 
@@ -114,7 +121,7 @@ def comparability_notes(runs: Sequence[RunResult], labels: list[str]) -> list[st
             units_a = {(m.metric, m.unit) for m in base.measurements if m.suite == suite}
             units_b = {(m.metric, m.unit) for m in run.measurements if m.suite == suite}
             if units_a != units_b:
-                only = sorted(f"{metric} ({unit})" for metric, unit in units_a ^ units_b)
+                only = sorted(metric_header(metric, unit) for metric, unit in units_a ^ units_b)
                 notes.append(
                     f"not comparable: {suite} has different metrics/units in {labels[0]} and "
                     f"{label}: {', '.join(only)}"
@@ -124,6 +131,11 @@ def comparability_notes(runs: Sequence[RunResult], labels: list[str]) -> list[st
                     f"not comparable: {suite} ran different sizes/dtypes in {labels[0]} and {label} "
                     f"({len(a - b)} rows only in {labels[0]}, {len(b - a)} only in {label}); ratios cover shared rows"
                 )
+        if any(is_noisy(m) for m in base.measurements + run.measurements):
+            notes.append(
+                f"some figures of {labels[0]} or {label} are flagged noisy: their ratios read "
+                "'noisy' instead of a number; re-run them on a quieter machine"
+            )
         if base.config.get("mode") != run.config.get("mode"):
             notes.append(
                 f"runs used different modes: {base.config.get('mode')} vs {run.config.get('mode')}"

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from rocmkit.errors import UserError
 from rocmkit.report.compare import compare_runs, unique_labels
 from rocmkit.report.layouts import suite_table
-from rocmkit.report.tables import Table, environment_summary, suites_in
+from rocmkit.report.summary import environment_summary
+from rocmkit.report.tables import Table, suite_title, suites_in
 from rocmkit.results import RunResult
 
 
@@ -27,14 +28,25 @@ def build_document(runs: Sequence[RunResult]) -> ReportDocument:
         raise UserError("nothing to report: give at least one run directory or result.json")
     labels = unique_labels(runs)
     summaries = [environment_summary(run) for run in runs]
+    partial = [
+        f"partial run{' ' + label if len(runs) > 1 else ''}: {run.partial}; only the suites "
+        "that finished are shown"
+        for run, label in zip(runs, labels, strict=True)
+        if run.partial
+    ]
     if len(runs) == 1:
         run = runs[0]
-        tables = [suite_table(run, suite) for suite in suites_in(run.measurements)]
+        suites = suites_in(run.measurements)
+        empty = [s for s in suites if all(m.value is None for m in run.select(suite=s))]
+        tables = [suite_table(run, suite) for suite in suites if suite not in empty]
+        # a table of nothing but n/a is a note, not a section
+        partial += [f"{suite_title(s)}: not measured ({_reasons(run, s)})" for s in empty]
         return ReportDocument(
             title=f"rocmkit {run.kind}: {labels[0]}",
             labels=labels,
             summaries=summaries,
             tables=tables,
+            notes=partial,
         )
     comparison = compare_runs(runs)
     return ReportDocument(
@@ -42,5 +54,12 @@ def build_document(runs: Sequence[RunResult]) -> ReportDocument:
         labels=labels,
         summaries=summaries,
         tables=comparison.tables,
-        notes=comparison.notes,
+        notes=partial + comparison.notes,
     )
+
+
+def _reasons(run: RunResult, suite: str) -> str:
+    found = dict.fromkeys(
+        str(m.extra.get("skipped") or "no value") for m in run.select(suite=suite)
+    )
+    return "; ".join(found)

@@ -16,9 +16,8 @@ from typing import Any
 
 from rocmkit.report.tables import (
     Table,
-    format_ratio,
     format_value,
-    ratio,
+    ratio_cell,
     row_key,
     run_table,
     skipped_notes,
@@ -83,9 +82,8 @@ class SuiteLayout:
                 cells = [by_metric.get(metric) for by_metric in found]
                 if all(m is None for m in cells):
                     continue
-                values = [None if m is None else m.value for m in cells]
                 shown = [_cell(m) if m is not None else "-" for m in cells]
-                ratios = [format_ratio(ratio(values[0], v)) for v in values[1:]]
+                ratios = [ratio_cell(cells, i) for i in range(1, len(cells))]
                 table_rows.append([*_key_cells(first, keys), header, *shown, *ratios])
         return Table(
             suite=suite,

@@ -16,6 +16,9 @@ from rocmkit.report.tables import row_key
 from rocmkit.results import RunResult
 
 Plot = tuple[str, bytes]
+# A chart must show more than a table: fewer bars, or lines over fewer sizes, read better as numbers.
+MIN_BARS = 3
+MIN_LINE_POINTS = 3
 
 
 def _figure(width: float = 7.0, height: float = 3.6) -> Any:
@@ -64,7 +67,7 @@ def precision_plot(runs: Sequence[RunResult], labels: Sequence[str]) -> bytes | 
         ("memory_saving_vs_fp32", "memory saving vs fp32 (%)"),
     ]
     data = {metric: _by_group_dtype(runs, labels, metric) for metric, _ in panels}
-    panels = [p for p in panels if data[p[0]][1]]
+    panels = [p for p in panels if _num_bars(data[p[0]][1]) >= MIN_BARS]
     if not panels:
         return None
     figure = _figure(height=3.2 * len(panels))
@@ -90,6 +93,10 @@ def _by_group_dtype(
     return groups, {d: [cells.get((g, d), 0.0) for g in groups] for d in dtypes} if cells else {}
 
 
+def _num_bars(series: dict[str, list[float]]) -> int:
+    return sum(1 for heights in series.values() for h in heights if h == h)  # NaN: no bar
+
+
 def gemm_plot(runs: Sequence[RunResult], labels: Sequence[str]) -> bytes | None:
     """Bars: best % of peak per dtype (throughput when no peak is known), one bar per run."""
     metric, ylabel = "pct_of_peak", "% of peak (best size)"
@@ -111,7 +118,7 @@ def gemm_plot(runs: Sequence[RunResult], labels: Sequence[str]) -> bytes | None:
             best.setdefault(label, {})[dtype] = max(
                 value, best.get(label, {}).get(dtype, float("-inf"))
             )
-    if not best:
+    if sum(len(per) for per in best.values()) < MIN_BARS:
         return None
     dtypes = list(dict.fromkeys(d for per in best.values() for d in per))
     figure = _figure()
@@ -145,7 +152,7 @@ def _lines(
                 curves.setdefault(f"{prefix}{params.get('op')}", []).append(
                     (float(params[size_key]), value)
                 )
-    if not curves:
+    if not curves or max(len({x for x, _ in p}) for p in curves.values()) < MIN_LINE_POINTS:
         return None
     figure = _figure()
     axes = figure.subplots()

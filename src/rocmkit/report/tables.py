@@ -10,7 +10,6 @@ import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from rocmkit.results import Measurement, RunResult
 
@@ -19,7 +18,7 @@ KNOWN_SUITES: dict[str, tuple[str, tuple[str, ...]]] = {
     "gemm": ("GEMM throughput", ("tflops", "gflops", "pct_of_peak")),
     "bandwidth": ("Memory bandwidth", ("gbps", "pct_of_peak")),
     "collectives": ("Collectives (nccl-tests algbw/busbw)", ("time_us", "algbw", "busbw")),
-    "attention": ("Attention (SDPA)", ("time_ms", "tflops")),
+    "attention": ("Attention (SDPA)", ("time_ms", "tflops", "gflops")),
     "train-precision": (
         "Training precision comparison",
         ("throughput", "speedup_vs_fp32", "peak_memory", "memory_saving_vs_fp32", "mfu"),
@@ -73,8 +72,89 @@ def format_ratio(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}x"
 
 
+NOISY_MARK = " (noisy)"
+
+
+def is_noisy(m: Measurement | None) -> bool:
+    """A figure bench flagged as unsteady (bench.noise): shown with a mark, never ratioed bare."""
+    return m is not None and bool(m.extra.get("noisy"))
+
+
+def noise_notes(measurements: Iterable[Measurement], label: str = "") -> list[str]:
+    """Say which figures are noisy and which were re-measured, and why, once per row."""
+    where = f" in {label}" if label else ""
+    noisy: dict[str, str] = {}
+    remeasured: dict[str, str] = {}
+    for m in measurements:
+        if m.extra.get("noisy"):
+            noisy.setdefault(m.name, str(m.extra["noisy"]))
+        elif m.extra.get("remeasured"):
+            remeasured.setdefault(m.name, str(m.extra["remeasured"]))
+    notes = [
+        f"noisy{where} (re-measured, still unsteady; do not trust this figure): {name}: {why}"
+        for name, why in noisy.items()
+    ]
+    if remeasured:
+        names = ", ".join(remeasured)
+        notes.append(f"re-measured{where}, steady the second time: {names}")
+    return notes
+
+
+def ratio_cell(found: list[Measurement | None], index: int) -> str:
+    """The first run's figure over run `index`'s, or `noisy` when either was flagged."""
+    first, other = found[0], found[index]
+    if is_noisy(first) or is_noisy(other):
+        return "noisy"
+    values = [None if m is None else m.value for m in (first, other)]
+    return format_ratio(ratio(values[0], values[1]))
+
+
+# What a person calls each metric; the unit is added once, in parentheses, unless the label is it.
+METRIC_LABELS: dict[str, str] = {
+    "gflops": "GFLOPS",
+    "tflops": "TFLOPS",
+    "gbps": "GB/s",
+    "pct_of_peak": "% of peak",
+    "time_ms": "time",
+    "time_us": "time",
+    "throughput": "throughput",
+    "speedup_vs_fp32": "speed-up vs fp32",
+    "peak_memory": "peak memory, tensors",
+    "peak_rss": "peak memory, process RSS",
+    "peak_allocated": "peak memory, tensors (allocator)",
+    "peak_reserved": "peak memory, reserved by the allocator",
+    "memory_saving_vs_fp32": "memory saving vs fp32",
+    "mfu": "MFU",
+    "final_loss": "final loss",
+    "energy_per_step": "energy per step",
+    "energy_per_unit": "energy",
+    "units_per_joule": "work per joule",
+    "avg_power": "average power",
+    "energy": "energy",
+}
+UNITLESS = ("", "x")  # a speed-up reads 1.31x in its cells; no "(x)" in the header
+
+
 def metric_header(metric: str, unit: str) -> str:
-    return f"{metric} ({unit})" if unit else metric
+    """`GFLOPS`, `% of peak`, `time (ms)`, `peak memory, tensors (MiB)`: the unit once."""
+    label = METRIC_LABELS.get(metric) or _plain(metric, unit)
+    if unit in UNITLESS or unit == label or unit in label.split():
+        return label
+    return f"{label} ({unit})"
+
+
+def _plain(metric: str, unit: str) -> str:
+    """`ttft_ms` with unit ms -> `ttft`: the unit shows once, in the parentheses."""
+    suffix = "_" + unit.lower().replace("/", "_per_")
+    if unit and metric.lower().endswith(suffix):
+        metric = metric[: -len(suffix)]
+    return metric.replace("_", " ")
+
+
+def format_cell(m: Measurement) -> str:
+    """A measurement's value as a cell: `n/a`, `12.34`, or `1.31x` for a speed-up."""
+    text = format_value(m.value)
+    return f"{text}x" if m.unit == "x" and m.value is not None else text
 
 
 def row_key(m: Measurement) -> str:
@@ -122,7 +202,7 @@ def run_table(run: RunResult, suite: str) -> Table:
     empty = [x for x in metrics if all(m.value is None for m in rows_of if m.metric == x)]
     shown = [x for x in metrics if x not in empty] or metrics[:1]
     units = {x: list(dict.fromkeys(m.unit for m in rows_of if m.metric == x)) for x in shown}
-    headers = [metric_header(x, units[x][0]) if len(units[x]) == 1 else x for x in shown]
+    headers = [metric_header(x, units[x][0] if len(units[x]) == 1 else "") for x in shown]
     has_samples = any(m.stats.get("num_samples") for m in rows_of)
     rows = []
     for key, by_metric in cells.items():
@@ -135,7 +215,8 @@ def run_table(run: RunResult, suite: str) -> Table:
             ]
             row.append(str(max(counts)) if counts else "")
         rows.append(row)
-    notes = _peak_notes(rows_of) + skipped_notes(rows_of) + wrong_result_notes(rows_of)
+    notes = shared_params_note(rows_of) + _peak_notes(rows_of) + skipped_notes(rows_of)
+    notes += wrong_result_notes(rows_of) + noise_notes(rows_of)
     hidden = [x for x in empty if x not in shown]
     if hidden:
         notes.append(f"no data for: {', '.join(hidden)}")
@@ -151,8 +232,25 @@ def run_table(run: RunResult, suite: str) -> Table:
 def _cell(m: Measurement | None, with_unit: bool) -> str:
     if m is None:
         return ""
-    text = format_value(m.value)
-    return f"{text} {m.unit}" if with_unit and m.value is not None and m.unit else text
+    text = format_cell(m)
+    text = f"{text} {m.unit}" if with_unit and m.value is not None and m.unit else text
+    return text + NOISY_MARK if is_noisy(m) else text
+
+
+def shared_params_note(measurements: list[Measurement]) -> list[str]:
+    """Parameters every row shares (attention's shapes, train-precision's steps), said once."""
+    keys = {row_key(m) for m in measurements}
+    if len(keys) < 2:
+        return []
+    first = measurements[0].params
+    shared = {
+        k: v
+        for k, v in first.items()
+        if all(m.params.get(k) == v for m in measurements) and k not in ("suite",)
+    }
+    if not shared:
+        return []
+    return ["every row: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in shared.items())]
 
 
 def wrong_result_notes(measurements: Iterable[Measurement]) -> list[str]:
@@ -182,33 +280,3 @@ def run_label(run: RunResult) -> str:
         if name:
             return name
     return "CPU" if not env.get("gpu_available") else str(env.get("backend", "run"))
-
-
-def environment_summary(run: RunResult) -> list[tuple[str, str]]:
-    """Doctor-like key facts of where a run happened, for the top of every report."""
-    env: dict[str, Any] = run.environment
-    devices = env.get("devices") or []
-    device_names = (
-        ", ".join(str(d.get("name")) for d in devices if isinstance(d, dict)) or "none (CPU run)"
-    )
-    cpu = env.get("cpu") or {}
-    versions = [f"torch {env.get('torch_version')}"]
-    versions += [
-        f"{k.split('_')[0].upper()} {env[k]}"
-        for k in ("hip_version", "cuda_version", "rocm_version")
-        if env.get(k)
-    ]
-    return [
-        ("label", run_label(run)),
-        ("backend", f"{env.get('backend', '?')} (runs on {env.get('torch_device', '?')})"),
-        ("devices", device_names),
-        ("versions", ", ".join(versions)),
-        (
-            "cpu",
-            f"{cpu.get('model', '?')}, {env.get('torch_num_threads', '?')} torch thread(s)"
-            if cpu
-            else "?",
-        ),
-        ("power sensor", str(env.get("power_reader") or "n/a")),
-        ("created", f"{run.created_at}, rocmkit {run.rocmkit_version}"),
-    ]

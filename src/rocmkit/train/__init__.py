@@ -5,11 +5,37 @@ config = load_train_config(preset="gpt-tiny", overrides={"precision.dtype": "bf1
 result = train(config)
 """
 
-from rocmkit.train.checkpoint import export_checkpoint
+from typing import TYPE_CHECKING, Any
+
 from rocmkit.train.config import TrainConfig, available_presets, load_train_config
-from rocmkit.train.failures import NonFiniteLossError
-from rocmkit.train.loop import train
-from rocmkit.train.metrics import StepMetrics, TrainResult
+
+if TYPE_CHECKING:
+    from rocmkit.train.checkpoint import export_checkpoint
+    from rocmkit.train.failures import NonFiniteLossError
+    from rocmkit.train.loop import train
+    from rocmkit.train.metrics import StepMetrics, TrainResult
+
+# Loaded on first use, so that a config is read and checked before torch is imported (torch takes
+# seconds to import; a typo in a config file should be answered at once).
+_LAZY = {
+    "export_checkpoint": "rocmkit.train.checkpoint",
+    "NonFiniteLossError": "rocmkit.train.failures",
+    "train": "rocmkit.train.loop",
+    "StepMetrics": "rocmkit.train.metrics",
+    "TrainResult": "rocmkit.train.metrics",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rocmkit.train' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "NonFiniteLossError",

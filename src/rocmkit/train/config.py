@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from rocmkit.config import load_config, load_toml, merge_dotted
 from rocmkit.errors import UserError, warn_once
-from rocmkit.train.data import DataConfig
+from rocmkit.train.data_config import DataConfig
 from rocmkit.train.models import ModelConfig
 
 PRESET_PACKAGE = "rocmkit.train.presets"
@@ -94,6 +94,10 @@ class PrecisionConfig:
     max_consecutive_skips: int = field(
         default=20, metadata={"help": "fp16: stop after this many overflowing steps in a row"}
     )
+    strict_fp32: bool = field(
+        default=False,
+        metadata={"help": "GPU: full-precision fp32 matmuls (default: TF32/XF32 tensor cores)"},
+    )
 
     def __post_init__(self) -> None:
         if self.dtype == "fp16" and self.param_dtype == "bf16":
@@ -159,7 +163,12 @@ class LoggingConfig:
     """The [logging] section: run directory (metrics.jsonl, result.json) and log cadence."""
 
     run_dir: str = field(default="runs/train", metadata={"help": "where logs and results go"})
-    log_every: int = field(default=1, metadata={"help": "write a metrics line every N steps"})
+    log_every: int = field(
+        default=10,
+        metadata={
+            "help": "every N steps: read the loss from the device, check it, write a metrics line"
+        },
+    )
 
     def __post_init__(self) -> None:
         if self.log_every <= 0:

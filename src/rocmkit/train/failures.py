@@ -1,4 +1,4 @@
-"""What the loop does when training goes wrong: non-finite loss, GPU out of memory, SIGTERM.
+"""What the loop does when training goes wrong: non-finite loss, GPU out of memory, SIGTERM/SIGINT.
 
 Each turns into something a person can act on: a one-line message naming the change to make, or
 (SIGTERM) a checkpoint and a clean exit that `--resume auto` continues from.
@@ -60,19 +60,36 @@ def oom_advice(train: TrainSection) -> Iterator[None]:
         ) from None
 
 
+STOP_SIGNALS = ("SIGTERM", "SIGINT")
+
+
 @contextlib.contextmanager
-def on_sigterm(request_stop: Callable[[], None]) -> Iterator[None]:
-    """Call `request_stop` on SIGTERM (preemption, a job's time limit) instead of dying."""
+def on_stop_signals(request_stop: Callable[[str], None]) -> Iterator[None]:
+    """SIGTERM (preemption, a job's time limit) and Ctrl-C ask for a clean stop instead of dying.
+
+    The loop then finishes the step in flight, saves a checkpoint and returns. A second Ctrl-C
+    abandons the step at once (KeyboardInterrupt), keeping the last checkpoint as it was.
+    """
+    received: list[int] = []
 
     def handler(signum: int, frame: Any) -> None:
-        request_stop()
+        if signum == signal.SIGINT and received:
+            raise KeyboardInterrupt
+        received.append(signum)
+        request_stop(signal.Signals(signum).name)
 
+    previous: dict[int, Any] = {}
     try:
-        previous = signal.signal(signal.SIGTERM, handler)
+        for name in STOP_SIGNALS:
+            number = getattr(signal, name)
+            previous[number] = signal.signal(number, handler)
     except ValueError:  # not the main thread: signals stay with the caller
+        for number, old in previous.items():
+            signal.signal(number, old)
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, old in previous.items():
+            signal.signal(number, old)

@@ -3,14 +3,17 @@
 One optimizer step = `grad_accum` micro-batches of `micro_batch` samples on each of `world_size`
 ranks. Each micro-batch loss is divided by grad_accum so the summed gradients equal the gradient
 of the mean loss over the whole global batch (and DDP/FSDP average over ranks on top of that).
+
+The step never waits for the host: batches are made on the device or prefetched into pinned
+memory, and the loss, gradient norm and fp16 skip flag stay on the device until a sync point
+(every logging.log_every steps, a checkpoint, the last step), where one read brings them all to
+the host, NaN/inf is checked and metrics are made (rocmkit.train.window).
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import shutil
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,9 +25,11 @@ from rocmkit.config import to_dict
 from rocmkit.errors import UserError
 from rocmkit.platform import Platform, detect
 from rocmkit.train import checkpoint as ckpt
+from rocmkit.train.batches import BatchFeeder
 from rocmkit.train.config import TrainConfig, TrainSection, check_world_size
-from rocmkit.train.data import DataSource, build_data
-from rocmkit.train.failures import non_finite_loss_error, on_sigterm, oom_advice
+from rocmkit.train.data import build_data
+from rocmkit.train.device import device_settings, use_channels_last
+from rocmkit.train.failures import non_finite_loss_error, on_stop_signals, oom_advice
 from rocmkit.train.metrics import (
     JsonlLog,
     MemoryMeter,
@@ -39,7 +44,6 @@ from rocmkit.train.metrics import (
 from rocmkit.train.models import BuiltModel, build_model
 from rocmkit.train.parallel import (
     DistEnv,
-    all_reduce_mean,
     init_distributed,
     on_main_first,
     shutdown,
@@ -47,6 +51,7 @@ from rocmkit.train.parallel import (
     wrap_model,
 )
 from rocmkit.train.precision import PrecisionPolicy, build_precision, peak_dtype_name
+from rocmkit.train.window import StepRecord, StepWindow
 
 Callback = Callable[[StepMetrics], None]
 
@@ -63,17 +68,23 @@ class Session:
     model: torch.nn.Module  # wrapped (DDP/FSDP) but not compiled: what state dicts come from
     optimizer: torch.optim.Optimizer
     precision: PrecisionPolicy
-    data: DataSource
+    feeder: BatchFeeder
+    meter: MemoryMeter
     state: ckpt.TrainingState = field(default_factory=ckpt.TrainingState)
     peak_flops: float | None = None
-    signal_received: bool = False  # set by the SIGTERM handler on this rank
-    stop_requested: bool = False  # agreed by all ranks at the last step
+    signal_received: bool = False  # set by the SIGTERM/SIGINT handler on this rank
+    signal_name: str | None = None
+    stop_requested: bool = False  # agreed by all ranks at the last sync point
     last_saved_step: int = -1
+    start_step: int = 0  # the step this run started from (after a resume)
     consecutive_skips: int = 0
     params: list[torch.nn.Parameter] = field(default_factory=list)  # trainable, for clipping
 
     def __post_init__(self) -> None:
         self.params = [p for p in self.model.parameters() if p.requires_grad]
+
+    def receive_signal(self, name: str) -> None:
+        self.signal_received, self.signal_name = True, name
 
 
 def lr_at(step: int, train: TrainSection) -> float:
@@ -97,9 +108,10 @@ def train(
     env = init_distributed(config.parallel, device_type)
     try:
         check_world_size(config, env.world_size)
-        session = _setup(config, platform, env, device_type)
-        with on_sigterm(lambda: setattr(session, "signal_received", True)):
-            return _run(session, callbacks)
+        with device_settings(config, device_type):
+            session = _setup(config, platform, env, device_type)
+            with on_stop_signals(session.receive_signal):
+                return _run(session, callbacks)
     finally:
         shutdown(env)
 
@@ -123,6 +135,9 @@ def _setup(config: TrainConfig, platform: Platform, env: DistEnv, device_type: s
         data = build_data(config.data, config.model)
     precision = build_precision(config.precision, device_type)
     built.module = precision.prepare_model(built.module).to(device)
+    channels_last = use_channels_last(built, config, device_type)
+    if channels_last:
+        built.module = built.module.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
     blocks = _checkpoint_blocks(built) if config.train.activation_checkpointing else built.blocks
     model = wrap_model(built.module, blocks, config.parallel, config.precision, device)
     optimizer = build_optimizer(model, config.train, device_type)
@@ -130,6 +145,15 @@ def _setup(config: TrainConfig, platform: Platform, env: DistEnv, device_type: s
     if config.train.compile:
         built.module = cast(torch.nn.Module, torch.compile(model))
     torch.manual_seed(config.train.seed + env.rank)  # dropout masks differ between ranks
+    feeder = BatchFeeder(
+        data,
+        device=device,
+        micro_batch_size=config.train.micro_batch,
+        grad_accum=config.train.grad_accum,
+        rank=env.rank,
+        world_size=env.world_size,
+        channels_last=channels_last,
+    )
     dtype = peak_dtype_name(config.precision)
     return Session(
         config=config,
@@ -140,7 +164,8 @@ def _setup(config: TrainConfig, platform: Platform, env: DistEnv, device_type: s
         model=model,
         optimizer=optimizer,
         precision=precision,
-        data=data,
+        feeder=feeder,
+        meter=MemoryMeter(device.type),
         peak_flops=peak_flops_per_device(platform, dtype, device.index or 0),
     )
 
@@ -192,20 +217,27 @@ def _run(session: Session, callbacks: Sequence[Callback]) -> TrainResult:
     _maybe_resume(session, ckpt_dir)
     run_dir = Path(config.logging.run_dir)
     log = JsonlLog(run_dir) if env.is_main else None
-    meter = MemoryMeter(session.device.type)
+    window = StepWindow(session.device)
     history: list[StepMetrics] = []
     try:
         last_step = min(config.train.steps, config.train.stop_at_step or config.train.steps)
         while session.state.step < last_step and not session.stop_requested:
-            metrics = _timed_step(session, meter)
-            history.append(metrics)
-            if log is not None and metrics.step % config.logging.log_every == 0:
-                log.write(step_record(metrics))
-            for callback in callbacks:
-                callback(metrics)
+            with oom_advice(config.train):
+                _train_step(session, window)
+            if not _sync_due(session, last_step):
+                continue
+            for metrics in _drain(session, window):
+                history.append(metrics)
+                logged = metrics.step % config.logging.log_every == 0 or metrics.step == last_step
+                if log is not None and logged:
+                    log.write(step_record(metrics))
+                for callback in callbacks:
+                    callback(metrics)
             if _checkpoint_due(session):
                 _save(session, ckpt_dir)
+                window.restart_clock()
     finally:
+        session.feeder.close()
         if log is not None:
             log.close()
     if config.checkpoint.save_final and session.last_saved_step != session.state.step:
@@ -227,6 +259,24 @@ def _maybe_resume(session: Session, ckpt_dir: Path) -> None:
         env=session.env,
     )
     session.last_saved_step = session.state.step
+    session.start_step = session.state.step
+
+
+def _sync_due(session: Session, last_step: int) -> bool:
+    """Steps at which the host reads the device: log steps, checkpoints, the end, a signal.
+
+    Every rank decides from the same step number, except on a signal, which a single process acts
+    on at once; several ranks agree on it at their next sync point (within log_every steps).
+    """
+    step, config = session.state.step, session.config
+    every = config.checkpoint.every
+    return (
+        step == session.start_step + 1  # the first step: an early estimate of the run's length
+        or step % config.logging.log_every == 0
+        or step >= last_step
+        or bool(every and step % every == 0)
+        or (session.signal_received and session.env.world_size == 1)
+    )
 
 
 def _checkpoint_due(session: Session) -> bool:
@@ -248,110 +298,99 @@ def _save(session: Session, ckpt_dir: Path) -> None:
     session.last_saved_step = session.state.step
 
 
-def _timed_step(session: Session, meter: MemoryMeter) -> StepMetrics:
-    start = time.perf_counter()
-    with oom_advice(session.config.train):
-        loss, grad_norm, skipped = _train_step(session)
-    if session.device.type == "cuda":
-        torch.cuda.synchronize(session.device)
-    step_time_s = time.perf_counter() - start
-    session.state.step += 1
-    session.state.num_skipped_steps += int(skipped)
-    return _step_metrics(session, meter, loss, grad_norm, skipped, step_time_s)
+def _train_step(session: Session, window: StepWindow) -> None:
+    """Forward/backward over the micro-batches, then clip and step (or skip, under fp16).
 
-
-def _train_step(session: Session) -> tuple[float, float | None, bool]:
-    """Forward/backward over the micro-batches, then clip and step (or skip, under fp16)."""
-    config, env, precision = session.config, session.env, session.precision
+    Nothing here waits for the device: the loss, the grad norm and the fp16 skip flag stay
+    device tensors in `window` until the next sync point (`_drain`).
+    """
+    config, precision = session.config, session.precision
     train, step = config.train, session.state.step
+    lr = lr_at(step, train)
     for group in session.optimizer.param_groups:
-        group["lr"] = lr_at(step, train)
+        group["lr"] = lr
     total = torch.zeros((), device=session.device)
     for micro_step in range(train.grad_accum):
-        with _data_range():
-            batch = session.data.get_batch(
-                step=step,
-                micro_step=micro_step,
-                micro_batch_size=train.micro_batch,
-                grad_accum=train.grad_accum,
-                rank=env.rank,
-                world_size=env.world_size,
-            )
-            batch = {k: v.to(session.device, non_blocking=True) for k, v in batch.items()}
+        batch = session.feeder.get(step, micro_step)
         with sync_context(session.model, sync=micro_step == train.grad_accum - 1):
             with precision.autocast():
                 loss = session.built.loss(batch) / train.grad_accum
             precision.backward(loss)
         total += loss.detach()
-    # One collective carries the loss and any rank's stop request, so all ranks agree on both.
-    mean_loss, stop = all_reduce_mean([float(total), float(session.signal_received)], env)
-    session.stop_requested = stop > 0
-    _check_finite(session, mean_loss)
     precision.unscale(session.optimizer)
     grad_norm = _clip(session)
     skipped = precision.step(session.optimizer)
     session.optimizer.zero_grad(set_to_none=True)
-    return mean_loss, grad_norm, skipped
+    session.state.step += 1
+    window.add(
+        step=session.state.step,
+        lr=lr,
+        loss=total,
+        grad_norm=grad_norm,
+        skipped=skipped,
+        loss_scale=precision.scale_tensor(),
+    )
 
 
-DATA_RANGE = "rocmkit.data.get_batch"  # what rocmkit.profile counts as data-loading time
+def _drain(session: Session, window: StepWindow) -> list[StepMetrics]:
+    """Read the steps since the last sync point (one host read), check them, make their metrics."""
+    signal_flag = torch.tensor([float(session.signal_received)])
+    values = window.read(session.env, signal_flag)
+    session.stop_requested = values.extra[0] > 0
+    peak_memory = session.meter.sample()
+    metrics: list[StepMetrics] = []
+    for record in values.steps:
+        _check_finite(session, record)
+        session.state.num_skipped_steps += int(record.skipped)
+        metrics.append(_step_metrics(session, record, peak_memory))
+    return metrics
 
 
-def _data_range() -> contextlib.AbstractContextManager[object]:
-    """Name the batch fetch in a profiler trace; nothing (about 0.1 us) when none records."""
-    if torch.autograd._profiler_enabled():
-        return torch.profiler.record_function(DATA_RANGE)
-    return contextlib.nullcontext()
-
-
-def _check_finite(session: Session, loss: float) -> None:
-    if math.isfinite(loss):
+def _check_finite(session: Session, record: StepRecord) -> None:
+    """NaN/inf loss: stop (exit 3); under fp16 the scaler skips the step, stop only if it persists."""
+    if math.isfinite(record.loss):
         session.consecutive_skips = 0
         return
-    step, saved = session.state.step + 1, session.last_saved_step
+    saved = session.last_saved_step
     if not session.precision.uses_loss_scaling:
-        raise non_finite_loss_error(loss, step=step, last_saved_step=saved)
-    # fp16: GradScaler skips this step and lowers the scale; give up only when it keeps failing.
+        raise non_finite_loss_error(record.loss, step=record.step, last_saved_step=saved)
     session.consecutive_skips += 1
     if session.consecutive_skips >= session.config.precision.max_consecutive_skips:
         raise non_finite_loss_error(
-            loss, step=step, last_saved_step=saved, consecutive_fp16_skips=session.consecutive_skips
+            record.loss,
+            step=record.step,
+            last_saved_step=saved,
+            consecutive_fp16_skips=session.consecutive_skips,
         )
 
 
-def _clip(session: Session) -> float | None:
+def _clip(session: Session) -> torch.Tensor:
     # clip_grad_norm_ skips parameters without gradients; with grad_clip 0 it only measures.
+    # It returns the norm as a device tensor without waiting (error_if_nonfinite is off).
     max_norm = session.config.train.grad_clip or math.inf
     norm = torch.nn.utils.clip_grad_norm_(session.params, max_norm)
     full = getattr(norm, "full_tensor", None)  # FSDP2: a DTensor holding the global norm
-    value = float(full() if full is not None else norm)
-    return value if math.isfinite(value) else None
+    return full() if full is not None else norm
 
 
-def _step_metrics(
-    session: Session,
-    meter: MemoryMeter,
-    loss: float,
-    grad_norm: float | None,
-    skipped: bool,
-    step_time_s: float,
-) -> StepMetrics:
+def _step_metrics(session: Session, record: StepRecord, peak_memory: int | None) -> StepMetrics:
     train, built = session.config.train, session.built
     samples_per_device = train.micro_batch * train.grad_accum
+    step_time_s = max(record.step_time_s, 1e-9)
     per_device = samples_per_device * built.units_per_sample / step_time_s
-    scale = getattr(session.precision, "loss_scale", None)
     return StepMetrics(
-        step=session.state.step,
-        loss=loss,
-        lr=lr_at(session.state.step - 1, train),
-        grad_norm=grad_norm,
+        step=record.step,
+        loss=record.loss,
+        lr=record.lr,
+        grad_norm=record.grad_norm if math.isfinite(record.grad_norm) else None,
         step_time_s=step_time_s,
         units_per_s=per_device * session.env.world_size,
         units_per_s_per_device=per_device,
         mfu=mfu(built.flops_per_sample, samples_per_device, step_time_s, session.peak_flops),
-        peak_memory_bytes=meter.sample(),
-        skipped=skipped,
-        loss_scale=scale,
+        peak_memory_bytes=peak_memory,
+        skipped=record.skipped,
+        loss_scale=record.loss_scale,
+        unit_name=built.unit_name,
     )
 
 
@@ -367,10 +406,11 @@ def _finish(session: Session, history: list[StepMetrics], run_dir: Path) -> Trai
     )
     result.steps_done = session.state.step
     result.stopped_by_signal = session.stop_requested
+    result.stop_signal = session.signal_name or ("SIGTERM" if session.stop_requested else None)
     if session.last_saved_step >= 0:
         result.checkpoint = session.config.checkpoint_dir / ckpt.checkpoint_name(
             session.last_saved_step
         )
     if session.env.is_main:
-        write_result(result, session.platform, run_dir)
+        write_result(result, session.platform, run_dir, session.device.type)
     return result

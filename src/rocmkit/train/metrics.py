@@ -38,6 +38,7 @@ class StepMetrics:
     peak_memory_bytes: int | None
     skipped: bool = False  # fp16 overflow: the optimizer step was not applied
     loss_scale: float | None = None
+    unit_name: str = "samples"  # what units_per_s counts: tokens or images
 
 
 @dataclass(kw_only=True)
@@ -56,6 +57,7 @@ class TrainResult:
     num_skipped_steps: int
     run_dir: Path | None
     stopped_by_signal: bool = False
+    stop_signal: str | None = None  # SIGTERM or SIGINT (another rank's, when this one got none)
     checkpoint: Path | None = None
     measurements: list[Measurement] = field(default_factory=list)
 
@@ -90,6 +92,11 @@ class MemoryMeter:
         self.device_type = device_type
         self.peak_rss_bytes = 0
         self._process: Any = None
+        if device_type == "cuda":
+            import torch
+
+            # This run's peak, not the high-water mark of earlier GPU work in the process.
+            torch.cuda.reset_peak_memory_stats()
         if device_type == "cpu" and _maxrss_bytes() is None:
             import psutil
 
@@ -202,11 +209,19 @@ def _measurements(
     ]
 
 
-def write_result(result: TrainResult, platform: Platform, run_dir: Path) -> Path:
-    """Save result.json (environment record, config, measurements) in the run directory."""
+def write_result(
+    result: TrainResult, platform: Platform, run_dir: Path, device_type: str | None = None
+) -> Path:
+    """Save result.json (environment record, config, measurements) in the run directory.
+
+    `device_type` is the device the run used ("cpu" on a GPU machine when pinned to the CPU).
+    """
+    environment = platform.record()
+    if device_type is not None:
+        environment["torch_device"] = device_type
     run = RunResult(
         kind="train",
-        environment=platform.record(),
+        environment=environment,
         config=result.config,
         measurements=result.measurements,
     )

@@ -76,6 +76,7 @@ def init_distributed(config: ParallelConfig, device_type: str) -> DistEnv:
         if "MASTER_ADDR" not in os.environ:
             raise UserError("RANK/WORLD_SIZE are set but MASTER_ADDR is not: launch with torchrun")
         if device_type == "cuda":
+            check_local_rank_has_gpu(env.local_rank, torch.cuda.device_count())
             torch.cuda.set_device(env.local_rank)
         dist.init_process_group(backend=backend)
         return dataclasses.replace(env, owns_group=True)
@@ -85,6 +86,17 @@ def init_distributed(config: ParallelConfig, device_type: str) -> DistEnv:
         dist.init_process_group(backend=backend, store=store, rank=0, world_size=1)
         return DistEnv(owns_group=True)
     return env
+
+
+def check_local_rank_has_gpu(local_rank: int, num_gpus: int) -> None:
+    """More ranks on a node than GPUs is a launch mistake: say how to launch instead."""
+    if local_rank < num_gpus:
+        return
+    raise UserError(
+        f"rank with LOCAL_RANK {local_rank} has no GPU: torch sees {num_gpus} GPU(s) on this "
+        f"node; start at most {num_gpus} process(es) per node (torchrun --nproc-per-node "
+        f"{max(1, num_gpus)}) or train on the CPU with --train.device cpu"
+    )
 
 
 def shutdown(env: DistEnv) -> None:
@@ -133,32 +145,9 @@ def sync_context(module: torch.nn.Module, *, sync: bool) -> contextlib.AbstractC
     return _NO_CONTEXT
 
 
-def all_reduce_mean(values: list[float], env: DistEnv) -> list[float]:
-    """Average a few floats over ranks in one collective (identity on a single process)."""
-    if not env.distributed or dist.get_world_size() == 1:
-        return values
-    tensor = torch.tensor(values, dtype=torch.float64, device=_collective_device())
-    dist.all_reduce(tensor)
-    return [v / dist.get_world_size() for v in tensor.tolist()]
-
-
-def all_reduce_max(value: float, env: DistEnv) -> float:
-    if not env.distributed or dist.get_world_size() == 1:
-        return value
-    tensor = torch.tensor([value], dtype=torch.float64, device=_collective_device())
-    dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
-    return float(tensor.item())
-
-
 def barrier(env: DistEnv) -> None:
     if env.distributed and dist.get_world_size() > 1:
         dist.barrier()
-
-
-def _collective_device() -> torch.device:
-    if dist.get_backend() == "nccl":
-        return torch.device("cuda", torch.cuda.current_device())
-    return torch.device("cpu")
 
 
 @contextlib.contextmanager

@@ -47,10 +47,15 @@ class PrecisionPolicy:
     def unscale(self, optimizer: torch.optim.Optimizer) -> None:
         """Bring gradients to their true scale before clipping (no-op without scaling)."""
 
-    def step(self, optimizer: torch.optim.Optimizer) -> bool:
-        """Run the optimizer step; return True when it was skipped (fp16 overflow)."""
+    def step(self, optimizer: torch.optim.Optimizer) -> torch.Tensor | None:
+        """Run the optimizer step; return a device flag, true when it was skipped (fp16 overflow),
+        or None for policies that never skip. Reading the flag is left to the caller."""
         optimizer.step()
-        return False
+        return None
+
+    def scale_tensor(self) -> torch.Tensor | None:
+        """The loss scale after the last step, as a device scalar (None without scaling)."""
+        return None
 
     def state_dict(self) -> dict[str, Any]:
         return {}
@@ -90,13 +95,27 @@ class Fp16Policy(AutocastPolicy):
     def unscale(self, optimizer: torch.optim.Optimizer) -> None:
         self.scaler.unscale_(optimizer)
 
-    def step(self, optimizer: torch.optim.Optimizer) -> bool:
+    def step(self, optimizer: torch.optim.Optimizer) -> torch.Tensor | None:
         # GradScaler skips optimizer.step when it found inf/nan gradients and then lowers the
-        # scale; a lower scale after update() is the public sign of a skipped step.
-        scale_before = self.scaler.get_scale()
+        # scale; a lower scale after update() is the sign of a skipped step. The comparison stays
+        # on the device: get_scale() would wait for the GPU. (With a fused optimizer, the GPU
+        # default, GradScaler.step itself does not wait either: the optimizer reads found_inf.)
+        before = self._scale_device()
+        before = before.clone() if before is not None else None
         self.scaler.step(optimizer)
         self.scaler.update()
-        return self.scaler.get_scale() < scale_before
+        after = self._scale_device()
+        if before is None or after is None:
+            return None
+        return after < before
+
+    def _scale_device(self) -> torch.Tensor | None:
+        scale = getattr(self.scaler, "_scale", None)
+        return scale if isinstance(scale, torch.Tensor) else None
+
+    def scale_tensor(self) -> torch.Tensor | None:
+        scale = self._scale_device()
+        return scale.clone() if scale is not None else None
 
     @property
     def loss_scale(self) -> float:

@@ -52,6 +52,17 @@ class ModelConfig:
         default=False,
         metadata={"help": "hf: random weights from config.json even if weights exist"},
     )
+    loss_impl: Literal["auto", "plain", "chunked"] = field(
+        default="auto",
+        metadata={
+            "help": "GPT head + loss: plain, chunked (logits never whole), auto (chunked in "
+            "eager bf16/fp16, else plain)"
+        },
+    )
+    channels_last: Literal["auto"] | bool = field(
+        default="auto",
+        metadata={"help": "ResNet: NHWC memory format (auto: on GPU, where it is faster)"},
+    )
 
     def __post_init__(self) -> None:
         if self.kind not in _BUILDERS:
@@ -71,6 +82,14 @@ class ModelConfig:
             )
         if not 0.0 <= self.dropout < 1.0:
             raise UserError(f"model.dropout must be in [0, 1) (got {self.dropout})")
+        if self.loss_impl not in ("auto", "plain", "chunked"):
+            raise UserError(
+                f"model.loss_impl must be auto, plain or chunked (got {self.loss_impl!r})"
+            )
+        if self.channels_last not in ("auto", True, False):
+            raise UserError(
+                f"model.channels_last must be auto, true or false (got {self.channels_last!r})"
+            )
         if self.kind == "hf" and not self.path:
             raise UserError(
                 "model.kind = 'hf' needs model.path, a local Hugging Face model directory"
@@ -89,20 +108,23 @@ class BuiltModel:
     units_per_sample: int
     unit_name: str
     block_list: torch.nn.ModuleList | None = None
+    # Convolution nets run NHWC on GPUs (cuDNN/MIOpen tensor-core kernels want it).
+    supports_channels_last: bool = False
     # Where each block lives (parent module, attribute name), so set_block can swap it in place.
     block_slots: list[tuple[torch.nn.Module, str]] = field(default_factory=list, repr=False)
 
     def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """Forward pass and mean cross-entropy; LM labels are already shifted by the data source."""
+        """Forward pass and mean cross-entropy; LM labels are already shifted by the data source.
+
+        Language models take the labels and return the loss from their own forward, so the head
+        and the loss are inside the compiled region when the model is compiled.
+        """
         import torch.nn.functional as F
 
         if self.task == "lm":
-            logits = self.module(batch["input_ids"])
-            # fp32 softmax: bf16/fp16 logits over a 50k vocabulary lose too much precision.
-            return F.cross_entropy(
-                logits.flatten(0, 1).float(), batch["labels"].flatten(), ignore_index=-100
-            )
+            return self.module(batch["input_ids"], labels=batch["labels"])  # type: ignore[no-any-return]
         logits = self.module(batch["images"])
+        # [B, classes] is small: the fp32 upcast costs nothing here (autocast would do it too).
         return F.cross_entropy(logits.float(), batch["labels"])
 
     def set_block(self, index: int, module: torch.nn.Module) -> None:

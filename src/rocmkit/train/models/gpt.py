@@ -15,6 +15,7 @@ from torch import nn
 
 from rocmkit.errors import UserError
 from rocmkit.train.models import BuiltModel, ModelConfig, count_params
+from rocmkit.train.models.loss import lm_head_loss
 
 __all__ = ["GPT", "build_gpt", "gpt_flops_per_token"]
 
@@ -67,7 +68,11 @@ class Block(nn.Module):
 
 
 class GPT(nn.Module):
-    """input_ids [B, T] (int64) -> logits [B, T, vocab_size]."""
+    """input_ids [B, T] (int64) -> logits [B, T, vocab_size], or the mean loss given labels.
+
+    With labels the head and the loss run inside forward, so a compiled model compiles the loss
+    too (no separate eager region holding the full logits); `loss_impl` picks plain or chunked.
+    """
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
@@ -80,6 +85,7 @@ class GPT(nn.Module):
         self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
         self.tie_weights = config.tie_weights
         self.n_layer = config.n_layer
+        self.loss_impl = config.loss_impl
         self.init_weights()
 
     def init_weights(self) -> None:
@@ -95,7 +101,7 @@ class GPT(nn.Module):
             if name.endswith(("attn.proj.weight", "mlp.proj.weight")):
                 nn.init.normal_(parameter, mean=0.0, std=residual_std)
 
-    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+    def forward(self, input_ids: torch.Tensor, labels: torch.Tensor | None = None) -> torch.Tensor:
         time = input_ids.shape[1]
         if time > self.seq_len:
             raise UserError(
@@ -105,7 +111,19 @@ class GPT(nn.Module):
         x = self.dropout(self.token_embedding(input_ids) + self.position_embedding(positions))
         for block in self.blocks:
             x = block(x)
-        return self.lm_head(self.final_norm(x))
+        x = self.final_norm(x)
+        if labels is None:
+            return self.lm_head(x)
+        impl = self.loss_impl
+        if impl == "auto":
+            # Compiled, inductor fuses the fp32 upcast of the logits into the loss kernel. In eager
+            # under autocast, plain would materialise an fp32 copy of all logits: chunked avoids it.
+            # Eager fp32 has no copy to avoid, and plain's fused log-softmax is faster there.
+            eager_mixed = not torch.compiler.is_compiling() and torch.is_autocast_enabled(
+                input_ids.device.type
+            )
+            impl = "chunked" if eager_mixed else "plain"
+        return lm_head_loss(x, self.lm_head.weight, labels, impl=impl)
 
 
 def _init_weights(module: nn.Module) -> None:

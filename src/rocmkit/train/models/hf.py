@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from rocmkit.errors import UserError, require_extra
@@ -30,10 +31,14 @@ class CausalLMLogits(nn.Module):
         super().__init__()
         self.model = model
 
-    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
-        # Labels are not passed: the data source already shifted them, and transformers would
-        # shift a second time.
-        return self.model(input_ids=input_ids, use_cache=False).logits  # type: ignore[no-any-return]
+    def forward(self, input_ids: torch.Tensor, labels: torch.Tensor | None = None) -> torch.Tensor:
+        # Labels are not passed to transformers: the data source already shifted them, and
+        # transformers would shift a second time. The loss is taken here so that a compiled
+        # model compiles it too (the logits' fp32 upcast is then fused, not materialised).
+        logits = self.model(input_ids=input_ids, use_cache=False).logits
+        if labels is None:
+            return logits  # type: ignore[no-any-return]
+        return F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=-100)
 
 
 def _model_dir(config: ModelConfig) -> Path:

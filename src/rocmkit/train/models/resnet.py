@@ -81,6 +81,7 @@ def build_resnet(config: ModelConfig) -> BuiltModel:
         flops_per_sample=flops,
         units_per_sample=1,
         unit_name="images",
+        supports_channels_last=True,
     )
 
 

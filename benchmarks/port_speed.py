@@ -1,0 +1,136 @@
+"""`rocmkit port` speed on a generated tree vs the plain AST scan every Python file would need.
+
+Generates a project of --files Python modules (default 6,000; a --hot share of them contain
+something port reports: a flash_attn import, a torch.version.cuda check, NCCL variables), plus
+requirements files and Dockerfiles, then times, alternating rounds in one process on one core:
+
+  port      rocmkit.port.scan_project over the tree (findings, file issues, everything)
+  baseline  os.walk + read + ast.parse of every .py file (no rules at all): the floor of any
+            scanner that parses each file once
+  read      os.walk + read of every .py file (the I/O floor)
+
+Prints files/s of Python for each and port/baseline (target: >= 10,000 files/s).
+
+    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/port_speed.py [--files 6000] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from rocmkit.port import PortConfig, scan_project
+
+CLEAN_MODULE = '''"""Module {i}: a training utility that knows nothing about vendors."""
+
+import math
+import torch
+from torch import nn
+
+
+class Block{i}(nn.Module):
+    """A residual MLP block."""
+
+    def __init__(self, width: int = {width}, dropout: float = 0.1) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.up = nn.Linear(width, 4 * width)
+        self.down = nn.Linear(4 * width, width)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.up(self.norm(x))
+        h = torch.nn.functional.gelu(h)
+        return x + self.drop(self.down(h))
+
+
+def schedule_{i}(step: int, warmup: int = 100, total: int = 10_000) -> float:
+    if step < warmup:
+        return step / warmup
+    progress = (step - warmup) / max(1, total - warmup)
+    return 0.5 * (1 + math.cos(math.pi * progress))
+
+
+def device_{i}() -> torch.device:
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+'''
+
+HOT_SNIPPETS = (
+    "from flash_attn import flash_attn_func\n",
+    "if torch.version.cuda is None:\n    raise RuntimeError('needs CUDA')\n",
+    "os.environ['NCCL_P2P_LEVEL'] = 'NVL'\n",
+    "major, minor = torch.cuda.get_device_capability()\nUSE_BF16 = major >= 8\n",
+    "out = subprocess.run(['nvidia-smi', '-L'], capture_output=True)\n",
+)
+
+
+def make_tree(root: Path, num_files: int, hot_share: float, seed: int = 0) -> int:
+    """Write the project; returns the number of Python files."""
+    rng = random.Random(seed)
+    for i in range(num_files):
+        package = root / f"pkg{i // 200}" / f"sub{i // 50 % 4}"
+        package.mkdir(parents=True, exist_ok=True)
+        text = CLEAN_MODULE.format(i=i, width=rng.choice((256, 512, 768)))
+        if rng.random() < hot_share:
+            text = "import os\nimport subprocess\n" + text + rng.choice(HOT_SNIPPETS)
+        (package / f"module_{i}.py").write_text(text)
+    for i in range(num_files // 500):
+        (root / f"pkg{i}" / "requirements.txt").write_text("torch>=2.4\nflash-attn==2.6.3\nnumpy\n")
+        (root / f"pkg{i}" / "Dockerfile").write_text("FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n")
+    return num_files
+
+
+def python_files(root: Path) -> list[str]:
+    return [os.path.join(d, n) for d, _, names in os.walk(root) for n in names if n.endswith(".py")]
+
+
+def baseline(root: Path, parse: bool) -> int:
+    count = 0
+    for path in python_files(root):
+        with open(path, "rb") as f:
+            data = f.read()
+        if parse:
+            ast.parse(data)
+        count += 1
+    return count
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=6000)
+    parser.add_argument("--hot", type=float, default=0.05, help="share of files with findings")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="rocmkit-port-speed-") as scratch:
+        root = Path(scratch)
+        num_py = make_tree(root, args.files, args.hot)
+        times: dict[str, list[float]] = {"port": [], "baseline": [], "read": []}
+        num_findings = 0
+        for _ in range(args.rounds):
+            start = time.perf_counter()
+            report = scan_project(PortConfig(path=root))
+            times["port"].append(time.perf_counter() - start)
+            num_findings = len(report.findings)
+            for name, parse in (("baseline", True), ("read", False)):
+                start = time.perf_counter()
+                baseline(root, parse)
+                times[name].append(time.perf_counter() - start)
+        rates = {k: num_py / statistics.median(v) for k, v in times.items()}
+        print(f"{num_py} Python files ({args.hot:.0%} with findings), {num_findings} findings")
+        for name, rate in rates.items():
+            print(f"  {name:9} {rate:10,.0f} Python files/s (median of {args.rounds})")
+        print(
+            f"port / baseline (read + ast.parse every file) = {rates['port'] / rates['baseline']:.2f}x"
+        )
+        print(f"port / read-only floor = {rates['port'] / rates['read']:.2f}x")
+        print(f"target >= 10,000 files/s: {'met' if rates['port'] >= 10_000 else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""What `rocmkit port` reports: findings with file:line, files it could not read, and the report."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from rocmkit.port.rules import SEVERITIES, Rule, Severity, severity_rank
+
+SCHEMA = "rocmkit.port"
+SCHEMA_VERSION = 1
+FAIL_ON_CHOICES = ("info", "warn", "error", "never")
+
+
+class Hit(NamedTuple):
+    """A rule matched at a place in one file (the scanners' output, before paths are attached)."""
+
+    line: int
+    column: int
+    rule: Rule
+    evidence: str
+    severity: Severity
+
+
+def hit(line: int, column: int, rule: Rule, evidence: str, severity: Severity | None = None) -> Hit:
+    """A Hit at the rule's own severity unless one is given."""
+    return Hit(line, column, rule, evidence[:160], severity or rule.severity)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PortFinding:
+    """One place in the project that breaks or degrades on ROCm, with the fix and its source."""
+
+    path: str  # relative to the scanned root, '/' separated
+    line: int
+    column: int
+    rule_id: str
+    severity: Severity
+    title: str
+    evidence: str
+    fix: str
+    source: str
+
+    def location(self) -> str:
+        return f"{self.path}:{self.line}" + (f":{self.column}" if self.column else "")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileIssue:
+    """A file that could not be scanned (binary, not UTF-8, too large, does not parse)."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class PortReport:
+    """Everything one scan found; `exit_code(fail_on)` is what the CLI returns."""
+
+    root: str
+    findings: tuple[PortFinding, ...]
+    issues: tuple[FileIssue, ...]
+    num_files: dict[str, int]  # scanned files per kind (python, requirements, ...)
+    num_python_parsed: int
+    elapsed_s: float
+    created_at: str = field(
+        default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    )
+
+    def counts(self) -> dict[str, int]:
+        counter = Counter(f.severity for f in self.findings)
+        return {s: counter.get(s, 0) for s in reversed(SEVERITIES)}
+
+    def exit_code(self, fail_on: str) -> int:
+        """1 when a finding is at or above `fail_on` ('never': always 0)."""
+        if fail_on == "never":
+            return 0
+        threshold = severity_rank(fail_on)
+        return int(any(severity_rank(f.severity) >= threshold for f in self.findings))
+
+    def to_dict(self, fail_on: str = "error") -> dict[str, Any]:
+        from rocmkit import __version__
+
+        return {
+            "schema": SCHEMA,
+            "schema_version": SCHEMA_VERSION,
+            "rocmkit_version": __version__,
+            "created_at": self.created_at,
+            "root": self.root,
+            "fail_on": fail_on,
+            "exit_code": self.exit_code(fail_on),
+            "counts": self.counts(),
+            "num_files": self.num_files,
+            "num_python_parsed": self.num_python_parsed,
+            "elapsed_s": round(self.elapsed_s, 3),
+            "findings": [vars(f) for f in self.findings],
+            "issues": [vars(i) for i in self.issues],
+        }

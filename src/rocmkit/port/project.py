@@ -1,0 +1,230 @@
+"""Walk a project, route each file to its scanner, and collect one PortReport.
+
+Files are read as bytes: binary, non-UTF-8, oversized and unparsable files become FileIssues,
+never exceptions. Virtual environments, VCS folders and caches are not descended into.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import stat
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from rocmkit.errors import UserError
+from rocmkit.port.findings import (
+    FAIL_ON_CHOICES,
+    FileIssue,
+    Hit,
+    PortFinding,
+    PortReport,
+    hit,
+)
+from rocmkit.port.python_scan import scan_python
+from rocmkit.port.requirements import scan_conda, scan_pyproject, scan_requirements_txt
+from rocmkit.port.rules import SEVERITIES, RuleSet, load_rules, severity_rank
+from rocmkit.port.text_scan import ScanError, scan_text
+
+SKIP_DIRS = frozenset(
+    {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv", "site-packages"}
+    | {".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs", ".ipynb_checkpoints"}
+)
+_REQUIREMENTS = re.compile(r"(?:.*[-_.])?(?:requirements?|constraints)(?:[-_.].*)?\.(?:txt|in)$")
+_CONDA = re.compile(r"(?:environment|conda|env)(?:[-_.].*)?\.ya?ml$")
+_COMPOSE = re.compile(r"(?:docker-)?compose(?:[-_.].*)?\.ya?ml$")
+_DOCKERFILE = re.compile(r"(?:Dockerfile|Containerfile)(?:\..*)?$|.*\.[Dd]ockerfile$")
+_SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch")
+_CUDA_SUFFIXES = (".cu", ".cuh")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PortConfig:
+    """What to scan and when the scan counts as failed (see `rocmkit port --help`)."""
+
+    path: Path
+    fail_on: str = "error"  # info | warn | error | never
+    min_severity: str = "info"  # findings below this are left out of the report
+    exclude: tuple[str, ...] = ()  # globs on the path relative to the root
+    max_bytes: int = 4 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        if not self.path.exists():
+            raise UserError(f"no such file or directory: {self.path}")
+        if self.fail_on not in FAIL_ON_CHOICES:
+            raise UserError(f"--fail-on must be one of {', '.join(FAIL_ON_CHOICES)}")
+        if self.min_severity not in SEVERITIES:
+            raise UserError(f"--min-severity must be one of {', '.join(SEVERITIES)}")
+        if self.max_bytes <= 0:
+            raise UserError("--max-bytes must be positive")
+
+
+def classify(name: str, parent: str = "") -> str | None:
+    """The scanner kind of a file name, or None when port has nothing to say about it."""
+    if name.endswith(".py"):
+        return "python"
+    if name == "pyproject.toml":
+        return "pyproject"
+    if _REQUIREMENTS.match(name) or (parent == "requirements" and name.endswith((".txt", ".in"))):
+        return "requirements"
+    if _COMPOSE.match(name):
+        return "compose"
+    if _CONDA.match(name):
+        return "conda"
+    if _DOCKERFILE.match(name):
+        return "dockerfile"
+    if name.endswith(_SHELL_SUFFIXES):
+        return "shell"
+    if name.endswith(_CUDA_SUFFIXES):
+        return "cuda"
+    return None
+
+
+def iter_files(root: Path, exclude: tuple[str, ...] = ()) -> Iterator[tuple[str, str, str]]:
+    """(path, path relative to root, kind) of every file a scanner handles, in a stable order."""
+    if root.is_file():
+        # A file named explicitly is scanned even with an unknown name, as shell-like text.
+        yield str(root), root.name, classify(root.name, root.parent.name) or "shell"
+        return
+    top = str(root)
+    for directory, dirnames, filenames in os.walk(top):
+        rel_dir = os.path.relpath(directory, top).replace(os.sep, "/")
+        prefix = "" if rel_dir == "." else rel_dir + "/"
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if d not in SKIP_DIRS
+            and not d.endswith(".egg-info")
+            and not _excluded(prefix + d, exclude)
+            and not os.path.exists(os.path.join(directory, d, "pyvenv.cfg"))
+        )
+        parent = os.path.basename(directory)
+        for name in sorted(filenames):
+            kind = classify(name, parent)
+            if kind is not None and not _excluded(prefix + name, exclude):
+                yield os.path.join(directory, name), prefix + name, kind
+
+
+def _excluded(rel_path: str, exclude: tuple[str, ...]) -> bool:
+    return bool(exclude) and any(
+        fnmatch.fnmatch(rel_path, g) or fnmatch.fnmatch(rel_path, f"*/{g}") for g in exclude
+    )
+
+
+def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport:
+    """Scan a file or a directory tree and return every finding and unreadable file."""
+    rules = rules or load_rules()
+    root = config.path
+    started = time.perf_counter()
+    findings: list[PortFinding] = []
+    issues: list[FileIssue] = []
+    num_files: Counter[str] = Counter()
+    num_parsed = 0
+    floor = severity_rank(config.min_severity)
+    for path, rel, kind in iter_files(root, config.exclude):
+        num_files[kind] += 1
+        try:
+            hits, parsed = scan_file(path, kind, rules, config.max_bytes)
+        except ScanError as exc:
+            issues.append(FileIssue(path=rel, reason=str(exc)))
+            continue
+        num_parsed += parsed
+        findings.extend(
+            _finding(rel, h) for h in _dedupe(hits) if severity_rank(h.severity) >= floor
+        )
+    findings.sort(key=lambda f: (f.path, f.line, f.column, f.rule_id))
+    return PortReport(
+        root=str(root),
+        findings=tuple(findings),
+        issues=tuple(issues),
+        num_files=dict(sorted(num_files.items())),
+        num_python_parsed=num_parsed,
+        elapsed_s=time.perf_counter() - started,
+    )
+
+
+def scan_file(path: str, kind: str, rules: RuleSet, max_bytes: int) -> tuple[list[Hit], bool]:
+    """(hits, parsed-as-Python?) for one file; ScanError when it cannot be read as text."""
+    text = read_text(path, max_bytes)
+    if kind == "python":
+        return scan_python(text, rules, is_setup=os.path.basename(path) == "setup.py")
+    scanner = _SCANNERS.get(kind)
+    if scanner is None:
+        return [], False
+    return scanner(text, rules), False
+
+
+def read_text(path: str, max_bytes: int) -> str:
+    """The UTF-8 text of a file; ScanError for unreadable, huge, binary or non-UTF-8 content."""
+    try:
+        # Stat first: a FIFO or device named *.py would block or never end, and the size check
+        # avoids read(max_bytes + 1), which allocates max_bytes for every file.
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise ScanError("not a regular file; skipped")
+        if info.st_size > max_bytes:
+            raise ScanError(f"larger than {max_bytes} bytes; skipped (see --max-bytes)")
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise ScanError(f"cannot read it ({exc.strerror or exc})") from None
+    if b"\x00" in data[:8192]:
+        raise ScanError("binary file; skipped")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ScanError(f"not UTF-8 (byte {exc.start}); skipped") from None
+
+
+def _scan_cuda(text: str, rules: RuleSet) -> list[Hit]:
+    """Warp-size and inline-PTX hazards of .cu/.cuh files, from rocmkit.hipify's own rules."""
+    from rocmkit.hipify.translate import TranslateOptions, translate
+
+    rule = rules.by_check.get("cuda-source")
+    if rule is None:
+        return []
+    translation = translate(text, options=TranslateOptions(mappings="builtin"))
+    return [
+        hit(d.line, d.column, rule, f"{d.category}: {d.name} - {d.message}")
+        for d in translation.diagnostics
+        if d.kind == "hazard"
+    ]
+
+
+_SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
+    "requirements": scan_requirements_txt,
+    "pyproject": scan_pyproject,
+    "conda": scan_conda,
+    "dockerfile": lambda text, rules: scan_text(text, "dockerfile", rules),
+    "shell": lambda text, rules: scan_text(text, "shell", rules),
+    "compose": lambda text, rules: scan_text(text, "compose", rules),
+    "cuda": _scan_cuda,
+}
+
+
+def _dedupe(hits: list[Hit]) -> Iterator[Hit]:
+    # The same rule twice on one line (an import list, a repeated variable) is one finding.
+    seen: set[tuple[int, str]] = set()
+    for h in hits:
+        key = (h.line, h.rule.id)
+        if key not in seen:
+            seen.add(key)
+            yield h
+
+
+def _finding(path: str, h: Hit) -> PortFinding:
+    return PortFinding(
+        path=path,
+        line=h.line,
+        column=max(h.column, 0),
+        rule_id=h.rule.id,
+        severity=h.severity,
+        title=h.rule.title,
+        evidence=h.evidence,
+        fix=h.rule.fix,
+        source=h.rule.source,
+    )

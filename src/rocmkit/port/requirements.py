@@ -1,0 +1,211 @@
+"""Dependencies: requirements files, pyproject.toml, setup.py lists and environment.yml.
+
+Requirement strings are parsed with `packaging` (PEP 508) when it is installed; without it a small
+parser takes the name and extras and skips the version analysis (it never guesses a pin).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from rocmkit.port.findings import Hit, hit
+from rocmkit.port.rules import RuleSet
+from rocmkit.port.text_scan import ScanError, text_rule_hits
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+try:
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import InvalidVersion, Version
+except ImportError:  # pragma: no cover - packaging ships with pip/setuptools almost everywhere
+    Requirement = None  # type: ignore[assignment,misc]
+
+_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[([^\]]*)\])?")
+# A CUDA build tag: torch==2.1.0+cu121, ...+cuda12, or %2Bcu121 in a wheel URL.
+_CUDA_TAG = re.compile(r"(?:\+|%2[bB])cu(?:da)?\d+")
+_WHEEL_NAME = re.compile(r"/([A-Za-z0-9_.]+)-\d[^/-]*-[^/]*\.whl(?:[#?].*)?$")
+_EGG = re.compile(r"[#&]egg=([A-Za-z0-9._-]+)")
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedRequirement:
+    name: str
+    extras: frozenset[str]
+    specifier: str  # '' when none (or when packaging is absent)
+    url: str
+
+
+def parse_requirement(text: str) -> ParsedRequirement | None:
+    """Name, extras, specifier and URL of one PEP 508 string (or a bare wheel/VCS URL)."""
+    text = text.strip()
+    if "://" in text and " @ " not in text and "@" not in text.split("://")[0]:
+        return _from_url(text)
+    if Requirement is not None:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            return None
+        return ParsedRequirement(req.name, frozenset(req.extras), str(req.specifier), req.url or "")
+    match = _NAME.match(text)
+    if not match:
+        return None
+    extras = frozenset(e.strip() for e in (match.group(2) or "").split(",") if e.strip())
+    return ParsedRequirement(match.group(1), extras, "", text if "://" in text else "")
+
+
+def _from_url(url: str) -> ParsedRequirement | None:
+    match = _EGG.search(url) or _WHEEL_NAME.search(url)
+    if match is None:
+        return None
+    return ParsedRequirement(match.group(1), frozenset(), "", url)
+
+
+def requirement_hits(text: str, line: int, rules: RuleSet) -> Iterator[Hit]:
+    """Findings for one requirement string found at `line`."""
+    req = parse_requirement(text)
+    if req is None:
+        return
+    rule = rules.package_rule(req.name, req.extras)
+    if rule is not None:
+        severity = rule.severity
+        if (
+            rule.min_version
+            and rule.severity_if_recent
+            and _allows(req.specifier, rule.min_version)
+        ):
+            severity = rule.severity_if_recent
+        yield hit(line, 0, rule, text.strip(), severity)
+    tag_rule = rules.by_check.get("requirement-cuda-tag")
+    if tag_rule is not None and _CUDA_TAG.search(req.specifier + " " + req.url):
+        yield hit(line, 0, tag_rule, text.strip())
+
+
+def _allows(specifier: str, min_version: str) -> bool:
+    """Whether the specifier admits some version >= min_version (True when unknown)."""
+    if not specifier or Requirement is None:
+        return True
+    spec = SpecifierSet(specifier)
+    floor = Version(min_version)
+    candidates = [floor, Version("9999")]
+    for item in spec:
+        try:
+            version = Version(item.version.rstrip(".*"))
+        except InvalidVersion:
+            return True
+        if version >= floor:
+            candidates.append(version)
+    return any(spec.contains(v, prereleases=True) for v in candidates)
+
+
+def scan_requirements_txt(text: str, rules: RuleSet) -> list[Hit]:
+    """requirements*.txt / constraints: one requirement per logical line, pip options skipped."""
+    hits = text_rule_hits(text, "requirements", rules)
+    for number, line in _logical_lines(text):
+        line = re.split(r"(?:^|\s)#", line, maxsplit=1)[0].strip()
+        if line.startswith("-e ") or line.startswith("--editable"):
+            line = line.split(None, 1)[-1]
+        elif line.startswith("-") or not line:
+            continue  # -r other.txt, --index-url (matched by the text rules above), ...
+        hits.extend(requirement_hits(line.split(" --")[0], number, rules))
+    return hits
+
+
+def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
+    pending, start = "", 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        if not pending:
+            start = number
+        if raw.endswith("\\"):
+            pending += raw[:-1] + " "
+            continue
+        yield start, pending + raw
+        pending = ""
+    if pending:
+        yield start, pending
+
+
+def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
+    """Dependencies of [project], [build-system], [dependency-groups] and Poetry tables."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScanError(f"invalid TOML ({exc})") from None
+    lines = text.splitlines()
+    hits = text_rule_hits(text, "pyproject", rules)
+    for requirement in _pyproject_requirements(data):
+        hits.extend(requirement_hits(requirement, _line_of(lines, requirement), rules))
+    return hits
+
+
+def _pyproject_requirements(data: dict) -> Iterator[str]:
+    project = data.get("project", {})
+    yield from _strings(project.get("dependencies", []))
+    for group in project.get("optional-dependencies", {}).values():
+        yield from _strings(group)
+    yield from _strings(data.get("build-system", {}).get("requires", []))
+    for group in data.get("dependency-groups", {}).values():
+        yield from _strings(group)
+    poetry = data.get("tool", {}).get("poetry", {})
+    for table in (poetry.get("dependencies", {}), *_poetry_groups(poetry)):
+        yield from (name for name in table if name != "python")
+
+
+def _poetry_groups(poetry: dict) -> Iterable[dict]:
+    return (g.get("dependencies", {}) for g in poetry.get("group", {}).values())
+
+
+def _strings(values: object) -> Iterator[str]:
+    if isinstance(values, list):
+        yield from (v for v in values if isinstance(v, str))
+
+
+def _line_of(lines: list[str], needle: str) -> int:
+    for number, line in enumerate(lines, 1):
+        if needle in line:
+            return number
+    return 1
+
+
+def scan_conda(text: str, rules: RuleSet) -> list[Hit]:
+    """environment.yml: channels, conda dependencies and the pip: sub-list, line by line."""
+    hits = text_rule_hits(text, "conda", rules)
+    section, pip_indent = "", -1
+    for number, raw in enumerate(text.splitlines(), 1):
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        indent = len(raw) - len(raw.lstrip())
+        if indent == 0 and stripped.endswith(":"):
+            section, pip_indent = stripped[:-1], -1
+            continue
+        if not stripped.startswith("- "):
+            continue
+        item = stripped[2:].split(" #")[0].strip().strip("'\"")
+        if item.rstrip(":") == "pip" and item.endswith(":"):
+            pip_indent = indent
+        elif pip_indent >= 0 and indent > pip_indent:
+            hits.extend(requirement_hits(item, number, rules))
+        elif section in ("channels", "dependencies"):
+            pip_indent = -1
+            hits.extend(_conda_item_hits(item, number, rules))
+    return hits
+
+
+def _conda_item_hits(item: str, line: int, rules: RuleSet) -> Iterator[Hit]:
+    channel, _, spec = item.rpartition("::")
+    name = re.split(r"[=<>!\s\[]", spec, maxsplit=1)[0]
+    for candidate in filter(None, (name, channel)):
+        rule = rules.conda_rule(candidate)
+        if rule is not None:
+            yield hit(line, 0, rule, item)
+            return
+    rule = rules.package_rule(name)
+    if rule is not None:
+        yield hit(line, 0, rule, item)

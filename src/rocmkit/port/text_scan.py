@@ -1,0 +1,67 @@
+"""Text files that are not Python: Dockerfiles, shell scripts, compose files (and the regex rules
+shared with requirements, pyproject and conda files). Comment lines are skipped; regexes are the
+right tool here because these files have no syntax tree worth building for a one-line match.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from rocmkit.port.findings import Hit, hit
+from rocmkit.port.rules import RuleSet
+
+
+class ScanError(Exception):
+    """A file whose content cannot be scanned (the reason becomes a FileIssue)."""
+
+
+def text_rule_hits(text: str, kind: str, rules: RuleSet) -> list[Hit]:
+    """Matches of the rules with a `pattern` for this file kind, outside comment lines."""
+    hits: list[Hit] = []
+    for rule in rules.text_rules:
+        if kind not in rule.files or not any(t in text for t in rule.triggers or ("",)):
+            continue
+        assert rule.pattern is not None
+        for match in rule.pattern.finditer(text):
+            line_start = text.rfind("\n", 0, match.start()) + 1
+            line_end = text.find("\n", match.start())
+            line = text[line_start : line_end if line_end >= 0 else len(text)]
+            if line.lstrip().startswith("#"):
+                continue
+            number = text.count("\n", 0, match.start()) + 1
+            hits.append(hit(number, match.start() - line_start + 1, rule, line.strip()))
+    return hits
+
+
+@functools.lru_cache(maxsize=8)
+def _word_patterns(rules: RuleSet) -> tuple[re.Pattern[str], re.Pattern[str] | None]:
+    prefixes = "|".join(re.escape(p) for p in rules.env_prefixes)
+    env = re.compile(rf"(?<![A-Za-z0-9_])((?:{prefixes})[A-Za-z0-9_]*)")
+    names = "|".join(re.escape(c) for c in rules.commands)
+    command = re.compile(rf"(?<![\w.-])(?:[\w./-]*/)?({names})(?![\w.-])") if names else None
+    return env, command
+
+
+def scan_text(text: str, kind: str, rules: RuleSet) -> list[Hit]:
+    """Dockerfile, shell script or compose file: regex rules, environment variables, commands."""
+    hits = text_rule_hits(text, kind, rules)
+    env_pattern, command_pattern = _word_patterns(rules)
+    env_possible = any(p in text for p in rules.env_prefixes)
+    command_possible = command_pattern is not None and any(c in text for c in rules.commands)
+    if not (env_possible or command_possible):
+        return hits
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith("#"):
+            continue
+        if env_possible:
+            for match in env_pattern.finditer(line):
+                rule = rules.env_rule(match.group(1))
+                if rule is not None:
+                    hits.append(hit(number, match.start() + 1, rule, line.strip()))
+        if command_possible and command_pattern is not None:
+            for match in command_pattern.finditer(line):
+                rule = rules.command_rule(match.group(1))
+                if rule is not None:
+                    hits.append(hit(number, match.start() + 1, rule, line.strip()))
+    return hits

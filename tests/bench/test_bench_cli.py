@@ -1,0 +1,115 @@
+"""`rocmkit bench` as a user runs it: output location checked first, Ctrl-C keeps finished suites."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+TINY_GEMM = ["--gemm.dtypes", "fp32", "--gemm.timing.max_samples", "3", "--gemm.sizes", "32"]
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(SRC), "OMP_NUM_THREADS": "1"}
+
+
+def test_an_unwritable_out_fails_in_one_line_before_any_suite(tmp_path):
+    start = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "rocmkit", "bench", "--out", "/proc/forbidden"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=tmp_path,
+        timeout=60,
+    )
+    elapsed = time.monotonic() - start
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith(
+        "rocmkit: error: cannot write the --out directory /proc/forbidden"
+    )
+    assert done.stderr.count("\n") == 1 and "running" not in done.stderr
+    assert elapsed < 5  # no suite ran (the default bench takes a minute here)
+
+
+def test_ctrl_c_keeps_the_finished_suites_and_marks_the_run_partial(tmp_path):
+    out = tmp_path / "run"
+    argv = [sys.executable, "-m", "rocmkit", "bench", "--device", "cpu", "--no-power"]
+    argv += ["--suite", "gemm,train-precision", "--out", str(out), *TINY_GEMM]
+    argv += ["--train_precision.models", "gpt-tiny", "--train_precision.steps", "500"]
+    umask = lambda: os.umask(0o027)  # noqa: E731 - the user's umask, set in the child only
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+        cwd=tmp_path,
+        preexec_fn=umask,
+    )
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if "train-precision" in line:  # gemm finished, the long suite started
+            break
+    time.sleep(2)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    data = json.loads((out / "result.json").read_text())
+    assert data["partial"] == "interrupted (Ctrl-C) during the train-precision suite"
+    suites = {m["suite"] for m in data["measurements"]}
+    assert "gemm" in suites and "train-precision" not in suites
+    assert "partial run: interrupted" in (out / "report.md").read_text()
+    assert "partial run: interrupted" in stdout and "finished suites saved" in stderr
+    assert (out / "result.json").stat().st_mode & 0o777 == 0o640
+
+
+def _run_on_a_terminal(argv: list[str], cwd: Path) -> tuple[int, str]:
+    """Run with stdout and stderr on a pseudo-terminal, as in an interactive shell."""
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(argv, stdout=follower, stderr=follower, env=_env(), cwd=cwd)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(leader)
+    return proc.wait(timeout=120), b"".join(chunks).decode(errors="replace")
+
+
+def test_progress_bar_on_a_terminal_plain_lines_in_logs_nothing_under_json(tmp_path):
+    argv = [sys.executable, "-m", "rocmkit", "bench", "--device", "cpu", "--no-power"]
+    argv += ["--suite", "gemm", *TINY_GEMM, "--gemm.sizes", "32,48"]
+    code, screen = _run_on_a_terminal([*argv, "--out", str(tmp_path / "tty")], tmp_path)
+    assert code == 0 and "gemm (1/1)" in screen and "ETA" in screen and "2/2" in screen
+    logged = subprocess.run(
+        [*argv, "--out", str(tmp_path / "log")],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert "running gemm (1/1)..." in logged.stderr and "ETA" not in logged.stderr
+    quiet = subprocess.run(
+        [*argv, "--out", str(tmp_path / "json"), "--json"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    assert json.loads(quiet.stdout)["kind"] == "bench"

@@ -1,0 +1,29 @@
+"""Shared helpers of the port tests: read the `port:` markers that fixtures use to state findings."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from rocmkit.port import PortReport
+
+_MARKER = re.compile(r"port(-next)?: ([a-z0-9, -]+)")
+
+
+def expected_markers(root: Path) -> set[tuple[str, int, str]]:
+    """(relative path, line, rule id) for every `port: id` / `port-next: id` marker under root."""
+    expected = set()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = path.relative_to(root).as_posix()
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            match = _MARKER.search(line)
+            if match is None:
+                continue
+            target = number + 1 if match.group(1) else number
+            for rule_id in match.group(2).split(","):
+                expected.add((rel, target, rule_id.strip()))
+    return expected
+
+
+def found(report: PortReport) -> set[tuple[str, int, str]]:
+    return {(f.path, f.line, f.rule_id) for f in report.findings}

@@ -1,0 +1,97 @@
+"""`rocmkit port` as a user runs it: table, JSON, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rocmkit.cli.main import main
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "port"
+GPTQ = FIXTURES / "real" / "gptq-for-llama"
+
+
+def test_missing_path_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["port", "/no/such/project"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == "rocmkit: error: no such file or directory: /no/such/project"
+
+
+@pytest.mark.parametrize(
+    ("folder", "fail_on", "code"),
+    [
+        (GPTQ, None, 1),  # errors fail by default
+        (GPTQ, "never", 0),
+        (FIXTURES / "rules" / "nvidia-smi", None, 0),  # warnings alone pass by default
+        (FIXTURES / "rules" / "nvidia-smi", "warn", 1),
+        (FIXTURES / "rules" / "nccl-env", "warn", 0),  # info alone passes --fail-on warn
+        (FIXTURES / "rules" / "nccl-env", "info", 1),
+        (FIXTURES / "clean", "info", 0),
+    ],
+)
+def test_exit_code_follows_fail_on(folder: Path, fail_on: str | None, code: int) -> None:
+    args = ["port", str(folder), "--json"] + (["--fail-on", fail_on] if fail_on else [])
+    assert main(args) == code
+
+
+def test_no_path_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["port"]) == 2
+    assert "rocmkit port PATH" in capsys.readouterr().err
+
+
+def test_json_document(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["port", str(GPTQ), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["schema"], doc["schema_version"], doc["exit_code"]) == ("rocmkit.port", 1, 1)
+    assert doc["counts"] == {"error": 3, "warn": 0, "info": 2}
+    first = doc["findings"][0]
+    assert (first["path"], first["line"], first["rule_id"]) == (
+        "build_and_run.sh",
+        9,
+        "docker-gpus",
+    )
+    assert "/dev/kfd" in first["fix"] and first["source"].startswith("https://rocm.docs.amd.com")
+
+
+def test_console_table_names_place_rule_and_fix(capsys: pytest.CaptureFixture[str]) -> None:
+    os.environ["COLUMNS"] = "250"
+    main(["port", str(GPTQ), "--verbose"])
+    out = capsys.readouterr().out
+    assert "docker/Dockerfile:1:1" in out and "cuda-base-image" in out
+    assert "rocm/pytorch" in out  # the fix
+    assert "https://rocm.docs.amd.com/projects/install-on-linux" in out  # --verbose: the source
+    assert "3 error, 2 info" in out
+
+
+def test_unreadable_files_go_to_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "bad.py").write_bytes(b"\xff\xfeimport pynvml\n")
+    assert main(["port", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert "bad.py: not UTF-8" in captured.err
+    assert "no findings, 1 files not scanned" in captured.out
+
+
+def test_list_rules_shows_every_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    from rocmkit.port import load_rules
+
+    assert main(["port", "--list-rules"]) == 0
+    out = capsys.readouterr().out
+    assert all(rule.id in out for rule in load_rules().rules)
+
+
+def test_real_command_line_in_a_subprocess() -> None:
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "rocmkit", "port", str(GPTQ), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert len(json.loads(proc.stdout)["findings"]) == 5

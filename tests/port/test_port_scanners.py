@@ -1,0 +1,187 @@
+"""Scanner behaviour a user relies on: version-aware requirement checks, ROCm-aware files, setup.py
+lists, unreadable files reported instead of crashing, the walker's skips."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from rocmkit.errors import UserError
+from rocmkit.port import PortConfig, load_rules, scan_project
+from rocmkit.port.python_scan import scan_python
+from rocmkit.port.requirements import parse_requirement, scan_requirements_txt
+
+
+def _scan(tmp_path: Path, files: dict[str, str | bytes], **config) -> object:
+    for name, content in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    return scan_project(PortConfig(path=tmp_path, **config))
+
+
+@pytest.mark.parametrize(
+    ("line", "severity"),
+    [
+        ("bitsandbytes==0.41.1", "error"),
+        ("bitsandbytes<0.45", "error"),
+        ("bitsandbytes==0.40.1.post1", "error"),
+        ("bitsandbytes>=0.41", "info"),  # admits the ROCm-capable releases
+        ("bitsandbytes==0.49.1", "info"),
+        ("bitsandbytes~=0.48.2", "info"),
+        ("bitsandbytes", "info"),
+    ],
+)
+def test_bitsandbytes_is_an_error_only_when_the_pin_excludes_rocm_releases(
+    line: str, severity: str
+) -> None:
+    hits = scan_requirements_txt(line + "\n", load_rules())
+    assert [(h.rule.id, h.severity) for h in hits] == [("bitsandbytes-old", severity)]
+
+
+def test_requirement_lines_with_continuations_options_and_markers() -> None:
+    text = "-r base.txt\n--hash=sha256:0\nflash-attn==2.6.3 \\\n  --hash=sha256:abc\n"
+    text += "xformers ; platform_system == 'Linux'  # attention\n-e git+https://x/y.git#egg=apex\n"
+    hits = scan_requirements_txt(text, load_rules())
+    assert [(h.line, h.rule.id) for h in hits] == [(3, "flash-attn"), (5, "xformers"), (6, "apex")]
+
+
+def test_wheel_urls_and_vcs_urls_give_their_package_name() -> None:
+    url = "https://h/flash_attn-2.6.3+cu123torch2.4-cp311-cp311-linux_x86_64.whl"
+    assert parse_requirement(url).name == "flash_attn"
+    assert parse_requirement("git+https://github.com/NVIDIA/apex#egg=apex").name == "apex"
+    assert parse_requirement("git+https://github.com/huggingface/peft.git") is None
+    assert parse_requirement("torch @ https://h/torch-2.4.1%2Bcu121-cp311-none.whl").name == "torch"
+
+
+def test_without_packaging_names_and_extras_still_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rocmkit.port import requirements
+
+    monkeypatch.setattr(requirements, "Requirement", None)
+    text = "Flash_Attn>=2.5\njax[cuda12]==0.4.35\nbitsandbytes==0.41.1\n"
+    hits = scan_requirements_txt(text, load_rules())
+    # The version analysis needs packaging: without it a pin is never guessed to be old.
+    assert [(h.rule.id, h.severity) for h in hits] == [
+        ("flash-attn", "warn"),
+        ("jax-cuda-extra", "warn"),
+        ("bitsandbytes-old", "info"),
+    ]
+
+
+def test_a_file_that_already_branches_for_rocm_gets_info_not_warnings() -> None:
+    plain = "import torch\nOLD = torch.version.cuda < '12'\n"
+    aware = plain + "IS_HIP = torch.version.hip is not None\n"
+    [hit_plain], _ = scan_python(plain, load_rules())
+    [hit_aware], _ = scan_python(aware, load_rules())
+    assert (hit_plain.severity, hit_aware.severity) == ("warn", "info")
+    assert "ROCm path" in hit_aware.evidence
+
+
+def test_a_vendor_switch_with_an_amd_branch_is_info() -> None:
+    text = "import subprocess\n\n\ndef smi(vendor):\n"
+    text += "    tool = ['amd-smi', 'list'] if vendor == 'amd' else ['nvidia-smi', '-L']\n"
+    text += "    return subprocess.run(tool)\n"
+    [found_hit], _ = scan_python(text, load_rules())
+    assert (found_hit.line, found_hit.rule.id, found_hit.severity) == (5, "nvidia-smi", "info")
+
+
+def test_code_in_comments_docstrings_and_prose_is_not_reported() -> None:
+    text = '"""Calls nvidia-smi -L and reads torch.version.cuda."""\n# torch.version.cuda\n'
+    text += 'print("install xformers and run nvidia-smi")\nx = "CUDA_VISIBLE_DEVICES is set"\n'
+    hits, parsed = scan_python(text, load_rules())
+    assert parsed and hits == []
+
+
+def test_showing_the_cuda_version_or_capability_is_not_a_finding() -> None:
+    text = "import logging, torch\nprint('CUDA', torch.version.cuda)\n"
+    text += "logging.info('capability %s', torch.cuda.get_device_capability())\n"
+    text += "banner = f'torch {torch.__version__} cuda {torch.version.cuda}'\n"
+    text += "ok = torch.version.cuda is not None\n"
+    hits, _ = scan_python(text, load_rules())
+    assert [(h.line, h.rule.id) for h in hits] == [(5, "torch-version-cuda")]
+
+
+def test_files_without_a_trigger_are_not_parsed() -> None:
+    hits, parsed = scan_python("import torch\nprint(torch.cuda.is_available())\n", load_rules())
+    assert (hits, parsed) == ([], False)
+
+
+def test_setup_py_install_requires_and_extras_are_checked(tmp_path: Path) -> None:
+    setup = 'from setuptools import setup\nsetup(\n    install_requires=["torch"],\n'
+    setup += '    extras_require={"gpu": [\n        "cupy-cuda12x",\n    ]},\n)\n'
+    report = _scan(tmp_path, {"setup.py": setup})
+    assert [(f.line, f.rule_id) for f in report.findings] == [(5, "cupy-cuda")]
+
+
+def test_unreadable_files_are_reported_and_the_rest_still_scanned(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            "broken.py": "import pynvml\ndef f(:\n",
+            "binary.py": b"\x00\x01import pynvml",
+            "latin1.py": "# caf\xe9\nimport pynvml\n".encode("latin-1"),
+            "big.py": "import pynvml\n" + "x = 1\n" * 100,
+            "ok.py": "import pynvml\n",
+        },
+        max_bytes=200,
+    )
+    assert [(f.path, f.rule_id) for f in report.findings] == [("ok.py", "nvml")]
+    reasons = {i.path: i.reason for i in report.issues}
+    assert "syntax error at line 2" in reasons["broken.py"]
+    assert "binary" in reasons["binary.py"]
+    assert "not UTF-8" in reasons["latin1.py"]
+    assert "larger than 200 bytes" in reasons["big.py"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs POSIX FIFOs")
+def test_a_fifo_named_like_source_is_reported_not_read(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.py")
+    (tmp_path / "ok.py").write_text("import pynvml\n")
+    report = scan_project(PortConfig(path=tmp_path))
+    assert [f.path for f in report.findings] == ["ok.py"]
+    assert [(i.path, i.reason) for i in report.issues] == [
+        ("pipe.py", "not a regular file; skipped")
+    ]
+
+
+def test_virtualenvs_vcs_folders_and_excluded_globs_are_skipped(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            ".venv/lib/site.py": "import pynvml\n",
+            "env2/pyvenv.cfg": "home = /usr\n",
+            "env2/lib/x.py": "import pynvml\n",
+            ".git/hooks/h.sh": "nvidia-smi\n",
+            "third_party/vendored.py": "import pynvml\n",
+            "src/app.py": "import pynvml\n",
+        },
+        exclude=("third_party/*",),
+    )
+    assert [f.path for f in report.findings] == ["src/app.py"]
+
+
+def test_one_file_can_be_scanned_on_its_own(tmp_path: Path) -> None:
+    script = tmp_path / "job.slurm.txt"
+    script.write_text("export NCCL_NVLS_ENABLE=0\n")
+    report = scan_project(PortConfig(path=script))
+    assert [(f.path, f.line, f.rule_id) for f in report.findings] == [
+        ("job.slurm.txt", 1, "nccl-nvlink-env")
+    ]
+
+
+def test_min_severity_leaves_out_lower_findings(tmp_path: Path) -> None:
+    files = {"a.sh": "export NCCL_DEBUG=INFO\nnvidia-smi\n"}
+    report = _scan(tmp_path, files, min_severity="warn")
+    assert [f.rule_id for f in report.findings] == ["nvidia-smi"]
+
+
+def test_bad_config_is_a_user_error(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="no such file"):
+        PortConfig(path=tmp_path / "missing")
+    with pytest.raises(UserError, match="--fail-on"):
+        PortConfig(path=tmp_path, fail_on="warning")
