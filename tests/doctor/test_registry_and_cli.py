@@ -30,10 +30,11 @@ ISSUE_CHECKS = [
     "sdpa",
     "smoke",
     "allocator-comm",
+    "jax",
 ]
 
 
-def test_registry_holds_the_eleven_checks_in_report_order():
+def test_registry_holds_the_twelve_checks_in_report_order():
     assert list(all_checks()) == ISSUE_CHECKS
     assert [c.id for c in select_checks(["smoke", "torch-build"])] == ["torch-build", "smoke"]
     with pytest.raises(UserError, match="unknown doctor check nope"):

@@ -177,10 +177,14 @@ def sized_for(config: BenchConfig, platform: Platform) -> BenchConfig:
     return dataclasses.replace(config, **filled)
 
 
+# PyTorch and, for the GPT presets, JAX side by side (a note row when JAX is not installed).
+BACKENDS = ["torch", "jax"]
+
+
 def _train_sizes(gpu: bool, quick: bool) -> TrainPrecisionConfig:
     """Models big enough to keep the device busy, small enough to finish in the mode's time."""
     if gpu and not quick:
-        return TrainPrecisionConfig(models=["gpt2-124m", "resnet50"], steps=50)
+        return TrainPrecisionConfig(models=["gpt2-124m", "resnet50"], steps=50, backends=BACKENDS)
     if gpu:
         # gpt-tiny widened to ~45M parameters: the preset itself is launch-bound on a GPU.
         gpt = {
@@ -194,13 +198,18 @@ def _train_sizes(gpu: bool, quick: bool) -> TrainPrecisionConfig:
             "train": {"micro_batch": 16},
         }
         return TrainPrecisionConfig(
-            models=["gpt-tiny", "resnet18"], steps=20, overrides={"gpt-tiny": gpt}
+            models=["gpt-tiny", "resnet18"],
+            steps=20,
+            overrides={"gpt-tiny": gpt},
+            backends=BACKENDS,
         )
     small = {
         "gpt-tiny": {"model": {"seq_len": 64, "vocab_size": 512}, "train": {"micro_batch": 4}},
         "resnet18": {"model": {"image_size": 32, "num_classes": 10}, "train": {"micro_batch": 4}},
     }
-    return TrainPrecisionConfig(models=list(small), steps=6 if quick else 12, overrides=small)
+    return TrainPrecisionConfig(
+        models=list(small), steps=6 if quick else 12, overrides=small, backends=BACKENDS
+    )
 
 
 def _gemm(

@@ -36,6 +36,8 @@ class TrainPrecisionConfig:
     steps: int = 6
     # per preset: train-config overrides, {"gpt-tiny": {"model": {"n_layer": 2}}} (dotted keys work too)
     overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # "jax" adds rows named "<preset> <dtype> jax" for the GPT presets (rocmkit.jaxtrain)
+    backends: list[str] = field(default_factory=lambda: ["torch"])
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.dtypes) - set(DTYPES))
@@ -43,6 +45,8 @@ class TrainPrecisionConfig:
             raise UserError(
                 f"train-precision dtype {unknown[0]!r} is unknown; choose from {', '.join(DTYPES)}"
             )
+        if not set(self.backends) <= {"torch", "jax"}:
+            raise UserError(f"train-precision backends are torch and jax (got {self.backends})")
         if self.steps < 2:
             raise UserError("train-precision needs at least 2 steps (the first one warms up)")
 
@@ -101,11 +105,14 @@ def _train_once(
     config: TrainPrecisionConfig,
     platform: Platform,
     sampler: PowerSampler | None,
+    backend: str = "torch",
 ) -> _Run:
     try:
         from rocmkit.train import load_train_config, train
     except ImportError as exc:
         raise TrainUnavailable(f"rocmkit.train is not available ({exc})") from None
+    if backend == "jax":
+        from rocmkit.jaxtrain import train  # same config and TrainResult; JAX's own memory row
     import torch
 
     with tempfile.TemporaryDirectory(prefix="rocmkit-bench-train-") as run_dir:
@@ -135,7 +142,11 @@ def _train_once(
         num_units=units_per_s * float(result.median_step_time_s or 0.0) * num_steps,
         memory_source=GPU_MEMORY_SOURCE,
     )
-    if not platform.gpu_available:
+    if backend == "jax":
+        from rocmkit.jaxtrain.bench import use_xla_step_memory
+
+        use_xla_step_memory(run, result)
+    elif not platform.gpu_available:
         _measure_cpu_step_memory(run, train_config)
     return run
 
@@ -161,30 +172,28 @@ def run_train_precision(
 ) -> list[Measurement]:
     """Train each preset at each dtype; rows compare against the same preset's fp32 run."""
     results: list[Measurement] = []
-    for preset in config.models:
+    for preset, backend in [(p, b) for p in config.models for b in config.backends]:
+        if backend == "jax":
+            from rocmkit.jaxtrain.bench import jax_skip_reason
+
+            if reason := jax_skip_reason(preset):
+                results.append(_skipped_row(f"{preset} jax", {"model": preset}, reason))
+                continue
         baseline: _Run | None = None
         for dtype in config.dtypes:
             params = {"model": preset, "dtype": dtype, "steps": config.steps}
             name = f"{preset} {dtype}"
+            if backend == "jax":
+                params, name = {**params, "backend": "jax"}, f"{name} jax"
             try:
-                run = _train_checked(preset, dtype, config, platform, sampler)
+                run = _train_checked(preset, dtype, config, platform, sampler, backend)
                 tick()
             except TrainUnavailable:
                 raise
             except (RuntimeError, UserError, NotImplementedError) as exc:
                 tick()
                 reason = f"{dtype} training failed here: {str(exc).splitlines()[0][:160]}"
-                results.append(
-                    Measurement(
-                        suite=SUITE,
-                        name=name,
-                        metric="throughput",
-                        value=None,
-                        unit="units/s",
-                        params=params,
-                        extra={"skipped": reason},
-                    )
-                )
+                results.append(_skipped_row(name, params, reason))
                 continue
             if dtype == "fp32":
                 baseline = run
@@ -198,13 +207,14 @@ def _train_checked(
     config: TrainPrecisionConfig,
     platform: Platform,
     sampler: PowerSampler | None,
+    backend: str = "torch",
 ) -> _Run:
     """_train_once, watched for other processes taking the cores; a contended run is trained
     once more and the uncontended (else the faster) attempt kept, flagged if still contended."""
-    first = _train_watched(preset, dtype, config, platform, sampler)
+    first = _train_watched(preset, dtype, config, platform, sampler, backend)
     if not first.noise:
         return first
-    second = _train_watched(preset, dtype, config, platform, sampler)
+    second = _train_watched(preset, dtype, config, platform, sampler, backend)
     best = second if not second.noise or second.units_per_s >= first.units_per_s else first
     best.first_noise = first.noise
     return best
@@ -216,13 +226,14 @@ def _train_watched(
     config: TrainPrecisionConfig,
     platform: Platform,
     sampler: PowerSampler | None,
+    backend: str,
 ) -> _Run:
     import torch
 
     from rocmkit.bench.noise import Noise, num_cpus, other_cores, own_cores, snapshot
 
     start = snapshot()
-    run = _train_once(preset, dtype, config, platform, sampler)
+    run = _train_once(preset, dtype, config, platform, sampler, backend)
     end = snapshot()
     # train() reports the median step time, not its samples: only contention can flag it here.
     noise = Noise(
@@ -237,6 +248,18 @@ def _train_watched(
     )
     run.noise = tuple(noise.reasons(on_cpu=not platform.gpu_available))
     return run
+
+
+def _skipped_row(name: str, params: dict[str, Any], reason: str) -> Measurement:
+    return Measurement(
+        suite=SUITE,
+        name=name,
+        metric="throughput",
+        value=None,
+        unit="units/s",
+        params=params,
+        extra={"skipped": reason},
+    )
 
 
 def precision_rows(

@@ -49,6 +49,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--run-dir", help="where metrics.jsonl, result.json, checkpoints go")
     parser.add_argument("--seed", type=int)
     parser.add_argument(
+        "--backend",
+        choices=["torch", "jax"],
+        default="torch",
+        help="jax: the GPT presets with JAX/Flax (pip install 'rocmkit[jax]'), see docs/train-jax.md",
+    )
+    parser.add_argument(
         "--monitor-memory",
         action="store_true",
         help="sample memory during the run (GPU allocator, or process RSS on CPU); write "
@@ -77,7 +83,11 @@ def run(args: argparse.Namespace) -> int:
     config = load_train_config(preset=args.preset, path=args.config, overrides=overrides)
     # torch is imported from here on: a bad config was answered before (well under a second).
     from rocmkit.platform import detect
-    from rocmkit.train import train
+
+    if getattr(args, "backend", "torch") == "jax":
+        from rocmkit.jaxtrain import train
+    else:
+        from rocmkit.train import train
 
     is_main = os.environ.get("RANK", "0") == "0"
     platform = detect()

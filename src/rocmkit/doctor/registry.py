@@ -42,7 +42,13 @@ def register(
 
 def all_checks() -> dict[str, Check]:
     """Every registered check, by id (importing the check modules registers them)."""
-    from rocmkit.doctor import checks_build, checks_compute, checks_env, checks_system  # noqa: F401
+    from rocmkit.doctor import (  # noqa: F401
+        checks_build,
+        checks_compute,
+        checks_env,
+        checks_jax,
+        checks_system,
+    )
 
     return dict(sorted(CHECKS.items(), key=lambda item: item[1].order))
 

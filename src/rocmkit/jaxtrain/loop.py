@@ -1,0 +1,369 @@
+"""`train(config)` for the JAX backend: the same TrainConfig, data, metrics and result.json as
+rocmkit.train, with a Flax NNX GPT, one jitted step and data parallelism over local devices.
+
+Data parallel: a 1-D `jax.sharding.Mesh` over the devices used ("data" axis); the state is
+replicated, each micro-batch of micro_batch x num_devices samples is split on its sample axis.
+Device d gets exactly the samples torch's DDP rank d would get (rocmkit.train.data numbering),
+so a JAX run on D devices and a torch run on D ranks see the same tokens in the same steps.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import nnx
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from rocmkit.config import to_dict
+from rocmkit.errors import UserError, warn_once
+from rocmkit.jaxtrain import checkpoint as ckpt
+from rocmkit.jaxtrain.bench import XLA_MEMORY_METRIC, XLA_MEMORY_SOURCE
+from rocmkit.jaxtrain.measure import compiled_peak_bytes, jax_environment, peak_memory_bytes
+from rocmkit.jaxtrain.model import GPT
+from rocmkit.jaxtrain.precision import Policy, build_policy
+from rocmkit.jaxtrain.step import init_state, make_optimizer, make_train_step
+from rocmkit.platform import Platform, detect
+from rocmkit.results import Measurement, RunResult
+from rocmkit.train.config import TrainConfig, check_world_size, env_world_size
+from rocmkit.train.data import DataSource, build_data
+from rocmkit.train.failures import non_finite_loss_error, on_stop_signals
+from rocmkit.train.loop import lr_at
+from rocmkit.train.metrics import (
+    JsonlLog,
+    MemoryMeter,
+    StepMetrics,
+    TrainResult,
+    mfu,
+    peak_flops_per_device,
+    step_record,
+    summarize,
+)
+from rocmkit.train.models.gpt import gpt_flops_per_token
+
+__all__ = ["BACKEND", "Session", "select_devices", "setup", "train"]
+
+BACKEND = "jax"
+Callback = Callable[[StepMetrics], None]
+
+
+@dataclass(kw_only=True)
+class Session:
+    """Everything a running JAX training job holds."""
+
+    config: TrainConfig
+    platform: Platform
+    devices: list[Any]
+    policy: Policy
+    data: DataSource
+    state: dict[str, Any]
+    step_fn: Any  # the compiled step: (state, batch, lr) -> (state, metrics)
+    batch_sharding: NamedSharding
+    num_params: int
+    flops_per_sample: float
+    peak_flops: float | None
+    checkpoints: ckpt.Checkpoints
+    step_memory_bytes: int | None = None  # XLA's memory analysis of the compiled step
+    last_saved_step: int = -1
+    consecutive_skips: int = 0
+    signal_received: bool = False
+    history: list[StepMetrics] = field(default_factory=list)
+
+    @property
+    def step(self) -> int:
+        return int(self.state["step"])
+
+    @property
+    def num_devices(self) -> int:
+        return len(self.devices)
+
+
+def train(
+    config: TrainConfig, platform: Platform | None = None, callbacks: Sequence[Callback] = ()
+) -> TrainResult:
+    """Train the GPT of `config` with JAX; resume when asked; return this run's metrics."""
+    session = setup(config, platform or detect())
+    try:
+        with on_stop_signals(lambda _name: setattr(session, "signal_received", True)):
+            return _run(session, callbacks)
+    finally:
+        session.checkpoints.close()
+
+
+def check_config(config: TrainConfig) -> None:
+    """Refuse settings the JAX backend cannot honour; warn once for those it ignores."""
+    if config.model.kind != "gpt":
+        raise UserError(
+            f"--backend jax trains the GPT models only (model.kind gpt, e.g. --preset gpt-tiny); "
+            f"got model.kind {config.model.kind}: use --backend torch"
+        )
+    if config.model.dropout > 0:
+        raise UserError("--backend jax has no dropout yet: set --model.dropout 0")
+    if config.parallel.mode == "fsdp":
+        raise UserError(
+            "--backend jax is data parallel only: use --parallel ddp (all local devices) or none"
+        )
+    if env_world_size() > 1:
+        raise UserError(
+            "--backend jax runs one process over this machine's devices: start it without "
+            "torchrun and use --parallel ddp"
+        )
+    if config.train.compile:
+        warn_once("train.compile has no effect with --backend jax (the step is always jitted)")
+    if config.precision.param_dtype is not None:
+        warn_once("precision.param_dtype has no effect with --backend jax (fp32 master weights)")
+
+
+def select_devices(config: TrainConfig) -> list[Any]:
+    """The devices to train on: one, or (parallel.mode ddp) all local devices of the backend."""
+    if config.train.device == "cpu":
+        devices = jax.local_devices(backend="cpu")
+    else:
+        devices = jax.local_devices()
+        if config.train.device == "cuda" and devices[0].platform == "cpu":
+            raise UserError(
+                "train.device cuda was asked for but JAX sees no GPU: install the JAX ROCm or "
+                "CUDA plugin (see `rocmkit doctor`) or use --train.device cpu"
+            )
+    return list(devices) if config.parallel.mode == "ddp" else [devices[0]]
+
+
+def setup(config: TrainConfig, platform: Platform) -> Session:
+    """Build model, state, compiled step and data; restore a checkpoint when asked."""
+    check_config(config)
+    devices = select_devices(config)
+    check_world_size(config, len(devices))
+    policy = build_policy(config.precision)
+    mesh = Mesh(np.array(devices), ("data",))
+    replicated = NamedSharding(mesh, PartitionSpec())
+    graphdef, params = init_model(config, policy, replicated, devices[0].platform)
+    optimizer = make_optimizer(config.train)
+    state = jax.device_put(init_state(params, optimizer, policy), replicated)
+    num_params = sum(int(leaf.size) for leaf in jax.tree.leaves(params))
+    session = Session(
+        config=config,
+        platform=platform,
+        devices=devices,
+        policy=policy,
+        data=build_data(config.data, config.model),
+        state=state,
+        step_fn=None,
+        batch_sharding=NamedSharding(mesh, PartitionSpec(None, "data")),
+        num_params=num_params,
+        flops_per_sample=gpt_flops_per_token(config.model, num_params) * config.model.seq_len,
+        peak_flops=_peak_flops(platform, devices, config.precision.dtype),
+        checkpoints=ckpt.Checkpoints(
+            config.checkpoint_dir / ckpt.SUBDIR, keep=config.checkpoint.keep
+        ),
+    )
+    jitted = make_train_step(
+        graphdef, optimizer, policy, grad_clip=config.train.grad_clip, replicated=replicated
+    )
+    lr = jnp.float32(config.train.lr)
+    session.step_fn = jitted.lower(session.state, device_batch(session, 0), lr).compile()
+    session.step_memory_bytes = compiled_peak_bytes(session.step_fn)
+    _maybe_resume(session)
+    return session
+
+
+def init_model(
+    config: TrainConfig, policy: Policy, sharding: NamedSharding, platform_name: str
+) -> tuple[Any, Any]:
+    """(graphdef, fp32 parameters) of the GPT, seeded by train.seed, made on the devices.
+
+    Initialising under one jit compiles one program instead of one per parameter (seconds on
+    a CPU) and writes the weights straight into their sharding.
+    """
+    fused_attention = not (policy.name == "fp16" and platform_name == "cpu")
+
+    def build() -> GPT:
+        return GPT(
+            config.model,
+            dtype=policy.compute_dtype,
+            remat=config.train.activation_checkpointing,
+            fused_attention=fused_attention,
+            rngs=nnx.Rngs(config.train.seed),
+        )
+
+    graphdef = nnx.graphdef(nnx.eval_shape(build))
+    params = jax.jit(lambda: nnx.state(build()), out_shardings=sharding)()
+    return graphdef, params
+
+
+def _peak_flops(platform: Platform, devices: list[Any], dtype: str) -> float | None:
+    # The hardware facts are found through torch's view of the GPUs; a CPU run has no peak.
+    if devices[0].platform == "cpu":
+        return None
+    return peak_flops_per_device(platform, dtype, 0)
+
+
+def host_batch(session: Session, step: int) -> dict[str, np.ndarray]:
+    """Step `step`'s tokens, [grad_accum, micro_batch x num_devices, seq_len] int32."""
+    train = session.config.train
+    micro = [
+        session.data.get_batch(
+            step=step,
+            micro_step=i,
+            micro_batch_size=train.micro_batch * session.num_devices,
+            grad_accum=train.grad_accum,
+            rank=0,
+            world_size=1,
+        )
+        for i in range(train.grad_accum)
+    ]
+    return {
+        key: np.stack([m[key].numpy() for m in micro]).astype(np.int32)
+        for key in ("input_ids", "labels")
+    }
+
+
+def device_batch(session: Session, step: int) -> dict[str, jax.Array]:
+    """Step `step`'s batch, split over the devices on its sample axis."""
+    return jax.device_put(host_batch(session, step), session.batch_sharding)  # type: ignore[no-any-return]
+
+
+def _maybe_resume(session: Session) -> None:
+    config = session.config
+    found = ckpt.resolve_resume(config.checkpoint.resume, session.checkpoints.directory)
+    if found is None:
+        return
+    directory, step = found
+    source = session.checkpoints
+    if directory != source.directory:
+        source = ckpt.Checkpoints(directory, keep=config.checkpoint.keep)
+    saved_model = source.record(step).get("config", {}).get("model")
+    if saved_model is not None and saved_model != to_dict(config)["model"]:
+        raise UserError(
+            f"checkpoint {directory / str(step)} is of a different model ({saved_model}); "
+            "resume it with the same [model] settings"
+        )
+    session.state = source.restore(step, session.state)
+    session.last_saved_step = step
+
+
+def _run(session: Session, callbacks: Sequence[Callback]) -> TrainResult:
+    config = session.config
+    run_dir = Path(config.logging.run_dir)
+    log = JsonlLog(run_dir)
+    meter = MemoryMeter("cpu")
+    last_step = min(config.train.steps, config.train.stop_at_step or config.train.steps)
+    try:
+        batch = device_batch(session, session.step) if session.step < last_step else None
+        while batch is not None:
+            start = time.perf_counter()
+            lr = lr_at(session.step, config.train)
+            session.state, step_metrics = session.step_fn(session.state, batch, jnp.float32(lr))
+            step = session.step
+            # The next batch is made on the host while the device still works on this step.
+            batch = device_batch(session, step) if step < last_step else None
+            values = jax.device_get(step_metrics)
+            metrics = _step_metrics(session, values, lr, time.perf_counter() - start, meter)
+            _check_finite(session, metrics)
+            session.history.append(metrics)
+            if metrics.step % config.logging.log_every == 0:
+                log.write(step_record(metrics))
+            for callback in callbacks:
+                callback(metrics)
+            if _checkpoint_due(session):
+                _save(session)
+                batch = None if session.signal_received else batch
+    finally:
+        log.close()
+    if config.checkpoint.save_final and session.last_saved_step != session.step:
+        _save(session)
+    return _finish(session, run_dir)
+
+
+def _step_metrics(
+    session: Session, values: dict[str, Any], lr: float, step_time_s: float, meter: MemoryMeter
+) -> StepMetrics:
+    train, seq_len = session.config.train, session.config.model.seq_len
+    samples_per_device = train.micro_batch * train.grad_accum
+    per_device = samples_per_device * seq_len / step_time_s
+    norm = float(values["grad_norm"])
+    return StepMetrics(
+        step=session.step,
+        loss=float(values["loss"]),
+        lr=lr,
+        grad_norm=norm if math.isfinite(norm) else None,
+        step_time_s=step_time_s,
+        units_per_s=per_device * session.num_devices,
+        units_per_s_per_device=per_device,
+        mfu=mfu(session.flops_per_sample, samples_per_device, step_time_s, session.peak_flops),
+        peak_memory_bytes=peak_memory_bytes(session.devices[0], meter),
+        skipped=bool(values["skipped"]),
+        loss_scale=float(values["loss_scale"]) if session.policy.uses_loss_scaling else None,
+        unit_name="tokens",
+    )
+
+
+def _check_finite(session: Session, metrics: StepMetrics) -> None:
+    if not metrics.skipped:
+        session.consecutive_skips = 0
+        return
+    saved = session.last_saved_step
+    if not session.policy.uses_loss_scaling:
+        raise non_finite_loss_error(metrics.loss, step=metrics.step, last_saved_step=saved)
+    # fp16: the step was skipped and the scale lowered; give up only when it keeps failing.
+    session.consecutive_skips += 1
+    if session.consecutive_skips >= session.config.precision.max_consecutive_skips:
+        raise non_finite_loss_error(
+            metrics.loss,
+            step=metrics.step,
+            last_saved_step=saved,
+            consecutive_fp16_skips=session.consecutive_skips,
+        )
+
+
+def _checkpoint_due(session: Session) -> bool:
+    every = session.config.checkpoint.every
+    return session.signal_received or bool(every and session.step % every == 0)
+
+
+def _save(session: Session) -> None:
+    record = {"step": session.step, "backend": BACKEND, "config": to_dict(session.config)}
+    session.checkpoints.save(session.step, session.state, record)
+    session.last_saved_step = session.step
+
+
+def _finish(session: Session, run_dir: Path) -> TrainResult:
+    config_dict = {**to_dict(session.config), "backend": BACKEND}
+    result = summarize(
+        config=config_dict,
+        history=session.history,
+        unit_name="tokens",
+        num_skipped_steps=int(session.state["num_skipped_steps"]),
+        run_dir=run_dir,
+        world_size=session.num_devices,
+    )
+    for measurement in result.measurements:
+        measurement.name = f"{measurement.name} {BACKEND}"
+        measurement.params["backend"] = BACKEND
+    first = result.measurements[0]
+    result.measurements.append(
+        Measurement(
+            suite=first.suite,
+            name=first.name,
+            metric=XLA_MEMORY_METRIC,
+            value=None if session.step_memory_bytes is None else float(session.step_memory_bytes),
+            unit="bytes",
+            params=dict(first.params),
+            extra={"source": XLA_MEMORY_SOURCE},
+        )
+    )
+    result.steps_done = session.step
+    result.stopped_by_signal = session.signal_received
+    if session.last_saved_step >= 0:
+        result.checkpoint = session.checkpoints.directory / str(session.last_saved_step)
+    environment = {**session.platform.record(), "jax": jax_environment(session.devices)}
+    RunResult(
+        kind="train", environment=environment, config=config_dict, measurements=result.measurements
+    ).save(run_dir)
+    return result

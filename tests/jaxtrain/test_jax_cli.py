@@ -1,0 +1,42 @@
+"""`rocmkit train --backend jax` end to end: the issue's done-when command, with exact resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("jax")
+pytest.importorskip("flax")
+pytest.importorskip("optax")
+pytest.importorskip("orbax.checkpoint")
+
+
+def test_cli_trains_gpt_tiny_bf16_and_resumes(tmp_path):
+    run_dir = tmp_path / "run"
+    base = [sys.executable, "-m", "rocmkit", "train", "--backend", "jax", "--preset", "gpt-tiny"]
+    common = ["--precision", "bf16", "--run-dir", str(run_dir), "--model.seq_len", "32"]
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    first = subprocess.run(
+        [*base, *common, "--steps", "6", "--train.stop_at_step", "3"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert first.returncode == 0, first.stderr
+    assert "checkpoints/jax/3" in first.stdout
+    second = subprocess.run(
+        [*base, *common, "--steps", "6", "--resume", "auto"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert second.returncode == 0, second.stderr
+    assert "step 4/6" in second.stdout and "step 3/6" not in second.stdout
+    steps = [json.loads(line)["step"] for line in (run_dir / "metrics.jsonl").open()]
+    assert steps == [1, 2, 3, 4, 5, 6]

@@ -1,0 +1,73 @@
+"""`rocmkit.jaxtrain.train`: learning, precision, accumulation, refusals, result.json."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+pytest.importorskip("flax")
+pytest.importorskip("optax")
+pytest.importorskip("orbax.checkpoint")
+
+from jax_helpers import small_config  # noqa: E402
+
+from rocmkit.errors import UserError  # noqa: E402
+from rocmkit.jaxtrain import train  # noqa: E402
+from rocmkit.results import load_result  # noqa: E402
+
+
+def test_loss_decreases_and_result_json_matches_the_torch_format(tmp_path):
+    result = train(small_config(tmp_path / "run", train__steps=12, precision__dtype="bf16"))
+    assert result.steps_done == 12
+    assert np.mean(result.losses[-3:]) < result.losses[0] - 0.3
+    saved = load_result(tmp_path / "run")
+    rows = {m.metric: m for m in saved.measurements}
+    assert {"tokens_per_s", "mfu", "peak_memory", "final_loss", "skipped_steps"} <= set(rows)
+    assert rows["tokens_per_s"].name == "gpt-tiny bf16 jax"
+    assert rows["tokens_per_s"].params["backend"] == "jax"
+    assert rows["tokens_per_s"].value > 0
+    assert rows["mfu"].value is None  # a CPU has no peak in the hardware facts
+    assert saved.config["backend"] == "jax"
+    assert saved.environment["jax"]["platform"] == "cpu"
+    lines = (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(line)["step"] for line in lines] == list(range(1, 13))
+
+
+def test_bf16_and_fp16_stay_close_to_fp32(tmp_path):
+    losses = {
+        dtype: train(small_config(tmp_path / dtype, train__steps=8, precision__dtype=dtype)).losses
+        for dtype in ("fp32", "bf16", "fp16")
+    }
+    for dtype in ("bf16", "fp16"):
+        np.testing.assert_allclose(losses[dtype], losses["fp32"], rtol=0.02)
+    assert losses["bf16"] != losses["fp32"]  # it really computed in 16 bits
+
+
+def test_gradient_accumulation_equals_the_larger_micro_batch(tmp_path):
+    one = train(small_config(tmp_path / "a", train__steps=4, train__micro_batch=8))
+    accumulated = train(
+        small_config(tmp_path / "b", train__steps=4, train__micro_batch=4, train__grad_accum=2)
+    )
+    np.testing.assert_allclose(accumulated.losses, one.losses, rtol=1e-5)
+
+
+def test_settings_the_jax_backend_cannot_honour_are_user_errors(tmp_path):
+    with pytest.raises(UserError, match="data parallel only"):
+        train(small_config(tmp_path / "a", parallel__mode="fsdp"))
+    with pytest.raises(UserError, match="dropout"):
+        train(small_config(tmp_path / "b", model__dropout=0.1))
+    with pytest.raises(UserError, match="GPT"):
+        from rocmkit.train import load_train_config
+
+        train(load_train_config(preset="resnet18", overrides={"logging.run_dir": str(tmp_path)}))
+
+
+def test_a_missing_jax_extra_says_how_to_install_it(tmp_path, monkeypatch):
+    from rocmkit.errors import MissingExtraError
+
+    monkeypatch.setitem(__import__("sys").modules, "orbax.checkpoint", None)
+    with pytest.raises(MissingExtraError, match=r"rocmkit\[jax\]"):
+        train(small_config(tmp_path / "run"))
