@@ -45,7 +45,7 @@ def test_full_run_on_a_fake_machine_gives_a_versioned_document(make_ctx):
         make_ctx(platform("rocm", [MI300X]), {"HSA_OVERRIDE_GFX_VERSION": "'9.4.2'"})
     )
     doc = report.to_dict()
-    assert doc["schema"] == "rocmkit.doctor" and doc["schema_version"] == 1
+    assert doc["schema"] == "rocmkit.doctor" and doc["schema_version"] == 2
     assert [f["id"] for f in doc["findings"]] == ISSUE_CHECKS
     assert doc["exit_code"] == 1 and doc["counts"]["fail"] >= 1  # the quoted override
     assert doc["environment"]["devices"][0]["arch"] == "gfx942"
