@@ -20,6 +20,8 @@ _SM = re.compile(r"\bsm_(\d{2,3})\b")
 _CURRENT_DEVICE = re.compile(r"current device:\s*(\d+)")
 # ggml's device list: "  Device 1: AMD Radeon 740M Graphics, gfx1103 (0x1103), VMM: no, ..."
 _GGML_DEVICE = re.compile(r"Device (\d+): ([^,]+), (gfx[0-9a-f]+)", re.IGNORECASE)
+# torch's "The NVIDIA driver on your system is too old (found version 11040)": CUDA 11.4.
+_DRIVER_CUDA = re.compile(r"found version (\d{4,5})\b")
 _WSL = re.compile(r"microsoft-standard-WSL2|/dev/dxg|\bWSL2?\b")
 
 
@@ -70,6 +72,9 @@ def log_facts(
             note("sm", "sm_" + m.group(1), i)
         if _WSL.search(lines[i]):
             note("wsl", "yes", i)
+        if m := _DRIVER_CUDA.search(lines[i]):
+            number = int(m.group(1))
+            note("driver_cuda", f"{number // 1000}.{number % 1000 // 10}", i)
     if "gfx" not in values and platform is not None:
         amd = [d.arch for d in platform.devices if d.vendor == "amd" and d.arch]
         if amd:
