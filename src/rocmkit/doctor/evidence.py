@@ -22,6 +22,8 @@ _CURRENT_DEVICE = re.compile(r"current device:\s*(\d+)")
 _GGML_DEVICE = re.compile(r"Device (\d+): ([^,]+), (gfx[0-9a-f]+)", re.IGNORECASE)
 # torch's "The NVIDIA driver on your system is too old (found version 11040)": CUDA 11.4.
 _DRIVER_CUDA = re.compile(r"found version (\d{4,5})\b")
+# The HIP runtime's soname major is the ROCm major it came with (libamdhip64.so.6: ROCm 6.x).
+_HIP_SONAME = re.compile(r"libamdhip64\.so\.(\d+)")
 _WSL = re.compile(r"microsoft-standard-WSL2|/dev/dxg|\bWSL2?\b")
 
 
@@ -72,6 +74,8 @@ def log_facts(
             note("sm", "sm_" + m.group(1), i)
         if _WSL.search(lines[i]):
             note("wsl", "yes", i)
+        if m := _HIP_SONAME.search(lines[i]):
+            note("rocm_major", m.group(1), i)
         if m := _DRIVER_CUDA.search(lines[i]):
             number = int(m.group(1))
             note("driver_cuda", f"{number // 1000}.{number % 1000 // 10}", i)
