@@ -50,9 +50,7 @@ def test_the_thread_fix_and_no_wrong_one(log):
 
 def test_corpus_size_and_every_signature_family_has_real_logs():
     families = {s.family for s in signatures()}
-    covered = {
-        s.family for _, log in LOGS for s in signatures() if s.id == log.get("expect")
-    }
+    covered = {s.family for _, log in LOGS for s in signatures() if s.id == log.get("expect")}
     assert len(LOGS) >= 25
     assert covered <= families
     # Families added with the corpus must all be covered; older ones are listed in test_explain.
@@ -65,6 +63,8 @@ def test_explanations_name_the_lines_they_read():
     log = next(log for name, log in LOGS if name.startswith("invalid-device-function[0]"))
     (found,) = [e for e in explain(log["text"]) if e.family == "invalid-device-function"]
     lines = dict(found.evidence)
-    assert "current device: 1" in found.line or any("current device: 1" in t for t in lines.values())
+    assert "current device: 1" in found.line or any(
+        "current device: 1" in t for t in lines.values()
+    )
     assert any("740M" in text and "gfx1103" in text for text in lines.values())
     assert found.facts["gfx"] == "gfx1103" and found.facts["integrated"] == "yes"

@@ -122,7 +122,7 @@ def test_cli_explain_file_and_stdin(tmp_path, capsys, monkeypatch):
     assert main(["doctor", "--explain", "-", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert (
-        doc["schema"] == "rocmkit.doctor.explain" and doc["matches"][0]["id"] == "cuda-wheel-on-amd"
+        doc["schema"] == "rocmkit.doctor.explain" and doc["matches"][0]["id"] == "no-nvidia-driver"
     )
 
 
