@@ -46,7 +46,7 @@ def test_full_run_on_a_fake_machine_gives_a_versioned_document(make_ctx):
         make_ctx(platform("rocm", [MI300X]), {"HSA_OVERRIDE_GFX_VERSION": "'9.4.2'"})
     )
     doc = report.to_dict()
-    assert doc["schema"] == "rocmkit.doctor" and doc["schema_version"] == 1
+    assert doc["schema"] == "rocmkit.doctor" and doc["schema_version"] == 2
     assert [f["id"] for f in doc["findings"]] == ISSUE_CHECKS
     assert doc["exit_code"] == 1 and doc["counts"]["fail"] >= 1  # the quoted override
     assert doc["environment"]["devices"][0]["arch"] == "gfx942"
@@ -123,7 +123,7 @@ def test_cli_explain_file_and_stdin(tmp_path, capsys, monkeypatch):
     assert main(["doctor", "--explain", "-", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert (
-        doc["schema"] == "rocmkit.doctor.explain" and doc["matches"][0]["id"] == "cuda-wheel-on-amd"
+        doc["schema"] == "rocmkit.doctor.explain" and doc["matches"][0]["id"] == "no-nvidia-driver"
     )
 
 

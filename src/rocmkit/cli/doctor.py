@@ -13,7 +13,7 @@ from rocmkit.errors import UserError
 if TYPE_CHECKING:
     from rocmkit.doctor import DoctorReport, Explanation
 
-STATUS_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}
+STATUS_STYLE = {"ok": "green", "note": "cyan", "warn": "yellow", "fail": "bold red", "skip": "dim"}
 MAX_LOG_BYTES = 64 * 2**20
 
 

@@ -1,0 +1,70 @@
+"""Every real log in tests/fixtures/explain_corpus gets the cause and fix its thread established,
+and near misses stay silent (a wrong fix is worse than none)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from rocmkit.doctor.explain import explain, signatures
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "explain_corpus"
+
+
+def corpus() -> list[tuple[str, dict]]:
+    logs = []
+    for path in sorted(CORPUS.glob("*.toml")):
+        for i, log in enumerate(tomllib.loads(path.read_text(encoding="utf-8"))["log"]):
+            logs.append((f"{path.stem}[{i}]", log))
+    return logs
+
+
+LOGS = corpus()
+
+
+@pytest.mark.parametrize("log", [log for _, log in LOGS], ids=[name for name, _ in LOGS])
+def test_the_thread_fix_and_no_wrong_one(log):
+    found = {e.id: e for e in explain(log["text"])}
+    assert log["source"].startswith("https://github.com/") and log["resolution"]
+    expected = log.get("expect")
+    if expected:
+        assert expected in found, f"{expected} not in {sorted(found)}"
+        explanation = found[expected]
+        for word in log.get("fix_contains", ()):
+            assert word in explanation.fix, (word, explanation.fix)
+        for word in log.get("fix_excludes", ()):
+            assert word not in explanation.fix, (word, explanation.fix)
+        assert explanation.level == log.get("level", explanation.level)
+        assert not re.search(r"\{\w+\}", explanation.fix + explanation.cause)  # all filled
+    for silent in log.get("expect_not", ()):
+        assert silent not in found, f"{silent} fired on a near miss"
+
+
+def test_corpus_size_and_every_signature_family_has_real_logs():
+    families = {s.family for s in signatures()}
+    covered = {s.family for _, log in LOGS for s in signatures() if s.id == log.get("expect")}
+    assert len(LOGS) >= 25
+    assert covered <= families
+    # Families added with the corpus must all be covered; older ones are listed in test_explain.
+    new = {"kfd-open", "tensile", "invalid-device-function", "no-hip-gpus", "sm-not-compatible",
+           "hipblaslt-unsupported-arch"}  # fmt: skip
+    assert new <= covered, new - covered
+
+
+def test_explanations_name_the_lines_they_read():
+    log = next(log for name, log in LOGS if name.startswith("invalid-device-function[0]"))
+    (found,) = [e for e in explain(log["text"]) if e.family == "invalid-device-function"]
+    lines = dict(found.evidence)
+    assert "current device: 1" in found.line or any(
+        "current device: 1" in t for t in lines.values()
+    )
+    assert any("740M" in text and "gfx1103" in text for text in lines.values())
+    assert found.facts["gfx"] == "gfx1103" and found.facts["integrated"] == "yes"
