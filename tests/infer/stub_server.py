@@ -28,6 +28,7 @@ class StubConfig:
     itl_s: float = 0.01
     usage: bool = True  # honour stream_options.include_usage
     fail_every: int = 0  # 0: never
+    models: tuple[str, ...] = ()  # served model names; empty: any name is served
 
 
 @dataclass
@@ -90,13 +91,23 @@ class StubServer:
     def stop(self) -> None:
         if self._loop is None or self._server is None:
             return
-        loop, server = self._loop, self._server
-        loop.call_soon_threadsafe(server.close)
-        for task in asyncio.all_tasks(loop):
-            loop.call_soon_threadsafe(task.cancel)
+        loop = self._loop
+        # close every connection too, as a dying server process would: clients see resets and
+        # refused connections, not streams that hang
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(10)
         loop.call_soon_threadsafe(loop.stop)
         if self._thread is not None:
             self._thread.join(10)
+
+    async def _shutdown(self) -> None:
+        assert self._server is not None
+        self._server.close()
+        current = asyncio.current_task()
+        tasks = [task for task in asyncio.all_tasks() if task is not current]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def serve_forever(self) -> None:
         await self._open()
@@ -132,14 +143,19 @@ class StubServer:
             report, self.stats = self.stats.report(), StubStats()
             return _send_json(writer, 200, report)
         if method == "GET" and path.endswith("/models"):
-            return _send_json(
-                writer, 200, {"object": "list", "data": [{"id": "stub", "object": "model"}]}
-            )
-        if method != "POST" or not path.endswith(("/completions", "/chat/completions")):
+            ids = self.config.models or ("stub",)
+            models = [{"id": name, "object": "model"} for name in ids]
+            return _send_json(writer, 200, {"object": "list", "data": models})
+        if method != "POST" or path not in ("/v1/completions", "/v1/chat/completions"):
             return _send_json(writer, 404, {"error": {"message": f"no route {method} {path}"}})
         self.stats.num_requests += 1
         payload = json.loads(body or b"{}")
         model = str(payload.get("model", "stub"))
+        if self.config.models and model not in self.config.models:
+            message = (
+                f"The model `{model}` does not exist.\nServed: {', '.join(self.config.models)}"
+            )
+            return _send_json(writer, 404, {"error": {"message": message}})
         failing = self.config.fail_every and self.stats.num_requests % self.config.fail_every == 0
         if model == "stub-error" or failing:
             return _send_json(writer, 500, {"error": {"message": "stub failure"}})

@@ -89,6 +89,18 @@ def _add_serve(modes: argparse._SubParsersAction) -> None:
         "--ignore-eos", action="store_true", help="ask the server for exactly --output-len tokens"
     )
     p.add_argument(
+        "--max-error-rate",
+        type=float,
+        default=1.0,
+        help="exit 1 when a point's share of failed requests is above this (all failed always fails)",
+    )
+    p.add_argument(
+        "--unreachable-timeout",
+        type=float,
+        default=10.0,
+        help="stop sending once the server refused connections for this many seconds",
+    )
+    p.add_argument(
         "--power",
         choices=("none", "local"),
         default="none",
@@ -219,6 +231,8 @@ def _run_serve(args: argparse.Namespace) -> int:
         run_timeout_s=args.run_timeout,
         slo=parse_slo(args.slo) if args.slo else None,
         power=args.power,
+        max_error_rate=args.max_error_rate,
+        unreachable_timeout_s=args.unreachable_timeout,
     )
     tokenizer = _tokenizer(args.tokenizer)
     workload = _workload(args, tokenizer)
@@ -239,8 +253,12 @@ def _run_serve(args: argparse.Namespace) -> int:
     if result.stopped:
         notes.append(f"run ended early ({result.stopped}): partial result")
     environment = {**platform.record(), "power_reader": result.power_reader}
+    if result.failure:
+        notes.append(f"run failed: {result.failure}")
     _save_and_print("infer-serve", rows, _config_dict(config), environment, args.out, notes)
-    return 130 if result.stopped == "interrupted" else 0
+    if result.stopped == "interrupted":
+        return 130
+    return 1 if result.failure else 0
 
 
 def _workload(args: argparse.Namespace, tokenizer: Any) -> Any:

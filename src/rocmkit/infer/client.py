@@ -178,6 +178,7 @@ async def send_request(
         record.ok, record.error = False, f"timeout after {endpoint.timeout_s:g} s"
     except Exception as exc:  # any transport failure is this request's error, not the run's
         record.ok, record.error = False, _describe(exc)
+        record.unreachable = _is_connect_failure(exc)
     return record
 
 
@@ -203,6 +204,7 @@ async def _stream(
     ) as response:
         start = record.start_s
         last = start
+        record.http_status = response.status_code
         if response.status_code != 200:
             body = (await response.aread()).decode("utf-8", "replace").strip().replace("\n", " ")
             record.error = f"HTTP {response.status_code}: {body[:_ERROR_TEXT_CHARS]}"
@@ -254,6 +256,12 @@ def _finish(
         record.output_tokens = len(
             pieces
         )  # one streamed chunk per token, the usual server behaviour
+
+
+def _is_connect_failure(exc: Exception) -> bool:
+    """True when no connection to the server could be made (as opposed to a broken answer)."""
+    httpx = require_extra("httpx", "serve")
+    return isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | ConnectionRefusedError)
 
 
 def _describe(exc: Exception) -> str:

@@ -24,6 +24,10 @@ from rocmkit.infer.metrics import RequestRecord
 from rocmkit.infer.workloads import Prompt
 
 SendFn = Callable[[Prompt], Awaitable[RequestRecord]]
+# Called with the warm-up records before the measured phase; raises to abort the run.
+WarmupCheck = Callable[[list[RequestRecord]], None]
+# Called with every finished record; returns a reason to stop sending, or None.
+Watch = Callable[[RequestRecord], str | None]
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)
@@ -66,8 +70,19 @@ def arrival_offsets(num: int, rate: float, burstiness: float, seed: int) -> list
     return [float(t) for t in np.cumsum(gaps)]
 
 
-async def run_load(prompts: Sequence[Prompt], send: SendFn, config: LoadConfig) -> LoadResult:
-    """Send `prompts` by the arrival schedule under the concurrency cap; return every record."""
+async def run_load(
+    prompts: Sequence[Prompt],
+    send: SendFn,
+    config: LoadConfig,
+    *,
+    check_warmup: WarmupCheck | None = None,
+    watch: Watch | None = None,
+) -> LoadResult:
+    """Send `prompts` by the arrival schedule under the concurrency cap; return every record.
+
+    `check_warmup` may raise to abort before the measured phase; `watch` sees each finished
+    record and may stop the run (e.g. the server has been unreachable for too long).
+    """
     limit = asyncio.Semaphore(config.max_concurrency or len(prompts) or 1)
     stop = asyncio.Event()
     reason: list[str] = []
@@ -77,20 +92,23 @@ async def run_load(prompts: Sequence[Prompt], send: SendFn, config: LoadConfig) 
             reason.append(why)
         stop.set()
 
+    def watched(record: RequestRecord) -> None:
+        why = watch(record) if watch is not None else None
+        if why is not None:
+            halt(why)
+
     with _on_ctrl_c(lambda: halt("interrupted")):
         if config.num_warmup:
             warm = [prompts[i % len(prompts)] for i in range(config.num_warmup)]
-            await _gather_until(
-                [asyncio.ensure_future(_limited(send, p, limit)) for p in warm],
-                stop,
-                config.deadline_s,
-            )
+            warm_tasks = [asyncio.ensure_future(_limited(send, p, limit)) for p in warm]
+            if await _gather_until(warm_tasks, stop, config.deadline_s) and check_warmup:
+                check_warmup([task.result() for task in warm_tasks])
         if stop.is_set() or _past(config.deadline_s):
             return LoadResult(
                 records=[], duration_s=0.0, stopped=reason[0] if reason else "run timeout"
             )
         start = time.perf_counter()
-        tasks = await _launch(prompts, send, config, limit, stop, start)
+        tasks = await _launch(prompts, send, config, limit, stop, start, watched)
         finished = await _gather_until(tasks, stop, config.deadline_s)
         duration = time.perf_counter() - start
     if not finished and not reason:
@@ -111,6 +129,7 @@ async def _launch(
     limit: asyncio.Semaphore,
     stop: asyncio.Event,
     start: float,
+    watched: Callable[[RequestRecord], None],
 ) -> list[asyncio.Future[RequestRecord]]:
     tasks: list[asyncio.Future[RequestRecord]] = []
     offsets = arrival_offsets(len(prompts), config.request_rate, config.burstiness, config.seed)
@@ -123,13 +142,21 @@ async def _launch(
                 await asyncio.wait_for(stop.wait(), wait)
         if stop.is_set() or _past(config.deadline_s):
             break
-        tasks.append(asyncio.ensure_future(_limited(send, prompt, limit)))
+        tasks.append(asyncio.ensure_future(_limited(send, prompt, limit, watched)))
     return tasks
 
 
-async def _limited(send: SendFn, prompt: Prompt, limit: asyncio.Semaphore) -> RequestRecord:
+async def _limited(
+    send: SendFn,
+    prompt: Prompt,
+    limit: asyncio.Semaphore,
+    watched: Callable[[RequestRecord], None] | None = None,
+) -> RequestRecord:
     async with limit:
-        return await send(prompt)
+        record = await send(prompt)
+    if watched is not None:
+        watched(record)
+    return record
 
 
 async def _gather_until(

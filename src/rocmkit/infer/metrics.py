@@ -34,6 +34,8 @@ class RequestRecord:
     output_tokens: int = 0
     tokens_from_usage: bool = False  # True when the server's usage field gave the counts
     error: str | None = None
+    http_status: int | None = None  # the answer's status; None when no answer came
+    unreachable: bool = False  # no connection could be made (refused, DNS, connect timeout)
 
     @property
     def tpot_s(self) -> float | None:

@@ -28,6 +28,7 @@ from rocmkit.bench.power import (
 )
 from rocmkit.errors import UserError
 from rocmkit.infer.client import ClientPool, Endpoint, check_reachable
+from rocmkit.infer.guards import UnreachableWatch, check_warmup, point_failure
 from rocmkit.infer.loadgen import LoadConfig, SendFn, run_load
 from rocmkit.infer.metrics import RequestRecord, ServeSummary, summarize
 from rocmkit.infer.workloads import Prompt, Workload
@@ -51,10 +52,16 @@ class ServeConfig:
     slo: dict[str, float] | None = None  # seconds per metric, from metrics.parse_slo
     power: Literal["none", "local"] = "none"  # "local": the server's GPU is this machine's
     power_interval_s: float = 0.1
+    max_error_rate: float = 1.0  # share of failed requests above which a point fails the run
+    unreachable_timeout_s: float = 10.0  # stop sending after this long without a connection
 
     def __post_init__(self) -> None:
         if not self.request_rates or not self.max_concurrencies:
             raise UserError("give at least one request rate and one concurrency")
+        if not 0.0 <= self.max_error_rate <= 1.0:
+            raise UserError(f"--max-error-rate must be between 0 and 1 (got {self.max_error_rate})")
+        if not self.unreachable_timeout_s > 0:
+            raise UserError("--unreachable-timeout must be positive")
         if self.power not in ("none", "local"):
             raise UserError(f"--power takes none or local (got {self.power!r})")
         if not self.power_interval_s > 0:
@@ -80,6 +87,7 @@ class ServePoint:
     max_concurrency: int | None
     summary: ServeSummary
     stopped: str | None  # why the point ended early, if it did
+    failure: str | None = None  # why the point counts as failed (all or too many requests)
     energy_j: float | None = None  # this machine's GPU energy over the measured phase
     energy_skipped: str | None = None  # why energy_j is None (with power="local")
 
@@ -89,6 +97,16 @@ class ServeResult:
     points: list[ServePoint] = field(default_factory=list)
     stopped: str | None = None
     power_reader: str | None = None  # which reader sampled power; None when none did
+
+    @property
+    def failure(self) -> str | None:
+        """Why the run failed (a point failed, or the server went away), None when it did not."""
+        if self.stopped is not None and self.stopped.startswith("server unreachable"):
+            return self.stopped
+        for point in self.points:
+            if point.failure is not None:
+                return point.failure
+        return None
 
 
 async def benchmark_server_async(
@@ -145,7 +163,10 @@ async def _sweep(
             seed=config.seed,
             deadline_s=deadline,
         )
-        outcome = await run_load(workload.prompts, send, load)
+        watch = UnreachableWatch(config.unreachable_timeout_s)
+        outcome = await run_load(
+            workload.prompts, send, load, check_warmup=check_warmup, watch=watch
+        )
         if outcome.records:
             summary = summarize(outcome.records, max(outcome.duration_s, 1e-9), config.slo)
             window = EnergyWindow(start=outcome.start_s, end=outcome.start_s + outcome.duration_s)
@@ -154,6 +175,9 @@ async def _sweep(
                 max_concurrency=concurrency,
                 summary=summary,
                 stopped=outcome.stopped,
+                failure=point_failure(
+                    summary.num_requests, summary.num_failed, config.max_error_rate
+                ),
                 **_point_energy(config, sampler, window, no_power),
             )
             result.points.append(point)
