@@ -99,7 +99,7 @@ def test_sending_stops_once_the_server_is_gone(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "server unreachable for 0.5 s, stopped sending" in printed
     done = {m.metric: m.value for m in load_result(tmp_path).measurements}
-    assert 0 < done["num_completed"] and done["num_completed"] + done["num_failed"] < 100
+    assert done["num_completed"] > 0 and done["num_completed"] + done["num_failed"] < 100
 
 
 def test_unreachable_watch_needs_an_unbroken_run_of_refused_connections():

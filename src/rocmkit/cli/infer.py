@@ -106,6 +106,11 @@ def _add_serve(modes: argparse._SubParsersAction) -> None:
         default="none",
         help="local: the server runs on this machine, sample its GPU power for energy per token",
     )
+    p.add_argument(
+        "--save-requests",
+        action="store_true",
+        help="also write requests.jsonl: one line per request (times, token counts, error)",
+    )
     p.add_argument("--out", type=Path, default=None, help="run directory for result.json")
     _config_file_option(p)
 
@@ -255,7 +260,10 @@ def _run_serve(args: argparse.Namespace) -> int:
     environment = {**platform.record(), "power_reader": result.power_reader}
     if result.failure:
         notes.append(f"run failed: {result.failure}")
-    _save_and_print("infer-serve", rows, _config_dict(config), environment, args.out, notes)
+    inputs = {**_config_dict(config), "workload": _workload_inputs(args, workload)}
+    out = _save_and_print("infer-serve", rows, inputs, environment, args.out, notes)
+    if args.save_requests:
+        _save_requests(result, out.parent / "requests.jsonl")
     if result.stopped == "interrupted":
         return 130
     return 1 if result.failure else 0
@@ -291,6 +299,34 @@ def _workload(args: argparse.Namespace, tokenizer: Any) -> Any:
         seed=args.seed,
         tokenizer=tokenizer,
     )
+
+
+def _workload_inputs(args: argparse.Namespace, workload: Any) -> dict[str, Any]:
+    """Every setting that shaped the prompts, for result.json."""
+    keys = ["workload", "num_prompts", "input_len", "output_len", "prompts", "tokenizer", "seed"]
+    if args.workload == "shared-prefix":
+        keys += ["num_conversations", "num_turns", "prefix_len"]
+    inputs = {key: getattr(args, key) for key in keys}
+    inputs["num_prompts"] = len(workload.prompts)
+    inputs["length_unit"] = workload.length_unit
+    return {k: str(v) if isinstance(v, Path) else v for k, v in inputs.items()}
+
+
+def _save_requests(result: Any, path: Path) -> None:
+    import json
+
+    from rocmkit.atomic import atomic_write_text
+    from rocmkit.infer.serve import request_lines
+
+    lines = [json.dumps(line) for point in result.points for line in request_lines(point)]
+    atomic_write_text(path, "".join(line + "\n" for line in lines))
+    _console().print(f"saved {path}")
+
+
+def _console() -> Any:
+    from rocmkit.cli.console import make_console
+
+    return make_console()
 
 
 def _tokenizer(path: Path | None) -> Any:
@@ -370,7 +406,7 @@ def _save_and_print(
     environment: dict[str, Any],
     out: Path | None,
     notes: list[str],
-) -> None:
+) -> Path:
     from rich.table import Table
 
     from rocmkit.cli.console import make_console
@@ -394,6 +430,7 @@ def _save_and_print(
     for note in notes:
         console.print(f"note: {note}")
     console.print(_RESULT_NOTE.format(path=path))
+    return path
 
 
 def _fmt(value: float | None) -> str:

@@ -142,7 +142,8 @@ async def _launch(
                 await asyncio.wait_for(stop.wait(), wait)
         if stop.is_set() or _past(config.deadline_s):
             break
-        tasks.append(asyncio.ensure_future(_limited(send, prompt, limit, watched)))
+        task = _limited(send, prompt, limit, watched, due_s=start + offset)
+        tasks.append(asyncio.ensure_future(task))
     return tasks
 
 
@@ -151,9 +152,11 @@ async def _limited(
     prompt: Prompt,
     limit: asyncio.Semaphore,
     watched: Callable[[RequestRecord], None] | None = None,
+    due_s: float | None = None,
 ) -> RequestRecord:
     async with limit:
         record = await send(prompt)
+    record.scheduled_s = due_s
     if watched is not None:
         watched(record)
     return record

@@ -90,6 +90,8 @@ class ServePoint:
     failure: str | None = None  # why the point counts as failed (all or too many requests)
     energy_j: float | None = None  # this machine's GPU energy over the measured phase
     energy_skipped: str | None = None  # why energy_j is None (with power="local")
+    start_s: float = 0.0  # perf_counter when the measured phase began
+    records: list[RequestRecord] = field(default_factory=list, repr=False)
 
 
 @dataclass(kw_only=True, slots=True)
@@ -168,7 +170,9 @@ async def _sweep(
             workload.prompts, send, load, check_warmup=check_warmup, watch=watch
         )
         if outcome.records:
-            summary = summarize(outcome.records, max(outcome.duration_s, 1e-9), config.slo)
+            summary = summarize(
+                outcome.records, max(outcome.duration_s, 1e-9), config.slo, outcome.start_s
+            )
             window = EnergyWindow(start=outcome.start_s, end=outcome.start_s + outcome.duration_s)
             point = ServePoint(
                 request_rate=rate,
@@ -178,6 +182,8 @@ async def _sweep(
                 failure=point_failure(
                     summary.num_requests, summary.num_failed, config.max_error_rate
                 ),
+                start_s=outcome.start_s,
+                records=outcome.records,
                 **_point_energy(config, sampler, window, no_power),
             )
             result.points.append(point)
@@ -283,23 +289,69 @@ def serve_measurements(
 
 def summary_values(s: ServeSummary) -> list[tuple[str, float | None, str]]:
     """(metric name with its unit, value, unit) for every number of a summary."""
+    mean_in = (
+        None
+        if s.total_prompt_tokens is None or not s.num_completed
+        else s.total_prompt_tokens / s.num_completed
+    )
+    mean_out = s.total_output_tokens / s.num_completed if s.num_completed else None
     values: list[tuple[str, float | None, str]] = [
+        ("num_requests", s.num_requests, "count"),
         ("num_completed", s.num_completed, "count"),
         ("num_failed", s.num_failed, "count"),
         ("duration_s", s.duration_s, "s"),
+        ("total_input_tokens", s.total_prompt_tokens, "tokens"),
+        ("total_output_tokens", s.total_output_tokens, "tokens"),
+        ("mean_input_tokens", mean_in, "tokens"),
+        ("mean_output_tokens", mean_out, "tokens"),
         ("request_per_s", s.request_per_s, "req/s"),
         ("output_tokens_per_s", s.output_tokens_per_s, "tokens/s"),
+        ("peak_output_tokens_per_s", s.peak_output_tokens_per_s, "tokens/s"),
         ("total_tokens_per_s", s.total_tokens_per_s, "tokens/s"),
     ]
     if s.goodput_req_per_s is not None:
         values.append(("goodput_req_per_s", s.goodput_req_per_s, "req/s"))
-    for label, dist in (("ttft", s.ttft), ("tpot", s.tpot), ("itl", s.itl), ("e2e", s.e2e)):
+    values.extend(
+        (f"slo_{name}_attainment", share, "fraction") for name, share in s.slo_attainment.items()
+    )
+    dists = (("ttft", s.ttft), ("tpot", s.tpot), ("itl", s.itl), ("e2e", s.e2e), ("queue", s.queue))
+    for label, dist in dists:
         values.append((f"{label}_ms_mean", _ms(dist.mean), "ms"))
         values.append((f"{label}_ms_p50", _ms(dist.median), "ms"))
+        values.append((f"{label}_ms_std", _ms(dist.std), "ms"))
         values.extend(
             (f"{label}_ms_p{q}", _ms(v), "ms") for q, v in dist.percentiles.items() if q != 50
         )
+        values.append((f"{label}_ms_max", _ms(dist.max), "ms"))
     return values
+
+
+def request_lines(point: ServePoint) -> list[dict[str, Any]]:
+    """One JSON-ready dict per request of a point: times in seconds from the point's start, so
+    every figure of the point can be recomputed from them (see docs/infer.md)."""
+    rate = _rate_label(point.request_rate)
+    lines = []
+    for index, r in enumerate(point.records):
+        sent = r.start_s - point.start_s if r.start_s else None
+        lines.append(
+            {
+                "request_rate": rate,
+                "max_concurrency": point.max_concurrency,
+                "index": index,
+                "ok": r.ok,
+                "scheduled_s": None if r.scheduled_s is None else r.scheduled_s - point.start_s,
+                "sent_s": sent,
+                "ttft_s": r.ttft_s,
+                "itl_s": r.itl_s,
+                "e2e_s": r.e2e_s,
+                "prompt_tokens": r.prompt_tokens,
+                "output_tokens": r.output_tokens,
+                "tokens_from_usage": r.tokens_from_usage,
+                "http_status": r.http_status,
+                "error": r.error,
+            }
+        )
+    return lines
 
 
 def energy_values(point: ServePoint) -> list[tuple[str, float | None, str]]:
