@@ -100,7 +100,9 @@ async def run_load(
     with _on_ctrl_c(lambda: halt("interrupted")):
         if config.num_warmup:
             warm = [prompts[i % len(prompts)] for i in range(config.num_warmup)]
-            warm_tasks = [asyncio.ensure_future(_limited(send, p, limit)) for p in warm]
+            warm_tasks: list[asyncio.Future[RequestRecord]] = [
+                asyncio.ensure_future(_limited(send, p, limit)) for p in warm
+            ]
             if await _gather_until(warm_tasks, stop, config.deadline_s) and check_warmup:
                 check_warmup([task.result() for task in warm_tasks])
         if stop.is_set() or _past(config.deadline_s):
