@@ -29,6 +29,8 @@ class StubConfig:
     usage: bool = True  # honour stream_options.include_usage
     fail_every: int = 0  # 0: never
     models: tuple[str, ...] = ()  # served model names; empty: any name is served
+    api_key: str | None = None  # when set, requests need "Authorization: Bearer <key>"
+    ready_after_s: float = 0.0  # answer 503 to everything until this long after start
 
 
 @dataclass
@@ -38,6 +40,9 @@ class StubStats:
     lateness_s: list[float] = field(default_factory=list)  # actual - scheduled send time per chunk
     ttft_s: list[float] = field(default_factory=list)  # actual first-chunk send - request arrival
     itl_s: list[float] = field(default_factory=list)  # actual gaps between chunk sends
+    arrivals_s: list[float] = field(default_factory=list)  # loop time each POST arrived
+    last_headers: dict[str, str] = field(default_factory=dict)  # of the last POST, lower-cased
+    payloads: list[dict] = field(default_factory=list)  # every POST body
 
     def report(self) -> dict:
         """Server-side truth in ms: what the stub really did, to compare with what a client saw."""
@@ -71,6 +76,7 @@ class StubServer:
         return f"http://{self.host}:{self.port}/v1"
 
     async def _open(self) -> None:
+        self._started = asyncio.get_running_loop().time()
         self._server = await asyncio.start_server(self._handle, self.host, self.port, backlog=1024)
         self.port = self._server.sockets[0].getsockname()[1]
 
@@ -130,13 +136,15 @@ class StubServer:
 
     async def _respond(
         self,
-        request: tuple[str, str, bytes],
+        request: tuple[str, str, dict[str, str], bytes],
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
     ) -> None:
         loop = asyncio.get_running_loop()
         arrived = loop.time()
-        method, path, body = request
+        method, path, headers, body = request
+        if arrived - self._started < self.config.ready_after_s:
+            return _send_json(writer, 503, {"error": {"message": "model is loading"}})
         if method == "GET" and path.endswith(
             "/stats"
         ):  # for benchmarks: server-side lateness, then reset
@@ -149,7 +157,12 @@ class StubServer:
         if method != "POST" or path not in ("/v1/completions", "/v1/chat/completions"):
             return _send_json(writer, 404, {"error": {"message": f"no route {method} {path}"}})
         self.stats.num_requests += 1
+        self.stats.arrivals_s.append(arrived)
+        self.stats.last_headers = headers
         payload = json.loads(body or b"{}")
+        self.stats.payloads.append(payload)
+        if self.config.api_key and headers.get("authorization") != f"Bearer {self.config.api_key}":
+            return _send_json(writer, 401, {"error": {"message": "invalid API key"}})
         model = str(payload.get("model", "stub"))
         if self.config.models and model not in self.config.models:
             message = (
@@ -159,6 +172,8 @@ class StubServer:
         failing = self.config.fail_every and self.stats.num_requests % self.config.fail_every == 0
         if model == "stub-error" or failing:
             return _send_json(writer, 500, {"error": {"message": "stub failure"}})
+        if not payload.get("stream"):
+            return await self._respond_whole(payload, arrived, writer)
         writer.write(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
         )
@@ -190,20 +205,43 @@ class StubServer:
         _write_chunk(writer, b"")
         await writer.drain()
 
+    async def _respond_whole(
+        self, payload: dict, arrived: float, writer: asyncio.StreamWriter
+    ) -> None:
+        """A non-streamed answer: all tokens at once, after the time the stream would take."""
+        num_tokens = int(payload.get("max_tokens") or 16)
+        delay = self.config.ttft_s + (num_tokens - 1) * self.config.itl_s
+        await asyncio.sleep(max(0.0, arrived + delay - asyncio.get_running_loop().time()))
+        text = "".join(f"t{k} " for k in range(num_tokens))
+        prompt = payload.get("prompt") or " ".join(m["content"] for m in payload["messages"])
+        usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": num_tokens}
+        choice = (
+            {"index": 0, "message": {"role": "assistant", "content": text}}
+            if "messages" in payload
+            else {"index": 0, "text": text}
+        )
+        answer = {"choices": [choice]}
+        if self.config.usage:
+            answer["usage"] = usage
+        _send_json(writer, 200, answer)
 
-async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, bytes] | None:
+
+async def _read_request(
+    reader: asyncio.StreamReader,
+) -> tuple[str, str, dict[str, str], bytes] | None:
     head = await reader.readuntil(b"\r\n\r\n") if not reader.at_eof() else b""
     if not head:
         return None
     lines = head.decode("latin-1").split("\r\n")
     method, path, _ = lines[0].split(" ", 2)
-    length = 0
+    headers = {}
     for line in lines[1:]:
         name, _, value = line.partition(":")
-        if name.strip().lower() == "content-length":
-            length = int(value.strip())
+        if name.strip():
+            headers[name.strip().lower()] = value.strip()
+    length = int(headers.get("content-length", "0"))
     body = await reader.readexactly(length) if length else b""
-    return method, path, body
+    return method, path, headers, body
 
 
 def _write_chunk(writer: asyncio.StreamWriter, data: bytes) -> None:
@@ -216,7 +254,8 @@ def _write_event(writer: asyncio.StreamWriter, obj: dict) -> None:
 
 def _send_json(writer: asyncio.StreamWriter, status: int, obj: dict) -> None:
     body = json.dumps(obj).encode()
-    reason = {200: "OK", 404: "Not Found", 500: "Internal Server Error"}[status]
+    reason = {200: "OK", 401: "Unauthorized", 404: "Not Found", 500: "Internal Server Error",
+              503: "Service Unavailable"}[status]  # fmt: skip
     head = f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
     writer.write(head.encode() + body)
 

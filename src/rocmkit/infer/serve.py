@@ -27,7 +27,7 @@ from rocmkit.bench.power import (
     units_per_joule,
 )
 from rocmkit.errors import UserError
-from rocmkit.infer.client import ClientPool, Endpoint, check_reachable
+from rocmkit.infer.client import Client, Endpoint, check_reachable
 from rocmkit.infer.guards import UnreachableWatch, check_warmup, point_failure
 from rocmkit.infer.loadgen import LoadConfig, SendFn, run_load
 from rocmkit.infer.metrics import RequestRecord, ServeSummary, summarize
@@ -126,7 +126,7 @@ async def benchmark_server_async(
     from the sensor of `platform` (detected when not given).
     """
     endpoint = config.endpoint
-    await check_reachable(endpoint.base_url)
+    await check_reachable(endpoint)
     result = ServeResult()
     reader, why = _power_reader(config, platform, power_reader)
     result.power_reader = why if reader is not None else None
@@ -137,10 +137,10 @@ async def benchmark_server_async(
         else PowerSampler(reader, interval_s=config.power_interval_s, clock=time.perf_counter)
     )
     with sampler or contextlib.nullcontext():
-        async with ClientPool(timeout_s=endpoint.timeout_s) as pool:
+        async with Client(endpoint) as client:
 
             async def send(prompt: Prompt) -> RequestRecord:
-                return await pool.send(endpoint, prompt, count_tokens)
+                return await client.send(prompt, count_tokens)
 
             await _sweep(config, workload, send, result, on_point, sampler, why)
     return result
