@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as _dt
 import math
 from pathlib import Path
@@ -56,12 +57,49 @@ def _add_serve(modes: argparse._SubParsersAction) -> None:
         "serve", help="benchmark an OpenAI-compatible server (vLLM, SGLang, llama.cpp...)"
     )
     p.add_argument("--url", help="base URL with /v1, e.g. http://127.0.0.1:8000/v1 (required)")
-    p.add_argument("--model", help="model name the server expects (required)")
+    p.add_argument("--model", help="model name the server expects (default: the first it lists)")
     p.add_argument("--api", choices=("completions", "chat"), default="completions")
+    p.add_argument("--api-key", help="sent as a Bearer token (default: $OPENAI_API_KEY)")
     p.add_argument(
-        "--workload", choices=("random", "jsonl", "sharegpt", "shared-prefix"), default="random"
+        "--header", action="append", metavar="NAME:VALUE", help="extra request header (repeat)"
     )
-    p.add_argument("--prompts", type=Path, help="prompts file for --workload jsonl or sharegpt")
+    p.add_argument(
+        "--extra-body", help="JSON object merged into every request, e.g. '{\"seed\": 1}'"
+    )
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--top-p", type=float, default=None)
+    p.add_argument("--top-k", type=int, default=None)
+    p.add_argument(
+        "--no-stream", action="store_true", help="non-streamed answers (TTFT = whole latency)"
+    )
+    p.add_argument(
+        "--workload",
+        choices=("random", "jsonl", "sharegpt", "shared-prefix", "trace"),
+        default="random",
+    )
+    p.add_argument(
+        "--prompts",
+        type=Path,
+        help="file for --workload jsonl, sharegpt or trace (BurstGPT .csv, Mooncake .jsonl)",
+    )
+    p.add_argument(
+        "--random-range-ratio",
+        type=float,
+        default=0.0,
+        help="random workload: lengths uniform in [len*(1-r), len*(1+r)]",
+    )
+    p.add_argument(
+        "--trace-time-scale", type=float, default=1.0, help="trace: 0.5 replays twice as fast"
+    )
+    p.add_argument(
+        "--ramp-up", type=float, default=0.0, help="seconds over which the rate climbs from 0"
+    )
+    p.add_argument(
+        "--wait-ready",
+        type=float,
+        default=0.0,
+        help="wait up to this many seconds for the server to answer at /models",
+    )
     p.add_argument("--tokenizer", type=Path, help="local tokenizer directory for token counts")
     p.add_argument("--num-prompts", type=int, default=100)
     p.add_argument("--input-len", type=int, default=128, help="random workload prompt length")
@@ -211,23 +249,31 @@ def _run_local(args: argparse.Namespace) -> int:
 
 
 def _run_serve(args: argparse.Namespace) -> int:
-    from rocmkit.infer.client import Endpoint
+    from rocmkit.infer.client import Endpoint, api_key_from_env
     from rocmkit.infer.metrics import parse_slo
     from rocmkit.infer.serve import ServeConfig, benchmark_server, serve_measurements
     from rocmkit.infer.workloads import token_counter
     from rocmkit.platform import detect
 
-    for flag in ("url", "model"):
-        if not getattr(args, flag):
-            raise UserError(f"--{flag} is required (on the command line or in --config)")
+    if not args.url:
+        raise UserError("--url is required (on the command line or in --config)")
     config = ServeConfig(
         endpoint=Endpoint(
             base_url=args.url,
-            model=args.model,
+            model=args.model or "",
             api=args.api,
             timeout_s=args.timeout,
             ignore_eos=args.ignore_eos,
+            stream=not args.no_stream,
+            api_key=args.api_key or api_key_from_env(),
+            headers=_header_dict(args.header or []),
+            extra_body=_json_object(args.extra_body, "--extra-body"),
+            temperature=args.temperature,
+            top_p=args.top_p,
+            top_k=args.top_k,
         ),
+        ramp_up_s=args.ramp_up,
+        wait_ready_s=args.wait_ready,
         request_rates=tuple(_rate_list(args.rate)),
         max_concurrencies=tuple(_concurrency_list(args.concurrency)),
         burstiness=args.burstiness,
@@ -260,7 +306,8 @@ def _run_serve(args: argparse.Namespace) -> int:
     environment = {**platform.record(), "power_reader": result.power_reader}
     if result.failure:
         notes.append(f"run failed: {result.failure}")
-    inputs = {**_config_dict(config), "workload": _workload_inputs(args, workload)}
+    used = dataclasses.replace(config, endpoint=result.endpoint or config.endpoint)
+    inputs = {**_config_dict(used), "workload": _workload_inputs(args, workload)}
     out = _save_and_print("infer-serve", rows, inputs, environment, args.out, notes)
     if args.save_requests:
         _save_requests(result, out.parent / "requests.jsonl")
@@ -272,8 +319,18 @@ def _run_serve(args: argparse.Namespace) -> int:
 def _workload(args: argparse.Namespace, tokenizer: Any) -> Any:
     from rocmkit.infer import workloads
 
-    if args.workload in ("jsonl", "sharegpt") and args.prompts is None:
+    if args.workload in ("jsonl", "sharegpt", "trace") and args.prompts is None:
         raise UserError(f"--workload {args.workload} needs --prompts FILE")
+    if args.workload == "trace":
+        from rocmkit.infer.traces import trace_workload
+
+        return trace_workload(
+            args.prompts,
+            num_prompts=args.num_prompts,
+            time_scale=args.trace_time_scale,
+            seed=args.seed,
+            tokenizer=tokenizer,
+        )
     if args.workload == "jsonl":
         return workloads.jsonl_workload(
             args.prompts, output_len=args.output_len, tokenizer=tokenizer
@@ -298,12 +355,38 @@ def _workload(args: argparse.Namespace, tokenizer: Any) -> Any:
         output_len=args.output_len,
         seed=args.seed,
         tokenizer=tokenizer,
+        range_ratio=args.random_range_ratio,
     )
+
+
+def _header_dict(items: list[str]) -> dict[str, str]:
+    headers = {}
+    for item in items:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise UserError(f"--header takes NAME:VALUE (got {item!r})")
+        headers[name.strip()] = value.strip()
+    return headers
+
+
+def _json_object(text: str | None, flag: str) -> dict[str, Any]:
+    if not text:
+        return {}
+    import json
+
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{flag} is not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(value, dict):
+        raise UserError(f"{flag} must be a JSON object, e.g. '{{\"seed\": 1}}'")
+    return value
 
 
 def _workload_inputs(args: argparse.Namespace, workload: Any) -> dict[str, Any]:
     """Every setting that shaped the prompts, for result.json."""
-    keys = ["workload", "num_prompts", "input_len", "output_len", "prompts", "tokenizer", "seed"]
+    keys = ["workload", "num_prompts", "input_len", "output_len", "prompts", "tokenizer", "seed",
+            "random_range_ratio", "trace_time_scale"]  # fmt: skip
     if args.workload == "shared-prefix":
         keys += ["num_conversations", "num_turns", "prefix_len"]
     inputs = {key: getattr(args, key) for key in keys}
@@ -374,7 +457,7 @@ def _concurrency_list(text: str) -> list[int | None]:
 
 
 def _config_dict(config: Any) -> dict[str, Any]:
-    import dataclasses
+    """The config as JSON, secrets masked (the API key, header values)."""
 
     def clean(value: Any) -> Any:
         if isinstance(value, float) and math.isinf(value):
@@ -385,7 +468,13 @@ def _config_dict(config: Any) -> dict[str, Any]:
             return [clean(v) for v in value]
         return str(value) if isinstance(value, Path) else value
 
-    return clean(dataclasses.asdict(config))
+    data = clean(dataclasses.asdict(config))
+    endpoint = data.get("endpoint")
+    if isinstance(endpoint, dict):
+        if endpoint.get("api_key"):
+            endpoint["api_key"] = "***"
+        endpoint["headers"] = dict.fromkeys(endpoint.get("headers") or {}, "***")
+    return data
 
 
 def _print_point(point: Any) -> None:

@@ -40,8 +40,11 @@ class LoadConfig:
     num_warmup: int = 0  # requests sent and awaited first, excluded from the measurement
     seed: int = 0
     deadline_s: float | None = None  # perf_counter time at which the run is cut short
+    ramp_up_s: float = 0.0  # the rate climbs linearly from 0 to request_rate over this time
 
     def __post_init__(self) -> None:
+        if self.ramp_up_s < 0 or (self.ramp_up_s > 0 and math.isinf(self.request_rate)):
+            raise UserError("--ramp-up needs a finite --rate and a duration >= 0")
         if not self.request_rate > 0:
             raise UserError(f"request rate must be > 0 (got {self.request_rate})")
         if not self.burstiness > 0:
@@ -58,6 +61,27 @@ class LoadResult:
     duration_s: float
     stopped: str | None = None  # None, "run timeout" or "interrupted"
     start_s: float = 0.0  # perf_counter when the measured phase began (warm-up done)
+
+
+def ramp_offsets(offsets: Sequence[float], ramp_up_s: float) -> list[float]:
+    """Warp constant-rate send times so the rate grows linearly from 0 over `ramp_up_s`.
+
+    With a linear ramp, the requests sent by time t < R number rate * t^2 / (2R); at full rate
+    they would number rate * u, so the request due at u is sent at sqrt(2 R u), and after the
+    ramp (u >= R / 2) at u + R / 2.
+    """
+    if ramp_up_s <= 0:
+        return list(offsets)
+    half = ramp_up_s / 2
+    return [math.sqrt(2 * ramp_up_s * u) if u < half else u + half for u in offsets]
+
+
+def schedule(prompts: Sequence[Prompt], config: LoadConfig) -> list[float]:
+    """Send times from the start: the prompts' own (trace replay) or drawn from the rate."""
+    if prompts and all(p.arrival_s is not None for p in prompts):
+        return [float(p.arrival_s or 0.0) for p in prompts]
+    offsets = arrival_offsets(len(prompts), config.request_rate, config.burstiness, config.seed)
+    return ramp_offsets(offsets, config.ramp_up_s)
 
 
 def arrival_offsets(num: int, rate: float, burstiness: float, seed: int) -> list[float]:
@@ -134,7 +158,7 @@ async def _launch(
     watched: Callable[[RequestRecord], None],
 ) -> list[asyncio.Future[RequestRecord]]:
     tasks: list[asyncio.Future[RequestRecord]] = []
-    offsets = arrival_offsets(len(prompts), config.request_rate, config.burstiness, config.seed)
+    offsets = schedule(prompts, config)
     for prompt, offset in zip(prompts, offsets, strict=True):
         wait = start + offset - time.perf_counter()
         if config.deadline_s is not None:

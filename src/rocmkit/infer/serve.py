@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from rocmkit.bench.power import (
     units_per_joule,
 )
 from rocmkit.errors import UserError
-from rocmkit.infer.client import Client, Endpoint, check_reachable
+from rocmkit.infer.client import Client, Endpoint, prepare_endpoint
 from rocmkit.infer.guards import UnreachableWatch, check_warmup, point_failure
 from rocmkit.infer.loadgen import LoadConfig, SendFn, run_load
 from rocmkit.infer.metrics import RequestRecord, ServeSummary, summarize
@@ -53,6 +54,8 @@ class ServeConfig:
     power: Literal["none", "local"] = "none"  # "local": the server's GPU is this machine's
     power_interval_s: float = 0.1
     max_error_rate: float = 1.0  # share of failed requests above which a point fails the run
+    ramp_up_s: float = 0.0  # each point's rate climbs linearly from 0 over this time
+    wait_ready_s: float = 0.0  # wait up to this long for the server to answer 200 at /models
     unreachable_timeout_s: float = 10.0  # stop sending after this long without a connection
 
     def __post_init__(self) -> None:
@@ -68,8 +71,11 @@ class ServeConfig:
             raise UserError("the power sampling interval must be positive")
         if self.run_timeout_s is not None and self.run_timeout_s <= 0:
             raise UserError("--run-timeout must be positive")
+        if self.wait_ready_s < 0:
+            raise UserError("--wait-ready must be >= 0 seconds")
         for rate, concurrency in self.points():
             LoadConfig(
+                ramp_up_s=self.ramp_up_s,
                 request_rate=rate,
                 max_concurrency=concurrency,
                 burstiness=self.burstiness,
@@ -99,6 +105,7 @@ class ServeResult:
     points: list[ServePoint] = field(default_factory=list)
     stopped: str | None = None
     power_reader: str | None = None  # which reader sampled power; None when none did
+    endpoint: Endpoint | None = None  # as used: the model filled in when it was discovered
 
     @property
     def failure(self) -> str | None:
@@ -125,9 +132,9 @@ async def benchmark_server_async(
     With config.power == "local", power comes from `power_reader` (e.g. a fake in tests), else
     from the sensor of `platform` (detected when not given).
     """
-    endpoint = config.endpoint
-    await check_reachable(endpoint)
-    result = ServeResult()
+    endpoint = await prepare_endpoint(config.endpoint, wait_ready_s=config.wait_ready_s)
+    config = dataclasses.replace(config, endpoint=endpoint)
+    result = ServeResult(endpoint=endpoint)
     reader, why = _power_reader(config, platform, power_reader)
     result.power_reader = why if reader is not None else None
     # perf_counter, the load generator's clock, so a point's window is exactly its measured phase
@@ -164,6 +171,7 @@ async def _sweep(
             num_warmup=config.num_warmup,
             seed=config.seed,
             deadline_s=deadline,
+            ramp_up_s=config.ramp_up_s,
         )
         watch = UnreachableWatch(config.unreachable_timeout_s)
         outcome = await run_load(
@@ -247,13 +255,15 @@ def serve_measurements(
 ) -> list[Measurement]:
     """One Measurement per metric and sweep point, suite "infer-serve"."""
     rows = []
+    endpoint = result.endpoint or config.endpoint
     for point in result.points:
         s = point.summary
         concurrency = "none" if point.max_concurrency is None else str(point.max_concurrency)
-        name = f"{config.endpoint.model} rate={_rate_label(point.request_rate)} concurrency={concurrency}"
+        name = f"{endpoint.model} rate={_rate_label(point.request_rate)} concurrency={concurrency}"
         params = {
-            "model": config.endpoint.model,
-            "api": config.endpoint.api,
+            "model": endpoint.model,
+            "api": endpoint.api,
+            "stream": endpoint.stream,
             "workload": workload.name,
             "request_rate": _rate_label(point.request_rate),  # a string: JSON has no infinity
             "max_concurrency": point.max_concurrency,
