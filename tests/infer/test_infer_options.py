@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 
@@ -136,7 +137,7 @@ def test_ramp_up_spreads_the_first_sends():
     ramped = ramp_offsets([0.0, 0.1, 0.4, 1.0, 2.0], 2.0)
     assert ramped[0] == 0.0 and ramped[1] == pytest.approx(0.632, abs=1e-3)
     assert ramped[2] == pytest.approx(1.265, abs=1e-3) and ramped[3:] == [2.0, 3.0]
-    assert all(b > a for a, b in zip(ramped, ramped[1:], strict=False))
+    assert all(b > a for a, b in itertools.pairwise(ramped))
 
 
 def test_ramp_up_reaches_the_server(stub, tmp_path):
