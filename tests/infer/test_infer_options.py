@@ -44,10 +44,7 @@ def test_api_key_from_flag_or_environment_and_masked_in_the_result(tmp_path, mon
     finally:
         server.stop()
     saved = (tmp_path / "a" / "result.json").read_text()
-    assert (
-        "sk-test" not in saved
-        and load_result(tmp_path / "a").config["endpoint"]["api_key"] == "***"
-    )
+    assert "sk-test" not in saved and load_result(tmp_path / "a").config["api_key"] == "***"
 
 
 def test_headers_extra_body_and_sampling_reach_the_server(stub, tmp_path):
@@ -58,7 +55,7 @@ def test_headers_extra_body_and_sampling_reach_the_server(stub, tmp_path):
     body = stub.stats.payloads[-1]
     assert (body["seed"], body["min_p"], body["temperature"]) == (5, 0.1, 0.7)
     assert (body["top_p"], body["top_k"], body["ignore_eos"]) == (0.9, 20, True)
-    assert load_result(tmp_path).config["endpoint"]["headers"] == {"X-Team": "***", "X-Run": "***"}
+    assert load_result(tmp_path).config["header"] == ["X-Team:***", "X-Run:***"]
 
 
 @pytest.mark.parametrize(
@@ -96,7 +93,7 @@ def test_model_is_discovered_when_not_given(tmp_path):
         server.stop()
     assert {p["model"] for p in server.stats.payloads} == {"alpha"}
     assert _rows(tmp_path)["num_completed"].params["model"] == "alpha"
-    assert load_result(tmp_path).config["endpoint"]["model"] == "alpha"
+    assert load_result(tmp_path).config["model"] == "alpha"
 
 
 def test_no_stream_times_the_whole_answer(tmp_path):

@@ -36,9 +36,10 @@ def _stats(values: list[float]) -> dict[str, float]:
 
 def test_result_json_holds_the_inputs_and_every_figure(run_dir):
     result = load_result(run_dir)
-    assert result.config["workload"]["num_prompts"] == 20
-    assert result.config["workload"]["output_len"] == 6
-    assert result.config["endpoint"]["model"] == "stub" and result.config["max_error_rate"] == 1.0
+    config = result.config
+    assert (config["workload"], config["num_prompts"], config["output_len"]) == ("random", 20, 6)
+    assert config["model"] == "stub" and config["max_error_rate"] == 1.0 and config["seed"] == 0
+    assert config["rate"] == [15.0] and config["concurrency"] == [3] and config["slo"]
     metrics = {m.metric for m in result.measurements}
     for label in ("ttft", "tpot", "itl", "e2e", "queue"):
         assert {

@@ -46,11 +46,11 @@ class LoadConfig:
         if self.ramp_up_s < 0 or (self.ramp_up_s > 0 and math.isinf(self.request_rate)):
             raise UserError("--ramp-up needs a finite --rate and a duration >= 0")
         if not self.request_rate > 0:
-            raise UserError(f"request rate must be > 0 (got {self.request_rate})")
+            raise UserError(f"--rate must be > 0 (got {self.request_rate})")
         if not self.burstiness > 0:
             raise UserError(f"burstiness must be > 0 (got {self.burstiness})")
         if self.max_concurrency is not None and self.max_concurrency < 1:
-            raise UserError(f"max concurrency must be >= 1 (got {self.max_concurrency})")
+            raise UserError(f"--concurrency must be >= 1 (got {self.max_concurrency})")
         if self.num_warmup < 0:
             raise UserError("warm-up request count must be >= 0")
 
