@@ -104,6 +104,7 @@ def _run_local(settings: Any, out: Path | None) -> int:
         num_warmup=settings.warmup,
         num_iters=settings.iters,
         compile=settings.compile,
+        fast=settings.fast,
         sdpa_backend=settings.sdpa_backend,
         continuous_batching=settings.continuous_batching,
         seed=settings.seed,

@@ -86,6 +86,7 @@ class LocalSettings:
     iters: int = _opt(3, "timed generate() calls per shape (median)")
     warmup: int = _opt(1, "untimed generate() calls per shape")
     compile: bool = _opt(False, "torch.compile the model's forward")
+    fast: bool = _opt(False, "also time static KV cache + compiled decode, next to eager")
     sdpa_backend: Literal["auto", "math", "flash", "efficient", "cudnn"] = _opt(
         "auto", "restrict scaled_dot_product_attention to one kernel"
     )
