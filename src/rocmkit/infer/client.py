@@ -9,7 +9,6 @@ cannot end a run. The SSE parsing is a pure function of the bytes received.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import os
 import time
@@ -18,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rocmkit.errors import UserError
-from rocmkit.infer.guards import ServerFailure
 from rocmkit.infer.http import Answer, ConnectFailure, HttpPool
 from rocmkit.infer.metrics import RequestRecord
 from rocmkit.infer.workloads import Prompt
@@ -252,7 +250,7 @@ class Client:
         except asyncio.TimeoutError:
             record.ok, record.error = False, f"timeout after {self.endpoint.timeout_s:g} s"
         except Exception as exc:  # any transport failure is this request's error, not the run's
-            record.ok, record.error = False, _describe(exc)
+            record.ok, record.error = False, describe_error(exc)
             record.unreachable = isinstance(exc, ConnectFailure)
         return record
 
@@ -346,64 +344,8 @@ def _first_lines(body: bytes, num_lines: int = 3) -> str:
     return " | ".join(lines[:num_lines])[:_ERROR_TEXT_CHARS]
 
 
-def _describe(exc: Exception) -> str:
+def describe_error(exc: Exception) -> str:
+    """`Type: message` of an exception, short enough for one line."""
     name = type(exc).__name__
     text = str(exc).strip()
     return f"{name}: {text[:_ERROR_TEXT_CHARS]}" if text else name
-
-
-async def prepare_endpoint(endpoint: Endpoint, *, wait_ready_s: float = 0.0) -> Endpoint:
-    """Check (or wait until) the server answers; fill in the model from /models when not given."""
-    if wait_ready_s > 0:
-        await wait_ready(endpoint, wait_ready_s)
-    else:
-        await check_reachable(endpoint)
-    if endpoint.model:
-        return endpoint
-    models = await list_models(endpoint)
-    if not models:
-        raise UserError(f"no --model given and {endpoint.base_url}/models lists none: give --model")
-    return dataclasses.replace(endpoint, model=models[0])
-
-
-async def list_models(endpoint: Endpoint) -> list[str]:
-    """Model ids the server lists at GET /models (OpenAI format), in its order."""
-    async with Client(endpoint) as client:
-        status, data = await client.get_json("/models")
-    entries = data.get("data") if isinstance(data, dict) and status == 200 else None
-    if not isinstance(entries, list):
-        return []
-    return [str(e["id"]) for e in entries if isinstance(e, dict) and e.get("id")]
-
-
-async def wait_ready(endpoint: Endpoint, timeout_s: float, *, poll_s: float = 0.5) -> None:
-    """Poll GET /models until it answers 200 (a server still loading refuses or answers 503)."""
-    deadline = time.monotonic() + timeout_s
-    last = "no answer"
-    while True:
-        async with Client(endpoint) as client:
-            try:
-                status, _ = await asyncio.wait_for(client.get_json("/models"), 5.0)
-                if status == 200:
-                    return
-                last = f"HTTP {status}"
-            except (OSError, asyncio.TimeoutError) as exc:
-                last = "timeout" if isinstance(exc, asyncio.TimeoutError) else _describe(exc)
-        if time.monotonic() + poll_s > deadline:
-            raise ServerFailure(
-                f"the server at {endpoint.base_url} was not ready after {timeout_s:g} s "
-                f"(last answer: {last})"
-            )
-        await asyncio.sleep(poll_s)
-
-
-async def check_reachable(endpoint: Endpoint, *, timeout_s: float = 5.0) -> None:
-    """Raise UserError when nothing answers at the base URL (any HTTP answer counts as alive)."""
-    async with Client(endpoint) as client:
-        try:
-            await asyncio.wait_for(client.get_json("/models"), timeout_s)
-        except (OSError, asyncio.TimeoutError) as exc:
-            why = "timeout" if isinstance(exc, asyncio.TimeoutError) else _describe(exc)
-            raise UserError(
-                f"cannot reach the server at {endpoint.base_url}: {why} (is it running?)"
-            ) from None

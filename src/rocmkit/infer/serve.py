@@ -28,10 +28,11 @@ from rocmkit.bench.power import (
     units_per_joule,
 )
 from rocmkit.errors import UserError
-from rocmkit.infer.client import Client, Endpoint, prepare_endpoint
+from rocmkit.infer.client import Client, Endpoint
 from rocmkit.infer.guards import UnreachableWatch, check_warmup, point_failure
 from rocmkit.infer.loadgen import LoadConfig, SendFn, run_load
 from rocmkit.infer.metrics import RequestRecord, ServeSummary, summarize
+from rocmkit.infer.readiness import prepare_endpoint
 from rocmkit.infer.workloads import Prompt, Workload
 from rocmkit.results import Measurement
 
