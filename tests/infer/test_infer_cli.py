@@ -253,7 +253,7 @@ def test_preset_file_dotted_override_and_flag_in_that_order(stub, tmp_path):
 @pytest.mark.parametrize(
     ("argv_tail", "needle"),
     [
-        (["--preset", "nope"], "unknown preset 'nope'; available: decode-heavy"),
+        (["--preset", "nope"], "unknown preset 'nope'; available for serve: decode-heavy"),
         (["--local.iters", "3"], "settings of this command are --serve.NAME"),
         (["--serve.num_prompt", "3"], "unknown setting 'num_prompt'"),
     ],

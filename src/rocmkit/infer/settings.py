@@ -1,6 +1,6 @@
 """The settings of `rocmkit infer serve` and `infer local`, through `rocmkit.config` like train and bench.
 
-One flat dataclass per mode holds every option; a preset (`infer/presets/<name>.toml`), a
+One flat dataclass per mode holds every option; a preset (`infer/presets/<mode>/<name>.toml`), a
 `--config` TOML file (the option names as keys, dashes or underscores), dotted overrides
 (`--serve.num_prompts 200`) and the flags typed on the command line fill it, later sources winning,
 and `rocmkit.config` coerces and checks each value once. The CLI builds its flags from these
@@ -98,10 +98,13 @@ class LocalSettings:
 SETTINGS: dict[str, type] = {"serve": ServeSettings, "local": LocalSettings}
 
 
-def available_presets() -> list[str]:
-    """Names of the presets shipped with rocmkit (`--preset NAME`)."""
-    files = resources.files(PRESET_PACKAGE).iterdir()
-    return sorted(f.name.removesuffix(".toml") for f in files if f.name.endswith(".toml"))
+def available_presets(mode: str) -> list[str]:
+    """Names of the presets shipped with rocmkit for `mode` (`--preset NAME`)."""
+    folder = resources.files(PRESET_PACKAGE).joinpath(mode)
+    if not folder.is_dir():
+        return []
+    names = (f.name for f in folder.iterdir() if f.name.endswith(".toml"))
+    return sorted(name.removesuffix(".toml") for name in names)
 
 
 def load_settings(
@@ -116,11 +119,13 @@ def load_settings(
     cls = SETTINGS[mode]
     data: dict[str, Any] = {}
     if preset is not None:
-        if preset not in available_presets():
+        known = available_presets(mode)
+        if preset not in known:
             raise UserError(
-                f"unknown preset '{preset}'; available: {', '.join(available_presets())}"
+                f"unknown preset '{preset}'; available for {mode}: {', '.join(known) or 'none'}"
             )
-        with resources.as_file(resources.files(PRESET_PACKAGE).joinpath(f"{preset}.toml")) as file:
+        preset_file = resources.files(PRESET_PACKAGE).joinpath(mode, f"{preset}.toml")
+        with resources.as_file(preset_file) as file:
             data.update(_flat(load_toml(file), f"preset {preset}"))
     if path is not None:
         data.update(_flat(load_toml(path), str(path)))
