@@ -31,6 +31,7 @@ class StubConfig:
     models: tuple[str, ...] = ()  # served model names; empty: any name is served
     api_key: str | None = None  # when set, requests need "Authorization: Bearer <key>"
     ready_after_s: float = 0.0  # answer 503 to everything until this long after start
+    close_reused: bool = False  # hang up, unanswered, on a connection's second request
 
 
 @dataclass
@@ -126,10 +127,12 @@ class StubServer:
         with contextlib.suppress(
             ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError
         ):
+            served = 0
             while True:  # keep-alive: one request after another on this connection
                 request = await _read_request(reader)
-                if request is None:
-                    break
+                if request is None or (self.config.close_reused and served == 1):
+                    break  # the second case: the keep-alive race of servers closing idle ones
+                served += 1
                 await self._respond(request, reader, writer)
         with contextlib.suppress(Exception):
             writer.close()

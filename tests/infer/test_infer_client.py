@@ -162,3 +162,14 @@ def test_sse_reader_splits_events_across_network_chunks():
         reader.feed(piece, float(now))
     assert reader.pieces == ["a", "b"] and reader.usage == {"completion_tokens": 2}
     assert reader.first_s == 2.0 and reader.itl_s == [1.0] and reader.error is None
+
+
+def test_a_kept_alive_connection_closed_under_a_request_is_retried_once():
+    server = StubServer(StubConfig(ttft_s=0.0, itl_s=0.0, close_reused=True)).start()
+    try:
+        result = _load(server.base_url, num=4, load=LoadConfig(max_concurrency=1))
+        connections = server.stats.num_connections
+    finally:
+        server.stop()
+    assert all(r.ok for r in result.records), [r.error for r in result.records]
+    assert connections >= 4  # each connection served one request, then hung up on the next

@@ -57,6 +57,7 @@ class _Connection(asyncio.Protocol):
         self._now = 0.0
         self._parser: Any = None
         self._keep_alive = False
+        self.received = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -68,6 +69,7 @@ class _Connection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self._now = time.perf_counter()  # first: the bytes are here now
+        self.received = True
         try:
             self._parser.feed_data(data)
         except Exception as exc:  # a parser error or a failing sink ends this request only
@@ -92,6 +94,7 @@ class _Connection(asyncio.Protocol):
         assert self.transport is not None
         self._done = asyncio.get_running_loop().create_future()
         self._sink, self._body, self._kept = sink, [], 0
+        self.received = False  # no byte of this answer yet
         self._parser = self._parser_type(self)
         self.transport.write(request)
         sent = time.perf_counter()
@@ -132,8 +135,23 @@ class HttpPool:
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
     async def request(self, request: bytes, sink: BodySink | None = None) -> Answer:
-        """Send a prepared request on a free connection; a broken exchange drops the connection."""
-        connection = await self._lease()
+        """Send a prepared request on a free connection; a broken exchange drops the connection.
+
+        A kept-alive connection the server closed just as the request went out fails before any
+        answer byte; that request is sent once more on a new connection (as httpx does).
+        """
+        connection, reused = await self._lease()
+        try:
+            return await self._exchange(connection, request, sink)
+        except ConnectionResetError:
+            if not reused or connection.received:
+                raise
+        connection, _ = await self._lease()
+        return await self._exchange(connection, request, sink)
+
+    async def _exchange(
+        self, connection: _Connection, request: bytes, sink: BodySink | None
+    ) -> Answer:
         clean = False
         try:
             answer = await connection.exchange(request, sink)
@@ -146,11 +164,12 @@ class HttpPool:
                 connection.close()
                 self._all.discard(connection)
 
-    async def _lease(self) -> _Connection:
+    async def _lease(self) -> tuple[_Connection, bool]:
+        """A connection, and whether it served an earlier request."""
         while self._free:
             connection = self._free.pop()
             if not connection.closed:
-                return connection
+                return connection, True
             self._all.discard(connection)
         loop = asyncio.get_running_loop()
         try:
@@ -168,7 +187,7 @@ class HttpPool:
             reason = "connect timeout" if isinstance(exc, asyncio.TimeoutError) else str(exc)
             raise ConnectFailure(f"cannot connect to {self.host}:{self.port}: {reason}") from None
         self._all.add(connection)
-        return connection
+        return connection, False
 
     def close(self) -> None:
         for connection in self._all:
