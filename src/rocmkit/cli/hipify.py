@@ -224,16 +224,29 @@ def _print_human(
     for check in checks:
         status = "ok" if check.ok else f"FAIL: {check.first_error}"
         err.print(f"check {check.path}: {status} ({check.seconds:.1f}s)", markup=False)
-    if not quiet_summary:
-        err.print(_summary(report), markup=False)
+    if quiet_summary:
+        return
+    written = bool(args.output or args.output_dir or args.inplace)
+    if not written:
+        for result in report.files:
+            if result.status == "converted":
+                names = result.stats.num_converted
+                err.print(f"plan: {result.source}: would change ({names} edits)", markup=False)
+    err.print(_summary(report, written=written), markup=False)
+    if not written:
+        err.print(
+            "dry run: nothing was written (add --output-dir DIR, -o FILE or --inplace to write)",
+            markup=False,
+        )
 
 
-def _summary(report: Any) -> str:
+def _summary(report: Any, *, written: bool) -> str:
     converted = (
         ", ".join(f"{c} {n}" for c, n in report.converted_by_category().items()) or "nothing"
     )
+    changed = "changed" if written else "would change"
     return (
-        f"hipify: {len(report.files)} files ({report.count('converted')} changed, "
+        f"hipify: {len(report.files)} files ({report.count('converted')} {changed}, "
         f"{report.count('passthrough')} passed through, {report.count('skipped')} skipped, "
         f"{report.count('error')} errors) in {report.elapsed_s:.2f}s; converted: {converted}; "
         f"unconverted: {report.num_unconverted}; "
