@@ -103,13 +103,20 @@ def run(args: argparse.Namespace) -> int:
         and report.files[0].text is not None
     )
     if single_to_stdout:
-        sys.stdout.write(report.files[0].text or "")
+        _write_stdout(report.files[0].text or "")
     checks = _run_check(args, report) if args.check else []
     if args.json:
         _print_json(report, checks)
     else:
         _print_human(args, report, checks, quiet_summary=single_to_stdout)
     return _exit_code(args, report, checks)
+
+
+def _write_stdout(text: str) -> None:
+    """Write translated text as the bytes it came from (8-bit files carry lone surrogates)."""
+    sys.stdout.flush()
+    sys.stdout.buffer.write(text.encode("utf-8", errors="surrogateescape"))
+    sys.stdout.buffer.flush()
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -156,7 +163,7 @@ def _run_check(args: argparse.Namespace, report: Any) -> list[Any]:
         paths = []
         for index, result in enumerate(translated):
             path = Path(scratch) / f"{index}_{result.source.name}"
-            path.write_text(result.text or "", encoding="utf-8")
+            path.write_text(result.text or "", encoding="utf-8", errors="surrogateescape")
             paths.append(path)
         source_dirs = sorted({f.source.parent.resolve() for f in translated})
         results = check_compiles(paths, arch=args.arch, jobs=args.jobs, include_dirs=source_dirs)
@@ -198,13 +205,15 @@ def _print_human(
     err = make_console(stderr=True, highlight=False, soft_wrap=True)
     for result in report.files:
         if result.diff:
-            sys.stdout.write(result.diff)
+            _write_stdout(result.diff)
         if result.status in ("error", "skipped"):
             err.print(f"{result.source}: {result.status}: {result.reason}", markup=False)
     for diagnostic in report.diagnostics:
         err.print(
-            f"{diagnostic.location()}: {diagnostic.kind} [{diagnostic.category}] "
-            f"{diagnostic.name}: {diagnostic.message}",
+            _printable(
+                f"{diagnostic.location()}: {diagnostic.kind} [{diagnostic.category}] "
+                f"{diagnostic.name}: {diagnostic.message}"
+            ),
             markup=False,
         )
     if args.stats:
@@ -240,6 +249,11 @@ def _print_human(
         )
 
 
+def _printable(text: str) -> str:
+    """A hazard snippet from an 8-bit file carries lone surrogates that a terminal cannot encode."""
+    return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
+
+
 def _summary(report: Any, *, written: bool) -> str:
     converted = (
         ", ".join(f"{c} {n}" for c, n in report.converted_by_category().items()) or "nothing"
@@ -257,7 +271,8 @@ def _summary(report: Any, *, written: bool) -> str:
 def _exit_code(args: argparse.Namespace, report: Any, checks: list[Any]) -> int:
     if report.count("error") or any(not c.ok for c in checks):
         return 1
-    if args.strict and report.num_unconverted:
+    # --strict: anything CUDA left behind fails, a file passed through untranslated included.
+    if args.strict and (report.num_unconverted or report.count("passthrough")):
         return 1
     if not report.files:
         raise UserError("no file matched (check the paths, --ext, --include and --exclude)")

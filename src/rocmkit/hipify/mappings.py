@@ -65,6 +65,7 @@ CUDA_LOOKING = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=65536)  # a big file repeats the same few unconverted names
 def category_of(name: str) -> str:
     """The library a CUDA name belongs to, judged by its prefix ("runtime", "cuBLAS", ...)."""
     for prefix, category in _CATEGORY_PREFIXES:

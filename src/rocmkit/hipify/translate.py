@@ -268,14 +268,14 @@ class _Scan:
         return tuple(result)
 
     def _user_defined_names(self) -> set[str]:
-        names = {name for _, kind, name, *_ in self.findings if kind == "unconverted"}
-        defined = set()
-        for name in names:
-            for match in re.finditer(rf"\b{re.escape(name)}\b", self.text):
-                before = self.text[max(0, match.start() - 80) : match.start()]
-                if _DEFINITION_BEFORE.search(before) and not self.in_protected(match.start()):
-                    defined.add(name)
-                    break
+        # Every occurrence of an unconverted name outside comments and literals is already a
+        # finding, so one pass over the findings (not one scan of the text per name) suffices.
+        defined: set[str] = set()
+        for offset, kind, name, *_ in self.findings:
+            if kind != "unconverted" or name in defined:
+                continue
+            if _DEFINITION_BEFORE.search(self.text, max(0, offset - 80), offset):
+                defined.add(name)
         return defined
 
 
