@@ -18,6 +18,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
+from rocmkit.hipify.guards import GuardTable
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -29,6 +31,7 @@ _CUDA_PREFIXES = ("cu", "CU", "nv", "NV", "nc", "NC")
 _TORCH_UNSUPPORTED = "PyTorch's hipify table lists it as having no HIP equivalent"
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*\Z")
 _SPECIAL_SECTIONS = {"includes", "namespaces", "unsupported", "kept", "ignored"}
+_SPECIAL_SECTIONS |= {"guards", "guards_defined_only", "version_macros"}
 
 # Library prefixes decide the category of a name PyTorch's table gives without one, and of an
 # unconverted name in diagnostics. Longest prefixes first.
@@ -90,6 +93,7 @@ class MappingTable:
     unsupported: dict[str, str]
     kept_prefixes: tuple[str, ...]
     sources: tuple[str, ...] = field(default=())
+    guards: GuardTable = field(default_factory=lambda: GuardTable({}, {}, {}))
 
     def candidate_prefixes(self) -> list[str]:
         """Starts of every name worth looking up: the CUDA-looking two-letter prefixes, plus the
@@ -201,4 +205,9 @@ def load_table(source: MappingSource = "auto") -> MappingTable:
         unsupported=unsupported,
         kept_prefixes=tuple(data.get("kept", {}).get("prefixes", ())),
         sources=tuple(sources),
+        guards=GuardTable(
+            guards=dict(data.get("guards", {})),
+            defined_only=dict(data.get("guards_defined_only", {})),
+            version_macros=dict(data.get("version_macros", {})),
+        ),
     )

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rocmkit.errors import UserError
-from rocmkit.hipify import hazards, launch
+from rocmkit.hipify import guards, hazards, launch
 from rocmkit.hipify.lexer import LineIndex, build_scanner
 from rocmkit.hipify.mappings import (
     CUDA_LOOKING,
@@ -207,6 +207,7 @@ class _Scan:
                     self.edits.append(Edit(start, end, mapping.hip, mapping.category))
 
     def finish(self) -> Translation:
+        self._conditions()
         self.edits.sort(key=lambda edit: edit.start)
         include_added = self._maybe_add_runtime_include()
         text = _apply(self.text, self.edits)
@@ -231,6 +232,21 @@ class _Scan:
             runtime_include_added=include_added,
         )
         return Translation(text, stats, diagnostics, tuple(self.edits), self.defined_names)
+
+    def _conditions(self) -> None:
+        """Guards and version macros in `#if` conditions: rewrite or report (see guards.py)."""
+        found = list(guards.condition_names(self.text, self.table.guards, self.in_protected))
+        if not found:
+            return
+        handled = {name.start for name in found}
+        self.edits = [edit for edit in self.edits if edit.start not in handled]
+        self.findings = [f for f in self.findings if f[0] not in handled]
+        for name in found:
+            if name.replacement is not None:
+                self.edits.append(Edit(name.start, name.end, name.replacement, "guard"))
+            else:
+                category = "guard" if name.name in self.table.guards.defined_only else "version"
+                self.findings.append((name.start, "unconverted", name.name, category, name.message))
 
     def in_protected(self, offset: int) -> bool:
         index = bisect.bisect_right(self.protected, (offset, len(self.text) + 1)) - 1
