@@ -64,6 +64,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="auto: rocmkit's table over PyTorch's when torch is installed",
     )
     what.add_argument(
+        "--hip-version",
+        metavar="X.Y",
+        help="emit only names this HIP release declares; lower *_sync warp intrinsics when it "
+        "lacks them (default: the installed hipcc's HIP, else the newest name list)",
+    )
+    what.add_argument(
         "--max-bytes",
         type=int,
         default=16 * 1024 * 1024,
@@ -128,6 +134,7 @@ def _config(args: argparse.Namespace) -> Any:
         translate_strings=args.translate_strings,
         add_runtime_include=not args.no_runtime_include,
         mappings=args.mappings,
+        hip_version=args.hip_version or _default_hip_version(),
     )
     extensions = tuple(e if e.startswith(".") else f".{e}" for e in args.ext) or SOURCE_EXTENSIONS
     if args.cmake:
@@ -148,6 +155,13 @@ def _config(args: argparse.Namespace) -> Any:
         and (args.check or (len(args.paths) == 1 and args.paths[0].is_file())),
         options=options,
     )
+
+
+def _default_hip_version() -> str:
+    from rocmkit.hipify.check import find_hipcc
+    from rocmkit.hipify.versions import LATEST, installed_version
+
+    return installed_version(find_hipcc()) or LATEST
 
 
 def _run_check(args: argparse.Namespace, report: Any) -> list[Any]:

@@ -8,6 +8,7 @@ keyed by category, and wins on conflict, so the translator also works in an envi
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.util
 import re
@@ -211,3 +212,21 @@ def load_table(source: MappingSource = "auto") -> MappingTable:
             version_macros=dict(data.get("version_macros", {})),
         ),
     )
+
+
+@functools.cache
+def table_for_version(source: MappingSource, version: str) -> MappingTable:
+    """`load_table(source)` without the mappings whose HIP name HIP `version` does not declare:
+    those names become `unsupported` (reported, never emitted)."""
+    from rocmkit.hipify.versions import hip_names, is_checked, resolve_version
+
+    shipped = resolve_version(version)
+    table = load_table(source)
+    known = hip_names(shipped)
+    identifiers = dict(table.identifiers)
+    unsupported = dict(table.unsupported)
+    for name, mapping in table.identifiers.items():
+        if is_checked(mapping.hip) and mapping.hip not in known:
+            del identifiers[name]
+            unsupported[name] = f"{mapping.hip} is not declared by HIP {shipped}'s headers"
+    return dataclasses.replace(table, identifiers=identifiers, unsupported=unsupported)
