@@ -14,7 +14,7 @@ SOURCE = (
     "  float v = __shfl_xor_sync(0xffffffff, x[0], 16, 32);\n"
     "  if (__any_sync(0xffffffff, v > 0)) x[0] = v;\n"
     "}\n"
-    "void h() { cudaErrorNotPermitted; cudaDeviceSynchronize(); }\n"
+    "void h() { cudaArrayGetInfo(0, 0, 0, a); cudaDeviceSynchronize(); }\n"
 )
 
 
@@ -25,11 +25,14 @@ def test_name_lists_ship_for_5_2_and_6_2_with_their_source():
 
 
 def test_a_target_missing_from_the_version_is_reported_never_emitted():
-    result = translate(SOURCE, options=TranslateOptions(hip_version="6.2"))
-    assert "hipErrorNotPermitted" not in result.text and "cudaErrorNotPermitted" in result.text
-    assert "hipDeviceSynchronize" in result.text
-    (finding,) = [d for d in result.diagnostics if d.name == "cudaErrorNotPermitted"]
-    assert finding.kind == "unsupported" and "HIP 6.2" in finding.message
+    """hipArrayGetInfo is declared by HIP 6.2's headers, not by 5.2's."""
+    old = translate(SOURCE, options=TranslateOptions(hip_version="5.2"))
+    assert "hipArrayGetInfo" not in old.text and "cudaArrayGetInfo" in old.text
+    assert "hipDeviceSynchronize" in old.text
+    (finding,) = [d for d in old.diagnostics if d.name == "cudaArrayGetInfo"]
+    assert finding.kind == "unsupported" and "HIP 5.2" in finding.message
+    new = translate(SOURCE, options=TranslateOptions(hip_version="6.2"))
+    assert "hipArrayGetInfo(0, 0, 0, a)" in new.text
 
 
 def test_warp_sync_intrinsics_are_lowered_with_a_wavefront_warning_for_5_2_only():
@@ -62,7 +65,8 @@ def test_installed_version_reads_hip_version_h_next_to_hipcc(tmp_path):
 
 def test_cli_strict_fails_on_a_name_the_target_lacks(tmp_path, capsys):
     source = tmp_path / "a.cu"
-    source.write_text("void h() { cudaErrorNotPermitted; }\n")
-    assert main(["hipify", "--hip-version", "6.2", "--strict", str(source)]) == 1
-    assert "hipErrorNotPermitted is not declared by HIP 6.2" in capsys.readouterr().err
+    source.write_text("void h() { cudaArrayGetInfo(0, 0, 0, a); }\n")
+    assert main(["hipify", "--hip-version", "5.2", "--strict", str(source)]) == 1
+    assert "hipArrayGetInfo is not declared by HIP 5.2" in capsys.readouterr().err
+    assert main(["hipify", "--hip-version", "6.2", "--strict", str(source)]) == 0
     assert main(["hipify", "--hip-version", "x", str(source)]) == 2

@@ -61,7 +61,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--mappings",
         choices=("auto", "builtin"),
         default="auto",
-        help="auto: rocmkit's table over PyTorch's when torch is installed",
+        help="auto: rocmkit's table over the pairs folded from PyTorch's (torch is never read); builtin: rocmkit's own alone",
     )
     what.add_argument(
         "--hip-version",

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rocmkit.errors import UserError
-from rocmkit.hipify import guards, hazards, launch, warp
+from rocmkit.hipify import guards, hazards, launch, signatures, warp
 from rocmkit.hipify.lexer import LineIndex, build_scanner
 from rocmkit.hipify.mappings import (
     CUDA_LOOKING,
@@ -229,6 +229,10 @@ class _Scan:
         num_launches = 0
         if self.options.launch == "hip" and "<<<" in text:
             text, num_launches = launch.rewrite_launches(text)
+        text, num_casts = signatures.cast_kernel_arguments(text)
+        converted = Counter(edit.category for edit in self.edits if edit.end > edit.start)
+        if num_casts:
+            converted["signature"] = num_casts
         if _lacks_sync_intrinsics(self.options.hip_version):
             text = self._lower_warp_sync(text)
         if self.options.report_hazards:
@@ -239,7 +243,7 @@ class _Scan:
                     )
         diagnostics = self._diagnostics()
         stats = TranslationStats(
-            converted=dict(Counter(edit.category for edit in self.edits if edit.end > edit.start)),
+            converted=dict(converted),
             unconverted=dict(
                 Counter(d.category for d in diagnostics if d.kind in ("unconverted", "unsupported"))
             ),
