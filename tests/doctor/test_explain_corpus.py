@@ -68,3 +68,18 @@ def test_explanations_name_the_lines_they_read():
     )
     assert any("740M" in text and "gfx1103" in text for text in lines.values())
     assert found.facts["gfx"] == "gfx1103" and found.facts["integrated"] == "yes"
+
+
+def test_on_the_failing_machine_detect_fills_what_the_log_lacks():
+    from rocmkit.platform import DeviceInfo, Platform
+
+    rx6700 = DeviceInfo(index=0, name="AMD Radeon RX 6700 XT", vendor="amd", arch="gfx1031")
+    here = Platform(backend="rocm", torch_version="2.9.0+rocm6.4", devices=(rx6700,))
+    log = "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!\n"
+    (alone,) = explain(log)
+    assert "rocminfo" in alone.fix  # nothing in the log names the GPU: say what to run
+    (combined,) = explain(log, here)
+    assert (
+        combined.fix.startswith("Set HSA_OVERRIDE_GFX_VERSION=10.3.0") and "gfx1031" in combined.fix
+    )
+    assert (0, "(this machine, from detect())") in combined.evidence
