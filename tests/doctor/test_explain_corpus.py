@@ -49,14 +49,11 @@ def test_the_thread_fix_and_no_wrong_one(log):
 
 
 def test_corpus_size_and_every_signature_family_has_real_logs():
-    families = {s.family for s in signatures()}
+    """Issue 12: at least 60 real logs across at least 25 failure families."""
     covered = {s.family for _, log in LOGS for s in signatures() if s.id == log.get("expect")}
-    assert len(LOGS) >= 25
-    assert covered <= families
-    # Families added with the corpus must all be covered; older ones are listed in test_explain.
-    new = {"kfd-open", "tensile", "invalid-device-function", "no-hip-gpus", "sm-not-compatible",
-           "hipblaslt-unsupported-arch"}  # fmt: skip
-    assert new <= covered, new - covered
+    assert len(LOGS) >= 60 and len(covered) >= 25, (len(LOGS), len(covered))
+    near_misses = sum(bool(log.get("expect_not") or log.get("fix_excludes")) for _, log in LOGS)
+    assert near_misses >= 20
 
 
 def test_explanations_name_the_lines_they_read():
