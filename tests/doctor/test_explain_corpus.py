@@ -80,3 +80,11 @@ def test_on_the_failing_machine_detect_fills_what_the_log_lacks():
         combined.fix.startswith("Set HSA_OVERRIDE_GFX_VERSION=10.3.0") and "gfx1031" in combined.fix
     )
     assert (0, "(this machine, from detect())") in combined.evidence
+
+
+def test_docs_list_every_family_with_its_threads():
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "doctor.md").read_text()
+    for path in CORPUS.glob("*.toml"):
+        assert f"`{path.stem}`" in docs, path.stem
+    for _, log in LOGS:
+        assert log["source"].replace("https://github.com/", "") in docs, log["source"]
