@@ -103,6 +103,11 @@ def log_facts(
             name, gfx, at = scan.devices[int(device[0])]
             note("device_name", name, at)
             note("gfx", gfx, at)
+    for index, (_, gfx, at) in sorted(scan.devices.items()):
+        facts = arch_facts(gfx)
+        if facts is not None and not facts.integrated:
+            note("discrete_device", str(index), at)  # the device to keep when hiding an iGPU
+            break
     for name, value in here.items():
         note(name, value, focus)
     for name, (value, at) in scan.first.items():
