@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from rocmkit.doctor.explain import explain, signatures
@@ -49,8 +51,10 @@ def test_every_signature_has_an_example_or_real_logs_and_matches_it():
     assert set(ids) <= set(EXAMPLES) | with_real_logs, set(ids) - set(EXAMPLES) - with_real_logs
     for sig_id, line in EXAMPLES.items():
         # A one-line example fires its family; a variant may be chosen when the line says more.
-        families = [e.family for e in explain(line)]
-        assert by_id[sig_id].family in families, sig_id
+        found = explain(line)
+        assert by_id[sig_id].family in [e.family for e in found], sig_id
+        for e in found:  # every template filled, whatever facts the line lacks
+            assert not re.search(r"\{\w+\}", e.cause + e.fix), (sig_id, e.cause, e.fix)
 
 
 def test_explanations_come_in_log_order_with_counts_and_clean_lines():

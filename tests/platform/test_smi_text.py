@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from rocmkit.platform.smi import SmiParseError, parse_nvidia_smi_csv, parse_rocminfo
+from rocmkit.platform.smi import (
+    SmiParseError,
+    parse_amd_smi_json,
+    parse_nvidia_smi_csv,
+    parse_nvidia_smi_xml,
+    parse_rocm_smi_json,
+    parse_rocminfo,
+)
 from rocmkit.platform.smi_text import (
     memory_bytes,
     parse_amd_smi_text,
@@ -126,3 +133,17 @@ def test_shared_real_outputs(shared_fixtures):
         parse_rocm_smi_text(
             (shared_fixtures / "rocm-smi/rocm-smi_concise_mi300x_x4.txt").read_text()
         )
+
+
+@pytest.mark.parametrize(
+    ("parser", "text"),
+    [
+        (parse_nvidia_smi_csv, "name, memory.total [MiB]\n"),
+        (parse_rocm_smi_json, '{"system": {"Driver version": "6.7.0"}}'),
+        (parse_amd_smi_json, '{"gpu_data": []}'),
+        (parse_nvidia_smi_xml, "<nvidia_smi_log><driver_version>550</driver_version></nvidia_smi_log>"),
+    ],
+)  # fmt: skip
+def test_an_output_without_gpus_is_an_error_not_an_empty_success(parser, text):
+    with pytest.raises(SmiParseError):
+        parser(text)

@@ -38,15 +38,56 @@ class LogFacts:
         return bool(self.values.get(name))
 
 
+def _line_facts(line: str) -> dict[str, str]:
+    """The facts one line states."""
+    found: dict[str, str] = {}
+    if m := _CURRENT_DEVICE.search(line):
+        found["device"] = m.group(1)
+    if m := _GFX.search(line):
+        found["gfx"] = "gfx" + m.group(1).lower()
+    if m := _SM.search(line):
+        found["sm"] = "sm_" + m.group(1)
+    if _WSL.search(line):
+        found["wsl"] = "yes"
+    if m := _HIP_SONAME.search(line):
+        found["rocm_major"] = m.group(1)
+    if m := _DRIVER_CUDA.search(line):
+        number = int(m.group(1))
+        found["driver_cuda"] = f"{number // 1000}.{number % 1000 // 10}"
+    return found
+
+
+@dataclass(frozen=True)
+class LogScan:
+    """One pass over a log: each fact's first statement, and ggml's device list."""
+
+    first: dict[str, tuple[str, int]]  # fact -> (value, 0-based line)
+    devices: dict[int, tuple[str, str, int]]  # device index -> (name, gfx, 0-based line)
+
+
+def scan_log(lines: list[str]) -> LogScan:
+    """Read every line once; `log_facts` then answers per failing line without rescanning."""
+    first: dict[str, tuple[str, int]] = {}
+    devices: dict[int, tuple[str, str, int]] = {}
+    for i, line in enumerate(lines):
+        for name, value in _line_facts(line).items():
+            first.setdefault(name, (value, i))
+        for m in _GGML_DEVICE.finditer(line):
+            devices.setdefault(int(m.group(1)), (m.group(2).strip(), m.group(3).lower(), i))
+    return LogScan(first=first, devices=devices)
+
+
 def log_facts(
     lines: list[str],
     focus: int,
     tables: dict[str, dict[str, str]],
     platform: Platform | None = None,
+    scan: LogScan | None = None,
 ) -> LogFacts:
-    """Facts for the failure on line `focus` (0-based): targets named on that line win over
-    ones named elsewhere; the device list says which GPU the failing device index is.
+    """Facts for the failure on line `focus` (0-based): the failing device's entry in the
+    device list first, then what the failing line says, then the first statement elsewhere.
     `tables`: "hsa_override" (gfx -> override) and "cuda_wheel" (sm -> wheels) from the data."""
+    scan = scan or scan_log(lines)
     values: dict[str, str] = {}
     where: dict[str, int] = {}
 
@@ -54,31 +95,23 @@ def log_facts(
         if name not in values:
             values[name], where[name] = value, index + 1
 
-    order = [focus, *range(len(lines))]
-    devices = {
-        int(m.group(1)): (m.group(2).strip(), m.group(3).lower(), i)
-        for i, line in enumerate(lines)
-        for m in _GGML_DEVICE.finditer(line)
-    }
-    for i in order:
-        if m := _CURRENT_DEVICE.search(lines[i]):
-            note("device", m.group(1), i)
-            if int(m.group(1)) in devices:
-                name, gfx, at = devices[int(m.group(1))]
-                note("device_name", name, at)
-                note("gfx", gfx, at)
-    for i in order:
-        if m := _GFX.search(lines[i]):
-            note("gfx", "gfx" + m.group(1).lower(), i)
-        if m := _SM.search(lines[i]):
-            note("sm", "sm_" + m.group(1), i)
-        if _WSL.search(lines[i]):
-            note("wsl", "yes", i)
-        if m := _HIP_SONAME.search(lines[i]):
-            note("rocm_major", m.group(1), i)
-        if m := _DRIVER_CUDA.search(lines[i]):
-            number = int(m.group(1))
-            note("driver_cuda", f"{number // 1000}.{number % 1000 // 10}", i)
+    here = _line_facts(lines[focus])
+    device = (here["device"], focus) if "device" in here else scan.first.get("device")
+    if device is not None:
+        note("device", device[0], device[1])
+        if int(device[0]) in scan.devices:
+            name, gfx, at = scan.devices[int(device[0])]
+            note("device_name", name, at)
+            note("gfx", gfx, at)
+    for index, (_, gfx, at) in sorted(scan.devices.items()):
+        facts = arch_facts(gfx)
+        if facts is not None and not facts.integrated:
+            note("discrete_device", str(index), at)  # the device to keep when hiding an iGPU
+            break
+    for name, value in here.items():
+        note(name, value, focus)
+    for name, (value, at) in scan.first.items():
+        note(name, value, at)
     if "gfx" not in values and platform is not None:
         amd = [d.arch for d in platform.devices if d.vendor == "amd" and d.arch]
         if amd:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from rocmkit.doctor.evidence import LogFacts, log_facts
+from rocmkit.doctor.evidence import LogFacts, log_facts, scan_log
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -115,7 +115,8 @@ def explain(text: str, platform: Platform | None = None) -> list[Explanation]:
     taken from `detect()`'s devices and shown as line 0."""
     lines = [_ANSI.sub("", raw) for raw in text.splitlines()]
     found: dict[str, Explanation] = {}
-    facts_at = functools.cache(lambda i: log_facts(lines, i, fact_tables(), platform))
+    scan = scan_log(lines)
+    facts_at = functools.cache(lambda i: log_facts(lines, i, fact_tables(), platform, scan))
     for index, line in enumerate(lines):
         fired: set[str] = set()
         for sig in signatures():

@@ -204,6 +204,10 @@ def parse_rocm_smi_json(text: str) -> RocmSmiReport:
         match = re.fullmatch(r"card(\d+)", key)
         if match and isinstance(value, dict):
             cards.append(_rocm_smi_card(int(match.group(1)), value))
+    if not cards:
+        raise SmiParseError(
+            "rocm-smi JSON names no cardN entry (no GPU, or the driver is not loaded)"
+        )
     system = {k.lower(): v for k, v in (data.get("system") or {}).items()}
     return RocmSmiReport(
         cards=tuple(sorted(cards, key=lambda c: c.index)),
@@ -262,6 +266,8 @@ def parse_amd_smi_json(text: str) -> list[dict[str, Any]]:
         data = [data]
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         raise SmiParseError("amd-smi JSON is neither a list of GPUs nor {'gpu_data': [...]}")
+    if not data:
+        raise SmiParseError("amd-smi JSON lists no GPU")
     return data
 
 
@@ -331,6 +337,8 @@ def parse_nvidia_smi_csv(text: str) -> list[dict[str, str | None]]:
                 for h, v, unit in zip(header, values, units, strict=True)
             }
         )
+    if not rows:
+        raise SmiParseError("nvidia-smi CSV has a header but no GPU rows")
     return rows
 
 
@@ -380,6 +388,8 @@ def parse_nvidia_smi_xml(text: str) -> NvidiaSmiReport:
                 mig_enabled=(gpu.findtext("mig_mode/current_mig") or "").strip() == "Enabled",
             )
         )
+    if not gpus:
+        raise SmiParseError("nvidia-smi XML lists no <gpu>")
     return NvidiaSmiReport(
         driver_version=root.findtext("driver_version"),
         cuda_version=root.findtext("cuda_version"),

@@ -63,11 +63,12 @@ class Node:
     children: list[Node] = field(default_factory=list)
 
     def get(self, *path: str) -> Node | None:
-        node: Node | None = self
+        node = self
         for part in path:
-            node = next((c for c in node.children if c.key.lower() == part.lower()), None)
-            if node is None:
+            child = next((c for c in node.children if c.key.lower() == part.lower()), None)
+            if child is None:
                 return None
+            node = child
         return node
 
     def text(self, *path: str) -> str | None:
@@ -111,7 +112,7 @@ def parse_nvidia_smi_q(text: str) -> SmiText:
         raise SmiParseError(
             f"not `nvidia-smi -q` output: no 'GPU 0000:..' section ({_first_line(text)[:100]!r})"
         )
-    notes = ()
+    notes: tuple[str, ...] = ()
     if attached and attached.isdigit() and int(attached) != len(blocks):
         notes = (f"{len(blocks)} of {attached} attached GPUs shown (an `-i` query or a cut paste)",)
     driver = tree.text("Driver Version")
