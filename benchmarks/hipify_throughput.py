@@ -88,6 +88,23 @@ def run_hipify_perl(perl: str, source: Path, out: Path, max_files: int) -> None:
         subprocess.run([perl, "-inplace", *batch], check=True, capture_output=True)
 
 
+def time_one_big_file(size_mb: float) -> None:
+    """One file of `size_mb` and one a tenth of it: seconds per MB should match (linear time)."""
+    from rocmkit.hipify.translate import translate
+
+    unit = "\n".join(p.read_text() for p in sorted(CORPUS.glob("*.cu")))
+    unit += "".join(f"void cudaUser{i}();\ncudaGone{i}();\n" for i in range(200))
+    rates = []
+    for mb in (size_mb / 10, size_mb):
+        text = unit * (int(mb * 1e6) // len(unit) + 1)
+        started = time.perf_counter()
+        translate(text)
+        seconds = time.perf_counter() - started
+        rates.append(seconds / (len(text) / 1e6))
+        print(f"one {len(text) / 1e6:.1f} MB file: {seconds:.2f} s ({rates[-1]:.3f} s/MB)")
+    print(f"s/MB of the big file vs the small one: {rates[1] / rates[0]:.2f}x (1.0 = linear)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=8.0, help="size of the generated tree in MB")
@@ -100,7 +117,12 @@ def main() -> int:
     parser.add_argument(
         "--perl-files", type=int, default=100, help="hipify-perl is timed on this many files only"
     )
+    parser.add_argument(
+        "--big-file-mb", type=float, default=0, help="also time one file this large (linearity)"
+    )
     args = parser.parse_args()
+    if args.big_file_mb:
+        time_one_big_file(args.big_file_mb)
     with tempfile.TemporaryDirectory(prefix="hipify-bench-") as scratch:
         root = Path(scratch)
         num_files, num_bytes = build_tree(root / "src", int(args.mb * 1e6), args.programs_per_file)

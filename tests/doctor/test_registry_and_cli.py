@@ -46,7 +46,7 @@ def test_full_run_on_a_fake_machine_gives_a_versioned_document(make_ctx):
         make_ctx(platform("rocm", [MI300X]), {"HSA_OVERRIDE_GFX_VERSION": "'9.4.2'"})
     )
     doc = report.to_dict()
-    assert doc["schema"] == "rocmkit.doctor" and doc["schema_version"] == 1
+    assert doc["schema"] == "rocmkit.doctor" and doc["schema_version"] == 2
     assert [f["id"] for f in doc["findings"]] == ISSUE_CHECKS
     assert doc["exit_code"] == 1 and doc["counts"]["fail"] >= 1  # the quoted override
     assert doc["environment"]["devices"][0]["arch"] == "gfx942"
@@ -91,6 +91,8 @@ def test_cli_list_and_single_check_json(capsys):
         ["doctor", "--timeout", "0"],
         ["doctor", "--explain", "/no/such/file.log"],
         ["doctor", "--explain", "x.log", "--check", "smoke"],
+        ["doctor", "--from", "/no/such/rocminfo.txt"],
+        ["doctor", "--from", "a.txt", "--explain", "b.log"],
     ],
 )
 def test_cli_usage_errors_are_one_line_exit_2(argv, capsys):
@@ -123,7 +125,7 @@ def test_cli_explain_file_and_stdin(tmp_path, capsys, monkeypatch):
     assert main(["doctor", "--explain", "-", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert (
-        doc["schema"] == "rocmkit.doctor.explain" and doc["matches"][0]["id"] == "cuda-wheel-on-amd"
+        doc["schema"] == "rocmkit.doctor.explain" and doc["matches"][0]["id"] == "no-nvidia-driver"
     )
 
 
@@ -149,3 +151,34 @@ def test_doctor_on_this_machine_end_to_end():
         assert "no GPU" in findings["smoke"]["summary"]
     if torch.version.cuda:
         assert f"CUDA {torch.version.cuda} build" in findings["torch-build"]["summary"]
+
+
+def test_cli_from_reads_pasted_outputs_and_logs(tmp_path, capsys, local_fixtures):
+    paste = local_fixtures / "smi_text"
+    log = tmp_path / "train.log"
+    log.write_text("ROCm error: invalid device function\n")
+    argv = ["doctor", "--from", str(paste / "amd-smi_static_mi350x.txt"), str(log), "--json"]
+    assert main(argv) == 1  # the log holds an error
+    doc = json.loads(capsys.readouterr().out)
+    by_id = {f["id"]: f for f in doc["findings"]}
+    mi350 = by_id["from:amd-smi_static_mi350x.txt"]
+    assert mi350["status"] == "ok" and "gfx950" in mi350["summary"] and "2307.2" in mi350["summary"]
+    assert by_id["from:train.log:invalid-device-function"]["status"] == "fail"
+    assert main(["doctor", "--from", str(paste / "rocm-smi_concise_r9700.txt")]) == 0
+    assert "--showproductname" in capsys.readouterr().out
+
+
+def test_cli_here_needs_explain_and_explain_shows_evidence_lines(tmp_path, capsys):
+    assert main(["doctor", "--here"]) == 2
+    assert "--here goes with --explain" in capsys.readouterr().err
+    log = tmp_path / "llama.log"
+    log.write_text(
+        "  Device 1: AMD Radeon 740M Graphics, gfx1103 (0x1103), VMM: no\n"
+        "ROCm error: invalid device function\n"
+        "  current device: 1, in function ggml_cuda_compute_forward\n"
+    )
+    capsys.readouterr()
+    assert main(["doctor", "--explain", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "invalid-device-function-igpu" in out and "llama.log:1:" in out
+    assert "HIP_VISIBLE_DEVICES" in out

@@ -69,14 +69,16 @@ def test_check_without_hipcc_names_the_install(monkeypatch, tmp_path):
 def test_cli_check_compiles_a_translated_file(tmp_path, capsys):
     if find_hipcc() is None:
         pytest.skip("hipcc is not installed")
-    good = tmp_path / "good.cu"
+    src = tmp_path / "src"
+    src.mkdir()
+    good = src / "good.cu"
     good.write_text(
         "__global__ void k(float* x) { x[threadIdx.x] = 1; }\nint main() { cudaDeviceSynchronize(); }\n"
     )
-    bad = tmp_path / "bad.cu"
+    bad = src / "bad.cu"
     bad.write_text("__global__ void k() { undefined_thing(); }\n")
     out = tmp_path / "out"
-    assert main(["hipify", str(tmp_path), "--output-dir", str(out), "--check"]) == 1
+    assert main(["hipify", str(src), "--output-dir", str(out), "--check"]) == 1
     err = capsys.readouterr().err
     assert f"check {out / 'good.cu'}: ok" in err
     assert f"check {out / 'bad.cu'}: FAIL:" in err and "undefined_thing" in err

@@ -238,11 +238,14 @@ def test_hipify_never_imports_torch():
     assert done.stdout.split()[-1] == "False"
 
 
-def test_known_gaps_are_reported_as_unsupported_with_the_reason():
-    source = "cudaProfilerStart(); cuMemcpy3D(&p);\n"
-    result = translate(source, options=TranslateOptions(add_runtime_include=False))
+def test_known_gaps_are_reported_with_the_reason():
+    source = "cudaArrayGetInfo(0, 0, 0, a); cudaNoSuchThing(&p);\n"
+    options = TranslateOptions(add_runtime_include=False, hip_version="5.2")
+    result = translate(source, options=options)
     assert result.text == source
     found = {d.name: (d.kind, d.message) for d in result.diagnostics}
-    assert found["cudaProfilerStart"] == ("unsupported", "use roctracer/rocprof instead")
-    torch_present = "torch.utils.hipify" in load_table().sources
-    assert found["cuMemcpy3D"][0] == ("unsupported" if torch_present else "unconverted")
+    assert found["cudaArrayGetInfo"] == (
+        "unsupported",
+        "hipArrayGetInfo is not declared by HIP 5.2's headers",
+    )
+    assert found["cudaNoSuchThing"][0] == "unconverted"

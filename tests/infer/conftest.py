@@ -19,3 +19,17 @@ def tiny_model(tmp_path_factory):
     directory = tmp_path_factory.mktemp("tiny-qwen3")
     transformers.Qwen3ForCausalLM(config).save_pretrained(directory)
     return directory
+
+
+@pytest.fixture
+def cpu_platform(monkeypatch):
+    """Pin `rocmkit infer local` to the CPU, so a test of CPU behaviour means the same on a GPU
+    machine (the CLI calls rocmkit.platform.detect when it runs)."""
+    import torch
+
+    import rocmkit.platform
+    from rocmkit.platform import Platform
+
+    cpu = Platform(backend="cpu", torch_version=torch.__version__)
+    monkeypatch.setattr(rocmkit.platform, "detect", lambda: cpu)
+    return cpu

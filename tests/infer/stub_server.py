@@ -28,6 +28,10 @@ class StubConfig:
     itl_s: float = 0.01
     usage: bool = True  # honour stream_options.include_usage
     fail_every: int = 0  # 0: never
+    models: tuple[str, ...] = ()  # served model names; empty: any name is served
+    api_key: str | None = None  # when set, requests need "Authorization: Bearer <key>"
+    ready_after_s: float = 0.0  # answer 503 to everything until this long after start
+    close_reused: bool = False  # hang up, unanswered, on a connection's second request
 
 
 @dataclass
@@ -37,6 +41,9 @@ class StubStats:
     lateness_s: list[float] = field(default_factory=list)  # actual - scheduled send time per chunk
     ttft_s: list[float] = field(default_factory=list)  # actual first-chunk send - request arrival
     itl_s: list[float] = field(default_factory=list)  # actual gaps between chunk sends
+    arrivals_s: list[float] = field(default_factory=list)  # loop time each POST arrived
+    last_headers: dict[str, str] = field(default_factory=dict)  # of the last POST, lower-cased
+    payloads: list[dict] = field(default_factory=list)  # every POST body
 
     def report(self) -> dict:
         """Server-side truth in ms: what the stub really did, to compare with what a client saw."""
@@ -70,6 +77,7 @@ class StubServer:
         return f"http://{self.host}:{self.port}/v1"
 
     async def _open(self) -> None:
+        self._started = asyncio.get_running_loop().time()
         self._server = await asyncio.start_server(self._handle, self.host, self.port, backlog=1024)
         self.port = self._server.sockets[0].getsockname()[1]
 
@@ -90,13 +98,23 @@ class StubServer:
     def stop(self) -> None:
         if self._loop is None or self._server is None:
             return
-        loop, server = self._loop, self._server
-        loop.call_soon_threadsafe(server.close)
-        for task in asyncio.all_tasks(loop):
-            loop.call_soon_threadsafe(task.cancel)
+        loop = self._loop
+        # close every connection too, as a dying server process would: clients see resets and
+        # refused connections, not streams that hang
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(10)
         loop.call_soon_threadsafe(loop.stop)
         if self._thread is not None:
             self._thread.join(10)
+
+    async def _shutdown(self) -> None:
+        assert self._server is not None
+        self._server.close()
+        current = asyncio.current_task()
+        tasks = [task for task in asyncio.all_tasks() if task is not current]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def serve_forever(self) -> None:
         await self._open()
@@ -109,40 +127,56 @@ class StubServer:
         with contextlib.suppress(
             ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError
         ):
+            served = 0
             while True:  # keep-alive: one request after another on this connection
                 request = await _read_request(reader)
-                if request is None:
-                    break
+                if request is None or (self.config.close_reused and served == 1):
+                    break  # the second case: the keep-alive race of servers closing idle ones
+                served += 1
                 await self._respond(request, reader, writer)
         with contextlib.suppress(Exception):
             writer.close()
 
     async def _respond(
         self,
-        request: tuple[str, str, bytes],
+        request: tuple[str, str, dict[str, str], bytes],
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
     ) -> None:
         loop = asyncio.get_running_loop()
         arrived = loop.time()
-        method, path, body = request
+        method, path, headers, body = request
+        if arrived - self._started < self.config.ready_after_s:
+            return _send_json(writer, 503, {"error": {"message": "model is loading"}})
         if method == "GET" and path.endswith(
             "/stats"
         ):  # for benchmarks: server-side lateness, then reset
             report, self.stats = self.stats.report(), StubStats()
             return _send_json(writer, 200, report)
         if method == "GET" and path.endswith("/models"):
-            return _send_json(
-                writer, 200, {"object": "list", "data": [{"id": "stub", "object": "model"}]}
-            )
-        if method != "POST" or not path.endswith(("/completions", "/chat/completions")):
+            ids = self.config.models or ("stub",)
+            models = [{"id": name, "object": "model"} for name in ids]
+            return _send_json(writer, 200, {"object": "list", "data": models})
+        if method != "POST" or path not in ("/v1/completions", "/v1/chat/completions"):
             return _send_json(writer, 404, {"error": {"message": f"no route {method} {path}"}})
         self.stats.num_requests += 1
+        self.stats.arrivals_s.append(arrived)
+        self.stats.last_headers = headers
         payload = json.loads(body or b"{}")
+        self.stats.payloads.append(payload)
+        if self.config.api_key and headers.get("authorization") != f"Bearer {self.config.api_key}":
+            return _send_json(writer, 401, {"error": {"message": "invalid API key"}})
         model = str(payload.get("model", "stub"))
+        if self.config.models and model not in self.config.models:
+            message = (
+                f"The model `{model}` does not exist.\nServed: {', '.join(self.config.models)}"
+            )
+            return _send_json(writer, 404, {"error": {"message": message}})
         failing = self.config.fail_every and self.stats.num_requests % self.config.fail_every == 0
         if model == "stub-error" or failing:
             return _send_json(writer, 500, {"error": {"message": "stub failure"}})
+        if not payload.get("stream"):
+            return await self._respond_whole(payload, arrived, writer)
         writer.write(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
         )
@@ -174,20 +208,43 @@ class StubServer:
         _write_chunk(writer, b"")
         await writer.drain()
 
+    async def _respond_whole(
+        self, payload: dict, arrived: float, writer: asyncio.StreamWriter
+    ) -> None:
+        """A non-streamed answer: all tokens at once, after the time the stream would take."""
+        num_tokens = int(payload.get("max_tokens") or 16)
+        delay = self.config.ttft_s + (num_tokens - 1) * self.config.itl_s
+        await asyncio.sleep(max(0.0, arrived + delay - asyncio.get_running_loop().time()))
+        text = "".join(f"t{k} " for k in range(num_tokens))
+        prompt = payload.get("prompt") or " ".join(m["content"] for m in payload["messages"])
+        usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": num_tokens}
+        choice = (
+            {"index": 0, "message": {"role": "assistant", "content": text}}
+            if "messages" in payload
+            else {"index": 0, "text": text}
+        )
+        answer = {"choices": [choice]}
+        if self.config.usage:
+            answer["usage"] = usage
+        _send_json(writer, 200, answer)
 
-async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, bytes] | None:
+
+async def _read_request(
+    reader: asyncio.StreamReader,
+) -> tuple[str, str, dict[str, str], bytes] | None:
     head = await reader.readuntil(b"\r\n\r\n") if not reader.at_eof() else b""
     if not head:
         return None
     lines = head.decode("latin-1").split("\r\n")
     method, path, _ = lines[0].split(" ", 2)
-    length = 0
+    headers = {}
     for line in lines[1:]:
         name, _, value = line.partition(":")
-        if name.strip().lower() == "content-length":
-            length = int(value.strip())
+        if name.strip():
+            headers[name.strip().lower()] = value.strip()
+    length = int(headers.get("content-length", "0"))
     body = await reader.readexactly(length) if length else b""
-    return method, path, body
+    return method, path, headers, body
 
 
 def _write_chunk(writer: asyncio.StreamWriter, data: bytes) -> None:
@@ -200,7 +257,8 @@ def _write_event(writer: asyncio.StreamWriter, obj: dict) -> None:
 
 def _send_json(writer: asyncio.StreamWriter, status: int, obj: dict) -> None:
     body = json.dumps(obj).encode()
-    reason = {200: "OK", 404: "Not Found", 500: "Internal Server Error"}[status]
+    reason = {200: "OK", 401: "Unauthorized", 404: "Not Found", 500: "Internal Server Error",
+              503: "Service Unavailable"}[status]  # fmt: skip
     head = f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
     writer.write(head.encode() + body)
 

@@ -144,8 +144,8 @@ def test_shared_prefix_turns_extend_the_previous_prompt():
 
 def test_failed_requests_are_saved_and_explained(stub, tmp_path, capsys):
     argv = ["infer", "serve", "--url", stub.base_url, "--model", "stub-error", "--num-prompts", "3",
-            "--out", str(tmp_path)]  # fmt: skip
-    assert main(argv) == 0
+            "--warmup", "0", "--out", str(tmp_path)]  # fmt: skip
+    assert main(argv) == 1  # a run whose every request failed is a failed run
     assert "3 requests failed, most often: HTTP 500" in capsys.readouterr().out
     rows = load_result(tmp_path).measurements
     done = {m.metric: m for m in rows}
@@ -167,7 +167,7 @@ def test_unreachable_url_is_one_line_exit_2(capsys):
         (["--slo", "ttft=fast"], "bad SLO"),
         (["--rate", "0"], "--rate"),
         (["--url", "127.0.0.1:8000"], "http://"),
-        (["--concurrency", "x"], "--concurrency"),
+        (["--concurrency", "x"], "concurrency"),
         (["--tokenizer", "/nonexistent/tok"], "tokenizer directory not found"),
         (["--num-prompts", "0"], "--num-prompts"),
         (["--timeout", "0"], "--timeout"),
@@ -234,3 +234,30 @@ def test_ctrl_c_saves_the_partial_result(tmp_path):
     assert "partial result" in stdout
     done = {m.metric: m.value for m in load_result(out).measurements}
     assert 0 < done["num_completed"] < 3000
+
+
+def test_preset_file_dotted_override_and_flag_in_that_order(stub, tmp_path):
+    config = tmp_path / "serve.toml"
+    config.write_text("[serve]\ninput_len = 9\noutput-len = 5\nnum_prompts = 3\n")
+    argv = ["infer", "serve", "--url", stub.base_url, "--preset", "decode-heavy",
+            "--config", str(config), "--serve.output_len", "4", "--num-prompts", "2",
+            "--concurrency", "2", "--out", str(tmp_path / "r")]  # fmt: skip
+    assert main(argv) == 0
+    saved = load_result(tmp_path / "r").config
+    assert saved["ignore_eos"] is True  # from the preset
+    assert saved["input_len"] == 9  # the file beat the preset's 128
+    assert saved["output_len"] == 4  # the dotted override beat the file
+    assert saved["num_prompts"] == 2 and saved["concurrency"] == [2]  # flags beat everything
+
+
+@pytest.mark.parametrize(
+    ("argv_tail", "needle"),
+    [
+        (["--preset", "nope"], "unknown preset 'nope'; available for serve: decode-heavy"),
+        (["--local.iters", "3"], "settings of this command are --serve.NAME"),
+        (["--serve.num_prompt", "3"], "unknown setting 'num_prompt'"),
+    ],
+)
+def test_bad_presets_and_overrides_are_one_line_exit_2(stub, argv_tail, needle, capsys):
+    argv = ["infer", "serve", "--url", stub.base_url, "--model", "m", *argv_tail]
+    assert needle in _one_line_exit_2(argv, capsys)

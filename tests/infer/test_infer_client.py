@@ -10,7 +10,7 @@ import time
 import pytest
 from stub_server import StubConfig, StubServer
 
-from rocmkit.infer.client import ClientPool, Endpoint, make_client, parse_sse_line, send_request
+from rocmkit.infer.client import Client, Endpoint, SseReader, parse_sse_line
 from rocmkit.infer.loadgen import LoadConfig, LoadResult, run_load
 from rocmkit.infer.metrics import summarize
 from rocmkit.infer.workloads import Prompt, random_workload
@@ -41,10 +41,8 @@ def _load(
     async def main() -> LoadResult:
         if kick is not None:
             kick()
-        async with ClientPool() as pool:
-            return await run_load(
-                prompts, lambda p: pool.send(endpoint, p), load or LoadConfig(max_concurrency=3)
-            )
+        async with Client(endpoint) as client:
+            return await run_load(prompts, client.send, load or LoadConfig(max_concurrency=3))
 
     return asyncio.run(main())
 
@@ -143,12 +141,35 @@ def test_concurrency_cap_and_warmup_exclusion():
 def test_unreachable_server_is_recorded_not_raised():
     async def main():
         endpoint = Endpoint(base_url="http://127.0.0.1:9/v1", model="x", timeout_s=2)
-        async with make_client() as client:
-            return await send_request(
-                client,
-                endpoint,
-                Prompt(messages=({"role": "user", "content": "hi"},), max_tokens=2),
+        async with Client(endpoint) as client:
+            return await client.send(
+                Prompt(messages=({"role": "user", "content": "hi"},), max_tokens=2)
             )
 
     record = asyncio.run(main())
-    assert not record.ok and record.error.startswith("Connect")
+    assert not record.ok and record.error.startswith("Connect") and record.unreachable
+
+
+def test_sse_reader_splits_events_across_network_chunks():
+    reader = SseReader()
+    wire = (
+        b'data: {"choices":[{"text":"a"}]}\r\n\r\ndata: {"choices":[{"text":"b"}]}\n\n'
+        b': keep-alive\n\ndata: {"choices":[],"usage":{"completion_tokens":2}}\n\ndata: [DONE]\n\n'
+    )
+    cut = wire.index(b"\r\n\r\n") + 3  # inside the first event's blank line
+    pieces = [wire[:10], wire[10:cut], wire[cut : cut + 1], wire[cut + 1 :]]
+    for now, piece in enumerate(pieces):
+        reader.feed(piece, float(now))
+    assert reader.pieces == ["a", "b"] and reader.usage == {"completion_tokens": 2}
+    assert reader.first_s == 2.0 and reader.itl_s == [1.0] and reader.error is None
+
+
+def test_a_kept_alive_connection_closed_under_a_request_is_retried_once():
+    server = StubServer(StubConfig(ttft_s=0.0, itl_s=0.0, close_reused=True)).start()
+    try:
+        result = _load(server.base_url, num=4, load=LoadConfig(max_concurrency=1))
+        connections = server.stats.num_connections
+    finally:
+        server.stop()
+    assert all(r.ok for r in result.records), [r.error for r in result.records]
+    assert connections >= 4  # each connection served one request, then hung up on the next

@@ -93,7 +93,7 @@ def test_erroring_reader_is_explained_not_zero(tiny_model):
     assert "failed" in rows["energy_j_per_token"].extra["skipped"]
 
 
-def test_cpu_run_reports_energy_as_na(tiny_model, tmp_path, capsys):
+def test_cpu_run_reports_energy_as_na(cpu_platform, tiny_model, tmp_path, capsys):
     out = tmp_path / "local"
     argv = ["infer", "local", str(tiny_model), "--precision", "fp32", "--batch-sizes", "1",
             "--prompt-lens", "4", "--output-lens", "2", "--iters", "1", "--out", str(out)]  # fmt: skip

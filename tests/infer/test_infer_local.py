@@ -26,7 +26,7 @@ def tiny_tokenizer(tmp_path_factory):
     return directory
 
 
-def test_local_sweep_reports_prefill_and_decode(tiny_model, tmp_path, capsys):
+def test_local_sweep_reports_prefill_and_decode(cpu_platform, tiny_model, tmp_path, capsys):
     out = tmp_path / "local"
     argv = ["infer", "local", str(tiny_model), "--precision", "fp32", "--batch-sizes", "1,2",
             "--prompt-lens", "8", "--output-lens", "1,5", "--iters", "2", "--out", str(out)]  # fmt: skip
@@ -48,7 +48,7 @@ def test_local_sweep_reports_prefill_and_decode(tiny_model, tmp_path, capsys):
     assert rows[(2, 5, "peak_memory_mib")].value is None  # CPU: not measured, not guessed
 
 
-def test_continuous_batching_sends_each_row_as_a_request(tiny_model, tmp_path):
+def test_continuous_batching_sends_each_row_as_a_request(cpu_platform, tiny_model, tmp_path):
     argv = ["infer", "local", str(tiny_model), "--precision", "fp32", "--continuous-batching",
             "--batch-sizes", "3", "--prompt-lens", "6", "--output-lens", "4", "--iters", "2",
             "--out", str(tmp_path)]  # fmt: skip
@@ -59,6 +59,25 @@ def test_continuous_batching_sends_each_row_as_a_request(tiny_model, tmp_path):
     assert rows["output_tokens_per_s"].value == pytest.approx(3 * 4 / (rows["e2e_ms"].value / 1e3))
 
 
+@pytest.mark.slow  # the first torch.compile on a machine builds C++ kernels: up to a minute
+def test_fast_decode_is_reported_next_to_eager(cpu_platform, tiny_model, tmp_path, capsys):
+    argv = ["infer", "local", str(tiny_model), "--precision", "fp32", "--fast", "--prompt-lens", "8",
+            "--output-lens", "6", "--iters", "2", "--warmup", "0", "--out", str(tmp_path)]  # fmt: skip
+    assert main(argv) == 0
+    header = next(line for line in capsys.readouterr().out.splitlines() if "out6" in line)
+    assert "in8 out6" in header and "out6 fast" in header  # two columns of one table
+    rows = {(m.params["decode"], m.metric): m.value for m in load_result(tmp_path).measurements}
+    for decode in ("eager", "fast"):
+        ttft, tpot, e2e = (rows[(decode, m)] for m in ("ttft_ms", "tpot_ms", "e2e_ms"))
+        assert 0 < ttft < e2e and tpot == pytest.approx((e2e - ttft) / 5, rel=0.5)
+    assert rows[("fast", "output_tokens_per_s")] > 0
+
+
+def test_fast_with_continuous_batching_is_refused(tiny_model, capsys):
+    argv = ["infer", "local", str(tiny_model), "--fast", "--continuous-batching"]
+    assert main(argv) == 2 and "drop --continuous-batching" in capsys.readouterr().err
+
+
 def test_sdpa_backend_choice_runs(tiny_model, tmp_path):
     argv = ["infer", "local", str(tiny_model), "--precision", "bf16", "--sdpa-backend", "math",
             "--prompt-lens", "4", "--output-lens", "2", "--iters", "1", "--out", str(tmp_path)]  # fmt: skip
@@ -66,11 +85,9 @@ def test_sdpa_backend_choice_runs(tiny_model, tmp_path):
     assert {m.params["sdpa_backend"] for m in load_result(tmp_path).measurements} == {"math"}
 
 
-def test_sdpa_backend_that_cannot_run_here_is_one_line_exit_2(tiny_model, tmp_path, capsys):
-    import torch
-
-    if torch.cuda.is_available():
-        pytest.skip("the efficient kernel may run on a GPU")
+def test_sdpa_backend_that_cannot_run_here_is_one_line_exit_2(
+    cpu_platform, tiny_model, tmp_path, capsys
+):
     argv = ["infer", "local", str(tiny_model), "--sdpa-backend", "efficient", "--prompt-lens", "4",
             "--output-lens", "2", "--iters", "1", "--warmup", "0", "--out", str(tmp_path)]  # fmt: skip
     assert main(argv) == 2

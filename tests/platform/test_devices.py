@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 
 from rocmkit.platform import DeviceInfo, detect
+from rocmkit.platform.backend import TorchSide
 from rocmkit.platform.devices import discover_devices, merge_devices
 from rocmkit.platform.kfd import parse_node
 from rocmkit.platform.smi import CommandResult
 from rocmkit.platform.versions import (
     parse_dpkg_versions,
+    parse_nvidia_driver_version,
     read_driver_version,
     rocm_version_with_source,
 )
@@ -118,6 +120,28 @@ def test_detect_with_fake_root_reads_versions_and_devices(tmp_path, local_fixtur
     assert platform.rocm_version == "6.4.1" and platform.driver_version == "amdgpu 6.12.12"
     assert [d.name for d in platform.devices if not d.visible_to_torch] == ["AMD Instinct MI250X"]
     assert platform.record()["devices"][0]["arch"] == "gfx90a"
+    assert platform.backend == "cpu" and not platform.gpu_available  # this process's torch left out
+
+
+def test_detect_takes_the_torch_side_injected(tmp_path):
+    h100 = DeviceInfo(index=0, name="NVIDIA H100 80GB HBM3", vendor="nvidia", arch="sm_90")
+    side = TorchSide(backend="cuda", torch_version="2.11.0+cu130", cuda_version="13.0",
+                     devices=(h100,), gpu_available=True)  # fmt: skip
+    platform = detect(root=tmp_path, runner=fake_runner({}), torch_side=side)
+    assert [d.arch for d in platform.devices] == ["sm_90"] and platform.torch_device == "cuda"
+
+
+def test_a_hip_package_on_an_nvidia_box_is_not_a_rocm_stack(tmp_path):
+    """Issue 11 item 7: a libamdhip64-5 package made the environment line say `ROCM 5.7.1`."""
+    (tmp_path / "var/lib/dpkg").mkdir(parents=True)
+    (tmp_path / "var/lib/dpkg/status").write_text(
+        "Package: libamdhip64-5\nStatus: install ok installed\nVersion: 5.7.1-3\n"
+    )
+    h100 = DeviceInfo(index=0, name="NVIDIA H100", vendor="nvidia", arch="sm_90")
+    cuda = TorchSide(backend="cuda", devices=(h100,), gpu_available=True)
+    assert detect(root=tmp_path, runner=fake_runner({}), torch_side=cuda).rocm_version is None
+    rocm = TorchSide(backend="rocm", hip_version="6.4")
+    assert detect(root=tmp_path, runner=fake_runner({}), torch_side=rocm).rocm_version == "5.7.1"
 
 
 def test_rocm_version_falls_back_to_distribution_packages(tmp_path):
@@ -141,3 +165,16 @@ def test_detect_on_a_gpu_machine_names_every_device():
     visible = [d for d in platform.devices if d.visible_to_torch]
     assert len(visible) == torch.cuda.device_count()
     assert all(d.arch and d.total_memory_bytes for d in visible)
+
+
+@pytest.mark.parametrize(
+    "text, version",
+    [
+        ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024", "550.54.15"),
+        ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build  (dvs-builder@U22)", "580.95.05"),
+        ("NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  570.124.06  Release Build", "570.124.06"),
+        ("GCC version:  gcc version 12.3.0", None),
+    ],
+)  # fmt: skip
+def test_nvidia_driver_version_of_both_module_flavours(text, version):
+    assert parse_nvidia_driver_version(text) == version

@@ -40,11 +40,13 @@ def test_required_products_resolve_from_real_device_names(arch, name):
     [
         ("gfx942", None),  # MI300X, MI300A and MI325X share it
         ("gfx950", None),
-        ("sm_90", "NVIDIA H100 NVL"),  # a different product: no row, no borrowed figures
+        ("sm_90", "NVIDIA H800 PCIe"),  # a different product: no row, no borrowed figures
         ("gfx90a", "AMD Instinct MI250X / MI250"),  # ambiguous marketing name
         ("gfx1100", "AMD Radeon RX 7900 XT"),  # not the XTX
         ("gfx942", "NVIDIA H100 80GB HBM3"),  # name from another arch
-        ("sm_89", "NVIDIA GeForce RTX 4090"),
+        ("sm_89", "NVIDIA GeForce RTX 4080"),
+        ("gfx1100", "Navi 31 [Radeon RX 7900 XT/7900 XTX]"),  # lists two: never the bigger one
+        ("gfx1201", "Navi 48 [Radeon RX 9070/9070 XT/9070 GRE]"),
         ("gfx9999", "Mystery GPU"),
         (None, "AMD Instinct MI300X"),
     ],
@@ -53,17 +55,19 @@ def test_unknown_or_ambiguous_devices_get_no_figures(arch, name):
     assert lookup_spec(arch, name) is None
 
 
-def test_every_product_row_is_complete_and_sourced():
+def test_every_product_row_is_sourced_and_consistent():
+    """Figures a source does not state are absent (n/a), never guessed; those present agree."""
     for spec in all_specs():
-        assert spec.source, spec.key
-        assert spec.memory_bandwidth_gbps and spec.memory_bandwidth_gbps > 100, spec.key
-        assert spec.match, spec.key
-        for dtype in ("fp32", "fp16", "bf16"):
-            assert (spec.peak_for(dtype) or 0) > 0, (spec.key, dtype)
-        # Lower precision never has a lower peak than fp32 on any of these chips.
-        assert spec.peak_for("fp16") >= spec.peak_for("fp32")
-        fp8 = spec.peak_for("fp8")
-        assert fp8 is None or fp8 >= spec.peak_for("fp16")
+        assert spec.source and spec.match and spec.peak_tflops, spec.key
+        bandwidth = spec.memory_bandwidth_gbps
+        assert bandwidth is None or bandwidth > 100, spec.key
+        assert all(v > 0 for v in spec.peak_tflops.values()), spec.key
+        fp32, fp16, fp8 = (spec.peak_for(d) for d in ("fp32", "fp16", "fp8"))
+        # Lower precision never has a lower peak than a higher one on any of these chips.
+        assert fp32 is None or fp16 is None or fp16 >= fp32, spec.key
+        assert fp8 is None or fp16 is None or fp8 >= fp16, spec.key
+    with_all = [s for s in all_specs() if all(s.peak_for(d) for d in ("fp32", "fp16", "bf16"))]
+    assert len(with_all) >= 20
 
 
 def test_peak_for_accepts_aliases_and_reports_missing_dtypes_as_none():
@@ -134,3 +138,41 @@ def test_peaks_agree_with_amds_pages_where_they_state_them(shared_fixtures):
         assert spec.peak_for("bf16") == pytest.approx(float(row["peak_matrix_bf16_tflops"]))
         tb_s = float(row["peak_mem_bandwidth_tb_s"])
         assert spec.memory_bandwidth_gbps / 1000 == pytest.approx(tb_s, rel=0.05)
+
+
+@pytest.mark.parametrize(
+    ("arch", "name", "key", "bf16"),
+    [
+        ("gfx1201", "AMD Radeon AI PRO R9700", "r9700", 191.3),
+        ("gfx1201", "AMD Radeon RX 9070", "rx9070", None),  # the source gives no matrix figure
+        ("gfx1201", "AMD Radeon RX 9070 XT", "rx9070xt", 194.6),
+        ("sm_89", "NVIDIA L4", "l4", 121),
+        ("sm_89", "NVIDIA L40S", "l40s", 362),
+        ("sm_89", "NVIDIA GeForce RTX 4090", "rtx4090", 165.2),
+        ("sm_120", "NVIDIA GeForce RTX 5090", "rtx5090", None),
+        ("sm_120", "NVIDIA GeForce RTX 5060 Ti", "rtx5060ti", None),
+        ("sm_90", "NVIDIA H100 NVL", "h100-nvl", 835.5),
+        ("sm_90", "NVIDIA H200 NVL", "h200-nvl", 835.5),
+        ("sm_90", "NVIDIA GH200 480GB", "gh200", 989.4),
+        ("sm_100", "NVIDIA B200", "b200", 2250),
+    ],
+)
+def test_products_added_for_issue_12_resolve_with_a_source(arch, name, key, bf16):
+    spec = lookup_spec(arch, name)
+    assert spec is not None and spec.key == key and spec.source
+    assert spec.peak_for("bf16") == bf16
+
+
+@pytest.mark.parametrize("arch", ["gfx90c", "gfx902", "gfx1013", "gfx1033", "gfx1037", "gfx1153"])
+def test_igpu_archs_are_flagged_integrated(arch):
+    facts = arch_facts(arch)
+    assert facts is not None and facts.integrated and facts.vendor == "amd"
+
+
+def test_ambiguous_names_say_why():
+    from rocmkit.platform.specs import find_spec_by_name, spec_ambiguity
+
+    assert "several products" in spec_ambiguity("Navi 31 [Radeon RX 7900 XT/7900 XTX]")
+    assert spec_ambiguity("AMD Radeon RX 7900 XTX") is None
+    assert find_spec_by_name("AMD Radeon RX 7900 XTX").key == "rx7900xtx"
+    assert find_spec_by_name("Navi 31 [Radeon RX 7900 XT/7900 XTX]") is None

@@ -201,18 +201,6 @@ def run_train_precision(
     return results
 
 
-def _skipped_row(name: str, params: dict[str, Any], reason: str) -> Measurement:
-    return Measurement(
-        suite=SUITE,
-        name=name,
-        metric="throughput",
-        value=None,
-        unit="units/s",
-        params=params,
-        extra={"skipped": reason},
-    )
-
-
 def _train_checked(
     preset: str,
     dtype: str,
@@ -238,7 +226,7 @@ def _train_watched(
     config: TrainPrecisionConfig,
     platform: Platform,
     sampler: PowerSampler | None,
-    backend: str = "torch",
+    backend: str,
 ) -> _Run:
     import torch
 
@@ -260,6 +248,18 @@ def _train_watched(
     )
     run.noise = tuple(noise.reasons(on_cpu=not platform.gpu_available))
     return run
+
+
+def _skipped_row(name: str, params: dict[str, Any], reason: str) -> Measurement:
+    return Measurement(
+        suite=SUITE,
+        name=name,
+        metric="throughput",
+        value=None,
+        unit="units/s",
+        params=params,
+        extra={"skipped": reason},
+    )
 
 
 def precision_rows(

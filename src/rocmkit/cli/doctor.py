@@ -13,7 +13,7 @@ from rocmkit.errors import UserError
 if TYPE_CHECKING:
     from rocmkit.doctor import DoctorReport, Explanation
 
-STATUS_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}
+STATUS_STYLE = {"ok": "green", "note": "cyan", "warn": "yellow", "fail": "bold red", "skip": "dim"}
 MAX_LOG_BYTES = 64 * 2**20
 
 
@@ -36,6 +36,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--explain", metavar="FILE", help="explain the errors in a log file ('-' reads stdin)"
     )
     parser.add_argument(
+        "--here",
+        action="store_true",
+        help="with --explain: the log came from this machine; add what detection sees "
+        "(the GPU's gfx target) where the log does not say",
+    )
+    parser.add_argument(
+        "--from",
+        dest="from_files",
+        nargs="+",
+        metavar="FILE",
+        help="diagnose another machine from pasted outputs (rocminfo, rocm-smi, amd-smi, "
+        "nvidia-smi in any format) and logs",
+    )
+    parser.add_argument(
         "--timeout",
         type=float,
         default=60.0,
@@ -49,10 +63,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from rocmkit.doctor.registry import all_checks, select_checks
 
-    if args.explain is not None:
-        if args.check or args.list:
-            raise UserError("--explain runs alone: drop --check/--list")
-        return _explain(args.explain, as_json=args.json)
+    if args.here and args.explain is None:
+        raise UserError("--here goes with --explain FILE (the log of this machine)")
+    if args.explain is not None or args.from_files:
+        if args.check or args.list or (args.explain is not None and args.from_files):
+            raise UserError("--explain and --from run alone: drop --check/--list/the other")
+        if args.from_files:
+            return _from(args.from_files, as_json=args.json, verbose=args.verbose)
+        return _explain(args.explain, as_json=args.json, here=args.here)
     if args.list:
         for check in all_checks().values():
             print(f"{check.id:16} {check.title}")
@@ -92,11 +110,15 @@ def _render(report: DoctorReport, *, verbose: bool) -> None:
 
     env = report.environment
     console = make_console()
-    gpus = [d for d in env.get("devices", []) if d.get("vendor") in ("amd", "nvidia")]
-    console.print(
-        f"[bold]rocmkit doctor[/bold]  torch {env.get('torch_version')} ({env.get('backend')} build), "
-        f"{len(gpus)} GPU(s), running on {env.get('torch_device')}"
-    )
+    if env.get("source") == "pasted":
+        files = ", ".join(env.get("files", []))
+        console.print(f"[bold]rocmkit doctor --from[/bold]  pasted from another machine: {files}")
+    else:
+        gpus = [d for d in env.get("devices", []) if d.get("vendor") in ("amd", "nvidia")]
+        console.print(
+            f"[bold]rocmkit doctor[/bold]  torch {env.get('torch_version')} "
+            f"({env.get('backend')} build), {len(gpus)} GPU(s), running on {env.get('torch_device')}"
+        )
     fixes = any(f.fix and f.status != "ok" for f in report.findings)
     table = Table()
     for column in ("status", "check", "finding", *(["fix"] if fixes else [])):
@@ -135,15 +157,35 @@ def read_log(source: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _explain(source: str, *, as_json: bool) -> int:
+def _from(sources: list[str], *, as_json: bool, verbose: bool) -> int:
+    from rocmkit.doctor.pasted import diagnose_pasted
+
+    texts = {}
+    for source in sources:
+        name = "stdin" if source == "-" else Path(source).name
+        texts[name if name not in texts else source] = read_log(source)
+    report = diagnose_pasted(texts)
+    if as_json:
+        print(json.dumps(report.to_dict(), indent=2, default=str))
+    else:
+        _render(report, verbose=verbose)
+    return report.exit_code
+
+
+def _explain(source: str, *, as_json: bool, here: bool = False) -> int:
     from rocmkit.doctor.explain import explain
 
     text = read_log(source)
-    matches = explain(text)
+    platform = None
+    if here:
+        from rocmkit.platform import detect
+
+        platform = detect()
+    matches = explain(text, platform)
     if as_json:
         document = {
             "schema": "rocmkit.doctor.explain",
-            "schema_version": 1,
+            "schema_version": 2,
             "source": source,
             "matches": [vars(m) for m in matches],
         }
@@ -165,8 +207,11 @@ def _print_explanations(source: str, text: str, matches: list[Explanation]) -> N
         return
     for m in matches:
         seen = f" (x{m.count})" if m.count > 1 else ""
-        console.print(
-            f"[bold]{m.id}[/bold]  {name}:{m.line_number}{seen}  [dim]{escape(m.line)}[/dim]"
-        )
+        level = "" if m.level == "error" else f" ({m.level})"
+        console.print(f"[bold]{m.id}[/bold]{level}  {name}:{m.line_number}{seen}")
+        console.print(f"  [dim]{escape(m.line)}[/dim]")
+        for number, line in m.evidence:
+            where = "this machine" if number == 0 else f"{name}:{number}"
+            console.print(f"  [dim]{where}: {escape(line)}[/dim]")
         console.print(f"  cause: {escape(m.cause)}")
         console.print(f"  fix:   {escape(m.fix)}\n")

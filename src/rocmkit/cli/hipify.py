@@ -61,7 +61,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--mappings",
         choices=("auto", "builtin"),
         default="auto",
-        help="auto: rocmkit's table over PyTorch's when torch is installed",
+        help="auto: rocmkit's table over the pairs folded from PyTorch's (torch is never read); builtin: rocmkit's own alone",
+    )
+    what.add_argument(
+        "--hip-version",
+        metavar="X.Y",
+        help="emit only names this HIP release declares; lower *_sync warp intrinsics when it "
+        "lacks them (default: the installed hipcc's HIP, else the newest name list)",
     )
     what.add_argument(
         "--max-bytes",
@@ -103,13 +109,20 @@ def run(args: argparse.Namespace) -> int:
         and report.files[0].text is not None
     )
     if single_to_stdout:
-        sys.stdout.write(report.files[0].text or "")
+        _write_stdout(report.files[0].text or "")
     checks = _run_check(args, report) if args.check else []
     if args.json:
         _print_json(report, checks)
     else:
         _print_human(args, report, checks, quiet_summary=single_to_stdout)
     return _exit_code(args, report, checks)
+
+
+def _write_stdout(text: str) -> None:
+    """Write translated text as the bytes it came from (8-bit files carry lone surrogates)."""
+    sys.stdout.flush()
+    sys.stdout.buffer.write(text.encode("utf-8", errors="surrogateescape"))
+    sys.stdout.buffer.flush()
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -121,6 +134,7 @@ def _config(args: argparse.Namespace) -> Any:
         translate_strings=args.translate_strings,
         add_runtime_include=not args.no_runtime_include,
         mappings=args.mappings,
+        hip_version=args.hip_version or _default_hip_version(),
     )
     extensions = tuple(e if e.startswith(".") else f".{e}" for e in args.ext) or SOURCE_EXTENSIONS
     if args.cmake:
@@ -143,6 +157,13 @@ def _config(args: argparse.Namespace) -> Any:
     )
 
 
+def _default_hip_version() -> str:
+    from rocmkit.hipify.check import find_hipcc
+    from rocmkit.hipify.versions import LATEST, installed_version
+
+    return installed_version(find_hipcc()) or LATEST
+
+
 def _run_check(args: argparse.Namespace, report: Any) -> list[Any]:
     from rocmkit.hipify.check import check_compiles
 
@@ -156,7 +177,7 @@ def _run_check(args: argparse.Namespace, report: Any) -> list[Any]:
         paths = []
         for index, result in enumerate(translated):
             path = Path(scratch) / f"{index}_{result.source.name}"
-            path.write_text(result.text or "", encoding="utf-8")
+            path.write_text(result.text or "", encoding="utf-8", errors="surrogateescape")
             paths.append(path)
         source_dirs = sorted({f.source.parent.resolve() for f in translated})
         results = check_compiles(paths, arch=args.arch, jobs=args.jobs, include_dirs=source_dirs)
@@ -198,13 +219,15 @@ def _print_human(
     err = make_console(stderr=True, highlight=False, soft_wrap=True)
     for result in report.files:
         if result.diff:
-            sys.stdout.write(result.diff)
+            _write_stdout(result.diff)
         if result.status in ("error", "skipped"):
             err.print(f"{result.source}: {result.status}: {result.reason}", markup=False)
     for diagnostic in report.diagnostics:
         err.print(
-            f"{diagnostic.location()}: {diagnostic.kind} [{diagnostic.category}] "
-            f"{diagnostic.name}: {diagnostic.message}",
+            _printable(
+                f"{diagnostic.location()}: {diagnostic.kind} [{diagnostic.category}] "
+                f"{diagnostic.name}: {diagnostic.message}"
+            ),
             markup=False,
         )
     if args.stats:
@@ -224,16 +247,34 @@ def _print_human(
     for check in checks:
         status = "ok" if check.ok else f"FAIL: {check.first_error}"
         err.print(f"check {check.path}: {status} ({check.seconds:.1f}s)", markup=False)
-    if not quiet_summary:
-        err.print(_summary(report), markup=False)
+    if quiet_summary:
+        return
+    written = bool(args.output or args.output_dir or args.inplace)
+    if not written:
+        for result in report.files:
+            if result.status == "converted":
+                names = result.stats.num_converted
+                err.print(f"plan: {result.source}: would change ({names} edits)", markup=False)
+    err.print(_summary(report, written=written), markup=False)
+    if not written:
+        err.print(
+            "dry run: nothing was written (add --output-dir DIR, -o FILE or --inplace to write)",
+            markup=False,
+        )
 
 
-def _summary(report: Any) -> str:
+def _printable(text: str) -> str:
+    """A hazard snippet from an 8-bit file carries lone surrogates that a terminal cannot encode."""
+    return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
+
+
+def _summary(report: Any, *, written: bool) -> str:
     converted = (
         ", ".join(f"{c} {n}" for c, n in report.converted_by_category().items()) or "nothing"
     )
+    changed = "changed" if written else "would change"
     return (
-        f"hipify: {len(report.files)} files ({report.count('converted')} changed, "
+        f"hipify: {len(report.files)} files ({report.count('converted')} {changed}, "
         f"{report.count('passthrough')} passed through, {report.count('skipped')} skipped, "
         f"{report.count('error')} errors) in {report.elapsed_s:.2f}s; converted: {converted}; "
         f"unconverted: {report.num_unconverted}; "
@@ -244,7 +285,8 @@ def _summary(report: Any) -> str:
 def _exit_code(args: argparse.Namespace, report: Any, checks: list[Any]) -> int:
     if report.count("error") or any(not c.ok for c in checks):
         return 1
-    if args.strict and report.num_unconverted:
+    # --strict: anything CUDA left behind fails, a file passed through untranslated included.
+    if args.strict and (report.num_unconverted or report.count("passthrough")):
         return 1
     if not report.files:
         raise UserError("no file matched (check the paths, --ext, --include and --exclude)")

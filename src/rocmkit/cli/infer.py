@@ -1,8 +1,14 @@
-"""`rocmkit infer`: LLM inference benchmarks, local (transformers) and against OpenAI-compatible servers."""
+"""`rocmkit infer`: LLM inference benchmarks, local (transformers) and against OpenAI-compatible servers.
+
+Flags are built from the settings dataclasses of `rocmkit.infer.settings`; a preset, `--config`
+TOML file, dotted overrides (`--serve.num_prompts 200`) and typed flags fill them through
+`rocmkit.config`, later sources winning.
+"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as _dt
 import math
 from pathlib import Path
@@ -11,6 +17,10 @@ from typing import Any
 from rocmkit.errors import UserError
 
 _RESULT_NOTE = "saved {path}"
+_HELP = {
+    "local": "time transformers generate() on a local Hugging Face model directory",
+    "serve": "benchmark an OpenAI-compatible server (vLLM, SGLang, llama.cpp...)",
+}
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -18,210 +28,144 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "infer", help="LLM inference benchmarks: a local model, or an OpenAI-compatible server"
     )
     modes = parser.add_subparsers(dest="infer_mode", metavar="MODE", parser_class=type(parser))
-    _add_local(modes)
-    _add_serve(modes)
-    parser.set_defaults(handler=run)
+    for mode in ("local", "serve"):
+        _add_mode(modes, mode)
+    parser.set_defaults(handler=run, accepts_overrides=True)
 
 
-def _add_local(modes: argparse._SubParsersAction) -> None:
-    p = modes.add_parser(
-        "local", help="time transformers generate() on a local Hugging Face model directory"
-    )
-    p.add_argument("model_dir", metavar="MODEL_DIR", help="directory with config.json and weights")
-    p.add_argument("--precision", choices=("fp32", "fp16", "bf16"), default="bf16")
-    p.add_argument("--batch-sizes", default="1", help="comma list, e.g. 1,8,32")
-    p.add_argument("--prompt-lens", default="128", help="prompt lengths in tokens, comma list")
-    p.add_argument("--output-lens", default="32", help="output lengths in tokens, comma list")
-    p.add_argument("--iters", type=int, default=3, help="timed generate() calls per shape (median)")
-    p.add_argument("--warmup", type=int, default=1, help="untimed generate() calls per shape")
-    p.add_argument("--compile", action="store_true", help="torch.compile the model's forward")
-    p.add_argument(
-        "--sdpa-backend", choices=("auto", "math", "flash", "efficient", "cudnn"), default="auto"
-    )
-    p.add_argument(
-        "--continuous-batching",
-        action="store_true",
-        help="send each batch row as a request through transformers' continuous batching",
-    )
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument(
-        "--no-power", action="store_true", help="do not sample GPU power (energy per token)"
-    )
-    p.add_argument("--out", type=Path, default=None, help="run directory for result.json")
-    _config_file_option(p)
+def _add_mode(modes: argparse._SubParsersAction, mode: str) -> None:
+    """One flag per settings field; absent flags stay absent so file and preset values hold."""
+    from rocmkit.infer.settings import setting_fields
+
+    p = modes.add_parser(mode, help=_HELP[mode], argument_default=argparse.SUPPRESS)
+    for f in setting_fields(mode):
+        text, default = f.metadata.get("help", ""), f.default
+        if f.metadata.get("positional"):
+            p.add_argument(f.name, metavar=f.name.upper(), help=text)
+        elif default is True:
+            p.add_argument(
+                f"--no-{f.name.replace('_', '-')}", dest=f.name, action="store_false", help=text
+            )
+        elif default is False:
+            p.add_argument(f"--{f.name.replace('_', '-')}", action="store_true", help=text)
+        else:
+            shown = ",".join(_shown(v) for v in default) if isinstance(default, tuple) else default
+            note = "" if default in (None, ()) else f" (default: {_shown(shown)})"
+            action = "append" if f.metadata.get("repeat") else "store"
+            p.add_argument(f"--{f.name.replace('_', '-')}", action=action, help=text + note)
+    p.add_argument("--preset", help="settings preset (see docs/infer.md)")
+    p.add_argument("--config", type=Path, help="TOML file with these options as keys")
+    p.add_argument("--out", type=Path, help="run directory for result.json")
 
 
-def _add_serve(modes: argparse._SubParsersAction) -> None:
-    p = modes.add_parser(
-        "serve", help="benchmark an OpenAI-compatible server (vLLM, SGLang, llama.cpp...)"
-    )
-    p.add_argument("--url", help="base URL with /v1, e.g. http://127.0.0.1:8000/v1 (required)")
-    p.add_argument("--model", help="model name the server expects (required)")
-    p.add_argument("--api", choices=("completions", "chat"), default="completions")
-    p.add_argument(
-        "--workload", choices=("random", "jsonl", "sharegpt", "shared-prefix"), default="random"
-    )
-    p.add_argument("--prompts", type=Path, help="prompts file for --workload jsonl or sharegpt")
-    p.add_argument("--tokenizer", type=Path, help="local tokenizer directory for token counts")
-    p.add_argument("--num-prompts", type=int, default=100)
-    p.add_argument("--input-len", type=int, default=128, help="random workload prompt length")
-    p.add_argument("--output-len", type=int, default=128, help="tokens to generate per request")
-    p.add_argument("--num-conversations", type=int, default=8, help="shared-prefix workload")
-    p.add_argument("--num-turns", type=int, default=4, help="shared-prefix workload")
-    p.add_argument("--prefix-len", type=int, default=512, help="shared-prefix system prompt length")
-    p.add_argument(
-        "--rate", default="inf", help="requests/s (Poisson), comma list to sweep; inf = all at once"
-    )
-    p.add_argument(
-        "--burstiness", type=float, default=1.0, help="gamma shape: 1 Poisson, <1 burstier"
-    )
-    p.add_argument(
-        "--concurrency", default="none", help="max requests in flight, comma list to sweep"
-    )
-    p.add_argument(
-        "--warmup", type=int, default=1, help="warm-up requests per point (not measured)"
-    )
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--timeout", type=float, default=120.0, help="per-request timeout in seconds")
-    p.add_argument("--run-timeout", type=float, default=None, help="whole-run limit in seconds")
-    p.add_argument("--slo", default=None, help="goodput SLOs, e.g. ttft=200ms,tpot=50ms,e2e=5s")
-    p.add_argument(
-        "--ignore-eos", action="store_true", help="ask the server for exactly --output-len tokens"
-    )
-    p.add_argument(
-        "--power",
-        choices=("none", "local"),
-        default="none",
-        help="local: the server runs on this machine, sample its GPU power for energy per token",
-    )
-    p.add_argument("--out", type=Path, default=None, help="run directory for result.json")
-    _config_file_option(p)
+def _shown(value: Any) -> str:
+    if value is None:
+        return "none"
+    return "inf" if isinstance(value, float) and math.isinf(value) else str(value)
 
 
-def _config_file_option(parser: argparse.ArgumentParser) -> None:
-    """Add --config FILE.toml: the same options as keys (num_prompts = 200, rate = [1, 2]).
+def _settings(args: argparse.Namespace) -> Any:
+    from rocmkit.config import parse_overrides
+    from rocmkit.infer.settings import load_settings, setting_fields
 
-    Every option's default is moved into a table and replaced by SUPPRESS, so after parsing the
-    namespace holds only what was typed; `_apply_config_file` then fills the rest from the file,
-    then from the defaults: flags beat the file, the file beats the defaults.
-    """
-    parser.add_argument(
-        "--config", type=Path, help="TOML file with these options as keys; flags given here win"
+    names = {f.name for f in setting_fields(args.infer_mode)}
+    flags = {k: v for k, v in vars(args).items() if k in names}
+    return load_settings(
+        args.infer_mode,
+        preset=getattr(args, "preset", None),
+        path=getattr(args, "config", None),
+        dotted=parse_overrides(getattr(args, "overrides", None) or []),
+        flags=flags,
     )
-    table = {}
-    for action in parser._actions:
-        if action.option_strings and action.dest not in ("help", "config"):
-            table[action.dest] = (action.default, action)
-            if action.default is not None and action.default is not False:
-                action.help = f"{action.help or ''} (default: {action.default})".strip()
-            action.default = argparse.SUPPRESS
-    parser.set_defaults(option_table=table)
-
-
-def _apply_config_file(args: argparse.Namespace) -> None:
-    from rocmkit.config import load_toml
-
-    data = load_toml(args.config) if getattr(args, "config", None) else {}
-    table = args.option_table
-    for key, value in data.items():
-        dest = key.replace("-", "_")
-        if dest not in table:
-            known = ", ".join(sorted(table))
-            raise UserError(f"unknown setting '{key}' in {args.config}; known: {known}")
-        if not hasattr(args, dest):
-            setattr(args, dest, _option_value(value, table[dest][1], f"{args.config}: {key}"))
-    for dest, (default, _) in table.items():
-        if not hasattr(args, dest):
-            setattr(args, dest, default)
-
-
-def _option_value(value: Any, action: argparse.Action, where: str) -> Any:
-    """A TOML value as if typed on the command line (lists become comma lists)."""
-    if isinstance(action, argparse._StoreTrueAction):
-        if not isinstance(value, bool):
-            raise UserError(f"{where} must be true or false")
-        return value
-    if isinstance(value, list):
-        value = ",".join(str(item) for item in value)
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise UserError(f"{where} must be a string, a number or a list")
-    convert: Any = action.type if callable(action.type) else str
-    try:
-        value = convert(value)
-    except (TypeError, ValueError):
-        raise UserError(f"{where} has an invalid value {value!r}") from None
-    if action.choices is not None and value not in action.choices:
-        raise UserError(f"{where} must be one of {', '.join(map(str, action.choices))}")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:
-    if hasattr(args, "option_table"):
-        _apply_config_file(args)
-    if args.infer_mode == "local":
-        return _run_local(args)
-    if args.infer_mode == "serve":
-        return _run_serve(args)
-    raise UserError(
-        "choose a mode: rocmkit infer local MODEL_DIR | rocmkit infer serve --url URL --model NAME"
-    )
+    if args.infer_mode not in ("local", "serve"):
+        raise UserError(
+            "choose a mode: rocmkit infer local MODEL_DIR | rocmkit infer serve --url URL --model NAME"
+        )
+    settings = _settings(args)
+    out = getattr(args, "out", None)
+    return _run_local(settings, out) if args.infer_mode == "local" else _run_serve(settings, out)
 
 
-def _run_local(args: argparse.Namespace) -> int:
+def _run_local(settings: Any, out: Path | None) -> int:
     from rocmkit.infer.local import LocalConfig, benchmark_local, local_measurements
     from rocmkit.platform import detect
 
+    if settings.model_dir is None:
+        raise UserError("give the model directory: rocmkit infer local MODEL_DIR")
     config = LocalConfig(
-        model_dir=Path(args.model_dir),
-        precision=args.precision,
-        batch_sizes=tuple(_int_list(args.batch_sizes, "--batch-sizes")),
-        prompt_lengths=tuple(_int_list(args.prompt_lens, "--prompt-lens")),
-        output_lengths=tuple(_int_list(args.output_lens, "--output-lens")),
-        num_warmup=args.warmup,
-        num_iters=args.iters,
-        compile=args.compile,
-        sdpa_backend=args.sdpa_backend,
-        continuous_batching=args.continuous_batching,
-        seed=args.seed,
-        power=not args.no_power,
+        model_dir=settings.model_dir,
+        precision=settings.precision,
+        batch_sizes=settings.batch_sizes,
+        prompt_lengths=settings.prompt_lens,
+        output_lengths=settings.output_lens,
+        num_warmup=settings.warmup,
+        num_iters=settings.iters,
+        compile=settings.compile,
+        fast=settings.fast,
+        sdpa_backend=settings.sdpa_backend,
+        continuous_batching=settings.continuous_batching,
+        seed=settings.seed,
+        power=settings.power,
     )
     platform = detect()
     result = benchmark_local(config, platform)
     rows = local_measurements(result, config)
     environment = {**platform.record(), "power_reader": result.power_reader}
-    _save_and_print("infer-local", rows, _config_dict(config), environment, args.out, result.notes)
+    _save_and_print("infer-local", rows, _config_dict(settings), environment, out, result.notes)
     return 0
 
 
-def _run_serve(args: argparse.Namespace) -> int:
-    from rocmkit.infer.client import Endpoint
+def _serve_config(settings: Any) -> Any:
+    from rocmkit.infer.client import Endpoint, api_key_from_env
     from rocmkit.infer.metrics import parse_slo
-    from rocmkit.infer.serve import ServeConfig, benchmark_server, serve_measurements
+    from rocmkit.infer.serve import ServeConfig
+
+    if not settings.url:
+        raise UserError("--url is required (on the command line or in --config)")
+    extra = settings.extra_body
+    return ServeConfig(
+        endpoint=Endpoint(
+            base_url=settings.url,
+            model=settings.model or "",
+            api=settings.api,
+            timeout_s=settings.timeout,
+            ignore_eos=settings.ignore_eos,
+            stream=settings.stream,
+            api_key=settings.api_key or api_key_from_env(),
+            headers=_header_dict(settings.header),
+            extra_body=_json_object(extra, "--extra-body")
+            if isinstance(extra, str)
+            else extra or {},
+            temperature=settings.temperature,
+            top_p=settings.top_p,
+            top_k=settings.top_k,
+        ),
+        request_rates=settings.rate,
+        max_concurrencies=settings.concurrency or (None,),
+        burstiness=settings.burstiness,
+        num_warmup=settings.warmup,
+        seed=settings.seed,
+        run_timeout_s=settings.run_timeout,
+        slo=parse_slo(settings.slo) if settings.slo else None,
+        power=settings.power,
+        max_error_rate=settings.max_error_rate,
+        unreachable_timeout_s=settings.unreachable_timeout,
+        ramp_up_s=settings.ramp_up,
+        wait_ready_s=settings.wait_ready,
+    )
+
+
+def _run_serve(settings: Any, out: Path | None) -> int:
+    from rocmkit.infer.serve import benchmark_server, serve_measurements
     from rocmkit.infer.workloads import token_counter
     from rocmkit.platform import detect
 
-    for flag in ("url", "model"):
-        if not getattr(args, flag):
-            raise UserError(f"--{flag} is required (on the command line or in --config)")
-    config = ServeConfig(
-        endpoint=Endpoint(
-            base_url=args.url,
-            model=args.model,
-            api=args.api,
-            timeout_s=args.timeout,
-            ignore_eos=args.ignore_eos,
-        ),
-        request_rates=tuple(_rate_list(args.rate)),
-        max_concurrencies=tuple(_concurrency_list(args.concurrency)),
-        burstiness=args.burstiness,
-        num_warmup=args.warmup,
-        seed=args.seed,
-        run_timeout_s=args.run_timeout,
-        slo=parse_slo(args.slo) if args.slo else None,
-        power=args.power,
-    )
-    tokenizer = _tokenizer(args.tokenizer)
-    workload = _workload(args, tokenizer)
+    config = _serve_config(settings)
+    tokenizer = _tokenizer(settings.tokenizer)
+    workload = _workload(settings, tokenizer)
     platform = detect()
     result = benchmark_server(
         config, workload, token_counter(tokenizer), on_point=_print_point, platform=platform
@@ -239,40 +183,103 @@ def _run_serve(args: argparse.Namespace) -> int:
     if result.stopped:
         notes.append(f"run ended early ({result.stopped}): partial result")
     environment = {**platform.record(), "power_reader": result.power_reader}
-    _save_and_print("infer-serve", rows, _config_dict(config), environment, args.out, notes)
-    return 130 if result.stopped == "interrupted" else 0
+    if result.failure:
+        notes.append(f"run failed: {result.failure}")
+    used = dataclasses.replace(settings, model=(result.endpoint or config.endpoint).model)
+    inputs = {**_config_dict(used), "num_prompts_sent": len(workload.prompts)}
+    path = _save_and_print("infer-serve", rows, inputs, environment, out, notes)
+    if settings.save_requests:
+        _save_requests(result, path.parent / "requests.jsonl")
+    if result.stopped == "interrupted":
+        return 130
+    return 1 if result.failure else 0
 
 
-def _workload(args: argparse.Namespace, tokenizer: Any) -> Any:
+def _workload(settings: Any, tokenizer: Any) -> Any:
     from rocmkit.infer import workloads
 
-    if args.workload in ("jsonl", "sharegpt") and args.prompts is None:
-        raise UserError(f"--workload {args.workload} needs --prompts FILE")
-    if args.workload == "jsonl":
+    if settings.workload in ("jsonl", "sharegpt", "trace") and settings.prompts is None:
+        raise UserError(f"--workload {settings.workload} needs --prompts FILE")
+    if settings.workload == "trace":
+        from rocmkit.infer.traces import trace_workload
+
+        return trace_workload(
+            settings.prompts,
+            num_prompts=settings.num_prompts,
+            time_scale=settings.trace_time_scale,
+            seed=settings.seed,
+            tokenizer=tokenizer,
+        )
+    if settings.workload == "jsonl":
         return workloads.jsonl_workload(
-            args.prompts, output_len=args.output_len, tokenizer=tokenizer
+            settings.prompts, output_len=settings.output_len, tokenizer=tokenizer
         )
-    if args.workload == "sharegpt":
+    if settings.workload == "sharegpt":
         return workloads.sharegpt_workload(
-            args.prompts, num_prompts=args.num_prompts, seed=args.seed, tokenizer=tokenizer
+            settings.prompts,
+            num_prompts=settings.num_prompts,
+            seed=settings.seed,
+            tokenizer=tokenizer,
         )
-    if args.workload == "shared-prefix":
+    if settings.workload == "shared-prefix":
         return workloads.shared_prefix_workload(
-            num_conversations=args.num_conversations,
-            num_turns=args.num_turns,
-            prefix_len=args.prefix_len,
-            turn_len=args.input_len,
-            output_len=args.output_len,
-            seed=args.seed,
+            num_conversations=settings.num_conversations,
+            num_turns=settings.num_turns,
+            prefix_len=settings.prefix_len,
+            turn_len=settings.input_len,
+            output_len=settings.output_len,
+            seed=settings.seed,
             tokenizer=tokenizer,
         )
     return workloads.random_workload(
-        num_prompts=args.num_prompts,
-        input_len=args.input_len,
-        output_len=args.output_len,
-        seed=args.seed,
+        num_prompts=settings.num_prompts,
+        input_len=settings.input_len,
+        output_len=settings.output_len,
+        seed=settings.seed,
         tokenizer=tokenizer,
+        range_ratio=settings.random_range_ratio,
     )
+
+
+def _header_dict(items: list[str]) -> dict[str, str]:
+    headers = {}
+    for item in items:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise UserError(f"--header takes NAME:VALUE (got {item!r})")
+        headers[name.strip()] = value.strip()
+    return headers
+
+
+def _json_object(text: str | None, flag: str) -> dict[str, Any]:
+    if not text:
+        return {}
+    import json
+
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{flag} is not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(value, dict):
+        raise UserError(f"{flag} must be a JSON object, e.g. '{{\"seed\": 1}}'")
+    return value
+
+
+def _save_requests(result: Any, path: Path) -> None:
+    import json
+
+    from rocmkit.atomic import atomic_write_text
+    from rocmkit.infer.serve import request_lines
+
+    lines = [json.dumps(line) for point in result.points for line in request_lines(point)]
+    atomic_write_text(path, "".join(line + "\n" for line in lines))
+    _console().print(f"saved {path}")
+
+
+def _console() -> Any:
+    from rocmkit.cli.console import make_console
+
+    return make_console()
 
 
 def _tokenizer(path: Path | None) -> Any:
@@ -283,55 +290,26 @@ def _tokenizer(path: Path | None) -> Any:
     return Tokenizer(path)
 
 
-def _int_list(text: str, flag: str) -> list[int]:
-    try:
-        return [int(item) for item in text.split(",") if item.strip()]
-    except ValueError:
-        raise UserError(f"{flag} takes comma-separated integers (got {text!r})") from None
+def _config_dict(settings: Any) -> dict[str, Any]:
+    """The settings as JSON, secrets masked (the API key, header values)."""
+    from rocmkit.config import to_dict
+
+    data = _clean(to_dict(settings))
+    if data.get("api_key"):
+        data["api_key"] = "***"
+    if data.get("header"):
+        data["header"] = [item.partition(":")[0] + ":***" for item in data["header"]]
+    return data
 
 
-def _rate_list(text: str) -> list[float]:
-    try:
-        rates = [
-            math.inf if item.strip() == "inf" else float(item)
-            for item in text.split(",")
-            if item.strip()
-        ]
-    except ValueError:
-        raise UserError(f"--rate takes numbers or inf, comma-separated (got {text!r})") from None
-    if not rates or any(not r > 0 for r in rates):
-        raise UserError(f"--rate values must be > 0 (got {text!r})")
-    return rates
-
-
-def _concurrency_list(text: str) -> list[int | None]:
-    values: list[int | None] = []
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        if item == "none":
-            values.append(None)
-            continue
-        try:
-            values.append(int(item))
-        except ValueError:
-            raise UserError(
-                f"--concurrency takes integers or none, comma-separated (got {text!r})"
-            ) from None
-    return values or [None]
-
-
-def _config_dict(config: Any) -> dict[str, Any]:
-    import dataclasses
-
-    def clean(value: Any) -> Any:
-        if isinstance(value, float) and math.isinf(value):
-            return "inf"
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [clean(v) for v in value]
-        return str(value) if isinstance(value, Path) else value
-
-    return clean(dataclasses.asdict(config))
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and math.isinf(value):
+        return "inf"  # JSON has no infinity
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
 
 
 def _print_point(point: Any) -> None:
@@ -352,7 +330,7 @@ def _save_and_print(
     environment: dict[str, Any],
     out: Path | None,
     notes: list[str],
-) -> None:
+) -> Path:
     from rich.table import Table
 
     from rocmkit.cli.console import make_console
@@ -376,6 +354,7 @@ def _save_and_print(
     for note in notes:
         console.print(f"note: {note}")
     console.print(_RESULT_NOTE.format(path=path))
+    return path
 
 
 def _fmt(value: float | None) -> str:

@@ -83,10 +83,12 @@ def run(args: argparse.Namespace) -> int:
     config = load_train_config(preset=args.preset, path=args.config, overrides=overrides)
     # torch is imported from here on: a bad config was answered before (well under a second).
     from rocmkit.platform import detect
-    from rocmkit.train import train
 
     if getattr(args, "backend", "torch") == "jax":
         from rocmkit.jaxtrain import train
+    else:
+        from rocmkit.train import train
+
     is_main = os.environ.get("RANK", "0") == "0"
     platform = detect()
     monitoring = bool(getattr(args, "monitor_memory", False)) and is_main

@@ -86,6 +86,7 @@ def check_smoke(ctx: DoctorContext) -> Finding:
         status="ok",
         summary=f"matmul and elementwise correct on {names}{_no_gpu_note(ctx)}",
         detail="\n".join(lines),
+        evidence=("gpu-kernels-ran",) if ctx.probe().gpu else (),
     )
 
 

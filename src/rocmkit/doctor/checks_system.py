@@ -9,6 +9,7 @@ from pathlib import Path
 from rocmkit.doctor.context import DoctorContext
 from rocmkit.doctor.findings import Finding, Status
 from rocmkit.doctor.registry import register
+from rocmkit.platform.versions import read_nvidia_driver_version
 
 GIB = 2**30
 DOCKER_DEVICES = "--device=/dev/kfd --device=/dev/dri --group-add video --group-add render"
@@ -119,24 +120,41 @@ def _nvidia_driver(ctx: DoctorContext) -> Finding:
             status="skip",
             summary="no GPU on the PCI bus and no GPU driver loaded: nothing to check",
         )
-    version = re.search(r"Kernel Module\s+([\d.]+)", _read(ctx, "/proc/driver/nvidia/version"))
+    version = read_nvidia_driver_version(ctx.root) or _nvidia_smi_driver(ctx)
+    torch_gpus = [d for d in ctx.gpus("nvidia") if d.visible_to_torch]
+    if ctx.platform.gpu_available and torch_gpus:
+        # torch opened the GPU through the driver: that is proof it is loaded, whatever the files say.
+        where = f"NVIDIA driver {version}" if version else "NVIDIA driver (version not readable)"
+        return Finding(
+            id="kernel-driver",
+            status="ok",
+            summary=f"{where} loaded: torch uses {len(torch_gpus)} NVIDIA GPU(s)",
+        )
     if not version:
         return Finding(
             id="kernel-driver",
             status="fail",
             summary="NVIDIA GPU present, but no NVIDIA driver loaded",
+            detail="Neither /proc/driver/nvidia/version, /sys/module/nvidia/version nor "
+            "`nvidia-smi` names a driver, and torch cannot use the GPU.",
             fix="install the NVIDIA driver (e.g. `sudo apt install nvidia-driver`), then reboot",
         )
     if not ctx.path("/dev/nvidiactl").exists():
         return Finding(
             id="kernel-driver",
             status="fail",
-            summary="NVIDIA driver loaded but /dev/nvidiactl is missing",
+            summary=f"NVIDIA driver {version} loaded but /dev/nvidiactl is missing",
             fix="docker run --gpus all ...  (NVIDIA Container Toolkit)",
         )
-    return Finding(
-        id="kernel-driver", status="ok", summary=f"NVIDIA driver {version.group(1)} loaded"
-    )
+    return Finding(id="kernel-driver", status="ok", summary=f"NVIDIA driver {version} loaded")
+
+
+def _nvidia_smi_driver(ctx: DoctorContext) -> str | None:
+    result = ctx.tool("nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader")
+    if not result.ran or result.returncode != 0:
+        return None
+    match = re.search(r"\d+\.\d+(?:\.\d+)*", result.stdout)
+    return match.group(0) if match else None
 
 
 SHM_FAIL_BYTES = 128 * 2**20  # Docker's default is 64 MiB: DataLoader workers die with SIGBUS

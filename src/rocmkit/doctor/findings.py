@@ -6,10 +6,11 @@ import datetime as _dt
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-Status = Literal["ok", "warn", "fail", "skip"]
-STATUSES: tuple[Status, ...] = ("ok", "warn", "fail", "skip")
+# "note": a check's fail that stronger evidence from another check overruled (see reconcile.py).
+Status = Literal["ok", "note", "warn", "fail", "skip"]
+STATUSES: tuple[Status, ...] = ("ok", "note", "warn", "fail", "skip")
 SCHEMA = "rocmkit.doctor"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: status "note", fields "evidence" and "overruled"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -21,6 +22,10 @@ class Finding:
     summary: str
     detail: str = ""
     fix: str = ""  # a command or a setting; empty when nothing needs doing
+    # Facts this check proved, for reconcile(): "gpu-kernels-ran" when the smoke test ran on a GPU.
+    evidence: tuple[str, ...] = ()
+    # When reconciled into a note: the original "status: summary" this check alone reached.
+    overruled: str = ""
 
     def __post_init__(self) -> None:
         assert self.status in STATUSES, self.status

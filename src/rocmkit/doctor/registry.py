@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rocmkit.doctor.findings import DoctorReport, Finding
+from rocmkit.doctor.reconcile import reconcile
 from rocmkit.errors import UserError
 
 if TYPE_CHECKING:
@@ -65,7 +66,8 @@ def select_checks(ids: Sequence[str] | None) -> list[Check]:
 
 
 def run_checks(ctx: DoctorContext, ids: Sequence[str] | None = None) -> DoctorReport:
-    """Run the selected checks; a check that crashes becomes a `fail` finding, not a crash."""
+    """Run the selected checks, then reconcile them (stronger evidence overrules a lower-level
+    fail); a check that crashes becomes a `fail` finding, not a crash."""
     findings = []
     for check in select_checks(ids):
         try:
@@ -79,4 +81,4 @@ def run_checks(ctx: DoctorContext, ids: Sequence[str] | None = None) -> DoctorRe
                     fix="please report this at the rocmkit issue tracker with `rocmkit doctor --json`",
                 )
             )
-    return DoctorReport(findings=tuple(findings), environment=ctx.platform.record())
+    return DoctorReport(findings=reconcile(findings), environment=ctx.platform.record())

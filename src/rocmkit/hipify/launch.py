@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rocmkit.hipify.lexer import mask_protected
+from rocmkit.hipify.lexer import mask_protected, tokenize
 
 _OPEN = "([{"
 _CLOSE = ")]}"
@@ -67,7 +67,19 @@ def _parse_launch(text: str, masked: str, chevrons: int) -> Launch | None:
     if "<" in kernel:  # a template-id holds commas: protect it from the macro
         kernel = f"({kernel})"
     parts = [kernel, _dim3(grid), _dim3(block), shmem, stream, *[a for a in args if a]]
+    # A part ending in a `//` comment would swallow the separator or the closing parenthesis.
+    parts = [part + "\n" if _ends_in_line_comment(part) else part for part in parts]
     return Launch(name_start, close_paren + 1, f"hipLaunchKernelGGL({', '.join(parts)})")
+
+
+def _ends_in_line_comment(part: str) -> bool:
+    if "//" not in part:
+        return False
+    end = len(part.rstrip())
+    return any(
+        token.kind == "comment" and token.text.startswith("//") and token.end >= end
+        for token in tokenize(part)
+    )
 
 
 def _dim3(expression: str) -> str:

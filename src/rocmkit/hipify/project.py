@@ -2,7 +2,7 @@
 
 Safety rules: a file is read as bytes and written with rocmkit.atomic (a kill never leaves a torn
 file, a failed write leaves the original intact); in-place mode keeps `<file>.prehip` and never
-converts a file that already has one; binary, huge or non-UTF-8 files are passed through
+converts a file that already has one; binary or huge files are passed through
 byte-exact (or left alone in place) with a note; symlinks that leave the given tree are skipped.
 """
 
@@ -27,6 +27,8 @@ from rocmkit.hipify.cmake import cmake_notes, is_cmake_file
 from rocmkit.hipify.translate import Diagnostic, TranslateOptions, TranslationStats, translate
 
 BACKUP_SUFFIX = ".prehip"
+# Text is decoded so that every byte survives the round trip (see _run_job).
+SURROGATES = "surrogateescape"
 SOURCE_EXTENSIONS: tuple[str, ...] = (".cu", ".cuh", ".hip", ".cpp", ".cc", ".cxx", ".c")
 SOURCE_EXTENSIONS += (".h", ".hpp", ".hxx", ".inl")
 _RENAMES = {"keep": None, "hip": ".hip", "hip.cpp": ".hip.cpp"}
@@ -67,12 +69,53 @@ class HipifyConfig:
         if self.jobs < 0 or self.max_bytes <= 0:
             raise UserError("--jobs must be >= 0 and --max-bytes > 0")
         for path in self.paths:
-            if not path.exists() and not path.is_symlink():
-                raise UserError(f"no such file or directory: {path}")
+            _check_input(path)
+        _check_output_location(self)
 
     @property
     def writes(self) -> bool:
         return self.output is not None or self.output_dir is not None or self.inplace
+
+
+def _check_input(path: Path) -> None:
+    try:
+        path.resolve(strict=True)
+    except RuntimeError:  # Python 3.11 raises this for a link loop
+        raise UserError(
+            f"{path} is a symbolic link loop: name the real file or directory"
+        ) from None
+    except OSError as exc:
+        if path.is_symlink():
+            raise UserError(
+                f"{path} is a broken or looping symbolic link: {exc.strerror}"
+            ) from None
+        raise UserError(f"no such file or directory: {path}") from None
+
+
+def _check_output_location(config: HipifyConfig) -> None:
+    """Refuse outputs that would overwrite or mix with the CUDA sources (that is what --inplace is for)."""
+    if config.output is not None and config.output.resolve() == config.paths[0].resolve():
+        raise UserError(
+            f"-o {config.output} is the input file: use --inplace (keeps a .prehip backup) "
+            "or another output file"
+        )
+    if config.output_dir is None:
+        return
+    out = config.output_dir.resolve()
+    for path in config.paths:
+        source = path.resolve()
+        if out == source or out.is_relative_to(source) or source.is_relative_to(out):
+            relation = (
+                "is"
+                if out == source
+                else "lies inside"
+                if out.is_relative_to(source)
+                else "contains"
+            )
+            raise UserError(
+                f"--output-dir {config.output_dir} {relation} the input {path}: choose a directory "
+                "outside the sources, or use --inplace (keeps .prehip backups)"
+            )
 
 
 @dataclass(frozen=True)
@@ -160,7 +203,29 @@ def _drop_project_names(results: list[FileResult]) -> tuple[FileResult, ...]:
 
 
 def _num_workers(config: HipifyConfig) -> int:
-    return config.jobs or min(8, os.cpu_count() or 1)
+    """-j N as given; else a pool only with more than two idle cores.
+
+    Measured on a 2-core shared machine, starting workers and shipping results back cost more
+    than the translation itself saves, so `auto` stays in one process there.
+    """
+    if config.jobs:
+        return config.jobs
+    free_cores = _num_cores() - _load_average()
+    return min(8, int(free_cores)) if free_cores > 2 else 1
+
+
+def _num_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _load_average() -> float:
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):  # not on this platform
+        return 0.0
 
 
 def _executor(config: HipifyConfig) -> Executor:
@@ -250,26 +315,29 @@ def _run_job(job: _Job, config: HipifyConfig) -> FileResult:
     reason = _not_text_reason(data, config.max_bytes)
     if reason is not None:
         return _pass_through(job, data, reason, config)
-    text = data.decode("utf-8")
+    # 8-bit files (Latin-1 comments, ...) are translated too: undecodable bytes become lone
+    # surrogates that the lexer never matches and that encode back to the same bytes.
+    text = data.decode("utf-8", errors=SURROGATES)
     bom = "\ufeff" if text.startswith("\ufeff") else ""  # kept, but not seen by the lexer
     translation = translate(text[len(bom) :], options=config.options)
     translation = dataclasses.replace(translation, text=bom + translation.text)
     diagnostics = tuple(
         dataclasses.replace(d, path=str(job.source)) for d in translation.diagnostics
     )
+    encoding_note = _encoding_note(data, job.source)
     changed = translation.text != text
     result = FileResult(
         source=job.source,
         output=job.output,
         status="converted" if changed else "unchanged",
         stats=translation.stats,
-        diagnostics=diagnostics,
+        diagnostics=encoding_note + diagnostics,
         diff=_diff(job.source, text, translation.text) if config.want_diff and changed else "",
         text=translation.text if config.want_text else None,
         num_bytes=len(data),
         defined_names=translation.defined_names,
     )
-    return _write(job, data, translation.text.encode("utf-8"), result, changed)
+    return _write(job, data, translation.text.encode("utf-8", SURROGATES), result, changed)
 
 
 def _not_text_reason(data: bytes, max_bytes: int) -> str | None:
@@ -277,18 +345,26 @@ def _not_text_reason(data: bytes, max_bytes: int) -> str | None:
         return f"larger than {max_bytes} bytes"
     if b"\0" in data[:65536]:
         return "binary file"
+    return None
+
+
+def _encoding_note(data: bytes, source: Path) -> tuple[Diagnostic, ...]:
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return f"not UTF-8 (byte {exc.start})"
-    return None
+        message = f"not UTF-8 (byte {exc.start}): translated, other bytes kept as they were"
+        return (Diagnostic("note", 1, 1, "", "file", message, str(source)),)
+    return ()
 
 
 def _pass_through(job: _Job, data: bytes, reason: str, config: HipifyConfig) -> FileResult:
     note = Diagnostic(
         "note", 1, 1, "", "file", f"{reason}: passed through unchanged", str(job.source)
     )
-    result = FileResult(job.source, job.output, "passthrough", reason, diagnostics=(note,))
+    text = data.decode("utf-8", errors=SURROGATES) if config.want_text else None
+    result = FileResult(
+        job.source, job.output, "passthrough", reason, diagnostics=(note,), text=text
+    )
     if job.output is None or job.backup is not None:  # in place: leave it exactly as it is
         return dataclasses.replace(result, output=None)
     return _write(job, data, data, result, changed=False)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rocmkit.errors import UserError
-from rocmkit.hipify import hazards, launch
+from rocmkit.hipify import guards, hazards, launch, signatures, warp
 from rocmkit.hipify.lexer import LineIndex, build_scanner
 from rocmkit.hipify.mappings import (
     CUDA_LOOKING,
@@ -24,7 +24,9 @@ from rocmkit.hipify.mappings import (
     MappingTable,
     category_of,
     load_table,
+    table_for_version,
 )
+from rocmkit.hipify.versions import hip_names, resolve_version
 
 HIP_RUNTIME_INCLUDE = "#include <hip/hip_runtime.h>\n"
 _RUNTIME_CATEGORIES = frozenset({"runtime", "driver"})
@@ -48,8 +50,12 @@ class TranslateOptions:
     add_runtime_include: bool = True
     report_hazards: bool = True
     mappings: MappingSource = "auto"
+    # Emit only names this HIP release declares (see versions.py); None: no check.
+    hip_version: str | None = None
 
     def __post_init__(self) -> None:
+        if self.hip_version is not None:
+            resolve_version(self.hip_version)  # a UserError now rather than mid-tree
         if self.launch not in ("keep", "hip"):
             raise UserError(f"launch must be 'keep' or 'hip' (got {self.launch!r})")
         if self.mappings not in ("auto", "builtin"):
@@ -119,14 +125,23 @@ DEFAULT_OPTIONS = TranslateOptions()
 
 
 @functools.cache
-def _scanner(source: MappingSource) -> tuple[MappingTable, re.Pattern[str]]:
-    table = load_table(source)
+def _scanner(
+    source: MappingSource, hip_version: str | None
+) -> tuple[MappingTable, re.Pattern[str]]:
+    table = load_table(source) if hip_version is None else table_for_version(source, hip_version)
     return table, build_scanner(table.candidate_prefixes())
+
+
+@functools.cache
+def _lacks_sync_intrinsics(hip_version: str | None) -> bool:
+    return hip_version is not None and "__shfl_xor_sync" not in hip_names(
+        resolve_version(hip_version)
+    )
 
 
 def translate(text: str, *, options: TranslateOptions = DEFAULT_OPTIONS) -> Translation:
     """Translate CUDA source text to HIP; pure (no I/O), deterministic and idempotent."""
-    table, scanner = _scanner(options.mappings)
+    table, scanner = _scanner(options.mappings, options.hip_version)
     scan = _Scan(text, table, options)
     identifiers = table.identifiers
     add_edit = scan.edits.append
@@ -207,12 +222,19 @@ class _Scan:
                     self.edits.append(Edit(start, end, mapping.hip, mapping.category))
 
     def finish(self) -> Translation:
+        self._conditions()
         self.edits.sort(key=lambda edit: edit.start)
         include_added = self._maybe_add_runtime_include()
         text = _apply(self.text, self.edits)
         num_launches = 0
         if self.options.launch == "hip" and "<<<" in text:
             text, num_launches = launch.rewrite_launches(text)
+        text, num_casts = signatures.cast_kernel_arguments(text)
+        converted = Counter(edit.category for edit in self.edits if edit.end > edit.start)
+        if num_casts:
+            converted["signature"] = num_casts
+        if _lacks_sync_intrinsics(self.options.hip_version):
+            text = self._lower_warp_sync(text)
         if self.options.report_hazards:
             for offset, rule, snippet in hazards.find_hazards(self.text):
                 if not self.in_protected(offset):
@@ -221,7 +243,7 @@ class _Scan:
                     )
         diagnostics = self._diagnostics()
         stats = TranslationStats(
-            converted=dict(Counter(edit.category for edit in self.edits if edit.end > edit.start)),
+            converted=dict(converted),
             unconverted=dict(
                 Counter(d.category for d in diagnostics if d.kind in ("unconverted", "unsupported"))
             ),
@@ -231,6 +253,30 @@ class _Scan:
             runtime_include_added=include_added,
         )
         return Translation(text, stats, diagnostics, tuple(self.edits), self.defined_names)
+
+    def _conditions(self) -> None:
+        """Guards and version macros in `#if` conditions: rewrite or report (see guards.py)."""
+        found = list(guards.condition_names(self.text, self.table.guards, self.in_protected))
+        if not found:
+            return
+        handled = {name.start for name in found}
+        self.edits = [edit for edit in self.edits if edit.start not in handled]
+        self.findings = [f for f in self.findings if f[0] not in handled]
+        for name in found:
+            if name.replacement is not None:
+                self.edits.append(Edit(name.start, name.end, name.replacement, "guard"))
+            else:
+                category = "guard" if name.name in self.table.guards.defined_only else "version"
+                self.findings.append((name.start, "unconverted", name.name, category, name.message))
+
+    def _lower_warp_sync(self, text: str) -> str:
+        """HIP releases without `__shfl_xor_sync` & co. get the maskless intrinsics, reported."""
+        lowered, count = warp.lower_sync_calls(text)
+        if count:
+            for offset, name in warp.sync_calls(self.text):
+                message = warp.WAVEFRONT_WARNING.format(lowered=warp.LOWERED[name])
+                self.findings.append((offset, "hazard", name, "warp-sync-lowered", message))
+        return lowered
 
     def in_protected(self, offset: int) -> bool:
         index = bisect.bisect_right(self.protected, (offset, len(self.text) + 1)) - 1
@@ -268,14 +314,14 @@ class _Scan:
         return tuple(result)
 
     def _user_defined_names(self) -> set[str]:
-        names = {name for _, kind, name, *_ in self.findings if kind == "unconverted"}
-        defined = set()
-        for name in names:
-            for match in re.finditer(rf"\b{re.escape(name)}\b", self.text):
-                before = self.text[max(0, match.start() - 80) : match.start()]
-                if _DEFINITION_BEFORE.search(before) and not self.in_protected(match.start()):
-                    defined.add(name)
-                    break
+        # Every occurrence of an unconverted name outside comments and literals is already a
+        # finding, so one pass over the findings (not one scan of the text per name) suffices.
+        defined: set[str] = set()
+        for offset, kind, name, *_ in self.findings:
+            if kind != "unconverted" or name in defined:
+                continue
+            if _DEFINITION_BEFORE.search(self.text, max(0, offset - 80), offset):
+                defined.add(name)
         return defined
 
 

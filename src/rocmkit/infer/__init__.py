@@ -3,7 +3,7 @@
 Library entry points (the CLI `rocmkit infer` is a thin layer over them):
 `benchmark_local(LocalConfig, Platform)` and `benchmark_server(ServeConfig, Workload)`; the metric
 maths (`summarize`, `parse_slo`) are pure functions. Importing this package loads neither torch
-nor httpx.
+nor the HTTP client.
 """
 
 from rocmkit.infer.client import Endpoint

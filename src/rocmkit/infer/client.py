@@ -1,29 +1,34 @@
-"""Async streaming client for OpenAI-compatible servers (/v1/completions, /v1/chat/completions).
+"""Client for OpenAI-compatible servers (/v1/completions, /v1/chat/completions), streamed or not.
 
-One `httpx.AsyncClient` drives every request of a run from one process. A request never raises:
-HTTP errors, non-200 answers, broken streams and timeouts become a `RequestRecord` with `ok=False`
-and a short error text, so one bad request cannot end a run. The SSE parsing is a pure function.
+One `Client` drives every request of a run from one process over kept-alive connections
+(`rocmkit.infer.http`). A request never raises: HTTP errors, non-200 answers, broken streams and
+timeouts become a `RequestRecord` with `ok=False` and a short error text, so one bad request
+cannot end a run. The SSE parsing is a pure function of the bytes received.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
+import os
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from rocmkit.errors import UserError, require_extra
+from rocmkit.errors import UserError
+from rocmkit.infer.http import Answer, ConnectFailure, HttpPool
 from rocmkit.infer.metrics import RequestRecord
 from rocmkit.infer.workloads import Prompt
 
-if TYPE_CHECKING:
-    import httpx
+try:  # orjson parses a stream chunk about 3x faster; the client's CPU goes mostly to that
+    from orjson import loads as _loads
+except ImportError:  # pragma: no cover
+    _loads = json.loads
 
 Api = Literal["completions", "chat"]
 _ERROR_TEXT_CHARS = 160
+_FORBIDDEN_HEADERS = {"host", "content-length", "transfer-encoding", "connection"}
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)
@@ -31,44 +36,77 @@ class Endpoint:
     """Where and how to send requests."""
 
     base_url: str  # e.g. http://127.0.0.1:8000/v1
-    model: str
+    model: str = ""  # empty: the first model the server lists (prepare_endpoint)
     api: Api = "completions"
-    timeout_s: float = 120.0  # per request, from send to the end of the stream
+    timeout_s: float = 120.0  # per request, from send to the end of the answer
+    stream: bool = True  # False: one JSON answer per request (TTFT is then the whole latency)
+    api_key: str | None = None  # sent as "Authorization: Bearer ..."
+    headers: dict[str, str] = field(default_factory=dict)  # extra request headers
+    temperature: float = 0.0
+    top_p: float | None = None
+    top_k: int | None = None  # vLLM/SGLang extension
     ignore_eos: bool = False  # vLLM/SGLang extension: generate exactly max_tokens
-    extra_body: dict[str, Any] = field(default_factory=dict)
+    extra_body: dict[str, Any] = field(default_factory=dict)  # merged into every request body
 
     def __post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
             raise UserError(f"--url must start with http:// or https:// (got {self.base_url!r})")
         if self.timeout_s <= 0:
             raise UserError("--timeout must be positive")
+        if self.temperature < 0 or (self.top_p is not None and not 0 < self.top_p <= 1):
+            raise UserError("--temperature must be >= 0 and --top-p in (0, 1]")
+        bad = [name for name in self.headers if name.lower() in _FORBIDDEN_HEADERS]
+        if bad:
+            raise UserError(f"--header {bad[0]} is set by the client itself; drop it")
+
+    @property
+    def path(self) -> str:
+        """The request path under the base URL."""
+        return "/chat/completions" if self.api == "chat" else "/completions"
 
     @property
     def url(self) -> str:
-        path = "chat/completions" if self.api == "chat" else "completions"
-        return f"{self.base_url.rstrip('/')}/{path}"
+        return f"{self.base_url.rstrip('/')}{self.path}"
+
+    def request_headers(self) -> dict[str, str]:
+        """Content type, authorization (when a key is set) and the extra headers."""
+        headers = {"Content-Type": "application/json", "User-Agent": "rocmkit-infer"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        headers.update(self.headers)
+        return headers
 
     def body(self, prompt: Prompt) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": prompt.max_tokens,
-            "temperature": 0.0,
-            "stream": True,
-            "stream_options": {"include_usage": True},
+            "temperature": self.temperature,
+            "stream": self.stream,
         }
+        if self.stream:
+            body["stream_options"] = {"include_usage": True}
         if self.api == "chat":
             body["messages"] = list(prompt.messages)
         else:
             body["prompt"] = prompt.text
+        if self.top_p is not None:
+            body["top_p"] = self.top_p
+        if self.top_k is not None:
+            body["top_k"] = self.top_k
         if self.ignore_eos:
             body["ignore_eos"] = True
         body.update(self.extra_body)
         return body
 
 
+def api_key_from_env() -> str | None:
+    """OPENAI_API_KEY, the variable every OpenAI-compatible client reads."""
+    return os.environ.get("OPENAI_API_KEY") or None
+
+
 @dataclass(kw_only=True, frozen=True, slots=True)
 class StreamEvent:
-    """What one SSE `data:` line carried."""
+    """What one SSE `data:` payload carried."""
 
     text: str | None = None  # generated text in this chunk (None: no choice in it)
     usage: dict[str, Any] | None = None
@@ -80,13 +118,21 @@ def parse_sse_line(line: str) -> StreamEvent | None:
     """Parse one line of an OpenAI-style SSE stream; None for blank, comment and non-data lines."""
     if not line.startswith("data:"):
         return None
-    payload = line[5:].strip()
-    if payload == "[DONE]":
+    return parse_sse_data(line[5:].strip())
+
+
+def parse_sse_data(payload: str | bytes) -> StreamEvent:
+    """Parse the payload of one `data:` field (a JSON chunk or `[DONE]`)."""
+    if payload in ("[DONE]", b"[DONE]"):
         return StreamEvent(done=True)
     try:
-        data = json.loads(payload)
-    except json.JSONDecodeError:
+        data = _loads(payload)
+    except ValueError:  # also UnicodeDecodeError; orjson's error is a ValueError too
         return StreamEvent(error="malformed stream chunk (not JSON)")
+    return _event_of(data)
+
+
+def _event_of(data: Any) -> StreamEvent:
     if not isinstance(data, dict):
         return StreamEvent(error="malformed stream chunk (not an object)")
     if "error" in data or data.get("object") == "error":
@@ -104,129 +150,167 @@ def _choice_text(choices: Any) -> str | None:
     choice = choices[0]
     if "text" in choice:  # completions
         return choice.get("text") or ""
-    delta = choice.get("delta") or {}
+    delta = choice.get("delta") or choice.get("message") or {}
     # reasoning models stream their thinking in a separate field; it is generated output too
     return (delta.get("content") or "") + (delta.get("reasoning_content") or "")
 
 
-def make_client(*, timeout_s: float = 120.0, verify: Any = True) -> httpx.AsyncClient:
-    """An AsyncClient holding one connection, with no proxy from the environment (a benchmark
-    must talk to the server directly)."""
-    httpx = require_extra("httpx", "serve")
-    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-    return httpx.AsyncClient(
-        limits=limits, timeout=httpx.Timeout(timeout_s), trust_env=False, verify=verify
-    )
+class SseReader:
+    """Turns body bytes into timed text chunks; fed by the connection as bytes arrive."""
 
+    __slots__ = ("_buffer", "error", "first_s", "itl_s", "last_s", "pieces", "usage")
 
-class ClientPool:
-    """One single-connection AsyncClient per request in flight, reused last-in first-out.
+    def __init__(self) -> None:
+        self._buffer = b""
+        self.pieces: list[str] = []
+        self.itl_s: list[float] = []
+        self.first_s: float | None = None
+        self.last_s = 0.0
+        self.usage: dict[str, Any] | None = None
+        self.error: str | None = None
 
-    httpcore's connection pool rescans every connection for every idle one whenever a request
-    starts or ends, which at ~100 kept-alive connections costs more CPU than the streams
-    themselves; single-connection clients keep connections alive at constant cost.
-    """
+    def feed(self, data: bytes, now: float) -> None:
+        """Parse the complete events in `data` (plus what was left over), all arrived at `now`."""
+        if self.error is not None:
+            return  # read on to the end of the body so the connection can be reused
+        buffer = self._buffer + data if self._buffer else data
+        if b"\r" in buffer:
+            buffer = buffer.replace(b"\r\n", b"\n")
+        *events, self._buffer = buffer.split(b"\n\n")
+        for event in events:
+            if event.startswith(b"data: ") and b"\n" not in event:
+                self._on_data(event[6:], now)  # the usual one-line event
+            else:
+                lines = [ln[5:].strip() for ln in event.split(b"\n") if ln.startswith(b"data:")]
+                if lines:
+                    self._on_data(b"\n".join(lines), now)
 
-    def __init__(self, *, timeout_s: float = 120.0) -> None:
-        self._timeout_s = timeout_s
-        self._verify = require_extra(
-            "httpx", "serve"
-        ).create_ssl_context()  # built once, shared: each costs milliseconds
-        self._free: list[httpx.AsyncClient] = []
-        self._all: list[httpx.AsyncClient] = []
-
-    @contextlib.asynccontextmanager
-    async def lease(self) -> AsyncIterator[httpx.AsyncClient]:
-        if self._free:
-            client = self._free.pop()
-        else:
-            client = make_client(timeout_s=self._timeout_s, verify=self._verify)
-            self._all.append(client)
+    def _on_data(self, payload: bytes, now: float) -> None:
+        if payload == b"[DONE]":
+            return
         try:
-            yield client
-        finally:
-            self._free.append(client)
+            data = _loads(payload)
+        except ValueError:
+            self.error = self.error or "malformed stream chunk (not JSON)"
+            return
+        text = _plain_text(data)  # the common chunk, without building a StreamEvent
+        if text is None:
+            event = _event_of(data)
+            if event.error is not None:
+                self.error = self.error or event.error
+            elif event.usage is not None:
+                self.usage = event.usage
+            text = event.text
+        if text:  # chunks without text (role-only, usage-only) do not count as tokens
+            if self.first_s is None:
+                self.first_s = now
+            else:
+                self.itl_s.append(now - self.last_s)
+            self.last_s = now
+            self.pieces.append(text)
+
+
+def _plain_text(data: Any) -> str | None:
+    """The text of an ordinary chunk (a choice with "text" or "delta.content", no usage, no
+    error, no reasoning field); None for anything else, which `_event_of` handles in full."""
+    try:
+        choice = data["choices"][0]
+        text = choice["text"] if "text" in choice else choice["delta"]["content"]
+    except (LookupError, TypeError):
+        return None
+    if (
+        type(text) is not str
+        or data.get("usage") is not None
+        or "error" in data
+        or ("delta" in choice and choice["delta"].get("reasoning_content"))
+    ):
+        return None
+    return text
+
+
+class Client:
+    """Sends the requests of one `Endpoint` over kept-alive connections."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+        self._pool = HttpPool(endpoint.base_url, connect_timeout_s=min(10.0, endpoint.timeout_s))
+        self._headers = endpoint.request_headers()
 
     async def send(
-        self, endpoint: Endpoint, prompt: Prompt, count_tokens: Callable[[str], int] | None = None
+        self, prompt: Prompt, count_tokens: Callable[[str], int] | None = None
     ) -> RequestRecord:
-        """`send_request` on a leased connection."""
-        async with self.lease() as client:
-            return await send_request(client, endpoint, prompt, count_tokens)
+        """Send one request and time it; never raises (except on cancellation)."""
+        record = RequestRecord(
+            ok=False, start_s=time.perf_counter(), prompt_tokens=prompt.input_tokens
+        )
+        try:
+            await asyncio.wait_for(
+                self._exchange(prompt, record, count_tokens), self.endpoint.timeout_s
+            )
+        except asyncio.TimeoutError:
+            record.ok, record.error = False, f"timeout after {self.endpoint.timeout_s:g} s"
+        except Exception as exc:  # any transport failure is this request's error, not the run's
+            record.ok, record.error = False, describe_error(exc)
+            record.unreachable = isinstance(exc, ConnectFailure)
+        return record
 
-    async def __aenter__(self) -> ClientPool:
+    async def _exchange(
+        self, prompt: Prompt, record: RequestRecord, count_tokens: Callable[[str], int] | None
+    ) -> None:
+        body = json.dumps(self.endpoint.body(prompt)).encode()
+        request = self._pool.head("POST", self.endpoint.path, self._headers, len(body)) + body
+        reader = SseReader() if self.endpoint.stream else None
+        answer = await self._pool.request(request, reader.feed if reader else None)
+        record.start_s = answer.sent_s  # the clock starts when the request is on the wire
+        record.http_status = answer.status
+        if answer.status != 200:
+            record.error = f"HTTP {answer.status}: {_first_lines(answer.body)}"
+        elif reader is None:
+            _finish_whole(record, answer, count_tokens)
+        elif reader.error is not None:
+            record.error = reader.error
+        elif reader.first_s is not None:
+            record.ttft_s = reader.first_s - answer.sent_s
+            record.itl_s = reader.itl_s
+            _finish(
+                record, reader.last_s - answer.sent_s, reader.pieces, reader.usage, count_tokens
+            )
+        else:
+            _finish(record, 0.0, [], None, count_tokens)
+
+    async def get_json(self, path: str) -> tuple[int, Any]:
+        """GET `path` under the base URL: (status, parsed JSON or None)."""
+        headers = {k: v for k, v in self._headers.items() if k != "Content-Type"}
+        answer = await self._pool.request(self._pool.head("GET", path, headers, 0))
+        try:
+            return answer.status, json.loads(answer.body)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return answer.status, None
+
+    async def __aenter__(self) -> Client:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        for client in self._all:
-            await client.aclose()
+        self._pool.close()
 
 
-async def send_request(
-    client: httpx.AsyncClient,
-    endpoint: Endpoint,
-    prompt: Prompt,
-    count_tokens: Callable[[str], int] | None = None,
-) -> RequestRecord:
-    """Stream one request and time it; never raises (except on cancellation)."""
-    record = RequestRecord(ok=False, start_s=time.perf_counter(), prompt_tokens=prompt.input_tokens)
-    try:
-        await asyncio.wait_for(
-            _stream(client, endpoint, prompt, record, count_tokens), endpoint.timeout_s
-        )
-    except asyncio.TimeoutError:
-        record.ok, record.error = False, f"timeout after {endpoint.timeout_s:g} s"
-    except Exception as exc:  # any transport failure is this request's error, not the run's
-        record.ok, record.error = False, _describe(exc)
-    return record
-
-
-async def _stream(
-    client: httpx.AsyncClient,
-    endpoint: Endpoint,
-    prompt: Prompt,
-    record: RequestRecord,
-    count_tokens: Callable[[str], int] | None,
+def _finish_whole(
+    record: RequestRecord, answer: Answer, count_tokens: Callable[[str], int] | None
 ) -> None:
-    pieces: list[str] = []
-    usage: dict[str, Any] | None = None
-
-    async def on_sent(event: str, info: dict[str, Any]) -> None:
-        # The clock starts when the request is on the wire, so time spent building it and queueing
-        # in this busy event loop is not charged to the server (see docs/infer.md).
-        if event == "http11.send_request_body.complete":
-            record.start_s = time.perf_counter()
-
-    extensions = {"trace": on_sent}
-    async with client.stream(
-        "POST", endpoint.url, json=endpoint.body(prompt), extensions=extensions
-    ) as response:
-        start = record.start_s
-        last = start
-        if response.status_code != 200:
-            body = (await response.aread()).decode("utf-8", "replace").strip().replace("\n", " ")
-            record.error = f"HTTP {response.status_code}: {body[:_ERROR_TEXT_CHARS]}"
-            return
-        async for line in response.aiter_lines():
-            now = time.perf_counter()  # before parsing: the chunk is here now
-            event = parse_sse_line(line)
-            if event is None:
-                continue
-            if event.error is not None:
-                record.error = event.error
-                return
-            if event.done:  # read on to the end of the body so the connection can be reused
-                continue
-            if event.usage is not None:
-                usage = event.usage
-            if event.text:  # chunks without text (role-only, usage-only) do not count as tokens
-                if record.ttft_s is None:
-                    record.ttft_s = now - start
-                else:
-                    record.itl_s.append(now - last)
-                last = now
-                pieces.append(event.text)
-    _finish(record, last - start, pieces, usage, count_tokens)
+    """A non-streamed answer: one JSON object; TTFT is the whole latency (as vLLM reports it)."""
+    try:
+        data = _loads(answer.body)
+    except ValueError:
+        record.error = "the answer is not JSON"
+        return
+    text = _choice_text(data.get("choices")) if isinstance(data, dict) else None
+    usage = data.get("usage") if isinstance(data, dict) else None
+    latency = answer.received_s - answer.sent_s
+    record.ttft_s = latency
+    _finish(record, latency, [text] if text else [], usage if isinstance(usage, dict) else None,
+            count_tokens)  # fmt: skip
+    if record.ok and not record.tokens_from_usage and count_tokens is None:
+        record.output_tokens = len((text or "").split())  # no usage, no tokenizer: words
 
 
 def _finish(
@@ -250,25 +334,18 @@ def _finish(
             record.prompt_tokens = prompt_tokens
     elif count_tokens is not None:
         record.output_tokens = count_tokens("".join(pieces))
-    else:
-        record.output_tokens = len(
-            pieces
-        )  # one streamed chunk per token, the usual server behaviour
+    else:  # one streamed chunk per token, the usual server behaviour
+        record.output_tokens = len(pieces)
 
 
-def _describe(exc: Exception) -> str:
+def _first_lines(body: bytes, num_lines: int = 3) -> str:
+    """The first lines of an error body, on one line."""
+    lines = [ln.strip() for ln in body.decode("utf-8", "replace").splitlines() if ln.strip()]
+    return " | ".join(lines[:num_lines])[:_ERROR_TEXT_CHARS]
+
+
+def describe_error(exc: Exception) -> str:
+    """`Type: message` of an exception, short enough for one line."""
     name = type(exc).__name__
     text = str(exc).strip()
     return f"{name}: {text[:_ERROR_TEXT_CHARS]}" if text else name
-
-
-async def check_reachable(base_url: str, *, timeout_s: float = 5.0) -> None:
-    """Raise UserError when nothing answers at `base_url` (any HTTP answer counts as alive)."""
-    httpx = require_extra("httpx", "serve")
-    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout_s), trust_env=False) as client:
-        try:
-            await client.get(f"{base_url.rstrip('/')}/models")
-        except httpx.HTTPError as exc:
-            raise UserError(
-                f"cannot reach the server at {base_url}: {_describe(exc)} (is it running?)"
-            ) from None

@@ -24,6 +24,10 @@ from rocmkit.infer.metrics import RequestRecord
 from rocmkit.infer.workloads import Prompt
 
 SendFn = Callable[[Prompt], Awaitable[RequestRecord]]
+# Called with the warm-up records before the measured phase; raises to abort the run.
+WarmupCheck = Callable[[list[RequestRecord]], None]
+# Called with every finished record; returns a reason to stop sending, or None.
+Watch = Callable[[RequestRecord], str | None]
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)
@@ -36,14 +40,17 @@ class LoadConfig:
     num_warmup: int = 0  # requests sent and awaited first, excluded from the measurement
     seed: int = 0
     deadline_s: float | None = None  # perf_counter time at which the run is cut short
+    ramp_up_s: float = 0.0  # the rate climbs linearly from 0 to request_rate over this time
 
     def __post_init__(self) -> None:
+        if self.ramp_up_s < 0 or (self.ramp_up_s > 0 and math.isinf(self.request_rate)):
+            raise UserError("--ramp-up needs a finite --rate and a duration >= 0")
         if not self.request_rate > 0:
-            raise UserError(f"request rate must be > 0 (got {self.request_rate})")
+            raise UserError(f"--rate must be > 0 (got {self.request_rate})")
         if not self.burstiness > 0:
             raise UserError(f"burstiness must be > 0 (got {self.burstiness})")
         if self.max_concurrency is not None and self.max_concurrency < 1:
-            raise UserError(f"max concurrency must be >= 1 (got {self.max_concurrency})")
+            raise UserError(f"--concurrency must be >= 1 (got {self.max_concurrency})")
         if self.num_warmup < 0:
             raise UserError("warm-up request count must be >= 0")
 
@@ -56,6 +63,27 @@ class LoadResult:
     start_s: float = 0.0  # perf_counter when the measured phase began (warm-up done)
 
 
+def ramp_offsets(offsets: Sequence[float], ramp_up_s: float) -> list[float]:
+    """Warp constant-rate send times so the rate grows linearly from 0 over `ramp_up_s`.
+
+    With a linear ramp, the requests sent by time t < R number rate * t^2 / (2R); at full rate
+    they would number rate * u, so the request due at u is sent at sqrt(2 R u), and after the
+    ramp (u >= R / 2) at u + R / 2.
+    """
+    if ramp_up_s <= 0:
+        return list(offsets)
+    half = ramp_up_s / 2
+    return [math.sqrt(2 * ramp_up_s * u) if u < half else u + half for u in offsets]
+
+
+def schedule(prompts: Sequence[Prompt], config: LoadConfig) -> list[float]:
+    """Send times from the start: the prompts' own (trace replay) or drawn from the rate."""
+    if prompts and all(p.arrival_s is not None for p in prompts):
+        return [float(p.arrival_s or 0.0) for p in prompts]
+    offsets = arrival_offsets(len(prompts), config.request_rate, config.burstiness, config.seed)
+    return ramp_offsets(offsets, config.ramp_up_s)
+
+
 def arrival_offsets(num: int, rate: float, burstiness: float, seed: int) -> list[float]:
     """Send times (s from the start) of `num` requests; all zero for an infinite rate."""
     if math.isinf(rate):
@@ -66,8 +94,19 @@ def arrival_offsets(num: int, rate: float, burstiness: float, seed: int) -> list
     return [float(t) for t in np.cumsum(gaps)]
 
 
-async def run_load(prompts: Sequence[Prompt], send: SendFn, config: LoadConfig) -> LoadResult:
-    """Send `prompts` by the arrival schedule under the concurrency cap; return every record."""
+async def run_load(
+    prompts: Sequence[Prompt],
+    send: SendFn,
+    config: LoadConfig,
+    *,
+    check_warmup: WarmupCheck | None = None,
+    watch: Watch | None = None,
+) -> LoadResult:
+    """Send `prompts` by the arrival schedule under the concurrency cap; return every record.
+
+    `check_warmup` may raise to abort before the measured phase; `watch` sees each finished
+    record and may stop the run (e.g. the server has been unreachable for too long).
+    """
     limit = asyncio.Semaphore(config.max_concurrency or len(prompts) or 1)
     stop = asyncio.Event()
     reason: list[str] = []
@@ -77,20 +116,25 @@ async def run_load(prompts: Sequence[Prompt], send: SendFn, config: LoadConfig) 
             reason.append(why)
         stop.set()
 
+    def watched(record: RequestRecord) -> None:
+        why = watch(record) if watch is not None else None
+        if why is not None:
+            halt(why)
+
     with _on_ctrl_c(lambda: halt("interrupted")):
         if config.num_warmup:
             warm = [prompts[i % len(prompts)] for i in range(config.num_warmup)]
-            await _gather_until(
-                [asyncio.ensure_future(_limited(send, p, limit)) for p in warm],
-                stop,
-                config.deadline_s,
-            )
+            warm_tasks: list[asyncio.Future[RequestRecord]] = [
+                asyncio.ensure_future(_limited(send, p, limit)) for p in warm
+            ]
+            if await _gather_until(warm_tasks, stop, config.deadline_s) and check_warmup:
+                check_warmup([task.result() for task in warm_tasks])
         if stop.is_set() or _past(config.deadline_s):
             return LoadResult(
                 records=[], duration_s=0.0, stopped=reason[0] if reason else "run timeout"
             )
         start = time.perf_counter()
-        tasks = await _launch(prompts, send, config, limit, stop, start)
+        tasks = await _launch(prompts, send, config, limit, stop, start, watched)
         finished = await _gather_until(tasks, stop, config.deadline_s)
         duration = time.perf_counter() - start
     if not finished and not reason:
@@ -111,9 +155,10 @@ async def _launch(
     limit: asyncio.Semaphore,
     stop: asyncio.Event,
     start: float,
+    watched: Callable[[RequestRecord], None],
 ) -> list[asyncio.Future[RequestRecord]]:
     tasks: list[asyncio.Future[RequestRecord]] = []
-    offsets = arrival_offsets(len(prompts), config.request_rate, config.burstiness, config.seed)
+    offsets = schedule(prompts, config)
     for prompt, offset in zip(prompts, offsets, strict=True):
         wait = start + offset - time.perf_counter()
         if config.deadline_s is not None:
@@ -123,13 +168,24 @@ async def _launch(
                 await asyncio.wait_for(stop.wait(), wait)
         if stop.is_set() or _past(config.deadline_s):
             break
-        tasks.append(asyncio.ensure_future(_limited(send, prompt, limit)))
+        task = _limited(send, prompt, limit, watched, due_s=start + offset)
+        tasks.append(asyncio.ensure_future(task))
     return tasks
 
 
-async def _limited(send: SendFn, prompt: Prompt, limit: asyncio.Semaphore) -> RequestRecord:
+async def _limited(
+    send: SendFn,
+    prompt: Prompt,
+    limit: asyncio.Semaphore,
+    watched: Callable[[RequestRecord], None] | None = None,
+    due_s: float | None = None,
+) -> RequestRecord:
     async with limit:
-        return await send(prompt)
+        record = await send(prompt)
+    record.scheduled_s = due_s
+    if watched is not None:
+        watched(record)
+    return record
 
 
 async def _gather_until(

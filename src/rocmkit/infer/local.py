@@ -13,6 +13,7 @@ per joule.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import statistics
 import time
@@ -31,6 +32,7 @@ from rocmkit.bench.power import (
     units_per_joule,
 )
 from rocmkit.errors import UserError, require_extra
+from rocmkit.infer.continuous import continuous_runs, pad_id
 from rocmkit.platform import Platform
 from rocmkit.results import Measurement
 
@@ -59,6 +61,7 @@ class LocalConfig:
     num_warmup: int = 1
     num_iters: int = 3
     compile: bool = False  # torch.compile the model's forward
+    fast: bool = False  # also time static KV cache + compiled forward (CUDA/HIP graphs on GPU)
     sdpa_backend: SdpaBackend = "auto"  # restrict scaled_dot_product_attention to one kernel
     continuous_batching: bool = False  # each batch row a request through model.generate_batch
     seed: int = 0
@@ -72,6 +75,8 @@ class LocalConfig:
                 raise UserError(
                     f"{name.replace('_', ' ')} must be positive integers (got {values})"
                 )
+        if self.fast and self.continuous_batching:
+            raise UserError("--fast times generate(): drop --continuous-batching (or --fast)")
         if self.num_iters < 1 or self.num_warmup < 0:
             raise UserError("--iters must be >= 1 and --warmup >= 0")
         if not self.power_interval_s > 0:
@@ -89,6 +94,7 @@ class LocalPoint:
     batch_size: int
     prompt_len: int
     output_len: int
+    decode: str  # "eager" (transformers' default generate) or "fast" (static cache + compile)
     ttft_s: float  # prefill: generate call to the first new token
     tpot_s: float | None  # decode time per output token; None when output_len is 1
     e2e_s: float
@@ -181,6 +187,7 @@ def benchmark_local(
     if reader is None:
         result.notes.append(f"energy per token is n/a: {reader_name}")
     generator = torch.Generator().manual_seed(config.seed)
+    variants = _variants(model, config, device)
     shapes = itertools.product(config.batch_sizes, config.prompt_lengths, config.output_lengths)
     with (
         torch.inference_mode(),
@@ -190,12 +197,54 @@ def benchmark_local(
         for batch, prompt_len, output_len in shapes:
             ids = torch.randint(
                 0, model.config.vocab_size, (batch, prompt_len), generator=generator
-            )
-            point = _measure(
-                model, ids.to(device), output_len, config, device, sampler, reader_name
-            )
-            result.points.append(point)
+            ).to(device)
+            for decode in variants:
+                # a compiled forward compiles (on a GPU also records its graphs) in its first
+                # calls: those are warm-up, never timed
+                compiled = decode == "fast" or config.compile
+                warm = max(config.num_warmup, 2) if compiled else config.num_warmup
+                with variants[decode]:
+                    point = _measure(
+                        model, ids, output_len, config, device, sampler, reader_name, warm
+                    )
+                result.points.append(dataclasses.replace(point, decode=decode))
     return result
+
+
+def _variants(model: Any, config: LocalConfig, device: str) -> dict[str, Any]:
+    """How each decode variant runs: a context manager that sets the model up for it."""
+    variants: dict[str, Any] = {"eager": contextlib.nullcontext()}
+    if config.fast:
+        variants["fast"] = _FastDecode(model, device)
+    return variants
+
+
+class _FastDecode:
+    """Static KV cache (fixed shapes) and a compiled forward; on a GPU, mode "reduce-overhead"
+    replays the decode step as one CUDA/HIP graph. transformers' eager generate launches every
+    kernel of every step from Python, which leaves a GPU idle at batch 1."""
+
+    def __init__(self, model: Any, device: str) -> None:
+        torch = require_extra("torch", "llm")
+        self._model = model
+        self._eager = model.forward
+        mode = "reduce-overhead" if device == "cuda" else None  # graphs exist on GPUs only
+        self._compiled = torch.compile(model.forward, mode=mode, dynamic=False)
+        self._saved: dict[str, Any] = {}
+
+    def __enter__(self) -> None:
+        generation = self._model.generation_config
+        self._saved = {"cache_implementation": generation.cache_implementation}
+        generation.cache_implementation = "static"
+        if hasattr(generation, "disable_compile"):  # we compile ourselves, on every device
+            self._saved["disable_compile"] = generation.disable_compile
+            generation.disable_compile = True
+        self._model.forward = self._compiled
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._model.forward = self._eager
+        for name, value in self._saved.items():
+            setattr(self._model.generation_config, name, value)
 
 
 def _measure(
@@ -206,15 +255,17 @@ def _measure(
     device: str,
     sampler: PowerSampler | None = None,
     no_sampler_reason: str = "no power sensor",
+    num_warmup: int | None = None,
 ) -> LocalPoint:
+    num_warmup = config.num_warmup if num_warmup is None else num_warmup
     torch = require_extra("torch", "llm")
     if device == "cuda":
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
     if config.continuous_batching:
-        runs, window = _continuous_runs(model, ids, output_len, config, sampler)
+        runs, window = continuous_runs(model, ids, output_len, config, sampler)
     else:
-        for _ in range(config.num_warmup):
+        for _ in range(num_warmup):
             _generate(model, ids, output_len)
         with energy_window(sampler) as window:
             runs = [_generate(model, ids, output_len) for _ in range(config.num_iters)]
@@ -226,6 +277,7 @@ def _measure(
         batch_size=batch,
         prompt_len=prompt_len,
         output_len=output_len,
+        decode="eager",
         ttft_s=ttft,
         tpot_s=statistics.median(tpots) if tpots else None,
         e2e_s=e2e,
@@ -258,7 +310,7 @@ def _generate(model: Any, ids: torch.Tensor, output_len: int) -> tuple[float, fl
         max_new_tokens=output_len,
         min_new_tokens=output_len,
         do_sample=False,
-        pad_token_id=_pad_id(model),
+        pad_token_id=pad_id(model),
         streamer=clock,
     )
     generated = out.shape[1] - ids.shape[1]
@@ -266,78 +318,6 @@ def _generate(model: Any, ids: torch.Tensor, output_len: int) -> tuple[float, fl
         raise RuntimeError(f"generate produced {generated} tokens, expected {output_len}")
     ttft, e2e = clock.times[0] - start, clock.times[-1] - start
     return ttft, (e2e - ttft) / (output_len - 1) if output_len > 1 else None, e2e
-
-
-def _continuous_runs(
-    model: Any,
-    ids: torch.Tensor,
-    output_len: int,
-    config: LocalConfig,
-    sampler: PowerSampler | None = None,
-) -> tuple[list[tuple[float, float | None, float]], EnergyWindow]:
-    """Warm-up and timed rounds through transformers' continuous-batching manager, started once
-    per shape so its start-up is not timed; each batch row is one request."""
-    transformers = require_extra("transformers", "llm")
-    if not hasattr(model, "continuous_batching_context_manager"):
-        raise UserError(
-            "this transformers has no continuous batching: upgrade it or drop --continuous-batching"
-        )
-    batch, prompt_len = ids.shape
-    # eos -1 disables stopping, so every request generates exactly output_len tokens
-    generation = transformers.GenerationConfig(
-        max_new_tokens=output_len, do_sample=False, pad_token_id=_pad_id(model), eos_token_id=-1
-    )
-    cache = transformers.ContinuousBatchingConfig()  # sized from free GPU memory
-    if ids.device.type == "cpu":  # no GPU to size from: just what this batch needs
-        cache = transformers.ContinuousBatchingConfig(
-            num_blocks=batch * (prompt_len + output_len) // 16 + batch + 1,
-            page_size=16,
-            max_batch_tokens=batch * prompt_len,  # the whole prefill in one step
-        )
-    inputs = ids.tolist()
-    with model.continuous_batching_context_manager(
-        generation_config=generation, continuous_batching_config=cache, timeout=60, warmup=False
-    ) as manager:
-        for _ in range(config.num_warmup):
-            _continuous_round(manager, inputs, output_len)
-        with energy_window(sampler) as window:
-            runs = [_continuous_round(manager, inputs, output_len) for _ in range(config.num_iters)]
-    return runs, window
-
-
-def _continuous_round(
-    manager: Any, inputs: list[list[int]], output_len: int
-) -> tuple[float, float | None, float]:
-    """(median per-request TTFT, median per-request TPOT, first request queued to last token)."""
-    request_ids = manager.add_requests(
-        inputs=inputs, max_new_tokens=output_len, record_timestamps=True
-    )
-    done: dict[str, Any] = {}
-    while len(done) < len(request_ids):
-        result = manager.get_result(timeout=1)
-        if result is None and not manager.is_running():
-            raise RuntimeError("the continuous-batching loop stopped before finishing")
-        if result is not None and result.is_finished():
-            done[result.request_id] = result
-    requests = list(done.values())
-    failed = [r.error for r in requests if r.error or len(r.timestamps or ()) != output_len]
-    if failed:
-        raise RuntimeError(f"continuous batching did not generate {output_len} tokens: {failed[0]}")
-    ttfts = [r.timestamps[0] - r.created_time for r in requests]
-    tpots = [
-        (r.timestamps[-1] - r.timestamps[0]) / (len(r.timestamps) - 1)
-        for r in requests
-        if len(r.timestamps) > 1
-    ]
-    span = max(r.timestamps[-1] for r in requests) - min(r.created_time for r in requests)
-    return statistics.median(ttfts), statistics.median(tpots) if tpots else None, span
-
-
-def _pad_id(model: Any) -> int:
-    pad = model.generation_config.pad_token_id
-    if pad is None:
-        pad = model.generation_config.eos_token_id or 0
-    return int(pad[0] if isinstance(pad, list) else pad)
 
 
 @contextlib.contextmanager
@@ -362,8 +342,10 @@ def local_measurements(result: LocalResult, config: LocalConfig) -> list[Measure
     """One Measurement per metric and shape, suite "infer-local"."""
     rows = []
     for point in result.points:
-        name = f"{result.model} {config.precision} b{point.batch_size} in{point.prompt_len} out{point.output_len}"
+        decode = "" if point.decode == "eager" else f" {point.decode}"
+        name = f"{result.model} {config.precision} b{point.batch_size} in{point.prompt_len} out{point.output_len}{decode}"
         params = {
+            "decode": point.decode,
             "model": result.model,
             "precision": config.precision,
             "batch_size": point.batch_size,

@@ -27,6 +27,7 @@ class RequestRecord:
 
     ok: bool
     start_s: float = 0.0  # perf_counter when sent; only differences are meaningful
+    scheduled_s: float | None = None  # perf_counter when it was due by the arrival schedule
     ttft_s: float | None = None
     e2e_s: float | None = None
     itl_s: list[float] = field(default_factory=list)
@@ -34,6 +35,8 @@ class RequestRecord:
     output_tokens: int = 0
     tokens_from_usage: bool = False  # True when the server's usage field gave the counts
     error: str | None = None
+    http_status: int | None = None  # the answer's status; None when no answer came
+    unreachable: bool = False  # no connection could be made (refused, DNS, connect timeout)
 
     @property
     def tpot_s(self) -> float | None:
@@ -42,16 +45,32 @@ class RequestRecord:
             return None
         return (self.e2e_s - self.ttft_s) / (self.output_tokens - 1)
 
+    @property
+    def queue_s(self) -> float | None:
+        """Client-side wait from the scheduled send time to the request on the wire (a free
+        concurrency slot, the event loop, building the request)."""
+        return None if self.scheduled_s is None else max(0.0, self.start_s - self.scheduled_s)
+
+    def chunk_times_s(self) -> list[float]:
+        """perf_counter time of each streamed text chunk (the first at start + TTFT)."""
+        if self.ttft_s is None:
+            return []
+        times = [self.start_s + self.ttft_s]
+        for gap in self.itl_s:
+            times.append(times[-1] + gap)
+        return times
+
 
 @dataclass(kw_only=True, frozen=True, slots=True)
 class Distribution:
-    """Mean, median, standard deviation and tail percentiles of one latency, in seconds."""
+    """Mean, median, standard deviation, tail percentiles and maximum of one latency, in seconds."""
 
     count: int
     mean: float | None
     median: float | None
     std: float | None
     percentiles: dict[int, float | None]
+    max: float | None = None
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)
@@ -72,6 +91,9 @@ class ServeSummary:
     tpot: Distribution
     itl: Distribution
     e2e: Distribution
+    queue: Distribution  # client-side wait before sending (RequestRecord.queue_s)
+    peak_output_tokens_per_s: float | None  # the busiest 1 s window of the run
+    slo_attainment: dict[str, float]  # metric -> share of all requests within its limit
     errors: dict[str, int]  # error message -> count
     tokens_from_usage: bool  # every completed request's counts came from the server's usage
 
@@ -91,7 +113,7 @@ def distribution(values: Sequence[float], qs: Iterable[int] = PERCENTILES) -> Di
     """Summarise latencies; every field is None (not 0) when there are no values."""
     if not values:
         return Distribution(
-            count=0, mean=None, median=None, std=None, percentiles=dict.fromkeys(qs)
+            count=0, mean=None, median=None, std=None, percentiles=dict.fromkeys(qs), max=None
         )
     mean = math.fsum(values) / len(values)
     # population standard deviation, like numpy's np.std default that vLLM reports
@@ -102,6 +124,7 @@ def distribution(values: Sequence[float], qs: Iterable[int] = PERCENTILES) -> Di
         median=percentile(values, 50),
         std=std,
         percentiles={q: percentile(values, q) for q in qs},
+        max=max(values),
     )
 
 
@@ -138,12 +161,42 @@ def meets_slo(record: RequestRecord, slo: Mapping[str, float]) -> bool:
     return all(observed[name] <= limit for name, limit in slo.items())
 
 
+def peak_output_tokens_per_s(
+    records: Sequence[RequestRecord], start_s: float, window_s: float = 1.0
+) -> float | None:
+    """Most output tokens received in one `window_s` window (windows aligned to `start_s`).
+
+    A request's output tokens are spread evenly over its text chunks, so the windows add up to
+    the total; with one token per chunk this is vLLM's max_output_tokens_per_s.
+    """
+    buckets: dict[int, float] = {}
+    for record in records:
+        times = record.chunk_times_s() if record.ok else []
+        for when in times:
+            index = math.floor((when - start_s) / window_s)
+            buckets[index] = buckets.get(index, 0.0) + record.output_tokens / len(times)
+    return max(buckets.values()) / window_s if buckets else None
+
+
+def slo_attainment(records: Sequence[RequestRecord], slo: Mapping[str, float]) -> dict[str, float]:
+    """Per metric: the share of all requests (failed ones count as misses) within its limit."""
+    if not records:
+        return {}
+    shares = {}
+    for name, limit in slo.items():
+        within = sum(meets_slo(record, {name: limit}) for record in records)
+        shares[name] = within / len(records)
+    return shares
+
+
 def summarize(
     records: Sequence[RequestRecord],
     duration_s: float,
     slo: Mapping[str, float] | None = None,
+    start_s: float | None = None,
 ) -> ServeSummary:
-    """Aggregate the records of one measured run that lasted `duration_s` seconds."""
+    """Aggregate the records of one measured run that lasted `duration_s` seconds from `start_s`
+    (perf_counter; default: the first request's send time)."""
     if duration_s <= 0:
         raise ValueError("duration_s must be positive")
     done = [r for r in records if r.ok]
@@ -157,6 +210,8 @@ def summarize(
     output_tokens = sum(r.output_tokens for r in done)
     tpots = [t for t in (r.tpot_s for r in done) if t is not None]
     good = None if slo is None else sum(meets_slo(r, slo) for r in done) / duration_s
+    if start_s is None:
+        start_s = min((r.start_s for r in records), default=0.0)
     return ServeSummary(
         num_requests=len(records),
         num_completed=len(done),
@@ -174,6 +229,9 @@ def summarize(
         tpot=distribution(tpots),
         itl=distribution([gap for r in done for gap in r.itl_s]),
         e2e=distribution([r.e2e_s for r in done if r.e2e_s is not None]),
+        queue=distribution([q for q in (r.queue_s for r in records) if q is not None]),
+        peak_output_tokens_per_s=peak_output_tokens_per_s(done, start_s),
+        slo_attainment=slo_attainment(records, slo) if slo else {},
         errors=errors,
         tokens_from_usage=bool(done) and all(r.tokens_from_usage for r in done),
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -27,9 +28,11 @@ from rocmkit.bench.power import (
     units_per_joule,
 )
 from rocmkit.errors import UserError
-from rocmkit.infer.client import ClientPool, Endpoint, check_reachable
+from rocmkit.infer.client import Client, Endpoint
+from rocmkit.infer.guards import UnreachableWatch, check_warmup, point_failure
 from rocmkit.infer.loadgen import LoadConfig, SendFn, run_load
 from rocmkit.infer.metrics import RequestRecord, ServeSummary, summarize
+from rocmkit.infer.readiness import prepare_endpoint
 from rocmkit.infer.workloads import Prompt, Workload
 from rocmkit.results import Measurement
 
@@ -51,18 +54,29 @@ class ServeConfig:
     slo: dict[str, float] | None = None  # seconds per metric, from metrics.parse_slo
     power: Literal["none", "local"] = "none"  # "local": the server's GPU is this machine's
     power_interval_s: float = 0.1
+    max_error_rate: float = 1.0  # share of failed requests above which a point fails the run
+    ramp_up_s: float = 0.0  # each point's rate climbs linearly from 0 over this time
+    wait_ready_s: float = 0.0  # wait up to this long for the server to answer 200 at /models
+    unreachable_timeout_s: float = 10.0  # stop sending after this long without a connection
 
     def __post_init__(self) -> None:
         if not self.request_rates or not self.max_concurrencies:
             raise UserError("give at least one request rate and one concurrency")
+        if not 0.0 <= self.max_error_rate <= 1.0:
+            raise UserError(f"--max-error-rate must be between 0 and 1 (got {self.max_error_rate})")
+        if not self.unreachable_timeout_s > 0:
+            raise UserError("--unreachable-timeout must be positive")
         if self.power not in ("none", "local"):
             raise UserError(f"--power takes none or local (got {self.power!r})")
         if not self.power_interval_s > 0:
             raise UserError("the power sampling interval must be positive")
         if self.run_timeout_s is not None and self.run_timeout_s <= 0:
             raise UserError("--run-timeout must be positive")
+        if self.wait_ready_s < 0:
+            raise UserError("--wait-ready must be >= 0 seconds")
         for rate, concurrency in self.points():
             LoadConfig(
+                ramp_up_s=self.ramp_up_s,
                 request_rate=rate,
                 max_concurrency=concurrency,
                 burstiness=self.burstiness,
@@ -80,8 +94,11 @@ class ServePoint:
     max_concurrency: int | None
     summary: ServeSummary
     stopped: str | None  # why the point ended early, if it did
+    failure: str | None = None  # why the point counts as failed (all or too many requests)
     energy_j: float | None = None  # this machine's GPU energy over the measured phase
     energy_skipped: str | None = None  # why energy_j is None (with power="local")
+    start_s: float = 0.0  # perf_counter when the measured phase began
+    records: list[RequestRecord] = field(default_factory=list, repr=False)
 
 
 @dataclass(kw_only=True, slots=True)
@@ -89,6 +106,17 @@ class ServeResult:
     points: list[ServePoint] = field(default_factory=list)
     stopped: str | None = None
     power_reader: str | None = None  # which reader sampled power; None when none did
+    endpoint: Endpoint | None = None  # as used: the model filled in when it was discovered
+
+    @property
+    def failure(self) -> str | None:
+        """Why the run failed (a point failed, or the server went away), None when it did not."""
+        if self.stopped is not None and self.stopped.startswith("server unreachable"):
+            return self.stopped
+        for point in self.points:
+            if point.failure is not None:
+                return point.failure
+        return None
 
 
 async def benchmark_server_async(
@@ -105,9 +133,9 @@ async def benchmark_server_async(
     With config.power == "local", power comes from `power_reader` (e.g. a fake in tests), else
     from the sensor of `platform` (detected when not given).
     """
-    endpoint = config.endpoint
-    await check_reachable(endpoint.base_url)
-    result = ServeResult()
+    endpoint = await prepare_endpoint(config.endpoint, wait_ready_s=config.wait_ready_s)
+    config = dataclasses.replace(config, endpoint=endpoint)
+    result = ServeResult(endpoint=endpoint)
     reader, why = _power_reader(config, platform, power_reader)
     result.power_reader = why if reader is not None else None
     # perf_counter, the load generator's clock, so a point's window is exactly its measured phase
@@ -117,10 +145,10 @@ async def benchmark_server_async(
         else PowerSampler(reader, interval_s=config.power_interval_s, clock=time.perf_counter)
     )
     with sampler or contextlib.nullcontext():
-        async with ClientPool(timeout_s=endpoint.timeout_s) as pool:
+        async with Client(endpoint) as client:
 
             async def send(prompt: Prompt) -> RequestRecord:
-                return await pool.send(endpoint, prompt, count_tokens)
+                return await client.send(prompt, count_tokens)
 
             await _sweep(config, workload, send, result, on_point, sampler, why)
     return result
@@ -144,16 +172,27 @@ async def _sweep(
             num_warmup=config.num_warmup,
             seed=config.seed,
             deadline_s=deadline,
+            ramp_up_s=config.ramp_up_s,
         )
-        outcome = await run_load(workload.prompts, send, load)
+        watch = UnreachableWatch(config.unreachable_timeout_s)
+        outcome = await run_load(
+            workload.prompts, send, load, check_warmup=check_warmup, watch=watch
+        )
         if outcome.records:
-            summary = summarize(outcome.records, max(outcome.duration_s, 1e-9), config.slo)
+            summary = summarize(
+                outcome.records, max(outcome.duration_s, 1e-9), config.slo, outcome.start_s
+            )
             window = EnergyWindow(start=outcome.start_s, end=outcome.start_s + outcome.duration_s)
             point = ServePoint(
                 request_rate=rate,
                 max_concurrency=concurrency,
                 summary=summary,
                 stopped=outcome.stopped,
+                failure=point_failure(
+                    summary.num_requests, summary.num_failed, config.max_error_rate
+                ),
+                start_s=outcome.start_s,
+                records=outcome.records,
                 **_point_energy(config, sampler, window, no_power),
             )
             result.points.append(point)
@@ -217,13 +256,15 @@ def serve_measurements(
 ) -> list[Measurement]:
     """One Measurement per metric and sweep point, suite "infer-serve"."""
     rows = []
+    endpoint = result.endpoint or config.endpoint
     for point in result.points:
         s = point.summary
         concurrency = "none" if point.max_concurrency is None else str(point.max_concurrency)
-        name = f"{config.endpoint.model} rate={_rate_label(point.request_rate)} concurrency={concurrency}"
+        name = f"{endpoint.model} rate={_rate_label(point.request_rate)} concurrency={concurrency}"
         params = {
-            "model": config.endpoint.model,
-            "api": config.endpoint.api,
+            "model": endpoint.model,
+            "api": endpoint.api,
+            "stream": endpoint.stream,
             "workload": workload.name,
             "request_rate": _rate_label(point.request_rate),  # a string: JSON has no infinity
             "max_concurrency": point.max_concurrency,
@@ -259,23 +300,69 @@ def serve_measurements(
 
 def summary_values(s: ServeSummary) -> list[tuple[str, float | None, str]]:
     """(metric name with its unit, value, unit) for every number of a summary."""
+    mean_in = (
+        None
+        if s.total_prompt_tokens is None or not s.num_completed
+        else s.total_prompt_tokens / s.num_completed
+    )
+    mean_out = s.total_output_tokens / s.num_completed if s.num_completed else None
     values: list[tuple[str, float | None, str]] = [
+        ("num_requests", s.num_requests, "count"),
         ("num_completed", s.num_completed, "count"),
         ("num_failed", s.num_failed, "count"),
         ("duration_s", s.duration_s, "s"),
+        ("total_input_tokens", s.total_prompt_tokens, "tokens"),
+        ("total_output_tokens", s.total_output_tokens, "tokens"),
+        ("mean_input_tokens", mean_in, "tokens"),
+        ("mean_output_tokens", mean_out, "tokens"),
         ("request_per_s", s.request_per_s, "req/s"),
         ("output_tokens_per_s", s.output_tokens_per_s, "tokens/s"),
+        ("peak_output_tokens_per_s", s.peak_output_tokens_per_s, "tokens/s"),
         ("total_tokens_per_s", s.total_tokens_per_s, "tokens/s"),
     ]
     if s.goodput_req_per_s is not None:
         values.append(("goodput_req_per_s", s.goodput_req_per_s, "req/s"))
-    for label, dist in (("ttft", s.ttft), ("tpot", s.tpot), ("itl", s.itl), ("e2e", s.e2e)):
+    values.extend(
+        (f"slo_{name}_attainment", share, "fraction") for name, share in s.slo_attainment.items()
+    )
+    dists = (("ttft", s.ttft), ("tpot", s.tpot), ("itl", s.itl), ("e2e", s.e2e), ("queue", s.queue))
+    for label, dist in dists:
         values.append((f"{label}_ms_mean", _ms(dist.mean), "ms"))
         values.append((f"{label}_ms_p50", _ms(dist.median), "ms"))
+        values.append((f"{label}_ms_std", _ms(dist.std), "ms"))
         values.extend(
             (f"{label}_ms_p{q}", _ms(v), "ms") for q, v in dist.percentiles.items() if q != 50
         )
+        values.append((f"{label}_ms_max", _ms(dist.max), "ms"))
     return values
+
+
+def request_lines(point: ServePoint) -> list[dict[str, Any]]:
+    """One JSON-ready dict per request of a point: times in seconds from the point's start, so
+    every figure of the point can be recomputed from them (see docs/infer.md)."""
+    rate = _rate_label(point.request_rate)
+    lines = []
+    for index, r in enumerate(point.records):
+        sent = r.start_s - point.start_s if r.start_s else None
+        lines.append(
+            {
+                "request_rate": rate,
+                "max_concurrency": point.max_concurrency,
+                "index": index,
+                "ok": r.ok,
+                "scheduled_s": None if r.scheduled_s is None else r.scheduled_s - point.start_s,
+                "sent_s": sent,
+                "ttft_s": r.ttft_s,
+                "itl_s": r.itl_s,
+                "e2e_s": r.e2e_s,
+                "prompt_tokens": r.prompt_tokens,
+                "output_tokens": r.output_tokens,
+                "tokens_from_usage": r.tokens_from_usage,
+                "http_status": r.http_status,
+                "error": r.error,
+            }
+        )
+    return lines
 
 
 def energy_values(point: ServePoint) -> list[tuple[str, float | None, str]]:

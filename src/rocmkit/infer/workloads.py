@@ -9,6 +9,7 @@ result), which is what `Prompt.length_unit` records.
 from __future__ import annotations
 
 import json
+import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ class Prompt:
     messages: tuple[dict[str, str], ...]
     max_tokens: int
     input_tokens: int | None = None  # known prompt length in tokens (None without a tokenizer)
+    arrival_s: float | None = None  # send time from the run's start (trace replay); None: by rate
 
     @property
     def text(self) -> str:
@@ -89,27 +91,50 @@ def random_workload(
     output_len: int,
     seed: int = 0,
     tokenizer: Tokenizer | None = None,
+    range_ratio: float = 0.0,
 ) -> Workload:
-    """Prompts of `input_len` random tokens (or words, without a tokenizer), `output_len` to generate."""
+    """Prompts of `input_len` random tokens (or words, without a tokenizer), `output_len` to generate.
+
+    With `range_ratio` r > 0 each length is drawn uniformly from [len * (1 - r), len * (1 + r)]
+    (at least 1), as vLLM's `--random-range-ratio` does.
+    """
     if num_prompts < 1 or input_len < 1 or output_len < 1:
         raise UserError("random workload needs --num-prompts, --input-len and --output-len >= 1")
+    if not 0.0 <= range_ratio < 1.0:
+        raise UserError(f"--random-range-ratio must be in [0, 1) (got {range_ratio})")
     rng = random.Random(seed)
     prompts = []
     for _ in range(num_prompts):
-        if tokenizer is None:
-            text, count = " ".join(rng.choice(_WORDS) for _ in range(input_len)), None
-        else:
-            text = tokenizer.random_text(rng, input_len)
-            count = tokenizer.count(text)  # decode/encode round trips can shift the length a little
-        prompts.append(
-            Prompt(
-                messages=({"role": "user", "content": text},),
-                max_tokens=output_len,
-                input_tokens=count,
-            )
-        )
+        num_in, num_out = (_vary(rng, n, range_ratio) for n in (input_len, output_len))
+        prompts.append(_random_prompt(rng, num_in, num_out, tokenizer))
     return Workload(
         name="random", prompts=prompts, length_unit=_unit(tokenizer), notes=_notes(tokenizer)
+    )
+
+
+def _vary(rng: random.Random, length: int, ratio: float) -> int:
+    if ratio == 0.0:
+        return length
+    return max(1, rng.randint(math.floor(length * (1 - ratio)), math.ceil(length * (1 + ratio))))
+
+
+def _random_prompt(
+    rng: random.Random,
+    input_len: int,
+    output_len: int,
+    tokenizer: Tokenizer | None,
+    arrival_s: float | None = None,
+) -> Prompt:
+    if tokenizer is None:
+        text, count = " ".join(rng.choice(_WORDS) for _ in range(input_len)), None
+    else:
+        text = tokenizer.random_text(rng, input_len)
+        count = tokenizer.count(text)  # decode/encode round trips can shift the length a little
+    return Prompt(
+        messages=({"role": "user", "content": text},),
+        max_tokens=output_len,
+        input_tokens=count,
+        arrival_s=arrival_s,
     )
 
 
@@ -192,11 +217,7 @@ def shared_prefix_workload(
     if min(num_conversations, num_turns, prefix_len, turn_len, output_len) < 1:
         raise UserError("shared-prefix workload needs every length and count >= 1")
     rng = random.Random(seed)
-    make = (
-        (lambda n: tokenizer.random_text(rng, n))
-        if tokenizer
-        else (lambda n: " ".join(rng.choice(_WORDS) for _ in range(n)))
-    )
+    make = random_text_maker(rng, tokenizer)
     system = {"role": "system", "content": make(prefix_len)}
     histories: list[list[dict[str, str]]] = [[system] for _ in range(num_conversations)]
     prompts = []
@@ -214,6 +235,13 @@ def shared_prefix_workload(
     return Workload(
         name="shared-prefix", prompts=prompts, length_unit=_unit(tokenizer), notes=notes
     )
+
+
+def random_text_maker(rng: random.Random, tokenizer: Tokenizer | None) -> Callable[[int], str]:
+    """A function giving n random tokens of text (n words without a tokenizer)."""
+    if tokenizer is not None:
+        return lambda n: tokenizer.random_text(rng, n)
+    return lambda n: " ".join(rng.choice(_WORDS) for _ in range(n))
 
 
 def _prompt_from_item(

@@ -145,27 +145,61 @@ def _pci_bus_id(props: Any) -> str | None:
     return f"{domain:04x}:{int(bus):02x}:{device:02x}.0"
 
 
-def detect(root: str | Path = "/", runner: Runner | None = None) -> Platform:
+@dataclass(frozen=True, kw_only=True)
+class TorchSide:
+    """What the installed torch says about the build and the GPUs it can use."""
+
+    backend: Backend = "cpu"
+    torch_version: str | None = None
+    hip_version: str | None = None
+    cuda_version: str | None = None
+    devices: tuple[DeviceInfo, ...] = ()
+    gpu_available: bool = False
+
+
+def read_torch_side() -> TorchSide:
+    """Ask the installed torch (imports it; cheap after the first call)."""
+    backend, version, hip, cuda = torch_build()
+    return TorchSide(
+        backend=backend,
+        torch_version=version,
+        hip_version=hip,
+        cuda_version=cuda,
+        devices=tuple(torch_devices()),
+        gpu_available=gpu_available(),
+    )
+
+
+def detect(
+    root: str | Path = "/", runner: Runner | None = None, *, torch_side: TorchSide | None = None
+) -> Platform:
     """Detect the platform now (call once per command, then pass the result down).
 
-    `root` and `runner` let tests point sysfs reads and tool calls at fakes.
+    `root` and `runner` let tests point sysfs reads and tool calls at fakes; `torch_side`
+    replaces what torch says. With a fake root and no `torch_side`, torch is left out (a fake
+    tree describes another machine, whose GPUs are not this process's torch devices).
     """
     from rocmkit.platform.cpu import detect_cpu
     from rocmkit.platform.devices import discover_devices
     from rocmkit.platform.smi import run_command
     from rocmkit.platform.versions import read_driver_version, read_rocm_version
 
-    backend, torch_version, hip, cuda = torch_build()
+    if torch_side is None:
+        torch_side = read_torch_side() if Path(root) == Path("/") else TorchSide()
+    devices = discover_devices(
+        root=root, runner=runner or run_command, torch_devices=list(torch_side.devices)
+    )
+    amd_here = torch_side.backend == "rocm" or any(d.vendor == "amd" for d in devices)
     return Platform(
-        backend=backend,
-        torch_version=torch_version,
-        hip_version=hip,
-        cuda_version=cuda,
-        rocm_version=read_rocm_version(root),
+        backend=torch_side.backend,
+        torch_version=torch_side.torch_version,
+        hip_version=torch_side.hip_version,
+        cuda_version=torch_side.cuda_version,
+        # A libamdhip64 package on an NVIDIA box is not a ROCm stack: only report ROCm where it
+        # can be used (`rocmkit doctor --check rocm-userspace` still names the package).
+        rocm_version=read_rocm_version(root) if amd_here else None,
         driver_version=read_driver_version(root),
-        devices=tuple(
-            discover_devices(root=root, runner=runner or run_command, torch_devices=torch_devices())
-        ),
+        devices=tuple(devices),
         cpu=detect_cpu(root),
-        gpu_available=gpu_available(),
+        gpu_available=torch_side.gpu_available,
     )

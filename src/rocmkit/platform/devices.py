@@ -141,7 +141,10 @@ def discover_devices(
     if len(kfd_gpus) > sum(d.vendor == "amd" for d in torch_devices):
         amd_names = rocminfo_names(runner)
     nvidia_rows: list[dict[str, str | None]] = []
-    has_nvidia_driver = (Path(root) / "proc/driver/nvidia/version").exists()
+    # /proc/driver/nvidia is absent in some VMs; the module's sysfs entry is not.
+    has_nvidia_driver = any(
+        (Path(root) / rel).exists() for rel in ("proc/driver/nvidia/version", "sys/module/nvidia")
+    )
     if has_nvidia_driver and not any(d.vendor == "nvidia" for d in torch_devices):
         nvidia_rows = nvidia_smi_rows(runner)
     return merge_devices(torch_devices, kfd_gpus, amd_names, nvidia_rows)

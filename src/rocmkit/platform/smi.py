@@ -127,7 +127,14 @@ def parse_rocminfo(text: str) -> RocminfoReport:
     if "HSA Agents" not in text:
         raise SmiParseError(f"not rocminfo output: {_first_error_line(text)[:120]!r}")
     runtime = re.search(r"Runtime Version:\s*([\d.]+)", text)
-    blocks = re.split(r"\*+\s*\n\s*Agent \d+\s*\n\s*\*+", text)[1:]
+    # "Agent N" headers, with or without their rows of asterisks (pastes lose them).
+    blocks = re.split(r"^[\s*]*Agent \d+[\s*]*$", text, flags=re.M)[1:]
+    described = len(re.findall(r"^\s*Device Type:", text, flags=re.M))
+    if described > len(blocks):
+        raise SmiParseError(
+            f"rocminfo output describes {described} agents ('Device Type:' lines) but has "
+            f"{len(blocks)} 'Agent N' headers: paste rocminfo's output unedited"
+        )
     return RocminfoReport(
         kfd_module_loaded=True,
         runtime_version=runtime.group(1) if runtime else None,
@@ -197,6 +204,10 @@ def parse_rocm_smi_json(text: str) -> RocmSmiReport:
         match = re.fullmatch(r"card(\d+)", key)
         if match and isinstance(value, dict):
             cards.append(_rocm_smi_card(int(match.group(1)), value))
+    if not cards:
+        raise SmiParseError(
+            "rocm-smi JSON names no cardN entry (no GPU, or the driver is not loaded)"
+        )
     system = {k.lower(): v for k, v in (data.get("system") or {}).items()}
     return RocmSmiReport(
         cards=tuple(sorted(cards, key=lambda c: c.index)),
@@ -255,6 +266,8 @@ def parse_amd_smi_json(text: str) -> list[dict[str, Any]]:
         data = [data]
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         raise SmiParseError("amd-smi JSON is neither a list of GPUs nor {'gpu_data': [...]}")
+    if not data:
+        raise SmiParseError("amd-smi JSON lists no GPU")
     return data
 
 
@@ -306,6 +319,9 @@ def parse_nvidia_smi_csv(text: str) -> list[dict[str, str | None]]:
     if not lines:
         raise SmiParseError("empty nvidia-smi CSV output")
     header = [re.sub(r"\s*\[.*?\]\s*$", "", h.strip()) for h in lines[0].split(",")]
+    units = [
+        m.group(1) if (m := re.search(r"\[(.*?)\]\s*$", h)) else None for h in lines[0].split(",")
+    ]
     if not {"name", "index", "uuid", "gpu_name"} & set(header):
         raise SmiParseError("nvidia-smi CSV has no header row (query with --format=csv)")
     rows = []
@@ -317,11 +333,21 @@ def parse_nvidia_smi_csv(text: str) -> list[dict[str, str | None]]:
             )
         rows.append(
             {
-                h: (None if v in ("[N/A]", "N/A", "") else v)
-                for h, v in zip(header, values, strict=True)
+                h: (None if v in ("[N/A]", "N/A", "") else _without_unit(v, unit))
+                for h, v, unit in zip(header, values, units, strict=True)
             }
         )
+    if not rows:
+        raise SmiParseError("nvidia-smi CSV has a header but no GPU rows")
     return rows
+
+
+def _without_unit(value: str, unit: str | None) -> str:
+    """ "16311 MiB" -> "16311" under a "memory.total [MiB]" header (`--format=csv` without
+    `nounits` repeats the unit in every value)."""
+    if unit and value.endswith(" " + unit):
+        return value[: -len(unit) - 1].strip()
+    return value
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -362,6 +388,8 @@ def parse_nvidia_smi_xml(text: str) -> NvidiaSmiReport:
                 mig_enabled=(gpu.findtext("mig_mode/current_mig") or "").strip() == "Enabled",
             )
         )
+    if not gpus:
+        raise SmiParseError("nvidia-smi XML lists no <gpu>")
     return NvidiaSmiReport(
         driver_version=root.findtext("driver_version"),
         cuda_version=root.findtext("cuda_version"),

@@ -138,15 +138,28 @@ def arch_facts(arch: str | None) -> ArchFacts | None:
     return all_arch_facts().get(key) if key else None
 
 
+# "Navi 31 [Radeon RX 7900 XT/7900 XTX]", "AMD Instinct MI250X/MI250": a PCI-database or
+# marketing name that lists several products. Reading it as the bigger one overstates peaks.
+_ALTERNATIVES = re.compile(r"\w\s*/\s*\w")
+
+
+def spec_ambiguity(name: str | None) -> str | None:
+    """Why `name` cannot pick one product (it lists alternatives), or None when it can."""
+    if name and _ALTERNATIVES.search(name):
+        return f"{name!r} names several products; no figures (the exact model is needed)"
+    return None
+
+
 def lookup_spec(arch: str | None, name: str | None = None) -> ArchSpec | None:
     """Find the product row for an arch ("gfx942") and device name ("AMD Instinct MI300X").
 
     With a name, the row whose `match` words are all in it (and no `exclude` word) wins; the most
     specific such row wins; a tie or no fit gives None. Without a name there is no answer: every
     arch is (or may become) shared by several products. Never falls back to another device's figures.
+    A name listing alternatives ("RX 7900 XT/7900 XTX") gives None too (see `spec_ambiguity`).
     """
     key = normalize_arch(arch)
-    if not key or not name:
+    if not key or not name or spec_ambiguity(name):
         return None
     candidates = [s for s in all_specs() if s.arch == key]
     words = set(re.findall(r"[a-z0-9]+", name.lower()))
@@ -158,3 +171,13 @@ def lookup_spec(arch: str | None, name: str | None = None) -> ArchSpec | None:
     best = max(len(s.match) for s in fitting)
     most_specific = [s for s in fitting if len(s.match) == best]
     return most_specific[0] if len(most_specific) == 1 else None
+
+
+def find_spec_by_name(name: str | None) -> ArchSpec | None:
+    """The product row a device name alone picks (text reports of other machines name no arch):
+    the same matching as `lookup_spec` across every arch; ambiguous or unknown names give None."""
+    if not name or spec_ambiguity(name):
+        return None
+    archs = {s.arch for s in all_specs()}
+    found = {spec.key: spec for a in archs if (spec := lookup_spec(a, name)) is not None}
+    return next(iter(found.values())) if len(found) == 1 else None

@@ -55,8 +55,32 @@ def read_driver_version(root: str | Path = "/") -> str | None:
     if (root / "sys/module/amdgpu/initstate").exists():
         kernel = _read(root / "proc/sys/kernel/osrelease").strip()
         return f"amdgpu (in-tree, kernel {kernel})" if kernel else "amdgpu (in-tree)"
-    nvidia = re.search(r"Kernel Module\s+([\d.]+)", _read(root / "proc/driver/nvidia/version"))
-    return f"nvidia {nvidia.group(1)}" if nvidia else None
+    nvidia = read_nvidia_driver_version(root)
+    return f"nvidia {nvidia}" if nvidia else None
+
+
+# The proprietary module writes "NVIDIA UNIX x86_64 Kernel Module  550.54.15 ...", the open
+# modules (the default since driver 560) "NVIDIA UNIX Open Kernel Module for x86_64  580.95.05 ...".
+_NVRM = re.compile(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)*)")
+
+
+def parse_nvidia_driver_version(text: str) -> str | None:
+    """The driver version in the text of /proc/driver/nvidia/version (either module flavour)."""
+    match = _NVRM.search(text)
+    return match.group(1) if match else None
+
+
+def read_nvidia_driver_version(root: str | Path = "/") -> str | None:
+    """The loaded NVIDIA kernel module's version, or None when neither file says it.
+
+    /proc/driver/nvidia is absent in some VMs and containers; /sys/module/nvidia/version is the
+    module's own record of the same number.
+    """
+    root = Path(root)
+    version = parse_nvidia_driver_version(_read(root / "proc/driver/nvidia/version"))
+    if version:
+        return version
+    return _version_in(_read(root / "sys/module/nvidia/version"))
 
 
 def _version_in(text: str) -> str | None:

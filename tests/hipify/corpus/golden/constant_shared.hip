@@ -26,7 +26,7 @@ int main() {
   hipMalloc(&in, n * sizeof(float));
   hipMalloc(&out, n * sizeof(float));
   size_t shared_bytes = block * sizeof(float);
-  hipFuncSetAttribute(stencil, hipFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes);
+  hipFuncSetAttribute(reinterpret_cast<const void*>(stencil), hipFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes);
   stencil<<<n / block, block, shared_bytes>>>(in, out, n);
   hipError_t status = hipDeviceSynchronize();
   printf("stencil: %s\n", hipGetErrorString(status));

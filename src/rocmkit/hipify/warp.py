@@ -1,0 +1,79 @@
+"""Lower CUDA's `*_sync` warp intrinsics for HIP releases that lack them (HIP < 6.2 here).
+
+`__shfl_xor_sync(mask, v, lane, width)` becomes `__shfl_xor(v, lane, width)`, `__ballot_sync(mask,
+p)` becomes `__ballot(p)`, and so on: the older intrinsics act on the whole wavefront. That is
+only equivalent when the mask named every lane, and an AMD wavefront has 64 lanes, not 32, so each
+lowering is also reported (see translate.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmkit.hipify.lexer import mask_protected
+
+LOWERED = {
+    "__shfl_sync": "__shfl",
+    "__shfl_up_sync": "__shfl_up",
+    "__shfl_down_sync": "__shfl_down",
+    "__shfl_xor_sync": "__shfl_xor",
+    "__any_sync": "__any",
+    "__all_sync": "__all",
+    "__ballot_sync": "__ballot",
+}
+_CALL = re.compile(r"(?<![\w$])(" + "|".join(LOWERED) + r")\s*\(")
+WAVEFRONT_WARNING = (
+    "lowered to {lowered}(...) without the lane mask: it acts on the whole 64-lane wavefront, "
+    "so a 32-lane mask (0xffffffff) no longer selects the lanes; check the algorithm"
+)
+
+
+def sync_calls(text: str) -> list[tuple[int, str]]:
+    """(offset, name) of every `*_sync` warp intrinsic call outside comments and literals."""
+    if "_sync" not in text:
+        return []
+    masked = mask_protected(text)
+    return [(m.start(), m.group(1)) for m in _CALL.finditer(masked)]
+
+
+def lower_sync_calls(text: str) -> tuple[str, int]:
+    """`text` with the mask argument of each call dropped and the name lowered; (text, count)."""
+    calls = sync_calls(text)
+    if not calls:
+        return text, 0
+    masked = mask_protected(text)
+    pieces, last, count = [], 0, 0
+    for start, name in calls:
+        open_paren = masked.index("(", start + len(name))
+        comma = _first_top_level_comma(masked, open_paren + 1)
+        if comma is None or start < last:
+            continue
+        pieces += [text[last:start], LOWERED[name], "("]
+        last = _skip_space(masked, comma + 1)
+        count += 1
+    pieces.append(text[last:])
+    return "".join(pieces), count
+
+
+def _first_top_level_comma(masked: str, position: int) -> int | None:
+    depth = 0
+    while position < len(masked):
+        char = masked[position]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
+                return None  # one argument only: not the CUDA signature, left alone
+            depth -= 1
+        elif char == "," and depth == 0:
+            return position
+        elif char == ";":
+            return None
+        position += 1
+    return None
+
+
+def _skip_space(masked: str, position: int) -> int:
+    while position < len(masked) and masked[position] in " \t":
+        position += 1
+    return position

@@ -1,0 +1,1 @@
+"""Presets of `rocmkit infer` (TOML files with the option names as keys)."""

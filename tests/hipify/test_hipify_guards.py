@@ -1,0 +1,78 @@
+"""CUDA header guards and version macros in preprocessor conditions (issue 13)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from rocmkit.hipify import translate
+from rocmkit.hipify.check import find_hipcc
+
+# The shape of a common helper header: error-string helpers compiled only when the CUDA header
+# that declares the status type has been included.
+HELPER = """#include <cuda_runtime.h>
+#include <curand.h>
+#include <cstdio>
+#ifdef __DRIVER_TYPES_H__
+static const char* errorName(cudaError_t e) { return cudaGetErrorName(e); }
+#endif
+#if defined(CURAND_H_) || defined(CUBLAS_API_H_)  // CURAND_H_ in a comment
+static const char* errorName(curandStatus_t s) { return s == CURAND_STATUS_SUCCESS ? "ok" : "x"; }
+#endif
+int main() {
+  std::printf("%s %s\\n", errorName(cudaSuccess), errorName(CURAND_STATUS_SUCCESS));
+  return 0;
+}
+"""
+
+
+def test_runtime_and_library_guards_become_hip_guards_only_in_conditions():
+    result = translate(HELPER)
+    assert "#ifdef HIP_INCLUDE_HIP_DRIVER_TYPES_H\n" in result.text
+    assert "#if defined(HIPRAND_H_) || defined(HIPBLAS_H)  // CURAND_H_ in a comment" in result.text
+    assert not [d for d in result.diagnostics if d.kind == "unconverted"]
+    assert result.stats.converted["guard"] == 3
+    assert translate(result.text).text == result.text
+
+
+def test_version_checks_and_arch_comparisons_are_reported_not_guessed():
+    source = "#if CUDART_VERSION >= 11000\nint a;\n#elif __CUDA_ARCH__ >= 700\nint b;\n#endif\n"
+    result = translate(source)
+    assert result.text == source
+    found = {(d.name, d.line): d.message for d in result.diagnostics if d.kind == "unconverted"}
+    assert set(found) == {("CUDART_VERSION", 1), ("__CUDA_ARCH__", 3)}
+    assert "HIP_VERSION" in found[("CUDART_VERSION", 1)]
+    assert "sees 0" in found[("__CUDA_ARCH__", 3)]
+
+
+def test_cuda_arch_tested_for_being_defined_becomes_the_hip_device_pass_macro():
+    source = "#ifndef __CUDA_ARCH__\nint a;\n#elif defined( __CUDA_ARCH__ ) && X\n#endif\n"
+    expected = source.replace("__CUDA_ARCH__", "__HIP_DEVICE_COMPILE__")
+    assert translate(source).text == expected
+
+
+def test_a_guard_name_outside_a_condition_is_left_alone():
+    source = "#define __DRIVER_TYPES_H__\nint use = CUBLAS_API_H_;\n"
+    assert translate(source).text == source
+
+
+@pytest.mark.hipcc
+def test_the_translated_helper_compiles_with_its_guarded_code(tmp_path):
+    hipcc = find_hipcc()
+    if hipcc is None:
+        pytest.skip("hipcc is not installed")
+    if not os.path.exists("/usr/include/hiprand/hiprand.h"):
+        pytest.skip("hipRAND headers are not installed")
+    source = tmp_path / "helper.hip"
+    source.write_text(translate(HELPER).text)
+    done = subprocess.run(
+        [str(hipcc), "--offload-arch=gfx90a", "-x", "hip", "-c", str(source), "-o", os.devnull],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, HIP_PLATFORM="amd"),
+        check=False,
+    )
+    # Unmapped guards drop both errorName overloads and main fails with "undeclared identifier".
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -1,0 +1,122 @@
+"""rocmkit's own mapping table: complete without torch, corrected entries, signature fixes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import rocmkit
+from rocmkit.hipify import TranslateOptions, translate
+from rocmkit.hipify.check import find_hipcc
+from rocmkit.hipify.mappings import load_table
+from rocmkit.hipify.versions import hip_names, is_checked
+
+CORPUS = Path(__file__).parent / "corpus"
+FIXED = {
+    "cudaProfilerStart": "hipProfilerStart",
+    "cudaProfilerStop": "hipProfilerStop",
+    "cudaGraphicsGLRegisterBuffer": "hipGraphicsGLRegisterBuffer",
+    "cudaGraphicsMapFlagsWriteDiscard": "hipGraphicsRegisterFlagsWriteDiscard",
+    "CUarray": "hipArray_t",
+    "cuCtxPushCurrent": "hipCtxPushCurrent",
+    "cuCtxPopCurrent": "hipCtxPopCurrent",
+    "CUDA_MEMCPY2D_st": "hip_Memcpy2D",
+    "CU_RESOURCE_TYPE_ARRAY": "HIP_RESOURCE_TYPE_ARRAY",
+    "CUDA_TEXTURE_DESC": "HIP_TEXTURE_DESC",
+    "curandStateSobol32": "hiprandStateSobol32",
+    "curandStateSobol64": "hiprandStateSobol64",
+    "cuMemcpy2D": "hipMemcpyParam2D",
+    "cuMemcpy3D": "hipDrvMemcpy3D",
+    "cusolverSpCreate": "hipsolverSpCreate",
+    "CUBLAS_STATUS_LICENSE_ERROR": "HIPBLAS_STATUS_UNKNOWN",
+    "cudaDevAttrComputeMode": "hipDeviceAttributeComputeMode",
+    "cudaDevAttrClockRate": "hipDeviceAttributeClockRate",
+    "cudaDevAttrIntegrated": "hipDeviceAttributeIntegrated",
+}
+
+
+@pytest.mark.parametrize(("cuda", "hip"), sorted(FIXED.items()))
+def test_wrong_and_missing_entries_now_translate(cuda, hip):
+    text = translate(f"x = {cuda};\n", options=TranslateOptions(hip_version="5.2")).text
+    assert text.endswith(f"x = {hip};\n")
+
+
+def test_every_hip_runtime_target_exists_in_some_shipped_hip_release():
+    known = hip_names("5.2") | hip_names("6.2")
+    table = load_table()
+    invented = sorted(
+        m.hip for m in table.identifiers.values() if is_checked(m.hip) and m.hip not in known
+    )
+    assert invented == []
+    assert len(table.identifiers) > 2500  # PyTorch's valid pairs are folded in
+
+
+def test_translation_is_the_same_with_torch_hidden():
+    """sys.modules['torch'] = None makes any torch import fail, as on a machine without it."""
+    src = Path(rocmkit.__file__).resolve().parent.parent
+    texts = {p.name: p.read_text() for p in sorted(CORPUS.glob("*.cu"))}
+    code = (
+        "import sys, json; sys.modules['torch'] = None\n"
+        "from rocmkit.hipify import translate\n"
+        "texts = json.load(sys.stdin)\n"
+        "print(json.dumps({k: translate(v).text for k, v in texts.items()}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input=json.dumps(texts),
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(src)},
+        check=True,
+    )
+    hidden = json.loads(done.stdout)
+    assert hidden == {k: translate(v).text for k, v in texts.items()}
+
+
+KERNEL_ATTRIBUTES = """#include <cuda_runtime.h>
+template <int N> __global__ void k(float* x) { x[N] = 1; }
+int main() {
+  cudaFuncSetAttribute(k<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, 1024);
+  cudaFuncAttributes attributes;
+  cudaFuncGetAttributes(&attributes, k<2>);
+  return attributes.numRegs > 0 ? 0 : 1;
+}
+"""
+
+
+def test_func_attribute_calls_get_the_const_void_cast_once():
+    result = translate(KERNEL_ATTRIBUTES)
+    assert "hipFuncSetAttribute(reinterpret_cast<const void*>(k<4>), " in result.text
+    assert "hipFuncGetAttributes(&attributes, reinterpret_cast<const void*>(k<2>))" in result.text
+    assert result.stats.converted["signature"] == 2
+    assert translate(result.text).text == result.text
+
+
+@pytest.mark.hipcc
+def test_func_attribute_calls_compile_with_hipcc(tmp_path):
+    hipcc = find_hipcc()
+    if hipcc is None:
+        pytest.skip("hipcc is not installed")
+    source = tmp_path / "attributes.hip"
+    source.write_text(translate(KERNEL_ATTRIBUTES).text)
+    done = subprocess.run(
+        [
+            hipcc,
+            "--offload-arch=gfx90a",
+            "-x",
+            "hip",
+            "-c",
+            str(source),
+            "-o",
+            str(tmp_path / "a.o"),
+        ],
+        capture_output=True,
+        text=True,
+        env={"HIP_PLATFORM": "amd", "PATH": "/usr/bin:/bin"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -1,0 +1,149 @@
+"""Text outputs people paste (nvidia-smi -q, rocm-smi, amd-smi), read from real pastes in
+tests/fixtures/smi_text (sources in its SOURCES.md) and ../shared/fixtures when present."""
+
+from __future__ import annotations
+
+import pytest
+
+from rocmkit.platform.smi import (
+    SmiParseError,
+    parse_amd_smi_json,
+    parse_nvidia_smi_csv,
+    parse_nvidia_smi_xml,
+    parse_rocm_smi_json,
+    parse_rocminfo,
+)
+from rocmkit.platform.smi_text import (
+    memory_bytes,
+    parse_amd_smi_text,
+    parse_nvidia_smi_q,
+    parse_rocm_smi_text,
+)
+
+
+@pytest.fixture
+def paste(local_fixtures):
+    return lambda name: (local_fixtures / "smi_text" / name).read_text()
+
+
+def test_rocm_smi_showproductname_text_and_csv(paste):
+    (fury,) = parse_rocm_smi_text(paste("rocm-smi_showproductname_r9-fury.txt")).gpus
+    assert fury.name == "Fiji [Radeon R9 FURY / NANO Series]"
+    mi100 = parse_rocm_smi_text(paste("rocm-smi_showproductname_csv_mi100_x2.txt")).gpus
+    assert [(g.index, g.name) for g in mi100] == [
+        (0, "Arcturus GL-XL [AMD Instinct MI100]")
+    ] * 1 + [(1, "Arcturus GL-XL [AMD Instinct MI100]")]
+
+
+def test_rocm_smi_4_pci_ids_are_not_taken_for_names(paste):
+    (gpu,) = parse_rocm_smi_text(paste("rocm-smi_showproductname_mi100_rocm4.0.txt")).gpus
+    assert gpu.index == 0 and gpu.name is None
+
+
+def test_rocm_smi_concise_table_is_refused_with_the_command_to_paste(paste):
+    with pytest.raises(SmiParseError, match="--showproductname"):
+        parse_rocm_smi_text(paste("rocm-smi_concise_r9700.txt"))
+
+
+def test_amd_smi_static_text(paste):
+    (gpu,) = parse_amd_smi_text(paste("amd-smi_static_mi350x.txt")).gpus
+    assert (gpu.name, gpu.arch, gpu.num_compute_units) == ("AMD Instinct MI350X", "gfx950", 128)
+    assert gpu.pci_bus_id == "0000:05:00.0" and gpu.driver_version == "6.18.3"
+
+
+def test_amd_smi_metric_text_gives_the_gpu_without_inventing_a_name(paste):
+    (gpu,) = parse_amd_smi_text(paste("amd-smi_metric_excerpt.txt")).gpus
+    assert gpu.index == 0 and gpu.name is None and gpu.arch is None
+
+
+def test_nvidia_smi_q_text(paste):
+    report = parse_nvidia_smi_q(paste("nvidia-smi_-q_gtx1080_excerpt.txt"))
+    (gpu,) = report.gpus
+    assert gpu.name == "GeForce GTX 1080" and gpu.pci_bus_id == "00000000:01:00.0"
+    assert report.versions == {"Driver Version": "396.54"} and report.notes == ()
+
+
+def test_nvidia_smi_q_of_one_gpu_among_four_says_so(paste):
+    report = parse_nvidia_smi_q(paste("nvidia-smi_-q_i0_of_4_gtx1080ti_excerpt.txt"))
+    assert [g.name for g in report.gpus] == ["GeForce GTX 1080 Ti"]
+    assert report.notes == ("1 of 4 attached GPUs shown (an `-i` query or a cut paste)",)
+
+
+@pytest.mark.parametrize("parser", [parse_rocm_smi_text, parse_amd_smi_text, parse_nvidia_smi_q])
+@pytest.mark.parametrize(
+    "name",
+    ["amd-smi_static_mi350x.txt", "nvidia-smi_-q_gtx1080_excerpt.txt", "rocm-smi_showproductname_r9-fury.txt"],
+)  # fmt: skip
+def test_every_parser_refuses_the_other_formats(parser, name, paste):
+    own = {
+        parse_rocm_smi_text: "rocm-smi",
+        parse_amd_smi_text: "amd-smi",
+        parse_nvidia_smi_q: "nvidia-smi",
+    }[parser]
+    if name.startswith(own):
+        assert parser(paste(name)).gpus
+    else:
+        with pytest.raises(SmiParseError, match="not "):
+            parser(paste(name))
+
+
+def test_nvidia_smi_csv_with_units_in_the_values():
+    """`--format=csv` (without nounits) repeats the unit: "16311 MiB" is a number, not missing."""
+    rows = parse_nvidia_smi_csv(
+        "name, memory.total [MiB], power.limit [W]\nNVIDIA GeForce RTX 4080, 16311 MiB, [N/A]\n"
+    )
+    assert rows == [
+        {"name": "NVIDIA GeForce RTX 4080", "memory.total": "16311", "power.limit": None}
+    ]
+
+
+def test_rocminfo_with_edited_agent_headers_is_an_error_not_zero_agents(local_fixtures):
+    text = (local_fixtures / "platform/rocminfo_mi250x_x1.txt").read_text()
+    assert parse_rocminfo(text).gpus
+    unframed = text.replace("*******", "")  # the asterisk rows lost in a paste: still read
+    assert len(parse_rocminfo(unframed).agents) == len(parse_rocminfo(text).agents)
+    edited = text.replace("Agent ", "Device ")
+    with pytest.raises(SmiParseError, match="unedited"):
+        parse_rocminfo(edited)
+
+
+@pytest.mark.parametrize(
+    "text, size", [("81559 MiB", 81559 * 2**20), ("196592 MB", 196592 * 2**20), ("N/A", None)]
+)
+def test_memory_sizes(text, size):
+    assert memory_bytes(text) == size
+
+
+def test_shared_real_outputs(shared_fixtures):
+    h100 = parse_nvidia_smi_q(
+        (shared_fixtures / "nvidia-smi/nvidia-smi_-q_h100_sxm_x8.txt").read_text()
+    )
+    assert len(h100.gpus) == 8 and h100.gpus[0].memory_total_bytes == 81559 * 2**20
+    assert h100.gpus[0].architecture_name == "Hopper"
+    mi300 = parse_rocm_smi_text(
+        (shared_fixtures / "rocm-smi/rocm-smi_-a_showallinfo_mi300x_x4.txt").read_text()
+    )
+    assert [g.name for g in mi300.gpus] == ["AMD Instinct MI300X OAM"] * 4
+    assert mi300.versions == {"Driver version": "6.7.0"}
+    mi308 = parse_amd_smi_text(
+        (shared_fixtures / "amd-smi/amd-smi_static_--asic_mi308x_changelog.txt").read_text()
+    )
+    assert [(g.name, g.arch) for g in mi308.gpus] == [("MI308X", "gfx942")]
+    with pytest.raises(SmiParseError):
+        parse_rocm_smi_text(
+            (shared_fixtures / "rocm-smi/rocm-smi_concise_mi300x_x4.txt").read_text()
+        )
+
+
+@pytest.mark.parametrize(
+    ("parser", "text"),
+    [
+        (parse_nvidia_smi_csv, "name, memory.total [MiB]\n"),
+        (parse_rocm_smi_json, '{"system": {"Driver version": "6.7.0"}}'),
+        (parse_amd_smi_json, '{"gpu_data": []}'),
+        (parse_nvidia_smi_xml, "<nvidia_smi_log><driver_version>550</driver_version></nvidia_smi_log>"),
+    ],
+)  # fmt: skip
+def test_an_output_without_gpus_is_an_error_not_an_empty_success(parser, text):
+    with pytest.raises(SmiParseError):
+        parser(text)
