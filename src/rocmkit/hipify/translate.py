@@ -176,6 +176,7 @@ class _Scan:
         self.first_hip_include_is_runtime: bool | None = None
         self.protected: list[tuple[int, int]] = []  # comment and literal spans, in order
         self.defined_names: frozenset[str] = frozenset()
+        self.num_casts = 0
 
     def unmapped(self, match: re.Match[str], name: str) -> None:
         """A candidate name with no mapping: a namespace, a known gap, or an unconverted name."""
@@ -223,16 +224,17 @@ class _Scan:
 
     def finish(self) -> Translation:
         self._conditions()
-        self.edits.sort(key=lambda edit: edit.start)
+        self._casts()
+        # An insertion sorts before a replacement starting at the same offset.
+        self.edits.sort(key=lambda edit: (edit.start, edit.end))
         include_added = self._maybe_add_runtime_include()
         text = _apply(self.text, self.edits)
         num_launches = 0
         if self.options.launch == "hip" and "<<<" in text:
             text, num_launches = launch.rewrite_launches(text)
-        text, num_casts = signatures.cast_kernel_arguments(text)
         converted = Counter(edit.category for edit in self.edits if edit.end > edit.start)
-        if num_casts:
-            converted["signature"] = num_casts
+        if self.num_casts:
+            converted["signature"] = self.num_casts
         if _lacks_sync_intrinsics(self.options.hip_version):
             text = self._lower_warp_sync(text)
         if self.options.report_hazards:
@@ -269,6 +271,15 @@ class _Scan:
                 category = "guard" if name.name in self.table.guards.defined_only else "version"
                 self.findings.append((name.start, "unconverted", name.name, category, name.message))
 
+    def _casts(self) -> None:
+        """`reinterpret_cast<const void*>(kernel)` where HIP declares `const void*` (signatures.py)."""
+        if "cudaFunc" not in self.text:
+            return
+        for start, end in signatures.kernel_arguments(self.text, self.in_protected):
+            self.edits.append(Edit(start, start, signatures.CAST, "signature"))
+            self.edits.append(Edit(end, end, ")", "signature"))
+            self.num_casts += 1
+
     def _lower_warp_sync(self, text: str) -> str:
         """HIP releases without `__shfl_xor_sync` & co. get the maskless intrinsics, reported."""
         lowered, count = warp.lower_sync_calls(text)
@@ -293,7 +304,7 @@ class _Scan:
         position = preamble.end() if preamble else 0
         position = self.text.rfind("\n", 0, position) + 1  # start of the line, keep its indentation
         self.edits.insert(0, Edit(position, position, HIP_RUNTIME_INCLUDE, "include"))
-        self.edits.sort(key=lambda edit: edit.start)
+        self.edits.sort(key=lambda edit: (edit.start, edit.end))
         return True
 
     def _diagnostics(self) -> tuple[Diagnostic, ...]:
