@@ -31,6 +31,8 @@ from rocmkit.hipify.versions import hip_names, resolve_version
 HIP_RUNTIME_INCLUDE = "#include <hip/hip_runtime.h>\n"
 _RUNTIME_CATEGORIES = frozenset({"runtime", "driver"})
 _RUNTIME_HEADERS = frozenset({"hip/hip_runtime.h", "hip/hip_runtime_api.h"})
+# Kernels need hip_runtime.h itself: hip_runtime_api.h declares no threadIdx or __syncthreads.
+_DEVICE_CODE = ("__global__", "__device__", "<<<")
 # Leading comments, blank lines and `#pragma once` stay above the added include.
 _PREAMBLE = re.compile(r"(?:\s+|//[^\n]*|/\*.*?\*/|\#[ \t]*pragma[ \t]+once[^\n]*)*", re.DOTALL)
 # Names the file defines itself (a project's CUDA_CHECK macro) are the user's, not CUDA's: the
@@ -173,7 +175,7 @@ class _Scan:
         self.edits: list[Edit] = []
         self.findings: list[tuple[int, str, str, str, str]] = []  # offset, kind, name, cat, msg
         self.num_includes_rewritten = 0
-        self.first_hip_include_is_runtime: bool | None = None
+        self.first_hip_include: str | None = None
         self.protected: list[tuple[int, int]] = []  # comment and literal spans, in order
         self.defined_names: frozenset[str] = frozenset()
         self.num_casts = 0
@@ -210,8 +212,8 @@ class _Scan:
             self.num_includes_rewritten += 1
             path = new_path
         # HIP 5.2's other headers (cooperative groups...) need the runtime header included first.
-        if self.first_hip_include_is_runtime is None and path.startswith("hip/"):
-            self.first_hip_include_is_runtime = path in _RUNTIME_HEADERS
+        if self.first_hip_include is None and path.startswith("hip/"):
+            self.first_hip_include = path
 
     def literal(self, match: re.Match[str], scanner: re.Pattern[str]) -> None:
         offset = match.start()
@@ -295,10 +297,14 @@ class _Scan:
 
     def _maybe_add_runtime_include(self) -> bool:
         """nvcc includes cuda_runtime.h implicitly in .cu files; hip-clang needs it spelled out."""
-        if not self.options.add_runtime_include or self.first_hip_include_is_runtime:
+        if not self.options.add_runtime_include:
+            return False
+        has_device_code = any(marker in self.text for marker in _DEVICE_CODE)
+        enough = {"hip/hip_runtime.h"} if has_device_code else _RUNTIME_HEADERS
+        if self.first_hip_include in enough:
             return False
         uses_runtime = any(edit.category in _RUNTIME_CATEGORIES for edit in self.edits)
-        if not (uses_runtime or "__global__" in self.text or "<<<" in self.text):
+        if not (uses_runtime or has_device_code):
             return False
         preamble = _PREAMBLE.match(self.text)
         position = preamble.end() if preamble else 0
