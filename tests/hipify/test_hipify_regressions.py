@@ -108,3 +108,10 @@ def test_kernels_after_the_runtime_api_header_still_get_hip_runtime_h():
 def test_vector_functions_header_maps_to_hip_vector_types():
     text = translate("#include <vector_functions.h>\n").text
     assert text == "#include <hip/hip_vector_types.h>\n"
+
+
+def test_spaced_launch_chevrons_are_joined_for_hip_clang():
+    """nvcc accepts `k << <g, b >> >(a)`; hip-clang reports "expected expression"."""
+    source = "void f(int* a) { k << <g, b >> >(a); int x = 1 << 2; /* << < */ }\n"
+    text = translate(source, options=TranslateOptions(add_runtime_include=False)).text
+    assert text == "void f(int* a) { k <<<g, b >>>(a); int x = 1 << 2; /* << < */ }\n"

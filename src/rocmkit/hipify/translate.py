@@ -232,6 +232,7 @@ class _Scan:
         include_added = self._maybe_add_runtime_include()
         text = _apply(self.text, self.edits)
         num_launches = 0
+        text, _ = launch.join_spaced_chevrons(text)
         if self.options.launch == "hip" and "<<<" in text:
             text, num_launches = launch.rewrite_launches(text)
         converted = Counter(edit.category for edit in self.edits if edit.end > edit.start)
