@@ -95,3 +95,23 @@ def test_a_pool_only_when_more_than_two_cores_are_idle(monkeypatch, cores, load,
     monkeypatch.setattr(project, "_load_average", lambda: load)
     assert project._num_workers(HipifyConfig(paths=(Path("."),))) == expected
     assert project._num_workers(HipifyConfig(paths=(Path("."),), jobs=2)) == 2
+
+
+def test_kernels_after_the_runtime_api_header_still_get_hip_runtime_h():
+    """hip_runtime_api.h declares no threadIdx: a kernel file needs hip_runtime.h itself."""
+    kernel = "#include <cuda_runtime_api.h>\n__global__ void k(int* x) { x[threadIdx.x] = 0; }\n"
+    assert translate(kernel).text.startswith("#include <hip/hip_runtime.h>\n")
+    host_only = "#include <cuda_runtime_api.h>\nvoid f() { cudaDeviceSynchronize(); }\n"
+    assert translate(host_only).text.startswith("#include <hip/hip_runtime_api.h>\n")
+
+
+def test_vector_functions_header_maps_to_hip_vector_types():
+    text = translate("#include <vector_functions.h>\n").text
+    assert text == "#include <hip/hip_vector_types.h>\n"
+
+
+def test_spaced_launch_chevrons_are_joined_for_hip_clang():
+    """nvcc accepts `k << <g, b >> >(a)`; hip-clang reports "expected expression"."""
+    source = "void f(int* a) { k << <g, b >> >(a); int x = 1 << 2; /* << < */ }\n"
+    text = translate(source, options=TranslateOptions(add_runtime_include=False)).text
+    assert text == "void f(int* a) { k <<<g, b >>>(a); int x = 1 << 2; /* << < */ }\n"

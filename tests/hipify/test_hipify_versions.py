@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from rocmkit.cli.main import main
 from rocmkit.errors import UserError
 from rocmkit.hipify import TranslateOptions, translate
+from rocmkit.hipify.check import find_hipcc
 from rocmkit.hipify.versions import available_versions, hip_names, installed_version
 
 SOURCE = (
@@ -70,3 +75,34 @@ def test_cli_strict_fails_on_a_name_the_target_lacks(tmp_path, capsys):
     assert "hipArrayGetInfo is not declared by HIP 5.2" in capsys.readouterr().err
     assert main(["hipify", "--hip-version", "6.2", "--strict", str(source)]) == 0
     assert main(["hipify", "--hip-version", "x", str(source)]) == 2
+
+
+@pytest.mark.hipcc
+def test_the_warp_corpus_program_compiles_for_hip_5_2_once_lowered(tmp_path):
+    """Without lowering it fails with "undeclared identifier '__shfl_down_sync'" (see
+    corpus/expected_failures.toml)."""
+    hipcc = find_hipcc()
+    if hipcc is None or installed_version(hipcc) != "5.2":
+        pytest.skip("needs the HIP 5.2 hipcc")
+    program = Path(__file__).parent / "corpus" / "warp_shuffle.cu"
+    source = tmp_path / "warp.hip"
+    source.write_text(
+        translate(program.read_text(), options=TranslateOptions(hip_version="5.2")).text
+    )
+    done = subprocess.run(
+        [
+            hipcc,
+            "--offload-arch=gfx90a",
+            "-x",
+            "hip",
+            "-c",
+            str(source),
+            "-o",
+            str(tmp_path / "w.o"),
+        ],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, HIP_PLATFORM="amd"),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]

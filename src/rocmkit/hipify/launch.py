@@ -159,3 +159,30 @@ def _skip_space(masked: str, position: int) -> int:
     while position < len(masked) and masked[position] in " \t\n":
         position += 1
     return position
+
+
+_SPACED_OPEN = re.compile(r"<<[ \t]+<(?!<)")
+_SPACED_CLOSE = re.compile(r">>[ \t]+>")
+
+
+def join_spaced_chevrons(text: str) -> tuple[str, int]:
+    """`k<< <g, b >> >(a)` -> `k<<<g, b >>>(a)`: nvcc accepts the spaced form (editors write it),
+    hip-clang does not. Only a pair within one statement is joined."""
+    if "<< " not in text and "<<\t" not in text:
+        return text, 0
+    masked = mask_protected(text)
+    spans: list[tuple[int, int]] = []
+    for opening in _SPACED_OPEN.finditer(masked):
+        closing = _SPACED_CLOSE.search(masked, opening.end())
+        end_of_statement = masked.find(";", opening.end())
+        if closing is None or (end_of_statement != -1 and closing.start() > end_of_statement):
+            continue
+        spans += [opening.span(), closing.span()]
+    pieces, last = [], 0
+    for start, end in sorted(spans):
+        if start < last:
+            continue
+        pieces += [text[last:start], "<<<" if text[start] == "<" else ">>>"]
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces), len(spans) // 2

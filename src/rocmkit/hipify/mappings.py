@@ -16,6 +16,7 @@ from importlib import resources
 from typing import Any, Literal
 
 from rocmkit.hipify.guards import GuardTable
+from rocmkit.hipify.versions import hip_names, is_checked, resolve_version
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -146,8 +147,6 @@ def load_table(source: MappingSource = "auto") -> MappingTable:
 def table_for_version(source: MappingSource, version: str) -> MappingTable:
     """`load_table(source)` without the mappings whose HIP name HIP `version` does not declare:
     those names become `unsupported` (reported, never emitted)."""
-    from rocmkit.hipify.versions import hip_names, is_checked, resolve_version
-
     shipped = resolve_version(version)
     table = load_table(source)
     known = hip_names(shipped)

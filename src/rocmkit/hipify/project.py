@@ -24,6 +24,7 @@ from typing import Literal
 from rocmkit.atomic import atomic_write_bytes
 from rocmkit.errors import UserError
 from rocmkit.hipify.cmake import cmake_notes, is_cmake_file
+from rocmkit.hipify.safety import check_input, check_output_location
 from rocmkit.hipify.translate import Diagnostic, TranslateOptions, TranslationStats, translate
 
 BACKUP_SUFFIX = ".prehip"
@@ -69,53 +70,12 @@ class HipifyConfig:
         if self.jobs < 0 or self.max_bytes <= 0:
             raise UserError("--jobs must be >= 0 and --max-bytes > 0")
         for path in self.paths:
-            _check_input(path)
-        _check_output_location(self)
+            check_input(path)
+        check_output_location(self.paths, output=self.output, output_dir=self.output_dir)
 
     @property
     def writes(self) -> bool:
         return self.output is not None or self.output_dir is not None or self.inplace
-
-
-def _check_input(path: Path) -> None:
-    try:
-        path.resolve(strict=True)
-    except RuntimeError:  # Python 3.11 raises this for a link loop
-        raise UserError(
-            f"{path} is a symbolic link loop: name the real file or directory"
-        ) from None
-    except OSError as exc:
-        if path.is_symlink():
-            raise UserError(
-                f"{path} is a broken or looping symbolic link: {exc.strerror}"
-            ) from None
-        raise UserError(f"no such file or directory: {path}") from None
-
-
-def _check_output_location(config: HipifyConfig) -> None:
-    """Refuse outputs that would overwrite or mix with the CUDA sources (that is what --inplace is for)."""
-    if config.output is not None and config.output.resolve() == config.paths[0].resolve():
-        raise UserError(
-            f"-o {config.output} is the input file: use --inplace (keeps a .prehip backup) "
-            "or another output file"
-        )
-    if config.output_dir is None:
-        return
-    out = config.output_dir.resolve()
-    for path in config.paths:
-        source = path.resolve()
-        if out == source or out.is_relative_to(source) or source.is_relative_to(out):
-            relation = (
-                "is"
-                if out == source
-                else "lies inside"
-                if out.is_relative_to(source)
-                else "contains"
-            )
-            raise UserError(
-                f"--output-dir {config.output_dir} {relation} the input {path}: choose a directory "
-                "outside the sources, or use --inplace (keeps .prehip backups)"
-            )
 
 
 @dataclass(frozen=True)

@@ -9,45 +9,45 @@ function where HIP wants `const void*` and does not compile. The kernel argument
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 
 from rocmkit.hipify.lexer import mask_protected
 
-# function name -> index of the argument that must be `const void*`
-KERNEL_ARGUMENT = {"hipFuncSetAttribute": 0, "hipFuncGetAttributes": 1}
+# CUDA function name -> index of the argument HIP declares as `const void*`
+KERNEL_ARGUMENT = {"cudaFuncSetAttribute": 0, "cudaFuncGetAttributes": 1}
 _CALL = re.compile(r"(?<![\w$])(" + "|".join(KERNEL_ARGUMENT) + r")\s*\(")
-_CAST = "reinterpret_cast<const void*>"
+CAST = "reinterpret_cast<const void*>("
+_ALREADY_CAST = ("reinterpret_cast", "(const void*)", "(void*)", "(const void *)")
+# A call's argument list is looked for within this many characters of its name.
+_WINDOW = 4000
 
 
-def cast_kernel_arguments(text: str) -> tuple[str, int]:
-    """`text` with each kernel argument cast to `const void*`; (text, number of casts)."""
-    if "hipFunc" not in text:
-        return text, 0
-    masked = mask_protected(text)
-    inserts: list[tuple[int, int]] = []
-    for call in _CALL.finditer(masked):
-        spans = _argument_spans(masked, call.end())
+def kernel_arguments(text: str, protected: Callable[[int], bool]) -> Iterator[tuple[int, int]]:
+    """(start, end) in `text` of each kernel argument to wrap in CAST ... `)`.
+
+    Only a window after each call is masked (not the whole file): the call name lies in code, so
+    masking from there on sees comments and literals exactly as the lexer does.
+    """
+    for call in _CALL.finditer(text):
+        if protected(call.start()):
+            continue
+        window = mask_protected(text[call.end() : call.end() + _WINDOW])
+        spans = _argument_spans(window)
         index = KERNEL_ARGUMENT[call.group(1)]
         if spans is None or index >= len(spans):
             continue
         start, end = spans[index]
-        argument = text[start:end].strip()
-        if argument.startswith((_CAST, "(const void*)", "(void*)", "reinterpret_cast")):
-            continue
-        inserts.append((start + len(text[start:end]) - len(text[start:end].lstrip()), end))
-    pieces, last = [], 0
-    for start, end in inserts:
-        argument = text[start:end].rstrip()
-        pieces += [text[last:start], f"{_CAST}({argument})"]
-        last = start + len(argument)
-    pieces.append(text[last:])
-    return "".join(pieces), len(inserts)
+        argument = window[start:end]
+        start += len(argument) - len(argument.lstrip())
+        end -= len(argument) - len(argument.rstrip())
+        if start < end and not text.startswith(_ALREADY_CAST, call.end() + start):
+            yield call.end() + start, call.end() + end
 
 
-def _argument_spans(masked: str, position: int) -> list[tuple[int, int]] | None:
-    """(start, end) of each top-level argument of the call whose `(` ends before `position`."""
-    spans, depth, start = [], 0, position
-    while position < len(masked):
-        char = masked[position]
+def _argument_spans(masked: str) -> list[tuple[int, int]] | None:
+    """(start, end) of each top-level argument of a call whose `(` precedes `masked`."""
+    spans, depth, start = [], 0, 0
+    for position, char in enumerate(masked):
         if char in "([{":
             depth += 1
         elif char in ")]}":
@@ -60,5 +60,4 @@ def _argument_spans(masked: str, position: int) -> list[tuple[int, int]] | None:
             start = position + 1
         elif char == ";":
             return None
-        position += 1
     return None

@@ -31,6 +31,8 @@ from rocmkit.hipify.versions import hip_names, resolve_version
 HIP_RUNTIME_INCLUDE = "#include <hip/hip_runtime.h>\n"
 _RUNTIME_CATEGORIES = frozenset({"runtime", "driver"})
 _RUNTIME_HEADERS = frozenset({"hip/hip_runtime.h", "hip/hip_runtime_api.h"})
+# Kernels need hip_runtime.h itself: hip_runtime_api.h declares no threadIdx or __syncthreads.
+_DEVICE_CODE = ("__global__", "__device__", "<<<")
 # Leading comments, blank lines and `#pragma once` stay above the added include.
 _PREAMBLE = re.compile(r"(?:\s+|//[^\n]*|/\*.*?\*/|\#[ \t]*pragma[ \t]+once[^\n]*)*", re.DOTALL)
 # Names the file defines itself (a project's CUDA_CHECK macro) are the user's, not CUDA's: the
@@ -173,9 +175,10 @@ class _Scan:
         self.edits: list[Edit] = []
         self.findings: list[tuple[int, str, str, str, str]] = []  # offset, kind, name, cat, msg
         self.num_includes_rewritten = 0
-        self.first_hip_include_is_runtime: bool | None = None
+        self.first_hip_include: str | None = None
         self.protected: list[tuple[int, int]] = []  # comment and literal spans, in order
         self.defined_names: frozenset[str] = frozenset()
+        self.num_casts = 0
 
     def unmapped(self, match: re.Match[str], name: str) -> None:
         """A candidate name with no mapping: a namespace, a known gap, or an unconverted name."""
@@ -209,8 +212,8 @@ class _Scan:
             self.num_includes_rewritten += 1
             path = new_path
         # HIP 5.2's other headers (cooperative groups...) need the runtime header included first.
-        if self.first_hip_include_is_runtime is None and path.startswith("hip/"):
-            self.first_hip_include_is_runtime = path in _RUNTIME_HEADERS
+        if self.first_hip_include is None and path.startswith("hip/"):
+            self.first_hip_include = path
 
     def literal(self, match: re.Match[str], scanner: re.Pattern[str]) -> None:
         offset = match.start()
@@ -223,16 +226,18 @@ class _Scan:
 
     def finish(self) -> Translation:
         self._conditions()
-        self.edits.sort(key=lambda edit: edit.start)
+        self._casts()
+        # An insertion sorts before a replacement starting at the same offset.
+        self.edits.sort(key=lambda edit: (edit.start, edit.end))
         include_added = self._maybe_add_runtime_include()
         text = _apply(self.text, self.edits)
         num_launches = 0
+        text, _ = launch.join_spaced_chevrons(text)
         if self.options.launch == "hip" and "<<<" in text:
             text, num_launches = launch.rewrite_launches(text)
-        text, num_casts = signatures.cast_kernel_arguments(text)
         converted = Counter(edit.category for edit in self.edits if edit.end > edit.start)
-        if num_casts:
-            converted["signature"] = num_casts
+        if self.num_casts:
+            converted["signature"] = self.num_casts
         if _lacks_sync_intrinsics(self.options.hip_version):
             text = self._lower_warp_sync(text)
         if self.options.report_hazards:
@@ -269,6 +274,15 @@ class _Scan:
                 category = "guard" if name.name in self.table.guards.defined_only else "version"
                 self.findings.append((name.start, "unconverted", name.name, category, name.message))
 
+    def _casts(self) -> None:
+        """`reinterpret_cast<const void*>(kernel)` where HIP declares `const void*` (signatures.py)."""
+        if "cudaFunc" not in self.text:
+            return
+        for start, end in signatures.kernel_arguments(self.text, self.in_protected):
+            self.edits.append(Edit(start, start, signatures.CAST, "signature"))
+            self.edits.append(Edit(end, end, ")", "signature"))
+            self.num_casts += 1
+
     def _lower_warp_sync(self, text: str) -> str:
         """HIP releases without `__shfl_xor_sync` & co. get the maskless intrinsics, reported."""
         lowered, count = warp.lower_sync_calls(text)
@@ -284,16 +298,20 @@ class _Scan:
 
     def _maybe_add_runtime_include(self) -> bool:
         """nvcc includes cuda_runtime.h implicitly in .cu files; hip-clang needs it spelled out."""
-        if not self.options.add_runtime_include or self.first_hip_include_is_runtime:
+        if not self.options.add_runtime_include:
+            return False
+        has_device_code = any(marker in self.text for marker in _DEVICE_CODE)
+        enough = {"hip/hip_runtime.h"} if has_device_code else _RUNTIME_HEADERS
+        if self.first_hip_include in enough:
             return False
         uses_runtime = any(edit.category in _RUNTIME_CATEGORIES for edit in self.edits)
-        if not (uses_runtime or "__global__" in self.text or "<<<" in self.text):
+        if not (uses_runtime or has_device_code):
             return False
         preamble = _PREAMBLE.match(self.text)
         position = preamble.end() if preamble else 0
         position = self.text.rfind("\n", 0, position) + 1  # start of the line, keep its indentation
         self.edits.insert(0, Edit(position, position, HIP_RUNTIME_INCLUDE, "include"))
-        self.edits.sort(key=lambda edit: edit.start)
+        self.edits.sort(key=lambda edit: (edit.start, edit.end))
         return True
 
     def _diagnostics(self) -> tuple[Diagnostic, ...]:
