@@ -127,7 +127,8 @@ def _train_once(
         if platform.gpu_available:
             torch.cuda.reset_peak_memory_stats()
         start = sampler.now() if sampler else 0.0
-        result = train(train_config, platform=platform)
+        # Ctrl-C belongs to the bench: it stops the whole run (finished suites are kept).
+        result = train(train_config, platform=platform, handle_signals=False)
         energy = sampler.energy_j(start, sampler.now()) if sampler else None
     num_steps = int(result.steps_done)
     units_per_s = float(result.units_per_s or 0.0)

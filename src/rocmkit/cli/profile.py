@@ -357,8 +357,19 @@ def _estimate_config(args: argparse.Namespace) -> Any:
         activation_checkpointing=args.activation_checkpointing,
         master_weights=args.master_weights,
         mode=mode,
+        chunked_loss=_chunked_loss(train_config, precision, args.master_weights),
     )
     return config
+
+
+def _chunked_loss(train_config: Any, precision: str, master_weights: bool) -> bool:
+    """Whether rocmkit's training runs this configuration with the chunked head + loss."""
+    from rocmkit.train.models.loss import resolve_loss_impl
+
+    setting = train_config.model.loss_impl if train_config is not None else "auto"
+    compiled = bool(train_config.train.compile) if train_config is not None else False
+    mixed = precision in ("bf16", "fp16") and not master_weights
+    return resolve_loss_impl(setting, compiled=compiled, mixed_precision=mixed) == "chunked"
 
 
 def _train_config(preset: str) -> Any:

@@ -23,10 +23,12 @@ def train(
     config: TrainConfig,
     platform: Platform | None = None,
     callbacks: Sequence[Callable[[StepMetrics], None]] = (),
+    *,
+    handle_signals: bool = True,
 ) -> TrainResult:
     """Train `config`'s GPT with JAX (same config, data, metrics and result.json as torch)."""
     for module in ("jax", "flax", "optax", "orbax.checkpoint"):
         require_extra(module, "jax")
     from rocmkit.jaxtrain.loop import train as train_jax
 
-    return train_jax(config, platform=platform, callbacks=callbacks)
+    return train_jax(config, platform=platform, callbacks=callbacks, handle_signals=handle_signals)

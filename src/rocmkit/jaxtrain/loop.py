@@ -9,6 +9,7 @@ so a JAX run on D devices and a torch run on D ranks see the same tokens in the 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -90,12 +91,19 @@ class Session:
 
 
 def train(
-    config: TrainConfig, platform: Platform | None = None, callbacks: Sequence[Callback] = ()
+    config: TrainConfig,
+    platform: Platform | None = None,
+    callbacks: Sequence[Callback] = (),
+    *,
+    handle_signals: bool = True,
 ) -> TrainResult:
-    """Train the GPT of `config` with JAX; resume when asked; return this run's metrics."""
+    """Train the GPT of `config` with JAX; resume when asked; return this run's metrics.
+
+    `handle_signals`: SIGTERM/Ctrl-C end the run with a checkpoint (False: the caller's)."""
     session = setup(config, platform or detect())
     try:
-        with on_stop_signals(session.receive_signal):
+        signals = on_stop_signals(session.receive_signal) if handle_signals else None
+        with signals or contextlib.nullcontext():
             return _run(session, callbacks)
     finally:
         session.checkpoints.close()

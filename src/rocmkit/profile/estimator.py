@@ -97,6 +97,8 @@ class EstimateConfig:
     activation_checkpointing: bool = False
     master_weights: bool = False  # low-precision params with an fp32 master copy (else autocast)
     mode: Mode = "train"
+    # rocmkit's chunked head + loss (never whole logits): its eager bf16/fp16 default.
+    chunked_loss: bool = False
 
     def __post_init__(self) -> None:
         if self.precision not in PRECISIONS:
@@ -218,8 +220,12 @@ def _training_peak_bytes(
     shape = config.shape
     sbv = shape.seq_len * config.micro_batch * shape.vocab_size
     compute = _COMPUTE_BYTES[config.precision]
-    logits_transient = sbv * (compute + (_FP32 if compute != _FP32 else 0))
-    backward_start = params + optimizer + activations - logits_transient + 2 * sbv * _FP32
+    if config.chunked_loss:
+        # Only the stored fp32 gradients of the head remain (counted in activations).
+        backward_start = params + optimizer + activations - _chunk_transient_bytes(config)
+    else:
+        logits_transient = sbv * (compute + (_FP32 if compute != _FP32 else 0))
+        backward_start = params + optimizer + activations - logits_transient + 2 * sbv * _FP32
     optimizer_temp = _ceil_div(shape.num_params * _FP32, o_div)
     return max(backward_start, params + grads + optimizer + optimizer_temp)
 
@@ -257,12 +263,26 @@ def _autocast_weight_copy_bytes(config: EstimateConfig, *, num_blocks: int, head
     return blocks + (shape.vocab_size * shape.d_model * compute if head else 0)
 
 
+def _chunk_transient_bytes(config: EstimateConfig) -> int:
+    """Chunked loss: one chunk's logits (16-bit and fp32), its fp32 softmax gradient and 16-bit
+    copy, and the 16-bit copy of the head weight, alive while the head runs."""
+    shape = config.shape
+    v, h = shape.vocab_size, shape.d_model
+    compute = _COMPUTE_BYTES[config.precision]
+    rows = min(shape.seq_len * config.micro_batch, max(16, (256 << 20) // (_FP32 * v)))
+    return rows * v * (2 * compute + 2 * _FP32) + v * h * compute
+
+
 def head_activation_bytes(config: EstimateConfig) -> int:
     """Final LayerNorm, LM head input, fp32 log-softmax and the logits alive while it is computed."""
     shape = config.shape
     s, b, h, v = shape.seq_len, config.micro_batch, shape.d_model, shape.vocab_size
     compute = _COMPUTE_BYTES[config.precision]
     residual = compute if config.master_weights else _FP32
+    if config.chunked_loss:
+        # Saved: the final LayerNorm's input and the head's fp32 input and weight gradients.
+        saved = s * b * h * residual + s * b * h * _FP32 + v * h * _FP32 + 2 * s * b * _FP32
+        return saved + _chunk_transient_bytes(config)
     # Cross-entropy runs in fp32 (autocast too) and saves an fp32 log-softmax; while it runs, the
     # logits (and under autocast their fp32 copy) are alive beside it: the forward's high point.
     logits = s * b * v * (compute + (_FP32 if compute != _FP32 else 0))

@@ -64,6 +64,8 @@ def shape_from_model_config(model: Any) -> ModelShape:
 
 def estimate_for_train_config(config: TrainConfig, *, world_size: int = 1) -> MemoryEstimate | None:
     """The estimator's view of a training config (None for non-GPT models)."""
+    from rocmkit.train.models.loss import resolve_loss_impl
+
     if config.model.kind != "gpt":
         return None
     sharding = {"none": "none", "ddp": "ddp", "fsdp": "zero3"}[config.parallel.mode]
@@ -75,6 +77,12 @@ def estimate_for_train_config(config: TrainConfig, *, world_size: int = 1) -> Me
             world_size=world_size,
             micro_batch=config.train.micro_batch,
             activation_checkpointing=config.train.activation_checkpointing,
+            chunked_loss=resolve_loss_impl(
+                config.model.loss_impl,
+                compiled=config.train.compile,
+                mixed_precision=config.precision.dtype in ("bf16", "fp16"),
+            )
+            == "chunked",
         )
     )
 
@@ -98,6 +106,9 @@ def profile_training(
     config.checkpoint.save_final = False
     config.checkpoint.every = 0
     config.logging.run_dir = str(out_dir / "train")  # the loop's own metrics and result.json
+    # The profiler's schedule advances on each step's callback, and callbacks come at sync points:
+    # one per step here (a single small device read per step, visible in the trace).
+    config.logging.log_every = 1
     device = platform.torch_device
     trace_path = out_dir / TRACE_FILE
     with (

@@ -12,6 +12,7 @@ the host, NaN/inf is checked and metrics are made (rocmkit.train.window).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import shutil
 from collections.abc import Callable, Sequence
@@ -101,8 +102,14 @@ def train(
     config: TrainConfig,
     platform: Platform | None = None,
     callbacks: Sequence[Callback] = (),
+    *,
+    handle_signals: bool = True,
 ) -> TrainResult:
-    """Train as `config` says; resume when asked; return the metrics of this run."""
+    """Train as `config` says; resume when asked; return the metrics of this run.
+
+    With `handle_signals`, SIGTERM and Ctrl-C end the run cleanly with a checkpoint; a caller
+    that owns the signals (a benchmark that must stop as a whole) passes False.
+    """
     platform = platform or detect()
     device_type = _device_type(config.train, platform)
     env = init_distributed(config.parallel, device_type)
@@ -110,7 +117,8 @@ def train(
         check_world_size(config, env.world_size)
         with device_settings(config, device_type):
             session = _setup(config, platform, env, device_type)
-            with on_stop_signals(session.receive_signal):
+            signals = on_stop_signals(session.receive_signal) if handle_signals else None
+            with signals or contextlib.nullcontext():
                 return _run(session, callbacks)
     finally:
         shutdown(env)

@@ -15,7 +15,7 @@ from torch import nn
 
 from rocmkit.errors import UserError
 from rocmkit.train.models import BuiltModel, ModelConfig, count_params
-from rocmkit.train.models.loss import lm_head_loss
+from rocmkit.train.models.loss import lm_head_loss, resolve_loss_impl
 
 __all__ = ["GPT", "build_gpt", "gpt_flops_per_token"]
 
@@ -114,15 +114,14 @@ class GPT(nn.Module):
         x = self.final_norm(x)
         if labels is None:
             return self.lm_head(x)
-        impl = self.loss_impl
-        if impl == "auto":
-            # Compiled, inductor fuses the fp32 upcast of the logits into the loss kernel. In eager
-            # under autocast, plain would materialise an fp32 copy of all logits: chunked avoids it.
-            # Eager fp32 has no copy to avoid, and plain's fused log-softmax is faster there.
-            eager_mixed = not torch.compiler.is_compiling() and torch.is_autocast_enabled(
-                input_ids.device.type
-            )
-            impl = "chunked" if eager_mixed else "plain"
+        # auto: compiled, inductor fuses the fp32 upcast of the logits into the loss kernel. In
+        # eager under autocast, plain would materialise an fp32 copy of all logits: chunked avoids
+        # it. Eager fp32 has no copy to avoid, and plain's fused log-softmax is faster there.
+        impl = resolve_loss_impl(
+            self.loss_impl,
+            compiled=torch.compiler.is_compiling(),
+            mixed_precision=torch.is_autocast_enabled(input_ids.device.type),
+        )
         return lm_head_loss(x, self.lm_head.weight, labels, impl=impl)
 
 

@@ -21,12 +21,19 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-__all__ = ["LOSS_IMPLS", "chunk_rows_for", "lm_head_loss"]
+__all__ = ["LOSS_IMPLS", "chunk_rows_for", "lm_head_loss", "resolve_loss_impl"]
 
 LOSS_IMPLS = ("auto", "plain", "chunked")
 IGNORE_INDEX = -100
 # Chunk size: about this many bytes of fp32 logits per chunk.
 _CHUNK_LOGIT_BYTES = 256 << 20
+
+
+def resolve_loss_impl(setting: str, *, compiled: bool, mixed_precision: bool) -> str:
+    """`auto` -> chunked in eager mode under bf16/fp16 autocast, plain otherwise."""
+    if setting != "auto":
+        return setting
+    return "chunked" if mixed_precision and not compiled else "plain"
 
 
 def chunk_rows_for(vocab_size: int) -> int:
