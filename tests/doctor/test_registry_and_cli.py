@@ -111,11 +111,14 @@ def test_cli_explain_binary_and_directory_are_rejected(tmp_path, capsys):
 
 
 def test_cli_explain_file_and_stdin(tmp_path, capsys, monkeypatch):
-    log = tmp_path / "train.log"
+    # A deep directory, as pytest-xdist workers make on a GPU box: the path:line must not wrap.
+    deep = tmp_path / ("popen-gw3-" + "x" * 90) / "test_cli_explain_file_and_stdin0"
+    deep.mkdir(parents=True)
+    log = deep / "train.log"
     log.write_text("step 1\nRuntimeError: HIP error: invalid device function\n")
     assert main(["doctor", "--explain", str(log)]) == 0
     out = capsys.readouterr().out
-    assert "invalid-device-function" in out and "train.log:2" in out and "fix:" in out
+    assert "invalid-device-function" in out and f"{log}:2" in out and "fix:" in out
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"all fine\n")))
     assert main(["doctor", "--explain", "-"]) == 0
     assert "no known failure signature in stdin" in capsys.readouterr().out

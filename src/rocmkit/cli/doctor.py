@@ -208,10 +208,11 @@ def _print_explanations(source: str, text: str, matches: list[Explanation]) -> N
     for m in matches:
         seen = f" (x{m.count})" if m.count > 1 else ""
         level = "" if m.level == "error" else f" ({m.level})"
-        console.print(f"[bold]{m.id}[/bold]{level}  {name}:{m.line_number}{seen}")
-        console.print(f"  [dim]{escape(m.line)}[/dim]")
+        # soft_wrap: a long path:line stays one token (copyable, greppable) instead of being cut.
+        console.print(f"[bold]{m.id}[/bold]{level}  {name}:{m.line_number}{seen}", soft_wrap=True)
+        console.print(f"  [dim]{escape(m.line)}[/dim]", soft_wrap=True)
         for number, line in m.evidence:
             where = "this machine" if number == 0 else f"{name}:{number}"
-            console.print(f"  [dim]{where}: {escape(line)}[/dim]")
+            console.print(f"  [dim]{where}: {escape(line)}[/dim]", soft_wrap=True)
         console.print(f"  cause: {escape(m.cause)}")
         console.print(f"  fix:   {escape(m.fix)}\n")
