@@ -189,8 +189,14 @@ def _load_average() -> float:
 
 
 def _executor(config: HipifyConfig) -> Executor:
+    import multiprocessing
+
+    # Workers start from a clean server process, not a fork of this one: forking a process that
+    # runs threads (torch's, JAX's, a notebook's) can deadlock the child.
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
     try:
-        return ProcessPoolExecutor(max_workers=_num_workers(config))
+        return ProcessPoolExecutor(max_workers=_num_workers(config), mp_context=context)
     except (OSError, NotImplementedError):  # no process support (some sandboxes)
         return ThreadPoolExecutor(max_workers=1)
 
