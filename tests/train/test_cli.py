@@ -117,3 +117,13 @@ def test_a_run_says_what_starts_and_estimates_its_length_after_the_first_step(
     assert lines[1].startswith("first step ") and "3 more steps at that pace: at most" in lines[1]
     printed = [line.split()[1] for line in captured.out.splitlines() if line.startswith("step ")]
     assert printed == ["2/4", "4/4"]  # one line per log step, not one per step
+
+
+def test_a_run_too_big_for_the_machine_is_warned_about_before_it_starts():
+    from rocmkit.cli.train import memory_warning
+
+    line = memory_warning(20 * 2**30, 8 * 2**30, on_gpu=False)
+    assert line is not None and "needs about 20.0 GiB" in line and "8.0 GiB free RAM" in line
+    assert "--micro-batch" in line and "activation_checkpointing" in line
+    assert memory_warning(2 * 2**30, 8 * 2**30, on_gpu=True) is None
+    assert memory_warning(2 * 2**30, None, on_gpu=True) is None  # unknown: no guess

@@ -94,6 +94,9 @@ def run(args: argparse.Namespace) -> int:
     monitoring = bool(getattr(args, "monitor_memory", False)) and is_main
     if is_main:
         print(_start_line(config, platform), file=sys.stderr, flush=True)
+        warning = _memory_warning(config, platform)
+        if warning:
+            print(warning, file=sys.stderr, flush=True)
     with contextlib.ExitStack() as stack:
         monitor = stack.enter_context(_memory_monitor(config, platform)) if monitoring else None
         with _Progress(
@@ -115,6 +118,39 @@ def _start_line(config: Any, platform: Any) -> str:
     return (
         f"rocmkit train: {name} {config.precision.dtype} on {device}, {config.train.steps} steps, "
         f"loss read every {config.logging.log_every} steps{first}"
+    )
+
+
+def _memory_warning(config: Any, platform: Any) -> str | None:
+    """Warn before a run whose estimated memory (GPT models) exceeds what the device has."""
+    from rocmkit.profile.runs import estimate_for_train_config
+
+    estimate = estimate_for_train_config(config)
+    if estimate is None:
+        return None
+    on_gpu = config.train.device != "cpu" and platform.gpu_available
+    available = _available_bytes(platform, on_gpu)
+    return memory_warning(estimate.peak_bytes or estimate.total_bytes, available, on_gpu=on_gpu)
+
+
+def _available_bytes(platform: Any, on_gpu: bool) -> int | None:
+    if on_gpu:
+        devices = platform.devices
+        return devices[0].total_memory_bytes if devices else None
+    import psutil
+
+    return int(psutil.virtual_memory().available)
+
+
+def memory_warning(needed: int, available: int | None, *, on_gpu: bool) -> str | None:
+    """The warning line when `needed` bytes (estimate) exceed `available`; None otherwise."""
+    if not available or needed <= available:
+        return None
+    where = "GPU memory" if on_gpu else "free RAM"
+    return (
+        f"warning: this run needs about {needed / 2**30:.1f} GiB (estimate) but the machine has "
+        f"{available / 2**30:.1f} GiB {where}: lower --micro-batch, use "
+        "--train.activation_checkpointing true, or a smaller preset"
     )
 
 
