@@ -132,11 +132,7 @@ def test_nan_is_caught_within_log_every_steps_and_no_bad_checkpoint_is_kept(run_
         train(config)
     assert info.value.exit_code == 3
     assert not (run_dir / "checkpoints" / "latest").exists()  # step 4 had NaN weights: not saved
-    assert (
-        all(torch.isfinite(w).all() for w in checkpoint_weights(run_dir / "checkpoints").values())
-        if (run_dir / "checkpoints" / "latest").exists()
-        else True
-    )
+    assert not list((run_dir / "checkpoints").glob("step_*"))
 
 
 def test_synthetic_batches_are_made_on_the_requested_device():

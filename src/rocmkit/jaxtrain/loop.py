@@ -35,7 +35,7 @@ from rocmkit.platform import Platform, detect
 from rocmkit.results import Measurement, RunResult
 from rocmkit.train.config import TrainConfig, check_world_size, env_world_size
 from rocmkit.train.data import DataSource, build_data
-from rocmkit.train.failures import non_finite_loss_error, on_stop_signals
+from rocmkit.train.failures import count_bad_step, on_stop_signals
 from rocmkit.train.loop import lr_at
 from rocmkit.train.metrics import (
     JsonlLog,
@@ -317,21 +317,15 @@ def _step_metrics(
 
 
 def _check_finite(session: Session, metrics: StepMetrics) -> None:
-    if not metrics.skipped:
-        session.consecutive_skips = 0
-        return
-    saved = session.last_saved_step
-    if not session.policy.uses_loss_scaling:
-        raise non_finite_loss_error(metrics.loss, step=metrics.step, last_saved_step=saved)
-    # fp16: the step was skipped and the scale lowered; give up only when it keeps failing.
-    session.consecutive_skips += 1
-    if session.consecutive_skips >= session.config.precision.max_consecutive_skips:
-        raise non_finite_loss_error(
-            metrics.loss,
-            step=metrics.step,
-            last_saved_step=saved,
-            consecutive_fp16_skips=session.consecutive_skips,
-        )
+    session.consecutive_skips = count_bad_step(
+        metrics.skipped,
+        metrics.loss,
+        step=metrics.step,
+        consecutive_skips=session.consecutive_skips,
+        uses_loss_scaling=session.policy.uses_loss_scaling,
+        max_consecutive_skips=session.config.precision.max_consecutive_skips,
+        last_saved_step=session.last_saved_step,
+    )
 
 
 def _checkpoint_due(session: Session) -> bool:

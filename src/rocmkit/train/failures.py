@@ -43,6 +43,36 @@ def non_finite_loss_error(
     )
 
 
+def count_bad_step(
+    bad: bool,
+    loss: float,
+    *,
+    step: int,
+    consecutive_skips: int,
+    uses_loss_scaling: bool,
+    max_consecutive_skips: int,
+    last_saved_step: int,
+) -> int:
+    """The new count of consecutive bad steps, or raise NonFiniteLossError (torch and JAX loops).
+
+    Without loss scaling one bad step stops the run; under fp16 the scaler skips such steps and
+    the run stops only after `max_consecutive_skips` of them in a row.
+    """
+    if not bad:
+        return 0
+    if not uses_loss_scaling:
+        raise non_finite_loss_error(loss, step=step, last_saved_step=last_saved_step)
+    consecutive_skips += 1
+    if consecutive_skips >= max_consecutive_skips:
+        raise non_finite_loss_error(
+            loss,
+            step=step,
+            last_saved_step=last_saved_step,
+            consecutive_fp16_skips=consecutive_skips,
+        )
+    return consecutive_skips
+
+
 @contextlib.contextmanager
 def oom_advice(train: TrainSection) -> Iterator[None]:
     """Turn a GPU out-of-memory error into the batch-shape change that keeps the global batch."""

@@ -30,7 +30,7 @@ from rocmkit.train.batches import BatchFeeder
 from rocmkit.train.config import TrainConfig, TrainSection, check_world_size
 from rocmkit.train.data import build_data
 from rocmkit.train.device import device_settings, use_channels_last
-from rocmkit.train.failures import non_finite_loss_error, on_stop_signals, oom_advice
+from rocmkit.train.failures import count_bad_step, on_stop_signals, oom_advice
 from rocmkit.train.metrics import (
     JsonlLog,
     MemoryMeter,
@@ -356,20 +356,15 @@ def _drain(session: Session, window: StepWindow) -> list[StepMetrics]:
 
 def _check_finite(session: Session, record: StepRecord) -> None:
     """NaN/inf loss: stop (exit 3); under fp16 the scaler skips the step, stop only if it persists."""
-    if math.isfinite(record.loss):
-        session.consecutive_skips = 0
-        return
-    saved = session.last_saved_step
-    if not session.precision.uses_loss_scaling:
-        raise non_finite_loss_error(record.loss, step=record.step, last_saved_step=saved)
-    session.consecutive_skips += 1
-    if session.consecutive_skips >= session.config.precision.max_consecutive_skips:
-        raise non_finite_loss_error(
-            record.loss,
-            step=record.step,
-            last_saved_step=saved,
-            consecutive_fp16_skips=session.consecutive_skips,
-        )
+    session.consecutive_skips = count_bad_step(
+        not math.isfinite(record.loss),
+        record.loss,
+        step=record.step,
+        consecutive_skips=session.consecutive_skips,
+        uses_loss_scaling=session.precision.uses_loss_scaling,
+        max_consecutive_skips=session.config.precision.max_consecutive_skips,
+        last_saved_step=session.last_saved_step,
+    )
 
 
 def _clip(session: Session) -> torch.Tensor:
