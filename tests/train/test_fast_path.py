@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from loop_helpers import checkpoint_weights, tiny_overrides
+from loop_helpers import tiny_overrides
 from torch.overrides import TorchFunctionMode
 
 from rocmkit.errors import UserError
