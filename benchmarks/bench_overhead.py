@@ -16,7 +16,7 @@ import time
 import torch
 
 from rocmkit.bench.gemm import make_matmul
-from rocmkit.bench.timing import TimingConfig, measure
+from rocmkit.measure.timing import TimingConfig, measure
 
 
 def bare_loop(

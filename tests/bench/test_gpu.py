@@ -6,7 +6,7 @@ import pytest
 
 from rocmkit.bench.bandwidth import BandwidthConfig, run_bandwidth
 from rocmkit.bench.gemm import GemmConfig, run_gemm
-from rocmkit.bench.timing import Flusher, TimingConfig, measure
+from rocmkit.measure.timing import Flusher, TimingConfig, measure
 
 pytestmark = pytest.mark.gpu
 FAST = TimingConfig(warmup=1, min_samples=3, max_samples=10, budget_s=0.05)

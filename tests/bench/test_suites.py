@@ -9,15 +9,15 @@ import pytest
 from rocmkit.bench import BenchConfig, run_bench
 from rocmkit.bench.bandwidth import BandwidthConfig, bytes_moved
 from rocmkit.bench.gemm import GemmConfig, run_gemm
-from rocmkit.bench.peaks import (
+from rocmkit.cli.main import main
+from rocmkit.errors import UserError
+from rocmkit.measure.peaks import (
     compute_peak,
     cpu_flops_per_cycle,
     estimate_cpu_peak_gflops,
     memory_bandwidth_peak,
 )
-from rocmkit.bench.timing import TimingConfig
-from rocmkit.cli.main import main
-from rocmkit.errors import UserError
+from rocmkit.measure.timing import TimingConfig
 from rocmkit.platform import CpuInfo, DeviceInfo, Platform
 
 FAST = TimingConfig(warmup=0, min_samples=2, max_samples=3, budget_s=0.01)

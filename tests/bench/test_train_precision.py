@@ -120,7 +120,7 @@ def test_real_tiny_gpt_through_rocmkit_train(tmp_path, monkeypatch):
 def test_fp16_step_without_optimizer_state_reports_na_not_a_saving(monkeypatch):
     # A skipped fp16 warm-up step leaves AdamW without state: that peak is not comparable.
     from rocmkit.bench import train_precision
-    from rocmkit.profile.memory import CategoryPeaks
+    from rocmkit.measure.memory import CategoryPeaks
 
     def fake_measure(config, device):
         return CategoryPeaks(

@@ -10,6 +10,7 @@ from profile_tinygpt import TinyGPT
 from torch.utils.checkpoint import checkpoint
 
 from rocmkit.errors import UserError
+from rocmkit.measure.memory import measure_step_memory
 from rocmkit.profile.estimator import (
     EstimateConfig,
     ModelShape,
@@ -17,7 +18,6 @@ from rocmkit.profile.estimator import (
     chart_configs,
     estimate,
 )
-from rocmkit.profile.memory import measure_step_memory
 
 GPT2 = ModelShape(n_layer=12, d_model=768, n_head=12, seq_len=1024, vocab_size=50304)
 SMALL = ModelShape(n_layer=2, d_model=128, n_head=4, seq_len=256, vocab_size=1024)

@@ -5,7 +5,7 @@
 """
 
 from rocmkit.bench.suites import SUITES, BenchConfig, Suite, get_suite, register_suite, run_bench
-from rocmkit.bench.timing import Stats, TimingConfig, measure, summarize
+from rocmkit.measure.timing import Stats, TimingConfig, measure, summarize
 
 __all__ = [
     "SUITES",

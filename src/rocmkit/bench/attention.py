@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rocmkit.bench.timing import TimingConfig, measure
 from rocmkit.errors import UserError
+from rocmkit.measure.timing import TimingConfig, measure
 from rocmkit.platform import Platform
 from rocmkit.results import Measurement
 

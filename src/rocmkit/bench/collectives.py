@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rocmkit.bench.ticks import tick
-from rocmkit.bench.timing import summarize
 from rocmkit.errors import UserError
+from rocmkit.measure.ticks import tick
+from rocmkit.measure.timing import summarize
 from rocmkit.platform import Platform
 from rocmkit.results import Measurement
 

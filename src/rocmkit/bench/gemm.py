@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from rocmkit.bench.peaks import Peak, compute_peak
-from rocmkit.bench.timing import TimingConfig, measure
 from rocmkit.errors import UserError
+from rocmkit.measure.peaks import Peak, compute_peak
+from rocmkit.measure.timing import TimingConfig, measure
 from rocmkit.platform import Platform
 from rocmkit.results import Measurement
 

@@ -17,10 +17,7 @@ from rocmkit.bench.attention import AttentionConfig, run_attention
 from rocmkit.bench.bandwidth import BandwidthConfig, run_bandwidth
 from rocmkit.bench.collectives import TORCHRUN_HINT, CollectivesConfig, run_collectives
 from rocmkit.bench.gemm import GemmConfig, run_gemm
-from rocmkit.bench.noise import prepare_cpu
-from rocmkit.bench.power import PowerSampler, average_watts, platform_power_reader
-from rocmkit.bench.ticks import listening, num_figures
-from rocmkit.bench.timing import TimingConfig
+from rocmkit.bench.ticks import num_figures
 from rocmkit.bench.train_precision import (
     TrainPrecisionConfig,
     TrainUnavailable,
@@ -28,6 +25,10 @@ from rocmkit.bench.train_precision import (
 )
 from rocmkit.config import from_dict, to_dict
 from rocmkit.errors import UserError
+from rocmkit.measure.noise import prepare_cpu
+from rocmkit.measure.power import PowerSampler, average_watts, platform_power_reader
+from rocmkit.measure.ticks import listening
+from rocmkit.measure.timing import TimingConfig
 from rocmkit.platform import Platform
 from rocmkit.results import Measurement, RunResult
 

@@ -15,9 +15,9 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
-from rocmkit.bench.power import PowerSampler, per_unit, units_per_joule
-from rocmkit.bench.ticks import tick
 from rocmkit.errors import UserError
+from rocmkit.measure.power import PowerSampler, per_unit, units_per_joule
+from rocmkit.measure.ticks import tick
 from rocmkit.platform import Platform
 from rocmkit.results import Measurement
 
@@ -231,7 +231,7 @@ def _train_watched(
 ) -> _Run:
     import torch
 
-    from rocmkit.bench.noise import Noise, num_cpus, other_cores, own_cores, snapshot
+    from rocmkit.measure.noise import Noise, num_cpus, other_cores, own_cores, snapshot
 
     start = snapshot()
     run = _train_once(preset, dtype, config, platform, sampler, backend)

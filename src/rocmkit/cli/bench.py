@@ -117,7 +117,7 @@ def default_out_dir() -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rocmkit.bench.noise import use_passive_wait_policy
+    from rocmkit.measure.noise import use_passive_wait_policy
 
     use_passive_wait_policy()  # before anything imports torch and starts its OpenMP pool
     from rocmkit.atomic import check_writable_dir
@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     if not is_writer:
         return 0
     if monitor is not None:
-        from rocmkit.profile.memory import timeline_measurements
+        from rocmkit.measure.memory import timeline_measurements
 
         result.measurements.extend(timeline_measurements(monitor.timeline, name="bench run"))
     _write_run(result, out)
@@ -205,7 +205,7 @@ def _print_memory_peak(line: Any, out: Path) -> None:
 
 
 def _memory_monitor(out: Path, platform: Platform) -> contextlib.AbstractContextManager[Any]:
-    from rocmkit.profile.memory import monitor_run
+    from rocmkit.measure.memory import monitor_run
 
     return monitor_run(out, device=platform.torch_device)
 

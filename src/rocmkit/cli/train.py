@@ -156,7 +156,7 @@ def memory_warning(needed: int, available: int | None, *, on_gpu: bool) -> str |
 
 def _memory_monitor(config: Any, platform: Any) -> contextlib.AbstractContextManager[Any]:
     """Rank 0's memory: the GPU allocator when training runs on the GPU, else the process RSS."""
-    from rocmkit.profile.memory import monitor_run
+    from rocmkit.measure.memory import monitor_run
 
     device = "cuda" if config.train.device != "cpu" and platform.gpu_available else "cpu"
     return monitor_run(config.logging.run_dir, device=device)
@@ -164,7 +164,7 @@ def _memory_monitor(config: Any, platform: Any) -> contextlib.AbstractContextMan
 
 def _add_memory_to_result(timeline: Any, run_dir: Any, config: Any) -> None:
     """Append the monitor's peak to the result.json the training loop wrote."""
-    from rocmkit.profile.memory import timeline_measurements
+    from rocmkit.measure.memory import timeline_measurements
     from rocmkit.results import load_result
 
     result = load_result(run_dir)

@@ -8,8 +8,8 @@ import inspect
 import statistics
 from typing import TYPE_CHECKING, Any
 
-from rocmkit.bench.power import EnergyWindow, PowerSampler, energy_window
 from rocmkit.errors import UserError, require_extra
+from rocmkit.measure.power import EnergyWindow, PowerSampler, energy_window
 
 if TYPE_CHECKING:
     import torch

@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from rocmkit.bench.power import (
+from rocmkit.errors import UserError, require_extra
+from rocmkit.infer.continuous import continuous_runs, pad_id
+from rocmkit.measure.power import (
     EnergyWindow,
     PowerReader,
     PowerSampler,
@@ -31,8 +33,6 @@ from rocmkit.bench.power import (
     platform_power_reader,
     units_per_joule,
 )
-from rocmkit.errors import UserError, require_extra
-from rocmkit.infer.continuous import continuous_runs, pad_id
 from rocmkit.platform import Platform
 from rocmkit.results import Measurement
 

@@ -19,14 +19,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from rocmkit.bench.power import (
-    EnergyWindow,
-    PowerReader,
-    PowerSampler,
-    per_unit,
-    platform_power_reader,
-    units_per_joule,
-)
 from rocmkit.errors import UserError
 from rocmkit.infer.client import Client, Endpoint
 from rocmkit.infer.guards import UnreachableWatch, check_warmup, point_failure
@@ -34,6 +26,14 @@ from rocmkit.infer.loadgen import LoadConfig, SendFn, run_load
 from rocmkit.infer.metrics import RequestRecord, ServeSummary, summarize
 from rocmkit.infer.readiness import prepare_endpoint
 from rocmkit.infer.workloads import Prompt, Workload
+from rocmkit.measure.power import (
+    EnergyWindow,
+    PowerReader,
+    PowerSampler,
+    per_unit,
+    platform_power_reader,
+    units_per_joule,
+)
 from rocmkit.results import Measurement
 
 if TYPE_CHECKING:

@@ -12,9 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rocmkit.errors import UserError, require_extra
-from rocmkit.profile.estimator import EstimateConfig, MemoryEstimate, ModelShape, estimate
-from rocmkit.profile.hints import Hint, HintInputs, hints
-from rocmkit.profile.memory import (
+from rocmkit.measure.memory import (
     MEMORY_FILE,
     SNAPSHOT_FILE,
     CategoryPeaks,
@@ -22,6 +20,8 @@ from rocmkit.profile.memory import (
     MemoryTimeline,
     measure_step_memory,
 )
+from rocmkit.profile.estimator import EstimateConfig, MemoryEstimate, ModelShape, estimate
+from rocmkit.profile.hints import Hint, HintInputs, hints
 from rocmkit.profile.summary import TraceSummary
 from rocmkit.profile.trace import ProfileSchedule, StepProfiler
 

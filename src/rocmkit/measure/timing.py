@@ -16,9 +16,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rocmkit.bench.noise import Noise, num_cpus, other_cores, own_cores, snapshot
-from rocmkit.bench.ticks import tick
 from rocmkit.errors import UserError
+from rocmkit.measure.noise import Noise, num_cpus, other_cores, own_cores, snapshot
+from rocmkit.measure.ticks import tick
 
 # Last-level cache per GPU arch, in MiB, for sizing the flush buffer. torch reports only the L2
 # (`L2_cache_size`); AMD's Infinity Cache (MALL) sits behind it and would still serve a re-read.

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from rocmkit.errors import UserError
-from rocmkit.profile.memory import MemoryMonitor
+from rocmkit.measure.memory import MemoryMonitor
 
 
 def test_cpu_monitor_records_an_rss_timeline_that_sees_a_big_allocation(tmp_path):
@@ -64,7 +64,7 @@ def test_gpu_monitor_sees_an_allocation_and_exports_a_snapshot(tmp_path):
 
 
 def test_monitor_run_writes_the_timeline_even_when_the_run_fails(tmp_path):
-    from rocmkit.profile.memory import monitor_run, timeline_measurements
+    from rocmkit.measure.memory import monitor_run, timeline_measurements
 
     with pytest.raises(RuntimeError), monitor_run(tmp_path / "run", device="cpu") as monitor:
         time.sleep(0.12)
@@ -81,7 +81,7 @@ def test_gpu_peak_survives_a_reset_inside_the_monitored_run(tmp_path):
     # bench's train-precision resets the allocator's peak before each run it measures.
     import torch
 
-    from rocmkit.profile.memory import monitor_run
+    from rocmkit.measure.memory import monitor_run
 
     with monitor_run(tmp_path, device="cuda") as monitor:
         tensor = torch.empty(256 * 2**20, dtype=torch.uint8, device="cuda")

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from rocmkit.bench.power import (
+from rocmkit.measure.power import (
     PowerSampler,
     command_reader,
     detect_power_reader,

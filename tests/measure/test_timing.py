@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rocmkit.bench.timing import (
+from rocmkit.errors import UserError
+from rocmkit.measure.timing import (
     TimingConfig,
     flush_bytes_for,
     measure,
@@ -17,7 +18,6 @@ from rocmkit.bench.timing import (
     summarize,
     time_callable,
 )
-from rocmkit.errors import UserError
 
 
 def test_summarize_known_samples():

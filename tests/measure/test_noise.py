@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from rocmkit.bench import timing
-from rocmkit.bench.noise import Noise, threads_for
-from rocmkit.bench.timing import TimingConfig, measure
+from rocmkit.measure import timing
+from rocmkit.measure.noise import Noise, threads_for
+from rocmkit.measure.timing import TimingConfig, measure
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
