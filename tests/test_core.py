@@ -219,3 +219,23 @@ def test_train_export_help_is_exports_help(tmp_path):
     assert done.returncode == 0
     assert done.stdout.startswith("usage: rocmkit train export")
     assert "checkpoint" in done.stdout and "--preset" not in done.stdout
+
+
+def test_a_version_1_train_result_reads_with_mfu_in_percent(tmp_path):
+    """rocmkit 0.1 wrote train's mfu as a fraction; today's reader shows it as bench does (%)."""
+    old = {
+        "schema_version": 1,
+        "kind": "train",
+        "environment": {},
+        "config": {},
+        "created_at": "2026-01-01T00:00:00+00:00",
+        "rocmkit_version": "0.1.0",
+        "measurements": [
+            {"suite": "train", "name": "gpt", "metric": "mfu", "value": 0.41, "unit": "fraction"}
+        ],
+    }
+    (tmp_path / "result.json").write_text(json.dumps(old))
+    loaded = load_result(tmp_path)
+    (mfu,) = loaded.select(metric="mfu")
+    assert (mfu.value, mfu.unit) == (pytest.approx(41.0), "%")
+    assert loaded.schema_version == 2 and loaded.data == {}

@@ -197,17 +197,10 @@ def _coerce_scalar(value: Any, annotation: Any, key: str) -> Any:
 
 def to_dict(config: Any) -> dict[str, Any]:
     """A JSON/TOML-friendly dict of a config dataclass (Paths become strings)."""
-    return _jsonable(dataclasses.asdict(config))
+    from rocmkit.results import jsonable
 
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, Path):
-        return str(value)
-    return value
+    result: dict[str, Any] = jsonable(dataclasses.asdict(config))
+    return result
 
 
 def field_help(cls: type) -> dict[str, str]:

@@ -1,7 +1,11 @@
 """The results format every command writes: result.json with schema version, environment and data.
 
 A `RunResult` holds a list of `Measurement`s: one number each, with its unit, the parameters that
-produced it and, when it was timed, its statistics. Reports and comparisons read only this format.
+produced it and, when it was timed, its statistics; commands whose answer is not a number (doctor's
+findings, hipify's report) put their document in `data`. Reports and comparisons read only this format.
+
+Each metric has one unit in every command's result (`UNITS`). Version 1 files (rocmkit 0.1, where
+train wrote `mfu` as a fraction and bench as a percent) are read and upgraded on load.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,8 +21,11 @@ from typing import Any
 from rocmkit.atomic import atomic_write_json
 from rocmkit.errors import UserError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 RESULT_FILENAME = "result.json"
+# The unit of a metric wherever it appears; a writer that uses another unit fails a test.
+UNITS: dict[str, str] = {"mfu": "%", "pct_of_peak": "%"}
 
 
 @dataclass(kw_only=True)
@@ -44,6 +52,7 @@ class RunResult:
     measurements: list[Measurement] = field(default_factory=list)
     label: str | None = None
     partial: str | None = None  # why the run stopped early (e.g. Ctrl-C); None when it finished
+    data: dict[str, Any] = field(default_factory=dict)  # a non-numeric answer (findings, reports)
     created_at: str = field(
         default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     )
@@ -51,7 +60,7 @@ class RunResult:
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
-        return _jsonable(dataclasses.asdict(self))
+        return jsonable(dataclasses.asdict(self))
 
     def save(self, path: str | Path) -> Path:
         """Write atomically; a directory path gets `result.json` inside it."""
@@ -75,13 +84,18 @@ def _version() -> str:
     return __version__
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
+    """The one JSON sanitiser: dataclasses and tuples become plain containers, Paths strings, NaN
+    null and infinities the strings "inf"/"-inf" (neither is JSON; an unbounded request rate is a
+    setting worth keeping, and `rocmkit.config` reads "inf" back)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return jsonable(dataclasses.asdict(value))
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, float) and value != value:  # NaN is not valid JSON
-        return None
+        return [jsonable(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
     if isinstance(value, Path):
         return str(value)
     return value
@@ -108,12 +122,13 @@ def result_from_dict(data: Any, *, source: str = "result") -> RunResult:
     if not isinstance(data, dict) or "schema_version" not in data:
         raise UserError(f"{source} is not a rocmkit result (no schema_version)")
     version = data["schema_version"]
-    if version != SCHEMA_VERSION:
+    if version not in READABLE_VERSIONS:
         raise UserError(
-            f"{source} has schema version {version}; this rocmkit reads version {SCHEMA_VERSION}"
+            f"{source} has schema version {version}; this rocmkit reads versions "
+            f"{', '.join(map(str, READABLE_VERSIONS))} (upgrade rocmkit to read it)"
         )
     try:
-        measurements = [Measurement(**m) for m in data.get("measurements", [])]
+        measurements = [_upgrade(Measurement(**m), version) for m in data.get("measurements", [])]
         return RunResult(
             kind=str(data["kind"]),
             environment=dict(data["environment"]),
@@ -121,9 +136,19 @@ def result_from_dict(data: Any, *, source: str = "result") -> RunResult:
             measurements=measurements,
             label=data.get("label"),
             partial=data.get("partial"),
+            data=dict(data.get("data") or {}),
             created_at=str(data["created_at"]),
             rocmkit_version=str(data["rocmkit_version"]),
-            schema_version=version,
+            schema_version=SCHEMA_VERSION,
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise UserError(f"{source} is not a valid rocmkit result ({exc})") from None
+
+
+def _upgrade(measurement: Measurement, version: int) -> Measurement:
+    """Bring a measurement of an older schema to today's units (v1 train: mfu as a fraction)."""
+    if version < 2 and measurement.metric == "mfu" and measurement.unit == "fraction":
+        if measurement.value is not None:
+            measurement.value *= 100.0
+        measurement.unit = "%"
+    return measurement

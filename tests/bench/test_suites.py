@@ -109,7 +109,7 @@ def test_quick_suite_end_to_end_on_cpu(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "GEMM throughput" in printed and "Environment" in printed
     data = json.loads((out / "result.json").read_text())
-    assert data["schema_version"] == 1 and data["kind"] == "bench"
+    assert data["schema_version"] == 2 and data["kind"] == "bench"
     assert data["config"]["suites"] == ["gemm", "bandwidth", "train-precision"]
     assert (
         data["environment"]["backend"] in ("cpu", "cuda", "rocm")

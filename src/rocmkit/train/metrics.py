@@ -191,7 +191,7 @@ def _measurements(
         (f"{result.unit_name}_per_s", result.units_per_s, f"{result.unit_name}/s"),
         (f"{result.unit_name}_per_s_per_device", per_device, f"{result.unit_name}/s"),
         ("step_time", result.median_step_time_s, "s"),
-        ("mfu", result.mfu, "fraction"),
+        ("mfu", None if result.mfu is None else 100.0 * result.mfu, "%"),
         ("peak_memory", result.peak_memory_bytes, "bytes"),
         ("final_loss", result.final_loss, "nats"),
         ("skipped_steps", float(result.num_skipped_steps), "steps"),

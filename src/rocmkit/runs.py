@@ -1,0 +1,105 @@
+"""Where every command's results go: one output rule, one save, one rank-0 rule.
+
+`--out DIR` names a run directory; without it a command writes to `runs/<command>-<UTC stamp>`,
+made unique with `-2`, `-3`... so two runs never share one. `save` writes `result.json` atomically
+and, for measuring commands, `report.md` and `report.html` beside it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import importlib.util
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rocmkit.atomic import atomic_write_text, check_writable_dir
+from rocmkit.errors import warn_once
+from rocmkit.results import RESULT_FILENAME, RunResult
+
+if TYPE_CHECKING:
+    from rocmkit.measure.memory import MemoryMonitor
+
+RUNS_ROOT = Path("runs")
+
+
+def utc_stamp(now: _dt.datetime | None = None) -> str:
+    moment = now or _dt.datetime.now(_dt.timezone.utc)
+    return moment.strftime("%Y%m%d-%H%M%S")
+
+
+def default_out(command: str, *, root: Path = RUNS_ROOT, now: _dt.datetime | None = None) -> Path:
+    """`runs/<command>-<UTC stamp>`, with a `-N` suffix when that directory already exists."""
+    base = f"{command}-{utc_stamp(now)}"
+    out, n = root / base, 2
+    while out.exists():
+        out, n = root / f"{base}-{n}", n + 1
+    return out
+
+
+def resolve_out(out: str | os.PathLike[str] | None, command: str) -> Path:
+    """The run directory a command writes: `--out` when given, else the default rule."""
+    return Path(out) if out is not None else default_out(command)
+
+
+def latest_run(command: str, *, root: Path = RUNS_ROOT) -> Path | None:
+    """The newest `runs/<command>-*` directory (by its stamp in the name), or None."""
+    if not root.is_dir():
+        return None
+    runs = [p for p in root.glob(f"{command}-*") if p.is_dir()]
+    return max(runs, key=lambda p: (p.name, p.stat().st_mtime)) if runs else None
+
+
+def is_main_process(env: Mapping[str, str] | None = None) -> bool:
+    """True on the process that reports: rank 0 under torchrun, and any process run alone."""
+    environ = os.environ if env is None else env
+    return environ.get("RANK", "0") in ("", "0")
+
+
+def prepare_out(out: Path) -> Path:
+    """Refuse an unwritable run directory before any work starts (one-line UserError)."""
+    return check_writable_dir(out, what="--out directory")
+
+
+def save(result: RunResult, out: str | os.PathLike[str], *, reports: bool = False) -> Path:
+    """Write `out/result.json` (atomic); with `reports`, also `report.md` and `report.html`."""
+    directory = Path(out)
+    path = result.save(directory / RESULT_FILENAME)
+    if reports:
+        from rocmkit.report import render  # matplotlib and friends only when reports are asked
+
+        with_plots = importlib.util.find_spec("matplotlib") is not None
+        if not with_plots:
+            warn_once(
+                "matplotlib is not installed: report.html has no plots "
+                "(pip install 'rocmkit[plot]')"
+            )
+        atomic_write_text(
+            directory / "report.html", render([result], "html", with_plots=with_plots)
+        )
+        atomic_write_text(directory / "report.md", render([result], "md"))
+    return path
+
+
+@contextlib.contextmanager
+def memory_monitoring(enabled: bool, out: Path, *, device: str) -> Iterator[MemoryMonitor | None]:
+    """Sample memory (GPU allocator on a GPU, process RSS on CPU) while the block runs, when
+    `enabled`; `memory.json` goes to `out`, and `add_memory` puts the peak into a result."""
+    if not enabled:
+        yield None
+        return
+    from rocmkit.measure.memory import monitor_run
+
+    with monitor_run(out, device=device) as monitor:
+        yield monitor
+
+
+def add_memory(result: RunResult, monitor: MemoryMonitor | None, *, name: str) -> None:
+    """Append a finished monitor's peak (and where it was read) to `result`'s measurements."""
+    if monitor is None:
+        return
+    from rocmkit.measure.memory import timeline_measurements
+
+    result.measurements.extend(timeline_measurements(monitor.timeline, name=name))

@@ -1,0 +1,61 @@
+"""The output rule every command shares (`rocmkit.runs`) and the one JSON sanitiser."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+
+from rocmkit.results import Measurement, RunResult, jsonable, load_result
+from rocmkit.runs import default_out, is_main_process, latest_run, save
+
+NOW = dt.datetime(2026, 11, 23, 12, 0, 0, tzinfo=dt.timezone.utc)
+
+
+def test_default_out_is_command_and_utc_stamp_and_never_reuses_a_directory(tmp_path):
+    first = default_out("train", root=tmp_path, now=NOW)
+    assert first == tmp_path / "train-20261123-120000"
+    first.mkdir()
+    second = default_out("train", root=tmp_path, now=NOW)
+    assert second == tmp_path / "train-20261123-120000-2"
+    second.mkdir()
+    assert default_out("train", root=tmp_path, now=NOW).name.endswith("-3")
+
+
+def test_latest_run_picks_the_newest_run_of_that_command(tmp_path):
+    assert latest_run("train", root=tmp_path) is None
+    for name in ("train-20261120-090000", "train-20261123-080000", "bench-20261124-000000"):
+        (tmp_path / name).mkdir()
+    assert latest_run("train", root=tmp_path) == tmp_path / "train-20261123-080000"
+
+
+def test_only_rank_zero_or_a_lone_process_reports():
+    assert is_main_process({}) and is_main_process({"RANK": "0"})
+    assert not is_main_process({"RANK": "1"})
+
+
+def test_save_writes_result_and_reports_that_report_can_read(tmp_path):
+    result = RunResult(
+        kind="bench",
+        environment={"backend": "cpu"},
+        config={"rate": math.inf},
+        measurements=[
+            Measurement(suite="gemm", name="fp32 64", metric="gflops", value=2.0, unit="GFLOP/s")
+        ],
+    )
+    path = save(result, tmp_path / "run", reports=True)
+    assert path == tmp_path / "run" / "result.json"
+    assert {p.name for p in (tmp_path / "run").iterdir()} == {
+        "result.json",
+        "report.md",
+        "report.html",
+    }
+    assert "gemm" in (tmp_path / "run" / "report.md").read_text().lower()
+    assert json.loads(path.read_text())["config"]["rate"] == "inf"  # valid JSON, value kept
+    assert load_result(tmp_path / "run").measurements[0].value == 2.0
+
+
+def test_jsonable_makes_any_result_valid_json():
+    doc = jsonable({"nan": math.nan, "neg": -math.inf, "t": (1, 2), "p": NOW.date()})
+    assert doc["nan"] is None and doc["neg"] == "-inf" and doc["t"] == [1, 2]
+    json.dumps(doc, allow_nan=False, default=str)
