@@ -3,28 +3,31 @@
 from __future__ import annotations
 
 import argparse
-import json
+import dataclasses
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from rocmkit.cli.pipeline import add_output_options, print_json
 from rocmkit.errors import UserError
+from rocmkit.runs import prepare_out, save
 
 if TYPE_CHECKING:
-    from rocmkit.doctor import DoctorReport, Explanation
+    from rocmkit.doctor.findings import DoctorReport, ExplainReport
 
 STATUS_STYLE = {"ok": "green", "note": "cyan", "warn": "yellow", "fail": "bold red", "skip": "dim"}
-MAX_LOG_BYTES = 64 * 2**20
+# Non-measuring commands print their answer and save a run only when asked (they run often, in CI).
+OUT_HELP = "also save the answer as DIR/result.json (nothing is saved without --out)"
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "doctor",
         help="check the GPU, driver, ROCm/CUDA and torch setup; explain error logs",
         description="Run environment checks (exit 0: nothing failed, 1: a check failed, 2: usage "
         "error), or match a log against known ROCm/CUDA failure signatures with --explain.",
     )
-    parser.add_argument("--json", action="store_true", help="print a versioned JSON document")
+    add_output_options(parser, "doctor", out_help=OUT_HELP)
     parser.add_argument(
         "--check",
         action="append",
@@ -61,45 +64,40 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rocmkit.doctor.registry import all_checks, select_checks
+    from rocmkit.doctor.diagnose import DoctorConfig, run_doctor
+    from rocmkit.doctor.findings import ExplainReport, to_run_result
 
-    if args.here and args.explain is None:
-        raise UserError("--here goes with --explain FILE (the log of this machine)")
-    if args.explain is not None or args.from_files:
-        if args.check or args.list or (args.explain is not None and args.from_files):
-            raise UserError("--explain and --from run alone: drop --check/--list/the other")
-        if args.from_files:
-            return _from(args.from_files, as_json=args.json, verbose=args.verbose)
-        return _explain(args.explain, as_json=args.json, here=args.here)
     if args.list:
-        for check in all_checks().values():
-            print(f"{check.id:16} {check.title}")
-        return 0
-    if not args.timeout > 0:
-        raise UserError(f"--timeout must be positive seconds, not {args.timeout}")
-    report = _diagnose(select_checks(args.check), args.timeout)
+        if args.explain is not None or args.from_files:
+            raise UserError("--explain and --from run alone: drop --check/--list/the other")
+        return _list_checks()
+    config = DoctorConfig(
+        checks=tuple(args.check or ()),
+        timeout_s=args.timeout,
+        explain=args.explain,
+        here=args.here,
+        from_files=tuple(args.from_files or ()),
+    )
+    out = prepare_out(Path(args.out)) if args.out else None
+    report = run_doctor(config)
+    result = to_run_result(report, config=dataclasses.asdict(config))
+    if out is not None:
+        print(f"wrote {save(result, out)}", file=sys.stderr)
     if args.json:
-        print(json.dumps(report.to_dict(), indent=2, default=str))
+        print_json(result.data)
+    elif isinstance(report, ExplainReport):
+        _print_explanations(report)
     else:
         _render(report, verbose=args.verbose)
     return report.exit_code
 
 
-def _diagnose(checks: list[Any], timeout_s: float) -> DoctorReport:
-    import os
+def _list_checks() -> int:
+    from rocmkit.doctor.registry import all_checks
 
-    from rocmkit.doctor.context import DoctorContext
-    from rocmkit.doctor.probe import start_probe
-    from rocmkit.doctor.registry import run_checks
-    from rocmkit.platform import detect
-
-    overrides: dict[str, Any] = {"probe_timeout_s": timeout_s}
-    if any(c.uses_probe for c in checks):
-        # Start the probe first: the child imports torch while this process runs detect().
-        future = start_probe(os.environ, timeout_s)
-        overrides["probe_runner"] = lambda env, timeout_s: future.result()
-    ctx = DoctorContext.real(detect(), **overrides)
-    return run_checks(ctx, [c.id for c in checks])
+    for check in all_checks().values():
+        print(f"{check.id:16} {check.title}")
+    return 0
 
 
 def _render(report: DoctorReport, *, verbose: bool) -> None:
@@ -136,76 +134,17 @@ def _render(report: DoctorReport, *, verbose: bool) -> None:
     console.print(", ".join(f"{n} {s}" for s, n in counts.items() if n) + hint)
 
 
-def read_log(source: str) -> str:
-    """The text of a log file or stdin ('-'); UserError for unreadable, huge or binary input."""
-    try:
-        if source == "-":
-            data = sys.stdin.buffer.read(MAX_LOG_BYTES + 1)
-        else:
-            with Path(source).open("rb") as f:
-                data = f.read(MAX_LOG_BYTES + 1)
-    except IsADirectoryError:
-        raise UserError(f"--explain {source}: is a directory, give a log file") from None
-    except OSError as exc:
-        raise UserError(f"--explain {source}: cannot read it ({exc.strerror or exc})") from None
-    if len(data) > MAX_LOG_BYTES:
-        raise UserError(
-            f"--explain {source}: larger than {MAX_LOG_BYTES // 2**20} MiB; pass the relevant part"
-        )
-    if b"\x00" in data[:65536]:
-        raise UserError(f"--explain {source}: looks like a binary file, not a text log")
-    return data.decode("utf-8", errors="replace")
-
-
-def _from(sources: list[str], *, as_json: bool, verbose: bool) -> int:
-    from rocmkit.doctor.pasted import diagnose_pasted
-
-    texts = {}
-    for source in sources:
-        name = "stdin" if source == "-" else Path(source).name
-        texts[name if name not in texts else source] = read_log(source)
-    report = diagnose_pasted(texts)
-    if as_json:
-        print(json.dumps(report.to_dict(), indent=2, default=str))
-    else:
-        _render(report, verbose=verbose)
-    return report.exit_code
-
-
-def _explain(source: str, *, as_json: bool, here: bool = False) -> int:
-    from rocmkit.doctor.explain import explain
-
-    text = read_log(source)
-    platform = None
-    if here:
-        from rocmkit.platform import detect
-
-        platform = detect()
-    matches = explain(text, platform)
-    if as_json:
-        document = {
-            "schema": "rocmkit.doctor.explain",
-            "schema_version": 2,
-            "source": source,
-            "matches": [vars(m) for m in matches],
-        }
-        print(json.dumps(document, indent=2))
-        return 0
-    _print_explanations(source, text, matches)
-    return 0
-
-
-def _print_explanations(source: str, text: str, matches: list[Explanation]) -> None:
+def _print_explanations(report: ExplainReport) -> None:
     from rich.markup import escape
 
     from rocmkit.cli.console import make_console
 
     console = make_console()
-    name = "stdin" if source == "-" else source
-    if not matches:
-        console.print(f"no known failure signature in {name} ({len(text.splitlines())} lines)")
+    name = "stdin" if report.source == "-" else report.source
+    if not report.matches:
+        console.print(f"no known failure signature in {name} ({report.num_lines} lines)")
         return
-    for m in matches:
+    for m in report.matches:
         seen = f" (x{m.count})" if m.count > 1 else ""
         level = "" if m.level == "error" else f" ({m.level})"
         # soft_wrap: a long path:line stays one token (copyable, greppable) instead of being cut.

@@ -1,16 +1,24 @@
-"""What a check says: a Finding, and the report that collects them (with a versioned JSON form)."""
+"""What the doctor says: a Finding per check, the report that collects them, the explanation of a
+log, each with its versioned JSON document, and the RunResult that carries that document."""
 
 from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+from rocmkit.results import RunResult, jsonable
+
+if TYPE_CHECKING:
+    from rocmkit.doctor.explain import Explanation
 
 # "note": a check's fail that stronger evidence from another check overruled (see reconcile.py).
 Status = Literal["ok", "note", "warn", "fail", "skip"]
 STATUSES: tuple[Status, ...] = ("ok", "note", "warn", "fail", "skip")
 SCHEMA = "rocmkit.doctor"
 SCHEMA_VERSION = 2  # 2: status "note", fields "evidence" and "overruled"
+EXPLAIN_SCHEMA = "rocmkit.doctor.explain"
+EXPLAIN_SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,3 +68,36 @@ class DoctorReport:
             "environment": self.environment,
             "findings": [asdict(f) for f in self.findings],
         }
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExplainReport:
+    """The known failure signatures found in one log (`rocmkit doctor --explain`)."""
+
+    source: str  # the file name as given; "-" for stdin
+    matches: tuple[Explanation, ...]
+    num_lines: int
+    environment: dict[str, Any] = field(default_factory=dict)  # filled with --here only
+
+    @property
+    def exit_code(self) -> int:
+        """Always 0: explaining a log succeeds whether or not it held a known failure."""
+        return 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": EXPLAIN_SCHEMA,
+            "schema_version": EXPLAIN_SCHEMA_VERSION,
+            "source": self.source,
+            "matches": [vars(m) for m in self.matches],
+        }
+
+
+def to_run_result(report: DoctorReport | ExplainReport, *, config: dict[str, Any]) -> RunResult:
+    """The run record of a doctor answer: its JSON document as `data` (what `--json` prints)."""
+    return RunResult(
+        kind="doctor",
+        environment=jsonable(report.environment),
+        config=jsonable(config),
+        data=jsonable(report.to_dict()),
+    )
