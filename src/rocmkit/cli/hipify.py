@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
 import sys
-import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from rocmkit.errors import UserError
+from rocmkit.cli.pipeline import add_output_options, print_json
+from rocmkit.runs import prepare_out, save
+
+if TYPE_CHECKING:
+    from rocmkit.hipify.outcome import HipifyOutcome
+    from rocmkit.hipify.project import HipifyConfig, HipifyReport
+
+# Non-measuring commands print their answer and save a run only when asked (they run often, in CI).
+OUT_HELP = (
+    "save the report as DIR/result.json (the run record; nothing is saved without --out). "
+    "Translated code goes to -o/--output-dir/--inplace, never here"
+)
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "hipify",
         help="translate CUDA source to HIP (files or directory trees)",
@@ -21,9 +29,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "every CUDA name left unconverted and every warp-size-32 hazard is reported.",
     )
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or directories")
-    where = parser.add_argument_group("where the output goes (default: a single file to stdout)")
-    where.add_argument("-o", "--output", type=Path, metavar="FILE", help="write one file's output")
-    where.add_argument("--output-dir", type=Path, metavar="DIR", help="mirror the tree into DIR")
+    where = parser.add_argument_group(
+        "where the translated code goes (default: a single file to stdout, a tree: dry run)"
+    )
+    where.add_argument(
+        "-o", "--output", type=Path, metavar="FILE", help="write one file's translated code"
+    )
+    where.add_argument(
+        "--output-dir", type=Path, metavar="DIR", help="mirror the tree of translated code into DIR"
+    )
     where.add_argument(
         "--inplace", action="store_true", help="rewrite files in place, keeping FILE.prehip backups"
     )
@@ -84,7 +98,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     show = parser.add_argument_group("reporting")
     show.add_argument("--diff", action="store_true", help="print a unified diff of each change")
     show.add_argument("--stats", action="store_true", help="print conversions by category")
-    show.add_argument("--json", action="store_true", help="print the full report as JSON")
     show.add_argument(
         "--strict", action="store_true", help="exit 1 when any CUDA name was left unconverted"
     )
@@ -94,13 +107,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="compile each translated .cu/.cpp with hipcc -c and report pass/fail",
     )
     show.add_argument("--arch", default="gfx90a", help="offload arch for --check (default gfx90a)")
+    add_output_options(parser, "hipify", out_help=OUT_HELP)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from rocmkit.hipify.check import check_report
+    from rocmkit.hipify.outcome import HipifyOutcome, to_run_result
     from rocmkit.hipify.project import hipify_paths
 
     config = _config(args)
+    out = prepare_out(Path(args.out)) if args.out else None
     report = hipify_paths(config)
     single_to_stdout = (
         not config.writes
@@ -110,12 +127,16 @@ def run(args: argparse.Namespace) -> int:
     )
     if single_to_stdout:
         _write_stdout(report.files[0].text or "")
-    checks = _run_check(args, report) if args.check else []
+    checks = check_report(report, arch=args.arch, jobs=args.jobs) if args.check else []
+    outcome = HipifyOutcome(report=report, checks=tuple(checks), strict=args.strict)
+    result = to_run_result(outcome, config, check_arch=args.arch if args.check else None)
+    if out is not None:
+        print(f"wrote {save(result, out)}", file=sys.stderr)
     if args.json:
-        _print_json(report, checks)
+        print_json(result.data)
     else:
-        _print_human(args, report, checks, quiet_summary=single_to_stdout)
-    return _exit_code(args, report, checks)
+        _print_human(args, outcome, quiet_summary=single_to_stdout)
+    return outcome.exit_code
 
 
 def _write_stdout(text: str) -> None:
@@ -125,7 +146,8 @@ def _write_stdout(text: str) -> None:
     sys.stdout.buffer.flush()
 
 
-def _config(args: argparse.Namespace) -> Any:
+def _config(args: argparse.Namespace) -> HipifyConfig:
+    from rocmkit.hipify.check import default_hip_version
     from rocmkit.hipify.project import SOURCE_EXTENSIONS, HipifyConfig
     from rocmkit.hipify.translate import TranslateOptions
 
@@ -134,7 +156,7 @@ def _config(args: argparse.Namespace) -> Any:
         translate_strings=args.translate_strings,
         add_runtime_include=not args.no_runtime_include,
         mappings=args.mappings,
-        hip_version=args.hip_version or _default_hip_version(),
+        hip_version=args.hip_version or default_hip_version(),
     )
     extensions = tuple(e if e.startswith(".") else f".{e}" for e in args.ext) or SOURCE_EXTENSIONS
     if args.cmake:
@@ -157,64 +179,12 @@ def _config(args: argparse.Namespace) -> Any:
     )
 
 
-def _default_hip_version() -> str:
-    from rocmkit.hipify.check import find_hipcc
-    from rocmkit.hipify.versions import LATEST, installed_version
-
-    return installed_version(find_hipcc()) or LATEST
-
-
-def _run_check(args: argparse.Namespace, report: Any) -> list[Any]:
-    from rocmkit.hipify.check import check_compiles
-
-    translated = [
-        f for f in report.files if f.status in ("converted", "unchanged") and f.reason == ""
-    ]
-    written = [f.output for f in translated if f.output is not None]
-    if written or not translated:
-        return check_compiles(written, arch=args.arch, jobs=args.jobs)
-    with tempfile.TemporaryDirectory(prefix="rocmkit-hipify-check-") as scratch:
-        paths = []
-        for index, result in enumerate(translated):
-            path = Path(scratch) / f"{index}_{result.source.name}"
-            path.write_text(result.text or "", encoding="utf-8", errors="surrogateescape")
-            paths.append(path)
-        source_dirs = sorted({f.source.parent.resolve() for f in translated})
-        results = check_compiles(paths, arch=args.arch, jobs=args.jobs, include_dirs=source_dirs)
-        by_name = {p.name: f.source for p, f in zip(paths, translated, strict=True)}
-        return [
-            dataclasses.replace(
-                r,
-                path=by_name[r.path.name],
-                first_error=r.first_error.replace(str(r.path), str(by_name[r.path.name])),
-            )
-            for r in results
-        ]
-
-
-def _print_json(report: Any, checks: list[Any]) -> None:
-    from rocmkit.hipify.project import report_to_dict
-
-    data = report_to_dict(report)
-    if checks:
-        data["check"] = [
-            {
-                "path": str(c.path),
-                "ok": c.ok,
-                "first_error": c.first_error,
-                "seconds": round(c.seconds, 2),
-            }
-            for c in checks
-        ]
-    print(json.dumps(data, indent=2))
-
-
-def _print_human(
-    args: argparse.Namespace, report: Any, checks: list[Any], *, quiet_summary: bool
-) -> None:
+def _print_human(args: argparse.Namespace, outcome: HipifyOutcome, *, quiet_summary: bool) -> None:
     from rich.table import Table
 
     from rocmkit.cli.console import make_console
+
+    report = outcome.report
 
     err = make_console(stderr=True, highlight=False, soft_wrap=True)
     for result in report.files:
@@ -244,7 +214,7 @@ def _print_human(
                 category, str(converted.get(category, 0)), str(unconverted.get(category, 0))
             )
         make_console(highlight=False).print(table)
-    for check in checks:
+    for check in outcome.checks:
         status = "ok" if check.ok else f"FAIL: {check.first_error}"
         err.print(f"check {check.path}: {status} ({check.seconds:.1f}s)", markup=False)
     if quiet_summary:
@@ -268,7 +238,7 @@ def _printable(text: str) -> str:
     return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
 
 
-def _summary(report: Any, *, written: bool) -> str:
+def _summary(report: HipifyReport, *, written: bool) -> str:
     converted = (
         ", ".join(f"{c} {n}" for c, n in report.converted_by_category().items()) or "nothing"
     )
@@ -280,14 +250,3 @@ def _summary(report: Any, *, written: bool) -> str:
         f"unconverted: {report.num_unconverted}; "
         f"hazards: {sum(f.stats.num_hazards for f in report.files)}"
     )
-
-
-def _exit_code(args: argparse.Namespace, report: Any, checks: list[Any]) -> int:
-    if report.count("error") or any(not c.ok for c in checks):
-        return 1
-    # --strict: anything CUDA left behind fails, a file passed through untranslated included.
-    if args.strict and (report.num_unconverted or report.count("passthrough")):
-        return 1
-    if not report.files:
-        raise UserError("no file matched (check the paths, --ext, --include and --exclude)")
-    return 0

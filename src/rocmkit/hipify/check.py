@@ -6,6 +6,7 @@ is forced: with a CUDA toolkit installed, hipcc would otherwise hand the job to 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -15,8 +16,12 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from rocmkit.errors import UserError
+
+if TYPE_CHECKING:
+    from rocmkit.hipify.project import FileResult, HipifyReport
 
 HEADER_SUFFIXES = (".h", ".hpp", ".hxx", ".cuh", ".inl")
 Runner = Callable[[list[str], dict[str, str]], subprocess.CompletedProcess[str]]
@@ -29,6 +34,15 @@ class CompileResult:
     first_error: str
     seconds: float
     command: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entry of the report's "check" list."""
+        return {
+            "path": str(self.path),
+            "ok": self.ok,
+            "first_error": self.first_error,
+            "seconds": round(self.seconds, 2),
+        }
 
 
 def find_hipcc() -> str | None:
@@ -115,3 +129,60 @@ def check_compiles(
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(one, units))
+
+
+def default_hip_version() -> str:
+    """The HIP release to emit names for when none is asked: the installed hipcc's, else the
+    newest name list rocmkit knows."""
+    from rocmkit.hipify.versions import LATEST, installed_version
+
+    return installed_version(find_hipcc()) or LATEST
+
+
+def check_report(
+    report: HipifyReport,
+    *,
+    arch: str = "gfx90a",
+    jobs: int = 0,
+    hipcc: str | None = None,
+    runner: Runner = _default_runner,
+) -> list[CompileResult]:
+    """Compile every file a hipify run translated: the written outputs, or, in a dry run, the
+    translated text in a scratch directory (with the sources' directories on the include path);
+    results name the source files then."""
+    translated = [
+        f for f in report.files if f.status in ("converted", "unchanged") and f.reason == ""
+    ]
+    written = [f.output for f in translated if f.output is not None]
+    if written or not translated:
+        return check_compiles(written, arch=arch, hipcc=hipcc, jobs=jobs, runner=runner)
+    with tempfile.TemporaryDirectory(prefix="rocmkit-hipify-check-") as scratch:
+        return _check_unwritten(translated, Path(scratch), arch, jobs, hipcc, runner)
+
+
+def _check_unwritten(
+    translated: list[FileResult],
+    scratch: Path,
+    arch: str,
+    jobs: int,
+    hipcc: str | None,
+    runner: Runner,
+) -> list[CompileResult]:
+    paths = []
+    for index, result in enumerate(translated):
+        path = scratch / f"{index}_{result.source.name}"
+        path.write_text(result.text or "", encoding="utf-8", errors="surrogateescape")
+        paths.append(path)
+    source_dirs = sorted({f.source.parent.resolve() for f in translated})
+    results = check_compiles(
+        paths, arch=arch, hipcc=hipcc, jobs=jobs, include_dirs=source_dirs, runner=runner
+    )
+    by_name = {p.name: f.source for p, f in zip(paths, translated, strict=True)}
+    return [
+        dataclasses.replace(
+            r,
+            path=by_name[r.path.name],
+            first_error=r.first_error.replace(str(r.path), str(by_name[r.path.name])),
+        )
+        for r in results
+    ]
