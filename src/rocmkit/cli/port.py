@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rocmkit.cli.pipeline import add_output_options, print_json
 from rocmkit.errors import UserError
+from rocmkit.runs import prepare_out, save
 
 if TYPE_CHECKING:
     from rocmkit.port import PortReport
 
 SEVERITY_STYLE = {"error": "bold red", "warn": "yellow", "info": "cyan"}
+# Non-measuring commands print their answer and save a run only when asked (they run often, in CI).
+OUT_HELP = "also save the report as DIR/result.json (nothing is saved without --out)"
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "port",
         help="find what breaks or degrades on ROCm in a Python project, with the fix",
@@ -27,7 +31,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "path", type=Path, nargs="?", metavar="PATH", help="project directory or one file"
     )
-    parser.add_argument("--json", action="store_true", help="print a versioned JSON document")
+    add_output_options(parser, "port", out_help=OUT_HELP)
     parser.add_argument(
         "--fail-on",
         choices=("info", "warn", "error", "never"),
@@ -53,6 +57,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rocmkit.port import PortConfig, load_rules, scan_project
+    from rocmkit.port.findings import to_run_result
 
     if args.list_rules:
         for rule in load_rules().rules:
@@ -67,12 +72,16 @@ def run(args: argparse.Namespace) -> int:
         exclude=tuple(args.exclude),
         max_bytes=args.max_bytes,
     )
+    out = prepare_out(Path(args.out)) if args.out else None
     report = scan_project(config)
+    result = to_run_result(report, config)
+    if out is not None:
+        print(f"wrote {save(result, out)}", file=sys.stderr)
     if args.json:
-        print(json.dumps(report.to_dict(args.fail_on), indent=2))
+        print_json(result.data)
     else:
         _render(report, verbose=args.verbose)
-    return report.exit_code(args.fail_on)
+    return report.exit_code(config.fail_on)
 
 
 def _render(report: PortReport, *, verbose: bool) -> None:

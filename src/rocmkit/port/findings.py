@@ -1,13 +1,18 @@
-"""What `rocmkit port` reports: findings with file:line, files it could not read, and the report."""
+"""What `rocmkit port` reports: findings with file:line, files it could not read, the report, its
+JSON document and the RunResult that carries it."""
 
 from __future__ import annotations
 
 import datetime as _dt
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rocmkit.port.rules import SEVERITIES, Rule, Severity, severity_rank
+from rocmkit.results import RunResult, jsonable
+
+if TYPE_CHECKING:
+    from rocmkit.port.project import PortConfig
 
 SCHEMA = "rocmkit.port"
 SCHEMA_VERSION = 1
@@ -98,3 +103,14 @@ class PortReport:
             "findings": [vars(f) for f in self.findings],
             "issues": [vars(i) for i in self.issues],
         }
+
+
+def to_run_result(report: PortReport, config: PortConfig) -> RunResult:
+    """The run record of a scan: its JSON document as `data` (what `--json` prints). A scan
+    reads files only, so the environment is empty: the answer does not depend on the machine."""
+    return RunResult(
+        kind="port",
+        environment={},
+        config=jsonable(config),
+        data=jsonable(report.to_dict(config.fail_on)),
+    )
