@@ -29,9 +29,9 @@ class DoctorConfig:
     def __post_init__(self) -> None:
         if self.here and self.explain is None:
             raise UserError("--here goes with --explain FILE (the log of this machine)")
-        if self.explain is not None or self.from_files:
-            if self.checks or (self.explain is not None and self.from_files):
-                raise UserError("--explain and --from run alone: drop --check/--list/the other")
+        alone = self.explain is not None or bool(self.from_files)
+        if alone and (self.checks or (self.explain is not None and self.from_files)):
+            raise UserError("--explain and --from run alone: drop --check/--list/the other")
         if not self.timeout_s > 0:
             raise UserError(f"--timeout must be positive seconds, not {self.timeout_s}")
 
