@@ -17,6 +17,7 @@ from rocmkit.cli.main import main
 from rocmkit.doctor import Finding, run_checks
 from rocmkit.doctor.registry import all_checks, select_checks
 from rocmkit.errors import UserError
+from rocmkit.results import RunResult, load_result
 
 ISSUE_CHECKS = [
     "torch-build",
@@ -185,3 +186,49 @@ def test_cli_here_needs_explain_and_explain_shows_evidence_lines(tmp_path, capsy
     out = capsys.readouterr().out
     assert "invalid-device-function-igpu" in out and "llama.log:1:" in out
     assert "HIP_VISIBLE_DEVICES" in out
+
+
+def _saved(out: Path) -> RunResult:
+    result = load_result(out)
+    assert result.kind == "doctor"
+    return result
+
+
+def test_out_saves_what_json_prints_and_nothing_is_saved_without_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the default run directory would appear here
+    os.environ["HSA_OVERRIDE_GFX_VERSION"] = '"10.3.0"'  # restored by the hygiene fixture
+    out = tmp_path / "ci" / "doctor"
+    assert main(["doctor", "--check", "hsa-override", "--json", "--out", str(out)]) == 1
+    captured = capsys.readouterr()
+    printed = json.loads(captured.out)
+    assert printed["schema"] == "rocmkit.doctor" and printed["exit_code"] == 1
+    assert _saved(out).data == printed
+    assert f"wrote {out / 'result.json'}" in captured.err
+    assert main(["doctor", "--check", "hsa-override"]) == 1  # printing is the output
+    assert "hsa-override" in capsys.readouterr().out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ci"]  # no runs/ directory appeared
+
+
+def test_explain_and_from_save_their_documents_with_out(tmp_path, capsys, local_fixtures):
+    log = tmp_path / "train.log"
+    log.write_text("step 1\nRuntimeError: HIP error: invalid device function\n")
+    explained = tmp_path / "explained"
+    assert main(["doctor", "--explain", str(log), "--out", str(explained)]) == 0
+    assert "invalid-device-function" in capsys.readouterr().out  # still printed as text
+    saved = _saved(explained)
+    doc = saved.data
+    assert doc["schema"] == "rocmkit.doctor.explain" and doc["source"] == str(log)
+    assert doc["matches"][0]["id"] == "invalid-device-function"
+    assert saved.config["explain"] == str(log)
+    pasted = tmp_path / "pasted"
+    paste = local_fixtures / "smi_text" / "rocm-smi_concise_r9700.txt"
+    assert main(["doctor", "--from", str(paste), "--json", "--out", str(pasted)]) == 0
+    assert _saved(pasted).data == json.loads(capsys.readouterr().out)
+
+
+def test_an_unwritable_out_is_refused_before_the_checks_run(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["doctor", "--check", "torch-build", "--out", str(blocker / "run")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "cannot write the --out directory" in captured.err

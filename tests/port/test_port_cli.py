@@ -95,3 +95,25 @@ def test_real_command_line_in_a_subprocess() -> None:
     )
     assert proc.returncode == 1, proc.stderr
     assert len(json.loads(proc.stdout)["findings"]) == 5
+
+
+def test_out_saves_what_json_prints(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from rocmkit.results import load_result
+
+    out = tmp_path / "scan"
+    assert main(["port", str(GPTQ), "--json", "--out", str(out), "--fail-on", "warn"]) == 1
+    printed = json.loads(capsys.readouterr().out)
+    saved = load_result(out)
+    assert saved.kind == "port" and saved.data == printed
+    assert saved.config["fail_on"] == "warn" and printed["fail_on"] == "warn"
+    assert main(["port", str(GPTQ), "--out", str(tmp_path / "table")]) == 1
+    assert "docker-gpus" in capsys.readouterr().out  # the table is still printed
+    assert load_result(tmp_path / "table").data["counts"] == printed["counts"]
+
+
+def test_no_run_directory_without_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["port", str(FIXTURES / "clean")]) == 0
+    assert list(tmp_path.iterdir()) == []

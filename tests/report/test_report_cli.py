@@ -1,0 +1,71 @@
+"""`rocmkit report --out DIR` and `--json`: report files into a directory, the runs as JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rocmkit.cli.main import main
+from rocmkit.results import Measurement, RunResult, load_result
+
+
+def _run(tmp_path: Path, name: str, tflops: float) -> Path:
+    result = RunResult(
+        kind="bench",
+        environment={"backend": "cpu", "torch_version": "2.9.0"},
+        config={"mode": "quick"},
+        measurements=[
+            Measurement(suite="gemm", name="fp32 64", metric="tflops", value=tflops, unit="TFLOPS")
+        ],
+        label=name,
+    )
+    return result.save(tmp_path / name).parent
+
+
+def test_out_writes_markdown_and_html_into_the_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second = _run(tmp_path, "a", 1.0), _run(tmp_path, "b", 2.0)
+    out = tmp_path / "reports" / "ab"
+    assert main(["report", str(first), str(second), "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""  # the files are the output
+    assert str(out / "report.md") in captured.err and str(out / "report.html") in captured.err
+    markdown = (out / "report.md").read_text()
+    assert markdown.startswith("# rocmkit comparison: a vs b") and "| 0.50x |" in markdown
+    assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_json_prints_every_run_document_in_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second = _run(tmp_path, "a", 1.0), _run(tmp_path, "b", 2.0)
+    assert main(["report", str(second), str(first), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["schema"] == "rocmkit.report" and doc["schema_version"] == 1
+    assert [r["label"] for r in doc["runs"]] == ["b", "a"]
+    assert doc["runs"][1] == load_result(first).to_dict()
+
+
+def test_out_and_o_are_one_or_the_other(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = _run(tmp_path, "a", 1.0)
+    argv = ["report", str(run), "--out", str(tmp_path / "r"), "-o", str(tmp_path / "x.md")]
+    assert main(argv) == 2
+    assert main(["report", str(run), "--out", str(tmp_path / "r"), "--format", "md"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and all("--out DIR writes report.md and report.html" in e for e in err)
+    assert not (tmp_path / "r").exists() and not (tmp_path / "x.md").exists()
+
+
+def test_a_document_run_is_reported_with_its_answer_kind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scan = tmp_path / "scan"
+    clean = Path(__file__).resolve().parent.parent / "fixtures" / "port" / "clean"
+    assert main(["port", str(clean), "--out", str(scan)]) == 0
+    capsys.readouterr()
+    assert main(["report", str(scan), "--json"]) == 0
+    (run,) = json.loads(capsys.readouterr().out)["runs"]
+    assert run["kind"] == "port" and run["data"]["schema"] == "rocmkit.port"
