@@ -69,3 +69,16 @@ def test_a_document_run_is_reported_with_its_answer_kind(
     assert main(["report", str(scan), "--json"]) == 0
     (run,) = json.loads(capsys.readouterr().out)["runs"]
     assert run["kind"] == "port" and run["data"]["schema"] == "rocmkit.port"
+
+
+def test_a_document_run_reads_as_a_note_with_its_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = RunResult(
+        kind="doctor",
+        environment={},
+        config={},
+        data={"schema": "rocmkit.doctor", "counts": {"ok": 9, "warn": 0, "fail": 2}},
+    ).save(tmp_path / "doctor")
+    assert main(["report", str(run), "--format", "md"]) == 0
+    assert "doctor answer: 9 ok, 2 fail; the whole document" in capsys.readouterr().out

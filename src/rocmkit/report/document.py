@@ -34,6 +34,7 @@ def build_document(runs: Sequence[RunResult]) -> ReportDocument:
         for run, label in zip(runs, labels, strict=True)
         if run.partial
     ]
+    partial += [_document_note(run) for run in runs if run.data and not run.measurements]
     if len(runs) == 1:
         run = runs[0]
         suites = suites_in(run.measurements)
@@ -63,3 +64,16 @@ def _reasons(run: RunResult, suite: str) -> str:
         str(m.extra.get("skipped") or "no value") for m in run.select(suite=suite)
     )
     return "; ".join(found)
+
+
+def _document_note(run: RunResult) -> str:
+    """A run whose answer is a document (doctor findings, a hipify or port report) has no table;
+    say what it found and where the whole answer is."""
+    counts = run.data.get("counts")
+    found = ""
+    if isinstance(counts, dict):
+        found = ": " + (", ".join(f"{n} {what}" for what, n in counts.items() if n) or "nothing")
+    return (
+        f"{run.kind} answer{found}; the whole document is the run's result.json `data` "
+        "(rocmkit report RUN --json)"
+    )
