@@ -69,6 +69,7 @@ def test_a_document_run_is_reported_with_its_answer_kind(
     assert main(["report", str(scan), "--json"]) == 0
     (run,) = json.loads(capsys.readouterr().out)["runs"]
     assert run["kind"] == "port" and run["data"]["schema"] == "rocmkit.port"
+    assert run["label"] == "port clean"  # a scan names what it read, not a device
 
 
 def test_a_document_run_reads_as_a_note_with_its_counts(

@@ -55,6 +55,7 @@ def to_run_result(
     settings.update(strict=outcome.strict, check=bool(outcome.checks), check_arch=check_arch)
     return RunResult(
         kind="hipify",
+        label="hipify " + " ".join(p.name or str(p) for p in config.paths),
         environment={
             "hip_names_version": config.options.hip_version,
             "hipcc": outcome.checks[0].command[0] if outcome.checks else None,

@@ -110,6 +110,7 @@ def to_run_result(report: PortReport, config: PortConfig) -> RunResult:
     reads files only, so the environment is empty: the answer does not depend on the machine."""
     return RunResult(
         kind="port",
+        label=f"port {config.path.name or config.path}",
         environment={},
         config=jsonable(config),
         data=jsonable(report.to_dict(config.fail_on)),
