@@ -46,7 +46,8 @@ def _tool_finding(name: str, report: SmiText) -> Finding:
 
 
 def _gpu_line(gpu: SmiGpu) -> str:
-    parts = [f"GPU {gpu.index}: {gpu.name or 'unnamed'}"]
+    unnamed = f"unnamed (PCI device {gpu.device_id})" if gpu.device_id else "unnamed"
+    parts = [f"GPU {gpu.index}: {gpu.name or unnamed}"]
     facts = arch_facts(gpu.arch) if gpu.arch else None
     if gpu.arch:
         parts.append(
