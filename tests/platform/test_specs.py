@@ -176,3 +176,43 @@ def test_ambiguous_names_say_why():
     assert spec_ambiguity("AMD Radeon RX 7900 XTX") is None
     assert find_spec_by_name("AMD Radeon RX 7900 XTX").key == "rx7900xtx"
     assert find_spec_by_name("Navi 31 [Radeon RX 7900 XT/7900 XTX]") is None
+
+
+@pytest.mark.parametrize(
+    ("arch", "mib"),
+    [("gfx942", 256), ("gfx950", 256), ("gfx1100", 96), ("gfx1201", 64), ("gfx1151", 32),
+     ("gfx1030", 128), ("gfx90a", 0), ("gfx1103", 0), ("sm_90", 0), ("gfx9999", 0), (None, 0)],
+)  # fmt: skip
+def test_last_level_cache_per_arch_and_the_flush_buffer_that_evicts_it(arch, mib):
+    from rocmkit.measure.timing import flush_bytes_for
+    from rocmkit.platform.specs import last_level_cache_bytes
+
+    assert last_level_cache_bytes(arch) == mib * 2**20
+    # The timing flush overwrites twice the largest cache in front of memory (at least 64 MiB).
+    assert flush_bytes_for(arch, 4 * 2**20) == max(64 * 2**20, 2 * mib * 2**20)
+
+
+def test_every_last_level_cache_figure_cites_amds_spec_page():
+    sized = {a: f for a, f in all_arch_facts().items() if f.last_level_cache_mib is not None}
+    assert len(sized) >= 10
+    for arch, facts in sized.items():
+        assert facts.vendor == "amd" and facts.last_level_cache_mib > 0, arch
+        assert facts.last_level_cache_source.startswith("https://github.com/ROCm/"), arch
+        assert "gpu-specs.rst" in facts.last_level_cache_source or (
+            "gpu-arch-specs.rst" in facts.last_level_cache_source
+        ), arch
+
+
+def test_last_level_caches_agree_with_amds_spec_page(shared_fixtures):
+    """The largest L3/Infinity Cache of each arch on the ROCm spec page (shared CSV copy)."""
+    largest: dict[str, int] = {}
+    with (shared_fixtures / "gfx_targets_rocm_docs.csv").open() as f:
+        for row in csv.DictReader(f):
+            cache = row["l3_or_infinity_cache_mib"]
+            if cache.isdigit():
+                arch = row["gfx_target"]
+                largest[arch] = max(largest.get(arch, 0), int(cache))
+    for arch, mib in largest.items():
+        facts = arch_facts(arch)
+        if facts is not None and facts.last_level_cache_mib is not None:
+            assert facts.last_level_cache_mib == mib, arch

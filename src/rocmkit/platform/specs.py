@@ -46,6 +46,9 @@ class ArchFacts:
     bf16_hardware: bool = False  # real bf16 support (torch says yes on every HIP GPU)
     fp8_flavour: str | None = None  # "e4m3fn" (OCP) or "e4m3fnuz" (MI300); None: no fp8
     integrated: bool = False  # only ships as an APU's iGPU (Phoenix, Strix...)
+    # Cache behind L2 (Infinity Cache / MALL), the largest of the arch's products; None: none.
+    last_level_cache_mib: int | None = None
+    last_level_cache_source: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,6 +94,8 @@ def all_arch_facts() -> dict[str, ArchFacts]:
             bf16_hardware=bool(row.get("bf16_hardware", False)),
             fp8_flavour=row.get("fp8_flavour"),
             integrated=bool(row.get("integrated", False)),
+            last_level_cache_mib=row.get("last_level_cache_mib"),
+            last_level_cache_source=row.get("last_level_cache_source", ""),
         )
         for arch, row in _load()["arch"].items()
     }
@@ -136,6 +141,14 @@ def arch_facts(arch: str | None) -> ArchFacts | None:
     """Family, vendor and wavefront facts for an arch alone (no product needed); None if unknown."""
     key = normalize_arch(arch)
     return all_arch_facts().get(key) if key else None
+
+
+def last_level_cache_bytes(arch: str | None) -> int:
+    """Bytes of the cache an arch has behind L2 (AMD Infinity Cache), 0 when none or unknown.
+
+    torch reports L2 (`L2_cache_size`) but not this cache, which still serves a re-read."""
+    facts = arch_facts(arch)
+    return (facts.last_level_cache_mib or 0) * 2**20 if facts else 0
 
 
 # "Navi 31 [Radeon RX 7900 XT/7900 XTX]", "AMD Instinct MI250X/MI250": a PCI-database or
