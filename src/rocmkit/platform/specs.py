@@ -67,6 +67,16 @@ class ArchSpec:
     source: str = ""
     match: tuple[str, ...] = ()  # words that must all be in the device name
     exclude: tuple[str, ...] = ()  # words that must not be
+    compute_units: int | None = None  # CUs (AMD) / SMs (NVIDIA) where a source states them
+    peaks: str = ""  # "dense as printed" | "sparse figures halved" ("" on older rows)
+    source_url: str = ""  # what was actually read to check the figures
+    unverified: tuple[str, ...] = ()  # figures no copy of the vendor's table confirmed
+
+    def checked(self, figure: str) -> bool:
+        """Whether a figure ("bf16", "memory_bandwidth_gbps") was confirmed against a copy of the
+        vendor's table (older rows, with no `unverified` list, count as checked)."""
+        group = "peak_tflops" if _DTYPE_ALIASES.get(figure, figure) in self.peak_tflops else figure
+        return figure not in self.unverified and group not in self.unverified
 
     def peak_for(self, dtype: str) -> float | None:
         """Dense peak TFLOPS for a dtype name ("fp32", "tf32"/"xf32", "fp16", "bf16", "fp8")."""
@@ -121,6 +131,10 @@ def all_specs() -> tuple[ArchSpec, ...]:
                 source=row["source"],
                 match=tuple(row.get("match", ())),
                 exclude=tuple(row.get("exclude", ())),
+                compute_units=row.get("compute_units"),
+                peaks=row.get("peaks", ""),
+                source_url=row.get("source_url", ""),
+                unverified=tuple(row.get("unverified", ())),
             )
         )
     return tuple(specs)

@@ -24,3 +24,11 @@ def test_rocm_smi_product_name_of_the_same_machine_gives_the_mi210_figures(local
     assert (
         finding.detail.count("gfx90a (CDNA2), peak bf16 181 TFLOPS dense (AMD Instinct MI210)") == 2
     )
+
+
+def test_a_figure_not_rechecked_against_the_vendor_table_says_so():
+    text = "index, name, memory.total [MiB]\n0, NVIDIA L40S, 46068 MiB\n1, NVIDIA H100 NVL, 95830 MiB\n"
+    (finding,) = diagnose_pasted({"smi.csv": text}).findings
+    l40s, nvl = finding.detail.splitlines()
+    assert "peak bf16 362.05 TFLOPS dense (NVIDIA L40S)" in l40s
+    assert "peak bf16 835.5 TFLOPS dense (NVIDIA H100 NVL, not re-checked" in nvl
