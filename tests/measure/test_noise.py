@@ -85,11 +85,11 @@ def _rocmkit(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def busy_cpu():
-    """Processes spinning on every core (and one more), as other users of a shared machine would;
-    one more than the cores, so that the load wins against other jobs the test machine runs."""
+    """Processes spinning on every core, twice over and one more, as other users of a shared
+    machine would: enough that the load wins even against other jobs the test machine runs."""
     spinners = [
         subprocess.Popen([sys.executable, "-c", "while True: pass"])
-        for _ in range((os.cpu_count() or 2) + 1)
+        for _ in range(2 * (os.cpu_count() or 2) + 1)
     ]
     time.sleep(0.5)
     yield

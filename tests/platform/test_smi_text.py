@@ -14,6 +14,7 @@ from rocmkit.platform.smi import (
     parse_rocminfo,
 )
 from rocmkit.platform.smi_text import (
+    amd_smi_uuid_device_id,
     memory_bytes,
     parse_amd_smi_text,
     parse_nvidia_smi_q,
@@ -54,6 +55,60 @@ def test_amd_smi_static_text(paste):
 def test_amd_smi_metric_text_gives_the_gpu_without_inventing_a_name(paste):
     (gpu,) = parse_amd_smi_text(paste("amd-smi_metric_excerpt.txt")).gpus
     assert gpu.index == 0 and gpu.name is None and gpu.arch is None
+
+
+def test_amd_smi_list_text_gives_bdf_uuid_and_the_device_id_inside_the_uuid(paste):
+    report = parse_amd_smi_text(paste("amd-smi_list_mi210_x2.txt"))
+    assert [(g.index, g.pci_bus_id, g.device_id) for g in report.gpus] == [
+        (0, "0000:03:00.0", "0x740f"),
+        (1, "0000:83:00.0", "0x740f"),
+    ]
+    assert report.gpus[1].uuid == "95ff740f-0000-1000-80a1-ca7691e7c391"
+    assert report.gpus[0].name is None and report.gpus[0].arch is None
+    assert report.notes == (
+        "this output names no product or gfx target: paste `amd-smi static` for them",
+    )
+
+
+def test_amd_smi_list_with_duplicate_serial_less_uuids_says_to_use_the_bdf(paste):
+    report = parse_amd_smi_text(paste("amd-smi_list_mi210_x2_dup-uuid.txt"))
+    assert [g.pci_bus_id for g in report.gpus] == ["0000:03:00.0", "0000:83:00.0"]
+    assert any("tell the GPUs apart by BDF" in note for note in report.notes)
+
+
+def test_amd_smi_list_ai_nic_block_is_no_gpu(paste):
+    (gpu,) = parse_amd_smi_text(paste("amd-smi_list_mi210_with_ai-nic.txt")).gpus
+    assert (gpu.pci_bus_id, gpu.device_id) == ("0000:23:00.0", "0x740f")
+
+
+def test_amd_smi_list_and_static_of_an_igpu_rocm6(paste):
+    """ROCm 6 `list` printed only BDF and UUID; that `static` had no gfx target or CU count."""
+    (listed,) = parse_amd_smi_text(paste("amd-smi_list_780m_phoenix3.txt")).gpus
+    (static,) = parse_amd_smi_text(paste("amd-smi_static_780m_phoenix3_excerpt.txt")).gpus
+    assert listed.pci_bus_id == static.pci_bus_id == "0000:65:00.0"
+    assert listed.device_id == static.device_id == "0x1900"
+    assert (static.name, static.arch, static.driver_version) == ("Phoenix3", None, "7.0.14-17-pve")
+
+
+@pytest.mark.parametrize(
+    ("uuid", "device_id"),
+    [
+        ("67ff74a1-0000-1000-8081-b5b9fd6edd00", "0x74a1"),
+        ("670074a1-0000-1000-8081-b5b9fd6edd00", "0x74a1"),  # a VF: function index 00
+        ("00ffffff-0000-1000-8000-000000000000", None),  # WSL: device id unknown
+        ("GPU-67c63ac3c3c637f9", None),  # rocminfo's Uuid is another thing
+        (None, None),
+    ],
+)
+def test_device_id_from_an_amd_smi_uuid(uuid, device_id):
+    assert amd_smi_uuid_device_id(uuid) == device_id
+
+
+def test_rocm_smi_showproductname_mi210_keeps_the_pci_id_as_device_id(paste):
+    gpus = parse_rocm_smi_text(paste("rocm-smi_showproductname_mi210_x2.txt")).gpus
+    assert [(g.name, g.arch, g.device_id) for g in gpus] == [
+        ("Instinct MI210", "gfx90a", "0x740f")
+    ] * 2
 
 
 def test_nvidia_smi_q_text(paste):

@@ -147,7 +147,7 @@ def test_peaks_agree_with_amds_pages_where_they_state_them(shared_fixtures):
         ("gfx1201", "AMD Radeon RX 9070", "rx9070", None),  # the source gives no matrix figure
         ("gfx1201", "AMD Radeon RX 9070 XT", "rx9070xt", 194.6),
         ("sm_89", "NVIDIA L4", "l4", 121),
-        ("sm_89", "NVIDIA L40S", "l40s", 362),
+        ("sm_89", "NVIDIA L40S", "l40s", 362.05),
         ("sm_89", "NVIDIA GeForce RTX 4090", "rtx4090", 165.2),
         ("sm_120", "NVIDIA GeForce RTX 5090", "rtx5090", None),
         ("sm_120", "NVIDIA GeForce RTX 5060 Ti", "rtx5060ti", None),
@@ -176,3 +176,86 @@ def test_ambiguous_names_say_why():
     assert spec_ambiguity("AMD Radeon RX 7900 XTX") is None
     assert find_spec_by_name("AMD Radeon RX 7900 XTX").key == "rx7900xtx"
     assert find_spec_by_name("Navi 31 [Radeon RX 7900 XT/7900 XTX]") is None
+
+
+@pytest.mark.parametrize(
+    ("arch", "mib"),
+    [("gfx942", 256), ("gfx950", 256), ("gfx1100", 96), ("gfx1201", 64), ("gfx1151", 32),
+     ("gfx1030", 128), ("gfx90a", 0), ("gfx1103", 0), ("sm_90", 0), ("gfx9999", 0), (None, 0)],
+)  # fmt: skip
+def test_last_level_cache_per_arch_and_the_flush_buffer_that_evicts_it(arch, mib):
+    from rocmkit.measure.timing import flush_bytes_for
+    from rocmkit.platform.specs import last_level_cache_bytes
+
+    assert last_level_cache_bytes(arch) == mib * 2**20
+    # The timing flush overwrites twice the largest cache in front of memory (at least 64 MiB).
+    assert flush_bytes_for(arch, 4 * 2**20) == max(64 * 2**20, 2 * mib * 2**20)
+
+
+def test_every_last_level_cache_figure_cites_amds_spec_page():
+    sized = {a: f for a, f in all_arch_facts().items() if f.last_level_cache_mib is not None}
+    assert len(sized) >= 10
+    for arch, facts in sized.items():
+        assert facts.vendor == "amd" and facts.last_level_cache_mib > 0, arch
+        assert facts.last_level_cache_source.startswith("https://github.com/ROCm/"), arch
+        assert "gpu-specs.rst" in facts.last_level_cache_source or (
+            "gpu-arch-specs.rst" in facts.last_level_cache_source
+        ), arch
+
+
+def test_last_level_caches_agree_with_amds_spec_page(shared_fixtures):
+    """The largest L3/Infinity Cache of each arch on the ROCm spec page (shared CSV copy)."""
+    largest: dict[str, int] = {}
+    with (shared_fixtures / "gfx_targets_rocm_docs.csv").open() as f:
+        for row in csv.DictReader(f):
+            cache = row["l3_or_infinity_cache_mib"]
+            if cache.isdigit():
+                arch = row["gfx_target"]
+                largest[arch] = max(largest.get(arch, 0), int(cache))
+    for arch, mib in largest.items():
+        facts = arch_facts(arch)
+        if facts is not None and facts.last_level_cache_mib is not None:
+            assert facts.last_level_cache_mib == mib, arch
+
+
+ISSUE_12_ROWS = {"r9700", "rx9070", "rx9070xt", "l4", "l40s", "rtx4090", "rtx5090", "rtx5060ti",
+                 "h100-nvl", "h200-nvl", "gh200", "b200"}  # fmt: skip
+FIGURES = {"peak_tflops", "memory_bandwidth_gbps", "memory_gib"}
+
+
+def test_issue_12_rows_say_dense_or_halved_sparse_and_what_was_not_rechecked():
+    rows = {s.key: s for s in all_specs() if s.key in ISSUE_12_ROWS}
+    assert set(rows) == ISSUE_12_ROWS
+    for key, spec in rows.items():
+        assert spec.peaks in ("dense as printed", "sparse figures halved"), key
+        assert set(spec.unverified) <= FIGURES | set(spec.peak_tflops), key
+        if not spec.source_url:  # nothing was read here: every figure present is flagged
+            present = {"peak_tflops"} | (
+                {"memory_bandwidth_gbps"} if spec.memory_bandwidth_gbps else set()
+            )
+            assert present <= set(spec.unverified), key
+    assert rows["l40s"].checked("bf16") and not rows["r9700"].checked("bf16")
+    assert rows["rx9070xt"].checked("fp32") and not rows["rx9070xt"].checked("fp8")
+    assert not rows["rtx4090"].checked("memory_bandwidth_gbps")
+
+
+def test_hopper_fp64_is_the_tensor_core_rate_on_every_row():
+    """fp64 means the best fp64 GEMM rate (FP64 Tensor Core): the vector rate (half of it) on an
+    NVL row would halve the fp64 MFU denominator against the SXM/PCIe rows."""
+    hopper = [s for s in all_specs() if s.arch == "sm_90"]
+    assert len(hopper) >= 6
+    for spec in hopper:
+        assert spec.peak_for("fp64") == spec.peak_for("fp32"), spec.key
+
+
+def test_gddr6_bandwidth_is_the_vendors_20_gbps_figure_not_a_tools_reading():
+    """RX 9070 family and R9700: 20 Gbps x 256 bit / 8 = 640 GB/s (GPU-Z's 20.1 Gbps: 644.6)."""
+    for key in ("r9700", "rx9070", "rx9070xt"):
+        (spec,) = [s for s in all_specs() if s.key == key]
+        assert spec.memory_bandwidth_gbps == 20 * 256 / 8 and spec.compute_units in (56, 64)
+
+
+def test_b200_per_gpu_figures_of_the_current_hgx_table():
+    spec = lookup_spec("sm_100", "NVIDIA B200")
+    assert spec.memory_bandwidth_gbps == 7700 and spec.peak_for("fp32") == 75
+    assert spec.peak_for("bf16") == 2250 and spec.peaks == "sparse figures halved"

@@ -25,6 +25,8 @@ _DRIVER_CUDA = re.compile(r"found version (\d{4,5})\b")
 # The HIP runtime's soname major is the ROCm major it came with (libamdhip64.so.6: ROCm 6.x).
 _HIP_SONAME = re.compile(r"libamdhip64\.so\.(\d+)")
 _WSL = re.compile(r"microsoft-standard-WSL2|/dev/dxg|\bWSL2?\b")
+# glibc >= 2.41: "ImportError: librccl.so.1: cannot enable executable stack as shared object ..."
+_EXECSTACK_LIB = re.compile(r"([\w.+-]+\.so)[\d.]*: cannot enable executable stack")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,6 +51,8 @@ def _line_facts(line: str) -> dict[str, str]:
         found["sm"] = "sm_" + m.group(1)
     if _WSL.search(line):
         found["wsl"] = "yes"
+    if m := _EXECSTACK_LIB.search(line):
+        found["execstack_lib"] = m.group(1)
     if m := _HIP_SONAME.search(line):
         found["rocm_major"] = m.group(1)
     if m := _DRIVER_CUDA.search(line):

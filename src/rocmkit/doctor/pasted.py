@@ -46,7 +46,8 @@ def _tool_finding(name: str, report: SmiText) -> Finding:
 
 
 def _gpu_line(gpu: SmiGpu) -> str:
-    parts = [f"GPU {gpu.index}: {gpu.name or 'unnamed'}"]
+    unnamed = f"unnamed (PCI device {gpu.device_id})" if gpu.device_id else "unnamed"
+    parts = [f"GPU {gpu.index}: {gpu.name or unnamed}"]
     facts = arch_facts(gpu.arch) if gpu.arch else None
     if gpu.arch:
         parts.append(
@@ -59,7 +60,10 @@ def _gpu_line(gpu: SmiGpu) -> str:
     spec = lookup_spec(gpu.arch, gpu.name) if gpu.arch else find_spec_by_name(gpu.name)
     if spec is not None:
         bf16 = spec.peak_for("bf16")
-        parts.append(f"peak bf16 {bf16:g} TFLOPS dense ({spec.name})" if bf16 else spec.name)
+        unchecked = "" if spec.checked("bf16") else ", not re-checked against the vendor's table"
+        parts.append(
+            f"peak bf16 {bf16:g} TFLOPS dense ({spec.name}{unchecked})" if bf16 else spec.name
+        )
     else:
         parts.append(spec_ambiguity(gpu.name) or "no hardware-facts row: peaks n/a")
     return ", ".join(parts)

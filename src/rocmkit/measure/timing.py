@@ -19,16 +19,8 @@ from typing import Any
 from rocmkit.errors import UserError
 from rocmkit.measure.noise import Noise, num_cpus, other_cores, own_cores, snapshot
 from rocmkit.measure.ticks import tick
+from rocmkit.platform.specs import last_level_cache_bytes
 
-# Last-level cache per GPU arch, in MiB, for sizing the flush buffer. torch reports only the L2
-# (`L2_cache_size`); AMD's Infinity Cache (MALL) sits behind it and would still serve a re-read.
-# Sources: AMD CDNA3 white paper (MI300X/MI300A: 256 MB Infinity Cache), AMD RDNA3 product pages
-# (RX 7900 XTX: 96 MB), AMD CDNA4 white paper (MI350: 256 MB).
-LAST_LEVEL_CACHE_MIB: dict[str, int] = {
-    "gfx942": 256,
-    "gfx950": 256,
-    "gfx1100": 96,
-}
 MIN_FLUSH_BYTES = 64 * 2**20
 
 
@@ -123,8 +115,11 @@ def summarize(samples: Sequence[float]) -> Stats:
 
 
 def flush_bytes_for(arch: str | None, l2_cache_bytes: int | None) -> int:
-    """Flush buffer size: twice the largest cache in front of memory, at least 64 MiB."""
-    llc = LAST_LEVEL_CACHE_MIB.get((arch or "").lower(), 0) * 2**20
+    """Flush buffer size: twice the largest cache in front of memory, at least 64 MiB.
+
+    torch reports only L2 (`L2_cache_size`); the cache behind it (AMD Infinity Cache) comes from
+    the hardware-facts table, which cites its source."""
+    llc = last_level_cache_bytes(arch)
     return max(MIN_FLUSH_BYTES, 2 * llc, 2 * (l2_cache_bytes or 0))
 
 

@@ -136,31 +136,67 @@ def parse_nvidia_smi_q(text: str) -> SmiText:
 
 
 def parse_amd_smi_text(text: str) -> SmiText:
-    """`amd-smi static`, `amd-smi list` or `amd-smi metric` text: one "GPU: N" block per GPU."""
+    """`amd-smi static`, `amd-smi list` or `amd-smi metric` text: one "GPU: N" block per GPU.
+
+    Other blocks (`AI_NIC: N` in ROCm 7 `list`) are no GPUs. `list` names no product: the PCI
+    device id is read from the UUID amd-smi builds around it, and a note says what to paste."""
     tree = parse_indented(text)
     blocks = [c for c in tree.children if c.key == "GPU" and c.value.isdigit()]
     if not blocks:
         raise SmiParseError(
             f"not amd-smi text output: no 'GPU: N' block ({_first_line(text)[:100]!r})"
         )
-    gpus = []
-    for block in blocks:
-        asic = block.get("ASIC") or Node("", "")
-        vram = block.text("VRAM", "SIZE") or block.text("MEM_USAGE", "TOTAL_VRAM")
-        gpus.append(
-            SmiGpu(
-                index=int(block.value),
-                name=asic.text("MARKET_NAME") or block.text("BOARD", "PRODUCT_NAME"),
-                arch=_gfx(asic.text("TARGET_GRAPHICS_VERSION")),
-                device_id=asic.text("DEVICE_ID"),
-                pci_bus_id=block.text("BDF") or block.text("BUS", "BDF"),
-                uuid=block.text("UUID"),
-                memory_total_bytes=memory_bytes(vram),
-                num_compute_units=_int(asic.text("NUM_COMPUTE_UNITS")),
-                driver_version=block.text("DRIVER", "VERSION"),
-            )
+    gpus = tuple(_amd_smi_gpu(block) for block in blocks)
+    return SmiText(format="amd-smi", gpus=gpus, notes=_amd_smi_notes(gpus))
+
+
+def _amd_smi_gpu(block: Node) -> SmiGpu:
+    asic = block.get("ASIC") or Node("", "")
+    vram = block.text("VRAM", "SIZE") or block.text("MEM_USAGE", "TOTAL_VRAM")
+    uuid = block.text("UUID")
+    return SmiGpu(
+        index=int(block.value),
+        name=asic.text("MARKET_NAME") or block.text("BOARD", "PRODUCT_NAME"),
+        arch=_gfx(asic.text("TARGET_GRAPHICS_VERSION")),
+        device_id=asic.text("DEVICE_ID") or amd_smi_uuid_device_id(uuid),
+        pci_bus_id=block.text("BDF") or block.text("BUS", "BDF"),
+        uuid=uuid,
+        memory_total_bytes=memory_bytes(vram),
+        num_compute_units=_int(asic.text("NUM_COMPUTE_UNITS")),
+        driver_version=block.text("DRIVER", "VERSION"),
+    )
+
+
+# amd-smi's UUID (amdsmi_uuid_gen in ROCm/amdsmi src/amd_smi/amd_smi_uuid.cc): the first group is
+# serial byte 7, the function/partition index and the 16-bit PCI device id; the last groups are
+# the rest of the ASIC serial. A serial it could not read leaves them zero ("...-8000-000000000000").
+_AMD_SMI_UUID = re.compile(
+    r"([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{4})-[0-9a-f]{4}-1[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}"
+)
+_NO_SERIAL = re.compile(r"00[0-9a-f]{6}-0000-1000-8000-000000000000")
+
+
+def amd_smi_uuid_device_id(uuid: str | None) -> str | None:
+    """ "67ff740f-0000-1000-80c6-3ac3c3c637f9" -> "0x740f" (the PCI device id amd-smi put in it)."""
+    match = _AMD_SMI_UUID.fullmatch((uuid or "").lower())
+    if not match or match.group(3) == "ffff":  # 0xffff: the WSL backend's "device id unknown"
+        return None
+    return f"0x{match.group(3)}"
+
+
+def _amd_smi_notes(gpus: tuple[SmiGpu, ...]) -> tuple[str, ...]:
+    notes = []
+    if not any(g.name or g.arch for g in gpus):
+        notes.append("this output names no product or gfx target: paste `amd-smi static` for them")
+    uuids = [g.uuid for g in gpus if g.uuid]
+    if len(uuids) > 1 and (
+        len(set(uuids)) < len(uuids) or all(_NO_SERIAL.fullmatch(u) for u in uuids)
+    ):
+        notes.append(
+            "the UUIDs carry no serial (amd-smi could not read it, e.g. run without sudo before "
+            "ROCm 7.0): tell the GPUs apart by BDF"
         )
-    return SmiText(format="amd-smi", gpus=tuple(gpus))
+    return tuple(notes)
 
 
 # ------------------------------------------------------------------ rocm-smi text
@@ -212,7 +248,8 @@ def _rocm_smi_gpu(index: int, fields: dict[str, str], driver: str | None) -> Smi
         index=index,
         name=name,
         arch=normalize_rocm_smi_gfx(first("gfx version")),
-        device_id=first("device id", "gpu id"),
+        device_id=first("device id", "gpu id")
+        or next((n for n in names if _HEX.fullmatch(n)), None),
         pci_bus_id=first("pci bus"),
         uuid=first("unique id"),
         memory_total_bytes=int(vram) if vram and vram.isdigit() else None,

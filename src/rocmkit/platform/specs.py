@@ -46,6 +46,9 @@ class ArchFacts:
     bf16_hardware: bool = False  # real bf16 support (torch says yes on every HIP GPU)
     fp8_flavour: str | None = None  # "e4m3fn" (OCP) or "e4m3fnuz" (MI300); None: no fp8
     integrated: bool = False  # only ships as an APU's iGPU (Phoenix, Strix...)
+    # Cache behind L2 (Infinity Cache / MALL), the largest of the arch's products; None: none.
+    last_level_cache_mib: int | None = None
+    last_level_cache_source: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,6 +67,16 @@ class ArchSpec:
     source: str = ""
     match: tuple[str, ...] = ()  # words that must all be in the device name
     exclude: tuple[str, ...] = ()  # words that must not be
+    compute_units: int | None = None  # CUs (AMD) / SMs (NVIDIA) where a source states them
+    peaks: str = ""  # "dense as printed" | "sparse figures halved" ("" on older rows)
+    source_url: str = ""  # what was actually read to check the figures
+    unverified: tuple[str, ...] = ()  # figures no copy of the vendor's table confirmed
+
+    def checked(self, figure: str) -> bool:
+        """Whether a figure ("bf16", "memory_bandwidth_gbps") was confirmed against a copy of the
+        vendor's table (older rows, with no `unverified` list, count as checked)."""
+        group = "peak_tflops" if _DTYPE_ALIASES.get(figure, figure) in self.peak_tflops else figure
+        return figure not in self.unverified and group not in self.unverified
 
     def peak_for(self, dtype: str) -> float | None:
         """Dense peak TFLOPS for a dtype name ("fp32", "tf32"/"xf32", "fp16", "bf16", "fp8")."""
@@ -91,6 +104,8 @@ def all_arch_facts() -> dict[str, ArchFacts]:
             bf16_hardware=bool(row.get("bf16_hardware", False)),
             fp8_flavour=row.get("fp8_flavour"),
             integrated=bool(row.get("integrated", False)),
+            last_level_cache_mib=row.get("last_level_cache_mib"),
+            last_level_cache_source=row.get("last_level_cache_source", ""),
         )
         for arch, row in _load()["arch"].items()
     }
@@ -116,6 +131,10 @@ def all_specs() -> tuple[ArchSpec, ...]:
                 source=row["source"],
                 match=tuple(row.get("match", ())),
                 exclude=tuple(row.get("exclude", ())),
+                compute_units=row.get("compute_units"),
+                peaks=row.get("peaks", ""),
+                source_url=row.get("source_url", ""),
+                unverified=tuple(row.get("unverified", ())),
             )
         )
     return tuple(specs)
@@ -136,6 +155,14 @@ def arch_facts(arch: str | None) -> ArchFacts | None:
     """Family, vendor and wavefront facts for an arch alone (no product needed); None if unknown."""
     key = normalize_arch(arch)
     return all_arch_facts().get(key) if key else None
+
+
+def last_level_cache_bytes(arch: str | None) -> int:
+    """Bytes of the cache an arch has behind L2 (AMD Infinity Cache), 0 when none or unknown.
+
+    torch reports L2 (`L2_cache_size`) but not this cache, which still serves a re-read."""
+    facts = arch_facts(arch)
+    return (facts.last_level_cache_mib or 0) * 2**20 if facts else 0
 
 
 # "Navi 31 [Radeon RX 7900 XT/7900 XTX]", "AMD Instinct MI250X/MI250": a PCI-database or
