@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import importlib.util
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rocmkit.atomic import atomic_write_text, check_writable_dir
-from rocmkit.errors import warn_once
+from rocmkit.atomic import check_writable_dir
 from rocmkit.results import RESULT_FILENAME, RunResult
 
 if TYPE_CHECKING:
@@ -68,18 +66,9 @@ def save(result: RunResult, out: str | os.PathLike[str], *, reports: bool = Fals
     directory = Path(out)
     path = result.save(directory / RESULT_FILENAME)
     if reports:
-        from rocmkit.report import render  # matplotlib and friends only when reports are asked
+        from rocmkit.report.files import write_reports  # plots only when reports are asked
 
-        with_plots = importlib.util.find_spec("matplotlib") is not None
-        if not with_plots:
-            warn_once(
-                "matplotlib is not installed: report.html has no plots "
-                "(pip install 'rocmkit[plot]')"
-            )
-        atomic_write_text(
-            directory / "report.html", render([result], "html", with_plots=with_plots)
-        )
-        atomic_write_text(directory / "report.md", render([result], "md"))
+        write_reports([result], directory)
     return path
 
 
