@@ -83,3 +83,15 @@ def test_a_document_run_reads_as_a_note_with_its_counts(
     ).save(tmp_path / "doctor")
     assert main(["report", str(run), "--format", "md"]) == 0
     assert "doctor answer: 9 ok, 2 fail; the whole document" in capsys.readouterr().out
+
+
+def test_a_port_run_claims_no_device_in_its_header(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scan = tmp_path / "scan"
+    clean = Path(__file__).resolve().parent.parent / "fixtures" / "port" / "clean"
+    assert main(["port", str(clean), "--out", str(scan)]) == 0
+    capsys.readouterr()
+    assert main(["report", str(scan), "--format", "md"]) == 0
+    text = capsys.readouterr().out
+    assert "port clean" in text and "no GPU used" not in text and "ran on" not in text

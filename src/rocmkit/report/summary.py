@@ -12,10 +12,16 @@ from typing import Any
 from rocmkit.report.tables import run_label
 from rocmkit.results import RunResult
 
+# Commands whose record is a document about files, not a measurement on a device.
+DOCUMENT_KINDS = frozenset({"hipify", "port"})
+
 
 def environment_summary(run: RunResult) -> list[tuple[str, str]]:
     """Key facts of where a run happened, for the top of every report."""
     env: dict[str, Any] = run.environment
+    if run.kind in DOCUMENT_KINDS and "devices" not in env:
+        # hipify and port read source files: no device ran anything, so say nothing about one.
+        return [("label", run_label(run)), ("created", _created(run))]
     on_gpu = bool(env.get("gpu_available")) and env.get("torch_device", "cuda") != "cpu"
     rows = [("label", run_label(run)), ("ran on", _device_line(env, on_gpu))]
     rows.append(("software", _software_line(env, on_gpu)))
@@ -26,8 +32,12 @@ def environment_summary(run: RunResult) -> list[tuple[str, str]]:
         rows.append(("power sensor", str(env.get("power_reader") or "none found")))
     if env.get("load"):
         rows.append(("machine load", load_summary(env["load"])))
-    rows.append(("created", f"{run.created_at}, rocmkit {run.rocmkit_version}"))
+    rows.append(("created", _created(run)))
     return rows
+
+
+def _created(run: RunResult) -> str:
+    return f"{run.created_at}, rocmkit {run.rocmkit_version}"
 
 
 def _device_line(env: dict[str, Any], on_gpu: bool) -> str:
