@@ -101,3 +101,19 @@ def test_local_json_and_monitor_memory(cpu_platform, tiny_model, tmp_path, capsy
     assert [m["metric"] for m in peaks] == ["peak_rss"] and peaks[0]["value"] > 10  # MiB, torch
     assert (out / "memory.json").is_file()
     assert load_result(out).to_dict()["measurements"] == document["measurements"]
+
+
+def test_the_library_call_returns_what_the_command_saves(stub, tmp_path, cpu_platform):
+    from rocmkit.errors import UserError
+    from rocmkit.infer.commands import exit_code, run_serve
+    from rocmkit.infer.settings import ServeSettings
+
+    settings = ServeSettings(url=stub.base_url, num_prompts=3, output_len=2, save_requests=True)
+    with pytest.raises(UserError, match="--save-requests needs a run directory"):
+        run_serve(settings, cpu_platform)
+    result = run_serve(settings, cpu_platform, out=tmp_path)
+    assert result.kind == "infer-serve" and exit_code(result) == 0
+    assert result.config["model"] == "stub"  # discovered from /models, as the command does
+    done = {m.metric: m.value for m in result.measurements}
+    assert done["num_completed"] == 3
+    assert len((tmp_path / "requests.jsonl").read_text().splitlines()) == 3
