@@ -33,3 +33,12 @@ def cpu_platform(monkeypatch):
     cpu = Platform(backend="cpu", torch_version=torch.__version__)
     monkeypatch.setattr(rocmkit.platform, "detect", lambda: cpu)
     return cpu
+
+
+@pytest.fixture(autouse=True)
+def _run_in_tmp(tmp_path, monkeypatch):
+    """Run every infer test in its own directory, so a command run without --out writes its
+    default `runs/infer-<mode>-<stamp>` there and never into the checkout. A wide console keeps
+    each table row on one line for the tests that read the printed tables."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "400")

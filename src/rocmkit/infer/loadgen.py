@@ -16,6 +16,7 @@ import signal
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -199,7 +200,7 @@ async def _gather_until(
     all_done = asyncio.ensure_future(asyncio.wait(tasks))
     await asyncio.wait([all_done, stopper], timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
     finished = all_done.done()
-    waiters: list[asyncio.Future] = [stopper, all_done, *tasks]
+    waiters: list[asyncio.Future[Any]] = [stopper, all_done, *tasks]
     for pending in waiters:
         if not pending.done():
             pending.cancel()

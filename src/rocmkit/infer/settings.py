@@ -149,6 +149,6 @@ def _flat(data: Mapping[str, Any], where: str) -> dict[str, Any]:
     return flat
 
 
-def setting_fields(mode: str) -> list[dataclasses.Field]:
+def setting_fields(mode: str) -> list[dataclasses.Field[Any]]:
     """The fields of a mode's settings, for building its command-line flags."""
     return list(dataclasses.fields(SETTINGS[mode]))

@@ -47,7 +47,7 @@ def build_document(runs: Sequence[RunResult]) -> ReportDocument:
             labels=labels,
             summaries=summaries,
             tables=tables,
-            notes=partial,
+            notes=partial + [str(note) for note in run.data.get("notes") or []],
         )
     comparison = compare_runs(runs)
     return ReportDocument(

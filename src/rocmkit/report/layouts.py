@@ -16,7 +16,7 @@ from typing import Any
 
 from rocmkit.report.tables import (
     Table,
-    format_value,
+    format_cell,
     ratio_cell,
     row_key,
     run_table,
@@ -115,11 +115,7 @@ def _param_text(value: Any) -> str:
 
 
 def _cell(m: Measurement | None) -> str:
-    if m is None:
-        return ""
-    if m.unit == "count" and m.value is not None and float(m.value).is_integer():
-        return f"{int(m.value):,}"  # request counts are whole numbers, not 0.00
-    return format_value(m.value)
+    return "" if m is None else format_cell(m)
 
 
 INFER_LOCAL = SuiteLayout(
@@ -130,6 +126,7 @@ INFER_LOCAL = SuiteLayout(
         ("batch_size", "batch"),
         ("prompt_len", "prompt len"),
         ("output_len", "output len"),
+        ("decode", "decode"),  # eager next to --fast (static KV cache + torch.compile)
     ),
     metrics=(
         ("ttft_ms", "TTFT (ms)"),

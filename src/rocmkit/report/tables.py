@@ -152,7 +152,10 @@ def _plain(metric: str, unit: str) -> str:
 
 
 def format_cell(m: Measurement) -> str:
-    """A measurement's value as a cell: `n/a`, `12.34`, or `1.31x` for a speed-up."""
+    """A measurement's value as a cell: `n/a`, `12.34`, `1.31x` for a speed-up, `1,024` for a
+    count. The one number formatter of every table, on the console and in reports alike."""
+    if m.unit == "count" and m.value is not None and float(m.value).is_integer():
+        return f"{int(m.value):,}"  # request counts are whole numbers, not 6.00
     text = format_value(m.value)
     return f"{text}x" if m.unit == "x" and m.value is not None else text
 
