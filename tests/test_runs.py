@@ -7,7 +7,7 @@ import json
 import math
 
 from rocmkit.results import Measurement, RunResult, jsonable, load_result
-from rocmkit.runs import default_out, is_main_process, latest_run, save
+from rocmkit.runs import default_out, is_main_process, latest_run, run_directory, save
 
 NOW = dt.datetime(2026, 11, 23, 12, 0, 0, tzinfo=dt.timezone.utc)
 
@@ -59,3 +59,17 @@ def test_jsonable_makes_any_result_valid_json():
     doc = jsonable({"nan": math.nan, "neg": -math.inf, "t": (1, 2), "p": NOW.date()})
     assert doc["nan"] is None and doc["neg"] == "-inf" and doc["t"] == [1, 2]
     json.dumps(doc, allow_nan=False, default=str)
+
+
+def test_a_run_that_fails_before_writing_leaves_no_empty_directory(tmp_path):
+    import pytest
+
+    out = tmp_path / "runs" / "infer-serve-x"
+    with pytest.raises(RuntimeError), run_directory(out):
+        raise RuntimeError("warm-up failed")
+    assert not out.exists()
+    kept = tmp_path / "mine"
+    kept.mkdir()
+    with pytest.raises(RuntimeError), run_directory(kept):
+        raise RuntimeError("boom")
+    assert kept.is_dir()  # a directory the user made is never removed

@@ -61,6 +61,20 @@ def prepare_out(out: Path) -> Path:
     return check_writable_dir(out, what="--out directory")
 
 
+@contextlib.contextmanager
+def run_directory(out: Path) -> Iterator[Path]:
+    """`prepare_out(out)` for the block; a run that fails before writing anything leaves no empty
+    directory behind (one it did not create is never removed)."""
+    created = not out.exists()
+    prepare_out(out)
+    try:
+        yield out
+    except BaseException:
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()
+        raise
+
+
 def save(result: RunResult, out: str | os.PathLike[str], *, reports: bool = False) -> Path:
     """Write `out/result.json` (atomic); with `reports`, also `report.md` and `report.html`."""
     directory = Path(out)

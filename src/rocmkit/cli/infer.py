@@ -100,9 +100,10 @@ def _run_serve(settings: ServeSettings, args: argparse.Namespace) -> int:
     from rocmkit.platform import detect
 
     plan = plan_serve(settings)  # bad options are refused before a run directory is made
-    out = runs.prepare_out(runs.resolve_out(getattr(args, "out", None), "infer-serve"))
-    result = run_serve(plan, detect(), out=out, on_point=_print_point)
-    path = runs.save(result, out)
+    out = runs.resolve_out(getattr(args, "out", None), "infer-serve")
+    with runs.run_directory(out):
+        result = run_serve(plan, detect(), out=out, on_point=_print_point)
+        path = runs.save(result, out)
     pipeline.emit(result, as_json=getattr(args, "json", False))
     _info(f"saved {path}")
     return exit_code(result)
@@ -114,13 +115,14 @@ def _run_local(settings: LocalSettings, args: argparse.Namespace) -> int:
     from rocmkit.platform import detect
 
     local_config(settings)  # bad options are refused before a run directory is made
-    out = runs.prepare_out(runs.resolve_out(getattr(args, "out", None), "infer-local"))
-    platform = detect()
-    monitor_memory = getattr(args, "monitor_memory", False)
-    with runs.memory_monitoring(monitor_memory, out, device=platform.torch_device) as monitor:
-        result = run_local(settings, platform)
-    runs.add_memory(result, monitor, name="infer local")
-    path = runs.save(result, out)
+    out = runs.resolve_out(getattr(args, "out", None), "infer-local")
+    with runs.run_directory(out):
+        platform = detect()
+        monitor_memory = getattr(args, "monitor_memory", False)
+        with runs.memory_monitoring(monitor_memory, out, device=platform.torch_device) as monitor:
+            result = run_local(settings, platform)
+        runs.add_memory(result, monitor, name="infer local")
+        path = runs.save(result, out)
     pipeline.emit(result, as_json=getattr(args, "json", False))
     _info(f"saved {path}")
     return 0
