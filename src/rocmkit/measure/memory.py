@@ -259,7 +259,7 @@ class CategoryPeaks:
 def _tracker_class() -> type:
     from torch.distributed._tools.mem_tracker import MemTracker
 
-    class _CategoryPeakTracker(MemTracker):  # type: ignore[misc]
+    class _CategoryPeakTracker(MemTracker):
         """MemTracker records the split at the *total* peak; we also want each category's own peak.
 
         `_update_peak_stats` runs after every operator, so it sees each category's high point.

@@ -240,7 +240,7 @@ def command_reader(
 
 def _pynvml_reader(index: int) -> PowerReader | None:
     try:
-        import pynvml  # type: ignore[import-not-found]
+        import pynvml
 
         pynvml.nvmlInit()
         handle = pynvml.nvmlDeviceGetHandleByIndex(index)
@@ -251,7 +251,7 @@ def _pynvml_reader(index: int) -> PowerReader | None:
 
 def _amdsmi_reader(index: int) -> PowerReader | None:
     try:
-        import amdsmi  # type: ignore[import-not-found]
+        import amdsmi
 
         amdsmi.amdsmi_init()
         handle = amdsmi.amdsmi_get_processor_handles()[index]
