@@ -162,7 +162,7 @@ def units_per_joule(energy_j: float | None, num_units: float) -> float | None:
     return num_units / energy_j
 
 
-def _to_watts(value: Any) -> float | None:
+def _to_watts(value: object) -> float | None:
     """A number, '91.0', {'value': 10, 'unit': 'W'} -> watts; 'N/A' and the like -> None."""
     if isinstance(value, dict):
         unit = str(value.get("unit", "W")).strip()

@@ -9,11 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocmkit.atomic import atomic_path
 from rocmkit.errors import UserError
 from rocmkit.profile.summary import TraceSummary, load_trace, summarize_trace
+
+if TYPE_CHECKING:
+    import torch.profiler
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,7 +92,7 @@ class StepProfiler:
             )
         return summarize_trace(load_trace(self.trace_path), top_k=top_k)
 
-    def _export(self, prof: Any) -> None:
+    def _export(self, prof: torch.profiler.profile) -> None:
         # torch writes the file itself, by name; a kill mid-export still leaves no torn trace.
         with atomic_path(self.trace_path) as partial:
             prof.export_chrome_trace(str(partial))
