@@ -1,4 +1,4 @@
-"""Core plumbing: CLI errors, typed configs, atomic writes, the results format."""
+"""Core plumbing: CLI errors, typed configs, the results format (atomic writes: test_atomic.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from typing import Literal
 import pytest
 
 import rocmkit
-from rocmkit.atomic import atomic_write_text
 from rocmkit.cli.main import main
 from rocmkit.config import load_config, parse_overrides
 from rocmkit.errors import UserError
@@ -102,20 +101,6 @@ def test_config_file_errors(tmp_path):
         load_config(_Run, path=binary)
 
 
-def test_atomic_write_keeps_old_file_when_write_fails(tmp_path, monkeypatch):
-    target = tmp_path / "f.txt"
-    target.write_text("old")
-
-    def boom(*_args):
-        raise OSError("disk full")
-
-    monkeypatch.setattr(os, "fsync", boom)
-    with pytest.raises(OSError):
-        atomic_write_text(target, "new")
-    assert target.read_text() == "old"
-    assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]
-
-
 def test_result_roundtrip_and_validation(tmp_path):
     result = RunResult(
         kind="bench",
@@ -152,24 +137,6 @@ def test_piped_output_is_not_wrapped_at_80_columns(monkeypatch):
     assert console.width == PIPE_WIDTH  # pytest's captured stdout is not a terminal
     monkeypatch.setenv("COLUMNS", "90")
     assert make_console().width == 90
-
-
-@pytest.mark.parametrize("umask, expected", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
-def test_atomic_writes_respect_the_umask(tmp_path, umask, expected):
-    old = os.umask(umask)
-    try:
-        atomic_write_text(tmp_path / "result.json", "{}")
-    finally:
-        os.umask(old)
-    assert (tmp_path / "result.json").stat().st_mode & 0o777 == expected
-
-
-def test_atomic_rewrite_keeps_the_mode_of_the_file_it_replaces(tmp_path):
-    target = tmp_path / "shared.md"
-    target.write_text("old")
-    target.chmod(0o664)
-    atomic_write_text(target, "new")
-    assert target.read_text() == "new" and target.stat().st_mode & 0o777 == 0o664
 
 
 def _rocmkit(*argv: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], float]:

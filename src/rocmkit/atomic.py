@@ -1,5 +1,10 @@
 """Atomic file writes: a crash or kill mid-write never leaves a truncated file behind.
 
+The one writer of the package: `atomic_open` streams into a fresh temporary file beside the target,
+flushes it to disk (unless the caller opts out with `fsync=False`) and renames it over the target in
+one step; `atomic_path` does the same for a library that writes only to a file name, and
+`atomic_write_bytes/text/json` are the one-call forms.
+
 Files get the mode a plain `open()` would give them (0666 minus the umask, or the mode of the file
 they replace), not mkstemp's 0600. `check_writable_dir` / `check_writable_file` let a command refuse
 an output location before it runs anything.
@@ -7,13 +12,32 @@ an output location before it runs anything.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from rocmkit.errors import UserError
+
+__all__ = [
+    "atomic_open",
+    "atomic_path",
+    "atomic_write_bytes",
+    "atomic_write_json",
+    "atomic_write_text",
+    "check_writable_dir",
+    "check_writable_file",
+    "current_umask",
+]
+
+# Temporary names are `.<pid>-<n>.<target name>`: unique per process without mkstemp's random
+# names and retries (a measurable share of a whole-tree hipify run), hidden, and ending like the
+# target, so a writer that looks at the suffix (torch's trace export and ".gz") behaves the same.
+_counter = itertools.count()
 
 
 def current_umask() -> int:
@@ -60,30 +84,91 @@ def check_writable_file(path: str | os.PathLike[str], *, what: str = "output fil
     return target
 
 
-def atomic_write_bytes(
-    path: str | os.PathLike[str], data: bytes, *, mode: int | None = None
-) -> None:
-    """Write `data` to a temporary file beside `path`, fsync it, then rename over `path`."""
-    target = Path(path)
+def _create_temp(target: Path) -> tuple[int, Path]:
+    """Create an empty temporary file beside `target` that no other writer can have opened."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    while True:
+        tmp = target.with_name(f".{os.getpid()}-{next(_counter)}.{target.name}")
+        try:
+            return os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600), tmp
+        except FileExistsError:  # left by a killed process that had the same pid
+            continue
+
+
+def _publish(fd: int, tmp: Path, target: Path, *, fsync: bool, mode: int | None) -> None:
+    """Give the finished temporary file its mode, flush it to disk if asked, rename it over."""
+    os.fchmod(fd, _mode_for(target) if mode is None else mode)
+    if fsync:
+        os.fsync(fd)
+    os.replace(tmp, target)
+
+
+@contextlib.contextmanager
+def atomic_open(
+    path: str | os.PathLike[str], *, fsync: bool = True, mode: int | None = None
+) -> Iterator[IO[bytes]]:
+    """A binary handle (read/write, seekable) whose contents replace `path` when the block ends
+    without an exception; after an exception or a kill `path` is as it was.
+
+    `fsync=False` skips the flush to disk, for frequent or regenerable writes: readers still never
+    see a torn file, but after a power loss the new file may be empty or missing. `mode` defaults
+    to the replaced file's mode, else 0666 minus the umask.
+    """
+    target = Path(path)
+    fd, tmp = _create_temp(target)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+        with open(fd, "r+b") as handle:
+            yield handle
             handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp_name, _mode_for(target) if mode is None else mode)
-        os.replace(tmp_name, target)
+            _publish(fd, tmp, target, fsync=fsync, mode=mode)
     except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 
-def atomic_write_text(path: str | os.PathLike[str], text: str, *, mode: int | None = None) -> None:
+@contextlib.contextmanager
+def atomic_path(
+    path: str | os.PathLike[str], *, fsync: bool = True, mode: int | None = None
+) -> Iterator[Path]:
+    """Yield the name of an empty temporary file beside `path`, for a library that writes only to
+    a file name (torch's trace export); when the block succeeds it replaces `path` in one rename.
+    `fsync` and `mode` as in `atomic_open`."""
+    target = Path(path)
+    fd, tmp = _create_temp(target)
+    os.close(fd)
+    try:
+        yield tmp
+        # Reopened by name: the library may have replaced the file rather than written into it.
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            _publish(fd, tmp, target, fsync=fsync, mode=mode)
+        finally:
+            os.close(fd)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_bytes(
+    path: str | os.PathLike[str], data: bytes, *, fsync: bool = True, mode: int | None = None
+) -> None:
+    """Replace `path` with `data` atomically (see `atomic_path` for `fsync` and `mode`)."""
+    with atomic_open(path, fsync=fsync, mode=mode) as handle:
+        handle.write(data)
+
+
+def atomic_write_text(
+    path: str | os.PathLike[str], text: str, *, fsync: bool = True, mode: int | None = None
+) -> None:
     """Atomic UTF-8 text write (see atomic_write_bytes)."""
-    atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
+    atomic_write_bytes(path, text.encode("utf-8"), fsync=fsync, mode=mode)
 
 
-def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> None:
-    """Atomic JSON write, indented, with a trailing newline."""
-    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
+def atomic_write_json(path: str | os.PathLike[str], obj: Any, *, fsync: bool = True) -> None:
+    """Atomic JSON write, indented, with a trailing newline.
+
+    `obj` must already be plain JSON (pass it through `rocmkit.results.jsonable` first): a value
+    JSON cannot hold is an error here, not silently turned into a string.
+    """
+    text = json.dumps(obj, indent=2, allow_nan=False) + "\n"
+    atomic_write_text(path, text, fsync=fsync)

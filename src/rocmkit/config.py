@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from rocmkit.errors import UserError
+from rocmkit.results import jsonable
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -196,9 +197,7 @@ def _coerce_scalar(value: Any, annotation: Any, key: str) -> Any:
 
 
 def to_dict(config: Any) -> dict[str, Any]:
-    """A JSON/TOML-friendly dict of a config dataclass (Paths become strings)."""
-    from rocmkit.results import jsonable
-
+    """A JSON/TOML-friendly dict of a config dataclass (see `rocmkit.results.jsonable`)."""
     result: dict[str, Any] = jsonable(dataclasses.asdict(config))
     return result
 

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocmkit.errors import UserError
-from rocmkit.measure.peaks import memory_bandwidth_peak
+from rocmkit.measure.peaks import Peak, memory_bandwidth_peak
 from rocmkit.measure.timing import TimingConfig, measure
 from rocmkit.platform import Platform
 from rocmkit.results import Measurement
+
+if TYPE_CHECKING:
+    import torch
 
 SUITE = "bandwidth"
 OPS = ("copy", "triad", "h2d_pageable", "h2d_pinned", "d2h_pageable", "d2h_pinned")
@@ -40,7 +43,7 @@ def bytes_moved(op: str, array_bytes: int) -> int:
     return BYTES_MOVED_PER_ELEMENT_BYTE.get(op, 1) * array_bytes
 
 
-def make_op(op: str, array_bytes: int, device: Any) -> Callable[[], Any]:
+def make_op(op: str, array_bytes: int, device: torch.device | str) -> Callable[[], torch.Tensor]:
     """A closure running `op` once on freshly allocated float32 arrays."""
     import torch
 
@@ -95,9 +98,9 @@ def run_bandwidth(config: BandwidthConfig, platform: Platform) -> list[Measureme
     return results
 
 
-def _pct_row(name: str, params: dict[str, Any], gbps: float, peak: Any) -> Measurement:
+def _pct_row(name: str, params: dict[str, Any], gbps: float, peak: Peak | None) -> Measurement:
     if peak is None:
-        extra = {"peak_source": "n/a (no memory-bandwidth figure for this device)"}
+        extra: dict[str, Any] = {"peak_source": "n/a (no memory-bandwidth figure for this device)"}
         return Measurement(
             suite=SUITE,
             name=name,

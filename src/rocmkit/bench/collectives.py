@@ -14,13 +14,16 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocmkit.errors import UserError
 from rocmkit.measure.ticks import tick
 from rocmkit.measure.timing import summarize
 from rocmkit.platform import Platform
 from rocmkit.results import Measurement
+
+if TYPE_CHECKING:
+    import torch
 
 SUITE = "collectives"
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all")
@@ -79,7 +82,9 @@ def ensure_process_group(platform: Platform) -> bool:
     return True
 
 
-def _buffers(op: str, numel: int, rank: int, n: int, device: Any) -> tuple[Any, Any]:
+def _buffers(
+    op: str, numel: int, rank: int, n: int, device: torch.device | str
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Input and output tensors with rank-dependent values whose correct result is known."""
     import torch
 
@@ -101,7 +106,7 @@ def _buffers(op: str, numel: int, rank: int, n: int, device: Any) -> tuple[Any, 
     return source, torch.empty(per_rank * n, device=device)
 
 
-def _runner(op: str, inp: Any, out: Any) -> Callable[[], Any]:
+def _runner(op: str, inp: torch.Tensor, out: torch.Tensor) -> Callable[[], object]:
     import torch.distributed as dist
 
     gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
@@ -130,7 +135,7 @@ def expected_result(op: str, numel: int, rank: int, n: int) -> list[float]:
     return [float(source * n + rank) for source in range(n) for _ in range(per_rank)]
 
 
-def check_op(op: str, numel: int, rank: int, n: int, device: Any) -> bool:
+def check_op(op: str, numel: int, rank: int, n: int, device: torch.device | str) -> bool:
     """Run `op` once on known inputs and compare with the expected output."""
     import torch
 
@@ -141,7 +146,7 @@ def check_op(op: str, numel: int, rank: int, n: int, device: Any) -> bool:
 
 
 def _time_op(
-    op: str, numel: int, rank: int, n: int, config: CollectivesConfig, device: Any
+    op: str, numel: int, rank: int, n: int, config: CollectivesConfig, device: torch.device
 ) -> list[float]:
     """Per-iteration seconds of the slowest rank (elementwise max over ranks)."""
     import torch
@@ -194,7 +199,13 @@ def run_collectives(config: CollectivesConfig, platform: Platform) -> list[Measu
 
 
 def _measure_op(
-    op: str, numel: int, rank: int, n: int, config: CollectivesConfig, device: Any, backend: str
+    op: str,
+    numel: int,
+    rank: int,
+    n: int,
+    config: CollectivesConfig,
+    device: torch.device,
+    backend: str,
 ) -> list[Measurement]:
     import torch
     import torch.distributed as dist

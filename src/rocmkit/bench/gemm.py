@@ -8,13 +8,16 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocmkit.errors import UserError
 from rocmkit.measure.peaks import Peak, compute_peak
 from rocmkit.measure.timing import TimingConfig, measure
 from rocmkit.platform import Platform
 from rocmkit.results import Measurement
+
+if TYPE_CHECKING:
+    import torch
 
 SUITE = "gemm"
 DTYPES = ("fp32", "tf32", "fp16", "bf16", "fp8")
@@ -75,7 +78,7 @@ def _tf32(enabled: bool) -> Iterator[None]:
             matmul.allow_tf32 = saved_flag
 
 
-def make_matmul(dtype: str, size: int, device: Any) -> Callable[[], Any]:
+def make_matmul(dtype: str, size: int, device: torch.device | str) -> Callable[[], torch.Tensor]:
     """A closure running one size x size x size product in `dtype` on `device`."""
     import torch
 
@@ -90,7 +93,7 @@ def make_matmul(dtype: str, size: int, device: Any) -> Callable[[], Any]:
     return lambda: torch.matmul(a, b, out=out)
 
 
-def _make_fp8(size: int, device: Any) -> Callable[[], Any]:
+def _make_fp8(size: int, device: torch.device | str) -> Callable[[], torch.Tensor]:
     import torch
 
     # MI300 (gfx942) uses the "fnuz" fp8 variant; CUDA and gfx950 use OCP e4m3fn.

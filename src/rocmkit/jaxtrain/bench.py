@@ -4,7 +4,10 @@ and the memory figure its rows report."""
 from __future__ import annotations
 
 import importlib.util
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from rocmkit.train.metrics import TrainResult
 
 __all__ = ["XLA_MEMORY_METRIC", "XLA_MEMORY_SOURCE", "jax_skip_reason", "use_xla_step_memory"]
 
@@ -14,6 +17,14 @@ XLA_MEMORY_METRIC = "xla_step_memory"
 XLA_MEMORY_SOURCE = (
     "XLA memory analysis of the compiled step: arguments + outputs + temporaries - aliased"
 )
+
+
+class MemoryFigure(Protocol):
+    """The memory fields of a bench run (bench's own row type; jaxtrain does not import bench)."""
+
+    peak_memory_bytes: int | None
+    memory_source: str | None
+    memory_note: str | None
 
 
 def jax_skip_reason(preset: str) -> str | None:
@@ -29,7 +40,7 @@ def jax_skip_reason(preset: str) -> str | None:
     return None
 
 
-def use_xla_step_memory(run: Any, result: Any) -> None:
+def use_xla_step_memory(run: MemoryFigure, result: TrainResult) -> None:
     """Set a bench run's peak memory to the compiled step's, from the train result's rows."""
     rows = [m for m in result.measurements if m.metric == XLA_MEMORY_METRIC]
     value = rows[0].value if rows else None

@@ -12,7 +12,7 @@ from rocmkit.train.metrics import MemoryMeter
 __all__ = ["compiled_peak_bytes", "jax_environment", "peak_memory_bytes"]
 
 
-def compiled_peak_bytes(compiled: Any) -> int | None:
+def compiled_peak_bytes(compiled: jax.stages.Compiled) -> int | None:
     """Device memory the compiled step needs at its peak, by XLA's own buffer assignment."""
     try:
         stats = compiled.memory_analysis()
@@ -29,7 +29,7 @@ def compiled_peak_bytes(compiled: Any) -> int | None:
     )
 
 
-def peak_memory_bytes(device: Any, meter: MemoryMeter) -> int | None:
+def peak_memory_bytes(device: jax.Device, meter: MemoryMeter) -> int | None:
     """The device allocator's peak where JAX reports one (GPUs), else the process's peak RSS
     (as the torch backend reports on CPU)."""
     stats = device.memory_stats() if hasattr(device, "memory_stats") else None
@@ -38,7 +38,7 @@ def peak_memory_bytes(device: Any, meter: MemoryMeter) -> int | None:
     return meter.sample()
 
 
-def jax_environment(devices: list[Any]) -> dict[str, Any]:
+def jax_environment(devices: list[jax.Device]) -> dict[str, Any]:
     """The JAX side of the environment record: versions and the devices trained on."""
     import flax
     import jaxlib

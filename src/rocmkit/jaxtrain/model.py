@@ -156,7 +156,8 @@ class GPT(nnx.Module):
 
     def __call__(self, input_ids: jax.Array) -> jax.Array:
         positions = jnp.arange(input_ids.shape[1])
-        x = self.token_embedding(input_ids) + self.position_embedding(positions)
+        # Declared: nnx.remat returns an untyped callable, which would make x Any from here on.
+        x: jax.Array = self.token_embedding(input_ids) + self.position_embedding(positions)
         for block in self.blocks:
             # Recompute the block's activations in backward instead of storing them.
             x = nnx.remat(_apply_block)(block, x) if self.remat else block(x)

@@ -15,11 +15,15 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocmkit.atomic import atomic_write_json
 from rocmkit.errors import UserError
 from rocmkit.results import Measurement
+
+if TYPE_CHECKING:
+    import torch
+    from torch.distributed._tools.mem_tracker import _State
 
 MEMORY_FILE = "memory.json"
 SNAPSHOT_FILE = "memory_snapshot.pickle"
@@ -259,7 +263,7 @@ class CategoryPeaks:
 def _tracker_class() -> type:
     from torch.distributed._tools.mem_tracker import MemTracker
 
-    class _CategoryPeakTracker(MemTracker):  # type: ignore[misc]
+    class _CategoryPeakTracker(MemTracker):
         """MemTracker records the split at the *total* peak; we also want each category's own peak.
 
         `_update_peak_stats` runs after every operator, so it sees each category's high point.
@@ -269,7 +273,7 @@ def _tracker_class() -> type:
             super().__init__()
             self.category_peaks: dict[str, int] = {}
 
-        def _update_peak_stats(self, peak_state: Any) -> None:
+        def _update_peak_stats(self, peak_state: _State) -> None:
             super()._update_peak_stats(peak_state)
             for dev_snap in self._curr_mem_snap.values():
                 for key, value in dev_snap.items():
@@ -279,7 +283,7 @@ def _tracker_class() -> type:
     return _CategoryPeakTracker
 
 
-def _category_name(key: Any) -> str:
+def _category_name(key: object) -> str:
     text = str(getattr(key, "name", key))
     return _CATEGORY_OF.get(text, text.lower())
 
@@ -287,8 +291,8 @@ def _category_name(key: Any) -> str:
 def measure_step_memory(
     step: Callable[[], None],
     *,
-    modules: list[Any],
-    optimizer: Any,
+    modules: list[torch.nn.Module],
+    optimizer: torch.optim.Optimizer,
     warmup_steps: int = 1,
 ) -> CategoryPeaks:
     """Run `step` (forward, backward, optimizer step, zero_grad) under MemTracker.

@@ -162,7 +162,7 @@ def units_per_joule(energy_j: float | None, num_units: float) -> float | None:
     return num_units / energy_j
 
 
-def _to_watts(value: Any) -> float | None:
+def _to_watts(value: object) -> float | None:
     """A number, '91.0', {'value': 10, 'unit': 'W'} -> watts; 'N/A' and the like -> None."""
     if isinstance(value, dict):
         unit = str(value.get("unit", "W")).strip()
@@ -240,7 +240,7 @@ def command_reader(
 
 def _pynvml_reader(index: int) -> PowerReader | None:
     try:
-        import pynvml  # type: ignore[import-not-found]
+        import pynvml
 
         pynvml.nvmlInit()
         handle = pynvml.nvmlDeviceGetHandleByIndex(index)
@@ -251,7 +251,7 @@ def _pynvml_reader(index: int) -> PowerReader | None:
 
 def _amdsmi_reader(index: int) -> PowerReader | None:
     try:
-        import amdsmi  # type: ignore[import-not-found]
+        import amdsmi
 
         amdsmi.amdsmi_init()
         handle = amdsmi.amdsmi_get_processor_handles()[index]

@@ -14,12 +14,15 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rocmkit.errors import UserError
 from rocmkit.measure.noise import Noise, num_cpus, other_cores, own_cores, snapshot
 from rocmkit.measure.ticks import tick
 from rocmkit.platform.specs import last_level_cache_bytes
+
+if TYPE_CHECKING:
+    import torch
 
 MIN_FLUSH_BYTES = 64 * 2**20
 
@@ -126,7 +129,7 @@ def flush_bytes_for(arch: str | None, l2_cache_bytes: int | None) -> int:
 class Flusher:
     """Overwrites a buffer larger than the device's caches so the next read comes from memory."""
 
-    def __init__(self, device: Any) -> None:
+    def __init__(self, device: torch.device | str) -> None:
         import torch
 
         self.device = torch.device(device)
@@ -143,7 +146,9 @@ class Flusher:
         self._buffer.fill_(1)
 
 
-def time_callable(fn: Callable[[], Any], config: TimingConfig, device: Any = "cpu") -> list[float]:
+def time_callable(
+    fn: Callable[[], object], config: TimingConfig, device: torch.device | str = "cpu"
+) -> list[float]:
     """Run `fn` config.warmup times, then time it; returns samples in seconds."""
     import torch
 
@@ -157,7 +162,7 @@ def time_callable(fn: Callable[[], Any], config: TimingConfig, device: Any = "cp
 
 
 def _time_host(
-    fn: Callable[[], Any], config: TimingConfig, flush: Callable[[], None] | None
+    fn: Callable[[], object], config: TimingConfig, flush: Callable[[], None] | None
 ) -> list[float]:
     samples: list[float] = []
     spent = 0.0
@@ -175,7 +180,10 @@ def _time_host(
 
 
 def _time_events(
-    fn: Callable[[], Any], config: TimingConfig, flush: Callable[[], None] | None, dev: Any
+    fn: Callable[[], object],
+    config: TimingConfig,
+    flush: Callable[[], None] | None,
+    dev: torch.device,
 ) -> list[float]:
     """GPU timing with events recorded on the stream; one synchronize per batch of samples."""
     import torch
@@ -204,7 +212,9 @@ def _time_events(
     return samples
 
 
-def measure(fn: Callable[[], Any], config: TimingConfig, device: Any = "cpu") -> Stats:
+def measure(
+    fn: Callable[[], object], config: TimingConfig, device: torch.device | str = "cpu"
+) -> Stats:
     """time_callable + summarize + the machine's load meanwhile; an unsteady figure is timed once
     more and the steadier (else the faster) of the two attempts is kept, flagged if still unsteady."""
     first = _measure_once(fn, config, device)
@@ -217,7 +227,9 @@ def measure(fn: Callable[[], Any], config: TimingConfig, device: Any = "cpu") ->
     return dataclasses.replace(best, first_noise=first.noise)
 
 
-def _measure_once(fn: Callable[[], Any], config: TimingConfig, device: Any) -> Stats:
+def _measure_once(
+    fn: Callable[[], object], config: TimingConfig, device: torch.device | str
+) -> Stats:
     import torch
 
     start = snapshot()

@@ -10,6 +10,7 @@ import re
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.rules import RuleSet
@@ -144,7 +145,7 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
     return hits
 
 
-def _pyproject_requirements(data: dict) -> Iterator[str]:
+def _pyproject_requirements(data: dict[str, Any]) -> Iterator[str]:
     project = data.get("project", {})
     yield from _strings(project.get("dependencies", []))
     for group in project.get("optional-dependencies", {}).values():
@@ -157,7 +158,7 @@ def _pyproject_requirements(data: dict) -> Iterator[str]:
         yield from (name for name in table if name != "python")
 
 
-def _poetry_groups(poetry: dict) -> Iterable[dict]:
+def _poetry_groups(poetry: dict[str, Any]) -> Iterable[dict[str, Any]]:
     return (g.get("dependencies", {}) for g in poetry.get("group", {}).values())
 
 

@@ -27,7 +27,7 @@ FILE_KINDS = ("python", "requirements", "pyproject", "conda", "dockerfile", "she
 
 def severity_rank(severity: str) -> int:
     """0 for info, 1 for warn, 2 for error."""
-    return SEVERITIES.index(severity)  # type: ignore[arg-type]
+    return SEVERITIES.index(severity)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -181,7 +181,7 @@ def load_trace(path: str | Path) -> list[dict[str, Any]]:
     return trace_events(data)
 
 
-def trace_events(data: Any) -> list[dict[str, Any]]:
+def trace_events(data: object) -> list[dict[str, Any]]:
     events = data.get("traceEvents") if isinstance(data, Mapping) else data
     if not isinstance(events, list):
         raise UserError("trace has no traceEvents list")
@@ -250,7 +250,7 @@ def _dur(event: Mapping[str, Any]) -> float:
     return float(event["dur"])
 
 
-def _correlation(event: Mapping[str, Any]) -> Any:
+def _correlation(event: Mapping[str, Any]) -> object:
     args = event.get("args")
     return args.get("correlation") if isinstance(args, Mapping) else None
 

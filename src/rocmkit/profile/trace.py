@@ -6,14 +6,17 @@ optimizer step); `profile_steps` drives a plain callable. The summary is in `sum
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from rocmkit.atomic import atomic_path
 from rocmkit.errors import UserError
 from rocmkit.profile.summary import TraceSummary, load_trace, summarize_trace
+
+if TYPE_CHECKING:
+    import torch.profiler
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,11 +92,10 @@ class StepProfiler:
             )
         return summarize_trace(load_trace(self.trace_path), top_k=top_k)
 
-    def _export(self, prof: Any) -> None:
-        # torch writes the file itself; write beside it and rename, so a kill leaves no torn trace.
-        partial = self.trace_path.with_name(f".{self.trace_path.name}.partial")
-        prof.export_chrome_trace(str(partial))
-        os.replace(partial, self.trace_path)
+    def _export(self, prof: torch.profiler.profile) -> None:
+        # torch writes the file itself, by name; a kill mid-export still leaves no torn trace.
+        with atomic_path(self.trace_path) as partial:
+            prof.export_chrome_trace(str(partial))
         self._exported = True
 
 

@@ -237,7 +237,7 @@ def _set_rng_state(state: dict[str, Any]) -> None:
         torch.cuda.set_rng_state(state["cuda"])
 
 
-def _to_bytes(obj: Any) -> bytes:
+def _to_bytes(obj: object) -> bytes:
     import io
 
     buffer = io.BytesIO()

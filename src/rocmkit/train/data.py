@@ -18,9 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import struct
-import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +27,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from rocmkit.atomic import atomic_open
 from rocmkit.errors import UserError, require_extra, warn_once
 from rocmkit.train.data_config import DataConfig
 from rocmkit.train.models import ModelConfig, resolved_vocab_size
@@ -342,30 +341,21 @@ def _read_cache(path: Path, expected: dict[str, Any]) -> np.ndarray | None:
 
 
 def _write_cache(path: Path, meta: dict[str, Any], chunks: Iterator[np.ndarray]) -> None:
-    """Stream tokens into a temporary file beside `path`, then rename it into place.
+    """Stream tokens into `path` atomically (a temporary file beside it, renamed when complete).
 
     Ranks that tokenize at the same time write identical files, so the last rename wins harmlessly.
     """
     # Room for the final JSON: the token count is the only field unknown now, 20 digits at most.
     header_bytes = -(-(_PREFIX.size + len(json.dumps({**meta, "num_tokens": 10**20}))) // 64) * 64
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w+b") as handle:
-            handle.seek(header_bytes)
-            num_tokens = 0
-            for chunk in chunks:
-                handle.write(chunk.tobytes())
-                num_tokens += chunk.size
-            encoded = json.dumps({**meta, "num_tokens": num_tokens}).encode()
-            handle.seek(0)
-            handle.write(_PREFIX.pack(_MAGIC, header_bytes, len(encoded)) + encoded)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    with atomic_open(path) as handle:
+        handle.seek(header_bytes)
+        num_tokens = 0
+        for chunk in chunks:
+            handle.write(chunk.tobytes())
+            num_tokens += chunk.size
+        encoded = json.dumps({**meta, "num_tokens": num_tokens}).encode()
+        handle.seek(0)
+        handle.write(_PREFIX.pack(_MAGIC, header_bytes, len(encoded)) + encoded)
 
 
 def _check_text_source(path: str) -> Path:

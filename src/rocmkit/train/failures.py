@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -102,7 +103,7 @@ def on_stop_signals(request_stop: Callable[[str], None]) -> Iterator[None]:
     """
     received: list[int] = []
 
-    def handler(signum: int, frame: Any) -> None:
+    def handler(signum: int, frame: types.FrameType | None) -> None:
         if signum == signal.SIGINT and received:
             raise KeyboardInterrupt
         received.append(signum)
