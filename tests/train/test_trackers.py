@@ -89,7 +89,8 @@ def test_wandb_logs_offline_into_the_run_dir(monkeypatch, tmp_path: Path):
     trackers(_metrics(3, 2.5))
     trackers.close()
     (kind, init_args), (_, (step, scalars)), (last, _) = calls
-    assert init_args["mode"] == "offline" and init_args["dir"] == str(tmp_path)
+    assert kind == "init" and init_args["mode"] == "offline"
+    assert init_args["dir"] == str(tmp_path)
     assert step == 3 and scalars["train/loss"] == 2.5 and scalars["train/mfu_pct"] == 25.0
     assert last == "finish"
 
