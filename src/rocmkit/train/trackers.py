@@ -61,17 +61,23 @@ def tracker_scalars(metrics: StepMetrics) -> dict[str, float]:
 class _TensorBoard:
     def __init__(self, run_dir: Path, config: dict[str, Any]) -> None:
         del config
+        from tensorboard.compat.proto.summary_pb2 import Summary
         from torch.utils.tensorboard import SummaryWriter
 
+        self.summary = Summary
         self.writer = SummaryWriter(log_dir=str(run_dir / "tensorboard"))
 
     def log(self, step: int, scalars: dict[str, float]) -> None:
-        for tag, value in scalars.items():
-            self.writer.add_scalar(tag, value, global_step=step)
-        self.writer.flush()  # at a sync point: a crash later keeps what was logged
+        # One Summary holding all of a step's scalars: about 2.4x less host time than one
+        # add_scalar per value (benchmarks/tracker_overhead.py), and the GPU idles meanwhile.
+        values = [self.summary.Value(tag=tag, simple_value=v) for tag, v in scalars.items()]
+        file_writer = self.writer.file_writer
+        assert file_writer is not None  # SummaryWriter opens it in __init__
+        file_writer.add_summary(self.summary(value=values), global_step=step)
+        file_writer.flush()  # ~10 us: TensorBoard shows the step now, not in 2 minutes
 
     def close(self) -> None:
-        self.writer.close()
+        self.writer.close()  # flushes the event file
 
 
 class _Wandb:
