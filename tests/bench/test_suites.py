@@ -206,3 +206,59 @@ def test_a_registered_suite_runs_and_reports_without_special_code(monkeypatch):
     )
     result = run_bench(BenchConfig(suites=["infer-fake"], power=False), CPU)
     assert "| batch 1 | 12.50 |" in render([result], "md")
+
+
+def test_a_registered_suite_with_settings_is_one_registration(monkeypatch, tmp_path, capsys):
+    """A suite with its own config type, device defaults and figure count: sized, run, reported,
+    counted for the progress bar, and settable from the command line, with no other file edited."""
+    from dataclasses import dataclass
+
+    from rocmkit.bench import SUITES, Suite, register_suite
+    from rocmkit.results import Measurement
+
+    @dataclass(kw_only=True)
+    class ToyConfig:
+        sizes: list[int]
+        repeat: int = 1
+
+    def run_toy(config: ToyConfig, platform, sampler) -> list[Measurement]:
+        return [
+            Measurement(
+                suite="toy", name=f"size {n}", metric="gflops", value=float(n), unit="GFLOPS"
+            )
+            for n in config.sizes * config.repeat
+        ]
+
+    monkeypatch.setattr("rocmkit.bench.suites.SUITES", dict(SUITES))
+    register_suite(
+        Suite(
+            name="toy",
+            description="test",
+            run=run_toy,
+            config_type=ToyConfig,
+            defaults=lambda platform, mode: {"sizes": [1, 2] if mode == "quick" else [1, 2, 4]},
+            num_figures=lambda config, platform: len(config.sizes) * config.repeat,
+        )
+    )
+    started: list[tuple[str, int]] = []
+    config = BenchConfig(suites=["toy"], power=False, suite_configs={"toy": {"repeat": 2}})
+    result = run_bench(config, CPU, on_suite=lambda name, n: started.append((name, n)))
+    assert [m.value for m in result.select(suite="toy")] == [1.0, 2.0, 1.0, 2.0]
+    assert started == [("toy", 4)]
+    assert result.config["suite_configs"]["toy"] == {"sizes": [1, 2], "repeat": 2}
+
+    out = tmp_path / "run"
+    argv = ["bench", "--suite", "toy", "--out", str(out), "--no-power", "--device", "cpu"]
+    assert main([*argv, "--suite_configs.toy.sizes", "8,16", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [m["name"] for m in data["measurements"] if m["suite"] == "toy"] == ["size 8", "size 16"]
+    bad = ["bench", "--suite", "toy", "--out", str(tmp_path / "bad"), "--device", "cpu"]
+    assert main([*bad, "--suite_configs.toy.sizes", "x"]) == 2
+    assert "suite_configs.toy.sizes" in capsys.readouterr().err
+
+
+def test_a_suite_section_cannot_shadow_a_bench_setting():
+    from rocmkit.bench import Suite, register_suite
+
+    with pytest.raises(UserError, match="section 'mode' is taken"):
+        register_suite(Suite(name="mode", description="x", run=lambda c, p, s: []))

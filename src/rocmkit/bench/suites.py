@@ -1,6 +1,7 @@
-"""Suites by name, sized for the device found, and `run_bench(config, platform) -> RunResult`.
+"""The bench suite registry, sized for the device found, and `run_bench(config, platform) -> RunResult`.
 
-Each suite registers a function `(BenchConfig, Platform, PowerSampler | None) -> [Measurement]`.
+A suite is one `register_suite(Suite(...))`: its name, its config section and type, the function
+that runs it, how many figures it makes (for the progress bar) and its device-sized defaults.
 Sizes scale with the device: a 2-core CPU gets tiny problems, a GPU gets sizes that fill it.
 """
 
@@ -13,22 +14,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from rocmkit.bench import sizing, ticks
 from rocmkit.bench.attention import AttentionConfig, run_attention
 from rocmkit.bench.bandwidth import BandwidthConfig, run_bandwidth
 from rocmkit.bench.collectives import TORCHRUN_HINT, CollectivesConfig, run_collectives
 from rocmkit.bench.gemm import GemmConfig, run_gemm
-from rocmkit.bench.ticks import num_figures
 from rocmkit.bench.train_precision import (
     TrainPrecisionConfig,
     TrainUnavailable,
     run_train_precision,
 )
-from rocmkit.config import from_dict, to_dict
+from rocmkit.config import from_dict, merge_dotted, to_dict
 from rocmkit.errors import UserError
 from rocmkit.measure.noise import prepare_cpu
 from rocmkit.measure.power import PowerSampler, average_watts, platform_power_reader
 from rocmkit.measure.ticks import listening
-from rocmkit.measure.timing import TimingConfig
 from rocmkit.platform import Platform
 from rocmkit.results import Measurement, RunResult
 
@@ -53,7 +53,11 @@ ENV_PREFIXES = (
 
 @dataclass(kw_only=True)
 class BenchConfig:
-    """What to run. Suite configs left as None are sized for the device by `sized_for`."""
+    """What to run. Suite configs left as None are sized for the device by `sized_for`.
+
+    The built-in suites have a typed section each (`--gemm.sizes 256,512`); a registered suite's
+    settings go in `suite_configs[section]` (`--suite_configs.mysuite.size 64`).
+    """
 
     suites: list[str] = field(default_factory=lambda: list(DEFAULT_SUITES))
     mode: Mode = "quick"
@@ -66,6 +70,7 @@ class BenchConfig:
     collectives: CollectivesConfig | None = None
     attention: AttentionConfig | None = None
     train_precision: TrainPrecisionConfig | None = None
+    suite_configs: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name in self.suites:
@@ -78,29 +83,44 @@ class BenchConfig:
             raise UserError(f"bench threads must be at least 1 (got {self.threads})")
 
 
-SUITE_CONFIGS: dict[str, type] = {
-    "gemm": GemmConfig,
-    "bandwidth": BandwidthConfig,
-    "collectives": CollectivesConfig,
-    "attention": AttentionConfig,
-    "train_precision": TrainPrecisionConfig,
-}
-
-SuiteFn = Callable[[BenchConfig, Platform, "PowerSampler | None"], list[Measurement]]
+# (the suite's sized config or None, platform, power sampler or None) -> its measurements
+SuiteRunner = Callable[[Any, Platform, "PowerSampler | None"], list[Measurement]]
 
 
 @dataclass(frozen=True, kw_only=True)
 class Suite:
+    """A registered bench suite.
+
+    `run(suite_config, platform, sampler)` gets the suite's own config, sized for the device
+    (None when the suite has no `config_type`). `section` is where that config lives in a
+    BenchConfig (default: the name with - as _); `defaults(platform, mode)` gives it as a dict
+    under the user's settings; `num_figures(suite_config, platform)` counts the figures it will
+    report, for the progress bar. A suite that cannot run here raises one of `unavailable`: the
+    run goes on and the suite reports why it was skipped.
+    """
+
     name: str
     description: str
-    run: SuiteFn
+    run: SuiteRunner
+    config_type: type | None = None
+    section: str | None = None
+    defaults: Callable[[Platform, Mode], dict[str, Any]] | None = None
+    num_figures: Callable[[Any, Platform], int] | None = None
     needs_torchrun: bool = False
+    unavailable: tuple[type[Exception], ...] = ()
+
+    @property
+    def config_section(self) -> str:
+        return self.section or self.name.replace("-", "_")
 
 
 SUITES: dict[str, Suite] = {}
 
 
 def register_suite(suite: Suite) -> Suite:
+    """Register (or replace) `suite`; BenchConfig(suites=[...]) and `rocmkit bench` accept it."""
+    if suite.config_section in _GENERAL_SETTINGS:
+        raise UserError(f"bench suite {suite.name!r}: section {suite.config_section!r} is taken")
     SUITES[suite.name] = suite
     return suite
 
@@ -111,165 +131,116 @@ def get_suite(name: str) -> Suite:
     return SUITES[name]
 
 
-def timing_for(platform: Platform, mode: Mode) -> TimingConfig:
-    if platform.gpu_available:
-        return TimingConfig(
-            warmup=5,
-            min_samples=10,
-            max_samples=200,
-            budget_s=0.5 if mode == "quick" else 2.0,
-            flush_cache=False,
-        )
-    return TimingConfig(
-        warmup=1, min_samples=3, max_samples=50, budget_s=0.25 if mode == "quick" else 1.0
-    )
+# BenchConfig's own settings; its other fields are the typed sections of the built-in suites.
+_GENERAL_SETTINGS = {"suites", "mode", "label", "power", "device", "threads", "suite_configs"}
+_TYPED_SECTIONS = {f.name for f in dataclasses.fields(BenchConfig)} - _GENERAL_SETTINGS
+
+
+def suite_config(config: BenchConfig, suite: Suite) -> Any:
+    """The settings of `suite` in `config`: its typed section, or its `suite_configs` entry."""
+    section = suite.config_section
+    if section in _TYPED_SECTIONS:
+        return getattr(config, section)
+    return config.suite_configs.get(section)
 
 
 def device_defaults(platform: Platform, mode: Mode) -> dict[str, Any]:
-    """Suite configs (as dicts) sized for this device and mode: the base under user overrides."""
-    gpu, quick = platform.gpu_available, mode == "quick"
-    timing = to_dict(timing_for(platform, mode))
-    memory = platform.devices[0].total_memory_bytes if gpu and platform.devices else None
-    big_mib = 1024 if memory is None or memory >= 16 * 2**30 else 256
-    if gpu:
-        gemm = {
-            "sizes": [2048, 4096, 8192] if quick else [1024, 2048, 4096, 8192, 16384],
-            "dtypes": ["fp32", "tf32", "fp16", "bf16", "fp8"],
-        }
-        bandwidth = [16, 256, big_mib] if quick else [1, 4, 16, 64, 256, big_mib]
-        attention = {
-            "batch": 4,
-            "num_heads": 16,
-            "seq_len": 2048,
-            "head_dim": 128,
-            "dtypes": ["fp16", "bf16"],
-        }
-    else:
-        gemm = {
-            "sizes": [256, 512] if quick else [256, 512, 1024],
-            "dtypes": ["fp32", "bf16"] if quick else ["fp32", "fp16", "bf16"],
-        }
-        bandwidth = [4, 16] if quick else [1, 4, 16, 64]
-        attention = {
-            "batch": 1,
-            "num_heads": 4,
-            "seq_len": 256,
-            "head_dim": 64,
-            "dtypes": ["fp32", "bf16"],
-        }
-    top = 28 if gpu else 20
-    return {
-        "gemm": {**gemm, "timing": timing},
-        "bandwidth": {"sizes_mib": bandwidth, "timing": dict(timing)},
-        "collectives": {"sizes_bytes": [2**p for p in range(10, top + 1, 2 if quick else 1)]},
-        "attention": {**attention, "timing": dict(timing)},
-        "train_precision": to_dict(_train_sizes(gpu, quick)),
-    }
+    """Every registered suite's config (as dicts) sized for this device and mode, shaped like a
+    BenchConfig: the base under user overrides."""
+    shaped: dict[str, Any] = {"suite_configs": {}}
+    for suite in SUITES.values():
+        if suite.defaults is None:
+            continue
+        section = suite.config_section
+        where = shaped if section in _TYPED_SECTIONS else shaped["suite_configs"]
+        where[section] = suite.defaults(platform, mode)
+    if not shaped["suite_configs"]:
+        del shaped["suite_configs"]
+    return shaped
 
 
 def sized_for(config: BenchConfig, platform: Platform) -> BenchConfig:
-    """Fill every suite config left as None with `device_defaults`."""
-    defaults = device_defaults(platform, config.mode)
-    filled = {
-        name: getattr(config, name)
-        or from_dict(SUITE_CONFIGS[name], defaults[name], prefix=f"{name}.")
-        for name in SUITE_CONFIGS
-    }
-    return dataclasses.replace(config, **filled)
+    """Give every selected suite a typed config: the user's settings over the device defaults."""
+    typed: dict[str, Any] = {}
+    extra = dict(config.suite_configs)
+    for name in config.suites:
+        suite = get_suite(name)
+        if suite.config_type is None:
+            continue
+        section, current = suite.config_section, suite_config(config, suite)
+        typed_section = section in _TYPED_SECTIONS
+        if not isinstance(current, suite.config_type):
+            base = suite.defaults(platform, config.mode) if suite.defaults else {}
+            settings = merge_dotted(base, _dotted(current or {}))
+            prefix = f"{section}." if typed_section else f"suite_configs.{section}."
+            current = from_dict(suite.config_type, settings, prefix=prefix)
+        if typed_section:
+            typed[section] = current
+        else:
+            extra[section] = current
+    return dataclasses.replace(config, **typed, suite_configs=extra)
 
 
-# PyTorch and, for the GPT presets, JAX side by side (a note row when JAX is not installed).
-BACKENDS = ["torch", "jax"]
-
-
-def _train_sizes(gpu: bool, quick: bool) -> TrainPrecisionConfig:
-    """Models big enough to keep the device busy, small enough to finish in the mode's time."""
-    if gpu and not quick:
-        return TrainPrecisionConfig(models=["gpt2-124m", "resnet50"], steps=50, backends=BACKENDS)
-    if gpu:
-        # gpt-tiny widened to ~45M parameters: the preset itself is launch-bound on a GPU.
-        gpt = {
-            "model": {
-                "n_layer": 6,
-                "d_model": 512,
-                "n_head": 8,
-                "seq_len": 512,
-                "vocab_size": 50304,
-            },
-            "train": {"micro_batch": 16},
-        }
-        return TrainPrecisionConfig(
-            models=["gpt-tiny", "resnet18"],
-            steps=20,
-            overrides={"gpt-tiny": gpt},
-            backends=BACKENDS,
-        )
-    small = {
-        "gpt-tiny": {"model": {"seq_len": 64, "vocab_size": 512}, "train": {"micro_batch": 4}},
-        "resnet18": {"model": {"image_size": 32, "num_classes": 10}, "train": {"micro_batch": 4}},
-    }
-    return TrainPrecisionConfig(
-        models=list(small), steps=6 if quick else 12, overrides=small, backends=BACKENDS
-    )
-
-
-def _gemm(
-    config: BenchConfig, platform: Platform, sampler: PowerSampler | None
-) -> list[Measurement]:
-    assert config.gemm is not None
-    return run_gemm(config.gemm, platform)
-
-
-def _bandwidth(
-    config: BenchConfig, platform: Platform, sampler: PowerSampler | None
-) -> list[Measurement]:
-    assert config.bandwidth is not None
-    return run_bandwidth(config.bandwidth, platform)
-
-
-def _collectives(
-    config: BenchConfig, platform: Platform, sampler: PowerSampler | None
-) -> list[Measurement]:
-    assert config.collectives is not None
-    return run_collectives(config.collectives, platform)
-
-
-def _attention(
-    config: BenchConfig, platform: Platform, sampler: PowerSampler | None
-) -> list[Measurement]:
-    assert config.attention is not None
-    return run_attention(config.attention, platform)
-
-
-def _train_precision(
-    config: BenchConfig, platform: Platform, sampler: PowerSampler | None
-) -> list[Measurement]:
-    assert config.train_precision is not None
-    return run_train_precision(config.train_precision, platform, sampler)
+def _dotted(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict) and value:
+            flat.update(_dotted(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
 
 
 register_suite(
-    Suite(name="gemm", description="matmul TFLOPS per size and dtype, % of peak", run=_gemm)
+    Suite(
+        name="gemm",
+        description="matmul TFLOPS per size and dtype, % of peak",
+        run=lambda config, platform, sampler: run_gemm(config, platform),
+        config_type=GemmConfig,
+        defaults=sizing.gemm_defaults,
+        num_figures=ticks.gemm_figures,
+    )
 )
 register_suite(
-    Suite(name="bandwidth", description="device copy/triad and host<->device GB/s", run=_bandwidth)
+    Suite(
+        name="bandwidth",
+        description="device copy/triad and host<->device GB/s",
+        run=lambda config, platform, sampler: run_bandwidth(config, platform),
+        config_type=BandwidthConfig,
+        defaults=sizing.bandwidth_defaults,
+        num_figures=ticks.bandwidth_figures,
+    )
 )
 register_suite(
     Suite(
         name="collectives",
         description="all_reduce & co. algbw/busbw (under torchrun)",
-        run=_collectives,
+        run=lambda config, platform, sampler: run_collectives(config, platform),
+        config_type=CollectivesConfig,
+        defaults=sizing.collectives_defaults,
+        num_figures=ticks.collectives_figures,
         needs_torchrun=True,
     )
 )
 register_suite(
-    Suite(name="attention", description="SDPA fwd/bwd per backend and dtype", run=_attention)
+    Suite(
+        name="attention",
+        description="SDPA fwd/bwd per backend and dtype",
+        run=lambda config, platform, sampler: run_attention(config, platform),
+        config_type=AttentionConfig,
+        defaults=sizing.attention_defaults,
+        num_figures=ticks.attention_figures,
+    )
 )
 register_suite(
     Suite(
         name="train-precision",
         description="same model at fp32/fp16/bf16 via rocmkit.train",
-        run=_train_precision,
+        run=run_train_precision,
+        config_type=TrainPrecisionConfig,
+        defaults=sizing.train_precision_defaults,
+        num_figures=ticks.train_precision_figures,
+        unavailable=(TrainUnavailable,),
     )
 )
 
@@ -333,7 +304,7 @@ def run_bench(
                 config.threads, on_cpu=not platform.gpu_available, on_note=on_note
             )
             if on_suite is not None:
-                on_suite(name, num_figures(name, config, platform))
+                on_suite(name, _num_figures(get_suite(name), config, platform))
             with listening(on_figure):
                 measurements.extend(_run_suite(get_suite(name), config, platform, reader))
             interrupted = None
@@ -357,6 +328,13 @@ def run_bench(
     if interrupted is not None:
         result.partial = f"interrupted (Ctrl-C) during the {interrupted} suite"
     return result
+
+
+def _num_figures(suite: Suite, config: BenchConfig, platform: Platform) -> int:
+    settings = suite_config(config, suite)
+    if suite.num_figures is None or (suite.config_type is not None and settings is None):
+        return 0  # progress shows only the suite's start
+    return suite.num_figures(settings, platform)
 
 
 def _no_sensor(reader_name: str) -> Measurement:
@@ -386,8 +364,8 @@ def _run_suite(
     sampler = PowerSampler(reader).start() if reader else None
     start = sampler.now() if sampler else time.monotonic()
     try:
-        rows = suite.run(config, platform, sampler)
-    except TrainUnavailable as exc:
+        rows = suite.run(suite_config(config, suite), platform, sampler)
+    except suite.unavailable as exc:
         rows = [
             Measurement(
                 suite=suite.name,

@@ -1,25 +1,39 @@
-"""How many figures a sized bench suite will produce, for the progress bar's total."""
+"""How many figures a sized bench suite will produce, for the progress bar's total.
+
+One counter per built-in suite, named in its registration (`Suite.num_figures`); a registered suite
+without one shows only its start.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from rocmkit.bench.suites import BenchConfig
+    from rocmkit.bench.attention import AttentionConfig
+    from rocmkit.bench.bandwidth import BandwidthConfig
+    from rocmkit.bench.collectives import CollectivesConfig
+    from rocmkit.bench.gemm import GemmConfig
+    from rocmkit.bench.train_precision import TrainPrecisionConfig
     from rocmkit.platform import Platform
 
 
-def num_figures(name: str, config: BenchConfig, platform: Platform) -> int:
-    """How many timed figures (training runs for train-precision) a sized suite will produce."""
-    if name == "gemm" and config.gemm is not None:
-        return len(config.gemm.sizes) * len(config.gemm.dtypes)
-    if name == "bandwidth" and config.bandwidth is not None:
-        ops = [o for o in config.bandwidth.ops if platform.gpu_available or o in ("copy", "triad")]
-        return len(ops) * len(config.bandwidth.sizes_mib)
-    if name == "attention" and config.attention is not None:
-        return 2 * len(config.attention.backends) * len(config.attention.dtypes)
-    if name == "collectives" and config.collectives is not None:
-        return len(config.collectives.ops) * len(config.collectives.sizes_bytes)
-    if name == "train-precision" and config.train_precision is not None:
-        return len(config.train_precision.models) * len(config.train_precision.dtypes)
-    return 0  # a suite registered by someone else: progress shows only its start
+def gemm_figures(config: GemmConfig, platform: Platform) -> int:
+    return len(config.sizes) * len(config.dtypes)
+
+
+def bandwidth_figures(config: BandwidthConfig, platform: Platform) -> int:
+    # Host<->device copies need a device: on the CPU only copy and triad run.
+    ops = [o for o in config.ops if platform.gpu_available or o in ("copy", "triad")]
+    return len(ops) * len(config.sizes_mib)
+
+
+def attention_figures(config: AttentionConfig, platform: Platform) -> int:
+    return 2 * len(config.backends) * len(config.dtypes)  # forward and backward
+
+
+def collectives_figures(config: CollectivesConfig, platform: Platform) -> int:
+    return len(config.ops) * len(config.sizes_bytes)
+
+
+def train_precision_figures(config: TrainPrecisionConfig, platform: Platform) -> int:
+    return len(config.models) * len(config.dtypes)  # training runs, not timed figures

@@ -66,13 +66,14 @@ def estimate_for_train_config(config: TrainConfig, *, world_size: int = 1) -> Me
     """The estimator's view of a training config (None for non-GPT models)."""
     from rocmkit.train.models.loss import resolve_loss_impl
 
-    if config.model.kind != "gpt":
+    # The estimator models GPTs in the built-in formats; registered kinds/precisions get none.
+    if config.model.kind != "gpt" or config.precision.dtype not in ("fp32", "fp16", "bf16"):
         return None
     sharding = {"none": "none", "ddp": "ddp", "fsdp": "zero3"}[config.parallel.mode]
     return estimate(
         EstimateConfig(
             shape=shape_from_model_config(config.model),
-            precision=config.precision.dtype,
+            precision=config.precision.dtype,  # type: ignore[arg-type]  # checked above
             sharding=sharding,  # type: ignore[arg-type]
             world_size=world_size,
             micro_batch=config.train.micro_batch,

@@ -8,6 +8,7 @@ change; checks that depend on the launch (world size) run in `check_world_size`.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -17,6 +18,7 @@ from rocmkit.config import load_config, load_toml, merge_dotted
 from rocmkit.errors import UserError, warn_once
 from rocmkit.train.data_config import DataConfig
 from rocmkit.train.models import ModelConfig
+from rocmkit.train.trackers import check_installed
 
 PRESET_PACKAGE = "rocmkit.train.presets"
 
@@ -75,12 +77,85 @@ class TrainSection:
             raise UserError(f"train.min_lr_ratio must be in [0, 1] (got {self.min_lr_ratio})")
 
 
+@dataclass(frozen=True, kw_only=True)
+class PrecisionSpec:
+    """A registered precision policy (the values of precision.dtype).
+
+    `policy` is a `PrecisionPolicy` subclass, or a factory `(PrecisionConfig, device_type)`
+    returning one, or a "module:name" reference to either, imported when a run starts (so that
+    configs are checked without importing torch). `peak_dtype` names the hardware-facts column
+    whose peak bounds this format's matmuls (MFU); `loss_scaling` says whether the
+    precision.loss_scale_* settings mean anything for it.
+    """
+
+    name: str
+    policy: Callable[..., Any] | str
+    peak_dtype: str
+    loss_scaling: bool = False
+    description: str = ""
+
+
+_PRECISIONS: dict[str, PrecisionSpec] = {}
+
+
+def register_precision(
+    name: str,
+    policy: Callable[..., Any] | str,
+    *,
+    peak_dtype: str,
+    loss_scaling: bool = False,
+    description: str = "",
+) -> PrecisionSpec:
+    """Register (or replace) precision policy `name`; precision.dtype accepts it from then on."""
+    spec = PrecisionSpec(
+        name=name,
+        policy=policy,
+        peak_dtype=peak_dtype,
+        loss_scaling=loss_scaling,
+        description=description,
+    )
+    _PRECISIONS[name] = spec
+    return spec
+
+
+def precision_names() -> list[str]:
+    """The registered precision policies."""
+    return sorted(_PRECISIONS)
+
+
+def precision_spec(name: str) -> PrecisionSpec:
+    """The registration of precision `name`; UserError naming the known ones when there is none."""
+    spec = _PRECISIONS.get(name)
+    if spec is None:
+        raise UserError(
+            f"precision.dtype must be one of {', '.join(precision_names())} (got {name!r}); "
+            "a new one is added with rocmkit.train.config.register_precision"
+        )
+    return spec
+
+
+_POLICIES = "rocmkit.train.precision"
+register_precision(
+    "fp32", f"{_POLICIES}:PrecisionPolicy", peak_dtype="fp32", description="no autocast"
+)
+register_precision(
+    "bf16", f"{_POLICIES}:AutocastPolicy", peak_dtype="bf16", description="bf16 autocast"
+)
+register_precision(
+    "fp16",
+    f"{_POLICIES}:Fp16Policy",
+    peak_dtype="fp16",
+    loss_scaling=True,
+    description="fp16 autocast with dynamic loss scaling",
+)
+
+
 @dataclass(kw_only=True)
 class PrecisionConfig:
     """The [precision] section: autocast dtype, FSDP parameter dtype, fp16 loss scaling."""
 
-    dtype: Literal["fp32", "fp16", "bf16"] = field(
-        default="fp32", metadata={"help": "compute dtype (autocast)"}
+    dtype: str = field(
+        default="fp32", metadata={"help": "compute dtype: fp32 | fp16 | bf16 | registered"}
     )
     param_dtype: Literal["fp32", "bf16"] | None = field(
         default=None, metadata={"help": "FSDP2 parameter dtype; master weights stay fp32"}
@@ -100,16 +175,17 @@ class PrecisionConfig:
     )
 
     def __post_init__(self) -> None:
+        spec = precision_spec(self.dtype)
         if self.dtype == "fp16" and self.param_dtype == "bf16":
             raise UserError(
                 "precision.param_dtype bf16 conflicts with precision.dtype fp16: "
                 "use dtype bf16, or drop param_dtype"
             )
         scaler_set = self.loss_scale_init is not None or self.loss_scale_growth_interval is not None
-        if scaler_set and self.dtype != "fp16":
+        if scaler_set and not spec.loss_scaling:
             warn_once(
                 f"loss scaler settings have no effect with precision.dtype {self.dtype} "
-                "(only fp16 uses loss scaling)",
+                "(it does not use loss scaling)",
                 key="precision.loss_scale",
             )
         if self.loss_scale_init is not None and self.loss_scale_init <= 0:
@@ -160,7 +236,7 @@ class CheckpointConfig:
 
 @dataclass(kw_only=True)
 class LoggingConfig:
-    """The [logging] section: run directory (metrics.jsonl, result.json) and log cadence."""
+    """The [logging] section: run directory (metrics.jsonl, result.json), log cadence, trackers."""
 
     run_dir: str = field(default="runs/train", metadata={"help": "where logs and results go"})
     log_every: int = field(
@@ -170,9 +246,24 @@ class LoggingConfig:
         },
     )
 
+    tensorboard: bool = field(
+        default=False, metadata={"help": "write metrics to RUN_DIR/tensorboard (TensorBoard)"}
+    )
+    wandb: bool = field(
+        default=False, metadata={"help": "log metrics to Weights & Biases (offline by default)"}
+    )
+    mlflow: bool = field(
+        default=False, metadata={"help": "log metrics to MLflow (file store RUN_DIR/mlruns)"}
+    )
+
     def __post_init__(self) -> None:
         if self.log_every <= 0:
             raise UserError(f"logging.log_every must be positive (got {self.log_every})")
+        check_installed(self.trackers())
+
+    def trackers(self) -> dict[str, bool]:
+        """Which metric trackers are switched on, by name."""
+        return {"tensorboard": self.tensorboard, "wandb": self.wandb, "mlflow": self.mlflow}
 
 
 @dataclass(kw_only=True)

@@ -30,7 +30,7 @@ import torch
 from rocmkit.atomic import atomic_open
 from rocmkit.errors import UserError, require_extra, warn_once
 from rocmkit.train.data_config import DataConfig
-from rocmkit.train.models import ModelConfig, resolved_vocab_size
+from rocmkit.train.models import ModelConfig, model_spec, resolved_vocab_size
 
 __all__ = ["DataConfig", "DataSource", "build_data", "global_sample_index"]
 
@@ -473,7 +473,7 @@ def _default_tokenizer(config: DataConfig, model: ModelConfig) -> str:
 
 def build_data(config: DataConfig, model: ModelConfig) -> DataSource:
     """The data source `config` describes, shaped for `model` (sequence length, image size)."""
-    is_lm = model.kind in ("gpt", "hf")
+    is_lm = model_spec(model.kind).task == "lm"  # registry: registered kinds say their task
     if config.kind == "synthetic" and is_lm:
         vocab = resolved_vocab_size(model)
         return SyntheticTokens(vocab_size=vocab, seq_len=model.seq_len, seed=config.seed)

@@ -52,6 +52,7 @@ from rocmkit.train.parallel import (
     wrap_model,
 )
 from rocmkit.train.precision import PrecisionPolicy, build_precision, peak_dtype_name
+from rocmkit.train.trackers import open_trackers
 from rocmkit.train.window import StepRecord, StepWindow
 
 Callback = Callable[[StepMetrics], None]
@@ -225,6 +226,11 @@ def _run(session: Session, callbacks: Sequence[Callback]) -> TrainResult:
     _maybe_resume(session, ckpt_dir)
     run_dir = Path(config.logging.run_dir)
     log = JsonlLog(run_dir) if env.is_main else None
+    # Metric trackers (TensorBoard, W&B, MLflow) are callbacks: fed at sync points, rank 0 only.
+    trackers = open_trackers(
+        config.logging.trackers(), run_dir, is_main=env.is_main, config=to_dict(config)
+    )
+    callbacks = [*callbacks, trackers]
     window = StepWindow(session.device)
     history: list[StepMetrics] = []
     try:
@@ -246,6 +252,7 @@ def _run(session: Session, callbacks: Sequence[Callback]) -> TrainResult:
                 window.restart_clock()
     finally:
         session.feeder.close()
+        trackers.close()
         if log is not None:
             log.close()
     if config.checkpoint.save_final and session.last_saved_step != session.state.step:

@@ -1,21 +1,23 @@
 """Mixed precision policies: fp32, bf16 autocast, fp16 autocast with dynamic loss scaling.
 
 A policy owns three things the loop needs: the autocast context of the forward pass, the
-backward (scaled or not), and the optimizer step (which fp16 may skip on overflow). New formats
-register a factory in `POLICIES`; fp8 is the intended next entry: its factory would swap the
-model's Linear layers for scaled-fp8 ones (e.g. torchao's float8 training) in `prepare_model`
-and keep the bf16 autocast around everything else.
+backward (scaled or not), and the optimizer step (which fp16 may skip on overflow). Policies are
+registered by name with `rocmkit.train.config.register_precision` (the registry lives beside
+PrecisionConfig so that configs are checked without importing torch); fp8 is the intended next
+entry: a `PrecisionPolicy` subclass whose `prepare_model` swaps the model's Linear layers for
+scaled-fp8 ones (e.g. torchao's float8 training) and keeps the bf16 autocast around the rest.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+import importlib
+from collections.abc import Iterator
 from typing import Any
 
 import torch
 
-from rocmkit.train.config import PrecisionConfig
+from rocmkit.train.config import PrecisionConfig, precision_spec
 
 _AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 # torch.amp.GradScaler's defaults, named here so the docs and the warning can point at them.
@@ -42,7 +44,7 @@ class PrecisionPolicy:
         yield
 
     def backward(self, loss: torch.Tensor) -> None:
-        loss.backward()
+        torch.autograd.backward(loss)  # Tensor.backward is untyped in torch's stubs
 
     def unscale(self, optimizer: torch.optim.Optimizer) -> None:
         """Bring gradients to their true scale before clipping (no-op without scaling)."""
@@ -90,7 +92,7 @@ class Fp16Policy(AutocastPolicy):
         )
 
     def backward(self, loss: torch.Tensor) -> None:
-        self.scaler.scale(loss).backward()
+        torch.autograd.backward(self.scaler.scale(loss))
 
     def unscale(self, optimizer: torch.optim.Optimizer) -> None:
         self.scaler.unscale_(optimizer)
@@ -129,16 +131,16 @@ class Fp16Policy(AutocastPolicy):
             self.scaler.load_state_dict(state["scaler"])
 
 
-POLICIES: dict[str, Callable[[PrecisionConfig, str], PrecisionPolicy]] = {
-    "fp32": PrecisionPolicy,
-    "bf16": AutocastPolicy,
-    "fp16": Fp16Policy,
-}
-
-
 def build_precision(config: PrecisionConfig, device_type: str) -> PrecisionPolicy:
-    """The policy for `config.dtype` on a device type ("cuda" or "cpu")."""
-    return POLICIES[config.dtype](config, device_type)
+    """The registered policy for `config.dtype` on a device type ("cuda" or "cpu")."""
+    factory = precision_spec(config.dtype).policy
+    if isinstance(factory, str):
+        module_name, name = factory.split(":")
+        factory = getattr(importlib.import_module(module_name), name)
+    policy = factory(config, device_type)
+    if not isinstance(policy, PrecisionPolicy):
+        raise TypeError(f"precision {config.dtype!r} must build a PrecisionPolicy, not {policy!r}")
+    return policy
 
 
 def fsdp_param_dtype(config: PrecisionConfig) -> torch.dtype | None:
@@ -148,4 +150,4 @@ def fsdp_param_dtype(config: PrecisionConfig) -> torch.dtype | None:
 
 def peak_dtype_name(config: PrecisionConfig) -> str:
     """The hardware-facts dtype whose peak bounds this run's matmuls (for MFU)."""
-    return config.dtype
+    return precision_spec(config.dtype).peak_dtype

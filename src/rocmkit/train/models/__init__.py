@@ -1,8 +1,14 @@
 """Models for `rocmkit train`: a GPT decoder, torchvision ResNets and local Hugging Face causal LMs.
 
-`build_model(ModelConfig)` looks the kind up in a small registry and returns a `BuiltModel`: the
+`build_model(ModelConfig)` looks the kind up in the model registry and returns a `BuiltModel`: the
 module, its repeated blocks (for per-block activation checkpointing and FSDP2 `fully_shard`), the
 parameter count and the training FLOPs per sample used for MFU.
+
+The registry is open: `register_model("mlp", build_mlp, task="image")` adds a kind that config
+loading accepts (`model.kind = "mlp"`), and `model.module = "pkg.mod"` imports a module that
+registers one before the kind is checked, so a TOML file alone can name a model defined elsewhere.
+The built-ins register here the same way, by "module:function" so that torchvision and
+transformers are imported only when their kind is asked for.
 """
 
 from __future__ import annotations
@@ -10,7 +16,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from rocmkit.errors import UserError
 
@@ -20,19 +26,36 @@ if TYPE_CHECKING:
 __all__ = [
     "BuiltModel",
     "ModelConfig",
+    "ModelSpec",
+    "Task",
     "build_model",
     "model_kinds",
+    "model_spec",
     "register_model",
     "resolved_vocab_size",
 ]
+
+# What a model eats and how its loss is made: "lm" batches are {"input_ids", "labels"} and the
+# module returns the loss from forward(input_ids, labels=labels); "image" batches are
+# {"images" [B, 3, H, W], "labels" [B]} and the module returns logits for a cross-entropy.
+Task = Literal["lm", "image"]
 
 
 @dataclass(kw_only=True)
 class ModelConfig:
     """The [model] section of a train config."""
 
-    kind: Literal["gpt", "resnet", "hf"] = field(
-        default="gpt", metadata={"help": "gpt | resnet (torchvision) | hf (local Hugging Face dir)"}
+    kind: str = field(
+        default="gpt",
+        metadata={"help": "gpt | resnet (torchvision) | hf (local Hugging Face dir) | registered"},
+    )
+    module: str | None = field(
+        default=None,
+        metadata={"help": "Python module imported first; it may register_model() a new kind"},
+    )
+    options: dict[str, Any] = field(
+        default_factory=dict,
+        metadata={"help": "settings a registered model kind reads (model.options.KEY)"},
     )
     vocab_size: int = field(default=50304, metadata={"help": "GPT vocabulary size"})
     seq_len: int = field(default=256, metadata={"help": "context length in tokens (gpt and hf)"})
@@ -65,9 +88,12 @@ class ModelConfig:
     )
 
     def __post_init__(self) -> None:
-        if self.kind not in _BUILDERS:
+        if self.module:
+            _import_registering_module(self.module)
+        if self.kind not in _REGISTRY:
             raise UserError(
-                f"model.kind must be one of {', '.join(model_kinds())} (got {self.kind!r})"
+                f"model.kind must be one of {', '.join(model_kinds())} (got {self.kind!r}); "
+                "a new kind is added with rocmkit.train.models.register_model"
             )
         for name in ("vocab_size", "seq_len", "n_layer", "n_head", "d_model", "num_classes"):
             if getattr(self, name) < 1:
@@ -102,7 +128,7 @@ class BuiltModel:
 
     module: torch.nn.Module
     blocks: list[torch.nn.Module]
-    task: Literal["lm", "image"]
+    task: Task
     num_params: int
     flops_per_sample: float | None
     units_per_sample: int
@@ -136,48 +162,113 @@ class BuiltModel:
 
 ModelBuilder = Callable[[ModelConfig], BuiltModel]
 
-# kind -> builder, or "module:function" imported on first use so that torchvision and
-# transformers are only imported when their model kind is asked for.
-_BUILDERS: dict[str, ModelBuilder | str] = {
-    "gpt": "rocmkit.train.models.gpt:build_gpt",
-    "resnet": "rocmkit.train.models.resnet:build_resnet",
-    "hf": "rocmkit.train.models.hf:build_hf",
-}
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSpec:
+    """A registered model kind.
+
+    `builder(ModelConfig) -> BuiltModel` builds it randomly initialised (deterministic under
+    torch.manual_seed); it may be a "module:function" reference imported on first use. `task`
+    says which batches the data source makes and how the loop takes the loss (see `Task`).
+    `vocab_size` (lm only) gives the model's real vocabulary when it is not model.vocab_size.
+    """
+
+    kind: str
+    builder: ModelBuilder | str
+    task: Task
+    description: str = ""
+    vocab_size: Callable[[ModelConfig], int] | str | None = None
 
 
-def register_model(kind: str, builder: ModelBuilder | str) -> None:
-    """Register a builder (or a lazy "module:function" reference) under `kind`."""
-    _BUILDERS[kind] = builder
+_REGISTRY: dict[str, ModelSpec] = {}
+
+
+def register_model(
+    kind: str,
+    builder: ModelBuilder | str,
+    *,
+    task: Task,
+    description: str = "",
+    vocab_size: Callable[[ModelConfig], int] | str | None = None,
+) -> ModelSpec:
+    """Register (or replace) model kind `kind`; config loading accepts it from then on."""
+    if task not in ("lm", "image"):
+        raise UserError(f"register_model({kind!r}): task must be lm or image (got {task!r})")
+    spec = ModelSpec(
+        kind=kind, builder=builder, task=task, description=description, vocab_size=vocab_size
+    )
+    _REGISTRY[kind] = spec
+    return spec
+
+
+register_model(
+    "gpt", "rocmkit.train.models.gpt:build_gpt", task="lm", description="GPT decoder (nanoGPT)"
+)
+register_model(
+    "resnet",
+    "rocmkit.train.models.resnet:build_resnet",
+    task="image",
+    description="torchvision ResNet",
+)
+register_model(
+    "hf",
+    "rocmkit.train.models.hf:build_hf",
+    task="lm",
+    description="local Hugging Face causal LM",
+    vocab_size="rocmkit.train.models.hf:hf_vocab_size",
+)
 
 
 def model_kinds() -> list[str]:
     """The registered model kinds."""
-    return sorted(_BUILDERS)
+    return sorted(_REGISTRY)
+
+
+def model_spec(kind: str) -> ModelSpec:
+    """The registration of `kind`; UserError naming the known kinds when there is none."""
+    spec = _REGISTRY.get(kind)
+    if spec is None:
+        raise UserError(f"unknown model kind {kind!r}; known: {', '.join(model_kinds())}")
+    return spec
 
 
 def build_model(config: ModelConfig) -> BuiltModel:
     """Build the model `config.kind` names, randomly initialised (deterministic under manual_seed)."""
-    return _builder(config.kind)(config)
+    spec = model_spec(config.kind)
+    builder: ModelBuilder = _resolve(spec.builder)
+    built = builder(config)
+    if built.task != spec.task:
+        raise UserError(
+            f"model kind {config.kind!r} registered task {spec.task!r} but built a "
+            f"{built.task!r} model; register it with task={built.task!r}"
+        )
+    return built
 
 
 def resolved_vocab_size(config: ModelConfig) -> int:
     """The vocabulary the model really has (an hf model's comes from its config.json)."""
-    if config.kind == "hf":
-        from rocmkit.train.models.hf import hf_vocab_size
+    spec = model_spec(config.kind)
+    if spec.vocab_size is None:
+        return config.vocab_size
+    vocab_size: Callable[[ModelConfig], int] = _resolve(spec.vocab_size)
+    return vocab_size(config)
 
-        return hf_vocab_size(config)
-    return config.vocab_size
+
+def _resolve(entry: Any) -> Any:
+    """A callable, or the object a "module:name" reference names (imported now)."""
+    if not isinstance(entry, str):
+        return entry
+    module_name, name = entry.split(":")
+    return getattr(importlib.import_module(module_name), name)
 
 
-def _builder(kind: str) -> ModelBuilder:
-    entry = _BUILDERS.get(kind)
-    if entry is None:
-        raise UserError(f"unknown model kind {kind!r}; known: {', '.join(model_kinds())}")
-    if isinstance(entry, str):
-        module_name, function_name = entry.split(":")
-        entry = getattr(importlib.import_module(module_name), function_name)
-        _BUILDERS[kind] = entry
-    return entry
+def _import_registering_module(name: str) -> None:
+    try:
+        importlib.import_module(name)
+    except ImportError as exc:
+        raise UserError(
+            f"model.module {name!r} cannot be imported ({exc}); put it on PYTHONPATH"
+        ) from None
 
 
 def count_params(module: torch.nn.Module) -> int:
