@@ -233,3 +233,16 @@ def test_gpu_run_reports_allocator_memory_and_mfu_when_known(run_dir: Path):
     known = peak_flops_per_device(platform, "bf16") is not None
     assert (seen[-1].mfu is not None) == known
     assert load_result(run_dir).environment["torch_device"] == "cuda"
+
+
+def test_metrics_jsonl_stays_strict_json_when_a_loss_is_not_finite(tmp_path: Path):
+    import json
+
+    from rocmkit.train.metrics import JsonlLog
+
+    log = JsonlLog(tmp_path)
+    log.write({"step": 1, "loss": float("nan"), "grad_norm": float("inf")})
+    log.close()
+    (line,) = (tmp_path / "metrics.jsonl").read_text().splitlines()
+    record = json.loads(line, parse_constant=lambda name: pytest.fail(f"{name} is not JSON"))
+    assert record == {"step": 1, "loss": None, "grad_norm": "inf"}

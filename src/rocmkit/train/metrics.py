@@ -17,7 +17,7 @@ from typing import IO, Any
 
 from rocmkit.platform import Platform
 from rocmkit.platform.specs import lookup_spec
-from rocmkit.results import Measurement, RunResult
+from rocmkit.results import Measurement, RunResult, jsonable
 
 SUITE = "train"
 METRICS_FILE = "metrics.jsonl"
@@ -130,7 +130,8 @@ class JsonlLog:
         self._file: IO[str] = self.path.open("a", encoding="utf-8")
 
     def write(self, record: dict[str, Any]) -> None:
-        self._file.write(json.dumps(record) + "\n")
+        # A NaN loss is what a user greps metrics.jsonl for: null keeps every line valid JSON.
+        self._file.write(json.dumps(jsonable(record), allow_nan=False) + "\n")
         self._file.flush()
 
     def close(self) -> None:
