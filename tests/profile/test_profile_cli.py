@@ -17,7 +17,8 @@ SRC = str(Path(rocmkit.__file__).resolve().parent.parent)
 
 
 def _json_out(capsys):
-    return json.loads(capsys.readouterr().out)
+    """The answer in the result document that --json prints (the summary or the estimate)."""
+    return json.loads(capsys.readouterr().out)["data"]
 
 
 def test_memory_estimate_for_the_issue_example(capsys):
@@ -146,7 +147,7 @@ def test_python_dash_m_entry_point(tmp_path):
     argv = [sys.executable, "-m", "rocmkit", "profile", "memory", "--preset", "gpt2-124m", "--json"]
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["label"] == "bf16"
+    assert json.loads(proc.stdout)["data"]["label"] == "bf16"
 
 
 def test_profile_train_hints_at_math_attention_only_when_it_ran(tmp_path, capsys):
