@@ -12,8 +12,10 @@ from collections.abc import Iterable
 from rocmkit.train.shortcuts import ALL, select, shortcut_overrides
 
 
-def add_train_shortcuts(parser: argparse.ArgumentParser, names: Iterable[str] = ALL) -> None:
-    """Add `--precision`, `--micro-batch`, ... (those in `names`) to `parser`."""
+def add_train_shortcuts(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup, names: Iterable[str] = ALL
+) -> None:
+    """Add `--precision`, `--micro-batch`, ... (those in `names`) to `parser` (or a group)."""
     for shortcut in select(names):
         parser.add_argument(
             shortcut.flag,
