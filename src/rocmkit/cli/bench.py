@@ -30,7 +30,7 @@ TRAIN_SHORTCUTS = ("micro_batch", "grad_accum", "steps")
 HELP = "benchmark this machine (gemm, bandwidth, collectives, attention, train-precision) and write a report"
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("bench", help=HELP, description=HELP)
     parser.add_argument(
         "--suite",

@@ -26,7 +26,7 @@ _PARALLEL_CHOICES = ["none", "ddp", "zero1", "zero2", "zero3", "fsdp"]
 PROFILE_SHORTCUTS = ("precision", "micro_batch", "grad_accum", "data", "parallel", "seed")
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "profile", help="profile training/inference steps; estimate training memory"
     )
@@ -52,7 +52,7 @@ def _add_schedule(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_train(commands: argparse._SubParsersAction) -> None:
+def _add_train(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "train",
         help="profile a few steps of a rocmkit training config",
@@ -72,7 +72,7 @@ def _out_help(what: str) -> str:
     return f"directory for trace.json and result.json (default: runs/profile-{what}-<UTC stamp>)"
 
 
-def _add_infer(commands: argparse._SubParsersAction) -> None:
+def _add_infer(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "infer", help="profile generate() calls of a local Hugging Face model"
     )
@@ -86,7 +86,7 @@ def _add_infer(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run_infer)
 
 
-def _add_memory(commands: argparse._SubParsersAction) -> None:
+def _add_memory(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "memory",
         help="estimate parameters/gradients/optimizer/activations memory per device",
@@ -233,7 +233,7 @@ def _render_summary(
         time_ms = summary.category_time_us[category] / 1e3
         shares.add_row(category, f"{time_ms:.3f}", f"{100 * share:.1f}%")
     console.print(shares)
-    if summary.data_share is not None:
+    if summary.data_share is not None and summary.data_time_us is not None:
         console.print(
             f"data loading (batch fetch, overlaps the shares above): "
             f"{summary.data_time_us / 1e3:.3f} ms/step, {100 * summary.data_share:.1f}%"

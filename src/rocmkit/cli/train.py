@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from rocmkit.train.run import TrainRun
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "train",
         help="train a model (GPT, ResNet, local HF causal LM) with fp32/fp16/bf16, DDP or FSDP2",
@@ -267,8 +267,9 @@ def _summary(done: TrainRun, console: Console) -> None:
     peak = None if result.peak_memory_bytes is None else result.peak_memory_bytes / 2**20
     table.add_row("peak memory", _fmt(peak, "{:,.0f} MiB"))
     if memory is not None:
-        monitored = memory.peak_allocated_bytes / 2**20
-        table.add_row(f"monitored peak ({memory.source})", f"{monitored:,.1f} MiB")
+        monitored = memory.peak_allocated_bytes
+        mib = None if monitored is None else monitored / 2**20
+        table.add_row(f"monitored peak ({memory.source})", _fmt(mib, "{:,.1f} MiB"))
         if memory.peak_reserved_bytes is not None:
             table.add_row(
                 "monitored peak reserved", f"{memory.peak_reserved_bytes / 2**20:,.1f} MiB"

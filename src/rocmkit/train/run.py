@@ -87,7 +87,9 @@ def run(
     """Train `config` into `config.logging.run_dir` and save result.json once (rank 0), with
     the monitored memory peak in it when `monitor_memory`."""
     if trainer is None:
-        from rocmkit.train.loop import train as trainer
+        from rocmkit.train.loop import train as torch_train
+
+        trainer = torch_train
     out = Path(config.logging.run_dir)
     main = runs.is_main_process()
     if main:
