@@ -110,3 +110,20 @@ def test_out_works_with_a_config_file_and_a_dotted_run_dir_still_sets_the_direct
     dotted = tmp_path / "dotted"
     _train(capsys, *_flags(), "--logging.run_dir", str(dotted))
     assert (dotted / "result.json").is_file()
+
+
+@pytest.mark.multiproc
+def test_under_torchrun_all_ranks_write_one_default_directory(tmp_path):
+    import subprocess
+
+    from loop_helpers import cli_env, rocmkit_command
+
+    # Rank 0 creates its stamped directory first; without agreement rank 1 would pick "-2".
+    argv = rocmkit_command(*_flags(), "--parallel", "ddp", nproc=2)
+    proc = subprocess.run(
+        argv, env=cli_env(), cwd=tmp_path, capture_output=True, text=True, timeout=240
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (run,) = (tmp_path / "runs").iterdir()
+    assert (run / "result.json").is_file()
+    assert (run / "checkpoints" / "latest").is_file()  # both ranks' shards in the one directory
