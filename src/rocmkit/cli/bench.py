@@ -23,8 +23,6 @@ if TYPE_CHECKING:
     from rocmkit.platform import Platform
     from rocmkit.results import RunResult
 
-# --full without --suite adds attention; collectives need torchrun and are always asked for by name.
-FULL_SUITES = ("gemm", "bandwidth", "attention", "train-precision")
 # The train-precision suite trains each model in each dtype: these short train flags apply to it.
 TRAIN_SHORTCUTS = ("micro_batch", "grad_accum", "steps")
 HELP = "benchmark this machine (gemm, bandwidth, collectives, attention, train-precision) and write a report"
@@ -86,33 +84,20 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def _config(args: argparse.Namespace, platform: Platform) -> BenchConfig:
-    """Device-sized defaults <- flags <- dotted overrides (`--gemm.sizes 256,512`)."""
-    from rocmkit.bench import BenchConfig
-    from rocmkit.bench.suites import device_defaults
-    from rocmkit.bench.train_precision import with_train_shortcuts
-    from rocmkit.config import load_config, parse_overrides
+    from rocmkit.bench.command import bench_config
+    from rocmkit.config import parse_overrides
 
-    base: dict[str, object] = {
-        "mode": args.mode,
-        "power": not args.no_power,
-        "device": args.device,
-    }
-    base.update(device_defaults(platform, args.mode))
-    if args.suite:
-        base["suites"] = [s.strip() for item in args.suite for s in item.split(",") if s.strip()]
-    elif args.mode == "full":
-        base["suites"] = list(FULL_SUITES)
-    if args.label:
-        base["label"] = args.label
-    if args.threads is not None:
-        base["threads"] = args.threads
-    config = load_config(
-        BenchConfig, base=base, overrides=parse_overrides(getattr(args, "overrides", []) or [])
+    return bench_config(
+        platform,
+        mode=args.mode,
+        suites=[s.strip() for item in args.suite or [] for s in item.split(",") if s.strip()],
+        label=args.label,
+        threads=args.threads,
+        device=args.device,
+        power=not args.no_power,
+        overrides=parse_overrides(getattr(args, "overrides", None) or []),
+        train_shortcuts=train_overrides(args, TRAIN_SHORTCUTS),
     )
-    if config.train_precision is not None:
-        shortcuts = train_overrides(args, TRAIN_SHORTCUTS)
-        config.train_precision = with_train_shortcuts(config.train_precision, shortcuts)
-    return config
 
 
 def run(args: argparse.Namespace) -> int:
