@@ -176,33 +176,22 @@ def run_train(args: argparse.Namespace) -> int:
 def run_infer(args: argparse.Namespace) -> int:
     from rocmkit.cli.pipeline import emit
     from rocmkit.platform import detect
-    from rocmkit.profile.commands import check_model_dir, save_record, summary_record
-    from rocmkit.profile.runs import profile_inference
-    from rocmkit.profile.trace import check_writable
+    from rocmkit.profile.commands import check_model_dir, run_profile_infer, save_record
     from rocmkit.runs import resolve_out
 
     schedule = _schedule(args)
-    if args.max_new_tokens < 1:
-        raise UserError(f"--max-new-tokens must be at least 1 (got {args.max_new_tokens})")
     model_dir = Path(args.model_dir)
-    check_model_dir(model_dir)  # before the output directory is created
+    check_model_dir(model_dir)  # a wrong path is answered before torch loads
     out = resolve_out(args.out, "profile-infer")
-    check_writable(out / "trace.json")
-    platform = detect()
-    profile = profile_inference(
+    profile, record = run_profile_infer(
         model_dir,
-        out_dir=out,
+        detect(),
+        out=out,
         schedule=schedule,
-        platform=platform,
         prompt=args.prompt,
         max_new_tokens=args.max_new_tokens,
         top_k=args.top,
     )
-    config = {"model_dir": str(model_dir), "max_new_tokens": args.max_new_tokens}
-    record = summary_record(
-        "profile-infer", model_dir.name, profile.summary, profile.hints, config, platform
-    )
-    record.data["trace"] = str(profile.trace_path)
     save_record(record, out)
 
     def render(_: Any, console: Console) -> None:

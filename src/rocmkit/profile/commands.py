@@ -22,7 +22,13 @@ from rocmkit.profile.estimator import (
     estimate,
     normalise_sharding,
 )
-from rocmkit.profile.runs import MemoryComparison, profile_training, shape_from_model_config
+from rocmkit.profile.runs import (
+    InferProfile,
+    MemoryComparison,
+    profile_inference,
+    profile_training,
+    shape_from_model_config,
+)
 from rocmkit.profile.trace import ProfileSchedule, check_writable
 from rocmkit.results import Measurement, RunResult
 
@@ -92,6 +98,39 @@ def run_profile_train(
     record.data["trace"] = str(profile.trace_path)
     if profile.memory is not None:
         record.measurements.extend(_memory_rows(profile, name))
+    return profile, record
+
+
+def run_profile_infer(
+    model_dir: Path,
+    platform: Platform,
+    *,
+    out: Path,
+    schedule: ProfileSchedule,
+    prompt: str,
+    max_new_tokens: int,
+    top_k: int = 10,
+) -> tuple[InferProfile, RunResult]:
+    """Profile greedy generate() calls of a local Hugging Face model into `out` (trace.json);
+    return the profile and its result document (not yet saved)."""
+    if max_new_tokens < 1:
+        raise UserError(f"--max-new-tokens must be at least 1 (got {max_new_tokens})")
+    check_model_dir(model_dir)  # before the output directory is created
+    check_writable(out / "trace.json")
+    profile = profile_inference(
+        model_dir,
+        out_dir=out,
+        schedule=schedule,
+        platform=platform,
+        prompt=prompt,
+        max_new_tokens=max_new_tokens,
+        top_k=top_k,
+    )
+    config = {"model_dir": str(model_dir), "max_new_tokens": max_new_tokens}
+    record = summary_record(
+        "profile-infer", model_dir.name, profile.summary, profile.hints, config, platform
+    )
+    record.data["trace"] = str(profile.trace_path)
     return profile, record
 
 
