@@ -113,3 +113,23 @@ def test_progress_bar_on_a_terminal_plain_lines_in_logs_nothing_under_json(tmp_p
     )
     assert quiet.returncode == 0 and quiet.stderr == ""
     assert json.loads(quiet.stdout)["kind"] == "bench"
+
+
+def test_default_out_and_the_short_train_flags_of_the_train_precision_suite(tmp_path):
+    argv = [sys.executable, "-m", "rocmkit", "bench", "--device", "cpu", "--no-power"]
+    argv += ["--suite", "train-precision", "--train_precision.models", "gpt-tiny"]
+    argv += ["--train_precision.dtypes", "fp32", "--train_precision.backends", "torch"]
+    argv += ["--steps", "2", "--micro-batch", "2", "--json"]
+    done = subprocess.run(
+        argv, capture_output=True, text=True, env=_env(), cwd=tmp_path, timeout=180
+    )
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)
+    (run,) = (tmp_path / "runs").iterdir()
+    assert run.name.startswith("bench-20")
+    assert json.loads((run / "result.json").read_text()) == printed
+    suite = printed["config"]["train_precision"]
+    assert suite["steps"] == 2
+    assert suite["overrides"]["gpt-tiny"]["train.micro_batch"] == "2"
+    rows = [m for m in printed["measurements"] if m["suite"] == "train-precision"]
+    assert rows and all(m["params"]["steps"] == 2 for m in rows)

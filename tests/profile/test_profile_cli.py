@@ -17,7 +17,8 @@ SRC = str(Path(rocmkit.__file__).resolve().parent.parent)
 
 
 def _json_out(capsys):
-    return json.loads(capsys.readouterr().out)
+    """The answer in the result document that --json prints (the summary or the estimate)."""
+    return json.loads(capsys.readouterr().out)["data"]
 
 
 def test_memory_estimate_for_the_issue_example(capsys):
@@ -146,7 +147,7 @@ def test_python_dash_m_entry_point(tmp_path):
     argv = [sys.executable, "-m", "rocmkit", "profile", "memory", "--preset", "gpt2-124m", "--json"]
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["label"] == "bf16"
+    assert json.loads(proc.stdout)["data"]["label"] == "bf16"
 
 
 def test_profile_train_hints_at_math_attention_only_when_it_ran(tmp_path, capsys):
@@ -179,3 +180,45 @@ def test_profiler_chatter_is_silent_unless_debug(tmp_path):
     assert quiet.returncode == 0 and quiet.stderr == ""
     loud = subprocess.run([*argv, "--debug"], env=env, capture_output=True, text=True, timeout=120)
     assert loud.returncode == 0 and "profiler_start" in loud.stderr  # kineto's own log lines
+
+
+def test_profile_train_takes_the_short_train_flags_and_json_is_the_saved_document(tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = ["profile", "train", "--preset", "gpt-tiny", "--active", "1", "--out", str(out)]
+    argv += ["--precision", "bf16", "--micro-batch", "2", "--train.device", "cpu"]
+    argv += ["--json", "--monitor-memory"]
+    assert main(argv) == 0
+    printed = json.loads(capsys.readouterr().out)
+    saved = json.loads((out / "result.json").read_text())
+    assert printed == saved and saved["kind"] == "profile-train"
+    assert saved["config"]["precision"]["dtype"] == "bf16"
+    assert saved["config"]["train"]["micro_batch"] == 2
+    assert saved["data"]["trace"] == str(out / "trace.json")
+    memory = [m["metric"] for m in saved["measurements"] if m["suite"] == "memory"]
+    assert memory == ["peak_rss"] and (out / "memory.json").is_file()
+
+
+def test_profile_train_without_out_writes_a_run_of_its_own(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    argv = ["profile", "train", "--preset", "gpt-tiny", "--active", "1", "--micro-batch", "2"]
+    argv += ["--train.device", "cpu"]
+    assert main(argv) == 0
+    (run,) = (tmp_path / "runs").iterdir()
+    assert run.name.startswith("profile-train-20")
+    assert (run / "trace.json").is_file() and (run / "result.json").is_file()
+    assert f"wrote {Path('runs') / run.name / 'result.json'}" in capsys.readouterr().out
+
+
+def test_profile_memory_json_is_a_result_document_saved_only_with_out(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    argv = ["profile", "memory", "--preset", "gpt2-124m", "--precision", "bf16", "--json"]
+    assert main(argv) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["kind"] == "profile-memory" and not (tmp_path / "runs").exists()
+    totals = [m for m in printed["measurements"] if m["metric"] == "total_bytes"]
+    assert totals[0]["value"] == printed["data"]["bytes"]["total"]
+    assert main([*argv, "--out", "estimate"]) == 0
+    saved = json.loads((tmp_path / "estimate" / "result.json").read_text())
+    assert saved["data"] == json.loads(capsys.readouterr().out)["data"]

@@ -120,7 +120,7 @@ def test_a_run_says_what_starts_and_estimates_its_length_after_the_first_step(
 
 
 def test_a_run_too_big_for_the_machine_is_warned_about_before_it_starts():
-    from rocmkit.cli.train import memory_warning
+    from rocmkit.profile.fit import memory_warning
 
     line = memory_warning(20 * 2**30, 8 * 2**30, on_gpu=False)
     assert line is not None and "needs about 20.0 GiB" in line and "8.0 GiB free RAM" in line

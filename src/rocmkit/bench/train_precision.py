@@ -11,7 +11,9 @@ storage: parameters, gradients, optimizer state, activations and temporaries at 
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,6 +99,23 @@ def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, str]:
         else:
             flat[f"{prefix}{key}"] = str(value)
     return flat
+
+
+def with_train_shortcuts(
+    config: TrainPrecisionConfig, overrides: Mapping[str, str]
+) -> TrainPrecisionConfig:
+    """The suite with `rocmkit train`'s short flags applied (rocmkit.train.shortcuts): `train.steps`
+    is the suite's `steps`; the others (`train.micro_batch` ...) override every model it trains."""
+    given = dict(overrides)
+    steps = given.pop("train.steps", None)
+    if not given and steps is None:
+        return config
+    per_model = {m: {**flatten(config.overrides.get(m, {})), **given} for m in config.models}
+    return dataclasses.replace(
+        config,
+        steps=int(steps) if steps is not None else config.steps,
+        overrides={**config.overrides, **per_model},
+    )
 
 
 def _train_once(

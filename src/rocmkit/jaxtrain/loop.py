@@ -96,17 +96,22 @@ def train(
     callbacks: Sequence[Callback] = (),
     *,
     handle_signals: bool = True,
+    save_result: bool = True,
 ) -> TrainResult:
     """Train the GPT of `config` with JAX; resume when asked; return this run's metrics.
 
-    `handle_signals`: SIGTERM/Ctrl-C end the run with a checkpoint (False: the caller's)."""
+    `handle_signals`: SIGTERM/Ctrl-C end the run with a checkpoint (False: the caller's).
+    `save_result`: write `result.run` as result.json (False: the caller saves it)."""
     session = setup(config, platform or detect())
     try:
         signals = on_stop_signals(session.receive_signal) if handle_signals else None
         with signals or contextlib.nullcontext():
-            return _run(session, callbacks)
+            result = _run(session, callbacks)
     finally:
         session.checkpoints.close()
+    if save_result and result.run is not None:
+        result.run.save(Path(config.logging.run_dir))
+    return result
 
 
 def check_config(config: TrainConfig) -> None:
@@ -370,7 +375,7 @@ def _finish(session: Session, run_dir: Path) -> TrainResult:
     if session.last_saved_step >= 0:
         result.checkpoint = session.checkpoints.directory / str(session.last_saved_step)
     environment = {**session.platform.record(), "jax": jax_environment(session.devices)}
-    RunResult(
+    result.run = RunResult(
         kind="train", environment=environment, config=config_dict, measurements=result.measurements
-    ).save(run_dir)
+    )
     return result

@@ -5,21 +5,14 @@ These tie the pure pieces (trace summary, estimator, hints) to rocmkit.train and
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rocmkit import runs
 from rocmkit.errors import UserError, require_extra
-from rocmkit.measure.memory import (
-    MEMORY_FILE,
-    SNAPSHOT_FILE,
-    CategoryPeaks,
-    MemoryMonitor,
-    MemoryTimeline,
-    measure_step_memory,
-)
+from rocmkit.measure.memory import CategoryPeaks, MemoryTimeline, measure_step_memory
 from rocmkit.profile.estimator import EstimateConfig, MemoryEstimate, ModelShape, estimate
 from rocmkit.profile.hints import Hint, HintInputs, hints
 from rocmkit.profile.summary import TraceSummary
@@ -112,18 +105,15 @@ def profile_training(
     config.logging.log_every = 1
     device = platform.torch_device
     trace_path = out_dir / TRACE_FILE
+    # memory.json (and on a GPU the allocator snapshot) go to out_dir when monitoring.
     with (
         StepProfiler(trace_path, schedule, device=device) as prof,
-        _monitor(monitor_memory, device) as monitor,
+        runs.memory_monitoring(monitor_memory, out_dir, device=device) as monitor,
     ):
         callbacks = [prof.on_step, *([on_step] if on_step is not None else [])]
         result = train(config, platform=platform, callbacks=callbacks)
-        if monitor is not None and device == "cuda":
-            monitor.export_snapshot(out_dir / SNAPSHOT_FILE)
     summary = prof.summary(top_k=top_k)
     memory = monitor.timeline if monitor is not None else None
-    if memory is not None:
-        memory.save(out_dir / MEMORY_FILE)
     predicted = estimate_for_train_config(config)
     found = hints(_hint_inputs(config, result, summary, platform, predicted, memory))
     return TrainProfile(
@@ -134,15 +124,6 @@ def profile_training(
         estimate=predicted,
         memory=memory,
     )
-
-
-@contextlib.contextmanager
-def _monitor(enabled: bool, device: str) -> Iterator[MemoryMonitor | None]:
-    if not enabled:
-        yield None
-        return
-    with MemoryMonitor(device=device, record_history=device == "cuda") as monitor:
-        yield monitor
 
 
 def _hint_inputs(

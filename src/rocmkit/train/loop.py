@@ -38,13 +38,14 @@ from rocmkit.train.metrics import (
     TrainResult,
     mfu,
     peak_flops_per_device,
+    run_result,
     step_record,
     summarize,
-    write_result,
 )
 from rocmkit.train.models import BuiltModel, build_model
 from rocmkit.train.parallel import (
     DistEnv,
+    agree_on,
     init_distributed,
     on_main_first,
     shutdown,
@@ -105,24 +106,31 @@ def train(
     callbacks: Sequence[Callback] = (),
     *,
     handle_signals: bool = True,
+    save_result: bool = True,
 ) -> TrainResult:
     """Train as `config` says; resume when asked; return the metrics of this run.
 
     With `handle_signals`, SIGTERM and Ctrl-C end the run cleanly with a checkpoint; a caller
-    that owns the signals (a benchmark that must stop as a whole) passes False.
+    that owns the signals (a benchmark that must stop as a whole) passes False. The result.json
+    document is `result.run`; rank 0 writes it to the run directory unless `save_result` is False
+    (a caller that adds measurements saves it once itself).
     """
     platform = platform or detect()
     device_type = _device_type(config.train, platform)
     env = init_distributed(config.parallel, device_type)
     try:
         check_world_size(config, env.world_size)
+        config.logging.run_dir = agree_on(config.logging.run_dir, env)
         with device_settings(config, device_type):
             session = _setup(config, platform, env, device_type)
             signals = on_stop_signals(session.receive_signal) if handle_signals else None
             with signals or contextlib.nullcontext():
-                return _run(session, callbacks)
+                result = _run(session, callbacks)
     finally:
         shutdown(env)
+    if env.is_main and save_result and result.run is not None:
+        result.run.save(Path(config.logging.run_dir))
+    return result
 
 
 def _device_type(train: TrainSection, platform: Platform) -> str:
@@ -421,6 +429,5 @@ def _finish(session: Session, history: list[StepMetrics], run_dir: Path) -> Trai
         result.checkpoint = session.config.checkpoint_dir / ckpt.checkpoint_name(
             session.last_saved_step
         )
-    if session.env.is_main:
-        write_result(result, session.platform, run_dir, session.device.type)
+    result.run = run_result(result, session.platform, session.device.type)
     return result

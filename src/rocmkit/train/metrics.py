@@ -60,6 +60,7 @@ class TrainResult:
     stop_signal: str | None = None  # SIGTERM or SIGINT (another rank's, when this one got none)
     checkpoint: Path | None = None
     measurements: list[Measurement] = field(default_factory=list)
+    run: RunResult | None = None  # the result.json document (environment, config, measurements)
 
 
 def peak_flops_per_device(platform: Platform, dtype: str, index: int = 0) -> float | None:
@@ -210,20 +211,26 @@ def _measurements(
     ]
 
 
-def write_result(
-    result: TrainResult, platform: Platform, run_dir: Path, device_type: str | None = None
-) -> Path:
-    """Save result.json (environment record, config, measurements) in the run directory.
+def run_result(
+    result: TrainResult, platform: Platform, device_type: str | None = None
+) -> RunResult:
+    """The result.json document of a run (environment record, config, measurements).
 
     `device_type` is the device the run used ("cpu" on a GPU machine when pinned to the CPU).
     """
     environment = platform.record()
     if device_type is not None:
         environment["torch_device"] = device_type
-    run = RunResult(
+    return RunResult(
         kind="train",
         environment=environment,
         config=result.config,
         measurements=result.measurements,
     )
-    return run.save(run_dir)
+
+
+def write_result(
+    result: TrainResult, platform: Platform, run_dir: Path, device_type: str | None = None
+) -> Path:
+    """Save result.json (see `run_result`) in the run directory."""
+    return run_result(result, platform, device_type).save(run_dir)

@@ -150,6 +150,16 @@ def barrier(env: DistEnv) -> None:
         dist.barrier()
 
 
+def agree_on(value: str, env: DistEnv) -> str:
+    """Rank 0's `value` on every rank: a default run directory is named from the clock, which
+    ranks started a moment apart may read differently, and they must write one directory."""
+    if not (env.distributed and dist.get_world_size() > 1):
+        return value
+    chosen = [value]
+    dist.broadcast_object_list(chosen, src=0)
+    return str(chosen[0])
+
+
 @contextlib.contextmanager
 def on_main_first(env: DistEnv) -> Iterator[None]:
     """Let rank 0 do a filesystem job (e.g. tokenizing a corpus) before the others read it.
