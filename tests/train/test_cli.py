@@ -65,9 +65,11 @@ def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path: Path, monkeypatch):
     assert "not divisible" in _one_line_error(capsys, argv)
 
 
-@pytest.mark.parametrize("flag", ["--parallel", "--precision"])
-def test_bad_choice_is_one_line(capsys, flag: str):
-    assert "invalid choice" in _one_line_error(capsys, ["train", flag, "nope"])
+def test_bad_choice_is_one_line(capsys):
+    assert "invalid choice" in _one_line_error(capsys, ["train", "--parallel", "nope"])
+    # --precision is checked against the precision registry, which names what it knows.
+    error = _one_line_error(capsys, ["train", "--preset", "gpt-tiny", "--precision", "nope"])
+    assert "nope" in error and "bf16" in error
 
 
 def test_data_flag_trains_on_a_text_file(run_dir: Path, tmp_path: Path, capsys):

@@ -42,8 +42,9 @@ SHORTCUTS: tuple[Shortcut, ...] = (
     Shortcut(
         name="precision",
         key="precision.dtype",
-        choices=("fp32", "fp16", "bf16"),
-        help="compute dtype",
+        # No argparse choices: the config checks the precision registry, which a model module
+        # named in the config may extend (a typo still gets the list of known precisions).
+        help="compute dtype: fp32, fp16, bf16 or a registered precision",
     ),
     Shortcut(
         name="micro_batch", key="train.micro_batch", type=int, help="samples per device per forward"
