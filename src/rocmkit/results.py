@@ -60,7 +60,8 @@ class RunResult:
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
-        return jsonable(dataclasses.asdict(self))
+        document: dict[str, Any] = jsonable(dataclasses.asdict(self))
+        return document
 
     def save(self, path: str | Path) -> Path:
         """Write atomically; a directory path gets `result.json` inside it."""

@@ -154,7 +154,7 @@ def _setup(config: TrainConfig, platform: Platform, env: DistEnv, device_type: s
     built.module = precision.prepare_model(built.module).to(device)
     channels_last = use_channels_last(built, config, device_type)
     if channels_last:
-        built.module = built.module.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
+        built.module = built.module.to(memory_format=torch.channels_last)
     blocks = _checkpoint_blocks(built) if config.train.activation_checkpointing else built.blocks
     model = wrap_model(built.module, blocks, config.parallel, config.precision, device)
     optimizer = build_optimizer(model, config.train, device_type)

@@ -17,12 +17,20 @@ from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, 
 
 # torch's counter knows the CUDA/ROCm SDPA kernels but not the fused CPU one that fake CPU tensors
 # dispatch to; without these two entries attention would count as zero FLOPs on CPU.
-def _cpu_sdpa_forward(query, key, value, *args: Any, out_shape: Any = None, **kwargs: Any) -> int:
+def _cpu_sdpa_forward(
+    query: Any, key: Any, value: Any, *args: Any, out_shape: Any = None, **kwargs: Any
+) -> int:
     return sdpa_flop_count(query, key, value)  # type: ignore[no-any-return]
 
 
 def _cpu_sdpa_backward(
-    grad_out, query, key, value, *args: Any, out_shape: Any = None, **kwargs: Any
+    grad_out: Any,
+    query: Any,
+    key: Any,
+    value: Any,
+    *args: Any,
+    out_shape: Any = None,
+    **kwargs: Any,
 ) -> int:
     return sdpa_backward_flop_count(grad_out, query, key, value)  # type: ignore[no-any-return]
 

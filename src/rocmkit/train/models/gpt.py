@@ -38,7 +38,8 @@ class CausalSelfAttention(nn.Module):
             q, k, v, is_causal=True, dropout_p=self.dropout if self.training else 0.0
         )
         y = y.transpose(1, 2).contiguous().view(batch, time, channels)
-        return self.proj_dropout(self.proj(y))
+        out: torch.Tensor = self.proj_dropout(self.proj(y))
+        return out
 
 
 class MLP(nn.Module):
@@ -49,7 +50,8 @@ class MLP(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.dropout(self.proj(F.gelu(self.fc(x))))
+        out: torch.Tensor = self.dropout(self.proj(F.gelu(self.fc(x))))
+        return out
 
 
 class Block(nn.Module):
@@ -64,7 +66,8 @@ class Block(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x + self.attn(self.ln_attn(x))
-        return x + self.mlp(self.ln_mlp(x))
+        out: torch.Tensor = x + self.mlp(self.ln_mlp(x))
+        return out
 
 
 class GPT(nn.Module):
@@ -113,7 +116,8 @@ class GPT(nn.Module):
             x = block(x)
         x = self.final_norm(x)
         if labels is None:
-            return self.lm_head(x)
+            logits: torch.Tensor = self.lm_head(x)
+            return logits
         # auto: compiled, inductor fuses the fp32 upcast of the logits into the loss kernel. In
         # eager under autocast, plain would materialise an fp32 copy of all logits: chunked avoids
         # it. Eager fp32 has no copy to avoid, and plain's fused log-softmax is faster there.

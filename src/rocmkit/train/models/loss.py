@@ -66,7 +66,7 @@ class _ChunkedLinearCrossEntropy(torch.autograd.Function):
     """Loss and both input gradients computed chunk by chunk in forward; backward scales them."""
 
     @staticmethod
-    def forward(  # type: ignore[override]
+    def forward(
         ctx: Any,
         hidden: torch.Tensor,
         weight: torch.Tensor,
@@ -105,7 +105,7 @@ class _ChunkedLinearCrossEntropy(torch.autograd.Function):
         return total / count
 
     @staticmethod
-    def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[Any, ...]:  # type: ignore[override]
+    def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[Any, ...]:
         grad_hidden, grad_weight, count = ctx.saved_tensors
         scale = grad_output.float() / count
         return (

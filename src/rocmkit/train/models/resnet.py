@@ -47,7 +47,8 @@ def _make_resnet(arch: str, num_classes: int) -> nn.Module:
     if arch == "resnet10":
         from torchvision.models.resnet import BasicBlock, ResNet
 
-        return ResNet(BasicBlock, [1, 1, 1, 1], num_classes=num_classes)
+        model: nn.Module = ResNet(BasicBlock, [1, 1, 1, 1], num_classes=num_classes)
+        return model
     if arch not in _TORCHVISION_ARCHES:
         raise UserError(f"unknown model.arch {arch!r}; known: {', '.join(resnet_arches())}")
     return models.get_model(arch, weights=None, num_classes=num_classes)  # type: ignore[no-any-return]
