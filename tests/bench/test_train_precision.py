@@ -131,7 +131,7 @@ def test_fp16_step_without_optimizer_state_reports_na_not_a_saving(monkeypatch):
             total_peak_bytes=120,
         )
 
-    monkeypatch.setattr("rocmkit.profile.runs.measure_train_config", fake_measure)
+    monkeypatch.setattr("rocmkit.train.step_memory", fake_measure)
     run = _fake(10.0, 5 * 2**30)
     train_precision._measure_cpu_step_memory(run, object())
     rows = {m.metric: m for m in precision_rows("x fp16", {}, run, _fake(10.0, 200))}

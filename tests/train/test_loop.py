@@ -179,6 +179,8 @@ def test_public_api_is_pinned():
         "available_presets",
         "export_checkpoint",
         "load_train_config",
+        "resolve_loss_impl",
+        "step_memory",
         "train",
     ]
 

@@ -173,9 +173,9 @@ def _train_once(
 
 def _measure_cpu_step_memory(run: _Run, train_config: Any) -> None:
     """Replace the run's RSS figure with one step's tensor peak from MemTracker (CPU only)."""
-    from rocmkit.profile.runs import measure_train_config
+    from rocmkit.train import step_memory
 
-    peaks = measure_train_config(train_config, device="cpu")
+    peaks = step_memory(train_config, device="cpu")
     run.memory_source = CPU_MEMORY_SOURCE
     run.memory_detail = {
         "at_peak_bytes": peaks.at_total_peak_bytes,

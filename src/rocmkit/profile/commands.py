@@ -235,7 +235,7 @@ def _preset_config(preset: str | None) -> TrainConfig | None:
 
 def _chunked_loss(train_config: TrainConfig | None, precision: str, master_weights: bool) -> bool:
     """Whether rocmkit's training runs this configuration with the chunked head + loss."""
-    from rocmkit.train.models.loss import resolve_loss_impl
+    from rocmkit.train import resolve_loss_impl
 
     setting = train_config.model.loss_impl if train_config is not None else "auto"
     compiled = bool(train_config.train.compile) if train_config is not None else False

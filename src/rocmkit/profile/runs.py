@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from rocmkit import runs
 from rocmkit.errors import UserError, require_extra
-from rocmkit.measure.memory import CategoryPeaks, MemoryTimeline, measure_step_memory
+from rocmkit.measure.memory import CategoryPeaks, MemoryTimeline
 from rocmkit.profile.estimator import EstimateConfig, MemoryEstimate, ModelShape, estimate
 from rocmkit.profile.hints import Hint, HintInputs, hints
 from rocmkit.profile.summary import TraceSummary
@@ -57,7 +57,7 @@ def shape_from_model_config(model: Any) -> ModelShape:
 
 def estimate_for_train_config(config: TrainConfig, *, world_size: int = 1) -> MemoryEstimate | None:
     """The estimator's view of a training config (None for non-GPT models)."""
-    from rocmkit.train.models.loss import resolve_loss_impl
+    from rocmkit.train import resolve_loss_impl
 
     # The estimator models GPTs in the built-in formats; registered kinds/precisions get none.
     if config.model.kind != "gpt" or config.precision.dtype not in ("fp32", "fp16", "bf16"):
@@ -155,46 +155,6 @@ def _hint_inputs(
         step_time_s=summary.step_time_us * summary.num_steps / 1e6 if data_s else None,
         estimate=predicted,
     )
-
-
-def measure_train_config(config: TrainConfig, *, device: str = "cpu") -> CategoryPeaks:
-    """One real optimizer step of `config` (single process) under MemTracker, after one warm-up."""
-    import torch
-
-    from rocmkit.train.data import build_data
-    from rocmkit.train.loop import build_optimizer
-    from rocmkit.train.models import build_model
-    from rocmkit.train.precision import build_precision
-
-    torch.manual_seed(config.train.seed)
-    built = build_model(config.model)
-    data = build_data(config.data, config.model)
-    precision = build_precision(config.precision, device)
-    built.module = precision.prepare_model(built.module).to(device)
-    if config.train.activation_checkpointing:
-        from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
-
-        for index, block in enumerate(list(built.blocks)):
-            built.set_block(index, checkpoint_wrapper(block))
-    optimizer = build_optimizer(built.module, config.train, device)
-    batch = data.get_batch(
-        step=0,
-        micro_step=0,
-        micro_batch_size=config.train.micro_batch,
-        grad_accum=1,
-        rank=0,
-        world_size=1,
-    )
-    batch = {k: v.to(device) for k, v in batch.items()}
-
-    def step() -> None:
-        with precision.autocast():
-            loss = built.loss(batch)
-        precision.backward(loss)
-        precision.step(optimizer)
-        optimizer.zero_grad(set_to_none=True)
-
-    return measure_step_memory(step, modules=[built.module], optimizer=optimizer)
 
 
 @dataclass(kw_only=True)
@@ -312,7 +272,9 @@ def compare_with_measurement(
         preset=preset, overrides={k: str(v) for k, v in overrides.items()}, world_size=1
     )
     single = estimate(replace(config, sharding="none", world_size=1))
-    peaks = measure_train_config(measured_config, device=device)
+    from rocmkit.train import step_memory
+
+    peaks = step_memory(measured_config, device=device)
     note = (
         "one process, unsharded (the estimate above is per rank)"
         if config.sharding != "none"

@@ -13,7 +13,9 @@ if TYPE_CHECKING:
     from rocmkit.train.checkpoint import export_checkpoint
     from rocmkit.train.failures import NonFiniteLossError
     from rocmkit.train.loop import train
+    from rocmkit.train.memory import step_memory
     from rocmkit.train.metrics import StepMetrics, TrainResult
+    from rocmkit.train.models.loss import resolve_loss_impl
 
 # Loaded on first use, so that a config is read and checked before torch is imported (torch takes
 # seconds to import; a typo in a config file should be answered at once).
@@ -23,6 +25,8 @@ _LAZY = {
     "train": "rocmkit.train.loop",
     "StepMetrics": "rocmkit.train.metrics",
     "TrainResult": "rocmkit.train.metrics",
+    "resolve_loss_impl": "rocmkit.train.models.loss",
+    "step_memory": "rocmkit.train.memory",
 }
 
 
@@ -45,5 +49,7 @@ __all__ = [
     "available_presets",
     "export_checkpoint",
     "load_train_config",
+    "resolve_loss_impl",
+    "step_memory",
     "train",
 ]
