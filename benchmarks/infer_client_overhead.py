@@ -22,7 +22,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,7 @@ TARGETS = {"req/CPU-s": 1200.0, "tok/CPU-s": 70_000.0}  # issue 14
 TTFT_ERROR_TARGET_MS = 1.0
 
 
-def start_stub(ttft_ms: float, itl_ms: float, cpu: int | None) -> tuple[subprocess.Popen, str]:
+def start_stub(ttft_ms: float, itl_ms: float, cpu: int | None) -> tuple[subprocess.Popen[str], str]:
     cmd = [sys.executable, str(STUB), "--ttft-ms", str(ttft_ms), "--itl-ms", str(itl_ms)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
@@ -66,7 +66,7 @@ def _stream_line(line: str, record: RequestRecord, now: float, last: list[float]
 
 
 @contextlib.asynccontextmanager
-async def httpx_client(endpoint: Endpoint, concurrency: int):
+async def httpx_client(endpoint: Endpoint, concurrency: int) -> AsyncIterator[Send]:
     """The previous rocmkit client: a LIFO pool of single-connection httpx clients."""
     free: list[httpx.AsyncClient] = []
     every: list[httpx.AsyncClient] = []
@@ -93,7 +93,7 @@ async def httpx_client(endpoint: Endpoint, concurrency: int):
 
 
 @contextlib.asynccontextmanager
-async def aiohttp_client(endpoint: Endpoint, concurrency: int):
+async def aiohttp_client(endpoint: Endpoint, concurrency: int) -> AsyncIterator[Send]:
     """A peer-style client: one aiohttp session, a connector limited to the concurrency."""
     connector = aiohttp.TCPConnector(limit=concurrency)
     async with aiohttp.ClientSession(connector=connector, trust_env=False) as session:
@@ -110,21 +110,21 @@ async def aiohttp_client(endpoint: Endpoint, concurrency: int):
 
 
 @contextlib.asynccontextmanager
-async def rocmkit_client(endpoint: Endpoint, concurrency: int):
+async def rocmkit_client(endpoint: Endpoint, concurrency: int) -> AsyncIterator[Send]:
     async with Client(endpoint) as client:
         yield client.send
 
 
+# "rocmkit" runs as `rocmkit infer serve` does (http.run: uvloop's event loop when installed);
+# the same client on asyncio's own loop is measured too
 CLIENTS: dict[str, ClientKind] = {
-    "rocmkit": (rocmkit_client, asyncio.run),
+    "rocmkit": (rocmkit_client, http.run),
+    "rocmkit on asyncio": (rocmkit_client, asyncio.run),
     "httpx (previous)": (httpx_client, asyncio.run),
     "aiohttp": (aiohttp_client, asyncio.run),
+    "aiohttp on uvloop": (aiohttp_client, http.run),  # the peer style, given the same loop
 }
-with contextlib.suppress(ImportError):  # the same client on uvloop's event loop, when installed
-    import uvloop
-
-    CLIENTS["rocmkit on uvloop"] = (rocmkit_client, uvloop.run)
-BASELINES = ("httpx (previous)", "aiohttp")
+BASELINES = ("httpx (previous)", "aiohttp", "aiohttp on uvloop")
 
 
 def cpu_cost(
@@ -172,9 +172,9 @@ def cost_table(args: argparse.Namespace, cpus: tuple[int | None, int | None]) ->
         proc.terminate()
         proc.wait()
     print(f"== CPU cost, 64 in flight, best of {args.repeats} alternated runs (process CPU time)")
-    print(f"{'client':18} {'req/CPU-s (1 token)':>20} {'tok/CPU-s (1024-token streams)':>32}")
+    print(f"{'client':20} {'req/CPU-s (1 token)':>20} {'tok/CPU-s (1024-token streams)':>32}")
     for name, row in rates.items():
-        print(f"{name:18} {row['req/CPU-s']:20.0f} {row['tok/CPU-s']:32.0f}")
+        print(f"{name:20} {row['req/CPU-s']:20.0f} {row['tok/CPU-s']:32.0f}")
     new = rates["rocmkit"]
     for name in BASELINES:
         print(f"rocmkit / {name}: {new['req/CPU-s'] / rates[name]['req/CPU-s']:.2f}x requests, "
@@ -224,7 +224,7 @@ def accuracy(args: argparse.Namespace, cpus: tuple[int | None, int | None], kern
     how = "kernel receive stamps" if http._KERNEL_STAMPS else "stamped when read"
     try:
         waits = cpu_wait_s(), cpu_wait_s(proc.pid)
-        result, truth = asyncio.run(load())
+        result, truth = http.run(load())
         waits = cpu_wait_s() - waits[0], cpu_wait_s(proc.pid) - waits[1]
     finally:
         http._KERNEL_STAMPS = saved
@@ -265,7 +265,7 @@ def ttft_errors_ms(
     ]
 
 
-def mean(values: Any) -> float:
+def mean(values: Iterable[float]) -> float:
     items = list(values)
     return sum(items) / max(1, len(items))
 
