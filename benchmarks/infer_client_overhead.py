@@ -168,6 +168,7 @@ def cost_table(args: argparse.Namespace, cpus: tuple[int | None, int | None]) ->
                         client, url, num=num, output_len=output_len, concurrency=64
                     )
                     rates[name][label] = max(rates[name].get(label, 0.0), units / cpu)
+                    print(f"  {name}: {units / cpu:,.0f} {label}", file=sys.stderr, flush=True)
     finally:
         proc.terminate()
         proc.wait()

@@ -28,7 +28,7 @@ import sys
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from urllib.parse import urlsplit
 
 from rocmkit.errors import UserError, require_extra
@@ -216,8 +216,7 @@ class _ProtocolConnection(_Exchange, asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's are not subclasses
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._lost(exc)
