@@ -78,15 +78,17 @@ def kernel_stamp_s(ancdata: list[tuple[int, int, bytes]], now_s: float) -> float
     """The perf_counter time of an SO_TIMESTAMPNS stamp in `ancdata`; `now_s` when none.
 
     The kernel stamps with the wall clock; perf_counter (CLOCK_MONOTONIC) is reached through the
-    offset between the two clocks read now, so only a clock step between the bytes' arrival and
-    this read could bend it, and a stamp from the future or over a minute old is not trusted.
+    offset between the two clocks, read back to back here, so only a clock step between the bytes'
+    arrival and this read could bend it, and a stamp from the future or over a minute old is not
+    trusted.
     """
     for level, kind, data in ancdata:
         if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPNS and len(data) >= 16:
             seconds, nanoseconds = _TIMESPEC.unpack_from(data)
-            age_ns = time.time_ns() - (seconds * 1_000_000_000 + nanoseconds)
+            wall_ns, mono_s = time.time_ns(), time.perf_counter()
+            age_ns = wall_ns - (seconds * 1_000_000_000 + nanoseconds)
             if 0 <= age_ns < _MAX_STAMP_AGE_NS:
-                return float(now_s - age_ns * 1e-9)
+                return float(mono_s - age_ns * 1e-9)
     return now_s
 
 
@@ -187,7 +189,7 @@ class _SocketConnection(_Exchange):
             self.close()
             self._lost(None)
             return
-        now = time.perf_counter()
+        now = time.perf_counter()  # used when the kernel gave no stamp
         self._feed(data, kernel_stamp_s(ancdata, now) if ancdata else now)
 
     async def _write(self, data: bytes) -> None:
