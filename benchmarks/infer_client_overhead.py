@@ -115,7 +115,7 @@ async def rocmkit_client(endpoint: Endpoint, concurrency: int) -> AsyncIterator[
         yield client.send
 
 
-# "rocmkit" runs as `rocmkit infer serve` does (http.run: uvloop's event loop when installed);
+# "rocmkit" runs on http.run's loop (uvloop's event loop when installed);
 # the same client on asyncio's own loop is measured too
 CLIENTS: dict[str, ClientKind] = {
     "rocmkit": (rocmkit_client, http.run),
