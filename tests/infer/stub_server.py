@@ -44,6 +44,9 @@ class StubStats:
     arrivals_s: list[float] = field(default_factory=list)  # loop time each POST arrived
     last_headers: dict[str, str] = field(default_factory=dict)  # of the last POST, lower-cased
     payloads: list[dict] = field(default_factory=list)  # every POST body
+    # loop time (CLOCK_MONOTONIC, as a client's perf_counter on Linux) each stream's first chunk
+    # left, by prompt: a benchmark in another process compares its arrival stamps with these
+    first_sent_s: dict[str, float] = field(default_factory=dict)
 
     def report(self) -> dict:
         """Server-side truth in ms: what the stub really did, to compare with what a client saw."""
@@ -58,6 +61,7 @@ class StubStats:
             report[f"{name}_ms_p50"] = 1e3 * ordered[len(ordered) // 2]
             report[f"{name}_ms_p99"] = 1e3 * ordered[int(0.99 * (len(ordered) - 1))]
             report[f"{name}_ms_max"] = 1e3 * ordered[-1]
+        report["first_sent_s"] = self.first_sent_s
         return report
 
 
@@ -195,6 +199,8 @@ class StubServer:
             now = loop.time()
             self.stats.lateness_s.append(now - deadline)
             (self.stats.itl_s if k else self.stats.ttft_s).append(now - sent)
+            if k == 0:
+                self.stats.first_sent_s[str(payload.get("prompt", ""))] = now
             sent = now
             await writer.drain()
             if model == "stub-stall":

@@ -24,7 +24,7 @@ from rocmkit.infer.workloads import Prompt
 try:  # orjson parses a stream chunk about 3x faster; the client's CPU goes mostly to that
     from orjson import loads as _loads
 except ImportError:  # pragma: no cover
-    _loads = json.loads
+    _loads = json.loads  # type: ignore[assignment]
 
 Api = Literal["completions", "chat"]
 _ERROR_TEXT_CHARS = 160
@@ -156,7 +156,12 @@ def _choice_text(choices: Any) -> str | None:
 
 
 class SseReader:
-    """Turns body bytes into timed text chunks; fed by the connection as bytes arrive."""
+    """Turns body bytes into timed text chunks; fed by the connection as bytes arrive.
+
+    `feed` gets what one network read brought and the time it arrived: every event in it shares
+    that time (tokens that arrive together are timed together: the first of them closes the gap
+    since the previous read, the others have an inter-token latency of 0).
+    """
 
     __slots__ = ("_buffer", "error", "first_s", "itl_s", "last_s", "pieces", "usage")
 
@@ -176,38 +181,53 @@ class SseReader:
         buffer = self._buffer + data if self._buffer else data
         if b"\r" in buffer:
             buffer = buffer.replace(b"\r\n", b"\n")
-        *events, self._buffer = buffer.split(b"\n\n")
+        events = buffer.split(b"\n\n")  # split once per read, not once per line
+        self._buffer = events.pop()
+        pieces = self.pieces
+        before = len(pieces)
         for event in events:
             if event.startswith(b"data: ") and b"\n" not in event:
-                self._on_data(event[6:], now)  # the usual one-line event
+                payload = event[6:]  # the usual one-line event
             else:
                 lines = [ln[5:].strip() for ln in event.split(b"\n") if ln.startswith(b"data:")]
-                if lines:
-                    self._on_data(b"\n".join(lines), now)
+                if not lines:
+                    continue  # a comment or a field other than data
+                payload = b"\n".join(lines)
+            if payload == b"[DONE]":
+                continue
+            try:
+                chunk = _loads(payload)
+            except ValueError:
+                self.error = "malformed stream chunk (not JSON)"
+                return
+            text = _plain_text(chunk)  # the common chunk, without building a StreamEvent
+            if text is None:
+                text = self._special(chunk)
+                if self.error is not None:
+                    return
+            if text:  # chunks without text (role-only, usage-only) do not count as tokens
+                pieces.append(text)
+        if len(pieces) > before:
+            self._stamp(len(pieces) - before, now)
 
-    def _on_data(self, payload: bytes, now: float) -> None:
-        if payload == b"[DONE]":
-            return
-        try:
-            data = _loads(payload)
-        except ValueError:
-            self.error = self.error or "malformed stream chunk (not JSON)"
-            return
-        text = _plain_text(data)  # the common chunk, without building a StreamEvent
-        if text is None:
-            event = _event_of(data)
-            if event.error is not None:
-                self.error = self.error or event.error
-            elif event.usage is not None:
-                self.usage = event.usage
-            text = event.text
-        if text:  # chunks without text (role-only, usage-only) do not count as tokens
-            if self.first_s is None:
-                self.first_s = now
-            else:
-                self.itl_s.append(now - self.last_s)
-            self.last_s = now
-            self.pieces.append(text)
+    def _special(self, chunk: Any) -> str | None:
+        """An error, usage or reasoning chunk: note what it carries, return its text."""
+        event = _event_of(chunk)
+        if event.error is not None:
+            self.error = event.error
+        elif event.usage is not None:
+            self.usage = event.usage
+        return event.text
+
+    def _stamp(self, count: int, now: float) -> None:
+        """Time `count` tokens that arrived together at `now`."""
+        if self.first_s is None:
+            self.first_s = now
+        else:
+            self.itl_s.append(now - self.last_s)
+        if count > 1:
+            self.itl_s.extend([0.0] * (count - 1))
+        self.last_s = now
 
 
 def _plain_text(data: Any) -> str | None:
