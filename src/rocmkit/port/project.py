@@ -182,7 +182,7 @@ def read_text(path: str, max_bytes: int) -> str:
 
 def _scan_cuda(text: str, rules: RuleSet) -> list[Hit]:
     """Warp-size and inline-PTX hazards of .cu/.cuh files, from rocmkit.hipify's own rules."""
-    from rocmkit.hipify.translate import TranslateOptions, translate
+    from rocmkit.hipify import TranslateOptions, translate
 
     rule = rules.by_check.get("cuda-source")
     if rule is None:
