@@ -27,6 +27,23 @@ def local_fixtures() -> Path:
     return LOCAL_FIXTURES
 
 
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory):
+    """A 2-layer, hidden-32 Qwen3 with a 64-token vocabulary and random weights, saved as a local
+    model directory (no hub access); the infer and GPU tests load it by path."""
+    transformers = pytest.importorskip("transformers")
+    import torch
+
+    config = transformers.Qwen3Config(
+        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=128,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    directory = tmp_path_factory.mktemp("tiny-qwen3")
+    transformers.Qwen3ForCausalLM(config).save_pretrained(directory)
+    return directory
+
+
 @pytest.fixture(autouse=True)
 def _hygiene():
     """Restore env vars and torch's default dtype; destroy any process group a test left."""

@@ -24,12 +24,17 @@ def nvidia_pci(root):
     (gpu / "class").write_text("0x030200\n")
 
 
+def nvidia_device_node(root):
+    """The /dev/nvidiactl node a loaded NVIDIA kernel module creates."""
+    (root / "dev").mkdir()
+    (root / "dev/nvidiactl").write_text("")
+
+
 def test_open_kernel_module_version_is_read(make_ctx, tmp_path):
     nvidia_pci(tmp_path)
     (tmp_path / "proc/driver/nvidia").mkdir(parents=True)
     (tmp_path / "proc/driver/nvidia/version").write_text(OPEN_MODULE)
-    (tmp_path / "dev").mkdir()
-    (tmp_path / "dev/nvidiactl").write_text("")
+    nvidia_device_node(tmp_path)
     # torch not usable here: the file alone must be enough
     finding = check_kernel_driver(make_ctx(platform("cuda", gpu_available=False)))
     assert finding.status == "ok" and "580.95.05" in finding.summary
@@ -47,8 +52,7 @@ def test_no_proc_driver_nvidia_reads_the_module_version_from_sysfs(make_ctx, tmp
     nvidia_pci(tmp_path)
     (tmp_path / "sys/module/nvidia").mkdir(parents=True)
     (tmp_path / "sys/module/nvidia/version").write_text("580.159.04\n")
-    (tmp_path / "dev").mkdir()
-    (tmp_path / "dev/nvidiactl").write_text("")
+    nvidia_device_node(tmp_path)
     finding = check_kernel_driver(make_ctx(platform("cuda", gpu_available=False)))
     assert finding.status == "ok" and "580.159.04" in finding.summary
 

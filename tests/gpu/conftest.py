@@ -20,22 +20,6 @@ def run_dir(tmp_path: Path) -> Path:
     return tmp_path / "run"
 
 
-@pytest.fixture(scope="session")
-def tiny_model(tmp_path_factory):
-    """A 2-layer Qwen3 with random weights saved as a local model directory (no hub access)."""
-    transformers = pytest.importorskip("transformers")
-    import torch
-
-    config = transformers.Qwen3Config(
-        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=128,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    directory = tmp_path_factory.mktemp("gpu-tiny-qwen3")
-    transformers.Qwen3ForCausalLM(config).save_pretrained(directory)
-    return directory
-
-
 def pytest_collection_modifyitems(config, items):
     """A test in this folder without the `gpu` marker would run (and fail) on CPU-only machines."""
     here = Path(__file__).resolve().parent

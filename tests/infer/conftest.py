@@ -1,24 +1,8 @@
-"""Shared fixtures of the infer tests: a tiny random Qwen3 saved as a local model directory."""
+"""Shared fixtures of the infer tests (the tiny Qwen3 model, `tiny_model`, is in tests/conftest.py)."""
 
 from __future__ import annotations
 
 import pytest
-
-
-@pytest.fixture(scope="session")
-def tiny_model(tmp_path_factory):
-    """A 2-layer, hidden-32 Qwen3 with a 64-token vocabulary and random weights (no hub access)."""
-    transformers = pytest.importorskip("transformers")
-    import torch
-
-    config = transformers.Qwen3Config(
-        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=128,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    directory = tmp_path_factory.mktemp("tiny-qwen3")
-    transformers.Qwen3ForCausalLM(config).save_pretrained(directory)
-    return directory
 
 
 @pytest.fixture

@@ -45,16 +45,21 @@ def _chromium(tmp_path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
 
 
-@pytest.mark.slow
-def test_chromium_decodes_every_plot(report_html, tmp_path):
+def _decoded_widths(tmp_path, html) -> tuple[list[int], str]:
+    """Load a copy of `html` with PROBE appended: the width each image decoded to, and the DOM."""
     probed = tmp_path / "probed.html"
-    probed.write_text(report_html.read_text() + PROBE)
+    probed.write_text(html.read_text() + PROBE)
     done = _chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom", probed.as_uri())
     widths = re.search(r'data-widths="([^"]*)"', done.stdout)
     assert widths, done.stderr[-1000:]
-    values = [int(w) for w in widths.group(1).split(",")]
+    return [int(w) for w in widths.group(1).split(",")], done.stdout
+
+
+@pytest.mark.slow
+def test_chromium_decodes_every_plot(report_html, tmp_path):
+    values, dom = _decoded_widths(tmp_path, report_html)
     assert len(values) == 4 and all(w > 0 for w in values)
-    assert "MI300X / H100" in done.stdout
+    assert "MI300X / H100" in dom
 
 
 @pytest.mark.slow
@@ -78,11 +83,6 @@ def test_chromium_shows_the_inference_plots(tmp_path):
     b = _infer_run("cuda", "NVIDIA H100", 1000.0, 0.4).save(tmp_path / "b")
     report = tmp_path / "infer.html"
     assert main(["report", str(a.parent), str(b.parent), "-o", str(report)]) == 0
-    probed = tmp_path / "probed.html"
-    probed.write_text(report.read_text() + PROBE)
-    done = _chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom", probed.as_uri())
-    widths = re.search(r'data-widths="([^"]*)"', done.stdout)
-    assert widths, done.stderr[-1000:]
-    values = [int(w) for w in widths.group(1).split(",")]
+    values, dom = _decoded_widths(tmp_path, report)
     assert len(values) == 2 and all(w > 0 for w in values)  # latency curve, throughput bars
-    assert "Inference: server benchmark" in done.stdout and "TTFT p50 (ms)" in done.stdout
+    assert "Inference: server benchmark" in dom and "TTFT p50 (ms)" in dom

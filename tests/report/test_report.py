@@ -23,10 +23,9 @@ from rocmkit.results import Measurement, RunResult
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def _run(
-    backend: str, device: str, arch: str, figures: dict[str, float], *, sizes=(4096, 8192)
-) -> RunResult:
-    platform = Platform(
+def _platform(backend: str, device: str, arch: str | None = None) -> Platform:
+    """A one-GPU ROCm or CUDA machine, as its run record would describe it."""
+    return Platform(
         backend=backend,  # type: ignore[arg-type]
         torch_version="2.9.0",
         hip_version="6.4" if backend == "rocm" else None,
@@ -38,6 +37,12 @@ def _run(
         ),
         gpu_available=True,
     )
+
+
+def _run(
+    backend: str, device: str, arch: str, figures: dict[str, float], *, sizes=(4096, 8192)
+) -> RunResult:
+    platform = _platform(backend, device, arch)
     rows = []
     for size in sizes:
         for dtype in ("fp16", "bf16"):

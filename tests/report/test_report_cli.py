@@ -59,13 +59,19 @@ def test_out_and_o_are_one_or_the_other(tmp_path: Path, capsys: pytest.CaptureFi
     assert not (tmp_path / "r").exists() and not (tmp_path / "x.md").exists()
 
 
-def test_a_document_run_is_reported_with_its_answer_kind(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def _port_scan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """A saved `rocmkit port` run over the clean fixture project (its output swallowed)."""
     scan = tmp_path / "scan"
     clean = Path(__file__).resolve().parent.parent / "fixtures" / "port" / "clean"
     assert main(["port", str(clean), "--out", str(scan)]) == 0
     capsys.readouterr()
+    return scan
+
+
+def test_a_document_run_is_reported_with_its_answer_kind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scan = _port_scan(tmp_path, capsys)
     assert main(["report", str(scan), "--json"]) == 0
     (run,) = json.loads(capsys.readouterr().out)["runs"]
     assert run["kind"] == "port" and run["data"]["schema"] == "rocmkit.port"
@@ -88,10 +94,7 @@ def test_a_document_run_reads_as_a_note_with_its_counts(
 def test_a_port_run_claims_no_device_in_its_header(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    scan = tmp_path / "scan"
-    clean = Path(__file__).resolve().parent.parent / "fixtures" / "port" / "clean"
-    assert main(["port", str(clean), "--out", str(scan)]) == 0
-    capsys.readouterr()
+    scan = _port_scan(tmp_path, capsys)
     assert main(["report", str(scan), "--format", "md"]) == 0
     text = capsys.readouterr().out
     assert "port clean" in text and "no GPU used" not in text and "ran on" not in text

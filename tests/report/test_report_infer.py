@@ -11,25 +11,13 @@ from pathlib import Path
 import pytest
 
 from rocmkit.cli.main import main
-from rocmkit.platform import DeviceInfo, Platform
 from rocmkit.report import build_document, render
 from rocmkit.results import Measurement, RunResult, load_result
 
+from .test_report import _platform
+
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 RATES = ("1", "4", "inf")
-
-
-def _platform(backend: str, device: str) -> Platform:
-    return Platform(
-        backend=backend,  # type: ignore[arg-type]
-        torch_version="2.9.0",
-        hip_version="6.4" if backend == "rocm" else None,
-        cuda_version="12.8" if backend == "cuda" else None,
-        devices=(
-            DeviceInfo(index=0, name=device, vendor="amd" if backend == "rocm" else "nvidia"),
-        ),
-        gpu_available=True,
-    )
 
 
 def _serve_rows(tokens_per_s: float, joules_per_token: float | None) -> list[Measurement]:

@@ -3,10 +3,13 @@ smoke test of each device against the CPU."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 from rocmkit.doctor.context import DoctorContext
 from rocmkit.doctor.findings import Finding, Status
 from rocmkit.doctor.probe import SDPA_BACKENDS, DeviceProbe
-from rocmkit.doctor.registry import register
+from rocmkit.doctor.registry import CheckFn, register
 from rocmkit.platform.specs import arch_facts
 
 PROBE_FIX = "run `rocmkit doctor --check smoke` again; if it hangs, check `dmesg` for GPU resets"
@@ -28,6 +31,20 @@ def _probe_failed(ctx: DoctorContext, check_id: str) -> Finding | None:
     return None
 
 
+def _probe_check(check_id: str, title: str, *, order: int) -> Callable[[CheckFn], CheckFn]:
+    """Register a check that reads the device probe; when the probe failed, that failure is the
+    check's finding and the check itself does not run."""
+
+    def decorate(fn: CheckFn) -> CheckFn:
+        @functools.wraps(fn)
+        def guarded(ctx: DoctorContext) -> Finding:
+            return _probe_failed(ctx, check_id) or fn(ctx)
+
+        return register(check_id, title, order=order, uses_probe=True)(guarded)
+
+    return decorate
+
+
 def _no_gpu_note(ctx: DoctorContext) -> str:
     return "" if ctx.probe().gpu else " (no GPU: ran on the CPU only)"
 
@@ -40,16 +57,12 @@ def _arch_of(ctx: DoctorContext, probe: DeviceProbe) -> str | None:
     return visible[index].arch if index < len(visible) else None
 
 
-@register(
+@_probe_check(
     "smoke",
     "a matmul and an elementwise kernel on each device match the CPU",
     order=10,
-    uses_probe=True,
 )
 def check_smoke(ctx: DoctorContext) -> Finding:
-    failed = _probe_failed(ctx, "smoke")
-    if failed:
-        return failed
     bad, lines = [], []
     for probe in ctx.probe().devices:
         for key in ("smoke.matmul", "smoke.elementwise"):
@@ -90,16 +103,12 @@ def check_smoke(ctx: DoctorContext) -> Finding:
     )
 
 
-@register(
+@_probe_check(
     "sdpa",
     "which scaled-dot-product-attention backends work on each device",
     order=9,
-    uses_probe=True,
 )
 def check_sdpa(ctx: DoctorContext) -> Finding:
-    failed = _probe_failed(ctx, "sdpa")
-    if failed:
-        return failed
     parts, detail = [], []
     status: Status = "ok"
     for probe in ctx.probe().devices:
@@ -136,16 +145,12 @@ def _status(probe: DeviceProbe, key: str) -> str:
     return outcome.status if outcome else "missing"
 
 
-@register(
+@_probe_check(
     "dtypes",
     "bf16 truly supported, fp16 works, which fp8 flavour the GPU uses",
     order=8,
-    uses_probe=True,
 )
 def check_dtypes(ctx: DoctorContext) -> Finding:
-    failed = _probe_failed(ctx, "dtypes")
-    if failed:
-        return failed
     facts = ctx.torch_facts()
     status: Status = "ok"
     parts: list[str] = []

@@ -24,14 +24,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from rocmkit.errors import UserError, require_extra
 from rocmkit.infer.continuous import continuous_runs, pad_id
+from rocmkit.infer.measurements import energy_values, measurement_rows
 from rocmkit.measure.power import (
     EnergyWindow,
     PowerReader,
     PowerSampler,
     energy_window,
-    per_unit,
     platform_power_reader,
-    units_per_joule,
 )
 from rocmkit.platform import Platform
 from rocmkit.results import Measurement
@@ -105,18 +104,6 @@ class LocalPoint:
     energy_j: float | None = None  # board energy over the timed calls; None without a sensor
     energy_window_s: float = 0.0  # wall time of the timed calls, the energy window
     energy_skipped: str | None = None  # why energy_j is None
-
-    @property
-    def avg_power_w(self) -> float | None:
-        return EnergyWindow(start=0.0, end=self.energy_window_s, energy_j=self.energy_j).avg_watts
-
-    @property
-    def joules_per_token(self) -> float | None:
-        return per_unit(self.energy_j, self.num_timed_tokens)
-
-    @property
-    def tokens_per_joule(self) -> float | None:
-        return units_per_joule(self.energy_j, self.num_timed_tokens)
 
 
 @dataclass(kw_only=True, slots=True)
@@ -340,7 +327,7 @@ def _sdpa_backend(name: SdpaBackend) -> Iterator[None]:
 
 def local_measurements(result: LocalResult, config: LocalConfig) -> list[Measurement]:
     """One Measurement per metric and shape, suite "infer-local"."""
-    rows = []
+    rows: list[Measurement] = []
     for point in result.points:
         decode = "" if point.decode == "eager" else f" {point.decode}"
         name = f"{result.model} {config.precision} b{point.batch_size} in{point.prompt_len} out{point.output_len}{decode}"
@@ -369,31 +356,16 @@ def local_measurements(result: LocalResult, config: LocalConfig) -> list[Measure
                 "MiB",
             ),
         ]
-        energy: list[tuple[str, float | None, str]] = [
-            ("avg_power_w", point.avg_power_w, "W"),
-            ("energy_j_per_token", point.joules_per_token, "J/token"),
-            ("tokens_per_joule", point.tokens_per_joule, "tokens/J"),
-        ]
         extra: dict[str, Any] = {
             "energy_window_s": point.energy_window_s,
             "num_timed_tokens": point.num_timed_tokens,
         }
         if point.energy_skipped:
             extra["skipped"] = point.energy_skipped
+        energy = energy_values(point.energy_j, point.energy_window_s, point.num_timed_tokens)
         tagged: list[tuple[str, float | None, str, dict[str, Any]]] = [
             *((*v, {}) for v in values),
             *((*v, extra) for v in energy),
         ]
-        for metric, value, unit, row_extra in tagged:
-            rows.append(
-                Measurement(
-                    suite="infer-local",
-                    name=name,
-                    metric=metric,
-                    value=value,
-                    unit=unit,
-                    params=params,
-                    extra=row_extra,
-                )
-            )
+        rows += measurement_rows("infer-local", name, params, tagged)
     return rows

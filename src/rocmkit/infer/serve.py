@@ -23,6 +23,7 @@ from rocmkit.infer import http
 from rocmkit.infer.client import Client, Endpoint
 from rocmkit.infer.guards import UnreachableWatch, check_warmup, point_failure
 from rocmkit.infer.loadgen import LoadConfig, SendFn, run_load
+from rocmkit.infer.measurements import energy_values, measurement_rows
 from rocmkit.infer.metrics import RequestRecord, ServeSummary, summarize
 from rocmkit.infer.readiness import prepare_endpoint
 from rocmkit.infer.workloads import Prompt, Workload
@@ -30,9 +31,7 @@ from rocmkit.measure.power import (
     EnergyWindow,
     PowerReader,
     PowerSampler,
-    per_unit,
     platform_power_reader,
-    units_per_joule,
 )
 from rocmkit.results import Measurement
 
@@ -256,7 +255,7 @@ def serve_measurements(
     result: ServeResult, config: ServeConfig, workload: Workload
 ) -> list[Measurement]:
     """One Measurement per metric and sweep point, suite "infer-serve"."""
-    rows = []
+    rows: list[Measurement] = []
     endpoint = result.endpoint or config.endpoint
     for point in result.points:
         s = point.summary
@@ -283,19 +282,9 @@ def serve_measurements(
             energy_extra = (
                 {**extra, "skipped": point.energy_skipped} if point.energy_skipped else extra
             )
-            values += [(*v, energy_extra) for v in energy_values(point)]
-        for metric, value, unit, row_extra in values:
-            rows.append(
-                Measurement(
-                    suite="infer-serve",
-                    name=name,
-                    metric=metric,
-                    value=value,
-                    unit=unit,
-                    params=params,
-                    extra=row_extra,
-                )
-            )
+            energy = energy_values(point.energy_j, s.duration_s, s.total_output_tokens)
+            values += [(*v, energy_extra) for v in energy]
+        rows += measurement_rows("infer-serve", name, params, values)
     return rows
 
 
@@ -364,17 +353,6 @@ def request_lines(point: ServePoint) -> list[dict[str, Any]]:
             }
         )
     return lines
-
-
-def energy_values(point: ServePoint) -> list[tuple[str, float | None, str]]:
-    """Average GPU power over the point, joules per output token, output tokens per joule."""
-    s = point.summary
-    window = EnergyWindow(start=0.0, end=s.duration_s, energy_j=point.energy_j)
-    return [
-        ("avg_power_w", window.avg_watts, "W"),
-        ("energy_j_per_token", per_unit(point.energy_j, s.total_output_tokens), "J/token"),
-        ("tokens_per_joule", units_per_joule(point.energy_j, s.total_output_tokens), "tokens/J"),
-    ]
 
 
 def _ms(seconds: float | None) -> float | None:

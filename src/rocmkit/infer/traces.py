@@ -23,14 +23,12 @@ from typing import Any
 
 from rocmkit.errors import UserError
 from rocmkit.infer.workloads import (
-    Prompt,
     Tokenizer,
     Workload,
-    _notes,
-    _random_prompt,
     _read_text,
-    _unit,
+    counted_workload,
     random_text_maker,
+    user_prompt,
 )
 
 MOONCAKE_BLOCK_TOKENS = 512
@@ -61,25 +59,9 @@ def trace_workload(
     prompts = []
     for when, num_in, num_out, block_ids in rows:
         arrival = (when - first) * time_scale
-        if block_ids:
-            content = _block_text(block_ids, num_in, blocks, make)
-            count = tokenizer.count(content) if tokenizer else None
-            prompts.append(
-                Prompt(
-                    messages=({"role": "user", "content": content},),
-                    max_tokens=num_out,
-                    input_tokens=count,
-                    arrival_s=arrival,
-                )
-            )
-        else:
-            prompts.append(_random_prompt(rng, num_in, num_out, tokenizer, arrival))
-    return Workload(
-        name=f"trace:{Path(path).name}",
-        prompts=prompts,
-        length_unit=_unit(tokenizer),
-        notes=_notes(tokenizer),
-    )
+        content = _block_text(block_ids, num_in, blocks, make) if block_ids else make(num_in)
+        prompts.append(user_prompt(content, num_out, tokenizer, arrival_s=arrival))
+    return counted_workload(f"trace:{Path(path).name}", prompts, tokenizer)
 
 
 def _block_text(

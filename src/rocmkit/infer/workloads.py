@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -103,13 +103,12 @@ def random_workload(
     if not 0.0 <= range_ratio < 1.0:
         raise UserError(f"--random-range-ratio must be in [0, 1) (got {range_ratio})")
     rng = random.Random(seed)
+    make = random_text_maker(rng, tokenizer)
     prompts = []
     for _ in range(num_prompts):
         num_in, num_out = (_vary(rng, n, range_ratio) for n in (input_len, output_len))
-        prompts.append(_random_prompt(rng, num_in, num_out, tokenizer))
-    return Workload(
-        name="random", prompts=prompts, length_unit=_unit(tokenizer), notes=_notes(tokenizer)
-    )
+        prompts.append(user_prompt(make(num_in), num_out, tokenizer))
+    return counted_workload("random", prompts, tokenizer)
 
 
 def _vary(rng: random.Random, length: int, ratio: float) -> int:
@@ -118,24 +117,26 @@ def _vary(rng: random.Random, length: int, ratio: float) -> int:
     return max(1, rng.randint(math.floor(length * (1 - ratio)), math.ceil(length * (1 + ratio))))
 
 
-def _random_prompt(
-    rng: random.Random,
-    input_len: int,
-    output_len: int,
-    tokenizer: Tokenizer | None,
-    arrival_s: float | None = None,
+def user_prompt(
+    text: str, max_tokens: int, tokenizer: Tokenizer | None, arrival_s: float | None = None
 ) -> Prompt:
-    if tokenizer is None:
-        text, count = " ".join(rng.choice(_WORDS) for _ in range(input_len)), None
-    else:
-        text = tokenizer.random_text(rng, input_len)
-        count = tokenizer.count(text)  # decode/encode round trips can shift the length a little
+    """A one-message user prompt; its length is counted when a tokenizer is given (a random
+    text's decode/encode round trip can shift its length a little, so it is counted again)."""
     return Prompt(
         messages=({"role": "user", "content": text},),
-        max_tokens=output_len,
-        input_tokens=count,
+        max_tokens=max_tokens,
+        input_tokens=tokenizer.count(text) if tokenizer else None,
         arrival_s=arrival_s,
     )
+
+
+def counted_workload(
+    name: str, prompts: list[Prompt], tokenizer: Tokenizer | None, notes: Sequence[str] = ()
+) -> Workload:
+    """A workload whose length unit and notes say whether a tokenizer counted its prompts."""
+    unit: LengthUnit = "words" if tokenizer is None else "tokens"
+    counted = [] if tokenizer else ["no --tokenizer given: prompt lengths are in words, not tokens"]
+    return Workload(name=name, prompts=prompts, length_unit=unit, notes=[*counted, *notes])
 
 
 def jsonl_workload(
@@ -153,12 +154,7 @@ def jsonl_workload(
         prompts.append(_prompt_from_item(item, f"{path}:{number}", output_len, tokenizer))
     if not prompts:
         raise UserError(f"{path} holds no prompts")
-    return Workload(
-        name=f"jsonl:{Path(path).name}",
-        prompts=prompts,
-        length_unit=_unit(tokenizer),
-        notes=_notes(tokenizer),
-    )
+    return counted_workload(f"jsonl:{Path(path).name}", prompts, tokenizer)
 
 
 def sharegpt_workload(
@@ -183,19 +179,10 @@ def sharegpt_workload(
         raise UserError(f"{path} holds no conversation with a human turn followed by a reply")
     random.Random(seed).shuffle(pairs)
     prompts = [
-        Prompt(
-            messages=({"role": "user", "content": question},),
-            max_tokens=output_len or max(1, count(answer)),
-            input_tokens=tokenizer.count(question) if tokenizer else None,
-        )
+        user_prompt(question, output_len or max(1, count(answer)), tokenizer)
         for question, answer in pairs[:num_prompts]
     ]
-    return Workload(
-        name=f"sharegpt:{Path(path).name}",
-        prompts=prompts,
-        length_unit=_unit(tokenizer),
-        notes=_notes(tokenizer),
-    )
+    return counted_workload(f"sharegpt:{Path(path).name}", prompts, tokenizer)
 
 
 def shared_prefix_workload(
@@ -228,13 +215,8 @@ def shared_prefix_workload(
             count = sum(tokenizer.count(m["content"]) for m in messages) if tokenizer else None
             prompts.append(Prompt(messages=messages, max_tokens=output_len, input_tokens=count))
             history.append({"role": "assistant", "content": make(output_len)})
-    notes = [
-        *_notes(tokenizer),
-        "assistant turns in the history are canned text, not the server's replies",
-    ]
-    return Workload(
-        name="shared-prefix", prompts=prompts, length_unit=_unit(tokenizer), notes=notes
-    )
+    canned = "assistant turns in the history are canned text, not the server's replies"
+    return counted_workload("shared-prefix", prompts, tokenizer, notes=[canned])
 
 
 def random_text_maker(rng: random.Random, tokenizer: Tokenizer | None) -> Callable[[int], str]:
@@ -306,16 +288,6 @@ def _read_text(path: str | Path) -> str:
 
 def _count_words(text: str) -> int:
     return len(text.split())
-
-
-def _unit(tokenizer: Tokenizer | None) -> LengthUnit:
-    return "words" if tokenizer is None else "tokens"
-
-
-def _notes(tokenizer: Tokenizer | None) -> list[str]:
-    if tokenizer is not None:
-        return []
-    return ["no --tokenizer given: prompt lengths are in words, not tokens"]
 
 
 def token_counter(tokenizer: Tokenizer | None) -> Callable[[str], int] | None:
