@@ -11,53 +11,29 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from rocmkit.hipify.lexer import mask_protected
+from rocmkit.hipify.lexer import call_arguments
 
 # CUDA function name -> index of the argument HIP declares as `const void*`
 KERNEL_ARGUMENT = {"cudaFuncSetAttribute": 0, "cudaFuncGetAttributes": 1}
-_CALL = re.compile(r"(?<![\w$])(" + "|".join(KERNEL_ARGUMENT) + r")\s*\(")
+# Starts with a literal so the regex engine can skip ahead; the character before is checked apart.
+_CALL = re.compile(r"(cudaFunc(?:SetAttribute|GetAttributes))\s*\(")
 CAST = "reinterpret_cast<const void*>("
 _ALREADY_CAST = ("reinterpret_cast", "(const void*)", "(void*)", "(const void *)")
-# A call's argument list is looked for within this many characters of its name.
-_WINDOW = 4000
 
 
 def kernel_arguments(text: str, protected: Callable[[int], bool]) -> Iterator[tuple[int, int]]:
-    """(start, end) in `text` of each kernel argument to wrap in CAST ... `)`.
-
-    Only a window after each call is masked (not the whole file): the call name lies in code, so
-    masking from there on sees comments and literals exactly as the lexer does.
-    """
+    """(start, end) in `text` of each kernel argument to wrap in CAST ... `)`."""
     for call in _CALL.finditer(text):
-        if protected(call.start()):
+        before = text[call.start() - 1] if call.start() else " "
+        if before.isalnum() or before in "_$" or protected(call.start()):
             continue
-        window = mask_protected(text[call.end() : call.end() + _WINDOW])
-        spans = _argument_spans(window)
+        spans = call_arguments(text, call.end())
         index = KERNEL_ARGUMENT[call.group(1)]
         if spans is None or index >= len(spans):
             continue
         start, end = spans[index]
-        argument = window[start:end]
+        argument = text[start:end]
         start += len(argument) - len(argument.lstrip())
         end -= len(argument) - len(argument.rstrip())
-        if start < end and not text.startswith(_ALREADY_CAST, call.end() + start):
-            yield call.end() + start, call.end() + end
-
-
-def _argument_spans(masked: str) -> list[tuple[int, int]] | None:
-    """(start, end) of each top-level argument of a call whose `(` precedes `masked`."""
-    spans, depth, start = [], 0, 0
-    for position, char in enumerate(masked):
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            if depth == 0:
-                spans.append((start, position))
-                return spans
-            depth -= 1
-        elif char == "," and depth == 0:
-            spans.append((start, position))
-            start = position + 1
-        elif char == ";":
-            return None
-    return None
+        if start < end and not text.startswith(_ALREADY_CAST, start):
+            yield start, end

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from rocmkit.hipify.lexer import mask_protected
+from rocmkit.hipify.lexer import call_arguments, mask_protected
 
 LOWERED = {
     "__shfl_sync": "__shfl",
@@ -41,39 +41,21 @@ def lower_sync_calls(text: str) -> tuple[str, int]:
     calls = sync_calls(text)
     if not calls:
         return text, 0
-    masked = mask_protected(text)
     pieces, last, count = [], 0, 0
     for start, name in calls:
-        open_paren = masked.index("(", start + len(name))
-        comma = _first_top_level_comma(masked, open_paren + 1)
-        if comma is None or start < last:
+        open_paren = text.index("(", start + len(name))  # only blanks lie between
+        arguments = call_arguments(text, open_paren + 1)
+        # One argument only is not the CUDA signature: left alone.
+        if arguments is None or len(arguments) < 2 or start < last:
             continue
         pieces += [text[last:start], LOWERED[name], "("]
-        last = _skip_space(masked, comma + 1)
+        last = _skip_space(text, arguments[0][1] + 1)
         count += 1
     pieces.append(text[last:])
     return "".join(pieces), count
 
 
-def _first_top_level_comma(masked: str, position: int) -> int | None:
-    depth = 0
-    while position < len(masked):
-        char = masked[position]
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            if depth == 0:
-                return None  # one argument only: not the CUDA signature, left alone
-            depth -= 1
-        elif char == "," and depth == 0:
-            return position
-        elif char == ";":
-            return None
-        position += 1
-    return None
-
-
-def _skip_space(masked: str, position: int) -> int:
-    while position < len(masked) and masked[position] in " \t":
+def _skip_space(text: str, position: int) -> int:
+    while position < len(text) and text[position] in " \t":
         position += 1
     return position
