@@ -231,7 +231,7 @@ class _Scan:
 
     def finish(self) -> Translation:
         self._conditions()
-        self._casts()
+        self._signatures()
         if not self.in_order:
             # An insertion sorts before a replacement starting at the same offset.
             self.edits.sort(key=_START_END)
@@ -283,15 +283,19 @@ class _Scan:
                 category = "guard" if name.name in self.table.guards.defined_only else "version"
                 self.findings.append((name.start, "unconverted", name.name, category, name.message))
 
-    def _casts(self) -> None:
-        """`reinterpret_cast<const void*>(kernel)` where HIP declares `const void*` (signatures.py)."""
-        if "cudaFunc" not in self.text:
+    def _signatures(self) -> None:
+        """Call sites whose HIP signature differs (signatures.py): `reinterpret_cast<const
+        void*>(kernel)` where HIP declares `const void*`, arguments HIP gives no default."""
+        if not any(trigger in self.text for trigger in signatures.TRIGGERS):
             return
         for start, end in signatures.kernel_arguments(self.text, self.in_protected):
             self.edits.append((start, start, signatures.CAST, "signature"))
             self.edits.append((end, end, ")", "signature"))
             self.num_casts += 1
-            self.in_order = False
+        for offset, argument in signatures.missing_defaults(self.text, self.in_protected):
+            self.edits.append((offset, offset, argument, "signature"))
+            self.num_casts += 1
+        self.in_order = False
 
     def _lower_warp_sync(self, text: str) -> str:
         """HIP releases without `__shfl_xor_sync` & co. get the maskless intrinsics, reported."""
