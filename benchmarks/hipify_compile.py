@@ -30,10 +30,18 @@ sys.path.insert(0, str(REPO / "src"))
 
 from rocmkit.hipify.project import HipifyConfig, hipify_paths  # noqa: E402
 from rocmkit.hipify.translate import TranslateOptions  # noqa: E402
-from rocmkit.hipify.versions import installed_version  # noqa: E402
+from rocmkit.hipify.versions import (  # noqa: E402
+    hip_names,
+    installed_version,
+    is_checked,
+    resolve_version,
+)
 
 EXTENSIONS = (".cu", ".cuh", ".h", ".hpp", ".inl", ".cpp")
 _ERROR = re.compile(r"error: (.*)")
+_PERL_PAIR = re.compile(r'subst\("(\w+)", "(\w+)"')
+_INCLUDE_LINE = re.compile(r"^[ \t]*#[ \t]*include.*$", re.MULTILINE)
+_HIP_NAME = re.compile(r"(?<![\w$])(?:hip|HIP_|__hip)\w*")
 
 # A tool translates the tree `source` into `out` and returns {original .cu: translated file}.
 Tool = Callable[[Path, Path], dict[Path, Path]]
@@ -94,6 +102,31 @@ def compile_one(path: Path, includes: list[Path], arch: str, hipcc: str) -> str 
     return errors[0] if errors else (done.stderr.strip().splitlines() or ["failed"])[-1]
 
 
+def audit_names(source: Path, out: Path, hip_version: str, perl: str | None) -> None:
+    """Print rocmkit's unconverted tokens that have a HIP equivalent in `hip_version` (judged by
+    hipify-perl's table: its target is declared by that release) and the HIP-namespace names the
+    output spells that the release does not declare."""
+    shipped = resolve_version(hip_version)
+    declared = hip_names(shipped)
+    options = TranslateOptions(hip_version=hip_version)
+    report = hipify_paths(HipifyConfig(paths=(source,), options=options))
+    left = Counter(d.name for d in report.diagnostics if d.kind in ("unconverted", "unsupported"))
+    print(f"\nrocmkit, HIP {hip_version}: {sum(left.values())} tokens left unconverted")
+    if perl:
+        pairs = dict(_PERL_PAIR.findall(Path(perl).read_text(errors="replace")))
+        known = {n: c for n, c in left.items() if pairs.get(n) in declared}
+        print(f"  with a HIP {shipped} equivalent (hipify-perl's table): {sum(known.values())}")
+        for name, count in sorted(known.items(), key=lambda item: -item[1]):
+            print(f"    {count:3d}x {name} -> {pairs[name]}")
+    emitted: Counter[str] = Counter()
+    for path in out.rglob("*"):
+        if path.suffix in EXTENSIONS:
+            text = _INCLUDE_LINE.sub("", path.read_text(errors="replace"))  # header paths
+            names = _HIP_NAME.findall(text)
+            emitted.update(n for n in names if is_checked(n) and n not in declared)
+    print(f"  HIP-namespace names in the output that HIP {shipped} lacks: {dict(emitted)}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--src", type=Path, required=True, help="root of the CUDA tree")
@@ -105,6 +138,7 @@ def main() -> int:
     parser.add_argument("--tools", default="rocmkit,torch,perl", help="comma-separated subset")
     parser.add_argument("--jobs", type=int, default=2, help="parallel hipcc processes")
     parser.add_argument("--keep", type=Path, help="keep the translated trees here")
+    parser.add_argument("--audit-only", action="store_true", help="only the name audit")
     args = parser.parse_args()
     source = args.src.resolve()
     programs = sorted(
@@ -112,15 +146,19 @@ def main() -> int:
         for p in source.rglob("*.cu")
         if any(fnmatch.fnmatch(p.parent.relative_to(source).as_posix(), g) for g in args.programs)
     )
+    scratch = args.keep or Path(tempfile.mkdtemp(prefix="hipify-compile-"))
+    hip_version = installed_version(args.hipcc)
+    if args.audit_only:
+        audit_names(source, scratch / "rocmkit", hip_version or "6.2", args.hipify_perl)
+        return 0
     tools: dict[str, Tool] = {}
     wanted = args.tools.split(",")
     if "rocmkit" in wanted:
-        tools["rocmkit"] = rocmkit_tool(installed_version(args.hipcc))
+        tools["rocmkit"] = rocmkit_tool(hip_version)
     if "torch" in wanted:
         tools["torch.utils.hipify"] = torch_tool
     if "perl" in wanted and args.hipify_perl:
         tools["hipify-perl"] = perl_tool(args.hipify_perl)
-    scratch = args.keep or Path(tempfile.mkdtemp(prefix="hipify-compile-"))
     print(f"{len(programs)} .cu files under {args.programs}; hipcc {args.hipcc}, {args.arch}")
     outcome: dict[str, dict[Path, str | None]] = {}
     for name, tool in tools.items():
@@ -145,6 +183,8 @@ def main() -> int:
             print(f"  {count:3d}x {error[:150]}")
         for program, error in failures.items():
             print(f"      {program.relative_to(source).as_posix()}: {error[:120]}")
+    if "rocmkit" in tools:
+        audit_names(source, scratch / "rocmkit", hip_version or "6.2", args.hipify_perl)
     return 0
 
 

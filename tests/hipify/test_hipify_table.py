@@ -38,6 +38,12 @@ FIXED = {
     "cudaDevAttrIntegrated": "hipDeviceAttributeIntegrated",
     # NVIDIA/cuda-samples simpleMultiCopy (2026-11-23)
     "cudaDevAttrGpuOverlap": "hipDeviceAttributeAsyncEngineCount",
+    # cuda-samples' driver-API helpers: hipify-perl maps them, HIP 5.2 declares the targets
+    "CUmemorytype": "hipMemoryType",
+    "cuMemHostGetDevicePointer": "hipHostGetDevicePointer",
+    "cuMemcpy2DUnaligned": "hipDrvMemcpy2DUnaligned",
+    "CU_CTX_MAP_HOST": "hipDeviceMapHost",
+    "CU_FUNC_ATTRIBUTE_NUM_REGS": "HIP_FUNC_ATTRIBUTE_NUM_REGS",
 }
 
 
