@@ -301,7 +301,7 @@ class _Scan:
         """HIP releases without `__shfl_xor_sync` & co. get the maskless intrinsics, reported."""
         lowered, count = warp.lower_sync_calls(text)
         if count:
-            for offset, name in warp.sync_calls(self.text):
+            for offset, name in warp.sync_calls(self.text, self.in_protected):
                 message = warp.WAVEFRONT_WARNING.format(lowered=warp.LOWERED[name])
                 self.findings.append((offset, "hazard", name, "warp-sync-lowered", message))
         return lowered
