@@ -78,10 +78,19 @@ def torch_tool(source: Path, out: Path) -> dict[Path, Path]:
     return mapped
 
 
-def perl_tool(perl: str) -> Tool:
+def perl_tool(perl: str, only: list[str]) -> Tool:
+    """hipify-perl in place on a copy; `only` (globs relative to the tree) limits the files it
+    translates, since it takes seconds per file (the rest is copied as it is)."""
+
     def run(source: Path, out: Path) -> dict[Path, Path]:
         shutil.copytree(source, out)
         files = [p for p in sorted(out.rglob("*")) if p.suffix in EXTENSIONS]
+        if only:
+            files = [
+                p
+                for p in files
+                if any(fnmatch.fnmatch(p.relative_to(out).as_posix(), g) for g in only)
+            ]
         for start in range(0, len(files), 50):
             batch = [str(p) for p in files[start : start + 50]]
             subprocess.run([perl, "-inplace", *batch], check=True, capture_output=True)
@@ -135,6 +144,9 @@ def main() -> int:
     parser.add_argument("--arch", default="gfx90a")
     parser.add_argument("--hipcc", default=shutil.which("hipcc") or "hipcc")
     parser.add_argument("--hipify-perl", default=shutil.which("hipify-perl"))
+    parser.add_argument(
+        "--perl-files", action="append", default=[], help="glob: hipify-perl translates only these"
+    )
     parser.add_argument("--tools", default="rocmkit,torch,perl", help="comma-separated subset")
     parser.add_argument("--jobs", type=int, default=2, help="parallel hipcc processes")
     parser.add_argument("--keep", type=Path, help="keep the translated trees here")
@@ -158,7 +170,7 @@ def main() -> int:
     if "torch" in wanted:
         tools["torch.utils.hipify"] = torch_tool
     if "perl" in wanted and args.hipify_perl:
-        tools["hipify-perl"] = perl_tool(args.hipify_perl)
+        tools["hipify-perl"] = perl_tool(args.hipify_perl, args.perl_files)
     print(f"{len(programs)} .cu files under {args.programs}; hipcc {args.hipcc}, {args.arch}")
     outcome: dict[str, dict[Path, str | None]] = {}
     for name, tool in tools.items():
