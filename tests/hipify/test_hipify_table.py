@@ -36,6 +36,14 @@ FIXED = {
     "cudaDevAttrComputeMode": "hipDeviceAttributeComputeMode",
     "cudaDevAttrClockRate": "hipDeviceAttributeClockRate",
     "cudaDevAttrIntegrated": "hipDeviceAttributeIntegrated",
+    # NVIDIA/cuda-samples simpleMultiCopy (2026-11-23)
+    "cudaDevAttrGpuOverlap": "hipDeviceAttributeAsyncEngineCount",
+    # cuda-samples' driver-API helpers: hipify-perl maps them, HIP 5.2 declares the targets
+    "CUmemorytype": "hipMemoryType",
+    "cuMemHostGetDevicePointer": "hipHostGetDevicePointer",
+    "cuMemcpy2DUnaligned": "hipDrvMemcpy2DUnaligned",
+    "CU_CTX_MAP_HOST": "hipDeviceMapHost",
+    "CU_FUNC_ATTRIBUTE_NUM_REGS": "HIP_FUNC_ATTRIBUTE_NUM_REGS",
 }
 
 
@@ -119,4 +127,60 @@ def test_func_attribute_calls_compile_with_hipcc(tmp_path):
         env={"HIP_PLATFORM": "amd", "PATH": "/usr/bin:/bin"},
         check=False,
     )
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_the_callback_calling_convention_macro_is_dropped():
+    # cuda-samples simpleCallback: `void CUDART_CB f(...)` did not parse (HIP has no CUDART_CB).
+    source = "void CUDART_CB done(cudaStream_t s, cudaError_t e, void *p);\n"
+    result = translate(source, options=TranslateOptions(hip_version="5.2"))
+    assert "void  done(hipStream_t s, hipError_t e, void *p);" in result.text
+    assert "CUDART_CB" not in result.text and not result.diagnostics
+    assert translate(result.text).text == result.text
+
+
+MALLOC_3D = """cudaError_t make(cudaArray **a, cudaChannelFormatDesc *d, cudaExtent e) {
+  cudaMalloc3DArray(a, d, e, cudaArraySurfaceLoadStore);
+  return cudaMalloc3DArray(a, d, e // three arguments: CUDA's flags default to 0
+  );
+}
+"""
+
+
+def test_malloc_3d_array_gets_the_flags_hip_gives_no_default():
+    # cuda-samples simpleTexture3D: HIP declares hipMalloc3DArray(array, desc, extent, flags).
+    result = translate(MALLOC_3D)
+    assert "hipMalloc3DArray(a, d, e, hipArraySurfaceLoadStore);" in result.text
+    assert "// three arguments: CUDA's flags default to 0\n  , 0);" in result.text
+    assert result.stats.converted["signature"] == 1
+    assert translate(result.text).text == result.text
+
+
+def test_a_cast_kernel_argument_ending_in_a_line_comment_keeps_its_parenthesis():
+    source = "void f() { cudaFuncSetAttribute(k // kernel\n, cudaFuncAttributeMaxDynamicSharedMemorySize, 1); }\n"
+    text = translate(source).text
+    assert "reinterpret_cast<const void*>(k // kernel\n), hipFuncAttribute" in text
+
+
+@pytest.mark.hipcc
+def test_malloc_3d_array_and_callback_compile_with_hipcc(tmp_path):
+    hipcc = find_hipcc()
+    if hipcc is None:
+        pytest.skip("hipcc is not installed")
+    source = tmp_path / "malloc3d.hip"
+    callback = "void CUDART_CB done(cudaStream_t s, cudaError_t e, void *p) {}\n"
+    usage = "void add(cudaStream_t s) { cudaStreamAddCallback(s, done, 0, 0); }\n"
+    source.write_text(translate(MALLOC_3D + callback + usage).text)
+    command = [
+        hipcc,
+        "--offload-arch=gfx90a",
+        "-x",
+        "hip",
+        "-c",
+        str(source),
+        "-o",
+        str(tmp_path / "a.o"),
+    ]
+    env = {"HIP_PLATFORM": "amd", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -249,3 +249,43 @@ def test_known_gaps_are_reported_with_the_reason():
         "hipArrayGetInfo is not declared by HIP 5.2's headers",
     )
     assert found["cudaNoSuchThing"][0] == "unconverted"
+
+
+@pytest.mark.parametrize(
+    ("code", "rule", "column", "snippet"),
+    [
+        ("static const int kWarpSize = 32;", "warp-size-literal", 18, "kWarpSize = 32"),
+        ("int my_warp_size{32};", "warp-size-literal", 5, "my_warp_size{32"),
+        ("  #define HALF_WARP 32", "warp-size-literal", 3, "#define HALF_WARP 32"),
+        ('__asm__ __volatile__("s_nop 0");', "inline-ptx", 1, "__asm__ __volatile__("),
+        ('x = 1; asm("exit;");', "inline-ptx", 8, "asm("),
+    ],
+)
+def test_hazards_are_reported_from_where_the_code_starts(code, rule, column, snippet):
+    # The patterns start with a literal for speed; the report still starts at the identifier.
+    hazards = [d for d in translate(code + "\n").diagnostics if d.kind == "hazard"]
+    assert [(d.category, d.column, d.name) for d in hazards] == [(rule, column, snippet)]
+
+
+@pytest.mark.parametrize(
+    "code",
+    ["int myasm(int);\nint v = myasm(1);\n", "int kWarpSizeHint = 320;\n", '// asm("x")\n'],
+)
+def test_hazard_look_alikes_are_not_reported(code):
+    assert not [d for d in translate(code).diagnostics if d.kind == "hazard"]
+
+
+def test_call_arguments_skip_brackets_in_comments_and_literals():
+    from rocmkit.hipify.lexer import call_arguments
+
+    text = "f(a, \")\", /* , ) */ g(b, c), '(' // ,)\n , d); e;"
+    spans = call_arguments(text, 2)
+    assert [text[s:e].strip() for s, e in spans] == [
+        "a",
+        '")"',
+        "/* , ) */ g(b, c)",
+        "'(' // ,)",
+        "d",
+    ]
+    assert call_arguments("f(a; b)", 2) is None  # a `;` first: not a call's arguments
+    assert call_arguments("f(a, b", 2) is None  # never closed

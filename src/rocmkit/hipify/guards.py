@@ -14,10 +14,10 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-# A conditional directive, continued over backslash-newlines.
+# A conditional directive, continued over backslash-newlines. It starts with `#` (a literal the
+# regex engine jumps to); that only blanks precede it on its line is checked apart.
 _CONDITIONAL = re.compile(
-    r"^[ \t]*\#[ \t]*(?P<keyword>ifdef|ifndef|if|elif)\b(?P<rest>(?:[^\n\\]|\\.|\\\n)*)",
-    re.MULTILINE,
+    r"\#[ \t]*(?P<keyword>ifdef|ifndef|if|elif)\b(?P<rest>(?:[^\n\\]|\\.|\\\n)*)"
 )
 _NAME = re.compile(r"(?<![\w$])[A-Za-z_]\w*")
 _DEFINED_BEFORE = re.compile(r"\bdefined\s*\(?\s*\Z")
@@ -48,7 +48,8 @@ def condition_names(
     if "#" not in text:
         return
     for directive in _CONDITIONAL.finditer(text):
-        if protected(directive.start("keyword")):
+        line_start = text.rfind("\n", 0, directive.start()) + 1
+        if text[line_start : directive.start()].strip(" \t") or protected(directive.start()):
             continue
         tests_defined = directive.group("keyword") in ("ifdef", "ifndef")
         rest_start = directive.start("rest")

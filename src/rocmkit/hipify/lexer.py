@@ -71,7 +71,9 @@ def tokenize(text: str) -> Iterator[Token]:
         yield Token(kind, match.start(), match.end(), match.group())
 
 
-_PROTECTED_SCANNER = re.compile("|".join((COMMENT, RAW_STRING, STRING, CHAR)), _FLAGS)
+_PROTECTED_SCANNER = re.compile(
+    f"(?=[{_LEAD}])(?:{'|'.join((COMMENT, RAW_STRING, STRING, CHAR))})", _FLAGS
+)
 
 
 def mask_protected(text: str) -> str:
@@ -83,11 +85,60 @@ def mask_protected(text: str) -> str:
     return _PROTECTED_SCANNER.sub(_blank, text)
 
 
+# Brackets, commas and semicolons in code; comments and literals are matched whole and skipped.
+_STRUCTURE = re.compile(f"(?P<punct>[][(){{}},;])|{COMMENT}|{RAW_STRING}|{STRING}|{CHAR}", _FLAGS)
+
+
+def call_arguments(text: str, start: int) -> list[tuple[int, int]] | None:
+    """(start, end) of each top-level argument of a call whose `(` ends just before `start`.
+
+    None when a `;` at the call's own level or the end of the text comes first (not a call).
+    Brackets and commas inside comments and literals do not count; the walk stops at the
+    closing parenthesis, so it costs the length of the call, not of the file.
+    """
+    spans, depth, part_start = [], 0, start
+    for match in _STRUCTURE.finditer(text, start):
+        char = match.group("punct")
+        if char is None:
+            continue
+        position = match.start()
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
+                spans.append((part_start, position))
+                return spans
+            depth -= 1
+        elif char == "," and depth == 0:
+            spans.append((part_start, position))
+            part_start = position + 1
+        elif char == ";":
+            return None
+    return None
+
+
 def _blank(match: re.Match[str]) -> str:
     text = match.group()
     if "\n" not in text:
         return " " * len(text)
     return "\n".join(" " * len(line) for line in text.split("\n"))
+
+
+def line_columns(text: str, offsets: Sequence[int]) -> list[tuple[int, int]]:
+    """(line, column), both 1-based, of each of the ascending `offsets`.
+
+    Newlines are counted between consecutive offsets by `str.count`, so the cost is one pass over
+    the text in C, whatever the number of offsets (no per-line list as in LineIndex).
+    """
+    positions, line, line_start, last = [], 1, 0, 0
+    for offset in offsets:
+        newlines = text.count("\n", last, offset)
+        if newlines:  # only then search back, and never past the previous offset
+            line += newlines
+            line_start = text.rfind("\n", last, offset) + 1
+        last = offset
+        positions.append((line, offset - line_start + 1))
+    return positions
 
 
 class LineIndex:

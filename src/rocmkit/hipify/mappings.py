@@ -13,7 +13,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from rocmkit.hipify.guards import GuardTable
 from rocmkit.hipify.versions import hip_names, is_checked, resolve_version
@@ -73,8 +73,9 @@ def category_of(name: str) -> str:
     return "other"
 
 
-@dataclass(frozen=True, slots=True)
-class Mapping:
+class Mapping(NamedTuple):
+    """A HIP name and its category; a tuple, so the translator builds edits from it cheaply."""
+
     hip: str
     category: str
 

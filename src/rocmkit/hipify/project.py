@@ -202,13 +202,17 @@ def _executor(config: HipifyConfig) -> Executor:
 
 
 def _plan(config: HipifyConfig) -> Iterator[_Job]:
+    # One tree is walked without following links, so it cannot list a file twice; only several
+    # inputs can overlap, and resolving every path (a stat per component) is then worth it.
+    dedupe = len(config.paths) > 1
     seen: set[Path] = set()
     for root in config.paths:
         for source, relative in _walk(root, config):
-            resolved = source.resolve()
-            if resolved in seen:
-                continue
-            seen.add(resolved)
+            if dedupe:
+                resolved = source.resolve()
+                if resolved in seen:
+                    continue
+                seen.add(resolved)
             yield _job_for(source, relative, root, config)
 
 
@@ -281,16 +285,13 @@ def _run_job(job: _Job, config: HipifyConfig) -> FileResult:
     reason = _not_text_reason(data, config.max_bytes)
     if reason is not None:
         return _pass_through(job, data, reason, config)
-    # 8-bit files (Latin-1 comments, ...) are translated too: undecodable bytes become lone
-    # surrogates that the lexer never matches and that encode back to the same bytes.
-    text = data.decode("utf-8", errors=SURROGATES)
+    text, encoding_note = _decode(data, job.source)
     bom = "\ufeff" if text.startswith("\ufeff") else ""  # kept, but not seen by the lexer
     translation = translate(text[len(bom) :], options=config.options)
     translation = dataclasses.replace(translation, text=bom + translation.text)
     diagnostics = tuple(
         dataclasses.replace(d, path=str(job.source)) for d in translation.diagnostics
     )
-    encoding_note = _encoding_note(data, job.source)
     changed = translation.text != text
     result = FileResult(
         source=job.source,
@@ -314,13 +315,18 @@ def _not_text_reason(data: bytes, max_bytes: int) -> str | None:
     return None
 
 
-def _encoding_note(data: bytes, source: Path) -> tuple[Diagnostic, ...]:
+def _decode(data: bytes, source: Path) -> tuple[str, tuple[Diagnostic, ...]]:
+    """The text of a file, and a note when it is not UTF-8.
+
+    8-bit files (Latin-1 comments, ...) are translated too: undecodable bytes become lone
+    surrogates that the lexer never matches and that encode back to the same bytes.
+    """
     try:
-        data.decode("utf-8")
+        return data.decode("utf-8"), ()
     except UnicodeDecodeError as exc:
         message = f"not UTF-8 (byte {exc.start}): translated, other bytes kept as they were"
-        return (Diagnostic("note", 1, 1, "", "file", message, str(source)),)
-    return ()
+        note = Diagnostic("note", 1, 1, "", "file", message, str(source))
+        return data.decode("utf-8", errors=SURROGATES), (note,)
 
 
 def _pass_through(job: _Job, data: bytes, reason: str, config: HipifyConfig) -> FileResult:

@@ -3,7 +3,8 @@
 HIP 5.2 declares `hipFuncSetAttribute(const void* func, ...)` and `hipFuncGetAttributes(attr,
 const void* func)`; CUDA's templates accept the kernel itself, so a translated call passes a
 function where HIP wants `const void*` and does not compile. The kernel argument gets
-`reinterpret_cast<const void*>(...)`.
+`reinterpret_cast<const void*>(...)`. A call that leaves out an argument CUDA gives a default
+and HIP does not gets it spelled out.
 """
 
 from __future__ import annotations
@@ -11,53 +12,58 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from rocmkit.hipify.lexer import mask_protected
+from rocmkit.hipify.lexer import call_arguments
 
 # CUDA function name -> index of the argument HIP declares as `const void*`
 KERNEL_ARGUMENT = {"cudaFuncSetAttribute": 0, "cudaFuncGetAttributes": 1}
-_CALL = re.compile(r"(?<![\w$])(" + "|".join(KERNEL_ARGUMENT) + r")\s*\(")
+# CUDA function name -> (arguments a CUDA call may stop at, the one HIP requires after them).
+# HIP 5.2 and 6.2 declare `hipMalloc3DArray(array, desc, extent, unsigned int flags)` with no
+# default for `flags`; CUDA's default is 0.
+MISSING_DEFAULT = {"cudaMalloc3DArray": (3, "0")}
+# Start with a literal so the regex engine can skip ahead; the character before is checked apart.
+_CALL = re.compile(r"(cudaFunc(?:SetAttribute|GetAttributes))\s*\(")
+_DEFAULTED_CALL = re.compile(r"(cudaMalloc3DArray)\s*\(")
 CAST = "reinterpret_cast<const void*>("
 _ALREADY_CAST = ("reinterpret_cast", "(const void*)", "(void*)", "(const void *)")
-# A call's argument list is looked for within this many characters of its name.
-_WINDOW = 4000
+TRIGGERS = ("cudaFunc", "cudaMalloc3DArray")
 
 
 def kernel_arguments(text: str, protected: Callable[[int], bool]) -> Iterator[tuple[int, int]]:
-    """(start, end) in `text` of each kernel argument to wrap in CAST ... `)`.
-
-    Only a window after each call is masked (not the whole file): the call name lies in code, so
-    masking from there on sees comments and literals exactly as the lexer does.
-    """
-    for call in _CALL.finditer(text):
-        if protected(call.start()):
+    """(start, end) in `text` of each kernel argument to wrap in CAST ... `)`."""
+    for name, spans in _calls(text, _CALL, protected):
+        index = KERNEL_ARGUMENT[name]
+        if index >= len(spans):
             continue
-        window = mask_protected(text[call.end() : call.end() + _WINDOW])
-        spans = _argument_spans(window)
-        index = KERNEL_ARGUMENT[call.group(1)]
-        if spans is None or index >= len(spans):
+        start, end = _stripped(text, *spans[index])
+        if "//" in text[start : spans[index][1]]:
+            end = spans[index][1]  # the closing `)` must not land in a line comment
+        if start < end and not text.startswith(_ALREADY_CAST, start):
+            yield start, end
+
+
+def missing_defaults(text: str, protected: Callable[[int], bool]) -> Iterator[tuple[int, str]]:
+    """(offset, text to insert there) for each call that leaves out an argument HIP requires."""
+    for name, spans in _calls(text, _DEFAULTED_CALL, protected):
+        count, value = MISSING_DEFAULT[name]
+        if len(spans) == count:  # just before the `)`: never inside a trailing comment
+            yield spans[-1][1], f", {value}"
+
+
+def _calls(
+    text: str, pattern: re.Pattern[str], protected: Callable[[int], bool]
+) -> Iterator[tuple[str, list[tuple[int, int]]]]:
+    """(function name, argument spans) of each call in code (not in a comment or literal)."""
+    for call in pattern.finditer(text):
+        before = text[call.start() - 1] if call.start() else " "
+        if before.isalnum() or before in "_$" or protected(call.start()):
             continue
-        start, end = spans[index]
-        argument = window[start:end]
-        start += len(argument) - len(argument.lstrip())
-        end -= len(argument) - len(argument.rstrip())
-        if start < end and not text.startswith(_ALREADY_CAST, call.end() + start):
-            yield call.end() + start, call.end() + end
+        spans = call_arguments(text, call.end())
+        if spans is not None:
+            yield call.group(1), spans
 
 
-def _argument_spans(masked: str) -> list[tuple[int, int]] | None:
-    """(start, end) of each top-level argument of a call whose `(` precedes `masked`."""
-    spans, depth, start = [], 0, 0
-    for position, char in enumerate(masked):
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            if depth == 0:
-                spans.append((start, position))
-                return spans
-            depth -= 1
-        elif char == "," and depth == 0:
-            spans.append((start, position))
-            start = position + 1
-        elif char == ";":
-            return None
-    return None
+def _stripped(text: str, start: int, end: int) -> tuple[int, int]:
+    argument = text[start:end]
+    return start + len(argument) - len(argument.lstrip()), end - len(argument) + len(
+        argument.rstrip()
+    )

@@ -12,12 +12,14 @@ import bisect
 import functools
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from operator import itemgetter
+from typing import Literal, NamedTuple
 
 from rocmkit.errors import UserError
 from rocmkit.hipify import guards, hazards, launch, signatures, warp
-from rocmkit.hipify.lexer import LineIndex, build_scanner
+from rocmkit.hipify.lexer import build_scanner, line_columns
 from rocmkit.hipify.mappings import (
     CUDA_LOOKING,
     MappingSource,
@@ -64,9 +66,8 @@ class TranslateOptions:
             raise UserError(f"mappings must be 'auto' or 'builtin' (got {self.mappings!r})")
 
 
-@dataclass(frozen=True, slots=True)
-class Edit:
-    """One replacement, in offsets of the input text."""
+class Edit(NamedTuple):
+    """One replacement, in offsets of the input text (a tuple: tens of thousands per file)."""
 
     start: int
     end: int
@@ -147,19 +148,21 @@ def translate(text: str, *, options: TranslateOptions = DEFAULT_OPTIONS) -> Tran
     scan = _Scan(text, table, options)
     identifiers = table.identifiers
     add_edit = scan.edits.append
+    add_protected = scan.protected.append
+    # The hot loop, inlined: most matches are mapped identifiers. A Mapping is a (hip, category)
+    # tuple, so `span + mapping` builds the (start, end, replacement, category) edit in C.
     for match in scanner.finditer(text):
         kind = match.lastgroup
-        if kind == "ident":  # the hot path, inlined: most identifiers seen here are mapped
-            name = match.group()
-            mapping = identifiers.get(name)
+        if kind == "ident":
+            mapping = identifiers.get(match.group())
             if mapping is None:
-                scan.unmapped(match, name)
-            elif mapping.hip != name:
-                add_edit(Edit(match.start(), match.end(), mapping.hip, mapping.category))
+                scan.unmapped(match, match.group())
+            else:
+                add_edit(match.span() + mapping)
         elif kind == "include":
             scan.include(match)
         else:
-            scan.protected.append(match.span())
+            add_protected(match.span())
             if options.translate_strings and kind in ("string", "raw"):
                 scan.literal(match, scanner)
     return scan.finish()
@@ -172,7 +175,9 @@ class _Scan:
         self.text = text
         self.table = table
         self.options = options
-        self.edits: list[Edit] = []
+        # (start, end, replacement, category) in scan order; Edit tuples once finished.
+        self.edits: list[tuple[int, int, str, str]] = []
+        self.in_order = True  # False once an edit is added behind the scan (guards, casts)
         self.findings: list[tuple[int, str, str, str, str]] = []  # offset, kind, name, cat, msg
         self.num_includes_rewritten = 0
         self.first_hip_include: str | None = None
@@ -220,22 +225,24 @@ class _Scan:
         for inner in scanner.finditer(match.group(), 1):
             if inner.lastgroup == "ident":
                 mapping = self.table.identifiers.get(inner.group())
-                if mapping is not None and mapping.hip != inner.group():
+                if mapping is not None:
                     start, end = offset + inner.start(), offset + inner.end()
-                    self.edits.append(Edit(start, end, mapping.hip, mapping.category))
+                    self.edits.append((start, end, *mapping))
 
     def finish(self) -> Translation:
         self._conditions()
-        self._casts()
-        # An insertion sorts before a replacement starting at the same offset.
-        self.edits.sort(key=lambda edit: (edit.start, edit.end))
+        self._signatures()
+        if not self.in_order:
+            # An insertion sorts before a replacement starting at the same offset.
+            self.edits.sort(key=_START_END)
         include_added = self._maybe_add_runtime_include()
         text = _apply(self.text, self.edits)
         num_launches = 0
         text, _ = launch.join_spaced_chevrons(text)
         if self.options.launch == "hip" and "<<<" in text:
             text, num_launches = launch.rewrite_launches(text)
-        converted = Counter(edit.category for edit in self.edits if edit.end > edit.start)
+        converted = Counter(map(_CATEGORY, self.edits))
+        converted["include"] -= include_added  # an insertion, not a conversion
         if self.num_casts:
             converted["signature"] = self.num_casts
         if _lacks_sync_intrinsics(self.options.hip_version):
@@ -248,7 +255,7 @@ class _Scan:
                     )
         diagnostics = self._diagnostics()
         stats = TranslationStats(
-            converted=dict(converted),
+            converted=dict(+converted),
             unconverted=dict(
                 Counter(d.category for d in diagnostics if d.kind in ("unconverted", "unsupported"))
             ),
@@ -257,7 +264,8 @@ class _Scan:
             num_launches_rewritten=num_launches,
             runtime_include_added=include_added,
         )
-        return Translation(text, stats, diagnostics, tuple(self.edits), self.defined_names)
+        edits = tuple(map(_as_edit, self.edits))
+        return Translation(text, stats, diagnostics, edits, self.defined_names)
 
     def _conditions(self) -> None:
         """Guards and version macros in `#if` conditions: rewrite or report (see guards.py)."""
@@ -265,29 +273,35 @@ class _Scan:
         if not found:
             return
         handled = {name.start for name in found}
-        self.edits = [edit for edit in self.edits if edit.start not in handled]
+        self.edits = [edit for edit in self.edits if edit[0] not in handled]
         self.findings = [f for f in self.findings if f[0] not in handled]
         for name in found:
             if name.replacement is not None:
-                self.edits.append(Edit(name.start, name.end, name.replacement, "guard"))
+                self.edits.append((name.start, name.end, name.replacement, "guard"))
+                self.in_order = False
             else:
                 category = "guard" if name.name in self.table.guards.defined_only else "version"
                 self.findings.append((name.start, "unconverted", name.name, category, name.message))
 
-    def _casts(self) -> None:
-        """`reinterpret_cast<const void*>(kernel)` where HIP declares `const void*` (signatures.py)."""
-        if "cudaFunc" not in self.text:
+    def _signatures(self) -> None:
+        """Call sites whose HIP signature differs (signatures.py): `reinterpret_cast<const
+        void*>(kernel)` where HIP declares `const void*`, arguments HIP gives no default."""
+        if not any(trigger in self.text for trigger in signatures.TRIGGERS):
             return
         for start, end in signatures.kernel_arguments(self.text, self.in_protected):
-            self.edits.append(Edit(start, start, signatures.CAST, "signature"))
-            self.edits.append(Edit(end, end, ")", "signature"))
+            self.edits.append((start, start, signatures.CAST, "signature"))
+            self.edits.append((end, end, ")", "signature"))
             self.num_casts += 1
+        for offset, argument in signatures.missing_defaults(self.text, self.in_protected):
+            self.edits.append((offset, offset, argument, "signature"))
+            self.num_casts += 1
+        self.in_order = False
 
     def _lower_warp_sync(self, text: str) -> str:
         """HIP releases without `__shfl_xor_sync` & co. get the maskless intrinsics, reported."""
         lowered, count = warp.lower_sync_calls(text)
         if count:
-            for offset, name in warp.sync_calls(self.text):
+            for offset, name in warp.sync_calls(self.text, self.in_protected):
                 message = warp.WAVEFRONT_WARNING.format(lowered=warp.LOWERED[name])
                 self.findings.append((offset, "hazard", name, "warp-sync-lowered", message))
         return lowered
@@ -304,14 +318,15 @@ class _Scan:
         enough = {"hip/hip_runtime.h"} if has_device_code else _RUNTIME_HEADERS
         if self.first_hip_include in enough:
             return False
-        uses_runtime = any(edit.category in _RUNTIME_CATEGORIES for edit in self.edits)
+        uses_runtime = any(edit[3] in _RUNTIME_CATEGORIES for edit in self.edits)
         if not (uses_runtime or has_device_code):
             return False
         preamble = _PREAMBLE.match(self.text)
         position = preamble.end() if preamble else 0
         position = self.text.rfind("\n", 0, position) + 1  # start of the line, keep its indentation
-        self.edits.insert(0, Edit(position, position, HIP_RUNTIME_INCLUDE, "include"))
-        self.edits.sort(key=lambda edit: (edit.start, edit.end))
+        # Before the first edit at or after `position` (edits are sorted, insertions first).
+        index = bisect.bisect_left(self.edits, position, key=_START)
+        self.edits.insert(index, (position, position, HIP_RUNTIME_INCLUDE, "include"))
         return True
 
     def _diagnostics(self) -> tuple[Diagnostic, ...]:
@@ -320,12 +335,14 @@ class _Scan:
         has_unconverted = any(kind == "unconverted" for _, kind, *_ in self.findings)
         user_defined = self._user_defined_names() if has_unconverted else set()
         self.defined_names = frozenset(user_defined)
-        index = LineIndex(self.text)
+        findings = [
+            f for f in sorted(self.findings) if f[1] != "unconverted" or f[2] not in user_defined
+        ]
+        positions = line_columns(self.text, [f[0] for f in findings])
         result = []
-        for offset, kind, name, category, message in sorted(self.findings):
-            if kind == "unconverted" and name in user_defined:
-                continue
-            line, column = index.position(offset)
+        for (_, kind, name, category, message), (line, column) in zip(
+            findings, positions, strict=True
+        ):
             if kind == "unconverted" and not message:
                 message = f"no HIP equivalent known for {category} name '{name}'"
             result.append(Diagnostic(kind, line, column, name, category, message))  # type: ignore[arg-type]
@@ -343,12 +360,19 @@ class _Scan:
         return defined
 
 
-def _apply(text: str, edits: list[Edit]) -> str:
+_START = itemgetter(0)
+# tuple.__new__ bound to Edit: the C constructor, without NamedTuple's Python-level __new__.
+_as_edit: Callable[[tuple[int, int, str, str]], Edit] = functools.partial(tuple.__new__, Edit)
+_START_END = itemgetter(0, 1)
+_CATEGORY = itemgetter(3)
+
+
+def _apply(text: str, edits: list[tuple[int, int, str, str]]) -> str:
     if not edits:
         return text
     pieces, last = [], 0
-    for edit in edits:
-        pieces += [text[last : edit.start], edit.replacement]
-        last = edit.end
+    for start, end, replacement, _ in edits:
+        pieces += [text[last:start], replacement]
+        last = end
     pieces.append(text[last:])
     return "".join(pieces)

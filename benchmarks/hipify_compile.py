@@ -1,0 +1,204 @@
+"""Compile rate of translated CUDA: rocmkit next to PyTorch's hipify and hipify-perl, same files.
+
+Each tool translates the same source tree into its own output tree; every selected `.cu` of the
+result is then compiled with `HIP_PLATFORM=amd hipcc --offload-arch=ARCH -x hip -c`, with the
+translated include directories (`-I`) and the file's own directory on the include path. Prints
+pass/fail per program and tool, each failure's first error line, and the rate per tool.
+
+    python benchmarks/hipify_compile.py --src cuda-samples --include Common \\
+        --programs 'Samples/0_Introduction/*' --hipify-perl /path/to/hipify-perl
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import functools
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "src"))
+
+from rocmkit.hipify.project import HipifyConfig, hipify_paths  # noqa: E402
+from rocmkit.hipify.translate import TranslateOptions  # noqa: E402
+from rocmkit.hipify.versions import (  # noqa: E402
+    hip_names,
+    installed_version,
+    is_checked,
+    resolve_version,
+)
+
+EXTENSIONS = (".cu", ".cuh", ".h", ".hpp", ".inl", ".cpp")
+_ERROR = re.compile(r"error: (.*)")
+_PERL_PAIR = re.compile(r'subst\("(\w+)", "(\w+)"')
+_INCLUDE_LINE = re.compile(r"^[ \t]*#[ \t]*include.*$", re.MULTILINE)
+_HIP_NAME = re.compile(r"(?<![\w$])(?:hip|HIP_|__hip)\w*")
+
+# A tool translates the tree `source` into `out` and returns {original .cu: translated file}.
+Tool = Callable[[Path, Path], dict[Path, Path]]
+
+
+def rocmkit_tool(hip_version: str | None) -> Tool:
+    def run(source: Path, out: Path) -> dict[Path, Path]:
+        options = TranslateOptions(hip_version=hip_version)
+        report = hipify_paths(HipifyConfig(paths=(source,), output_dir=out, options=options))
+        return {f.source: f.output for f in report.files if f.output is not None}
+
+    return run
+
+
+def torch_tool(source: Path, out: Path) -> dict[Path, Path]:
+    from torch.utils.hipify import hipify_python
+
+    hipify_python.HIPIFY_FINAL_RESULT.clear()
+    results = hipify_python.hipify(
+        project_directory=str(source),
+        output_directory=str(out),
+        extensions=EXTENSIONS,
+        header_include_dirs=[],
+        includes=["*"],
+        show_progress=False,
+        hip_clang_launch=True,
+    )
+    mapped = {}
+    for path, result in results.items():
+        hipified = getattr(result, "hipified_path", None) or path
+        # torch copies the tree to `out` first and names results by their path there.
+        original = source / Path(path).relative_to(out) if Path(path).is_relative_to(out) else path
+        mapped[Path(original)] = Path(hipified)
+    return mapped
+
+
+def perl_tool(perl: str, only: list[str]) -> Tool:
+    """hipify-perl in place on a copy; `only` (globs relative to the tree) limits the files it
+    translates, since it takes seconds per file (the rest is copied as it is)."""
+
+    def run(source: Path, out: Path) -> dict[Path, Path]:
+        shutil.copytree(source, out)
+        files = [p for p in sorted(out.rglob("*")) if p.suffix in EXTENSIONS]
+        if only:
+            files = [
+                p
+                for p in files
+                if any(fnmatch.fnmatch(p.relative_to(out).as_posix(), g) for g in only)
+            ]
+        for start in range(0, len(files), 50):
+            batch = [str(p) for p in files[start : start + 50]]
+            subprocess.run([perl, "-inplace", *batch], check=True, capture_output=True)
+        return {source / p.relative_to(out): p for p in files}
+
+    return run
+
+
+def compile_one(path: Path, includes: list[Path], arch: str, hipcc: str) -> str | None:
+    """None if it compiles, else the first error line."""
+    command = [hipcc, f"--offload-arch={arch}", "-x", "hip", "-c", str(path), "-o", os.devnull]
+    command += [f"-I{d}" for d in [path.parent, *includes]]
+    env = dict(os.environ, HIP_PLATFORM="amd")
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    if done.returncode == 0:
+        return None
+    errors = _ERROR.findall(done.stderr)
+    return errors[0] if errors else (done.stderr.strip().splitlines() or ["failed"])[-1]
+
+
+def audit_names(source: Path, out: Path, hip_version: str, perl: str | None) -> None:
+    """Print rocmkit's unconverted tokens that have a HIP equivalent in `hip_version` (judged by
+    hipify-perl's table: its target is declared by that release) and the HIP-namespace names the
+    output spells that the release does not declare."""
+    shipped = resolve_version(hip_version)
+    declared = hip_names(shipped)
+    options = TranslateOptions(hip_version=hip_version)
+    report = hipify_paths(HipifyConfig(paths=(source,), options=options))
+    left = Counter(d.name for d in report.diagnostics if d.kind in ("unconverted", "unsupported"))
+    print(f"\nrocmkit, HIP {hip_version}: {sum(left.values())} tokens left unconverted")
+    if perl:
+        pairs = dict(_PERL_PAIR.findall(Path(perl).read_text(errors="replace")))
+        known = {n: c for n, c in left.items() if pairs.get(n) in declared}
+        print(f"  with a HIP {shipped} equivalent (hipify-perl's table): {sum(known.values())}")
+        for name, count in sorted(known.items(), key=lambda item: -item[1]):
+            print(f"    {count:3d}x {name} -> {pairs[name]}")
+    emitted: Counter[str] = Counter()
+    for path in out.rglob("*"):
+        if path.suffix in EXTENSIONS:
+            text = _INCLUDE_LINE.sub("", path.read_text(errors="replace"))  # header paths
+            names = _HIP_NAME.findall(text)
+            emitted.update(n for n in names if is_checked(n) and n not in declared)
+    print(f"  HIP-namespace names in the output that HIP {shipped} lacks: {dict(emitted)}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--src", type=Path, required=True, help="root of the CUDA tree")
+    parser.add_argument("--programs", action="append", required=True, help="dir glob to compile")
+    parser.add_argument("--include", action="append", default=[], help="include dir (relative)")
+    parser.add_argument("--arch", default="gfx90a")
+    parser.add_argument("--hipcc", default=shutil.which("hipcc") or "hipcc")
+    parser.add_argument("--hipify-perl", default=shutil.which("hipify-perl"))
+    parser.add_argument(
+        "--perl-files", action="append", default=[], help="glob: hipify-perl translates only these"
+    )
+    parser.add_argument("--tools", default="rocmkit,torch,perl", help="comma-separated subset")
+    parser.add_argument("--jobs", type=int, default=2, help="parallel hipcc processes")
+    parser.add_argument("--keep", type=Path, help="keep the translated trees here")
+    parser.add_argument("--audit-only", action="store_true", help="only the name audit")
+    args = parser.parse_args()
+    source = args.src.resolve()
+    programs = sorted(
+        p
+        for p in source.rglob("*.cu")
+        if any(fnmatch.fnmatch(p.parent.relative_to(source).as_posix(), g) for g in args.programs)
+    )
+    scratch = args.keep or Path(tempfile.mkdtemp(prefix="hipify-compile-"))
+    hip_version = installed_version(args.hipcc)
+    if args.audit_only:
+        audit_names(source, scratch / "rocmkit", hip_version or "6.2", args.hipify_perl)
+        return 0
+    tools: dict[str, Tool] = {}
+    wanted = args.tools.split(",")
+    if "rocmkit" in wanted:
+        tools["rocmkit"] = rocmkit_tool(hip_version)
+    if "torch" in wanted:
+        tools["torch.utils.hipify"] = torch_tool
+    if "perl" in wanted and args.hipify_perl:
+        tools["hipify-perl"] = perl_tool(args.hipify_perl, args.perl_files)
+    print(f"{len(programs)} .cu files under {args.programs}; hipcc {args.hipcc}, {args.arch}")
+    outcome: dict[str, dict[Path, str | None]] = {}
+    for name, tool in tools.items():
+        out = scratch / name.replace(".", "_")
+        shutil.rmtree(out, ignore_errors=True)
+        translated = tool(source, out)
+        includes = [out / d for d in args.include]
+        targets = [translated.get(p, out / p.relative_to(source)) for p in programs]
+        compile_it = functools.partial(
+            compile_one, includes=includes, arch=args.arch, hipcc=args.hipcc
+        )
+        with ThreadPoolExecutor(args.jobs) as pool:
+            errors = list(pool.map(compile_it, targets))
+        outcome[name] = dict(zip(programs, errors, strict=True))
+    for program in programs:
+        cells = ["ok" if outcome[n][program] is None else "FAIL" for n in tools]
+        print(f"{program.relative_to(source).as_posix():70s} " + " ".join(f"{c:6s}" for c in cells))
+    for name in tools:
+        failures = {p: e for p, e in outcome[name].items() if e is not None}
+        print(f"\n{name}: {len(programs) - len(failures)}/{len(programs)} compile")
+        for error, count in Counter(failures.values()).most_common():
+            print(f"  {count:3d}x {error[:150]}")
+        for program, error in failures.items():
+            print(f"      {program.relative_to(source).as_posix()}: {error[:120]}")
+    if "rocmkit" in tools:
+        audit_names(source, scratch / "rocmkit", hip_version or "6.2", args.hipify_perl)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
