@@ -370,24 +370,10 @@ def _write(job: _Job, original: bytes, new: bytes, result: FileResult, changed: 
 
 
 def _write_output(path: Path, data: bytes, mode: int | None) -> None:
-    """Write a file of an output tree: temp file + rename, so no reader ever sees a torn file.
-
-    Unlike in-place edits this skips fsync: the sources are untouched, so after a power loss a
-    rerun regenerates the output, and an fsync per file made whole-tree runs several times slower.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # One writer per output file within a run, so the pid makes the name unique (mkstemp's random
-    # retries cost a measurable share of a whole-tree run).
-    tmp_name = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp_name, "wb") as handle:
-            handle.write(data)
-        if mode is not None:
-            os.chmod(tmp_name, mode)
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    """Write a file of an output tree atomically, without fsync: the sources are untouched, so
+    after a power loss a rerun regenerates the output, and an fsync per file made whole-tree runs
+    several times slower."""
+    atomic_write_bytes(path, data, mode=mode, fsync=False)
 
 
 def _mode(path: Path) -> int | None:
