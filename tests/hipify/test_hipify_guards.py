@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import subprocess
 
 import pytest
+from hipcc_compile import compile_for_gfx90a
 
 from rocmkit.hipify import translate
-from rocmkit.hipify.check import find_hipcc
 
 # The shape of a common helper header: error-string helpers compiled only when the CUDA header
 # that declares the status type has been included.
@@ -60,19 +59,8 @@ def test_a_guard_name_outside_a_condition_is_left_alone():
 
 @pytest.mark.hipcc
 def test_the_translated_helper_compiles_with_its_guarded_code(tmp_path):
-    hipcc = find_hipcc()
-    if hipcc is None:
-        pytest.skip("hipcc is not installed")
     if not os.path.exists("/usr/include/hiprand/hiprand.h"):
         pytest.skip("hipRAND headers are not installed")
-    source = tmp_path / "helper.hip"
-    source.write_text(translate(HELPER).text)
-    done = subprocess.run(
-        [str(hipcc), "--offload-arch=gfx90a", "-x", "hip", "-c", str(source), "-o", os.devnull],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, HIP_PLATFORM="amd"),
-        check=False,
-    )
+    done = compile_for_gfx90a(translate(HELPER).text, tmp_path)
     # Unmapped guards drop both errorName overloads and main fails with "undeclared identifier".
     assert done.returncode == 0, done.stderr[-2000:]

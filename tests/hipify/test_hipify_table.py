@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from hipcc_compile import compile_for_gfx90a
 
 import rocmkit
 from rocmkit.hipify import TranslateOptions, translate
-from rocmkit.hipify.check import find_hipcc
 from rocmkit.hipify.mappings import load_table
 from rocmkit.hipify.versions import hip_names, is_checked
 
@@ -106,27 +106,7 @@ def test_func_attribute_calls_get_the_const_void_cast_once():
 
 @pytest.mark.hipcc
 def test_func_attribute_calls_compile_with_hipcc(tmp_path):
-    hipcc = find_hipcc()
-    if hipcc is None:
-        pytest.skip("hipcc is not installed")
-    source = tmp_path / "attributes.hip"
-    source.write_text(translate(KERNEL_ATTRIBUTES).text)
-    done = subprocess.run(
-        [
-            hipcc,
-            "--offload-arch=gfx90a",
-            "-x",
-            "hip",
-            "-c",
-            str(source),
-            "-o",
-            str(tmp_path / "a.o"),
-        ],
-        capture_output=True,
-        text=True,
-        env={"HIP_PLATFORM": "amd", "PATH": "/usr/bin:/bin"},
-        check=False,
-    )
+    done = compile_for_gfx90a(translate(KERNEL_ATTRIBUTES).text, tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
 
 
@@ -164,23 +144,7 @@ def test_a_cast_kernel_argument_ending_in_a_line_comment_keeps_its_parenthesis()
 
 @pytest.mark.hipcc
 def test_malloc_3d_array_and_callback_compile_with_hipcc(tmp_path):
-    hipcc = find_hipcc()
-    if hipcc is None:
-        pytest.skip("hipcc is not installed")
-    source = tmp_path / "malloc3d.hip"
     callback = "void CUDART_CB done(cudaStream_t s, cudaError_t e, void *p) {}\n"
     usage = "void add(cudaStream_t s) { cudaStreamAddCallback(s, done, 0, 0); }\n"
-    source.write_text(translate(MALLOC_3D + callback + usage).text)
-    command = [
-        hipcc,
-        "--offload-arch=gfx90a",
-        "-x",
-        "hip",
-        "-c",
-        str(source),
-        "-o",
-        str(tmp_path / "a.o"),
-    ]
-    env = {"HIP_PLATFORM": "amd", "PATH": "/usr/bin:/bin"}
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    done = compile_for_gfx90a(translate(MALLOC_3D + callback + usage).text, tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from hipcc_compile import compile_for_gfx90a
 
 from rocmkit.cli.main import main
 from rocmkit.errors import UserError
@@ -85,24 +84,6 @@ def test_the_warp_corpus_program_compiles_for_hip_5_2_once_lowered(tmp_path):
     if hipcc is None or installed_version(hipcc) != "5.2":
         pytest.skip("needs the HIP 5.2 hipcc")
     program = Path(__file__).parent / "corpus" / "warp_shuffle.cu"
-    source = tmp_path / "warp.hip"
-    source.write_text(
-        translate(program.read_text(), options=TranslateOptions(hip_version="5.2")).text
-    )
-    done = subprocess.run(
-        [
-            hipcc,
-            "--offload-arch=gfx90a",
-            "-x",
-            "hip",
-            "-c",
-            str(source),
-            "-o",
-            str(tmp_path / "w.o"),
-        ],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, HIP_PLATFORM="amd"),
-        check=False,
-    )
+    lowered = translate(program.read_text(), options=TranslateOptions(hip_version="5.2"))
+    done = compile_for_gfx90a(lowered.text, tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
