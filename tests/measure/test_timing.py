@@ -94,3 +94,22 @@ def test_flush_buffer_is_larger_than_mi300x_infinity_cache():
 def test_bad_timing_config_is_a_user_error(kwargs):
     with pytest.raises(UserError):
         TimingConfig(**kwargs)
+
+
+def test_the_load_around_a_short_cpu_figure_is_read_over_enough_clock_ticks(monkeypatch):
+    """CPU time is counted in 10 ms ticks: a 5-sample figure of microseconds would read another
+    process's load as zero or as several cores at random, so the window is widened."""
+    from rocmkit.measure import timing as timing_module
+
+    taken = []
+    real_snapshot = timing_module.snapshot
+
+    def recording_snapshot():
+        shot = real_snapshot()
+        taken.append(shot.wall_s)
+        return shot
+
+    monkeypatch.setattr(timing_module, "snapshot", recording_snapshot)
+    config = TimingConfig(warmup=1, min_samples=5, max_samples=5)
+    timing_module.measure(lambda: None, config, "cpu")
+    assert taken[-1] - taken[0] >= timing_module.MIN_LOAD_WINDOW_S

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     import torch
 
 MIN_FLUSH_BYTES = 64 * 2**20
+# The kernel counts CPU time in 10 ms ticks: over a few milliseconds another process's load reads
+# as zero or as several cores at random. The load around a CPU figure is read over at least this.
+MIN_LOAD_WINDOW_S = 0.1
 
 
 @dataclass(kw_only=True)
@@ -232,8 +235,11 @@ def _measure_once(
 ) -> Stats:
     import torch
 
+    on_cpu = torch.device(device).type == "cpu"
     start = snapshot()
     stats = summarize(time_callable(fn, config, device))
+    if on_cpu:
+        _keep_busy(fn, until_s=start.wall_s + MIN_LOAD_WINDOW_S)
     end = snapshot()
     others = other_cores(start, end)
     noise = Noise(
@@ -246,5 +252,12 @@ def _measure_once(
         threads=torch.get_num_threads(),
         cpus=num_cpus(),
     )
-    reasons = noise.reasons(on_cpu=torch.device(device).type == "cpu")
+    reasons = noise.reasons(on_cpu=on_cpu)
     return dataclasses.replace(stats, other_cores=others, noise=tuple(reasons))
+
+
+def _keep_busy(fn: Callable[[], object], *, until_s: float) -> None:
+    """Run the figure's own work, untimed, until `until_s`: the load read around a short figure
+    then covers enough ticks, and this process competes as it did while it was timed."""
+    while time.monotonic() < until_s:
+        fn()
