@@ -221,3 +221,12 @@ def test_a_version_1_train_result_reads_with_mfu_in_percent(tmp_path):
     (mfu,) = loaded.select(metric="mfu")
     assert (mfu.value, mfu.unit) == (pytest.approx(41.0), "%")
     assert loaded.schema_version == 2 and loaded.data == {}
+
+
+def test_flatten_dotted_is_the_inverse_of_merge_dotted():
+    from rocmkit.config import flatten_dotted, merge_dotted
+
+    nested = {"model": {"n_layer": 2, "options": {}}, "train": {"lr": 3e-4}}
+    flat = flatten_dotted(nested)
+    assert flat == {"model.n_layer": 2, "model.options": {}, "train.lr": 3e-4}
+    assert merge_dotted({}, flat) == nested

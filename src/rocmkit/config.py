@@ -67,6 +67,18 @@ def parse_overrides(items: Iterable[str]) -> dict[str, str]:
     return result
 
 
+def flatten_dotted(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """{"model": {"n_layer": 2}} -> {"model.n_layer": 2}: the inverse of `merge_dotted` (an empty
+    table stays a value, so an explicit `options = {}` is kept)."""
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, Mapping) and value:
+            flat.update(flatten_dotted(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
 def merge_dotted(data: Mapping[str, Any], dotted: Mapping[str, Any]) -> dict[str, Any]:
     """Return a deep copy of `data` with dotted keys ("a.b.c") set to their values."""
     merged = _deep_copy(data)

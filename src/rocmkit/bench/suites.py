@@ -24,7 +24,7 @@ from rocmkit.bench.train_precision import (
     TrainUnavailable,
     run_train_precision,
 )
-from rocmkit.config import from_dict, merge_dotted, to_dict
+from rocmkit.config import flatten_dotted, from_dict, merge_dotted, to_dict
 from rocmkit.errors import UserError
 from rocmkit.measure.noise import prepare_cpu
 from rocmkit.measure.power import PowerSampler, average_watts, platform_power_reader
@@ -171,7 +171,7 @@ def sized_for(config: BenchConfig, platform: Platform) -> BenchConfig:
         typed_section = section in _TYPED_SECTIONS
         if not isinstance(current, suite.config_type):
             base = suite.defaults(platform, config.mode) if suite.defaults else {}
-            settings = merge_dotted(base, _dotted(current or {}))
+            settings = merge_dotted(base, flatten_dotted(current or {}))
             prefix = f"{section}." if typed_section else f"suite_configs.{section}."
             current = from_dict(suite.config_type, settings, prefix=prefix)
         if typed_section:
@@ -179,16 +179,6 @@ def sized_for(config: BenchConfig, platform: Platform) -> BenchConfig:
         else:
             extra[section] = current
     return dataclasses.replace(config, **typed, suite_configs=extra)
-
-
-def _dotted(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for key, value in data.items():
-        if isinstance(value, dict) and value:
-            flat.update(_dotted(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
 
 
 register_suite(

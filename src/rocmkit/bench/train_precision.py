@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rocmkit.config import flatten_dotted
 from rocmkit.errors import UserError
 from rocmkit.measure.power import PowerSampler, per_unit, units_per_joule
 from rocmkit.measure.ticks import tick
@@ -90,15 +91,9 @@ FP16_NO_STATE_NOTE = (
 )
 
 
-def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, str]:
+def flatten(tree: dict[str, Any]) -> dict[str, str]:
     """{"model": {"n_layer": 2}} (as TOML or dotted flags give it) -> {"model.n_layer": "2"}."""
-    flat: dict[str, str] = {}
-    for key, value in tree.items():
-        if isinstance(value, dict):
-            flat.update(flatten(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = str(value)
-    return flat
+    return {key: str(value) for key, value in flatten_dotted(tree).items()}
 
 
 def with_train_shortcuts(

@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from rocmkit.config import load_config, load_toml, merge_dotted
+from rocmkit.config import flatten_dotted, load_config, load_toml, merge_dotted
 from rocmkit.errors import UserError, warn_once
 from rocmkit.train.data_config import DataConfig
 from rocmkit.train.models import ModelConfig
@@ -324,7 +324,7 @@ def load_train_config(
     base: dict[str, Any] = preset_data(preset) if preset else {}
     if path is not None:
         file_data = load_toml(path)
-        base = merge_dotted(base, _flatten(file_data))
+        base = merge_dotted(base, flatten_dotted(file_data))
     if preset:
         base["preset"] = preset
     config = load_config(TrainConfig, base=base, overrides=overrides)
@@ -354,13 +354,3 @@ def check_world_size(config: TrainConfig, world_size: int) -> None:
             "change one of them so it divides"
         )
     train.grad_accum = train.global_batch // per_step
-
-
-def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for key, value in data.items():
-        if isinstance(value, dict):
-            flat.update(_flatten(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat

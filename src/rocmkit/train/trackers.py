@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from rocmkit.config import flatten_dotted
 from rocmkit.errors import UserError
 
 if TYPE_CHECKING:
@@ -107,23 +108,13 @@ class _Mlflow:
         mlflow.set_tracking_uri(uri)
         mlflow.set_experiment(os.environ.get("MLFLOW_EXPERIMENT_NAME", "rocmkit"))
         mlflow.start_run()
-        mlflow.log_params(_flat_params(config))
+        mlflow.log_params({k: str(v) for k, v in flatten_dotted(config).items()})
 
     def log(self, step: int, scalars: dict[str, float]) -> None:
         self.mlflow.log_metrics(scalars, step=step)
 
     def close(self) -> None:
         self.mlflow.end_run()
-
-
-def _flat_params(config: dict[str, Any], prefix: str = "") -> dict[str, str]:
-    flat: dict[str, str] = {}
-    for key, value in config.items():
-        if isinstance(value, dict):
-            flat.update(_flat_params(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = str(value)
-    return flat
 
 
 _BACKENDS: dict[str, _Backend] = {
