@@ -248,3 +248,31 @@ def test_metrics_jsonl_stays_strict_json_when_a_loss_is_not_finite(tmp_path: Pat
     (line,) = (tmp_path / "metrics.jsonl").read_text().splitlines()
     record = json.loads(line, parse_constant=lambda name: pytest.fail(f"{name} is not JSON"))
     assert record == {"step": 1, "loss": None, "grad_norm": "inf"}
+
+
+def test_result_json_writes_mfu_as_a_percent_like_every_command(tmp_path: Path):
+    """bench wrote mfu in percent and train as a fraction; a report put 41 next to 0.41."""
+    from rocmkit.results import UNITS
+    from rocmkit.train.metrics import StepMetrics, summarize
+
+    step = {"loss": 2.0, "lr": 1e-3, "grad_norm": 1.0, "step_time_s": 0.1, "units_per_s": 10.0}
+    history = [
+        StepMetrics(step=i, units_per_s_per_device=10.0, mfu=0.41, peak_memory_bytes=None, **step)
+        for i in (1, 2)
+    ]
+    config = {
+        "preset": "gpt-tiny",
+        "precision": {"dtype": "bf16"},
+        "parallel": {"mode": "none"},
+        "train": {"micro_batch": 1, "grad_accum": 1},
+    }
+    result = summarize(
+        config=config,
+        history=history,
+        unit_name="tokens",
+        num_skipped_steps=0,
+        run_dir=tmp_path,
+        world_size=1,
+    )
+    (mfu,) = [m for m in result.measurements if m.metric == "mfu"]
+    assert (mfu.value, mfu.unit) == (pytest.approx(41.0), UNITS["mfu"])

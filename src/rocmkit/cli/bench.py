@@ -114,15 +114,9 @@ def run(args: argparse.Namespace) -> int:
     _config(args, Platform(backend="cpu", torch_version=None))
     is_writer = runs.is_main_process()  # under torchrun only rank 0 reports
     out = runs.resolve_out(args.out, "bench")
-    created = not out.exists()
-    if is_writer:  # refuse an unwritable --out before any suite runs, not after
-        runs.prepare_out(out)
-    try:
+    # Rank 0 refuses an unwritable --out before any suite runs and leaves no empty directory.
+    with runs.run_directory(out) if is_writer else contextlib.nullcontext(out):
         result, monitor = _measure(args, out, is_writer)
-    except BaseException:
-        if created and is_writer and out.is_dir() and not any(out.iterdir()):
-            out.rmdir()  # nothing was measured: leave no empty run directory behind
-        raise
     if not is_writer:
         return 0
     runs.add_memory(result, monitor, name="bench run")

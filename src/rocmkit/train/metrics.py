@@ -227,10 +227,3 @@ def run_result(
         config=result.config,
         measurements=result.measurements,
     )
-
-
-def write_result(
-    result: TrainResult, platform: Platform, run_dir: Path, device_type: str | None = None
-) -> Path:
-    """Save result.json (see `run_result`) in the run directory."""
-    return run_result(result, platform, device_type).save(run_dir)
