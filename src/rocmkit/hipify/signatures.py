@@ -20,12 +20,15 @@ KERNEL_ARGUMENT = {"cudaFuncSetAttribute": 0, "cudaFuncGetAttributes": 1}
 # HIP 5.2 and 6.2 declare `hipMalloc3DArray(array, desc, extent, unsigned int flags)` with no
 # default for `flags`; CUDA's default is 0.
 MISSING_DEFAULT = {"cudaMalloc3DArray": (3, "0")}
+# CUDA function name -> (argument count of cuda_runtime.h's C++ overload, the HIP function).
+OVERLOAD_BY_ARITY = {"cudaEventCreate": (2, "hipEventCreateWithFlags")}
+_OVERLOADED_CALL = re.compile(r"(cudaEventCreate)\s*\(")
 # Start with a literal so the regex engine can skip ahead; the character before is checked apart.
 _CALL = re.compile(r"(cudaFunc(?:SetAttribute|GetAttributes))\s*\(")
 _DEFAULTED_CALL = re.compile(r"(cudaMalloc3DArray)\s*\(")
 CAST = "reinterpret_cast<const void*>("
 _ALREADY_CAST = ("reinterpret_cast", "(const void*)", "(void*)", "(const void *)")
-TRIGGERS = ("cudaFunc", "cudaMalloc3DArray")
+TRIGGERS = ("cudaFunc", "cudaMalloc3DArray", "cudaEventCreate")
 
 
 def kernel_arguments(text: str, protected: Callable[[int], bool]) -> Iterator[tuple[int, int]]:
@@ -47,6 +50,19 @@ def missing_defaults(text: str, protected: Callable[[int], bool]) -> Iterator[tu
         count, value = MISSING_DEFAULT[name]
         if len(spans) == count:  # just before the `)`: never inside a trailing comment
             yield spans[-1][1], f", {value}"
+
+
+def overloads(text: str, protected: Callable[[int], bool]) -> Iterator[tuple[int, int, str]]:
+    """(start, end, HIP name) of each call name whose argument count picks a CUDA C++ overload
+    that HIP spells as another function."""
+    for call in _OVERLOADED_CALL.finditer(text):
+        before = text[call.start() - 1] if call.start() else " "
+        if before.isalnum() or before in "_$" or protected(call.start()):
+            continue
+        count, hip_name = OVERLOAD_BY_ARITY[call.group(1)]
+        spans = call_arguments(text, call.end())
+        if spans is not None and len(spans) == count:
+            yield call.start(), call.end(1), hip_name
 
 
 def _calls(

@@ -18,7 +18,7 @@ from operator import itemgetter
 from typing import Literal, NamedTuple
 
 from rocmkit.errors import UserError
-from rocmkit.hipify import guards, hazards, launch, signatures, warp
+from rocmkit.hipify import guards, hazards, launch, props, signatures, warp
 from rocmkit.hipify.lexer import build_scanner, line_columns
 from rocmkit.hipify.mappings import (
     CUDA_LOOKING,
@@ -28,7 +28,7 @@ from rocmkit.hipify.mappings import (
     load_table,
     table_for_version,
 )
-from rocmkit.hipify.versions import hip_names, resolve_version
+from rocmkit.hipify.versions import device_prop_fields, hip_names, resolve_version
 
 HIP_RUNTIME_INCLUDE = "#include <hip/hip_runtime.h>\n"
 _RUNTIME_CATEGORIES = frozenset({"runtime", "driver"})
@@ -232,6 +232,7 @@ class _Scan:
     def finish(self) -> Translation:
         self._conditions()
         self._signatures()
+        self._device_props()
         if not self.in_order:
             # An insertion sorts before a replacement starting at the same offset.
             self.edits.sort(key=_START_END)
@@ -295,7 +296,27 @@ class _Scan:
         for offset, argument in signatures.missing_defaults(self.text, self.in_protected):
             self.edits.append((offset, offset, argument, "signature"))
             self.num_casts += 1
+        renamed = {}
+        for start, end, hip_name in signatures.overloads(self.text, self.in_protected):
+            renamed[start] = (start, end, hip_name, "signature")
+        if renamed:  # the overload's name replaces the plain mapping found by the scan
+            self.edits = [renamed.get(e[0], e) for e in self.edits]
+            self.num_casts += len(renamed)
         self.in_order = False
+
+    def _device_props(self) -> None:
+        """Reads of `hipDeviceProp_t` members the target HIP lacks get a substitute (props.py)."""
+        version = self.options.hip_version
+        if version is None or not any(trigger in self.text for trigger in props.TRIGGERS):
+            return
+        shipped = resolve_version(version)
+        present = device_prop_fields(shipped)
+        for read in props.missing_reads(self.text, present, shipped, self.in_protected):
+            # The object expression's own names go with it (`props[cudaCpuDeviceId].x` -> `0`).
+            self.edits = [e for e in self.edits if not read.start <= e[0] < read.end]
+            self.edits.append((read.start, read.end, read.replacement, "device-prop"))
+            self.findings.append((read.start, "hazard", read.member, "device-prop", read.message))
+            self.in_order = False
 
     def _lower_warp_sync(self, text: str) -> str:
         """HIP releases without `__shfl_xor_sync` & co. get the maskless intrinsics, reported."""

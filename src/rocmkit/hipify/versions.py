@@ -5,6 +5,10 @@ A mapping is only as good as its target: `hipErrorNotPermitted` compiles nowhere
 the AMD headers of that release spell (comments removed), with the source (repository or Debian
 package, tag and commit) in its first lines. A translation for a target version emits only names
 in that list; the others are reported as unconverted.
+
+`hip_names/<major.minor>.fields.txt` lists the members of that release's `hipDeviceProp_t`: HIP
+6.0 added many of CUDA's device properties, and a program reading one that the target lacks gets
+the substitute in props.py.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ _CHECKED = re.compile(
 )
 _DECLARED = re.compile(r"(?<![\w$])(?:hip|HIP|__hip|__HIP|__shfl|__ballot|__any|__all|__sync)\w*")
 _VERSION = re.compile(r"\A(\d+)\.(\d+)\Z")
+# `type name;`, `type name[3];`, `type name : 1;` inside a struct body (comments masked).
+_MEMBER = re.compile(r"(\w+)\s*(?:\[[^\]]*\]\s*)*(?::\s*\d+\s*)?;")
 _HEADER_VERSION = re.compile(r"#define\s+HIP_VERSION_(MAJOR|MINOR)\s+(\d+)")
 
 
@@ -36,6 +42,16 @@ def names_in_headers(texts: Iterable[str]) -> set[str]:
     for text in texts:
         names.update(_DECLARED.findall(mask_protected(text)))
     return names
+
+
+def struct_fields(header: str, struct: str) -> list[str]:
+    """The member names of `typedef struct <struct> {...}` in a header text, in order."""
+    code = mask_protected(header)
+    opening = re.search(rf"\bstruct\s+{re.escape(struct)}\s*{{", code)
+    if opening is None:
+        raise ValueError(f"no 'struct {struct} {{' in the header")
+    body = code[opening.end() : code.index("}", opening.end())]
+    return _MEMBER.findall(body)
 
 
 def available_versions() -> list[str]:
@@ -61,6 +77,14 @@ def resolve_version(requested: str) -> str:
 def hip_names(version: str) -> frozenset[str]:
     """The names HIP `version` (a shipped list, see resolve_version) declares."""
     data = resources.files("rocmkit.hipify").joinpath("hip_names", f"{version}.txt").read_text()
+    return frozenset(line for line in data.splitlines() if line and not line.startswith("#"))
+
+
+@functools.cache
+def device_prop_fields(version: str) -> frozenset[str]:
+    """The members of HIP `version`'s `hipDeviceProp_t` (a shipped list, see resolve_version)."""
+    folder = resources.files("rocmkit.hipify").joinpath("hip_names")
+    data = folder.joinpath(f"{version}.fields.txt").read_text()
     return frozenset(line for line in data.splitlines() if line and not line.startswith("#"))
 
 
