@@ -83,3 +83,16 @@ def test_activation_checkpointing_recomputes_the_same_gradients():
         grads.append(jax.grad(lambda p, g=graphdef: lm_loss(g, p, batch))(params))
     for plain, recomputed in zip(jax.tree.leaves(grads[0]), jax.tree.leaves(grads[1]), strict=True):
         assert jnp.allclose(plain, recomputed, atol=1e-6)
+
+
+def test_a_precision_registered_for_pytorch_only_is_a_user_error():
+    from rocmkit.errors import UserError
+    from rocmkit.jaxtrain.precision import build_policy
+    from rocmkit.train import config as train_config
+
+    train_config.register_precision("fp32-torch-only", "fp32", peak_dtype="fp32")
+    try:
+        with pytest.raises(UserError, match=r"PyTorch backend only.*fp32, bf16, fp16"):
+            build_policy(train_config.PrecisionConfig(dtype="fp32-torch-only"))
+    finally:
+        train_config._PRECISIONS.pop("fp32-torch-only")

@@ -14,6 +14,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from rocmkit.errors import UserError
 from rocmkit.train.config import PrecisionConfig
 
 __all__ = ["LossScale", "Policy", "all_finite", "build_policy", "next_loss_scale"]
@@ -49,6 +50,11 @@ class Policy:
 
 def build_policy(config: PrecisionConfig) -> Policy:
     """The policy for precision.dtype (fp32 | bf16 | fp16)."""
+    if config.dtype not in _COMPUTE_DTYPES:  # a policy registered for the PyTorch backend
+        raise UserError(
+            f"precision {config.dtype!r} is registered for the PyTorch backend only; with "
+            f"--backend jax use one of {', '.join(_COMPUTE_DTYPES)}"
+        )
     return Policy(
         name=config.dtype,
         compute_dtype=_COMPUTE_DTYPES[config.dtype],
