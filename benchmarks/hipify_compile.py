@@ -177,7 +177,9 @@ def main() -> int:
         out = scratch / name.replace(".", "_")
         shutil.rmtree(out, ignore_errors=True)
         translated = tool(source, out)
-        includes = [out / d for d in args.include]
+        # PyTorch's hipify writes a header it changes to `hip/` beside the original: search there
+        # first, as a build using its output would.
+        includes = [p for d in args.include for p in (out / d / "hip", out / d) if p.is_dir()]
         targets = [translated.get(p, out / p.relative_to(source)) for p in programs]
         compile_it = functools.partial(
             compile_one, includes=includes, arch=args.arch, hipcc=args.hipcc
