@@ -37,7 +37,8 @@ from rocmkit.hipify.versions import (  # noqa: E402
     resolve_version,
 )
 
-EXTENSIONS = (".cu", ".cuh", ".h", ".hpp", ".inl", ".cpp")
+# What every tool translates: rocmkit's own default set, so that all three see the same files.
+EXTENSIONS = (".cu", ".cuh", ".h", ".hpp", ".hxx", ".inl", ".cpp", ".cc", ".cxx", ".c")
 _ERROR = re.compile(r"error: (.*)")
 _PERL_PAIR = re.compile(r'subst\("(\w+)", "(\w+)"')
 _INCLUDE_LINE = re.compile(r"^[ \t]*#[ \t]*include.*$", re.MULTILINE)
@@ -99,10 +100,12 @@ def perl_tool(perl: str, only: list[str]) -> Tool:
     return run
 
 
-def compile_one(path: Path, includes: list[Path], arch: str, hipcc: str) -> str | None:
+def compile_one(
+    path: Path, includes: list[Path], arch: str, hipcc: str, flags: tuple[str, ...] = ()
+) -> str | None:
     """None if it compiles, else the first error line."""
     command = [hipcc, f"--offload-arch={arch}", "-x", "hip", "-c", str(path), "-o", os.devnull]
-    command += [f"-I{d}" for d in [path.parent, *includes]]
+    command += [f"-I{d}" for d in [path.parent, *includes]] + list(flags)
     env = dict(os.environ, HIP_PLATFORM="amd")
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
     if done.returncode == 0:
@@ -120,6 +123,7 @@ def audit_names(source: Path, out: Path, hip_version: str, perl: str | None) -> 
     options = TranslateOptions(hip_version=hip_version)
     report = hipify_paths(HipifyConfig(paths=(source,), options=options))
     left = Counter(d.name for d in report.diagnostics if d.kind in ("unconverted", "unsupported"))
+    lacking = names_lacking(list(out.rglob("*")), declared)
     print(f"\nrocmkit, HIP {hip_version}: {sum(left.values())} tokens left unconverted")
     if perl:
         pairs = dict(_PERL_PAIR.findall(Path(perl).read_text(errors="replace")))
@@ -127,13 +131,19 @@ def audit_names(source: Path, out: Path, hip_version: str, perl: str | None) -> 
         print(f"  with a HIP {shipped} equivalent (hipify-perl's table): {sum(known.values())}")
         for name, count in sorted(known.items(), key=lambda item: -item[1]):
             print(f"    {count:3d}x {name} -> {pairs[name]}")
+    print(f"  HIP-namespace names in the output that HIP {shipped} lacks: {dict(lacking)}")
+
+
+def names_lacking(files: list[Path], declared: frozenset[str] | set[str]) -> Counter[str]:
+    """HIP-namespace names the translated `files` spell that the HIP release (`declared`, its
+    name list) does not declare; include lines are left out (header paths are not names)."""
     emitted: Counter[str] = Counter()
-    for path in out.rglob("*"):
+    for path in files:
         if path.suffix in EXTENSIONS:
-            text = _INCLUDE_LINE.sub("", path.read_text(errors="replace"))  # header paths
+            text = _INCLUDE_LINE.sub("", path.read_text(errors="replace"))
             names = _HIP_NAME.findall(text)
             emitted.update(n for n in names if is_checked(n) and n not in declared)
-    print(f"  HIP-namespace names in the output that HIP {shipped} lacks: {dict(emitted)}")
+    return emitted
 
 
 def main() -> int:
