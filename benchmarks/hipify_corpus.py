@@ -23,7 +23,6 @@ import sysconfig
 import tarfile
 import tempfile
 import time
-import tomllib
 import urllib.parse
 import urllib.request
 import zipfile
@@ -31,6 +30,11 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -129,12 +133,22 @@ def _unpack(project: Project, data: bytes, cache: Path) -> None:
             archive.extractall(scratch / "tree")
     else:
         with tarfile.open(fileobj=io.BytesIO(data)) as archive:
-            archive.extractall(scratch / "top", filter="data")
+            _extract(archive, scratch / "top")
         (top,) = (scratch / "top").iterdir()  # an sdist has one top folder
         top.rename(scratch / "tree")
     (scratch / _COMPLETE).write_text(f"{project.file} {project.sha256}\n")
     shutil.rmtree(target, ignore_errors=True)
     scratch.rename(target)
+
+
+def _extract(archive: tarfile.TarFile, target: Path) -> None:
+    if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4 (and backports)
+        archive.extractall(target, filter="data")
+        return
+    for member in archive.getmembers():  # the part of the data filter that matters here
+        if member.name.startswith("/") or ".." in Path(member.name).parts or member.islnk():
+            raise ValueError(f"unsafe path in the archive: {member.name}")
+    archive.extractall(target)
 
 
 def translate_project(project: Project, tool: hipify_compile.Tool, out: Path) -> dict[Path, Path]:
@@ -171,7 +185,9 @@ def compile_project(
 ) -> dict[str, str | None]:
     """{file: None if it compiles, else hipcc's first error line} for the manifest's files."""
     source = project.root()
-    includes = [tree / d for d in project.include]
+    # torch.utils.hipify writes a translated header beside a `hip/` folder's copy: search it first.
+    includes = [tree / d / sub for d in project.include for sub in ("hip", "")]
+    includes = [d for d in includes if d.is_dir()]
     if project.python_include:
         includes.append(Path(sysconfig.get_paths()["include"]))
     targets = [translated.get(source / f, tree / f) for f in project.compile]
