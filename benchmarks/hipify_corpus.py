@@ -27,9 +27,11 @@ import urllib.parse
 import urllib.request
 import zipfile
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -38,7 +40,9 @@ else:  # pragma: no cover
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import hipify_compile  # noqa: E402
+import hipify_compile
+
+from rocmkit.hipify.versions import installed_version
 
 REPO = hipify_compile.REPO
 MANIFEST = Path(__file__).resolve().parent / "hipify_corpus.toml"
@@ -73,11 +77,12 @@ class Project:
 
 
 def load_manifest(path: Path = MANIFEST) -> list[Project]:
-    projects = tomllib.loads(path.read_text())["project"]
-    return [
-        Project(**{k: tuple(v) if isinstance(v, list) else v for k, v in p.items()})
-        for p in projects
-    ]
+    projects: list[dict[str, Any]] = tomllib.loads(path.read_text())["project"]
+    return [Project(**{key: _frozen(v) for key, v in entry.items()}) for entry in projects]
+
+
+def _frozen(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
 
 
 def is_fetched(project: Project, cache: Path = CACHE) -> bool:
@@ -168,7 +173,7 @@ def translate_project(project: Project, tool: hipify_compile.Tool, out: Path) ->
     return translated
 
 
-def _skip(roots: list[Path]):  # type: ignore[no-untyped-def]
+def _skip(roots: list[Path]) -> Callable[[str, list[str]], set[str]]:
     def ignore(directory: str, names: list[str]) -> set[str]:
         return {n for n in names if Path(directory, n) in roots}
 
@@ -202,8 +207,10 @@ def compile_project(
         return dict(zip(project.compile, pool.map(compile_it, targets), strict=True))
 
 
-def _tools(names: list[str], perl: str | None, project: Project) -> dict[str, hipify_compile.Tool]:
-    hip_version = hipify_compile.installed_version(shutil.which("hipcc") or "hipcc") or "5.2"
+def _tools(
+    names: list[str], hipcc: str, perl: str | None, project: Project
+) -> dict[str, hipify_compile.Tool]:
+    hip_version = installed_version(hipcc) or "5.2"
     tools: dict[str, hipify_compile.Tool] = {}
     if "rocmkit" in names:
         tools["rocmkit"] = hipify_compile.rocmkit_tool(hip_version)
@@ -234,15 +241,19 @@ def main() -> int:
     rows = []
     for project in projects:
         counts = {}
-        for name, tool in _tools(args.tools.split(","), args.hipify_perl, project).items():
+        for name, tool in _tools(
+            args.tools.split(","), args.hipcc, args.hipify_perl, project
+        ).items():
             started = time.perf_counter()
             out = scratch / name / project.name
             errors = compile_project(
                 project, out, translate_project(project, tool, out), args.hipcc, args.jobs
             )
             counts[name] = sum(e is None for e in errors.values())
-            print(f"\n{project.name} {project.version}, {name}: {counts[name]}/{len(errors)}"
-                  f" compile ({time.perf_counter() - started:.0f} s)")
+            print(
+                f"\n{project.name} {project.version}, {name}: {counts[name]}/{len(errors)}"
+                f" compile ({time.perf_counter() - started:.0f} s)"
+            )
             for file, error in errors.items():
                 print(f"  {'ok  ' if error is None else 'FAIL'} {file}  {error or ''}"[:220])
         rows.append((project, counts))
@@ -259,8 +270,10 @@ def _print_table(rows: list[tuple[Project, dict[str, int]]]) -> None:
     for project, counts in rows:
         total.update(counts)
         cells = " | ".join(str(counts.get(t, "")) for t in tools)
-        print(f"| {project.name} {project.version} | {project.sha256[:12]} | "
-              f"{len(project.compile)} | {cells} |")
+        print(
+            f"| {project.name} {project.version} | {project.sha256[:12]} | "
+            f"{len(project.compile)} | {cells} |"
+        )
     files = sum(len(p.compile) for p, _ in rows)
     print(f"| all | | {files} | " + " | ".join(str(total[t]) for t in tools) + " |")
 
