@@ -62,6 +62,7 @@ class Project:
     sha256: str
     repository: str
     tag: str
+    commit: str
     license: str
     translate: tuple[str, ...]
     compile: tuple[str, ...]

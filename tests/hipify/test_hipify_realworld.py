@@ -39,6 +39,7 @@ def test_manifest_pins_at_least_five_projects_of_different_kinds():
     assert len({p.kind for p in PROJECTS}) == len(PROJECTS)
     for project in PROJECTS:
         assert re.fullmatch(r"[0-9a-f]{64}", project.sha256), project.name
+        assert re.fullmatch(r"[0-9a-f]{40}", project.commit), project.name
         assert project.version in project.file, project.name
         assert 0 <= project.min_compile <= len(project.compile), project.name
         assert "cuda-samples" not in project.repository  # kept as the independent check
