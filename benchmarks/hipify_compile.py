@@ -115,23 +115,40 @@ def compile_one(
 
 
 def audit_names(source: Path, out: Path, hip_version: str, perl: str | None) -> None:
-    """Print rocmkit's unconverted tokens that have a HIP equivalent in `hip_version` (judged by
-    hipify-perl's table: its target is declared by that release) and the HIP-namespace names the
-    output spells that the release does not declare."""
+    """Print rocmkit's unconverted tokens that have a HIP equivalent in `hip_version` and the
+    HIP-namespace names the output spells that the release does not declare."""
     shipped = resolve_version(hip_version)
-    declared = hip_names(shipped)
-    options = TranslateOptions(hip_version=hip_version)
-    report = hipify_paths(HipifyConfig(paths=(source,), options=options))
-    left = Counter(d.name for d in report.diagnostics if d.kind in ("unconverted", "unsupported"))
-    lacking = names_lacking(list(out.rglob("*")), declared)
+    left = left_unconverted([source], hip_version)
+    lacking = names_lacking(list(out.rglob("*")), hip_names(shipped))
     print(f"\nrocmkit, HIP {hip_version}: {sum(left.values())} tokens left unconverted")
     if perl:
-        pairs = dict(_PERL_PAIR.findall(Path(perl).read_text(errors="replace")))
-        known = {n: c for n, c in left.items() if pairs.get(n) in declared}
+        known = with_hip_equivalent(left, hip_version, perl)
         print(f"  with a HIP {shipped} equivalent (hipify-perl's table): {sum(known.values())}")
+        pairs = perl_pairs(perl)
         for name, count in sorted(known.items(), key=lambda item: -item[1]):
             print(f"    {count:3d}x {name} -> {pairs[name]}")
     print(f"  HIP-namespace names in the output that HIP {shipped} lacks: {dict(lacking)}")
+
+
+def left_unconverted(paths: list[Path], hip_version: str) -> Counter[str]:
+    """The CUDA tokens rocmkit reports as unconverted or unsupported in `paths` (files or trees)."""
+    options = TranslateOptions(hip_version=hip_version)
+    report = hipify_paths(HipifyConfig(paths=tuple(paths), options=options))
+    return Counter(d.name for d in report.diagnostics if d.kind in ("unconverted", "unsupported"))
+
+
+@functools.cache
+def perl_pairs(perl: str) -> dict[str, str]:
+    """hipify-perl's CUDA -> HIP table, read from its `subst` lines."""
+    return dict(_PERL_PAIR.findall(Path(perl).read_text(errors="replace")))
+
+
+def with_hip_equivalent(left: Counter[str], hip_version: str, perl: str) -> dict[str, int]:
+    """The tokens of `left` that have a HIP `hip_version` equivalent by hipify-perl's table (its
+    target is declared by that release)."""
+    declared = hip_names(resolve_version(hip_version))
+    pairs = perl_pairs(perl)
+    return {name: count for name, count in left.items() if pairs.get(name) in declared}
 
 
 def names_lacking(files: list[Path], declared: frozenset[str] | set[str]) -> Counter[str]:

@@ -257,9 +257,26 @@ def main() -> int:
             )
             for file, error in errors.items():
                 print(f"  {'ok  ' if error is None else 'FAIL'} {file}  {error or ''}"[:220])
+        if "rocmkit" in counts and args.hipify_perl:
+            counts["left (HIP has)"] = _left_with_equivalent(project, args.hipcc, args.hipify_perl)
         rows.append((project, counts))
     _print_table(rows)
     return 0
+
+
+def _left_with_equivalent(project: Project, hipcc: str, perl: str) -> int:
+    """Tokens rocmkit leaves that have a HIP equivalent, in the compiled files and the headers
+    directly in the include folders (not in whole trees: numba-cuda ships NVIDIA's own headers)."""
+    hip_version = installed_version(hipcc) or "5.2"
+    source = project.root()
+    headers = [p for d in project.include for p in sorted((source / d).iterdir())]
+    files = [source / f for f in project.compile] + headers
+    files = [p for p in dict.fromkeys(files) if p.suffix in hipify_compile.EXTENSIONS]
+    left = hipify_compile.left_unconverted(files, hip_version)
+    known = hipify_compile.with_hip_equivalent(left, hip_version, perl)
+    for name, count in sorted(known.items(), key=lambda item: -item[1]):
+        print(f"  left by rocmkit, HIP {hip_version} has it: {count:3d}x {name}")
+    return sum(known.values())
 
 
 def _print_table(rows: list[tuple[Project, dict[str, int]]]) -> None:

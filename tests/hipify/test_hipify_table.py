@@ -51,6 +51,10 @@ FIXED = {
     "CUaddress_mode": "HIPaddress_mode",
     "CUfunction_attribute": "hipFunction_attribute",
     "CUfunc_cache": "hipFuncCache_t",
+    "CU_MEMORYTYPE_HOST": "hipMemoryTypeHost",
+    "CUipcMemHandle": "hipIpcMemHandle_t",
+    "CUipcEventHandle": "hipIpcEventHandle_t",
+    "cuMemAllocManaged": "hipMallocManaged",
 }
 
 
