@@ -98,7 +98,7 @@ def fetch(projects: list[Project], cache: Path = CACHE) -> list[str]:
             continue
         try:
             _unpack(project, _verified(project, _download(project)), cache)
-        except (OSError, ValueError) as error:
+        except (OSError, ValueError, KeyError) as error:
             problems.append(f"{project.name} {project.version}: {error}")
     return problems
 
@@ -234,8 +234,9 @@ def main() -> int:
     args = parser.parse_args()
     projects = [p for p in load_manifest() if not args.project or p.name in args.project]
     problems = fetch(projects)
-    for problem in problems:
-        print(f"hipify corpus: could not fetch {problem}", file=sys.stderr)
+    if problems:  # one line: the install goes on, and the tests say what is missing
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        print(f"hipify corpus: could not fetch {problems[0]}{more}", file=sys.stderr)
     if args.fetch_only:
         return 1 if problems else 0
     scratch = args.keep or Path(tempfile.mkdtemp(prefix="hipify-corpus-"))
