@@ -157,10 +157,12 @@ def _extract(archive: tarfile.TarFile, target: Path) -> None:
     archive.extractall(target)
 
 
-def translate_project(project: Project, tool: hipify_compile.Tool, out: Path) -> dict[Path, Path]:
+def translate_project(
+    project: Project, tool: hipify_compile.Tool, out: Path, cache: Path = CACHE
+) -> dict[Path, Path]:
     """`out`: the package with its translate folders run through `tool`; files a tool does not
     write (other extensions) are copied as they are. Returns {original: translated file}."""
-    source = project.root()
+    source = project.root(cache)
     roots = [source / r for r in project.translate]
     shutil.rmtree(out, ignore_errors=True)
     if project.translate != (".",):

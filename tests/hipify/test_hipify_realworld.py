@@ -8,10 +8,14 @@ corpus is the check that translations of code nobody here wrote still compile.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import importlib
+import io
 import os
 import re
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -51,6 +55,41 @@ def test_fetch_refuses_a_file_whose_sha256_differs(monkeypatch, tmp_path):
     problems = corpus.fetch([project], cache=tmp_path)
     assert len(problems) == 1 and "sha256" in problems[0]
     assert not corpus.is_fetched(project, cache=tmp_path)
+
+
+def _sdist(files: dict[str, str]) -> bytes:
+    """A gzipped tar with one top folder, as an sdist is."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for name, text in files.items():
+            data = text.encode()
+            member = tarfile.TarInfo(f"demo-1.0/{name}")
+            member.size = len(data)
+            archive.addfile(member, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def test_fetched_sdist_is_unpacked_and_translated_folders_keep_every_file(monkeypatch, tmp_path):
+    data = _sdist(
+        {
+            "src/kernel.cu": '#include "util.hu"\nvoid f() { cudaDeviceSynchronize(); }\n',
+            "src/util.hu": "// a header extension no tool translates\n",
+            "docs/README": "not translated, still there\n",
+        }
+    )
+    project = dataclasses.replace(
+        PROJECTS[0], name="demo", version="1.0", file="demo-1.0.tar.gz",
+        sha256=hashlib.sha256(data).hexdigest(), translate=("src",), compile=("src/kernel.cu",),
+    )  # fmt: skip
+    monkeypatch.setattr(corpus, "_download", lambda p: data)
+    assert corpus.fetch([project], cache=tmp_path) == []
+    assert corpus.is_fetched(project, cache=tmp_path)
+    out = tmp_path / "out"
+    tool = hipify_compile.rocmkit_tool("5.2")
+    translated = corpus.translate_project(project, tool, out, cache=tmp_path)
+    kernel = translated[project.root(tmp_path) / "src/kernel.cu"]
+    assert "hipDeviceSynchronize()" in kernel.read_text()
+    assert (out / "src/util.hu").is_file() and (out / "docs/README").is_file()
 
 
 @pytest.mark.hipcc
