@@ -37,7 +37,8 @@ from rocmkit.hipify.versions import (  # noqa: E402
     resolve_version,
 )
 
-EXTENSIONS = (".cu", ".cuh", ".h", ".hpp", ".inl", ".cpp")
+# What every tool translates: rocmkit's own default set, so that all three see the same files.
+EXTENSIONS = (".cu", ".cuh", ".h", ".hpp", ".hxx", ".inl", ".cpp", ".cc", ".cxx", ".c")
 _ERROR = re.compile(r"error: (.*)")
 _PERL_PAIR = re.compile(r'subst\("(\w+)", "(\w+)"')
 _INCLUDE_LINE = re.compile(r"^[ \t]*#[ \t]*include.*$", re.MULTILINE)
@@ -99,10 +100,12 @@ def perl_tool(perl: str, only: list[str]) -> Tool:
     return run
 
 
-def compile_one(path: Path, includes: list[Path], arch: str, hipcc: str) -> str | None:
+def compile_one(
+    path: Path, includes: list[Path], arch: str, hipcc: str, flags: tuple[str, ...] = ()
+) -> str | None:
     """None if it compiles, else the first error line."""
     command = [hipcc, f"--offload-arch={arch}", "-x", "hip", "-c", str(path), "-o", os.devnull]
-    command += [f"-I{d}" for d in [path.parent, *includes]]
+    command += [f"-I{d}" for d in [path.parent, *includes]] + list(flags)
     env = dict(os.environ, HIP_PLATFORM="amd")
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
     if done.returncode == 0:
@@ -112,28 +115,52 @@ def compile_one(path: Path, includes: list[Path], arch: str, hipcc: str) -> str 
 
 
 def audit_names(source: Path, out: Path, hip_version: str, perl: str | None) -> None:
-    """Print rocmkit's unconverted tokens that have a HIP equivalent in `hip_version` (judged by
-    hipify-perl's table: its target is declared by that release) and the HIP-namespace names the
-    output spells that the release does not declare."""
+    """Print rocmkit's unconverted tokens that have a HIP equivalent in `hip_version` and the
+    HIP-namespace names the output spells that the release does not declare."""
     shipped = resolve_version(hip_version)
-    declared = hip_names(shipped)
-    options = TranslateOptions(hip_version=hip_version)
-    report = hipify_paths(HipifyConfig(paths=(source,), options=options))
-    left = Counter(d.name for d in report.diagnostics if d.kind in ("unconverted", "unsupported"))
+    left = left_unconverted([source], hip_version)
+    lacking = names_lacking(list(out.rglob("*")), hip_names(shipped))
     print(f"\nrocmkit, HIP {hip_version}: {sum(left.values())} tokens left unconverted")
     if perl:
-        pairs = dict(_PERL_PAIR.findall(Path(perl).read_text(errors="replace")))
-        known = {n: c for n, c in left.items() if pairs.get(n) in declared}
+        known = with_hip_equivalent(left, hip_version, perl)
         print(f"  with a HIP {shipped} equivalent (hipify-perl's table): {sum(known.values())}")
+        pairs = perl_pairs(perl)
         for name, count in sorted(known.items(), key=lambda item: -item[1]):
             print(f"    {count:3d}x {name} -> {pairs[name]}")
+    print(f"  HIP-namespace names in the output that HIP {shipped} lacks: {dict(lacking)}")
+
+
+def left_unconverted(paths: list[Path], hip_version: str) -> Counter[str]:
+    """The CUDA tokens rocmkit reports as unconverted or unsupported in `paths` (files or trees)."""
+    options = TranslateOptions(hip_version=hip_version)
+    report = hipify_paths(HipifyConfig(paths=tuple(paths), options=options))
+    return Counter(d.name for d in report.diagnostics if d.kind in ("unconverted", "unsupported"))
+
+
+@functools.cache
+def perl_pairs(perl: str) -> dict[str, str]:
+    """hipify-perl's CUDA -> HIP table, read from its `subst` lines."""
+    return dict(_PERL_PAIR.findall(Path(perl).read_text(errors="replace")))
+
+
+def with_hip_equivalent(left: Counter[str], hip_version: str, perl: str) -> dict[str, int]:
+    """The tokens of `left` that have a HIP `hip_version` equivalent by hipify-perl's table (its
+    target is declared by that release)."""
+    declared = hip_names(resolve_version(hip_version))
+    pairs = perl_pairs(perl)
+    return {name: count for name, count in left.items() if pairs.get(name) in declared}
+
+
+def names_lacking(files: list[Path], declared: frozenset[str] | set[str]) -> Counter[str]:
+    """HIP-namespace names the translated `files` spell that the HIP release (`declared`, its
+    name list) does not declare; include lines are left out (header paths are not names)."""
     emitted: Counter[str] = Counter()
-    for path in out.rglob("*"):
+    for path in files:
         if path.suffix in EXTENSIONS:
-            text = _INCLUDE_LINE.sub("", path.read_text(errors="replace"))  # header paths
+            text = _INCLUDE_LINE.sub("", path.read_text(errors="replace"))
             names = _HIP_NAME.findall(text)
             emitted.update(n for n in names if is_checked(n) and n not in declared)
-    print(f"  HIP-namespace names in the output that HIP {shipped} lacks: {dict(emitted)}")
+    return emitted
 
 
 def main() -> int:

@@ -44,6 +44,17 @@ FIXED = {
     "cuMemcpy2DUnaligned": "hipDrvMemcpy2DUnaligned",
     "CU_CTX_MAP_HOST": "hipDeviceMapHost",
     "CU_FUNC_ATTRIBUTE_NUM_REGS": "HIP_FUNC_ATTRIBUTE_NUM_REGS",
+    # the real-world corpus from PyPI (benchmarks/hipify_corpus.toml, 2026-11-23)
+    "curandStateMRG32k3a": "hiprandStateMRG32k3a",
+    "NVRTC_ERROR_INVALID_OPTION": "HIPRTC_ERROR_INVALID_OPTION",
+    "CUarray_format": "hipArray_Format",
+    "CUaddress_mode": "HIPaddress_mode",
+    "CUfunction_attribute": "hipFunction_attribute",
+    "CUfunc_cache": "hipFuncCache_t",
+    "CU_MEMORYTYPE_HOST": "hipMemoryTypeHost",
+    "CUipcMemHandle": "hipIpcMemHandle_t",
+    "CUipcEventHandle": "hipIpcEventHandle_t",
+    "cuMemAllocManaged": "hipMallocManaged",
 }
 
 
