@@ -242,3 +242,14 @@ def test_a_macro_defined_in_one_header_is_not_reported_in_the_files_using_it(tmp
     report = hipify_paths(HipifyConfig(paths=(src,)))
     assert [d.name for d in report.diagnostics if d.kind == "unconverted"] == ["cudaOops"]
     assert report.unconverted_by_category() == {"runtime": 1}
+
+
+def test_hu_headers_are_translated_in_a_tree(tmp_path):
+    """LightGBM names its CUDA headers `.hu`: a tree run must not skip them."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "kernels.hu").write_text(
+        "inline void sync() { cudaDeviceSynchronize(); }\n"
+    )
+    hipify_paths(HipifyConfig(paths=(tmp_path / "src",), inplace=True))
+    assert "hipDeviceSynchronize()" in (tmp_path / "src" / "kernels.hu").read_text()
+    assert (tmp_path / "src" / "kernels.hu.prehip").exists()

@@ -127,3 +127,26 @@ def test_the_shipped_5_2_list_matches_the_installed_5_2_header():
         pytest.skip("needs Debian's HIP 5.2 headers")
     fields = struct_fields(header.read_text(), "hipDeviceProp_t")
     assert frozenset(fields) == device_prop_fields("5.2")
+
+
+SYMBOL_COPIES = """\
+__constant__ float table[4];
+void upload(float *host, cudaStream_t stream) {
+  cudaMemcpyToSymbolAsync(table, host, 16);
+  cudaMemcpyToSymbolAsync(table, host, 8, 8);
+  cudaMemcpyToSymbolAsync(table, host, 16, 0, cudaMemcpyHostToDevice, stream);
+  cudaMemcpyFromSymbolAsync(host, table, 16 /* bytes */);
+}
+"""
+
+
+def test_async_symbol_copies_get_the_defaults_hip_does_not_declare(tmp_path: Path):
+    """libKMCUDA: HIP's hipMemcpyToSymbolAsync has no defaults for offset and kind."""
+    text = translate(SYMBOL_COPIES).text
+    assert "hipMemcpyToSymbolAsync(table, host, 16, 0, hipMemcpyHostToDevice);" in text
+    assert "hipMemcpyToSymbolAsync(table, host, 8, 8, hipMemcpyHostToDevice);" in text
+    assert "hipMemcpyToSymbolAsync(table, host, 16, 0, hipMemcpyHostToDevice, stream);" in text
+    assert "(host, table, 16 /* bytes */, 0, hipMemcpyDeviceToHost);" in text
+    assert translate(text).text == text
+    done = compile_for_gfx90a(text, tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]

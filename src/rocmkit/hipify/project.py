@@ -31,7 +31,7 @@ BACKUP_SUFFIX = ".prehip"
 # Text is decoded so that every byte survives the round trip (see _run_job).
 SURROGATES = "surrogateescape"
 SOURCE_EXTENSIONS: tuple[str, ...] = (".cu", ".cuh", ".hip", ".cpp", ".cc", ".cxx", ".c")
-SOURCE_EXTENSIONS += (".h", ".hpp", ".hxx", ".inl")
+SOURCE_EXTENSIONS += (".h", ".hpp", ".hxx", ".inl", ".hu")  # .hu: LightGBM's CUDA headers
 _RENAMES = {"keep": None, "hip": ".hip", "hip.cpp": ".hip.cpp"}
 # Below this much work a process pool costs more to start than it saves.
 _PARALLEL_MIN_FILES = 32

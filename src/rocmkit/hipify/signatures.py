@@ -16,19 +16,24 @@ from rocmkit.hipify.lexer import call_arguments
 
 # CUDA function name -> index of the argument HIP declares as `const void*`
 KERNEL_ARGUMENT = {"cudaFuncSetAttribute": 0, "cudaFuncGetAttributes": 1}
-# CUDA function name -> (arguments a CUDA call may stop at, the one HIP requires after them).
-# HIP 5.2 and 6.2 declare `hipMalloc3DArray(array, desc, extent, unsigned int flags)` with no
-# default for `flags`; CUDA's default is 0.
-MISSING_DEFAULT = {"cudaMalloc3DArray": (3, "0")}
+# CUDA function name -> (index of the first parameter CUDA defaults and HIP does not, CUDA's
+# defaults from there on, in HIP's spelling). HIP 5.2 and 6.2 declare `hipMalloc3DArray(array,
+# desc, extent, unsigned int flags)` with no default for `flags` (CUDA's: 0), and the `*Async`
+# symbol copies with no defaults for `offset` and `kind`.
+MISSING_DEFAULT = {
+    "cudaMalloc3DArray": (3, ("0",)),
+    "cudaMemcpyToSymbolAsync": (3, ("0", "hipMemcpyHostToDevice")),
+    "cudaMemcpyFromSymbolAsync": (3, ("0", "hipMemcpyDeviceToHost")),
+}
 # CUDA function name -> (argument count of cuda_runtime.h's C++ overload, the HIP function).
 OVERLOAD_BY_ARITY = {"cudaEventCreate": (2, "hipEventCreateWithFlags")}
 _OVERLOADED_CALL = re.compile(r"(cudaEventCreate)\s*\(")
 # Start with a literal so the regex engine can skip ahead; the character before is checked apart.
 _CALL = re.compile(r"(cudaFunc(?:SetAttribute|GetAttributes))\s*\(")
-_DEFAULTED_CALL = re.compile(r"(cudaMalloc3DArray)\s*\(")
+_DEFAULTED_CALL = re.compile(r"(cudaMalloc3DArray|cudaMemcpy(?:To|From)SymbolAsync)\s*\(")
 CAST = "reinterpret_cast<const void*>("
 _ALREADY_CAST = ("reinterpret_cast", "(const void*)", "(void*)", "(const void *)")
-TRIGGERS = ("cudaFunc", "cudaMalloc3DArray", "cudaEventCreate")
+TRIGGERS = ("cudaFunc", "cudaMalloc3DArray", "SymbolAsync", "cudaEventCreate")
 
 
 def kernel_arguments(text: str, protected: Callable[[int], bool]) -> Iterator[tuple[int, int]]:
@@ -45,11 +50,12 @@ def kernel_arguments(text: str, protected: Callable[[int], bool]) -> Iterator[tu
 
 
 def missing_defaults(text: str, protected: Callable[[int], bool]) -> Iterator[tuple[int, str]]:
-    """(offset, text to insert there) for each call that leaves out an argument HIP requires."""
+    """(offset, text to insert there) for each call that leaves out arguments HIP requires."""
     for name, spans in _calls(text, _DEFAULTED_CALL, protected):
-        count, value = MISSING_DEFAULT[name]
-        if len(spans) == count:  # just before the `)`: never inside a trailing comment
-            yield spans[-1][1], f", {value}"
+        first, defaults = MISSING_DEFAULT[name]
+        given = len(spans)
+        if first <= given < first + len(defaults):  # just before the `)`: never in a comment
+            yield spans[-1][1], "".join(f", {value}" for value in defaults[given - first :])
 
 
 def overloads(text: str, protected: Callable[[int], bool]) -> Iterator[tuple[int, int, str]]:
