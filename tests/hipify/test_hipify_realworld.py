@@ -72,8 +72,8 @@ def _sdist(files: dict[str, str]) -> bytes:
 def test_fetched_sdist_is_unpacked_and_translated_folders_keep_every_file(monkeypatch, tmp_path):
     data = _sdist(
         {
-            "src/kernel.cu": '#include "util.hu"\nvoid f() { cudaDeviceSynchronize(); }\n',
-            "src/util.hu": "// a header extension no tool translates\n",
+            "src/kernel.cu": '#include "util.inc"\nvoid f() { cudaDeviceSynchronize(); }\n',
+            "src/util.inc": "// an extension no tool translates\n",
             "docs/README": "not translated, still there\n",
         }
     )
@@ -89,7 +89,7 @@ def test_fetched_sdist_is_unpacked_and_translated_folders_keep_every_file(monkey
     translated = corpus.translate_project(project, tool, out, cache=tmp_path)
     kernel = translated[project.root(tmp_path) / "src/kernel.cu"]
     assert "hipDeviceSynchronize()" in kernel.read_text()
-    assert (out / "src/util.hu").is_file() and (out / "docs/README").is_file()
+    assert (out / "src/util.inc").is_file() and (out / "docs/README").is_file()
 
 
 @pytest.mark.hipcc
