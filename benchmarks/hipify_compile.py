@@ -168,6 +168,13 @@ def main() -> int:
     parser.add_argument("--src", type=Path, required=True, help="root of the CUDA tree")
     parser.add_argument("--programs", action="append", required=True, help="dir glob to compile")
     parser.add_argument("--include", action="append", default=[], help="include dir (relative)")
+    parser.add_argument(
+        "--system-include",
+        action="append",
+        default=[],
+        type=Path,
+        help="include dir outside the tree, for every tool (a library's headers, e.g. hipBLAS)",
+    )
     parser.add_argument("--arch", default="gfx90a")
     parser.add_argument("--hipcc", default=shutil.which("hipcc") or "hipcc")
     parser.add_argument("--hipify-perl", default=shutil.which("hipify-perl"))
@@ -207,6 +214,7 @@ def main() -> int:
         # PyTorch's hipify writes a header it changes to `hip/` beside the original: search there
         # first, as a build using its output would.
         includes = [p for d in args.include for p in (out / d / "hip", out / d) if p.is_dir()]
+        includes += [d.resolve() for d in args.system_include]
         targets = [translated.get(p, out / p.relative_to(source)) for p in programs]
         compile_it = functools.partial(
             compile_one, includes=includes, arch=args.arch, hipcc=args.hipcc
