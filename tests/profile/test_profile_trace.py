@@ -62,7 +62,7 @@ def test_unwritable_trace_path_fails_before_running(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
     ran = []
-    with pytest.raises(UserError, match="cannot write the trace"):
+    with pytest.raises(UserError, match="cannot write the directory of the trace file"):
         profile_steps(ran.append, trace_path=blocker / "trace.json")
     assert ran == []
 

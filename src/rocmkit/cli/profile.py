@@ -251,6 +251,7 @@ def _gib(value: int | None) -> str:
 
 
 def run_memory(args: argparse.Namespace) -> int:
+    from rocmkit.atomic import check_writable_file
     from rocmkit.cli.pipeline import emit
     from rocmkit.profile.commands import (
         EstimateRequest,
@@ -261,7 +262,6 @@ def run_memory(args: argparse.Namespace) -> int:
         save_record,
     )
     from rocmkit.profile.estimator import estimate
-    from rocmkit.profile.trace import check_writable
     from rocmkit.report.memory_chart import render_memory_chart
 
     config = estimate_config(
@@ -282,7 +282,7 @@ def run_memory(args: argparse.Namespace) -> int:
         )
     )
     if args.plot:
-        check_writable(Path(args.plot))
+        check_writable_file(Path(args.plot), what="plot file")
     if args.out:
         from rocmkit.runs import prepare_out
 

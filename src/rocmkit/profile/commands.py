@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rocmkit import runs
+from rocmkit.atomic import check_writable_file
 from rocmkit.config import to_dict
 from rocmkit.errors import UserError, warn_once
 from rocmkit.profile.estimator import (
@@ -29,7 +30,7 @@ from rocmkit.profile.runs import (
     profile_training,
     shape_from_model_config,
 )
-from rocmkit.profile.trace import ProfileSchedule, check_writable
+from rocmkit.profile.trace import ProfileSchedule
 from rocmkit.results import Measurement, RunResult
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ def run_profile_train(
 ) -> tuple[TrainProfile, RunResult]:
     """Profile `config`'s steps into `out` (trace.json, memory.json); return the profile and
     its result document (not yet saved)."""
-    check_writable(out / "trace.json")
+    check_writable_file(out / "trace.json", what="trace file")
     if config.train.device == "cpu":  # the profile follows the config's device, as train does
         platform = dataclasses.replace(platform, gpu_available=False)
     profile = profile_training(
@@ -116,7 +117,7 @@ def run_profile_infer(
     if max_new_tokens < 1:
         raise UserError(f"--max-new-tokens must be at least 1 (got {max_new_tokens})")
     check_model_dir(model_dir)  # before the output directory is created
-    check_writable(out / "trace.json")
+    check_writable_file(out / "trace.json", what="trace file")
     profile = profile_inference(
         model_dir,
         out_dir=out,

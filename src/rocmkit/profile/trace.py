@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rocmkit.atomic import atomic_path
+from rocmkit.atomic import atomic_path, check_writable_file
 from rocmkit.errors import UserError
 from rocmkit.profile.summary import TraceSummary, load_trace, summarize_trace
 
@@ -58,7 +58,7 @@ class StepProfiler:
     def __enter__(self) -> StepProfiler:
         from torch.profiler import ProfilerActivity, profile, schedule
 
-        check_writable(self.trace_path)
+        check_writable_file(self.trace_path, what="trace file")
         activities = [ProfilerActivity.CPU]
         if self.device == "cuda":
             activities.append(ProfilerActivity.CUDA)  # also HIP kernels on ROCm builds
@@ -97,17 +97,6 @@ class StepProfiler:
         with atomic_path(self.trace_path) as partial:
             prof.export_chrome_trace(str(partial))
         self._exported = True
-
-
-def check_writable(path: Path) -> None:
-    """Fail before running anything when the trace cannot be written."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        probe = path.parent / f".{path.name}.probe"
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as exc:
-        raise UserError(f"cannot write the trace to {path}: {exc.strerror or exc}") from None
 
 
 def profile_steps(
