@@ -58,7 +58,18 @@ def test_save_writes_result_and_reports_that_report_can_read(tmp_path):
 def test_jsonable_makes_any_result_valid_json():
     doc = jsonable({"nan": math.nan, "neg": -math.inf, "t": (1, 2), "p": NOW.date()})
     assert doc["nan"] is None and doc["neg"] == "-inf" and doc["t"] == [1, 2]
-    json.dumps(doc, allow_nan=False, default=str)
+    assert doc["p"] == "2026-11-23"
+    json.dumps(doc, allow_nan=False)  # what atomic_write_json and --json do: no fallback
+
+
+def test_a_result_holding_a_value_json_lacks_still_saves_and_prints(tmp_path, capsys):
+    from rocmkit.cli.pipeline import print_json
+
+    result = RunResult(kind="bench", environment={"day": NOW.date()}, config={})
+    path = save(result, tmp_path / "run")
+    assert json.loads(path.read_text())["environment"]["day"] == "2026-11-23"
+    print_json(result.to_dict())
+    assert json.loads(capsys.readouterr().out)["environment"]["day"] == "2026-11-23"
 
 
 def test_a_run_that_fails_before_writing_leaves_no_empty_directory(tmp_path):

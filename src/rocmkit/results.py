@@ -86,9 +86,10 @@ def _version() -> str:
 
 
 def jsonable(value: Any) -> Any:
-    """The one JSON sanitiser: dataclasses and tuples become plain containers, Paths strings, NaN
-    null and infinities the strings "inf"/"-inf" (neither is JSON; an unbounded request rate is a
-    setting worth keeping, and `rocmkit.config` reads "inf" back)."""
+    """The one JSON sanitiser: dataclasses and tuples become plain containers, NaN null and
+    infinities the strings "inf"/"-inf" (neither is JSON; an unbounded request rate is a setting
+    worth keeping, and `rocmkit.config` reads "inf" back), and any other value JSON cannot hold
+    (a Path, a date, a torch dtype) its `str()`, so no writer or printer fails on it."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return jsonable(dataclasses.asdict(value))
     if isinstance(value, dict):
@@ -97,9 +98,9 @@ def jsonable(value: Any) -> Any:
         return [jsonable(v) for v in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    if isinstance(value, Path):
-        return str(value)
-    return value
+    if value is None or isinstance(value, str | int | float):  # bool is an int
+        return value
+    return str(value)
 
 
 def load_result(path: str | Path) -> RunResult:
