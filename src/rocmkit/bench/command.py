@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from rocmkit.bench.suites import BenchConfig, Device, Mode, device_defaults
+from rocmkit.bench.sizing import Mode
+from rocmkit.bench.suites import BenchConfig, Device, device_defaults
 from rocmkit.bench.train_precision import with_train_shortcuts
 from rocmkit.config import load_config
 

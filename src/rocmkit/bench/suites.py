@@ -19,6 +19,7 @@ from rocmkit.bench.attention import AttentionConfig, run_attention
 from rocmkit.bench.bandwidth import BandwidthConfig, run_bandwidth
 from rocmkit.bench.collectives import TORCHRUN_HINT, CollectivesConfig, run_collectives
 from rocmkit.bench.gemm import GemmConfig, run_gemm
+from rocmkit.bench.sizing import Mode
 from rocmkit.bench.train_precision import (
     TrainPrecisionConfig,
     TrainUnavailable,
@@ -32,7 +33,6 @@ from rocmkit.measure.ticks import listening
 from rocmkit.platform import Platform
 from rocmkit.results import Measurement, RunResult
 
-Mode = Literal["quick", "full"]
 Device = Literal["auto", "cpu", "gpu"]
 DEFAULT_SUITES = ("gemm", "bandwidth", "train-precision")
 # Environment variables that change what a benchmark measures; recorded with every run.
