@@ -84,3 +84,15 @@ def test_a_run_that_fails_before_writing_leaves_no_empty_directory(tmp_path):
     with pytest.raises(RuntimeError), run_directory(kept):
         raise RuntimeError("boom")
     assert kept.is_dir()  # a directory the user made is never removed
+
+
+def test_a_save_the_disk_refuses_is_a_one_line_error(tmp_path):
+    import pytest
+
+    from rocmkit.errors import UserError
+
+    out = tmp_path / "run"
+    (out / "result.json").mkdir(parents=True)  # what a full disk or lost permission looks like
+    result = RunResult(kind="bench", environment={}, config={})
+    with pytest.raises(UserError, match=r"cannot write .*run/result\.json: Is a directory"):
+        save(result, out)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rocmkit.atomic import check_writable_dir
+from rocmkit.errors import UserError
 from rocmkit.results import RESULT_FILENAME, RunResult
 
 if TYPE_CHECKING:
@@ -76,13 +77,21 @@ def run_directory(out: Path) -> Iterator[Path]:
 
 
 def save(result: RunResult, out: str | os.PathLike[str], *, reports: bool = False) -> Path:
-    """Write `out/result.json` (atomic); with `reports`, also `report.md` and `report.html`."""
-    directory = Path(out)
-    path = result.save(directory / RESULT_FILENAME)
-    if reports:
-        from rocmkit.report.files import write_reports  # plots only when reports are asked
+    """Write `out/result.json` (atomic); with `reports`, also `report.md` and `report.html`.
 
-        write_reports([result], directory)
+    A full disk or a lost permission is a one-line UserError for every command, not a traceback.
+    """
+    directory = Path(out)
+    target = directory / RESULT_FILENAME
+    try:
+        path = result.save(target)
+        if reports:
+            from rocmkit.report.files import write_reports  # plots only when reports are asked
+
+            target = directory
+            write_reports([result], directory)
+    except OSError as exc:
+        raise UserError(f"cannot write {target}: {exc.strerror or exc}") from None
     return path
 
 
