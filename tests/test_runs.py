@@ -27,6 +27,10 @@ def test_latest_run_picks_the_newest_run_of_that_command(tmp_path):
     for name in ("train-20261120-090000", "train-20261123-080000", "bench-20261124-000000"):
         (tmp_path / name).mkdir()
     assert latest_run("train", root=tmp_path) == tmp_path / "train-20261123-080000"
+    for name in ("train-20261123-080000-9", "train-20261123-080000-10", "train-gpt2-mine"):
+        (tmp_path / name).mkdir()
+    # -10 is newer than -9; a directory the user named is never taken for a stamped run.
+    assert latest_run("train", root=tmp_path) == tmp_path / "train-20261123-080000-10"
 
 
 def test_only_rank_zero_or_a_lone_process_reports():

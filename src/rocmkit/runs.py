@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import os
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,11 +45,17 @@ def resolve_out(out: str | os.PathLike[str] | None, command: str) -> Path:
 
 
 def latest_run(command: str, *, root: Path = RUNS_ROOT) -> Path | None:
-    """The newest `runs/<command>-*` directory (by its stamp in the name), or None."""
+    """The newest directory `default_out(command)` made (by the stamp and `-N` in its name), or
+    None; a directory the user named `runs/<command>-something` is not one of them."""
     if not root.is_dir():
         return None
-    runs = [p for p in root.glob(f"{command}-*") if p.is_dir()]
-    return max(runs, key=lambda p: (p.name, p.stat().st_mtime)) if runs else None
+    named = re.compile(rf"{re.escape(command)}-(\d{{8}}-\d{{6}})(?:-(\d+))?")
+    order: dict[Path, tuple[str, int]] = {}
+    for path in root.iterdir():
+        match = named.fullmatch(path.name)
+        if match and path.is_dir():
+            order[path] = (match[1], int(match[2] or 1))  # -10 after -9, not after -1
+    return max(order, key=order.__getitem__) if order else None
 
 
 def is_main_process(env: Mapping[str, str] | None = None) -> bool:
