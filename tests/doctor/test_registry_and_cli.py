@@ -232,3 +232,18 @@ def test_an_unwritable_out_is_refused_before_the_checks_run(tmp_path, capsys):
     assert main(["doctor", "--check", "torch-build", "--out", str(blocker / "run")]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and "cannot write the --out directory" in captured.err
+
+
+def test_an_unreadable_log_is_a_one_line_error_naming_the_option_that_gave_it(tmp_path, capsys):
+    binary = tmp_path / "core.bin"
+    binary.write_bytes(b"\x7fELF\x00\x00")
+    cases = [
+        (["--explain", str(tmp_path)], f"--explain {tmp_path}: is a directory"),
+        (["--explain", str(binary)], f"--explain {binary}: looks like a binary file"),
+        (["--from", str(tmp_path / "missing.txt")], f"--from {tmp_path / 'missing.txt'}: cannot"),
+    ]
+    for argv, message in cases:
+        assert main(["doctor", *argv]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and message in captured.err
+        assert captured.err.count("\n") == 1, argv

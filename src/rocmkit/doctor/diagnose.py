@@ -69,7 +69,7 @@ def diagnose_from(sources: tuple[str, ...]) -> DoctorReport:
     texts: dict[str, str] = {}
     for source in sources:
         name = "stdin" if source == "-" else Path(source).name
-        texts[name if name not in texts else source] = read_log(source)
+        texts[name if name not in texts else source] = read_log(source, option="--from")
     return diagnose_pasted(texts)
 
 
@@ -93,8 +93,9 @@ def explain_log(source: str, *, here: bool = False) -> ExplainReport:
     )
 
 
-def read_log(source: str) -> str:
-    """The text of a log file or stdin ('-'); UserError for unreadable, huge or binary input."""
+def read_log(source: str, *, option: str = "--explain") -> str:
+    """The text of a log file or stdin ('-'); UserError for unreadable, huge or binary input,
+    naming the `option` that gave it."""
     try:
         if source == "-":
             data = sys.stdin.buffer.read(MAX_LOG_BYTES + 1)
@@ -102,13 +103,13 @@ def read_log(source: str) -> str:
             with Path(source).open("rb") as f:
                 data = f.read(MAX_LOG_BYTES + 1)
     except IsADirectoryError:
-        raise UserError(f"--explain {source}: is a directory, give a log file") from None
+        raise UserError(f"{option} {source}: is a directory, give a log file") from None
     except OSError as exc:
-        raise UserError(f"--explain {source}: cannot read it ({exc.strerror or exc})") from None
+        raise UserError(f"{option} {source}: cannot read it ({exc.strerror or exc})") from None
     if len(data) > MAX_LOG_BYTES:
         raise UserError(
-            f"--explain {source}: larger than {MAX_LOG_BYTES // 2**20} MiB; pass the relevant part"
+            f"{option} {source}: larger than {MAX_LOG_BYTES // 2**20} MiB; pass the relevant part"
         )
     if b"\x00" in data[:65536]:
-        raise UserError(f"--explain {source}: looks like a binary file, not a text log")
+        raise UserError(f"{option} {source}: looks like a binary file, not a text log")
     return data.decode("utf-8", errors="replace")
