@@ -152,7 +152,7 @@ def atomic_path(
 def atomic_write_bytes(
     path: str | os.PathLike[str], data: bytes, *, fsync: bool = True, mode: int | None = None
 ) -> None:
-    """Replace `path` with `data` atomically (see `atomic_path` for `fsync` and `mode`)."""
+    """Replace `path` with `data` atomically (see `atomic_open` for `fsync` and `mode`)."""
     with atomic_open(path, fsync=fsync, mode=mode) as handle:
         handle.write(data)
 
