@@ -135,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result.data)
     else:
-        _print_human(args, outcome, quiet_summary=single_to_stdout)
+        _print_human(args, outcome, written=config.writes, quiet_summary=single_to_stdout)
     return outcome.exit_code
 
 
@@ -179,7 +179,9 @@ def _config(args: argparse.Namespace) -> HipifyConfig:
     )
 
 
-def _print_human(args: argparse.Namespace, outcome: HipifyOutcome, *, quiet_summary: bool) -> None:
+def _print_human(
+    args: argparse.Namespace, outcome: HipifyOutcome, *, written: bool, quiet_summary: bool
+) -> None:
     from rich.table import Table
 
     from rocmkit.cli.console import make_console
@@ -219,7 +221,6 @@ def _print_human(args: argparse.Namespace, outcome: HipifyOutcome, *, quiet_summ
         err.print(f"check {check.path}: {status} ({check.seconds:.1f}s)", markup=False)
     if quiet_summary:
         return
-    written = bool(args.output or args.output_dir or args.inplace)
     if not written:
         for result in report.files:
             if result.status == "converted":
