@@ -75,13 +75,19 @@ class ArchSpec:
     def checked(self, figure: str) -> bool:
         """Whether a figure ("bf16", "memory_bandwidth_gbps") was confirmed against a copy of the
         vendor's table (older rows, with no `unverified` list, count as checked)."""
-        group = "peak_tflops" if _DTYPE_ALIASES.get(figure, figure) in self.peak_tflops else figure
-        return figure not in self.unverified and group not in self.unverified
+        key = _dtype_key(figure)  # a dtype named as `peak_for` takes it
+        group = "peak_tflops" if key in self.peak_tflops else key
+        return key not in self.unverified and group not in self.unverified
 
     def peak_for(self, dtype: str) -> float | None:
         """Dense peak TFLOPS for a dtype name ("fp32", "tf32"/"xf32", "fp16", "bf16", "fp8")."""
-        key = dtype.lower().removeprefix("torch.")
-        return self.peak_tflops.get(_DTYPE_ALIASES.get(key, key))
+        return self.peak_tflops.get(_dtype_key(dtype))
+
+
+def _dtype_key(name: str) -> str:
+    """ "torch.bfloat16", "bfloat16", "BF16" -> "bf16"; any other name (a figure) unchanged."""
+    key = name.lower().removeprefix("torch.")
+    return _DTYPE_ALIASES.get(key, key)
 
 
 @functools.cache
