@@ -19,6 +19,7 @@ from rocmkit.measure.peaks import (
 )
 from rocmkit.measure.timing import TimingConfig
 from rocmkit.platform import CpuInfo, DeviceInfo, Platform
+from rocmkit.results import UNITS
 
 FAST = TimingConfig(warmup=0, min_samples=2, max_samples=3, budget_s=0.01)
 CPU = Platform(
@@ -125,6 +126,10 @@ def test_quick_suite_end_to_end_on_cpu(tmp_path, capsys):
         if m["suite"] == "train-precision"
     }
     assert precision[("fp32", "speedup_vs_fp32")]["value"] == pytest.approx(1.0)
+    # One unit per metric across commands (results.UNITS): mfu and % of peak both in percent.
+    units = {(m["metric"], m["unit"]) for m in data["measurements"] if m["metric"] in UNITS}
+    assert {metric for metric, _ in units} == set(UNITS)
+    assert all(unit == UNITS[metric] for metric, unit in units)
     assert precision[("bf16", "throughput")]["value"] > 0
     assert data["config"]["train_precision"]["overrides"]["gpt-tiny"]["model"]["seq_len"] == "16"
     report = (out / "report.md").read_text()
