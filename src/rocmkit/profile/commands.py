@@ -253,7 +253,6 @@ def estimate_record(
     """The document of a memory estimate: bytes per category as measurements (suite
     "memory-estimate"), the whole estimate and any measured comparison in `data`."""
     document = estimate_document(predicted, comparison)
-    rows = {**predicted.categories(), "total": predicted.total_bytes, "peak": predicted.peak_bytes}
     measurements = [
         Measurement(
             suite="memory-estimate",
@@ -262,7 +261,7 @@ def estimate_record(
             value=None if value is None else float(value),
             unit="bytes",
         )
-        for category, value in rows.items()
+        for category, value in document["bytes"].items()
     ]
     return RunResult(
         kind="profile-memory",
