@@ -217,8 +217,10 @@ def test_profile_memory_json_is_a_result_document_saved_only_with_out(
     assert main(argv) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["kind"] == "profile-memory" and not (tmp_path / "runs").exists()
-    totals = [m for m in printed["measurements"] if m["metric"] == "total_bytes"]
-    assert totals[0]["value"] == printed["data"]["bytes"]["total"]
+    # every category of the document is a measurement with the same bytes, and nothing else is
+    rows = {m["metric"]: m["value"] for m in printed["measurements"]}
+    assert rows == {f"{k}_bytes": v for k, v in printed["data"]["bytes"].items()}
+    assert rows["total_bytes"] > rows["parameters_bytes"] > 0
     assert main([*argv, "--out", "estimate"]) == 0
     saved = json.loads((tmp_path / "estimate" / "result.json").read_text())
     assert saved["data"] == json.loads(capsys.readouterr().out)["data"]

@@ -24,6 +24,7 @@ from rocmkit.profile.estimator import (
     normalise_sharding,
 )
 from rocmkit.profile.runs import (
+    TRACE_FILE,
     InferProfile,
     MemoryComparison,
     profile_inference,
@@ -80,7 +81,7 @@ def run_profile_train(
 ) -> tuple[TrainProfile, RunResult]:
     """Profile `config`'s steps into `out` (trace.json, memory.json); return the profile and
     its result document (not yet saved)."""
-    check_writable_file(out / "trace.json", what="trace file")
+    check_writable_file(out / TRACE_FILE, what="trace file")
     if config.train.device == "cpu":  # the profile follows the config's device, as train does
         platform = dataclasses.replace(platform, gpu_available=False)
     profile = profile_training(
@@ -117,7 +118,7 @@ def run_profile_infer(
     if max_new_tokens < 1:
         raise UserError(f"--max-new-tokens must be at least 1 (got {max_new_tokens})")
     check_model_dir(model_dir)  # before the output directory is created
-    check_writable_file(out / "trace.json", what="trace file")
+    check_writable_file(out / TRACE_FILE, what="trace file")
     profile = profile_inference(
         model_dir,
         out_dir=out,
@@ -252,7 +253,6 @@ def estimate_record(
     """The document of a memory estimate: bytes per category as measurements (suite
     "memory-estimate"), the whole estimate and any measured comparison in `data`."""
     document = estimate_document(predicted, comparison)
-    rows = {**predicted.categories(), "total": predicted.total_bytes, "peak": predicted.peak_bytes}
     measurements = [
         Measurement(
             suite="memory-estimate",
@@ -261,7 +261,7 @@ def estimate_record(
             value=None if value is None else float(value),
             unit="bytes",
         )
-        for category, value in rows.items()
+        for category, value in document["bytes"].items()
     ]
     return RunResult(
         kind="profile-memory",

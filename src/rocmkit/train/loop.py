@@ -155,7 +155,7 @@ def _setup(config: TrainConfig, platform: Platform, env: DistEnv, device_type: s
     channels_last = use_channels_last(built, config, device_type)
     if channels_last:
         built.module = built.module.to(memory_format=torch.channels_last)
-    blocks = _checkpoint_blocks(built) if config.train.activation_checkpointing else built.blocks
+    blocks = checkpoint_blocks(built) if config.train.activation_checkpointing else built.blocks
     model = wrap_model(built.module, blocks, config.parallel, config.precision, device)
     optimizer = build_optimizer(model, config.train, device_type)
     built.module = model
@@ -198,7 +198,7 @@ def _check_compile(train: TrainSection, device_type: str) -> None:
         )
 
 
-def _checkpoint_blocks(built: BuiltModel) -> list[torch.nn.Module]:
+def checkpoint_blocks(built: BuiltModel) -> list[torch.nn.Module]:
     """Wrap every block so its activations are recomputed in backward instead of stored."""
     from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
 

@@ -8,7 +8,7 @@ import torch
 from rocmkit.measure.memory import CategoryPeaks, measure_step_memory
 from rocmkit.train.config import TrainConfig
 from rocmkit.train.data import build_data
-from rocmkit.train.loop import build_optimizer
+from rocmkit.train.loop import build_optimizer, checkpoint_blocks
 from rocmkit.train.models import build_model
 from rocmkit.train.precision import build_precision
 
@@ -22,10 +22,7 @@ def step_memory(config: TrainConfig, *, device: str = "cpu") -> CategoryPeaks:
     precision = build_precision(config.precision, device)
     built.module = precision.prepare_model(built.module).to(device)
     if config.train.activation_checkpointing:
-        from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
-
-        for index, block in enumerate(list(built.blocks)):
-            built.set_block(index, checkpoint_wrapper(block))
+        checkpoint_blocks(built)
     optimizer = build_optimizer(built.module, config.train, device)
     batch = data.get_batch(
         step=0,

@@ -17,7 +17,7 @@ from typing import IO, Any
 
 from rocmkit.platform import Platform
 from rocmkit.platform.specs import lookup_spec
-from rocmkit.results import Measurement, RunResult, jsonable
+from rocmkit.results import UNITS, Measurement, RunResult, jsonable
 
 SUITE = "train"
 METRICS_FILE = "metrics.jsonl"
@@ -193,7 +193,7 @@ def _measurements(
         (f"{result.unit_name}_per_s", result.units_per_s, f"{result.unit_name}/s"),
         (f"{result.unit_name}_per_s_per_device", per_device, f"{result.unit_name}/s"),
         ("step_time", result.median_step_time_s, "s"),
-        ("mfu", None if result.mfu is None else 100.0 * result.mfu, "%"),
+        ("mfu", None if result.mfu is None else 100.0 * result.mfu, UNITS["mfu"]),
         ("peak_memory", result.peak_memory_bytes, "bytes"),
         ("final_loss", result.final_loss, "nats"),
         ("skipped_steps", float(result.num_skipped_steps), "steps"),

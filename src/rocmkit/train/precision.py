@@ -11,13 +11,13 @@ scaled-fp8 ones (e.g. torchao's float8 training) and keeps the bf16 autocast aro
 from __future__ import annotations
 
 import contextlib
-import importlib
 from collections.abc import Iterator
 from typing import Any
 
 import torch
 
 from rocmkit.train.config import PrecisionConfig, precision_spec
+from rocmkit.train.models import resolve_reference
 
 _AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 # torch.amp.GradScaler's defaults, named here so the docs and the warning can point at them.
@@ -133,11 +133,7 @@ class Fp16Policy(AutocastPolicy):
 
 def build_precision(config: PrecisionConfig, device_type: str) -> PrecisionPolicy:
     """The registered policy for `config.dtype` on a device type ("cuda" or "cpu")."""
-    factory = precision_spec(config.dtype).policy
-    if isinstance(factory, str):
-        module_name, name = factory.split(":")
-        factory = getattr(importlib.import_module(module_name), name)
-    policy = factory(config, device_type)
+    policy = resolve_reference(precision_spec(config.dtype).policy)(config, device_type)
     if not isinstance(policy, PrecisionPolicy):
         raise TypeError(f"precision {config.dtype!r} must build a PrecisionPolicy, not {policy!r}")
     return policy

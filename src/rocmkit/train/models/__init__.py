@@ -32,6 +32,7 @@ __all__ = [
     "model_kinds",
     "model_spec",
     "register_model",
+    "resolve_reference",
     "resolved_vocab_size",
 ]
 
@@ -235,7 +236,7 @@ def model_spec(kind: str) -> ModelSpec:
 def build_model(config: ModelConfig) -> BuiltModel:
     """Build the model `config.kind` names, randomly initialised (deterministic under manual_seed)."""
     spec = model_spec(config.kind)
-    builder: ModelBuilder = _resolve(spec.builder)
+    builder: ModelBuilder = resolve_reference(spec.builder)
     built = builder(config)
     if built.task != spec.task:
         raise UserError(
@@ -250,12 +251,13 @@ def resolved_vocab_size(config: ModelConfig) -> int:
     spec = model_spec(config.kind)
     if spec.vocab_size is None:
         return config.vocab_size
-    vocab_size: Callable[[ModelConfig], int] = _resolve(spec.vocab_size)
+    vocab_size: Callable[[ModelConfig], int] = resolve_reference(spec.vocab_size)
     return vocab_size(config)
 
 
-def _resolve(entry: Any) -> Any:
-    """A callable, or the object a "module:name" reference names (imported now)."""
+def resolve_reference(entry: Any) -> Any:
+    """A callable, or the object a "module:name" reference names (imported now): how the
+    model and precision registries name built-ins without importing them early."""
     if not isinstance(entry, str):
         return entry
     module_name, name = entry.split(":")
