@@ -12,7 +12,6 @@ its listed files with hipcc. As a script: rocmkit, torch.utils.hipify and hipify
 from __future__ import annotations
 
 import argparse
-import functools
 import hashlib
 import io
 import json
@@ -28,7 +27,6 @@ import urllib.request
 import zipfile
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -199,15 +197,10 @@ def compile_project(
     if project.python_include:
         includes.append(Path(sysconfig.get_paths()["include"]))
     targets = [translated.get(source / f, tree / f) for f in project.compile]
-    compile_it = functools.partial(
-        hipify_compile.compile_one,
-        includes=includes,
-        arch="gfx90a",
-        hipcc=hipcc,
-        flags=project.flags,
+    errors = hipify_compile.compile_all(
+        targets, includes, arch="gfx90a", hipcc=hipcc, jobs=jobs, flags=project.flags
     )
-    with ThreadPoolExecutor(jobs) as pool:
-        return dict(zip(project.compile, pool.map(compile_it, targets), strict=True))
+    return dict(zip(project.compile, errors, strict=True))
 
 
 def _tools(
