@@ -142,6 +142,14 @@ def _lacks_sync_intrinsics(hip_version: str | None) -> bool:
     )
 
 
+@functools.cache
+def _device_prop_target(hip_version: str) -> tuple[str, frozenset[str]]:
+    """The shipped release `hip_version` resolves to and its `hipDeviceProp_t` members: once per
+    process, not a listing of the name-list folder per file."""
+    shipped = resolve_version(hip_version)
+    return shipped, device_prop_fields(shipped)
+
+
 def translate(text: str, *, options: TranslateOptions = DEFAULT_OPTIONS) -> Translation:
     """Translate CUDA source text to HIP; pure (no I/O), deterministic and idempotent."""
     table, scanner = _scanner(options.mappings, options.hip_version)
@@ -309,8 +317,7 @@ class _Scan:
         version = self.options.hip_version
         if version is None or not any(trigger in self.text for trigger in props.TRIGGERS):
             return
-        shipped = resolve_version(version)
-        present = device_prop_fields(shipped)
+        shipped, present = _device_prop_target(version)
         for read in props.missing_reads(self.text, present, shipped, self.in_protected):
             # The object expression's own names go with it (`props[cudaCpuDeviceId].x` -> `0`).
             self.overrides.append((read.start, read.end, read.replacement, "device-prop"))
