@@ -99,6 +99,21 @@ def perl_tool(perl: str, only: list[str]) -> Tool:
     return run
 
 
+def select_tools(
+    wanted: list[str], hip_version: str | None, perl: str | None, perl_only: list[str]
+) -> dict[str, Tool]:
+    """The tools named in `wanted` (rocmkit, torch, perl), in that order; hipify-perl only when
+    its path is known. `perl_only`: see perl_tool."""
+    tools: dict[str, Tool] = {}
+    if "rocmkit" in wanted:
+        tools["rocmkit"] = rocmkit_tool(hip_version)
+    if "torch" in wanted:
+        tools["torch.utils.hipify"] = torch_tool
+    if "perl" in wanted and perl:
+        tools["hipify-perl"] = perl_tool(perl, perl_only)
+    return tools
+
+
 def compile_all(
     paths: list[Path],
     includes: list[Path],
@@ -208,14 +223,7 @@ def main() -> int:
     if args.audit_only:
         audit_names(source, scratch / "rocmkit", hip_version or "6.2", args.hipify_perl)
         return 0
-    tools: dict[str, Tool] = {}
-    wanted = args.tools.split(",")
-    if "rocmkit" in wanted:
-        tools["rocmkit"] = rocmkit_tool(hip_version)
-    if "torch" in wanted:
-        tools["torch.utils.hipify"] = torch_tool
-    if "perl" in wanted and args.hipify_perl:
-        tools["hipify-perl"] = perl_tool(args.hipify_perl, args.perl_files)
+    tools = select_tools(args.tools.split(","), hip_version, args.hipify_perl, args.perl_files)
     print(f"{len(programs)} .cu files under {args.programs}; hipcc {args.hipcc}, {args.arch}")
     outcome: dict[str, dict[Path, str | None]] = {}
     for name, tool in tools.items():

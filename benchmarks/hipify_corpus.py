@@ -203,20 +203,6 @@ def compile_project(
     return dict(zip(project.compile, errors, strict=True))
 
 
-def _tools(
-    names: list[str], hipcc: str, perl: str | None, project: Project
-) -> dict[str, hipify_compile.Tool]:
-    hip_version = installed_version(hipcc) or "5.2"
-    tools: dict[str, hipify_compile.Tool] = {}
-    if "rocmkit" in names:
-        tools["rocmkit"] = hipify_compile.rocmkit_tool(hip_version)
-    if "torch" in names:
-        tools["torch"] = hipify_compile.torch_tool
-    if "perl" in names and perl:
-        tools["hipify-perl"] = hipify_compile.perl_tool(perl, list(project.perl_only))
-    return tools
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fetch-only", action="store_true", help="download, unpack, stop")
@@ -236,11 +222,13 @@ def main() -> int:
         return 1 if problems else 0
     scratch = args.keep or Path(tempfile.mkdtemp(prefix="hipify-corpus-"))
     rows = []
+    hip_version = installed_version(args.hipcc) or "5.2"
     for project in projects:
         counts = {}
-        for name, tool in _tools(
-            args.tools.split(","), args.hipcc, args.hipify_perl, project
-        ).items():
+        tools = hipify_compile.select_tools(
+            args.tools.split(","), hip_version, args.hipify_perl, list(project.perl_only)
+        )
+        for name, tool in tools.items():
             started = time.perf_counter()
             out = scratch / name / project.name
             errors = compile_project(
