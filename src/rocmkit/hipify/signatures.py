@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from rocmkit.hipify.lexer import call_arguments
+from rocmkit.hipify.lexer import call_arguments, continues_name
 
 # CUDA function name -> index of the argument HIP declares as `const void*`
 KERNEL_ARGUMENT = {"cudaFuncSetAttribute": 0, "cudaFuncGetAttributes": 1}
@@ -73,8 +73,7 @@ def _calls(
     """(match of `pattern`, argument spans) of each call in code (not in a comment or literal);
     group 1 of the match is the function name."""
     for call in pattern.finditer(text):
-        before = text[call.start() - 1] if call.start() else " "
-        if before.isalnum() or before in "_$" or protected(call.start()):
+        if continues_name(text, call.start()) or protected(call.start()):
             continue
         spans = call_arguments(text, call.end())
         if spans is not None:
