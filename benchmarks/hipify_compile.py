@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import functools
-import os
 import re
 import shutil
 import subprocess
@@ -28,6 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
+from rocmkit.hipify.check import compile_one  # noqa: E402
 from rocmkit.hipify.project import HipifyConfig, hipify_paths  # noqa: E402
 from rocmkit.hipify.translate import TranslateOptions  # noqa: E402
 from rocmkit.hipify.versions import (  # noqa: E402
@@ -39,7 +39,6 @@ from rocmkit.hipify.versions import (  # noqa: E402
 
 # What every tool translates: rocmkit's own default set, so that all three see the same files.
 EXTENSIONS = (".cu", ".cuh", ".h", ".hpp", ".hxx", ".inl", ".cpp", ".cc", ".cxx", ".c")
-_ERROR = re.compile(r"error: (.*)")
 _PERL_PAIR = re.compile(r'subst\("(\w+)", "(\w+)"')
 _INCLUDE_LINE = re.compile(r"^[ \t]*#[ \t]*include.*$", re.MULTILINE)
 _HIP_NAME = re.compile(r"(?<![\w$])(?:hip|HIP_|__hip)\w*")
@@ -100,18 +99,45 @@ def perl_tool(perl: str, only: list[str]) -> Tool:
     return run
 
 
-def compile_one(
-    path: Path, includes: list[Path], arch: str, hipcc: str, flags: tuple[str, ...] = ()
-) -> str | None:
-    """None if it compiles, else the first error line."""
-    command = [hipcc, f"--offload-arch={arch}", "-x", "hip", "-c", str(path), "-o", os.devnull]
-    command += [f"-I{d}" for d in [path.parent, *includes]] + list(flags)
-    env = dict(os.environ, HIP_PLATFORM="amd")
-    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
-    if done.returncode == 0:
-        return None
-    errors = _ERROR.findall(done.stderr)
-    return errors[0] if errors else (done.stderr.strip().splitlines() or ["failed"])[-1]
+def select_tools(
+    wanted: list[str], hip_version: str | None, perl: str | None, perl_only: list[str]
+) -> dict[str, Tool]:
+    """The tools named in `wanted` (rocmkit, torch, perl), in that order; hipify-perl only when
+    its path is known. `perl_only`: see perl_tool."""
+    tools: dict[str, Tool] = {}
+    if "rocmkit" in wanted:
+        tools["rocmkit"] = rocmkit_tool(hip_version)
+    if "torch" in wanted:
+        tools["torch.utils.hipify"] = torch_tool
+    if "perl" in wanted and perl:
+        tools["hipify-perl"] = perl_tool(perl, perl_only)
+    return tools
+
+
+def compile_all(
+    paths: list[Path],
+    includes: list[Path],
+    *,
+    arch: str,
+    hipcc: str,
+    jobs: int,
+    flags: tuple[str, ...] = (),
+) -> list[str | None]:
+    """Per path (headers too, compiled as HIP): None if it compiles, else hipcc's first error
+    line. Each file's own directory is searched first, then `includes` (`rocmkit hipify
+    --check`'s compile_one)."""
+
+    def one(path: Path) -> str | None:
+        result = compile_one(
+            path, arch=arch, hipcc=hipcc, include_dirs=[path.parent, *includes], extra_flags=flags
+        )
+        if result.ok:
+            return None
+        # The message alone, without the file's path, so that the summary groups alike errors.
+        return result.first_error.partition("error: ")[2] or result.first_error
+
+    with ThreadPoolExecutor(jobs) as pool:
+        return list(pool.map(one, paths))
 
 
 def audit_names(source: Path, out: Path, hip_version: str, perl: str | None) -> None:
@@ -197,14 +223,7 @@ def main() -> int:
     if args.audit_only:
         audit_names(source, scratch / "rocmkit", hip_version or "6.2", args.hipify_perl)
         return 0
-    tools: dict[str, Tool] = {}
-    wanted = args.tools.split(",")
-    if "rocmkit" in wanted:
-        tools["rocmkit"] = rocmkit_tool(hip_version)
-    if "torch" in wanted:
-        tools["torch.utils.hipify"] = torch_tool
-    if "perl" in wanted and args.hipify_perl:
-        tools["hipify-perl"] = perl_tool(args.hipify_perl, args.perl_files)
+    tools = select_tools(args.tools.split(","), hip_version, args.hipify_perl, args.perl_files)
     print(f"{len(programs)} .cu files under {args.programs}; hipcc {args.hipcc}, {args.arch}")
     outcome: dict[str, dict[Path, str | None]] = {}
     for name, tool in tools.items():
@@ -216,11 +235,7 @@ def main() -> int:
         includes = [p for d in args.include for p in (out / d / "hip", out / d) if p.is_dir()]
         includes += [d.resolve() for d in args.system_include]
         targets = [translated.get(p, out / p.relative_to(source)) for p in programs]
-        compile_it = functools.partial(
-            compile_one, includes=includes, arch=args.arch, hipcc=args.hipcc
-        )
-        with ThreadPoolExecutor(args.jobs) as pool:
-            errors = list(pool.map(compile_it, targets))
+        errors = compile_all(targets, includes, arch=args.arch, hipcc=args.hipcc, jobs=args.jobs)
         outcome[name] = dict(zip(programs, errors, strict=True))
     for program in programs:
         cells = ["ok" if outcome[n][program] is None else "FAIL" for n in tools]

@@ -12,7 +12,6 @@ its listed files with hipcc. As a script: rocmkit, torch.utils.hipify and hipify
 from __future__ import annotations
 
 import argparse
-import functools
 import hashlib
 import io
 import json
@@ -28,7 +27,6 @@ import urllib.request
 import zipfile
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -199,29 +197,10 @@ def compile_project(
     if project.python_include:
         includes.append(Path(sysconfig.get_paths()["include"]))
     targets = [translated.get(source / f, tree / f) for f in project.compile]
-    compile_it = functools.partial(
-        hipify_compile.compile_one,
-        includes=includes,
-        arch="gfx90a",
-        hipcc=hipcc,
-        flags=project.flags,
+    errors = hipify_compile.compile_all(
+        targets, includes, arch="gfx90a", hipcc=hipcc, jobs=jobs, flags=project.flags
     )
-    with ThreadPoolExecutor(jobs) as pool:
-        return dict(zip(project.compile, pool.map(compile_it, targets), strict=True))
-
-
-def _tools(
-    names: list[str], hipcc: str, perl: str | None, project: Project
-) -> dict[str, hipify_compile.Tool]:
-    hip_version = installed_version(hipcc) or "5.2"
-    tools: dict[str, hipify_compile.Tool] = {}
-    if "rocmkit" in names:
-        tools["rocmkit"] = hipify_compile.rocmkit_tool(hip_version)
-    if "torch" in names:
-        tools["torch"] = hipify_compile.torch_tool
-    if "perl" in names and perl:
-        tools["hipify-perl"] = hipify_compile.perl_tool(perl, list(project.perl_only))
-    return tools
+    return dict(zip(project.compile, errors, strict=True))
 
 
 def main() -> int:
@@ -243,11 +222,13 @@ def main() -> int:
         return 1 if problems else 0
     scratch = args.keep or Path(tempfile.mkdtemp(prefix="hipify-corpus-"))
     rows = []
+    hip_version = installed_version(args.hipcc) or "5.2"
     for project in projects:
         counts = {}
-        for name, tool in _tools(
-            args.tools.split(","), args.hipcc, args.hipify_perl, project
-        ).items():
+        tools = hipify_compile.select_tools(
+            args.tools.split(","), hip_version, args.hipify_perl, list(project.perl_only)
+        )
+        for name, tool in tools.items():
             started = time.perf_counter()
             out = scratch / name / project.name
             errors = compile_project(

@@ -2,26 +2,27 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from rocmkit.hipify.check import find_hipcc
+from rocmkit.hipify.check import compile_one, find_hipcc
 
 
 def compile_for_gfx90a(text: str, directory: Path) -> subprocess.CompletedProcess[str]:
-    """`hipcc --offload-arch=gfx90a -x hip -c` on `text`; the test skips when hipcc is missing.
-
-    HIP_PLATFORM=amd: with CUDA installed too, hipcc would otherwise hand the job to nvcc.
-    """
+    """`text` compiled by check.compile_one (the command `rocmkit hipify --check` runs); the
+    test skips when hipcc is missing. Returns hipcc's whole answer, for the failure message."""
     hipcc = find_hipcc()
     if hipcc is None:
         pytest.skip("hipcc is not installed")
     source = directory / "translated.hip"
     source.write_text(text)
-    command = [str(hipcc), "--offload-arch=gfx90a", "-x", "hip", "-c", str(source)]
-    command += ["-o", str(directory / "translated.o")]
-    env = dict(os.environ, HIP_PLATFORM="amd")
-    return subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    answers: list[subprocess.CompletedProcess[str]] = []
+
+    def run(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        answers.append(subprocess.run(command, env=env, capture_output=True, text=True))
+        return answers[-1]
+
+    compile_one(source, arch="gfx90a", hipcc=hipcc, runner=run)
+    return answers[0]

@@ -64,6 +64,18 @@ def test_the_substitution_is_idempotent():
     assert hip52(once) == once
 
 
+def test_a_read_inside_another_reads_object_goes_with_the_outer_one():
+    source = (
+        "cudaDeviceProp props[2], *pp;\nint a = props[pp->asyncEngineCount].unifiedAddressing;\n"
+    )
+    result = translate(source, options=TranslateOptions(hip_version="5.2"))
+    assert "int a = 0 /* HIP 5.2: no hipDeviceProp_t::unifiedAddressing */;\n" in result.text
+    assert sorted(d.name for d in result.diagnostics if d.category == "device-prop") == [
+        "asyncEngineCount",
+        "unifiedAddressing",
+    ]
+
+
 def test_a_file_without_device_properties_is_left_alone():
     text = "struct S { int asyncEngineCount; };\nint f(S s) { return s.asyncEngineCount; }\n"
     assert hip52(text) == text

@@ -220,6 +220,15 @@ def test_mapping_table_has_no_chains_and_reads_torch_without_importing_it():
     assert len(load_table("builtin").identifiers) > 700
 
 
+def test_no_mapping_maps_a_name_to_itself():
+    # The scan turns every mapped name into an edit: a self-mapping would mark unchanged files
+    # changed and count conversions that did not happen.
+    for source in ("auto", "builtin"):
+        table = load_table(source)
+        assert [n for n, m in table.identifiers.items() if m.hip == n] == [], source
+    assert not translate("hipMalloc(&p, 4);\n").changed
+
+
 def test_hipify_never_imports_torch():
     src = Path(rocmkit.__file__).resolve().parent.parent
     code = (

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from rocmkit.hipify.lexer import call_arguments
+from rocmkit.hipify.lexer import call_arguments, continues_name
 
 # CUDA function name -> index of the argument HIP declares as `const void*`
 KERNEL_ARGUMENT = {"cudaFuncSetAttribute": 0, "cudaFuncGetAttributes": 1}
@@ -38,8 +38,8 @@ TRIGGERS = ("cudaFunc", "cudaMalloc3DArray", "SymbolAsync", "cudaEventCreate")
 
 def kernel_arguments(text: str, protected: Callable[[int], bool]) -> Iterator[tuple[int, int]]:
     """(start, end) in `text` of each kernel argument to wrap in CAST ... `)`."""
-    for name, spans in _calls(text, _CALL, protected):
-        index = KERNEL_ARGUMENT[name]
+    for call, spans in _calls(text, _CALL, protected):
+        index = KERNEL_ARGUMENT[call.group(1)]
         if index >= len(spans):
             continue
         start, end = _stripped(text, *spans[index])
@@ -51,8 +51,8 @@ def kernel_arguments(text: str, protected: Callable[[int], bool]) -> Iterator[tu
 
 def missing_defaults(text: str, protected: Callable[[int], bool]) -> Iterator[tuple[int, str]]:
     """(offset, text to insert there) for each call that leaves out arguments HIP requires."""
-    for name, spans in _calls(text, _DEFAULTED_CALL, protected):
-        first, defaults = MISSING_DEFAULT[name]
+    for call, spans in _calls(text, _DEFAULTED_CALL, protected):
+        first, defaults = MISSING_DEFAULT[call.group(1)]
         given = len(spans)
         if first <= given < first + len(defaults):  # just before the `)`: never in a comment
             yield spans[-1][1], "".join(f", {value}" for value in defaults[given - first :])
@@ -61,27 +61,23 @@ def missing_defaults(text: str, protected: Callable[[int], bool]) -> Iterator[tu
 def overloads(text: str, protected: Callable[[int], bool]) -> Iterator[tuple[int, int, str]]:
     """(start, end, HIP name) of each call name whose argument count picks a CUDA C++ overload
     that HIP spells as another function."""
-    for call in _OVERLOADED_CALL.finditer(text):
-        before = text[call.start() - 1] if call.start() else " "
-        if before.isalnum() or before in "_$" or protected(call.start()):
-            continue
+    for call, spans in _calls(text, _OVERLOADED_CALL, protected):
         count, hip_name = OVERLOAD_BY_ARITY[call.group(1)]
-        spans = call_arguments(text, call.end())
-        if spans is not None and len(spans) == count:
+        if len(spans) == count:
             yield call.start(), call.end(1), hip_name
 
 
 def _calls(
     text: str, pattern: re.Pattern[str], protected: Callable[[int], bool]
-) -> Iterator[tuple[str, list[tuple[int, int]]]]:
-    """(function name, argument spans) of each call in code (not in a comment or literal)."""
+) -> Iterator[tuple[re.Match[str], list[tuple[int, int]]]]:
+    """(match of `pattern`, argument spans) of each call in code (not in a comment or literal);
+    group 1 of the match is the function name."""
     for call in pattern.finditer(text):
-        before = text[call.start() - 1] if call.start() else " "
-        if before.isalnum() or before in "_$" or protected(call.start()):
+        if continues_name(text, call.start()) or protected(call.start()):
             continue
         spans = call_arguments(text, call.end())
         if spans is not None:
-            yield call.group(1), spans
+            yield call, spans
 
 
 def _stripped(text: str, start: int, end: int) -> tuple[int, int]:

@@ -142,6 +142,14 @@ def _lacks_sync_intrinsics(hip_version: str | None) -> bool:
     )
 
 
+@functools.cache
+def _device_prop_target(hip_version: str) -> tuple[str, frozenset[str]]:
+    """The shipped release `hip_version` resolves to and its `hipDeviceProp_t` members: once per
+    process, not a listing of the name-list folder per file."""
+    shipped = resolve_version(hip_version)
+    return shipped, device_prop_fields(shipped)
+
+
 def translate(text: str, *, options: TranslateOptions = DEFAULT_OPTIONS) -> Translation:
     """Translate CUDA source text to HIP; pure (no I/O), deterministic and idempotent."""
     table, scanner = _scanner(options.mappings, options.hip_version)
@@ -178,6 +186,10 @@ class _Scan:
         # (start, end, replacement, category) in scan order; Edit tuples once finished.
         self.edits: list[tuple[int, int, str, str]] = []
         self.in_order = True  # False once an edit is added behind the scan (guards, casts)
+        # Spans a later phase rewrites whole (a guard, an overload's name, a device-property read):
+        # the scan's edits starting inside one are dropped, then `replacement` (when not None)
+        # is added. Applied once, in finish.
+        self.overrides: list[tuple[int, int, str | None, str]] = []
         self.findings: list[tuple[int, str, str, str, str]] = []  # offset, kind, name, cat, msg
         self.num_includes_rewritten = 0
         self.first_hip_include: str | None = None
@@ -233,6 +245,7 @@ class _Scan:
         self._conditions()
         self._signatures()
         self._device_props()
+        self._apply_overrides()
         if not self.in_order:
             # An insertion sorts before a replacement starting at the same offset.
             self.edits.sort(key=_START_END)
@@ -274,13 +287,10 @@ class _Scan:
         if not found:
             return
         handled = {name.start for name in found}
-        self.edits = [edit for edit in self.edits if edit[0] not in handled]
         self.findings = [f for f in self.findings if f[0] not in handled]
         for name in found:
-            if name.replacement is not None:
-                self.edits.append((name.start, name.end, name.replacement, "guard"))
-                self.in_order = False
-            else:
+            self.overrides.append((name.start, name.end, name.replacement, "guard"))
+            if name.replacement is None:
                 category = "guard" if name.name in self.table.guards.defined_only else "version"
                 self.findings.append((name.start, "unconverted", name.name, category, name.message))
 
@@ -296,12 +306,10 @@ class _Scan:
         for offset, argument in signatures.missing_defaults(self.text, self.in_protected):
             self.edits.append((offset, offset, argument, "signature"))
             self.num_casts += 1
-        renamed = {}
+        # The overload's name replaces the plain mapping found by the scan.
         for start, end, hip_name in signatures.overloads(self.text, self.in_protected):
-            renamed[start] = (start, end, hip_name, "signature")
-        if renamed:  # the overload's name replaces the plain mapping found by the scan
-            self.edits = [renamed.get(e[0], e) for e in self.edits]
-            self.num_casts += len(renamed)
+            self.overrides.append((start, end, hip_name, "signature"))
+            self.num_casts += 1
         self.in_order = False
 
     def _device_props(self) -> None:
@@ -309,14 +317,30 @@ class _Scan:
         version = self.options.hip_version
         if version is None or not any(trigger in self.text for trigger in props.TRIGGERS):
             return
-        shipped = resolve_version(version)
-        present = device_prop_fields(shipped)
+        shipped, present = _device_prop_target(version)
         for read in props.missing_reads(self.text, present, shipped, self.in_protected):
             # The object expression's own names go with it (`props[cudaCpuDeviceId].x` -> `0`).
-            self.edits = [e for e in self.edits if not read.start <= e[0] < read.end]
-            self.edits.append((read.start, read.end, read.replacement, "device-prop"))
+            self.overrides.append((read.start, read.end, read.replacement, "device-prop"))
             self.findings.append((read.start, "hazard", read.member, "device-prop", read.message))
-            self.in_order = False
+
+    def _apply_overrides(self) -> None:
+        """One pass over the edits for all overrides: the outermost of nested overrides wins
+        (a device-property read inside another's object expression goes with it)."""
+        if not self.overrides:
+            return
+        kept: list[tuple[int, int, str | None, str]] = []
+        for override in sorted(self.overrides, key=lambda o: (o[0], -o[1])):
+            if not kept or override[0] >= kept[-1][1]:
+                kept.append(override)
+        starts = [start for start, *_ in kept]
+
+        def overridden(offset: int) -> bool:
+            index = bisect.bisect_right(starts, offset) - 1
+            return index >= 0 and offset < kept[index][1]
+
+        self.edits = [edit for edit in self.edits if not overridden(edit[0])]
+        self.edits += [(s, e, r, c) for s, e, r, c in kept if r is not None]
+        self.in_order = False
 
     def _lower_warp_sync(self, text: str) -> str:
         """HIP releases without `__shfl_xor_sync` & co. get the maskless intrinsics, reported."""

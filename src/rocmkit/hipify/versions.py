@@ -76,15 +76,18 @@ def resolve_version(requested: str) -> str:
 @functools.cache
 def hip_names(version: str) -> frozenset[str]:
     """The names HIP `version` (a shipped list, see resolve_version) declares."""
-    data = resources.files("rocmkit.hipify").joinpath("hip_names", f"{version}.txt").read_text()
-    return frozenset(line for line in data.splitlines() if line and not line.startswith("#"))
+    return _shipped_list(f"{version}.txt")
 
 
 @functools.cache
 def device_prop_fields(version: str) -> frozenset[str]:
     """The members of HIP `version`'s `hipDeviceProp_t` (a shipped list, see resolve_version)."""
-    folder = resources.files("rocmkit.hipify").joinpath("hip_names")
-    data = folder.joinpath(f"{version}.fields.txt").read_text()
+    return _shipped_list(f"{version}.fields.txt")
+
+
+def _shipped_list(file_name: str) -> frozenset[str]:
+    """The entries of a hip_names/ list: one a line, `#` lines are its source and comments."""
+    data = resources.files("rocmkit.hipify").joinpath("hip_names", file_name).read_text()
     return frozenset(line for line in data.splitlines() if line and not line.startswith("#"))
 
 

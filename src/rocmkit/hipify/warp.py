@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from rocmkit.hipify.lexer import call_arguments, mask_protected
+from rocmkit.hipify.lexer import call_arguments, continues_name, mask_protected
 
 LOWERED = {
     "__shfl_sync": "__shfl",
@@ -43,8 +43,8 @@ def sync_calls(text: str, protected: Callable[[int], bool] | None = None) -> lis
     calls = []
     for match in _CALL.finditer(code):
         start = match.start()
-        if start and (code[start - 1].isalnum() or code[start - 1] in "_$"):
-            continue  # inside a longer name
+        if continues_name(code, start):
+            continue
         if protected is None or not protected(start):
             calls.append((start, match.group(1)))
     return calls
