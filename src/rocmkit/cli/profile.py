@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rocmkit import runs
 from rocmkit.cli.pipeline import add_output_options
 from rocmkit.cli.train_options import add_train_shortcuts, train_overrides
 from rocmkit.errors import UserError
@@ -140,7 +141,7 @@ def run_train(args: argparse.Namespace) -> int:
     from rocmkit.cli.pipeline import emit
     from rocmkit.config import parse_overrides
     from rocmkit.platform import detect
-    from rocmkit.profile.commands import profile_train_config, run_profile_train, save_record
+    from rocmkit.profile.commands import profile_train_config, run_profile_train
     from rocmkit.runs import resolve_out
 
     schedule = _schedule(args)
@@ -158,7 +159,7 @@ def run_train(args: argparse.Namespace) -> int:
             top_k=args.top,
             on_step=lambda metrics: bar.advance(info=f"step {metrics.step}"),
         )
-    save_record(record, out)
+    runs.save(record, out)
     name = args.preset or Path(args.config).stem
 
     def render(_: Any, console: Console) -> None:
@@ -176,7 +177,7 @@ def run_train(args: argparse.Namespace) -> int:
 def run_infer(args: argparse.Namespace) -> int:
     from rocmkit.cli.pipeline import emit
     from rocmkit.platform import detect
-    from rocmkit.profile.commands import check_model_dir, run_profile_infer, save_record
+    from rocmkit.profile.commands import check_model_dir, run_profile_infer
     from rocmkit.runs import resolve_out
 
     schedule = _schedule(args)
@@ -192,7 +193,7 @@ def run_infer(args: argparse.Namespace) -> int:
         max_new_tokens=args.max_new_tokens,
         top_k=args.top,
     )
-    save_record(record, out)
+    runs.save(record, out)
 
     def render(_: Any, console: Console) -> None:
         title = f"profile infer {model_dir.name}"
@@ -259,7 +260,6 @@ def run_memory(args: argparse.Namespace) -> int:
         estimate_config,
         estimate_record,
         measure_device,
-        save_record,
     )
     from rocmkit.profile.estimator import estimate
     from rocmkit.report.memory_chart import render_memory_chart
@@ -302,7 +302,7 @@ def run_memory(args: argparse.Namespace) -> int:
         render_memory_chart(chart_estimates(config, predicted), args.plot, title=title)
     record = estimate_record(predicted, comparison, environment)
     if args.out:
-        save_record(record, Path(args.out))
+        runs.save(record, Path(args.out))
 
     def render(_: Any, console: Console) -> None:
         _render_estimate(console, predicted, record.data["measured"])

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rocmkit import runs
 from rocmkit.atomic import check_writable_file
 from rocmkit.config import to_dict
 from rocmkit.errors import UserError, warn_once
@@ -304,11 +303,3 @@ def measure_device(platform: Platform, choice: str) -> str:
     if choice == "gpu" and not platform.gpu_available:
         raise UserError("--device gpu: torch sees no usable GPU here; use cpu or auto")
     return str(platform.torch_device)
-
-
-def save_record(record: RunResult, out: Path) -> Path:
-    """`runs.save`, with a full disk or a lost permission as a one-line error."""
-    try:
-        return runs.save(record, out)
-    except OSError as exc:
-        raise UserError(f"cannot write {out}/result.json: {exc.strerror or exc}") from None
