@@ -130,7 +130,7 @@ def test_debug_flag_anywhere_shows_the_traceback(tmp_path):
 
 
 def test_piped_output_is_not_wrapped_at_80_columns(monkeypatch):
-    from rocmkit.cli.console import PIPE_WIDTH, make_console
+    from rocmkit.console import PIPE_WIDTH, make_console
 
     monkeypatch.delenv("COLUMNS", raising=False)
     console = make_console()

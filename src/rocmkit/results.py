@@ -52,6 +52,10 @@ class RunResult:
     measurements: list[Measurement] = field(default_factory=list)
     label: str | None = None
     partial: str | None = None  # why the run stopped early (e.g. Ctrl-C); None when it finished
+    # How the run ended: ok, failed (a run failure, a wrong figure, findings at/above the gate),
+    # nonfinite (training stopped on a NaN/inf loss), interrupted (Ctrl-C), terminated (SIGTERM).
+    # rocmkit.driver.EXIT_CODES maps it to the process exit code.
+    outcome: str = "ok"
     data: dict[str, Any] = field(default_factory=dict)  # a non-numeric answer (findings, reports)
     created_at: str = field(
         default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
@@ -138,6 +142,7 @@ def result_from_dict(data: Any, *, source: str = "result") -> RunResult:
             measurements=measurements,
             label=data.get("label"),
             partial=data.get("partial"),
+            outcome=str(data.get("outcome") or ("interrupted" if data.get("partial") else "ok")),
             data=dict(data.get("data") or {}),
             created_at=str(data["created_at"]),
             rocmkit_version=str(data["rocmkit_version"]),

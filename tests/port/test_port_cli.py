@@ -45,8 +45,10 @@ def test_no_path_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None
 
 
 def test_json_document(capsys: pytest.CaptureFixture[str]) -> None:
-    main(["port", str(GPTQ), "--json"])
-    doc = json.loads(capsys.readouterr().out)
+    assert main(["port", str(GPTQ), "--json"]) == 1
+    run = json.loads(capsys.readouterr().out)
+    assert (run["kind"], run["outcome"]) == ("port", "failed")
+    doc = run["data"]  # the port report inside the run document (the same as result.json)
     assert (doc["schema"], doc["schema_version"], doc["exit_code"]) == ("rocmkit.port", 1, 1)
     assert doc["counts"] == {"error": 3, "warn": 0, "info": 2}
     first = doc["findings"][0]

@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
 
     use_passive_wait_policy()  # before anything imports torch and starts its OpenMP pool
     from rocmkit import runs
-    from rocmkit.cli.console import make_console
+    from rocmkit.console import make_console
     from rocmkit.cli.pipeline import emit
     from rocmkit.platform import Platform
 
@@ -141,7 +141,7 @@ def _measure(args: argparse.Namespace, out: Path, is_writer: bool) -> tuple[RunR
     from rocmkit import runs
     from rocmkit.bench import run_bench
     from rocmkit.bench.suites import on_device
-    from rocmkit.cli.console import make_console, progress
+    from rocmkit.console import make_console, progress
     from rocmkit.platform import detect
 
     platform = on_device(detect(), args.device)

@@ -104,7 +104,7 @@ def _render(report: DoctorReport, *, verbose: bool) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from rocmkit.cli.console import make_console
+    from rocmkit.console import make_console
 
     env = report.environment
     console = make_console()
@@ -137,7 +137,7 @@ def _render(report: DoctorReport, *, verbose: bool) -> None:
 def _print_explanations(report: ExplainReport) -> None:
     from rich.markup import escape
 
-    from rocmkit.cli.console import make_console
+    from rocmkit.console import make_console
 
     console = make_console()
     name = "stdin" if report.source == "-" else report.source

@@ -184,7 +184,7 @@ def _print_human(
 ) -> None:
     from rich.table import Table
 
-    from rocmkit.cli.console import make_console
+    from rocmkit.console import make_console
 
     report = outcome.report
 

@@ -130,7 +130,7 @@ def _run_local(settings: LocalSettings, args: argparse.Namespace) -> int:
 
 def _info(text: str) -> None:
     """Progress and file names go to stderr, so `--json` output stays one document."""
-    from rocmkit.cli.console import make_console
+    from rocmkit.console import make_console
 
     make_console(stderr=True).print(text)
 

@@ -1,23 +1,15 @@
-"""The options and output every command shares: `--out`, `--json`, `--monitor-memory`, and the one
-way a result is printed (the report layouts on a console, or the result document as JSON).
+"""The options every command shares (`--out`, `--json`, `--monitor-memory`) and the one handler:
+a parsed command line goes to `rocmkit.driver.execute` with the command's `COMMAND`.
 
-A command module parses its own arguments, calls its capability, and hands the result here.
+A command module of this package declares its arguments and nothing else; its library module
+(`rocmkit.<command>.command`) builds the config, runs, and the driver saves and prints.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
+import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
-    from rocmkit.results import RunResult
-
-Renderer = Callable[["RunResult", "Console"], None]
 
 
 def add_output_options(
@@ -45,26 +37,36 @@ def add_output_options(
         )
 
 
-def print_json(document: Any) -> None:
-    """The one JSON printer: indented, NaN as null, a trailing newline."""
-    from rocmkit.results import jsonable
+def handler(module: str, attribute: str = "COMMAND") -> Callable[[argparse.Namespace], int]:
+    """The handler of a command: import its library module only when it runs (so `--help`
+    imports nothing heavy) and hand the arguments to the driver."""
 
-    sys.stdout.write(json.dumps(jsonable(document), indent=2) + "\n")
+    def run(args: argparse.Namespace) -> int:
+        from rocmkit.driver import execute
 
+        return execute(getattr(importlib.import_module(module), attribute), args)
 
-def render_run(result: RunResult, console: Console) -> None:
-    """The standard layout of a run: the report's tables, as `rocmkit report` prints them."""
-    from rocmkit.report.document import build_document
-    from rocmkit.report.render_console import render_console
-
-    render_console(build_document([result]), console)
+    return run
 
 
-def emit(result: RunResult, *, as_json: bool, render: Renderer = render_run) -> None:
-    """Print a finished run: its result document with `--json`, else `render` on the console."""
+# Transitional: the commands not yet on the driver print through these; removed when every
+# command runs through `rocmkit.driver.execute`.
+def print_json(document: object) -> None:
+    from rocmkit.driver import print_json as _print_json
+
+    _print_json(document)
+
+
+def render_run(result: object, console: object) -> None:
+    from rocmkit.report.views import standard
+
+    standard(result, console)  # type: ignore[arg-type]
+
+
+def emit(result: object, *, as_json: bool, render: Callable[..., None] = render_run) -> None:
     if as_json:
-        print_json(result.to_dict())
+        print_json(result.to_dict())  # type: ignore[attr-defined]
         return
-    from rocmkit.cli.console import make_console
+    from rocmkit.console import make_console
 
     render(result, make_console())

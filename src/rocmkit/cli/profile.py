@@ -137,7 +137,7 @@ def _schedule(args: argparse.Namespace) -> Any:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    from rocmkit.cli.console import progress
+    from rocmkit.console import progress
     from rocmkit.cli.pipeline import emit
     from rocmkit.config import parse_overrides
     from rocmkit.platform import detect

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _write_files(runs: list[RunResult], out: Path | None, output: str | None, fmt: str) -> None:
     from rocmkit.atomic import atomic_write_text
-    from rocmkit.cli.console import make_console
+    from rocmkit.console import make_console
     from rocmkit.report import render
     from rocmkit.report.files import write_reports
 
@@ -77,7 +77,7 @@ def _write_files(runs: list[RunResult], out: Path | None, output: str | None, fm
 
 
 def _print_report(runs: list[RunResult], fmt: str) -> None:
-    from rocmkit.cli.console import make_console
+    from rocmkit.console import make_console
     from rocmkit.report import build_document, render
 
     if fmt == "console":

@@ -184,7 +184,7 @@ class _Progress:
         if self.enabled and sys.stderr.isatty():
             from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-            from rocmkit.cli.console import make_console
+            from rocmkit.console import make_console
 
             self.bar = Progress(
                 TextColumn("train"),
