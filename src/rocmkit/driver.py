@@ -49,7 +49,7 @@ EXIT_CODES: dict[str, int] = {
     "terminated": EXIT_TERMINATED,
 }
 
-Saves = Literal["always", "with-out"]
+Saves = Literal["always", "with-out", "never"]
 
 
 def exit_code(result: RunResult) -> int:
@@ -67,6 +67,7 @@ class Context:
     is_main: bool = True  # rank 0 under torchrun, or a process run alone: it prints and writes
     quiet: bool = True  # no progress output (library calls, --json, other ranks)
     monitor_memory: bool = False
+    notes: bool = False  # print `note`s (files written...) on stderr, even under --json
     monitors: list[tuple[str, MemoryMonitor]] = field(default_factory=list)
 
     @property
@@ -81,6 +82,11 @@ class Context:
         from rocmkit.console import make_console
 
         make_console(stderr=True).print(text)
+
+    def note(self, text: str) -> None:
+        """A line the user needs whatever the output format (a file written): stderr."""
+        if self.notes and self.is_main:
+            print(text, file=sys.stderr, flush=True)
 
     @contextlib.contextmanager
     def progress(self, description: str, total: float | None) -> Iterator[ProgressHandle]:
@@ -108,7 +114,9 @@ class Command:
     name: str  # default run directory runs/<name>-<stamp>; also the result's kind by default
     build: Callable[[argparse.Namespace], Any]
     run: Callable[[Any, Context], RunResult]
-    saves: Saves = "always"  # "with-out": a document command, saved only with --out DIR
+    # "with-out": a document command, saved only with --out DIR; "never": --out means something
+    # else to the command (report's report directory), result.json is never written.
+    saves: Saves = "always"
     reports: bool = False  # write report.md and report.html beside result.json
     # The run directory when --out is not given (train continues the newest run on --resume
     # auto): (config, --out) -> (directory, note for the user or None).
@@ -127,6 +135,7 @@ def execute(command: Command, args: argparse.Namespace) -> int:
         is_main=is_main,
         quiet=as_json or not is_main,
         monitor_memory=bool(getattr(args, "monitor_memory", False)),
+        notes=True,
     )
     keep = runs.run_directory(out) if out is not None and is_main else contextlib.nullcontext()
     with keep:
@@ -149,7 +158,7 @@ def _out_dir(command: Command, config: Any, out: str | None, is_main: bool) -> P
         if note and is_main:
             print(note, file=sys.stderr, flush=True)
         return path
-    if out is None and command.saves == "with-out":
+    if command.saves == "never" or (out is None and command.saves == "with-out"):
         return None
     return runs.resolve_out(out, command.name)
 

@@ -70,11 +70,11 @@ def test_console_table_names_place_rule_and_fix(capsys: pytest.CaptureFixture[st
     assert "3 error, 2 info" in out
 
 
-def test_unreadable_files_go_to_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unreadable_files_are_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "bad.py").write_bytes(b"\xff\xfeimport pynvml\n")
     assert main(["port", str(tmp_path)]) == 0
     captured = capsys.readouterr()
-    assert "bad.py: not UTF-8" in captured.err
+    assert "not scanned: bad.py: not UTF-8" in captured.out
     assert "no findings, 1 files not scanned" in captured.out
 
 
@@ -96,7 +96,7 @@ def test_real_command_line_in_a_subprocess() -> None:
         timeout=120,
     )
     assert proc.returncode == 1, proc.stderr
-    assert len(json.loads(proc.stdout)["findings"]) == 5
+    assert len(json.loads(proc.stdout)["data"]["findings"]) == 5
 
 
 def test_out_saves_what_json_prints(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -105,12 +105,17 @@ def test_out_saves_what_json_prints(tmp_path: Path, capsys: pytest.CaptureFixtur
     out = tmp_path / "scan"
     assert main(["port", str(GPTQ), "--json", "--out", str(out), "--fail-on", "warn"]) == 1
     printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads((out / "result.json").read_text())  # --json is the saved file
     saved = load_result(out)
-    assert saved.kind == "port" and saved.data == printed
-    assert saved.config["fail_on"] == "warn" and printed["fail_on"] == "warn"
+    assert saved.kind == "port" and saved.data == printed["data"]
+    assert saved.config["fail_on"] == "warn" and printed["data"]["fail_on"] == "warn"
     assert main(["port", str(GPTQ), "--out", str(tmp_path / "table")]) == 1
-    assert "docker-gpus" in capsys.readouterr().out  # the table is still printed
-    assert load_result(tmp_path / "table").data["counts"] == printed["counts"]
+    shown = capsys.readouterr().out
+    assert "docker-gpus" in shown  # the table is still printed
+    assert load_result(tmp_path / "table").data["counts"] == printed["data"]["counts"]
+    # `rocmkit report RUN` prints the very cells the command printed
+    assert main(["report", str(tmp_path / "table")]) == 0
+    assert capsys.readouterr().out == shown
 
 
 def test_no_run_directory_without_out(

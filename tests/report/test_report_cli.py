@@ -43,7 +43,9 @@ def test_json_prints_every_run_document_in_order(
 ) -> None:
     first, second = _run(tmp_path, "a", 1.0), _run(tmp_path, "b", 2.0)
     assert main(["report", str(second), str(first), "--json"]) == 0
-    doc = json.loads(capsys.readouterr().out)
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["kind"] == "report"  # one shape of --json for every command: a run document
+    doc = printed["data"]
     assert doc["schema"] == "rocmkit.report" and doc["schema_version"] == 1
     assert [r["label"] for r in doc["runs"]] == ["b", "a"]
     assert doc["runs"][1] == load_result(first).to_dict()
@@ -73,7 +75,7 @@ def test_a_document_run_is_reported_with_its_answer_kind(
 ) -> None:
     scan = _port_scan(tmp_path, capsys)
     assert main(["report", str(scan), "--json"]) == 0
-    (run,) = json.loads(capsys.readouterr().out)["runs"]
+    (run,) = json.loads(capsys.readouterr().out)["data"]["runs"]
     assert run["kind"] == "port" and run["data"]["schema"] == "rocmkit.port"
     assert run["label"] == "port clean"  # a scan names what it read, not a device
 

@@ -40,6 +40,7 @@ BUILTIN: dict[str, str] = {
     "profile-train": "rocmkit.report.view_profile:render_trace",
     "profile-infer": "rocmkit.report.view_profile:render_trace",
     "profile-memory": "rocmkit.report.view_profile:render_estimate",
+    "report": "rocmkit.report.view_report:render",
 }
 _REGISTERED: dict[str, View] = {}
 
