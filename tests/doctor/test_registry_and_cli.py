@@ -80,7 +80,7 @@ def test_cli_list_and_single_check_json(capsys):
     assert capsys.readouterr().out.split()[0] == "torch-build"
     os.environ["HSA_OVERRIDE_GFX_VERSION"] = '"10.3.0"'  # restored by the hygiene fixture
     assert main(["doctor", "--check", "hsa-override", "--json"]) == 1
-    doc = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)["data"]
     assert [f["status"] for f in doc["findings"]] == ["fail"]
 
 
@@ -127,7 +127,7 @@ def test_cli_explain_file_and_stdin(tmp_path, capsys, monkeypatch):
         sys, "stdin", io.TextIOWrapper(io.BytesIO(b"Found no NVIDIA driver on your system\n"))
     )
     assert main(["doctor", "--explain", "-", "--json"]) == 0
-    doc = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)["data"]
     assert (
         doc["schema"] == "rocmkit.doctor.explain" and doc["matches"][0]["id"] == "no-nvidia-driver"
     )
@@ -147,7 +147,7 @@ def test_doctor_on_this_machine_end_to_end():
         timeout=240,
     )
     assert proc.returncode in (0, 1), proc.stderr
-    doc = json.loads(proc.stdout)
+    doc = json.loads(proc.stdout)["data"]
     findings = {f["id"]: f for f in doc["findings"]}
     assert doc["environment"]["torch_version"] == torch.__version__
     if not torch.cuda.is_available():
@@ -163,7 +163,7 @@ def test_cli_from_reads_pasted_outputs_and_logs(tmp_path, capsys, local_fixtures
     log.write_text("ROCm error: invalid device function\n")
     argv = ["doctor", "--from", str(paste / "amd-smi_static_mi350x.txt"), str(log), "--json"]
     assert main(argv) == 1  # the log holds an error
-    doc = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)["data"]
     by_id = {f["id"]: f for f in doc["findings"]}
     mi350 = by_id["from:amd-smi_static_mi350x.txt"]
     assert mi350["status"] == "ok" and "gfx950" in mi350["summary"] and "2307.2" in mi350["summary"]
@@ -201,11 +201,14 @@ def test_out_saves_what_json_prints_and_nothing_is_saved_without_it(tmp_path, ca
     assert main(["doctor", "--check", "hsa-override", "--json", "--out", str(out)]) == 1
     captured = capsys.readouterr()
     printed = json.loads(captured.out)
-    assert printed["schema"] == "rocmkit.doctor" and printed["exit_code"] == 1
-    assert _saved(out).data == printed
+    assert printed == json.loads((out / "result.json").read_text())  # --json is the saved file
+    assert printed["outcome"] == "failed" and printed["data"]["schema"] == "rocmkit.doctor"
     assert f"wrote {out / 'result.json'}" in captured.err
     assert main(["doctor", "--check", "hsa-override"]) == 1  # printing is the output
-    assert "hsa-override" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert "hsa-override" in shown
+    assert main(["report", str(out)]) == 1 - 1  # report renders the saved run: the same cells
+    assert capsys.readouterr().out == shown
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ci"]  # no runs/ directory appeared
 
 
@@ -214,7 +217,10 @@ def test_explain_and_from_save_their_documents_with_out(tmp_path, capsys, local_
     log.write_text("step 1\nRuntimeError: HIP error: invalid device function\n")
     explained = tmp_path / "explained"
     assert main(["doctor", "--explain", str(log), "--out", str(explained)]) == 0
-    assert "invalid-device-function" in capsys.readouterr().out  # still printed as text
+    shown = capsys.readouterr().out
+    assert "invalid-device-function" in shown  # still printed as text
+    assert main(["report", str(explained)]) == 0
+    assert capsys.readouterr().out == shown  # report prints the explanation the command printed
     saved = _saved(explained)
     doc = saved.data
     assert doc["schema"] == "rocmkit.doctor.explain" and doc["source"] == str(log)
@@ -223,7 +229,7 @@ def test_explain_and_from_save_their_documents_with_out(tmp_path, capsys, local_
     pasted = tmp_path / "pasted"
     paste = local_fixtures / "smi_text" / "rocm-smi_concise_r9700.txt"
     assert main(["doctor", "--from", str(paste), "--json", "--out", str(pasted)]) == 0
-    assert _saved(pasted).data == json.loads(capsys.readouterr().out)
+    assert _saved(pasted).to_dict() == json.loads(capsys.readouterr().out)
 
 
 def test_an_unwritable_out_is_refused_before_the_checks_run(tmp_path, capsys):

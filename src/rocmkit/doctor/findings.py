@@ -89,6 +89,7 @@ class ExplainReport:
             "schema": EXPLAIN_SCHEMA,
             "schema_version": EXPLAIN_SCHEMA_VERSION,
             "source": self.source,
+            "num_lines": self.num_lines,
             "matches": [vars(m) for m in self.matches],
         }
 

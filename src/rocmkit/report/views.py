@@ -33,6 +33,7 @@ View = Callable[["RunResult", "Console", ViewOptions], None]
 # Built-in views, imported when first needed: kind -> "module:function".
 BUILTIN: dict[str, str] = {
     "doctor": "rocmkit.report.view_doctor:render",
+    "doctor-checks": "rocmkit.report.view_doctor:render_checks",
     "port": "rocmkit.report.view_port:render",
     "port-rules": "rocmkit.report.view_port:render_rules",
     "hipify": "rocmkit.report.view_hipify:render",
