@@ -88,6 +88,15 @@ class Context:
         if self.notes and self.is_main:
             print(text, file=sys.stderr, flush=True)
 
+    def write_product(self, text: str) -> None:
+        """The command's product on stdout (hipify's translated code or diff), as the bytes it
+        came from (8-bit sources carry lone surrogates); nothing for a library call."""
+        if not self.notes or not self.is_main:
+            return
+        sys.stdout.flush()
+        sys.stdout.buffer.write(text.encode("utf-8", errors="surrogateescape"))
+        sys.stdout.buffer.flush()
+
     @contextlib.contextmanager
     def progress(self, description: str, total: float | None) -> Iterator[ProgressHandle]:
         """The one progress bar (a terminal only; silent when quiet, see `console.progress`)."""
@@ -121,6 +130,8 @@ class Command:
     # The run directory when --out is not given (train continues the newest run on --resume
     # auto): (config, --out) -> (directory, note for the user or None).
     choose_out: Callable[[Any, str | None], tuple[Path, str | None]] | None = None
+    # Where the console view goes: stderr when stdout carries the command's product (hipify).
+    view_stream: Literal["stdout", "stderr"] = "stdout"
 
 
 def execute(command: Command, args: argparse.Namespace) -> int:
@@ -145,7 +156,12 @@ def execute(command: Command, args: argparse.Namespace) -> int:
     if not is_main:
         return exit_code(result)
     written = runs.save(result, out, reports=command.reports) if out is not None else None
-    emit(result, as_json=as_json, verbose=bool(getattr(args, "verbose", False)))
+    emit(
+        result,
+        as_json=as_json,
+        verbose=bool(getattr(args, "verbose", False)),
+        stderr=command.view_stream == "stderr",
+    )
     if written is not None:
         _note_written(written, command.reports)
     _note_outcome(result, out)
@@ -163,7 +179,9 @@ def _out_dir(command: Command, config: Any, out: str | None, is_main: bool) -> P
     return runs.resolve_out(out, command.name)
 
 
-def emit(result: RunResult, *, as_json: bool, verbose: bool = False) -> None:
+def emit(
+    result: RunResult, *, as_json: bool, verbose: bool = False, stderr: bool = False
+) -> None:
     """Print a finished run: its document with `--json`, else its registered console view."""
     if as_json:
         print_json(result.to_dict())
@@ -171,7 +189,8 @@ def emit(result: RunResult, *, as_json: bool, verbose: bool = False) -> None:
     from rocmkit.console import make_console
     from rocmkit.report.views import ViewOptions, render_view
 
-    render_view(result, make_console(), ViewOptions(verbose=verbose))
+    console = make_console(stderr=True, highlight=False, soft_wrap=True) if stderr else make_console()
+    render_view(result, console, ViewOptions(verbose=verbose))
 
 
 def print_json(document: Any) -> None:

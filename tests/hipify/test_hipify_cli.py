@@ -35,7 +35,9 @@ def test_out_saves_the_report_json_prints_and_the_code_goes_elsewhere(
     code, run = tmp_path / "hip", tmp_path / "run"
     argv = ["hipify", str(source.parent), "--output-dir", str(code), "--out", str(run), "--json"]
     assert main(argv) == 0
-    printed = json.loads(capsys.readouterr().out)
+    document = json.loads(capsys.readouterr().out)
+    assert document == json.loads((run / "result.json").read_text())  # --json is the saved file
+    printed = document["data"]
     saved = load_result(run)
     assert saved.kind == "hipify" and saved.data == printed
     assert printed["schema_version"] == 1 and printed["totals"]["converted_files"] == 1
@@ -44,6 +46,11 @@ def test_out_saves_the_report_json_prints_and_the_code_goes_elsewhere(
     assert sorted(p.name for p in run.iterdir()) == ["result.json"]  # no code in the run dir
     assert main([*argv[:-1], "--strict"]) == 1  # cudaBogus is left behind
     assert load_result(run).config["strict"] is True
+    err = capsys.readouterr().err.splitlines(keepends=True)
+    shown = "".join(line for line in err if not line.startswith("wrote "))  # stderr: stdout is code
+    assert "cudaBogus" in shown
+    assert main(["report", str(run)]) == 1 - 1
+    assert capsys.readouterr().out == shown  # report RUN prints the lines the command printed
 
 
 def test_a_single_file_still_goes_to_stdout_and_nothing_is_saved_without_out(
