@@ -12,7 +12,17 @@ import pytest
 import rocmkit
 
 PACKAGE = Path(rocmkit.__file__).resolve().parent
-CAPABILITIES = {"doctor", "hipify", "train", "bench", "infer", "profile", "port", "jaxtrain", "report"}
+CAPABILITIES = {
+    "doctor",
+    "hipify",
+    "train",
+    "bench",
+    "infer",
+    "profile",
+    "port",
+    "jaxtrain",
+    "report",
+}
 # Where a capability uses another beyond its public package (docs/architecture.md says why).
 ALLOWED_INTERNALS = {
     ("jaxtrain", "train"),  # train's JAX backend shares its config, data, models and metrics

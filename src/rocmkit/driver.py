@@ -179,9 +179,7 @@ def _out_dir(command: Command, config: Any, out: str | None, is_main: bool) -> P
     return runs.resolve_out(out, command.name)
 
 
-def emit(
-    result: RunResult, *, as_json: bool, verbose: bool = False, stderr: bool = False
-) -> None:
+def emit(result: RunResult, *, as_json: bool, verbose: bool = False, stderr: bool = False) -> None:
     """Print a finished run: its document with `--json`, else its registered console view."""
     if as_json:
         print_json(result.to_dict())
@@ -189,7 +187,9 @@ def emit(
     from rocmkit.console import make_console
     from rocmkit.report.views import ViewOptions, render_view
 
-    console = make_console(stderr=True, highlight=False, soft_wrap=True) if stderr else make_console()
+    console = (
+        make_console(stderr=True, highlight=False, soft_wrap=True) if stderr else make_console()
+    )
     render_view(result, console, ViewOptions(verbose=verbose))
 
 

@@ -9,16 +9,28 @@ from rocmkit.report.document import ReportDocument
 from rocmkit.report.tables import Table
 
 
-def rich_table(table: Table) -> RichTable:
+def rich_table(table: Table, columns: int | None = None) -> RichTable:
+    """The first `columns` columns of `table` (all by default); cells never wrap, so a number
+    is never split over two lines."""
+    count = len(table.columns) if columns is None else columns
     out = RichTable(title=table.title, title_justify="left", show_lines=False)
-    for i, column in enumerate(table.columns):
-        if i == 0:
-            out.add_column(column, justify="left", no_wrap=True)
-        else:
-            out.add_column(column, justify="right", overflow="fold")
+    for i, column in enumerate(table.columns[:count]):
+        out.add_column(column, justify="left" if i == 0 else "right", no_wrap=True)
     for row in table.rows:
-        out.add_row(*row)
+        out.add_row(*row[:count])
     return out
+
+
+def fitted_table(table: Table, width: int, console: Console) -> tuple[RichTable, list[str]]:
+    """The table as wide as fits `width`: columns are dropped from the right (the first ones
+    name the row and carry the figures people compare first), and the dropped ones are named."""
+    count = len(table.columns)
+    unbounded = console.options.update(max_width=1_000_000)  # the natural width, not the screen's
+    while (
+        count > 2 and console.measure(rich_table(table, count), options=unbounded).maximum > width
+    ):
+        count -= 1
+    return rich_table(table, count), list(table.columns[count:])
 
 
 def print_summary(
@@ -41,6 +53,12 @@ def render_console(doc: ReportDocument, console: Console) -> None:
         console.print(f"[yellow]note:[/yellow] {note}")
     for table in doc.tables:
         console.print()
-        console.print(rich_table(table))
+        fitted, dropped = fitted_table(table, console.width, console)
+        console.print(fitted)
+        if dropped:
+            console.print(
+                f"  [dim]left out at this width: {', '.join(dropped)} "
+                "(in result.json and report.md)[/dim]"
+            )
         for note in table.notes:
             console.print(f"  [dim]{note}[/dim]")

@@ -50,7 +50,9 @@ def _findings(data: dict[str, Any], console: Console, *, verbose: bool) -> None:
         detail = f"\n[dim]{escape(f['detail'])}[/dim]" if verbose and f.get("detail") else ""
         style = STATUS_STYLE.get(f["status"], "")
         fix = [escape(f.get("fix", "")) if f["status"] != "ok" else ""] if fixes else []
-        table.add_row(f"[{style}]{f['status']}[/{style}]", f["id"], escape(f["summary"]) + detail, *fix)
+        table.add_row(
+            f"[{style}]{f['status']}[/{style}]", f["id"], escape(f["summary"]) + detail, *fix
+        )
     console.print(table)
     counts = data.get("counts", {})
     hint = "" if verbose else "  (--verbose for details)"
@@ -68,7 +70,9 @@ def _explanations(data: dict[str, Any], console: Console) -> None:
         seen = f" (x{m['count']})" if m.get("count", 1) > 1 else ""
         level = "" if m.get("level", "error") == "error" else f" ({m['level']})"
         # soft_wrap: a long path:line stays one token (copyable, greppable) instead of being cut.
-        console.print(f"[bold]{m['id']}[/bold]{level}  {name}:{m['line_number']}{seen}", soft_wrap=True)
+        console.print(
+            f"[bold]{m['id']}[/bold]{level}  {name}:{m['line_number']}{seen}", soft_wrap=True
+        )
         console.print(f"  [dim]{escape(m['line'])}[/dim]", soft_wrap=True)
         for number, line in m.get("evidence", []):
             where = "this machine" if number == 0 else f"{name}:{number}"

@@ -22,7 +22,9 @@ def render(result: RunResult, console: Console, options: ViewOptions) -> None:
     for issue in data.get("issues", []):
         console.print(f"[dim]not scanned: {escape(issue['path'])}: {escape(issue['reason'])}[/dim]")
     files = sum(data.get("num_files", {}).values())
-    console.print(f"[bold]rocmkit port[/bold]  {escape(str(data.get('root')))}: {files} files scanned")
+    console.print(
+        f"[bold]rocmkit port[/bold]  {escape(str(data.get('root')))}: {files} files scanned"
+    )
     findings: list[dict[str, Any]] = data.get("findings", [])
     if findings:
         table = Table()
@@ -30,7 +32,9 @@ def render(result: RunResult, console: Console, options: ViewOptions) -> None:
             table.add_column(column, overflow="fold")
         for f in findings:
             style = SEVERITY_STYLE.get(f["severity"], "")
-            fix = escape(f["fix"]) + (f"\n[dim]{escape(f['source'])}[/dim]" if options.verbose else "")
+            fix = escape(f["fix"]) + (
+                f"\n[dim]{escape(f['source'])}[/dim]" if options.verbose else ""
+            )
             finding = f"{escape(f['title'])}\n[dim]{escape(f['evidence'])}[/dim]"
             table.add_row(
                 f"[{style}]{f['severity']}[/{style}]", _where(f), f["rule_id"], finding, fix

@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from rocmkit.results import RunResult
 
 
-
 @dataclass(frozen=True, kw_only=True)
 class ViewOptions:
     """How much a view shows; the same options give the same cells from any command."""
@@ -62,9 +61,7 @@ def view_for(kind: str) -> View:
     return standard
 
 
-def render_view(
-    result: RunResult, console: Console, options: ViewOptions | None = None
-) -> None:
+def render_view(result: RunResult, console: Console, options: ViewOptions | None = None) -> None:
     """Print one run the way its command prints it."""
     view_for(result.kind)(result, console, options or ViewOptions())
 
