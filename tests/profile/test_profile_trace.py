@@ -232,8 +232,8 @@ def test_kernel_names_are_shortened_as_profilers_show_them(name, short):
 def test_the_table_shows_the_short_name_and_json_keeps_the_full_one(capsys):
     import dataclasses
 
-    from rocmkit.console import make_console
     from rocmkit.cli.profile import _render_summary
+    from rocmkit.console import make_console
     from rocmkit.profile.commands import summary_document
 
     events = _gpu_trace()

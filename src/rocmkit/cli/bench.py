@@ -105,8 +105,8 @@ def run(args: argparse.Namespace) -> int:
 
     use_passive_wait_policy()  # before anything imports torch and starts its OpenMP pool
     from rocmkit import runs
-    from rocmkit.console import make_console
     from rocmkit.cli.pipeline import emit
+    from rocmkit.console import make_console
     from rocmkit.platform import Platform
 
     # Bad suites, flags and overrides fail here in a fraction of a second, before torch loads; the

@@ -137,9 +137,9 @@ def _schedule(args: argparse.Namespace) -> Any:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    from rocmkit.console import progress
     from rocmkit.cli.pipeline import emit
     from rocmkit.config import parse_overrides
+    from rocmkit.console import progress
     from rocmkit.platform import detect
     from rocmkit.profile.commands import profile_train_config, run_profile_train
     from rocmkit.runs import resolve_out
