@@ -12,14 +12,18 @@ hipify corpus.
 from __future__ import annotations
 
 import sys
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import hipify_corpus  # noqa: E402  (download, sha256 check and unpacking are shared)
+import hipify_corpus  # download, sha256 check and unpacking are shared with the hipify corpus
 
 REPO = hipify_corpus.REPO
 MANIFEST = Path(__file__).resolve().parent / "port_corpus.toml"
