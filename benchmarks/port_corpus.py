@@ -79,10 +79,11 @@ class Project:
 
 def load_manifest(path: Path = MANIFEST) -> list[Project]:
     document: dict[str, Any] = tomllib.loads(path.read_text())
-    return [
-        Project(**{k: tuple(v) if isinstance(v, list) else v for k, v in entry.items()})
-        for entry in document["project"]
-    ]
+    return [Project(**_frozen(entry)) for entry in document["project"]]
+
+
+def _frozen(entry: dict[str, Any]) -> dict[str, Any]:
+    return {key: tuple(v) if isinstance(v, list) else v for key, v in entry.items()}
 
 
 def load_split(path: Path = MANIFEST) -> dict[str, Any]:

@@ -136,7 +136,7 @@ def parse_all(files: list[str]) -> None:
 
 
 def _near(finding: PortFinding, place: dict[str, Any]) -> bool:
-    return finding.path == place["file"] and abs(finding.line - place["line"]) <= LINE_SLACK
+    return bool(finding.path == place["file"] and abs(finding.line - place["line"]) <= LINE_SLACK)
 
 
 def score(project: port_corpus.Project, found: Scan) -> dict[str, Any]:
