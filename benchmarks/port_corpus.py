@@ -1,0 +1,112 @@
+"""The real-project corpus for `rocmkit port` (issue 26): manifest, split and hand-written hazards.
+
+port_corpus.toml pins each project's PyPI sdist by file name and sha256, names the part of the
+tree that is scanned and its side of the held-out split; tests/fixtures/port_hazards/<name>.toml
+lists the hazards a ROCm port maintainer would act on and the places that only look like one.
+`fetch` downloads into .cache/port-corpus/<name>-<version>/tree (git-ignored), the same way as the
+hipify corpus.
+
+    python benchmarks/port_corpus.py            # fetch what is missing
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import hipify_corpus  # download, sha256 check and unpacking are shared with the hipify corpus
+
+REPO = hipify_corpus.REPO
+MANIFEST = Path(__file__).resolve().parent / "port_corpus.toml"
+HAZARDS = REPO / "tests" / "fixtures" / "port_hazards"
+CACHE = REPO / ".cache" / "port-corpus"
+PARTS = ("dev", "test")
+SEVERITIES = ("warn", "error")
+
+# The hazard kinds a list may use; the scorer maps rule ids onto them (port_score.RULE_KINDS).
+KINDS = {
+    "cuda-only-package": "a dependency with no ROCm build (pinned, required or installed)",
+    "cuda-only-import": "an import of a CUDA-only module on a path ROCm users reach",
+    "torch-cuda-pin": "torch installed from a CUDA index/wheel, or a pin that pulls the CUDA build",
+    "cuda-base-image": "a Dockerfile or script starting from an NVIDIA CUDA image",
+    "docker-gpus": "docker --gpus / runtime nvidia / compose device reservation for nvidia",
+    "nvidia-smi-call": "nvidia-smi (or NVML) called to find or query GPUs",
+    "nvml-call": "pynvml / nvidia-ml-py used to find or query GPUs",
+    "torch-version-cuda": "a torch.version.cuda test that misfires on ROCm",
+    "device-capability": "a get_device_capability() test that misfires on ROCm",
+    "cudnn-disabled": "torch.backends.cudnn.enabled = False (disables MIOpen)",
+    "warp-size-32": "a warp size of 32 written down where the wavefront is 64",
+    "cuda-arch-guard": "CUDA C++ guarded by __CUDA_ARCH__ (empty or wrong under HIP)",
+    "inline-ptx": "inline PTX asm in CUDA C++",
+    "cuda-extension-no-hip": "a CUDA extension build with no HIP path (fails or is skipped)",
+    "gencode-flags": "nvcc-only arch flags (-gencode, sm_XX) passed on a ROCm build",
+    "cmake-no-hip": "a CMake build with CUDA only",
+    "nccl-env": "an NCCL variable with no RCCL effect or a different meaning",
+    "nvidia-container-env": "NVIDIA_VISIBLE_DEVICES and friends",
+    "tensorrt-import": "TensorRT / TensorRT-LLM used on a reachable path",
+    "cuda-visible-devices": "CUDA_VISIBLE_DEVICES used where ROCm needs another variable",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Project:
+    """One pinned sdist, the part of it that is scanned and its side of the split."""
+
+    name: str
+    kind: str
+    version: str
+    file: str
+    url: str
+    sha256: str
+    size_bytes: int
+    repository: str
+    part: str
+    scan: tuple[str, ...]
+    contents: str
+
+    def root(self, cache: Path = CACHE) -> Path:
+        return cache / f"{self.name}-{self.version}" / "tree"
+
+
+def load_manifest(path: Path = MANIFEST) -> list[Project]:
+    document: dict[str, Any] = tomllib.loads(path.read_text())
+    return [Project(**_frozen(entry)) for entry in document["project"]]
+
+
+def _frozen(entry: dict[str, Any]) -> dict[str, Any]:
+    return {key: tuple(v) if isinstance(v, list) else v for key, v in entry.items()}
+
+
+def load_split(path: Path = MANIFEST) -> dict[str, Any]:
+    return dict(tomllib.loads(path.read_text())["split"])
+
+
+def load_hazards(name: str, folder: Path = HAZARDS) -> dict[str, Any]:
+    """{'hazard': [...], 'not_hazard': [...]} of one project (empty lists when none)."""
+    document = tomllib.loads((folder / f"{name}.toml").read_text())
+    return {"hazard": document.get("hazard", []), "not_hazard": document.get("not_hazard", [])}
+
+
+def fetch(projects: list[Project], cache: Path = CACHE) -> list[str]:
+    """Download, check and unpack what is missing; one line per package that failed."""
+    return hipify_corpus.fetch(projects, cache)  # type: ignore[arg-type]
+
+
+def main() -> int:
+    problems = fetch(load_manifest())
+    for line in problems:
+        print(f"port corpus: could not fetch {line}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,347 @@
+"""Score `rocmkit port` on real projects: precision and recall against hand-checked hazards, and speed.
+
+For each project of a part (benchmarks/port_corpus.toml, split decided before any rule was written
+against it), port scans the listed subset of the pinned sdist; every finding at warn or error is
+matched to the hand-written hazards of tests/fixtures/port_hazards/<name>.toml:
+
+  match      same file, line within +-LINE_SLACK, and the rule's kinds (RULE_KINDS) include the
+             hazard's kind. A finding that matches a hazard is a true positive (two findings on one
+             hazard both count); one on a `not_hazard` place or matching nothing is a false positive.
+  precision  true-positive findings / findings at warn or error
+  recall     hazards matched by a warn/error finding / hazards; a hazard reported only at info, or
+             under a kind that does not fit, is a miss (the user would not see it, or be misled)
+
+Speed: port over the part against a plain os.walk + read + ast.parse of the same .py files,
+alternated for --rounds rounds in one process, in process CPU time (time.process_time).
+
+    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/port_score.py [--part dev|test|all] [--rounds 3]
+
+Writes benchmarks/results/port_score.json (commit, command, machine, load, every round, medians,
+spreads, per-project precision/recall, every false positive and miss).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import port_corpus
+
+from rocmkit import __version__
+from rocmkit.port import PortConfig, PortFinding, scan_project
+
+RESULT = port_corpus.REPO / "benchmarks" / "results" / "port_score.json"
+LINE_SLACK = 3
+_CODE = {"cuda-only-package", "cuda-only-import"}
+_GPU_QUERY = {"nvidia-smi-call", "nvml-call"}
+# Which hazard kinds (port_corpus.KINDS) a finding of each rule can stand for.
+RULE_KINDS: dict[str, set[str]] = {
+    "flash-attn": _CODE,
+    "bitsandbytes-old": _CODE,
+    "xformers": _CODE,
+    "apex": _CODE,
+    "cupy-cuda": _CODE,
+    "nvml": _GPU_QUERY,
+    "nvidia-wheels": _CODE,
+    "cuda-local-version": {"torch-cuda-pin"} | _CODE,
+    "pycuda": _CODE,
+    "tensorrt": {"tensorrt-import"} | _CODE,
+    "onnxruntime-gpu": _CODE,
+    "jax-cuda-plugin": _CODE,
+    "jax-cuda-extra": _CODE,
+    "deepspeed-ops": _CODE,
+    "conda-cuda": {"torch-cuda-pin"} | _CODE,
+    "torch-cuda-index": {"torch-cuda-pin"},
+    "cuda-base-image": {"cuda-base-image"},
+    "docker-gpus": {"docker-gpus"},
+    "compose-nvidia": {"docker-gpus"},
+    "nvidia-container-env": {"nvidia-container-env", "docker-gpus"},
+    "cuda-visible-devices": {"cuda-visible-devices"},
+    "nccl-nvlink-env": {"nccl-env"},
+    "nccl-env": {"nccl-env"},
+    "nvidia-smi": _GPU_QUERY,
+    "torch-version-cuda": {"torch-version-cuda"},
+    "device-capability": {"device-capability"},
+    "cudnn-disabled": {"cudnn-disabled"},
+    "cudnn-means-miopen": set(),
+    "warp-size-32": {"warp-size-32"},
+    "cuda-kernel-hazard": {"warp-size-32", "inline-ptx", "cuda-arch-guard"},
+    "cuda-extension": {"cuda-extension-no-hip"},
+    "nvcc-only-flags": {"gencode-flags"},
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scan:
+    """One project's findings (paths relative to the sdist's top folder) and file counts."""
+
+    findings: tuple[PortFinding, ...]
+    num_files: int
+    num_python: int
+
+
+def scan(project: port_corpus.Project) -> Scan:
+    """port over each entry of the project's subset, paths rebased onto the sdist root."""
+    root = project.root()
+    findings: list[PortFinding] = []
+    num_files = num_python = 0
+    for entry in project.scan:
+        path = root / entry
+        report = scan_project(PortConfig(path=path))
+        num_files += sum(report.num_files.values())
+        num_python += report.num_files.get("python", 0)
+        for f in report.findings:
+            rel = entry if path.is_file() else _join(entry, f.path)
+            findings.append(PortFinding(**{**vars(f), "path": rel}))
+    return Scan(findings=tuple(findings), num_files=num_files, num_python=num_python)
+
+
+def _join(entry: str, rel: str) -> str:
+    return rel if entry == "." else f"{entry.rstrip('/')}/{rel}"
+
+
+def python_files(project: port_corpus.Project) -> list[str]:
+    """The .py files of the subset, by a plain os.walk (the baseline's input)."""
+    files = []
+    for entry in project.scan:
+        path = project.root() / entry
+        if path.is_file():
+            files += [str(path)] if path.suffix == ".py" else []
+            continue
+        for directory, _, names in os.walk(path):
+            files += [os.path.join(directory, n) for n in names if n.endswith(".py")]
+    return files
+
+
+def parse_all(files: list[str]) -> None:
+    """The baseline: read and ast.parse every file (what any AST scanner pays at least)."""
+    for path in files:
+        with open(path, "rb") as f:
+            data = f.read()
+        with contextlib.suppress(SyntaxError, ValueError):  # py2 files in old sdists
+            ast.parse(data)
+
+
+def _near(finding: PortFinding, place: dict[str, Any]) -> bool:
+    return bool(finding.path == place["file"] and abs(finding.line - place["line"]) <= LINE_SLACK)
+
+
+def score(project: port_corpus.Project, found: Scan) -> dict[str, Any]:
+    """Precision/recall of one project's findings against its hazard list."""
+    expected = port_corpus.load_hazards(project.name)
+    hazards, not_hazards = expected["hazard"], expected["not_hazard"]
+    shown = [f for f in found.findings if f.severity in port_corpus.SEVERITIES]
+    true_positives, false_positives = [], []
+    for f in shown:
+        kinds = RULE_KINDS.get(f.rule_id, set())
+        if any(_near(f, h) and h["kind"] in kinds for h in hazards):
+            true_positives.append(f)
+            continue
+        known = next((n for n in not_hazards if _near(f, n)), None)
+        false_positives.append(_fp_row(f, known))
+    misses = [_miss_row(h, found.findings) for h in hazards if not _matched(h, shown)]
+    return {
+        "num_findings": len(shown),
+        "num_info_findings": len(found.findings) - len(shown),
+        "num_true_positive": len(true_positives),
+        "num_hazards": len(hazards),
+        "num_hazards_found": len(hazards) - len(misses),
+        "precision": _ratio(len(true_positives), len(shown)),
+        "recall": _ratio(len(hazards) - len(misses), len(hazards)),
+        "false_positives": false_positives,
+        "misses": misses,
+    }
+
+
+def _matched(hazard: dict[str, Any], findings: list[PortFinding]) -> bool:
+    return any(
+        _near(f, hazard) and hazard["kind"] in RULE_KINDS.get(f.rule_id, ()) for f in findings
+    )
+
+
+def _fp_row(f: PortFinding, known: dict[str, Any] | None) -> dict[str, Any]:
+    return {
+        "where": f"{f.path}:{f.line}",
+        "rule": f.rule_id,
+        "severity": f.severity,
+        "listed_not_hazard": known is not None,
+        "why_not": known["why"] if known else None,
+    }
+
+
+def _miss_row(hazard: dict[str, Any], findings: tuple[PortFinding, ...]) -> dict[str, Any]:
+    nearby = [f for f in findings if _near(f, hazard)]
+    return {
+        "where": f"{hazard['file']}:{hazard['line']}",
+        "kind": hazard["kind"],
+        "severity": hazard["severity"],
+        "why": hazard["why"],
+        "nearby_findings": [f"{f.rule_id} ({f.severity}) at {f.line}" for f in nearby],
+    }
+
+
+def _ratio(num: int, den: int) -> float | None:
+    return round(num / den, 4) if den else None
+
+
+def score_part(projects: list[port_corpus.Project]) -> dict[str, Any]:
+    per_project = {p.name: score(p, scan(p)) for p in projects}
+    totals = {
+        key: sum(r[key] for r in per_project.values())
+        for key in ("num_findings", "num_true_positive", "num_hazards", "num_hazards_found")
+    }
+    return {
+        "projects": [p.name for p in projects],
+        **totals,
+        "precision": _ratio(totals["num_true_positive"], totals["num_findings"]),
+        "recall": _ratio(totals["num_hazards_found"], totals["num_hazards"]),
+        "per_project": per_project,
+    }
+
+
+def time_part(projects: list[port_corpus.Project], rounds: int) -> dict[str, Any]:
+    """Alternating rounds of port and the parse baseline, in process CPU seconds."""
+    files = [f for p in projects for f in python_files(p)]
+    cpu: dict[str, list[float]] = {"port": [], "baseline": []}
+    wall: dict[str, list[float]] = {"port": [], "baseline": []}
+    num_files = num_python = 0
+    for _ in range(rounds):
+        for name in ("port", "baseline"):
+            cpu0, wall0 = time.process_time(), time.perf_counter()
+            if name == "port":
+                scans = [scan(p) for p in projects]
+                num_files = sum(s.num_files for s in scans)
+                num_python = sum(s.num_python for s in scans)
+            else:
+                parse_all(files)
+            cpu[name].append(time.process_time() - cpu0)
+            wall[name].append(time.perf_counter() - wall0)
+    return _speed_summary(cpu, wall, num_files, num_python, len(files))
+
+
+def _speed_summary(
+    cpu: dict[str, list[float]],
+    wall: dict[str, list[float]],
+    num_files: int,
+    num_python: int,
+    num_baseline: int,
+) -> dict[str, Any]:
+    port_rates = [num_files / s for s in cpu["port"]]
+    port_py_rates = [num_python / s for s in cpu["port"]]
+    base_rates = [num_baseline / s for s in cpu["baseline"]]
+    ratios = [p / b for p, b in zip(port_py_rates, base_rates, strict=True)]
+    return {
+        "num_files_port": num_files,
+        "num_python_port": num_python,
+        "num_python_baseline": num_baseline,
+        "rounds": {"cpu_s": cpu, "wall_s": wall},
+        "port_files_per_cpu_s": _stats(port_rates),
+        "port_python_files_per_cpu_s": _stats(port_py_rates),
+        "baseline_python_files_per_cpu_s": _stats(base_rates),
+        "port_over_baseline_python": _stats(ratios),
+    }
+
+
+def _stats(values: list[float]) -> dict[str, float]:
+    return {
+        "median": round(statistics.median(values), 2),
+        "min": round(min(values), 2),
+        "max": round(max(values), 2),
+        "spread_pct": round(100 * (max(values) - min(values)) / statistics.median(values), 1),
+    }
+
+
+def environment() -> dict[str, Any]:
+    def git(*args: str) -> str:
+        out = subprocess.run(["git", *args], cwd=port_corpus.REPO, capture_output=True, text=True)
+        return out.stdout.strip()
+
+    return {
+        "commit": git("rev-parse", "HEAD"),
+        "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+        "hostname": platform.node(),
+        "cpu_model": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "rocmkit": __version__,
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=("dev", "test", "all"), default="all")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=RESULT)
+    args = parser.parse_args()
+    projects = port_corpus.load_manifest()
+    problems = port_corpus.fetch(projects)
+    if problems:
+        print("\n".join(f"port corpus: could not fetch {p}" for p in problems), file=sys.stderr)
+        return 1
+    parts = port_corpus.PARTS if args.part == "all" else (args.part,)
+    load_before = os.getloadavg()
+    document: dict[str, Any] = {
+        "schema": "rocmkit.port_score",
+        "schema_version": 1,
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "environment": environment(),
+        "line_slack": LINE_SLACK,
+        "manifest": {p.name: f"{p.version} {p.sha256[:12]} {p.part}" for p in projects},
+        "split": port_corpus.load_split(),
+        "parts": {},
+    }
+    for part in parts:
+        chosen = [p for p in projects if p.part == part]
+        document["parts"][part] = {
+            **score_part(chosen),
+            "speed": time_part(chosen, args.rounds),
+        }
+    document["load_average"] = {"before": load_before, "after": os.getloadavg()}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(document, indent=1) + "\n")
+    _print_summary(document)
+    return 0
+
+
+def _print_summary(document: dict[str, Any]) -> None:
+    for part, result in document["parts"].items():
+        speed = result["speed"]
+        print(
+            f"{part}: precision {result['precision']} ({result['num_true_positive']}/"
+            f"{result['num_findings']}), recall {result['recall']} ({result['num_hazards_found']}/"
+            f"{result['num_hazards']}); port {speed['port_python_files_per_cpu_s']['median']:,.0f} "
+            f"py files/CPU-s vs parse {speed['baseline_python_files_per_cpu_s']['median']:,.0f}"
+        )
+        for name, r in result["per_project"].items():
+            print(
+                f"  {name:14} findings {r['num_findings']:3d}  tp {r['num_true_positive']:3d}  "
+                f"hazards {r['num_hazards_found']}/{r['num_hazards']}"
+            )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

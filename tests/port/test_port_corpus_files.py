@@ -1,0 +1,79 @@
+"""The real-project corpus of `rocmkit port` (issue 26) is well-formed: pinned sdists, a held-out
+split that follows its recorded rule, and hazard lists a scorer can use. No network, no torch."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import port_corpus
+import port_score
+
+from rocmkit.port import load_rules
+
+PROJECTS = port_corpus.load_manifest()
+SPLIT = port_corpus.load_split()
+NAMES = [p.name for p in PROJECTS]
+
+
+def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_150_mb() -> None:
+    assert len(PROJECTS) >= 12 and len(set(NAMES)) == len(NAMES)
+    for project in PROJECTS:
+        assert re.fullmatch(r"[0-9a-f]{64}", project.sha256), project.name
+        assert project.url.startswith("https://files.pythonhosted.org/")
+        assert project.url.endswith("/" + project.file) and project.version in project.file
+        assert project.repository.startswith("https://github.com/")
+        assert project.scan and project.contents and project.kind
+    assert sum(p.size_bytes for p in PROJECTS) < 150_000_000
+
+
+def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
+    by_hash = sorted(NAMES, key=lambda n: hashlib.sha256(n.encode()).hexdigest())
+    expected_test = by_hash[: math.ceil(0.3 * len(NAMES))]
+    assert sorted(SPLIT["test"]) == sorted(expected_test)
+    assert {p.name for p in PROJECTS if p.part == "test"} == set(SPLIT["test"])
+    assert all(p.part in port_corpus.PARTS for p in PROJECTS)
+    assert len(SPLIT["test"]) / len(PROJECTS) >= 0.3
+
+
+def test_every_project_has_a_hazard_file_and_no_other_file_is_there() -> None:
+    files = {p.stem for p in port_corpus.HAZARDS.glob("*.toml")}
+    assert files == set(NAMES)
+
+
+@pytest.mark.parametrize("project", PROJECTS, ids=NAMES)
+def test_hazard_entries_are_complete_and_inside_the_scanned_subset(
+    project: port_corpus.Project,
+) -> None:
+    expected = port_corpus.load_hazards(project.name)
+    places = set()
+    for hazard in expected["hazard"]:
+        assert hazard["kind"] in port_corpus.KINDS, hazard
+        assert hazard["severity"] in port_corpus.SEVERITIES, hazard
+        places.add(_place(hazard, project))
+    for entry in expected["not_hazard"]:
+        assert _place(entry, project) not in places, f"{entry} is listed as both"
+
+
+def _place(entry: dict, project: port_corpus.Project) -> tuple[str, int]:
+    assert isinstance(entry["line"], int) and entry["line"] > 0, entry
+    assert entry["why"].strip(), entry
+    assert any(
+        scan == "." or entry["file"] == scan or entry["file"].startswith(scan.rstrip("/") + "/")
+        for scan in project.scan
+    ), f"{entry['file']} is outside the scanned subset of {project.name}"
+    return entry["file"], entry["line"]
+
+
+def test_every_port_rule_maps_to_known_hazard_kinds() -> None:
+    rule_ids = {rule.id for rule in load_rules().rules}
+    assert rule_ids <= set(port_score.RULE_KINDS), rule_ids - set(port_score.RULE_KINDS)
+    for kinds in port_score.RULE_KINDS.values():
+        assert kinds <= set(port_corpus.KINDS)
