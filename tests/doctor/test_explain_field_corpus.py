@@ -8,6 +8,7 @@ import re
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,7 +36,7 @@ OPTIONAL = {"fix_in_log": bool, "wrong_in_log": bool}
 URL = re.compile(r"https://github\.com/([^/]+)/([^/]+)/(?:issues|pull|discussions)/(\d+)$")
 
 
-def _load() -> tuple[list[tuple[str, dict]], dict]:
+def _load() -> tuple[list[tuple[str, dict[str, Any]]], dict[str, Any]]:
     logs = []
     for path in sorted(FIELD.glob("*.toml")):
         if path.name == "split.toml":
@@ -49,7 +50,7 @@ LOGS, SPLIT = _load()
 THREADS = SPLIT["threads"]
 
 
-def _entry_problems(stem: str, log: dict) -> list[str]:
+def _entry_problems(stem: str, log: dict[str, Any]) -> list[str]:
     """What is wrong with one entry (empty: nothing)."""
     bad = [
         f"{key}: not {kind.__name__}"
