@@ -170,16 +170,26 @@ def test_the_console_shows_what_rocmkit_report_shows(tmp_path, capsys, wide):
     assert f"wrote {run / 'result.json'}, {run / 'report.html'}" in bench.err
 
 
-def test_exit_codes_follow_the_outcome(tmp_path, capsys):
+def test_exit_codes_follow_the_outcome(tmp_path, capsys, monkeypatch):
+    """0 ok, 1 a wrong figure (saved), 2 a user error (no run directory); 130 for Ctrl-C is
+    test_ctrl_c_keeps_the_finished_suites_and_marks_the_run_partial."""
     from rocmkit import driver
+    from rocmkit.bench import SUITES, Suite, register_suite
     from rocmkit.bench.command import BenchRequest, run
     from rocmkit.config import parse_overrides
+    from rocmkit.results import Measurement, load_result
 
     tiny = parse_overrides(TINY_GEMM)
     result = run(BenchRequest(device="cpu", power=False, suites=("gemm",), overrides=tiny))
     assert capsys.readouterr() == ("", "")  # a library call is quiet
     assert result.kind == "bench" and result.outcome == "ok" and driver.exit_code(result) == 0
-    result.partial, result.outcome = "interrupted (Ctrl-C) during the gemm suite", "interrupted"
-    assert driver.exit_code(result) == 130
     assert main(_tiny(tmp_path / "bad", "--gemm.sizes", "0")) == 2
-    assert not (tmp_path / "bad").exists()  # a user error costs no run directory
+    assert not (tmp_path / "bad").exists()
+    # a figure whose check failed (a collective's wrong sum) fails the run, and is saved
+    monkeypatch.setattr("rocmkit.bench.suites.SUITES", dict(SUITES))
+    wrong = Measurement(suite="sum", name="all_reduce 1 KiB", metric="busbw", value=1.0,
+                        unit="GB/s", extra={"correct": False})  # fmt: skip
+    register_suite(Suite(name="sum", description="test", run=lambda c, p, s: [wrong]))
+    argv = ["bench", "--device", "cpu", "--no-power", "--suite", "sum"]
+    assert main([*argv, "--out", str(tmp_path / "wrong")]) == 1
+    assert load_result(tmp_path / "wrong").outcome == "failed"

@@ -112,7 +112,8 @@ def build(args: argparse.Namespace) -> BenchRequest:
 
 def run(config: BenchRequest | BenchConfig, ctx: Context | None = None) -> RunResult:
     """Detect the device, size the config for it and run the suites (under the memory monitor
-    when asked). A run stopped by Ctrl-C keeps the suites that finished: outcome "interrupted"."""
+    when asked). Outcome (see `run_bench`): "interrupted" by Ctrl-C, with the suites that
+    finished; "failed" when a figure's correctness check failed; else "ok"."""
     from rocmkit.bench.suites import on_device, run_bench
     from rocmkit.platform import detect
 
@@ -130,8 +131,6 @@ def run(config: BenchRequest | BenchConfig, ctx: Context | None = None) -> RunRe
             on_note=lambda text: _say(bar, ctx, f"[yellow]note:[/yellow] {text}"),
             on_figure=bar.advance,
         )
-    if result.partial is not None:
-        result.outcome = "interrupted"
     return result
 
 
