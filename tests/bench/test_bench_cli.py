@@ -1,4 +1,5 @@
-"""`rocmkit bench` as a user runs it: output location checked first, Ctrl-C keeps finished suites."""
+"""`rocmkit bench` as a user runs it: output location checked first, Ctrl-C keeps finished suites,
+the console and `--json` show the saved run, and the library call is the command."""
 
 from __future__ import annotations
 
@@ -9,6 +10,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
+
+from rocmkit.cli.main import main
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 TINY_GEMM = ["--gemm.dtypes", "fp32", "--gemm.timing.max_samples", "3", "--gemm.sizes", "32"]
@@ -65,7 +70,8 @@ def test_ctrl_c_keeps_the_finished_suites_and_marks_the_run_partial(tmp_path):
     suites = {m["suite"] for m in data["measurements"]}
     assert "gemm" in suites and "train-precision" not in suites
     assert "partial run: interrupted" in (out / "report.md").read_text()
-    assert "partial run: interrupted" in stdout and "finished suites saved" in stderr
+    assert data["outcome"] == "interrupted"
+    assert "partial run: interrupted" in stdout and f"what finished is saved in {out}" in stderr
     assert (out / "result.json").stat().st_mode & 0o777 == 0o640
 
 
@@ -111,7 +117,8 @@ def test_progress_bar_on_a_terminal_plain_lines_in_logs_nothing_under_json(tmp_p
         cwd=tmp_path,
         timeout=120,
     )
-    assert quiet.returncode == 0 and quiet.stderr == ""
+    assert quiet.returncode == 0 and quiet.stderr.startswith("wrote ")  # no progress, one note
+    assert quiet.stderr.count("\n") == 1
     assert json.loads(quiet.stdout)["kind"] == "bench"
 
 
@@ -133,3 +140,56 @@ def test_default_out_and_the_short_train_flags_of_the_train_precision_suite(tmp_
     assert suite["overrides"]["gpt-tiny"]["train.micro_batch"] == "2"
     rows = [m for m in printed["measurements"] if m["suite"] == "train-precision"]
     assert rows and all(m["params"]["steps"] == 2 for m in rows)
+
+
+@pytest.fixture
+def wide(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # one width for the command and the report
+
+
+def _tiny(out: Path, *tail: str) -> list[str]:
+    return ["bench", "--device", "cpu", "--no-power", "--suite", "gemm", *TINY_GEMM,
+            "--out", str(out), *tail]  # fmt: skip
+
+
+def test_json_prints_exactly_the_saved_document(tmp_path, capsys):
+    assert main(_tiny(tmp_path / "run", "--json")) == 0
+    printed = capsys.readouterr()
+    assert json.loads(printed.out) == json.loads((tmp_path / "run" / "result.json").read_text())
+    assert printed.err.startswith("wrote ") and printed.err.count("\n") == 1  # no progress
+
+
+def test_the_console_shows_what_rocmkit_report_shows(tmp_path, capsys, wide):
+    run = tmp_path / "run"
+    assert main(_tiny(run, "--monitor-memory")) == 0
+    bench = capsys.readouterr()
+    assert main(["report", str(run)]) == 0
+    report = capsys.readouterr()
+    assert "GEMM throughput" in bench.out and "│ bench run │" in bench.out
+    assert bench.out == report.out
+    assert f"wrote {run / 'result.json'}, {run / 'report.html'}" in bench.err
+
+
+def test_exit_codes_follow_the_outcome(tmp_path, capsys, monkeypatch):
+    """0 ok, 1 a wrong figure (saved), 2 a user error (no run directory); 130 for Ctrl-C is
+    test_ctrl_c_keeps_the_finished_suites_and_marks_the_run_partial."""
+    from rocmkit import driver
+    from rocmkit.bench import SUITES, Suite, register_suite
+    from rocmkit.bench.command import BenchRequest, run
+    from rocmkit.config import parse_overrides
+    from rocmkit.results import Measurement, load_result
+
+    tiny = parse_overrides(TINY_GEMM)
+    result = run(BenchRequest(device="cpu", power=False, suites=("gemm",), overrides=tiny))
+    assert capsys.readouterr() == ("", "")  # a library call is quiet
+    assert result.kind == "bench" and result.outcome == "ok" and driver.exit_code(result) == 0
+    assert main(_tiny(tmp_path / "bad", "--gemm.sizes", "0")) == 2
+    assert not (tmp_path / "bad").exists()
+    # a figure whose check failed (a collective's wrong sum) fails the run, and is saved
+    monkeypatch.setattr("rocmkit.bench.suites.SUITES", dict(SUITES))
+    wrong = Measurement(suite="sum", name="all_reduce 1 KiB", metric="busbw", value=1.0,
+                        unit="GB/s", extra={"correct": False})  # fmt: skip
+    register_suite(Suite(name="sum", description="test", run=lambda c, p, s: [wrong]))
+    argv = ["bench", "--device", "cpu", "--no-power", "--suite", "sum"]
+    assert main([*argv, "--out", str(tmp_path / "wrong")]) == 1
+    assert load_result(tmp_path / "wrong").outcome == "failed"

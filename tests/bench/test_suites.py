@@ -152,7 +152,8 @@ def test_monitor_memory_saves_the_timeline_and_reports_the_peak(tmp_path, capsys
     argv = ["bench", "--suite", "gemm", "--out", str(out), "--gemm.sizes", "16", "--no-power"]
     argv += ["--device", "cpu"]
     assert main([*argv, "--gemm.timing.max_samples", "3", "--monitor-memory"]) == 0
-    assert "memory peak" in capsys.readouterr().out
+    printed = capsys.readouterr().out  # the peak is a row of the report's memory table
+    assert "peak memory, process RSS (MiB)" in printed and "│ bench run │" in printed
     timeline = json.loads((out / "memory.json").read_text())
     assert timeline["source"] == "psutil rss" and timeline["peak_allocated_bytes"] > 0
     data = json.loads((out / "result.json").read_text())

@@ -61,7 +61,7 @@ def test_json_prints_the_result_document_and_progress_goes_to_stderr(stub, tmp_p
     assert document == json.loads((run_dir / "result.json").read_text())
     assert document["kind"] == "infer-serve" and document["data"]["failure"] is None
     assert "prompt lengths are in words" in " ".join(document["data"]["notes"])
-    assert "rate=inf concurrency=2: 5 ok" in captured.err and "saved " in captured.err
+    assert captured.err == f"wrote {run_dir / 'result.json'}\n"  # no progress under --json
 
 
 def test_failed_run_with_json_still_exits_1_and_says_why(tmp_path, capsys):
@@ -81,7 +81,9 @@ def test_without_out_each_run_gets_its_own_directory_under_runs(stub, capsys):
     assert main(_serve(stub.base_url)) == 0
     made = sorted(Path("runs").glob("infer-serve-*"))
     assert len(made) == 2 and all((d / "result.json").is_file() for d in made)
-    assert f"saved {made[0] / 'result.json'}" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"wrote {made[0] / 'result.json'}" in err
+    assert "rate=inf concurrency=2: 5 ok" in err  # one progress line per point, on stderr
 
 
 def test_bad_options_make_no_run_directory(stub, capsys):
@@ -100,19 +102,47 @@ def test_local_json_and_monitor_memory(cpu_platform, tiny_model, tmp_path, capsy
     peaks = [m for m in document["measurements"] if m["suite"] == "memory"]
     assert [m["metric"] for m in peaks] == ["peak_rss"] and peaks[0]["value"] > 10  # MiB, torch
     assert (out / "memory.json").is_file()
-    assert load_result(out).to_dict()["measurements"] == document["measurements"]
+    assert document == json.loads((out / "result.json").read_text())  # exactly the saved run
+
+
+def _local(model_dir: Path, *tail: str) -> list[str]:
+    return ["infer", "local", str(model_dir), "--precision", "fp32", "--prompt-lens", "4",
+            "--output-lens", "2", "--iters", "1", "--warmup", "0", *tail]  # fmt: skip
+
+
+def test_local_prints_what_rocmkit_report_prints(cpu_platform, tiny_model, tmp_path, capsys):
+    run_dir = tmp_path / "local"
+    assert main(_local(tiny_model, "--out", str(run_dir))) == 0
+    local = capsys.readouterr()
+    assert main(["report", str(run_dir)]) == 0
+    reported = capsys.readouterr().out
+    assert _table_rows(local.out) and _table_rows(local.out) == _table_rows(reported)
+    assert local.out == reported  # the notes and the environment too
+    assert local.err == f"wrote {run_dir / 'result.json'}\n"
+
+
+def test_exit_codes_come_from_the_saved_outcome(stub, tiny_model, tmp_path, capsys):
+    failed = _serve(stub.base_url, "--model", "stub-error", "--warmup", "0")
+    assert main([*failed, "--out", str(tmp_path / "failed")]) == 1
+    assert load_result(tmp_path / "failed").outcome == "failed"
+    assert main(_local(tiny_model, "--iters", "0", "--out", str(tmp_path / "bad"))) == 2
+    assert main(["infer"]) == 2  # no mode
+    assert "required: local|serve" in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()  # a user error costs no run directory
 
 
 def test_the_library_call_returns_what_the_command_saves(stub, tmp_path, cpu_platform):
+    from rocmkit import driver
     from rocmkit.errors import UserError
-    from rocmkit.infer.commands import exit_code, run_serve
+    from rocmkit.infer.command import run
     from rocmkit.infer.settings import ServeSettings
 
     settings = ServeSettings(url=stub.base_url, num_prompts=3, output_len=2, save_requests=True)
     with pytest.raises(UserError, match="--save-requests needs a run directory"):
-        run_serve(settings, cpu_platform)
-    result = run_serve(settings, cpu_platform, out=tmp_path)
-    assert result.kind == "infer-serve" and exit_code(result) == 0
+        run(settings)  # the command's library call: a quiet Context with no run directory
+    result = run(settings, driver.Context(out=tmp_path))
+    assert result.kind == "infer-serve" and result.outcome == "ok"
+    assert driver.exit_code(result) == 0
     assert result.config["model"] == "stub"  # discovered from /models, as the command does
     done = {m.metric: m.value for m in result.measurements}
     assert done["num_completed"] == 3

@@ -1,22 +1,30 @@
-"""`rocmkit bench` below the command line: the BenchConfig its flags ask for.
+"""`rocmkit bench` as a command of the one driver: `build` turns the parsed flags into a
+`BenchRequest` (checked before torch loads), `run(config, ctx)` sizes it for the device found,
+runs the suites and returns the `RunResult`. From Python:
+`rocmkit.bench.command.run(BenchRequest(suites=("gemm",)))`, or `run(BenchConfig(...))`.
 
-Layers, later wins: the sizes `device_defaults` picks for the device and mode, the command's own
-flags, dotted overrides (`--gemm.sizes 256,512`), and the short train flags of the train-precision
-suite (`--micro-batch 2`).
+Layers of the config, later wins: the sizes `device_defaults` picks for the device and mode, the
+command's own flags, dotted overrides (`--gemm.sizes 256,512`), and the short train flags of the
+train-precision suite (`--micro-batch 2`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import argparse
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rocmkit.bench.sizing import Mode
 from rocmkit.bench.suites import BenchConfig, Device, device_defaults
 from rocmkit.bench.train_precision import with_train_shortcuts
 from rocmkit.config import load_config
+from rocmkit.driver import Command, Context
+from rocmkit.platform import Platform
+from rocmkit.results import RunResult
 
 if TYPE_CHECKING:
-    from rocmkit.platform import Platform
+    from rocmkit.console import ProgressHandle
 
 # --full without --suite adds attention; collectives need torchrun and are always asked for by name.
 FULL_SUITES = ("gemm", "bandwidth", "attention", "train-precision")
@@ -50,3 +58,102 @@ def bench_config(
     if config.train_precision is not None and train_shortcuts:
         config.train_precision = with_train_shortcuts(config.train_precision, train_shortcuts)
     return config
+
+
+@dataclass(frozen=True, kw_only=True)
+class BenchRequest:
+    """What a bench run asks for; `config(platform)` sizes it into a BenchConfig once the device
+    is known (the sizes depend on it)."""
+
+    mode: Mode = "quick"
+    suites: tuple[str, ...] = ()
+    label: str | None = None
+    threads: int | None = None
+    device: Device = "auto"
+    power: bool = True
+    overrides: Mapping[str, str] = field(default_factory=dict)  # dotted: {"gemm.sizes": "256"}
+    train_shortcuts: Mapping[str, str] = field(default_factory=dict)
+
+    def config(self, platform: Platform) -> BenchConfig:
+        return bench_config(
+            platform,
+            mode=self.mode,
+            suites=self.suites,
+            label=self.label,
+            threads=self.threads,
+            device=self.device,
+            power=self.power,
+            overrides=self.overrides,
+            train_shortcuts=self.train_shortcuts,
+        )
+
+
+def build(args: argparse.Namespace) -> BenchRequest:
+    """The request the flags make. Bad suites, flags and overrides fail here in a fraction of a
+    second, before torch loads (checked against a CPU with no torch)."""
+    from rocmkit.config import parse_overrides
+    from rocmkit.measure.noise import use_passive_wait_policy
+    from rocmkit.train.shortcuts import shortcut_overrides
+
+    use_passive_wait_policy()  # before anything imports torch and starts its OpenMP pool
+    request = BenchRequest(
+        mode=args.mode,
+        suites=tuple(s.strip() for item in args.suite or [] for s in item.split(",") if s.strip()),
+        label=args.label,
+        threads=args.threads,
+        device=args.device,
+        power=not args.no_power,
+        overrides=parse_overrides(getattr(args, "overrides", None) or []),
+        train_shortcuts=shortcut_overrides(vars(args), getattr(args, "train_shortcuts", ())),
+    )
+    request.config(Platform(backend="cpu", torch_version=None))
+    return request
+
+
+def run(config: BenchRequest | BenchConfig, ctx: Context | None = None) -> RunResult:
+    """Detect the device, size the config for it and run the suites (under the memory monitor
+    when asked). Outcome (see `run_bench`): "interrupted" by Ctrl-C, with the suites that
+    finished; "failed" when a figure's correctness check failed; else "ok"."""
+    from rocmkit.bench.suites import on_device, run_bench
+    from rocmkit.platform import detect
+
+    ctx = ctx or Context()
+    platform = on_device(detect(), config.device)
+    bench = config.config(platform) if isinstance(config, BenchRequest) else config
+    with (
+        ctx.memory(device=platform.torch_device, name="bench run"),
+        ctx.progress("bench", total=None) as bar,
+    ):
+        result = run_bench(
+            bench,
+            platform,
+            on_suite=_suite_started(bar, ctx, len(bench.suites)),
+            on_note=lambda text: _say(bar, ctx, f"[yellow]note:[/yellow] {text}"),
+            on_figure=bar.advance,
+        )
+    return result
+
+
+def _say(bar: ProgressHandle, ctx: Context, text: str) -> None:
+    """A line above the bar on a terminal, else a plain line on stderr."""
+    if bar.live:
+        bar.print(text)
+    else:
+        ctx.say(text)
+
+
+def _suite_started(
+    bar: ProgressHandle, ctx: Context, num_suites: int
+) -> Callable[[str, int], None]:
+    started = iter(range(1, num_suites + 1))
+
+    def on_suite(name: str, num_figures: int) -> None:
+        label = f"{name} ({next(started)}/{num_suites})"
+        bar.stage(label, total=num_figures or None)
+        if not bar.live:  # logs and CI get one line per suite instead of a bar
+            ctx.say(f"[bold]running {label}...[/bold]")
+
+    return on_suite
+
+
+COMMAND = Command(name="bench", build=build, run=run, saves="always", reports=True)

@@ -271,7 +271,8 @@ def run_bench(
     figures (or training runs) is done: enough for a progress bar with an ETA per suite.
 
     Ctrl-C (KeyboardInterrupt) stops at once: the suites that finished are returned, and the
-    result says `partial` and which suite was interrupted.
+    result says `partial` and which suite was interrupted (outcome "interrupted"). A figure whose
+    check failed (`extra["correct"]` False, e.g. a collective's wrong sum) makes it "failed".
     """
     import torch
 
@@ -317,6 +318,9 @@ def run_bench(
     result.environment["load"] = load
     if interrupted is not None:
         result.partial = f"interrupted (Ctrl-C) during the {interrupted} suite"
+        result.outcome = "interrupted"
+    elif any(m.extra.get("correct") is False for m in measurements):
+        result.outcome = "failed"  # a wrong result fails the run, as in nccl-tests
     return result
 
 

@@ -2,9 +2,9 @@
 
 `run_serve(ServeSettings, platform)` and `run_local(LocalSettings, platform)` turn the flat
 settings (filled by `rocmkit.config` from a preset, TOML, dotted overrides and flags) into the
-capability's config, run it, and build the result document the CLI saves with `runs.save` and
-prints through the report layouts, so `rocmkit infer serve` and `rocmkit report RUN` show the same
-figures. Notes a reader needs (how lengths were counted, why a figure is n/a, why the run failed)
+capability's config, run it, and build the result document that `rocmkit.infer.command` hands to
+the driver, which saves it and prints it through the report layouts, so `rocmkit infer serve` and
+`rocmkit report RUN` show the same figures. Notes a reader needs (how lengths were counted, why a figure is n/a, why the run failed)
 go to `result.data["notes"]`; why a serve run failed to `result.data["failure"]`.
 """
 
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from rocmkit.platform import Platform
 
 REQUESTS_FILENAME = "requests.jsonl"
-EXIT_INTERRUPTED = 130  # the shell's code for a run ended by Ctrl-C (128 + SIGINT)
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)
@@ -84,6 +83,7 @@ def run_serve(
         config={**settings_record(used), "num_prompts_sent": len(workload.prompts)},
         measurements=serve_measurements(served, config, workload),
         partial=served.stopped,
+        outcome=serve_outcome(served.stopped, served.failure),
         data={"notes": serve_notes(served, workload), "failure": served.failure},
     )
     if settings.save_requests and out is not None:
@@ -91,12 +91,13 @@ def run_serve(
     return result
 
 
-def exit_code(result: RunResult) -> int:
-    """0 for a finished run, 1 for a failed one (all or too many requests failed, the server went
-    away), 130 for one ended by Ctrl-C."""
-    if result.partial == "interrupted":
-        return EXIT_INTERRUPTED
-    return 1 if result.data.get("failure") else 0
+def serve_outcome(stopped: str | None, failure: str | None) -> str:
+    """How a serve run ended (`RunResult.outcome`, the exit code through `rocmkit.driver`):
+    interrupted by Ctrl-C (130); failed when all or too many requests of a point failed or the
+    server went away (1); else ok (0), a run cut short by --run-timeout included."""
+    if stopped == "interrupted":
+        return "interrupted"
+    return "failed" if failure else "ok"
 
 
 def serve_notes(served: ServeResult, workload: Workload) -> list[str]:

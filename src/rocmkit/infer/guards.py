@@ -5,7 +5,7 @@ Three rules, each a small pure piece that `serve.py` plugs into the load generat
   (an HTTP 4xx answer is the user's request being wrong: wrong model name, URL path or API key);
 - a server that refuses connections for `unreachable_timeout_s` stops the sending;
 - a measured point whose requests all failed, or failed more often than `max_error_rate`, makes
-  the run a failure (the CLI exits 1, after saving what it measured).
+  the run a failure (`outcome` "failed": the command exits 1, after saving what it measured).
 """
 
 from __future__ import annotations
