@@ -10,6 +10,8 @@ import contextlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from rich.markup import escape
+
 if TYPE_CHECKING:
     from rocmkit.console import ProgressHandle
     from rocmkit.driver import Context
@@ -63,7 +65,10 @@ class StepPrinter:
         text = step_line(m)
         if self.first_step is None:
             self.first_step = m.step
-            self.ctx.say(estimate_line(m, self.total))
+            if self.bar is not None:
+                self.bar.print(estimate_line(m, self.total))  # above the bar, not through it
+            else:
+                self.ctx.say(escape(estimate_line(m, self.total)))
         if self.bar is not None:
             self.bar.update(completed=m.step, info=text)
         elif m.step % self.log_every == 0 or m.step == self.total:
