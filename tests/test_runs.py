@@ -67,7 +67,7 @@ def test_jsonable_makes_any_result_valid_json():
 
 
 def test_a_result_holding_a_value_json_lacks_still_saves_and_prints(tmp_path, capsys):
-    from rocmkit.cli.pipeline import print_json
+    from rocmkit.driver import print_json
 
     result = RunResult(kind="bench", environment={"day": NOW.date()}, config={})
     path = save(result, tmp_path / "run")

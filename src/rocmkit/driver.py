@@ -128,8 +128,8 @@ class Command:
     saves: Saves = "always"
     reports: bool = False  # write report.md and report.html beside result.json
     # The run directory when --out is not given (train continues the newest run on --resume
-    # auto): (config, --out) -> (directory, note for the user or None).
-    choose_out: Callable[[Any, str | None], tuple[Path, str | None]] | None = None
+    # auto): (config, --out) -> (directory or None to save nothing, note for the user or None).
+    choose_out: Callable[[Any, str | None], tuple[Path | None, str | None]] | None = None
     # Where the console view goes: stderr when stdout carries the command's product (hipify).
     view_stream: Literal["stdout", "stderr"] = "stdout"
 

@@ -20,12 +20,11 @@ DATA_PARALLEL = """
 import json, sys
 from rocmkit.jaxtrain import train
 from rocmkit.train import load_train_config
-from rocmkit.results import load_result
 run_dir, mode, micro = sys.argv[1:4]
 overrides = {"model.seq_len": "32", "train.steps": "4", "train.micro_batch": micro,
              "parallel.mode": mode, "logging.run_dir": run_dir}
 result = train(load_train_config(preset="gpt-tiny", overrides=overrides))
-rows = load_result(run_dir).select(metric="tokens_per_s")
+rows = result.run.select(metric="tokens_per_s")
 print(json.dumps({"losses": result.losses, "world_size": rows[0].params["world_size"]}))
 """
 

@@ -17,7 +17,6 @@ from rocmkit.errors import UserError  # noqa: E402
 from rocmkit.jaxtrain import train  # noqa: E402
 from rocmkit.jaxtrain.loop import device_batch, setup  # noqa: E402
 from rocmkit.platform import detect  # noqa: E402
-from rocmkit.results import load_result  # noqa: E402
 
 
 def _params(session):
@@ -82,7 +81,8 @@ def test_fp16_overflow_skips_the_step_counts_it_and_backs_off(tmp_path):
     session.checkpoints.close()
     result = train(config)
     assert result.num_skipped_steps == 3
-    assert load_result(tmp_path / "run").select(metric="skipped_steps")[0].value == 3.0
+    assert result.run is not None
+    assert result.run.select(metric="skipped_steps")[0].value == 3.0
 
 
 def test_fp16_loss_scale_grows_after_clean_steps(tmp_path):

@@ -16,7 +16,6 @@ from jax_helpers import small_config  # noqa: E402
 
 from rocmkit.errors import UserError  # noqa: E402
 from rocmkit.jaxtrain import train  # noqa: E402
-from rocmkit.results import load_result  # noqa: E402
 
 
 def test_loss_decreases_and_result_json_matches_the_torch_format(tmp_path):
@@ -27,7 +26,8 @@ def test_loss_decreases_and_result_json_matches_the_torch_format(tmp_path):
     )
     assert result.steps_done == 12
     assert np.mean(result.losses[-3:]) < result.losses[0] - 0.3
-    saved = load_result(tmp_path / "run")
+    saved = result.run
+    assert saved is not None and not (tmp_path / "run" / "result.json").exists()
     rows = {m.metric: m for m in saved.measurements}
     assert {"tokens_per_s", "mfu", "peak_memory", "final_loss", "skipped_steps"} <= set(rows)
     assert rows["tokens_per_s"].name == "gpt-tiny bf16 jax"

@@ -232,16 +232,16 @@ def test_kernel_names_are_shortened_as_profilers_show_them(name, short):
 def test_the_table_shows_the_short_name_and_json_keeps_the_full_one(capsys):
     import dataclasses
 
-    from rocmkit.cli.profile import _render_summary
     from rocmkit.console import make_console
     from rocmkit.profile.commands import summary_document
+    from rocmkit.report.view_profile import render_summary
 
     events = _gpu_trace()
     for event in events:
         if event["name"].startswith("void at::native"):
             event["name"] = LONG_KERNEL
     summary = summarize_trace(events)
-    _render_summary(make_console(), summary, [], title="profile")
+    render_summary(make_console(), summary_document(summary, []), title="profile")
     table = capsys.readouterr().out
     assert "vectorized_elementwise_kernel<…>" in table and "CUDAFunctor_add" not in table
     names = [op["name"] for op in summary_document(summary, [])["top_ops"]]

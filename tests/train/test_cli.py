@@ -87,7 +87,7 @@ def test_monitor_memory_writes_a_timeline_and_a_memory_measurement(run_dir: Path
     argv = ["train", "--preset", "gpt-tiny", "--monitor-memory", *as_flags(overrides)]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "monitored peak (psutil rss)" in out
+    assert "peak memory, process RSS (MiB)" in out  # the memory table of the run's report
     timeline = json.loads((run_dir / "memory.json").read_text())
     assert timeline["device"] == "cpu" and len(timeline["samples"]) >= 2
     result = json.loads((run_dir / "result.json").read_text())

@@ -102,20 +102,30 @@ def test_sigkill_during_a_checkpoint_save_then_resume(tmp_path: Path, reference:
     _assert_matches(run_dir, reference)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_stop_signal_saves_a_checkpoint_and_exits_cleanly(
-    tmp_path: Path, reference: Path, signum: signal.Signals
+@pytest.mark.parametrize(
+    ("signum", "exit_code", "outcome"),
+    [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")],
+    ids=["SIGTERM", "SIGINT"],
+)
+def test_stop_signal_saves_a_checkpoint_and_exits_128_plus_the_signal(
+    tmp_path: Path, reference: Path, signum: signal.Signals, exit_code: int, outcome: str
 ):
     run_dir = tmp_path / "run"
     proc = _start(run_dir)
     _wait_for_step(run_dir, proc, 7)
     proc.send_signal(signum)
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err
-    assert f"stopped by {signum.name}" in err
-    assert "--resume auto" in err
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == exit_code, err
     stopped_at = max(_last_losses(run_dir))
     assert stopped_at < STEPS
+    # The console view says how to continue; the driver's last stderr line says it stopped early.
+    assert f"stopped by {signum.name} at step {stopped_at};" in out
+    assert f"--out {run_dir} and --resume auto" in out
+    partial = f"stopped by {signum.name} at step {stopped_at} of {STEPS}"
+    assert err.splitlines()[-1] == f"partial: {partial}; what finished is saved in {run_dir}"
+    saved = json.loads((run_dir / "result.json").read_text())
+    assert (saved["outcome"], saved["partial"]) == (outcome, partial)
+    assert saved["data"]["steps_done"] == stopped_at
     latest = (run_dir / "checkpoints" / "latest").read_text().strip()
     assert latest == f"step_{stopped_at:08d}"  # saved exactly where it stopped
     _resume(run_dir)

@@ -11,7 +11,6 @@ import pytest
 import torch
 from loop_helpers import checkpoint_weights, tiny_overrides
 
-from rocmkit.results import load_result
 from rocmkit.train import NonFiniteLossError, StepMetrics, load_train_config, train
 from rocmkit.train.config import TrainSection
 from rocmkit.train.loop import lr_at
@@ -88,8 +87,10 @@ def test_metrics_log_result_and_callbacks(run_dir: Path):
     assert first.units_per_s == pytest.approx(4 * 32 / first.step_time_s)
     assert first.mfu is None  # CPU: no peak in the hardware-facts table, so no MFU guess
     assert first.peak_memory_bytes and first.peak_memory_bytes > 10 * 2**20
-    saved = load_result(run_dir)
-    assert saved.kind == "train"
+    # The loop returns the result document; only the driver (rocmkit train) saves result.json.
+    assert not (run_dir / "result.json").exists()
+    saved = result.run
+    assert saved is not None and saved.kind == "train"
     assert saved.environment["torch_device"] == "cpu"
     assert saved.config["train"]["steps"] == 4
     tokens = saved.select(metric="tokens_per_s")
@@ -234,7 +235,7 @@ def test_gpu_run_reports_allocator_memory_and_mfu_when_known(run_dir: Path):
     assert result.peak_memory_bytes and result.peak_memory_bytes < 2**30  # allocator, not RSS
     known = peak_flops_per_device(platform, "bf16") is not None
     assert (seen[-1].mfu is not None) == known
-    assert load_result(run_dir).environment["torch_device"] == "cuda"
+    assert result.run is not None and result.run.environment["torch_device"] == "cuda"
 
 
 def test_metrics_jsonl_stays_strict_json_when_a_loss_is_not_finite(tmp_path: Path):

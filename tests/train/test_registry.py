@@ -103,8 +103,7 @@ def test_a_registered_model_kind_trains_from_a_toml_file(tmp_path: Path, run_dir
     assert result.unit_name == "images" and result.units_per_s and result.units_per_s > 0
     (model,) = built
     assert model.module[1].out_features == 12  # model.options reached the builder
-    saved = json.loads((run_dir / "result.json").read_text())
-    assert saved["config"]["model"]["kind"] == "mlp"
+    assert result.run is not None and result.run.config["model"]["kind"] == "mlp"
 
 
 def test_an_unknown_kind_names_every_registered_one():

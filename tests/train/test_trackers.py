@@ -59,7 +59,7 @@ def test_tensorboard_gets_the_losses_of_a_cpu_run(run_dir: Path):
 
 def test_without_tensorboard_no_event_files_are_written(run_dir: Path):
     train(load_train_config(preset="gpt-tiny", overrides={**TINY, "logging.run_dir": str(run_dir)}))
-    assert (run_dir / "result.json").exists() and not (run_dir / "tensorboard").exists()
+    assert (run_dir / "metrics.jsonl").exists() and not (run_dir / "tensorboard").exists()
 
 
 def _fake_module(name: str, monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:

@@ -47,26 +47,3 @@ def handler(module: str, attribute: str = "COMMAND") -> Callable[[argparse.Names
         return execute(getattr(importlib.import_module(module), attribute), args)
 
     return run
-
-
-# Transitional: the commands not yet on the driver print through these; removed when every
-# command runs through `rocmkit.driver.execute`.
-def print_json(document: object) -> None:
-    from rocmkit.driver import print_json as _print_json
-
-    _print_json(document)
-
-
-def render_run(result: object, console: object) -> None:
-    from rocmkit.report.views import standard
-
-    standard(result, console)  # type: ignore[arg-type]
-
-
-def emit(result: object, *, as_json: bool, render: Callable[..., None] = render_run) -> None:
-    if as_json:
-        print_json(result.to_dict())  # type: ignore[attr-defined]
-        return
-    from rocmkit.console import make_console
-
-    render(result, make_console())

@@ -25,9 +25,8 @@ def train(
     callbacks: Sequence[Callable[[StepMetrics], None]] = (),
     *,
     handle_signals: bool = True,
-    save_result: bool = True,
 ) -> TrainResult:
-    """Train `config`'s GPT with JAX (same config, data, metrics and result.json as torch)."""
+    """Train `config`'s GPT with JAX (same config, data, metrics and result document as torch)."""
     for module in ("jax", "flax", "optax", "orbax.checkpoint"):
         require_extra(module, "jax")
     from rocmkit.jaxtrain.loop import train as train_jax
@@ -37,5 +36,4 @@ def train(
         platform=platform,
         callbacks=callbacks,
         handle_signals=handle_signals,
-        save_result=save_result,
     )

@@ -96,12 +96,11 @@ def train(
     callbacks: Sequence[Callback] = (),
     *,
     handle_signals: bool = True,
-    save_result: bool = True,
 ) -> TrainResult:
     """Train the GPT of `config` with JAX; resume when asked; return this run's metrics.
 
     `handle_signals`: SIGTERM/Ctrl-C end the run with a checkpoint (False: the caller's).
-    `save_result`: write `result.run` as result.json (False: the caller saves it)."""
+    The result.json document is `result.run`; the driver saves it, not the loop."""
     session = setup(config, platform or detect())
     try:
         signals = on_stop_signals(session.receive_signal) if handle_signals else None
@@ -109,8 +108,6 @@ def train(
             result = _run(session, callbacks)
     finally:
         session.checkpoints.close()
-    if save_result and result.run is not None:
-        result.run.save(Path(config.logging.run_dir))
     return result
 
 

@@ -99,7 +99,7 @@ def profile_training(
     config.train.steps = schedule.num_steps
     config.checkpoint.save_final = False
     config.checkpoint.every = 0
-    config.logging.run_dir = str(out_dir / "train")  # the loop's own metrics and result.json
+    config.logging.run_dir = str(out_dir / "train")  # the loop's own metrics.jsonl
     # The profiler's schedule advances on each step's callback, and callbacks come at sync points:
     # one per step here (a single small device read per step, visible in the trace).
     config.logging.log_every = 1

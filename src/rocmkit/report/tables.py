@@ -138,6 +138,8 @@ UNITLESS = ("", "x")  # a speed-up reads 1.31x in its cells; no "(x)" in the hea
 def metric_header(metric: str, unit: str) -> str:
     """`GFLOPS`, `% of peak`, `time (ms)`, `peak memory, tensors (MiB)`: the unit once."""
     label = METRIC_LABELS.get(metric) or _plain(metric, unit)
+    if unit == "bytes":  # each cell carries its own binary unit (format_bytes)
+        return label
     if unit in UNITLESS or unit == label or unit in label.split():
         return label
     return f"{label} ({unit})"
@@ -151,11 +153,25 @@ def _plain(metric: str, unit: str) -> str:
     return metric.replace("_", " ")
 
 
+BINARY_UNITS = (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
+
+
+def format_bytes(value: float) -> str:
+    """A byte count people read at a glance: `707.0 MiB`, `1.23 GiB`, `512 bytes`."""
+    for name, size in BINARY_UNITS:
+        if abs(value) >= size:
+            return f"{format_value(value / size)} {name}"
+    return f"{value:,.0f} bytes"
+
+
 def format_cell(m: Measurement) -> str:
     """A measurement's value as a cell: `n/a`, `12.34`, `1.31x` for a speed-up, `1,024` for a
-    count. The one number formatter of every table, on the console and in reports alike."""
+    count, `707.0 MiB` for bytes. The one number formatter of every table, on the console and in
+    reports alike."""
     if m.unit == "count" and m.value is not None and float(m.value).is_integer():
         return f"{int(m.value):,}"  # request counts are whole numbers, not 6.00
+    if m.unit == "bytes" and m.value is not None:
+        return format_bytes(m.value)
     text = format_value(m.value)
     return f"{text}x" if m.unit == "x" and m.value is not None else text
 
@@ -236,7 +252,8 @@ def _cell(m: Measurement | None, with_unit: bool) -> str:
     if m is None:
         return ""
     text = format_cell(m)
-    text = f"{text} {m.unit}" if with_unit and m.value is not None and m.unit else text
+    shown = with_unit and m.value is not None and m.unit and m.unit != "bytes"
+    text = f"{text} {m.unit}" if shown else text
     return text + NOISY_MARK if is_noisy(m) else text
 
 

@@ -37,6 +37,7 @@ BUILTIN: dict[str, str] = {
     "port-rules": "rocmkit.report.view_port:render_rules",
     "hipify": "rocmkit.report.view_hipify:render",
     "train": "rocmkit.report.view_train:render",
+    "train-export": "rocmkit.report.view_train:render_export",
     "profile-train": "rocmkit.report.view_profile:render_trace",
     "profile-infer": "rocmkit.report.view_profile:render_trace",
     "profile-memory": "rocmkit.report.view_profile:render_estimate",

@@ -106,14 +106,13 @@ def train(
     callbacks: Sequence[Callback] = (),
     *,
     handle_signals: bool = True,
-    save_result: bool = True,
 ) -> TrainResult:
     """Train as `config` says; resume when asked; return the metrics of this run.
 
     With `handle_signals`, SIGTERM and Ctrl-C end the run cleanly with a checkpoint; a caller
     that owns the signals (a benchmark that must stop as a whole) passes False. The result.json
-    document is `result.run`; rank 0 writes it to the run directory unless `save_result` is False
-    (a caller that adds measurements saves it once itself).
+    document is `result.run`; the loop writes metrics.jsonl and checkpoints but not result.json
+    (`rocmkit train` saves it through the driver: `rocmkit.train.command`).
     """
     platform = platform or detect()
     device_type = _device_type(config.train, platform)
@@ -128,8 +127,6 @@ def train(
                 result = _run(session, callbacks)
     finally:
         shutdown(env)
-    if env.is_main and save_result and result.run is not None:
-        result.run.save(Path(config.logging.run_dir))
     return result
 
 

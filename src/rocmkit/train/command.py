@@ -1,0 +1,229 @@
+"""`rocmkit train` as a command of the one driver (`rocmkit.driver`).
+
+`build` turns the parsed flags into a `TrainJob` (a preset and/or TOML config with overrides, the
+backend, where to write) or an `ExportJob` (`rocmkit train export CKPT OUT`); `choose_out` picks
+the run directory (`--out`, else with `--resume auto` the newest `runs/train-*` run, else a new
+`runs/train-<UTC stamp>`); `run(job, ctx)` trains and returns the `RunResult` (kind "train") that
+the driver saves as result.json and renders (`rocmkit.report.view_train`). The training loops
+save nothing themselves. From Python:
+
+    from rocmkit.train import load_train_config
+    from rocmkit.train.command import run
+    result = run(load_train_config(preset="gpt-tiny"))  # quiet; writes logging.run_dir's files
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from rocmkit import runs
+from rocmkit.config import load_toml
+from rocmkit.driver import Command, Context
+from rocmkit.errors import UserError
+from rocmkit.results import RunResult
+from rocmkit.train.config import TrainConfig
+
+if TYPE_CHECKING:
+    from rocmkit.platform import Platform
+    from rocmkit.train.metrics import TrainResult
+
+NAME = "train"
+Backend = Literal["torch", "jax"]
+# How a run stopped by a signal ends (RunResult.outcome -> exit 130 or 143).
+STOP_OUTCOMES = {"SIGINT": "interrupted", "SIGTERM": "terminated"}
+
+
+@dataclass(kw_only=True)
+class TrainJob:
+    """A training run: the config, the backend, and the run directory the user named (if any)."""
+
+    config: TrainConfig
+    backend: Backend = "torch"
+    out: str | None = None  # --out (or --run-dir), else logging.run_dir when the user set it
+    notes: tuple[str, ...] = ()  # said before the run (a deprecated flag)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExportJob:
+    """`rocmkit train export CKPT OUT`: a checkpoint's weights as OUT.safetensors or OUT.pt."""
+
+    checkpoint: Path
+    target: Path
+
+
+def build(args: argparse.Namespace) -> TrainJob | ExportJob:
+    """The job the command line asks for; a bad flag or config is a UserError before torch loads."""
+    extra = list(getattr(args, "overrides", None) or [])
+    if extra and extra[0] == "export":
+        return _export_job(extra[1:])
+    if args.preset is None and args.config is None:
+        from rocmkit.train.config import available_presets
+
+        raise UserError(
+            "rocmkit train needs --preset NAME or --config FILE (presets: "
+            f"{', '.join(available_presets())}); try: rocmkit train --preset gpt-tiny"
+        )
+    from rocmkit.config import parse_overrides
+    from rocmkit.train import load_train_config
+    from rocmkit.train.shortcuts import shortcut_overrides
+
+    out, notes = _out_argument(args)
+    overrides: dict[str, Any] = dict(shortcut_overrides(vars(args)))
+    if args.resume is not None:
+        overrides["checkpoint.resume"] = args.resume
+    overrides.update(parse_overrides(extra))
+    config = load_train_config(preset=args.preset, path=args.config, overrides=overrides)
+    return TrainJob(
+        config=config,
+        backend=args.backend,
+        out=out or configured_run_dir(args.config, overrides),
+        notes=notes,
+    )
+
+
+def _out_argument(args: argparse.Namespace) -> tuple[str | None, tuple[str, ...]]:
+    """`--out`, or the deprecated `--run-dir` (with a note); both at once is a mistake."""
+    if args.run_dir is None:
+        return args.out, ()
+    if args.out is not None and args.out != args.run_dir:
+        raise UserError("--run-dir is the old name of --out: give only --out DIR")
+    return args.run_dir, (
+        "rocmkit train: --run-dir is deprecated and will be removed; use --out DIR",
+    )
+
+
+class _ExportParser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UserError(f"{message} (see {self.prog} --help)")
+
+
+def _export_job(tokens: list[str]) -> ExportJob:
+    parser = _ExportParser(prog="rocmkit train export", description="export checkpoint weights")
+    parser.add_argument("checkpoint", help="a checkpoint directory or a checkpoints directory")
+    parser.add_argument("out", help="OUT.safetensors or OUT.pt")
+    ns = parser.parse_args(tokens)
+    return ExportJob(checkpoint=Path(ns.checkpoint), target=Path(ns.out))
+
+
+def configured_run_dir(config_path: str | None, overrides: Mapping[str, Any]) -> str | None:
+    """`logging.run_dir` when the user set it: a dotted override, else the --config file."""
+    if "logging.run_dir" in overrides:
+        return str(overrides["logging.run_dir"])
+    if config_path is None:
+        return None
+    value = load_toml(config_path).get("logging", {}).get("run_dir")
+    return None if value is None else str(value)
+
+
+def choose_run_dir(
+    out: str | None, *, resume: str | None, root: Path = runs.RUNS_ROOT
+) -> tuple[Path, str | None]:
+    """The run directory and what to tell the user about it: `out` when given; else with
+    `resume` "auto" the newest `runs/train-*` run (to continue it); else a new
+    `runs/train-<UTC stamp>`."""
+    if out is not None:
+        return Path(out), None
+    if resume != "auto":
+        return runs.default_out(NAME, root=root), None
+    latest = runs.latest_run(NAME, root=root)
+    if latest is not None:
+        return latest, f"--resume auto: continuing the newest run, {latest}"
+    fresh = runs.default_out(NAME, root=root)
+    return fresh, f"--resume auto: no earlier run in {root}/{NAME}-*; starting fresh in {fresh}"
+
+
+def choose_out(job: TrainJob | ExportJob, out: str | None) -> tuple[Path | None, str | None]:
+    """The driver's out-directory rule for train: an export saves only with --out."""
+    if isinstance(job, ExportJob):
+        return (None if out is None else Path(out)), None
+    path, note = choose_run_dir(job.out, resume=job.config.checkpoint.resume)
+    notes = [*job.notes, *([note] if note else [])]
+    return path, "\n".join(notes) or None
+
+
+def run(job: TrainJob | ExportJob | TrainConfig, ctx: Context | None = None) -> RunResult:
+    """Train (or export) and return the result document; nothing is printed with the default
+    quiet `Context()`, and nothing writes result.json here (the driver saves it)."""
+    ctx = ctx or Context()
+    if isinstance(job, ExportJob):
+        return _export(job)
+    if isinstance(job, TrainConfig):
+        job = TrainJob(config=job)
+    return _train(job, ctx)
+
+
+def memory_device(config: TrainConfig, platform: Platform) -> str:
+    """What the memory monitor watches: the GPU allocator when training runs on the GPU."""
+    return "cuda" if config.train.device != "cpu" and platform.gpu_available else "cpu"
+
+
+def _train(job: TrainJob, ctx: Context) -> RunResult:
+    # torch is imported from here on: a bad config was answered before (well under a second).
+    from rich.markup import escape
+
+    from rocmkit.platform import detect
+    from rocmkit.train.progress import StepPrinter, start_line
+
+    config = job.config
+    if ctx.out is not None:
+        config.logging.run_dir = str(ctx.out)
+    trainer = _trainer(job.backend)
+    platform = detect()
+    if ctx.is_main and not ctx.quiet:
+        from rocmkit.profile.fit import fit_warning
+
+        ctx.say(escape(start_line(config, platform)))
+        warning = fit_warning(config, platform)
+        if warning:
+            ctx.say(escape(warning))
+    printer = StepPrinter(ctx, config.train.steps, log_every=config.logging.log_every)
+    name = f"{config.preset or config.model.kind} {config.precision.dtype}"
+    with ctx.memory(device=memory_device(config, platform), name=name), printer.running():
+        result = trainer(config, platform=platform, callbacks=[printer])
+    record = result.run
+    assert record is not None, "the training loop returns its result document"
+    record.data.update(run_data(result, job))
+    if result.stopped_by_signal:
+        signal = result.stop_signal or "SIGTERM"
+        record.outcome = STOP_OUTCOMES.get(signal, "terminated")
+        record.partial = f"stopped by {signal} at step {result.steps_done} of {config.train.steps}"
+    return record
+
+
+def _trainer(backend: Backend) -> Callable[..., TrainResult]:
+    if backend == "jax":
+        from rocmkit.jaxtrain import train as jax_train
+
+        return jax_train
+    from rocmkit.train.loop import train as torch_train
+
+    return torch_train
+
+
+def run_data(result: TrainResult, job: TrainJob) -> dict[str, Any]:
+    """What the end of a run tells beyond its measurements (read by the console view)."""
+    return {
+        "backend": job.backend,
+        "steps": job.config.train.steps,
+        "steps_done": result.steps_done,
+        "checkpoint": None if result.checkpoint is None else str(result.checkpoint),
+        "run_dir": None if result.run_dir is None else str(result.run_dir),
+        "stop_signal": result.stop_signal if result.stopped_by_signal else None,
+    }
+
+
+def _export(job: ExportJob) -> RunResult:
+    from rocmkit.train import export_checkpoint  # torch: only once the arguments are good
+
+    target = export_checkpoint(job.checkpoint, job.target)
+    config = {"checkpoint": str(job.checkpoint), "out": str(job.target)}
+    return RunResult(
+        kind="train-export", environment={}, config=config, data={"written": str(target)}
+    )
+
+
+COMMAND = Command(name=NAME, build=build, run=run, choose_out=choose_out)
