@@ -28,6 +28,11 @@ ALLOWED_INTERNALS = {
     ("jaxtrain", "train"),  # train's JAX backend shares its config, data, models and metrics
     ("bench", "jaxtrain.bench"),  # what bench's train-precision suite asks of the JAX backend
     ("report", "profile.estimator"),  # the memory chart reads a MemoryEstimate
+    ("report", "profile.summary"),  # the profile view formats a saved trace summary
+    ("profile", "report.memory_chart"),  # `profile memory --plot`: only report draws
+    ("train", "profile.fit"),  # the memory-fit warning before a training run
+    ("bench", "train.shortcuts"),  # the one table of short train flags (--micro-batch ...)
+    ("profile", "train.shortcuts"),
 }
 # Files that may print: the command line, the driver, the consoles, and the report renderers.
 # doctor/probe.py is the script of a child process; its stdout is the pipe its parent reads.

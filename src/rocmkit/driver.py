@@ -83,6 +83,12 @@ class Context:
 
         make_console(stderr=True).print(text)
 
+    def step(self, text: str) -> None:
+        """A plain progress line of a long run (train's steps): stdout, or stderr when stdout
+        carries the --json document; nothing for a library call or another rank."""
+        if self.notes and self.is_main:
+            print(text, file=sys.stdout if not self.quiet else sys.stderr, flush=True)
+
     def note(self, text: str) -> None:
         """A line the user needs whatever the output format (a file written): stderr."""
         if self.notes and self.is_main:

@@ -73,7 +73,7 @@ class StepPrinter:
             self.bar.update(completed=m.step, info=text)
         elif m.step % self.log_every == 0 or m.step == self.total:
             # Steps reach the host in groups at each sync point (logging.log_every): one line each.
-            print(f"step {m.step}/{self.total} {text}", file=self.ctx.step_stream, flush=True)
+            self.ctx.step(f"step {m.step}/{self.total} {text}")
 
 
 def estimate_line(m: StepMetrics, total: int) -> str:

@@ -14,13 +14,16 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from rocmkit.config import flatten_dotted
 from rocmkit.errors import UserError
 
 if TYPE_CHECKING:
     from rocmkit.train.metrics import StepMetrics
+
+WandbMode = Literal["online", "offline", "disabled", "shared"]
+WANDB_MODES: tuple[WandbMode, ...] = ("online", "offline", "disabled", "shared")
 
 __all__ = ["MetricTrackers", "Tracker", "check_installed", "open_trackers", "tracker_scalars"]
 
@@ -85,10 +88,13 @@ class _Wandb:
     def __init__(self, run_dir: Path, config: dict[str, Any]) -> None:
         import wandb
 
+        mode = os.environ.get("WANDB_MODE", "offline")  # nothing leaves the machine unasked
+        if mode not in WANDB_MODES:
+            raise UserError(f"WANDB_MODE={mode!r}: use one of {', '.join(WANDB_MODES)}")
         self.run = wandb.init(
             project=os.environ.get("WANDB_PROJECT", "rocmkit"),
             dir=str(run_dir),
-            mode=os.environ.get("WANDB_MODE", "offline"),  # nothing leaves the machine unasked
+            mode=cast(WandbMode, mode),
             config=config,
         )
 
