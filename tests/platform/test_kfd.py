@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from rocmkit.platform.kfd import (
-    parse_pasted_nodes,
     decode_gfx_target_version,
     parse_node,
+    parse_pasted_nodes,
     read_kfd_gpus,
     read_kfd_nodes,
 )
