@@ -64,3 +64,13 @@ def test_derived_gfx_target_and_cus_are_shown(local_fixtures, shared_fixtures):
         in listed.detail
     )
     assert "AMD Instinct MI300X, gfx942 (CDNA3), 304 CUs, 192.0 GiB" in rocminfo.detail
+
+
+def test_a_log_that_quotes_an_nvidia_smi_list_line_stays_a_log():
+    log = (
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+        "GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-513536b6-7d19-9063-b049-1e69664bb298)\n"
+        "Traceback (most recent call last):\n"
+    )
+    (finding,) = diagnose_pasted({"run.log": log}).findings
+    assert finding.id == "from:run.log:cuda-no-kernel-image" and finding.status == "fail"

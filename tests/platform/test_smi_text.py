@@ -224,6 +224,8 @@ def test_nvidia_smi_q_numbers_gpus_in_bus_order_not_by_minor_number(paste, share
 def test_nvidia_smi_q_of_some_gpus_takes_the_numbers_from_the_echoed_command(paste):
     text = paste("nvidia-smi_-q_i0_of_4_gtx1080ti_excerpt.txt")  # starts "nvidia-smi.exe -q -i 0"
     assert [g.index for g in parse_nvidia_smi_q(text.replace("-i 0", "-i 2")).gpus] == [2]
+    by_bus = parse_nvidia_smi_q(text.replace("-i 0", "-i 00000000:18:00.0"))
+    assert [g.index for g in by_bus.gpus] == [0] and "not nvidia-smi's indices" in by_bus.notes[-1]
     unechoed = parse_nvidia_smi_q(text.split("\n", 1)[1])
     assert [g.index for g in unechoed.gpus] == [0]
     assert "not nvidia-smi's indices" in unechoed.notes[-1]

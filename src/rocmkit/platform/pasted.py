@@ -54,7 +54,7 @@ def _read(stripped: str) -> SmiText:
         return _from_nvidia_xml(stripped)
     if "NVSMI LOG" in stripped or re.search(r"^GPU [0-9A-Fa-f]{8}:", stripped, flags=re.M):
         return parse_nvidia_smi_q(stripped)
-    if re.search(r"^GPU \d+: .+\(UUID: GPU-", stripped, flags=re.M):
+    if _mostly_nvidia_list(stripped):
         return parse_nvidia_smi_list(stripped)
     if "HSA Agents" in stripped or "ROCk module" in stripped:
         return _from_rocminfo(stripped)
@@ -76,6 +76,16 @@ def _read(stripped: str) -> SmiText:
     if "," in first and re.search(r"\bname\b|\bindex\b", first):
         return _from_nvidia_csv(stripped)
     raise SmiParseError("not a rocminfo, rocm-smi, amd-smi or nvidia-smi output")
+
+
+def _mostly_nvidia_list(text: str) -> bool:
+    """An `nvidia-smi -L` paste, not a log that quotes one line of it (a log stays a log, so
+    its errors are still explained): most lines are -L lines."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    listed = sum(
+        bool(re.match(r"\s*(GPU \d+: .+\(UUID: GPU-|MIG .+\(UUID: MIG-)", x)) for x in lines
+    )
+    return listed > 0 and listed * 2 >= len(lines)
 
 
 def _from_rocminfo(text: str) -> SmiText:

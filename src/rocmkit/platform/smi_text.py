@@ -144,7 +144,8 @@ def parse_nvidia_smi_q(text: str) -> SmiText:
 
 def _queried_indices(text: str) -> list[int]:
     """The GPUs an echoed `nvidia-smi -q -i 0,2` / `--id=1` command line asked for."""
-    match = re.search(r"nvidia-smi(?:\.exe)?\b.*?(?:-i|--id)[ =]([\d,]+)", text)
+    # Only numbers: `-i 00000000:18:00.0` (a bus id) or `-i GPU-...` name no index.
+    match = re.search(r"nvidia-smi(?:\.exe)?\b.*?\s(?:-i|--id)[ =]([\d,]+)(?=\s|$)", text)
     return [int(n) for n in match.group(1).split(",") if n] if match else []
 
 
@@ -175,7 +176,7 @@ def parse_nvidia_smi_list(text: str) -> SmiText:
 
 _BDF = r"[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
 _TABLE_ROW = re.compile(rf"^\|\s*({_BDF})\s+(.*?)\s*\|")
-_TABLE_ROW2 = re.compile(r"^\|\s*(\d+)\s+\S+\s+\S+\s+\S+\s*\|.*?(\d+)/(\d+) MB\s*\|")
+_TABLE_ROW2 = re.compile(r"^\|\s*(\d+)\s+\S+\s+\S+\s+\S+\s*\|.*?(?:(\d+)/(\d+) MB)?\s*\|$")
 _TABLE_HEAD = re.compile(
     r"AMD-SMI (\S+)\s+amdgpu version: (.*?)\s+ROCm version: (\S+)", flags=re.IGNORECASE
 )
@@ -196,7 +197,7 @@ def parse_amd_smi_table(text: str) -> SmiText:
                 index=int(row2.group(1)),
                 name=row.group(2) or None,
                 pci_bus_id=row.group(1).lower(),
-                memory_total_bytes=int(row2.group(3)) * MIB,
+                memory_total_bytes=int(row2.group(3)) * MIB if row2.group(3) else None,
             )
         )
     if not gpus:
