@@ -96,15 +96,16 @@ def test_a_gfx_target_no_tool_printed_is_derived_from_a_known_pci_id(local_fixtu
 
 
 def _read(local_fixtures, shared_fixtures, name):
+    """A paste from tests/fixtures/smi_text, else from ../shared/fixtures."""
     folder = local_fixtures / "smi_text"
     return read_pasted(
         ((folder / name) if (folder / name).exists() else shared_fixtures / name).read_text()
     )
 
 
-def test_outputs_of_one_machine_join_by_bus_id(local_fixtures, shared_fixtures):
-    table = _read(local_fixtures, shared_fixtures, "amd-smi_table_strix-halo_rocm7.1.txt")
-    rocminfo = _read(local_fixtures, shared_fixtures, "rocminfo_strix-halo_gfx1151_rocm7.1.txt")
+def test_outputs_of_one_machine_join_by_bus_id(local_fixtures):
+    table = _read(local_fixtures, None, "amd-smi_table_strix-halo_rocm7.1.txt")
+    rocminfo = _read(local_fixtures, None, "rocminfo_strix-halo_gfx1151_rocm7.1.txt")
     joined = join_two(table, rocminfo)
     assert joined is not None and joined.format == "amd-smi (table) + rocminfo"
     (gpu,) = joined.gpus
@@ -119,8 +120,8 @@ def test_outputs_join_by_order_when_counts_agree_and_nothing_contradicts(
     local_fixtures, shared_fixtures
 ):
     """amd-smi list and rocm-smi --showproductname of one machine (ROCm/ROCm#5480): no common key."""
-    listed = _read(local_fixtures, shared_fixtures, "amd-smi_list_mi210_x2.txt")
-    named = _read(local_fixtures, shared_fixtures, "rocm-smi_showproductname_mi210_x2.txt")
+    listed = _read(local_fixtures, None, "amd-smi_list_mi210_x2.txt")
+    named = _read(local_fixtures, None, "rocm-smi_showproductname_mi210_x2.txt")
     joined = join_two(listed, named)
     assert joined is not None
     assert [(g.index, g.name, g.arch, g.pci_bus_id) for g in joined.gpus] == [
