@@ -7,6 +7,7 @@ import pytest
 from rocmkit.platform.kfd import (
     decode_gfx_target_version,
     parse_node,
+    parse_pasted_nodes,
     read_kfd_gpus,
     read_kfd_nodes,
 )
@@ -77,3 +78,25 @@ def test_real_kfd_properties(shared_fixtures):
     assert (rx.gfx_target, rx.num_compute_units, rx.wavefront_size) == ("gfx1100", 96, 32)
     cpu = parse_node(0, (folder / "mi300x_host_cpu_node_properties.txt").read_text())
     assert not cpu.is_gpu and cpu.gfx_target is None
+
+
+def test_pasted_properties_of_several_nodes(shared_fixtures):
+    """`cat nodes/*/properties` (the CPU node, then the GPU node) and `grep . nodes/*/properties`."""
+    kfd = shared_fixtures / "kfd_sysfs"
+    cpu = (kfd / "mi300x_host_cpu_node_properties.txt").read_text()
+    gpu = (kfd / "mi300x_gfx942_gpu_node_properties.txt").read_text()
+    cat = parse_pasted_nodes(cpu + gpu)
+    assert [(n.node_id, n.is_gpu) for n in cat] == [(0, False), (1, True)]
+    assert (cat[1].gfx_target, cat[1].device_id, cat[1].num_compute_units) == (
+        "gfx942",
+        "0x74a1",
+        304,
+    )
+    assert cat[1].pci_bus_id == "0000:47:00.0"
+    prefix = "/sys/class/kfd/kfd/topology/nodes/{}/properties:"
+    grepped = "".join(
+        prefix.format(i) + line + "\n"
+        for i, text in ((0, cpu), (4, gpu))
+        for line in text.splitlines()
+    )
+    assert [(n.node_id, n.is_gpu) for n in parse_pasted_nodes(grepped)] == [(0, False), (4, True)]

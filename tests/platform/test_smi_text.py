@@ -16,7 +16,9 @@ from rocmkit.platform.smi import (
 from rocmkit.platform.smi_text import (
     amd_smi_uuid_device_id,
     memory_bytes,
+    parse_amd_smi_table,
     parse_amd_smi_text,
+    parse_nvidia_smi_list,
     parse_nvidia_smi_q,
     parse_rocm_smi_text,
 )
@@ -202,3 +204,75 @@ def test_shared_real_outputs(shared_fixtures):
 def test_an_output_without_gpus_is_an_error_not_an_empty_success(parser, text):
     with pytest.raises(SmiParseError):
         parser(text)
+
+
+def test_nvidia_smi_q_numbers_gpus_in_bus_order_not_by_minor_number(paste, shared_fixtures):
+    """nvidia-smi's index is the bus order of its sections; "Minor Number" is /dev/nvidiaN."""
+    (single,) = parse_nvidia_smi_q(paste("nvidia-smi_-a_a100_80gb_single_minor4_excerpt.txt")).gpus
+    assert single.index == 0 and single.pci_bus_id == "00000000:94:00.0"  # Minor Number: 4
+    a100 = parse_nvidia_smi_q(
+        (shared_fixtures / "nvidia-smi/nvidia-smi_-q_a100_sxm4_80gb_x4.txt").read_text()
+    )
+    assert [(g.index, g.pci_bus_id[-7:]) for g in a100.gpus] == [
+        (0, "68:00.0"),
+        (1, "9E:00.0"),
+        (2, "C2:00.0"),
+        (3, "D4:00.0"),
+    ]  # fmt: skip  (minor numbers 3, 4, 5, 6)
+
+
+def test_nvidia_smi_q_of_some_gpus_takes_the_numbers_from_the_echoed_command(paste):
+    text = paste("nvidia-smi_-q_i0_of_4_gtx1080ti_excerpt.txt")  # starts "nvidia-smi.exe -q -i 0"
+    assert [g.index for g in parse_nvidia_smi_q(text.replace("-i 0", "-i 2")).gpus] == [2]
+    by_bus = parse_nvidia_smi_q(text.replace("-i 0", "-i 00000000:18:00.0"))
+    assert [g.index for g in by_bus.gpus] == [0] and "not nvidia-smi's indices" in by_bus.notes[-1]
+    unechoed = parse_nvidia_smi_q(text.split("\n", 1)[1])
+    assert [g.index for g in unechoed.gpus] == [0]
+    assert "not nvidia-smi's indices" in unechoed.notes[-1]
+
+
+def test_nvidia_smi_list(paste):
+    mig = parse_nvidia_smi_list(paste("nvidia-smi_-L_a100_80gb_x4_mig.txt"))
+    assert [(g.index, g.name) for g in mig.gpus] == [(i, "NVIDIA A100-SXM4-80GB") for i in range(4)]
+    assert mig.gpus[3].uuid == "GPU-69ec2344-ebac-b028-f88f-452abb3d7f11"
+    assert mig.notes == ("4 MIG device(s) listed under the GPUs",)
+    quadro = parse_nvidia_smi_list(paste("nvidia-smi_-L_quadro-rtx4000_x2.txt"))
+    assert [g.name for g in quadro.gpus] == ["Quadro RTX 4000"] * 2 and quadro.notes == ()
+    with pytest.raises(SmiParseError, match="not `nvidia-smi -L`"):
+        parse_nvidia_smi_list(paste("nvidia-smi_-q_gtx1080_excerpt.txt"))
+
+
+@pytest.mark.parametrize(
+    ("name", "bdf", "gpu_name", "total_mib", "rocm"),
+    [
+        ("amd-smi_table_mi325x_rocm7.0.1.txt", "0000:09:00.0", "AMD Instinct MI325X", 262128, "7.0.1"),
+        ("amd-smi_table_rx7900xtx_builtin-amdgpu.txt", "0000:2f:00.0", "AMD Radeon RX 7900 XTX", 24560, "N/A"),
+        ("amd-smi_table_strix-halo_rocm7.1.txt", "0000:c5:00.0", "AMD Radeon Graphics", 512, "7.1.0"),
+        ("amd-smi_table_r9700_cut-name_excerpt.txt", "0000:03:00.0", "...Radeon AI PRO R9700", 32624, "7.2.2"),
+    ],
+)  # fmt: skip
+def test_amd_smi_default_table_rocm7(paste, name, bdf, gpu_name, total_mib, rocm):
+    report = parse_amd_smi_table(paste(name))
+    (gpu,) = report.gpus
+    assert (gpu.index, gpu.pci_bus_id, gpu.name) == (0, bdf, gpu_name)
+    assert gpu.memory_total_bytes == total_mib * 2**20 and report.versions["ROCm version"] == rocm
+    assert bool(report.notes) == gpu_name.startswith("...")  # a cut name asks for `static`
+
+
+def test_amd_smi_table_refuses_other_outputs(paste):
+    with pytest.raises(SmiParseError, match="not the `amd-smi` table"):
+        parse_amd_smi_table(paste("amd-smi_list_mi210_x2.txt"))
+
+
+def test_rocminfo_gives_memory_compute_units_device_id_and_bus(paste, shared_fixtures):
+    """Memory is the GPU agent's "GLOBAL; FLAGS: COARSE GRAINED" pool, never the CPU's."""
+    (xtx,) = parse_rocminfo(
+        (shared_fixtures / "rocminfo/rocminfo_rx7900xtx_gfx1100_rocm6.3.txt").read_text()
+    ).gpus
+    assert (xtx.memory_bytes, xtx.compute_units) == (25149440 * 1024, 96)
+    assert (xtx.device_id, xtx.pci_bus_id) == ("0x744c", "0000:2d:00.0")
+    halo = parse_rocminfo(paste("rocminfo_strix-halo_gfx1151_rocm7.1.txt"))
+    (igpu,) = halo.gpus  # the aie2 NPU agent is Device Type DSP: no GPU
+    assert (igpu.gfx_target, igpu.compute_units, igpu.memory_bytes) == ("gfx1151", 40, 120 * 2**30)
+    assert (igpu.device_id, igpu.pci_bus_id) == ("0x1586", "0000:c5:00.0")
+    assert [a.device_type for a in halo.agents] == ["CPU", "GPU", "DSP"]

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from rocmkit.doctor.explain import explain
 from rocmkit.doctor.findings import DoctorReport, Finding
-from rocmkit.platform.pasted import read_pasted
+from rocmkit.platform.pasted import join_outputs, read_pasted
 from rocmkit.platform.smi import SmiParseError
 from rocmkit.platform.smi_text import SmiGpu, SmiText
 from rocmkit.platform.specs import arch_facts, find_spec_by_name, lookup_spec, spec_ambiguity
@@ -17,27 +17,29 @@ GIB = 2**30
 
 
 def diagnose_pasted(texts: Mapping[str, str]) -> DoctorReport:
-    """One or more findings per pasted file (name -> text), in the order given."""
-    findings: list[Finding] = []
+    """Findings for pasted files (name -> text): one per machine the tool outputs describe (the
+    outputs of one machine are joined into one GPU list), then one or more per log."""
+    tools: list[tuple[str, SmiText]] = []
+    logs: list[Finding] = []
     for name, text in texts.items():
         try:
-            report = read_pasted(text)
+            tools.append((name, read_pasted(text)))
         except SmiParseError as exc:
-            findings.extend(_log_findings(name, text, str(exc)))
-            continue
-        findings.append(_tool_finding(name, report))
+            logs.extend(_log_findings(name, text, str(exc)))
+    findings = [_tool_finding(names, report) for names, report in join_outputs(tools)]
     return DoctorReport(
-        findings=tuple(findings), environment={"source": "pasted", "files": list(texts)}
+        findings=(*findings, *logs), environment={"source": "pasted", "files": list(texts)}
     )
 
 
-def _tool_finding(name: str, report: SmiText) -> Finding:
+def _tool_finding(names: tuple[str, ...], report: SmiText) -> Finding:
     lines = [_gpu_line(gpu) for gpu in report.gpus]
     versions = ", ".join(f"{k} {v}" for k, v in report.versions.items())
     detail = "\n".join([*lines, *report.notes])
+    joined = [n for n in report.notes if n.startswith("joined ")]
     return Finding(
-        id=f"from:{name}",
-        status="warn" if report.notes else "ok",
+        id="from:" + "+".join(names),
+        status="warn" if len(report.notes) > len(joined) else "ok",
         summary=f"{report.format}: {len(report.gpus)} GPU(s)"
         + (f" ({versions})" if versions else "")
         + (f": {lines[0]}" if len(lines) == 1 else ""),
@@ -50,11 +52,13 @@ def _gpu_line(gpu: SmiGpu) -> str:
     parts = [f"GPU {gpu.index}: {gpu.name or unnamed}"]
     facts = arch_facts(gpu.arch) if gpu.arch else None
     if gpu.arch:
-        parts.append(
-            gpu.arch + (f" ({facts.family}{', iGPU' if facts.integrated else ''})" if facts else "")
-        )
+        family = f"{facts.family}{', iGPU' if facts.integrated else ''}" if facts else ""
+        why = ", ".join(x for x in (family, gpu.arch_source) if x)
+        parts.append(gpu.arch + (f" ({why})" if why else ""))
     elif gpu.architecture_name:
         parts.append(gpu.architecture_name)
+    if gpu.num_compute_units:
+        parts.append(f"{gpu.num_compute_units} CUs")
     if gpu.memory_total_bytes:
         parts.append(f"{gpu.memory_total_bytes / GIB:.1f} GiB")
     spec = lookup_spec(gpu.arch, gpu.name) if gpu.arch else find_spec_by_name(gpu.name)

@@ -75,6 +75,12 @@ class KfdNode:
         return f"{domain:04x}:{location >> 8:02x}:{(location >> 3) & 0x1F:02x}.{location & 0x7:x}"
 
     @property
+    def device_id(self) -> str | None:
+        """The PCI device id, "0x744c"."""
+        value = self.properties.get("device_id")
+        return f"0x{value:04x}" if value else None
+
+    @property
     def render_minor(self) -> int | None:
         """N in /dev/dri/renderDN for this GPU."""
         return self.properties.get("drm_render_minor") or None
@@ -83,6 +89,36 @@ class KfdNode:
 def parse_node(node_id: int, text: str, memory_bytes: int | None = None) -> KfdNode:
     """Build a KfdNode from the text of its properties file."""
     return KfdNode(node_id=node_id, properties=parse_properties(text), memory_bytes=memory_bytes)
+
+
+_PATH_PREFIX = re.compile(r"^\S*?/nodes/(\d+)/properties:")  # `grep . nodes/*/properties`
+_HEAD_BANNER = re.compile(r"^==> \S*?/nodes/(\d+)/properties <==")  # `head nodes/*/properties`
+
+
+def parse_pasted_nodes(text: str) -> list[KfdNode]:
+    """The nodes in pasted `properties` files: one file, several concatenated (`cat`), `head`
+    banners or `grep .` path prefixes. A new node starts where a key repeats. Node ids are read
+    from paths when printed, else counted from 0 (so they are the paste's order, not KFD's)."""
+    blocks: list[tuple[int | None, list[str]]] = []
+    seen: set[str] = set()
+    for raw in text.splitlines():
+        line, node_id = raw.strip(), None
+        for pattern in (_PATH_PREFIX, _HEAD_BANNER):
+            match = pattern.match(line)
+            if match:
+                node_id, line = int(match.group(1)), line[match.end() :].strip()
+        key = line.split(" ", 1)[0]
+        new_path = node_id is not None and blocks and blocks[-1][0] != node_id
+        if not blocks or key in seen or new_path:
+            blocks.append((node_id, []))
+            seen = set()
+        if re.fullmatch(r"\w+\s+-?\d+", line):
+            seen.add(key)
+            blocks[-1][1].append(line)
+    return [
+        parse_node(i if node_id is None else node_id, "\n".join(lines))
+        for i, (node_id, lines) in enumerate(b for b in blocks if b[1])
+    ]
 
 
 def read_kfd_nodes(root: str | Path = "/") -> list[KfdNode]:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import csv
+import functools
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 PCI_VENDORS = {0x1002: "amd", 0x10DE: "nvidia"}
@@ -50,3 +53,31 @@ def _hex(path: Path) -> int | None:
         return int(path.read_text(encoding="ascii").strip(), 16)
     except (OSError, ValueError):
         return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class KnownDeviceId:
+    device_id: str  # "0x74a1"
+    gfx_target: str
+    chip: str
+    source: str
+
+
+@functools.cache
+def known_amd_device_ids() -> dict[str, KnownDeviceId]:
+    """pci_device_ids.csv beside this file: AMD PCI device id -> gfx target, each with its source."""
+    text = resources.files("rocmkit.platform").joinpath("pci_device_ids.csv").read_text("utf-8")
+    rows = csv.DictReader(line for line in text.splitlines() if not line.startswith("#"))
+    return {row["device_id"]: KnownDeviceId(**row) for row in rows}
+
+
+def gfx_from_pci_device_id(device_id: str | int | None) -> str | None:
+    """ "0x74a1" / 29857 -> "gfx942" from the table of known AMD ids; None when not listed."""
+    if device_id is None:
+        return None
+    try:
+        number = device_id if isinstance(device_id, int) else int(device_id, 16)
+    except ValueError:
+        return None
+    row = known_amd_device_ids().get(f"0x{number:04x}")
+    return row.gfx_target if row else None

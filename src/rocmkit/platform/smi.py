@@ -100,6 +100,21 @@ class RocminfoAgent:
     compute_units: int | None = None
     wavefront_size: int | None = None
     isa: str | None = None  # "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-"
+    chip_id: int | None = None  # the PCI device id ("Chip ID: 29772(0x744c)"); 0 for CPUs
+    bdf_id: int | None = None  # "BDFID: 11520": bus << 8 | device << 3 | function
+    memory_bytes: int | None = None  # the "GLOBAL; FLAGS: COARSE GRAINED" pool (device memory)
+
+    @property
+    def device_id(self) -> str | None:
+        return f"0x{self.chip_id:04x}" if self.chip_id else None
+
+    @property
+    def pci_bus_id(self) -> str | None:
+        """ "0000:2d:00.0" from BDFID; rocminfo prints no PCI domain, so 0000 is assumed."""
+        if not self.bdf_id:
+            return None
+        bdf = self.bdf_id
+        return f"0000:{bdf >> 8 & 0xFF:02x}:{bdf >> 3 & 0x1F:02x}.{bdf & 0x7:x}"
 
     @property
     def gfx_target(self) -> str | None:
@@ -145,6 +160,7 @@ def parse_rocminfo(text: str) -> RocminfoReport:
 def _parse_agent(block: str) -> RocminfoAgent:
     fields: dict[str, str] = {}
     isa = None
+    segment, coarse_kb = "", None
     for line in block.splitlines():
         key, sep, value = line.strip().partition(":")
         if not sep:
@@ -152,6 +168,12 @@ def _parse_agent(block: str) -> RocminfoAgent:
         value = value.strip()
         if key == "Name" and value.startswith("amdgcn-"):
             isa = isa or value
+        elif key == "Segment":
+            segment = value
+        elif key == "Size" and segment == "GLOBAL; FLAGS: COARSE GRAINED" and coarse_kb is None:
+            # The device-memory pool (VRAM; on an APU the memory the driver lets the GPU use).
+            # "KERNARG, COARSE GRAINED" and the fine-grained pools are host memory.
+            coarse_kb = _leading_int(value) if value.endswith("KB") else None
         else:
             fields.setdefault(key.strip(), value)
     return RocminfoAgent(
@@ -163,6 +185,9 @@ def _parse_agent(block: str) -> RocminfoAgent:
         compute_units=_leading_int(fields.get("Compute Unit")),
         wavefront_size=_leading_int(fields.get("Wavefront Size")),
         isa=isa,
+        chip_id=_leading_int(fields.get("Chip ID")),
+        bdf_id=_leading_int(fields.get("BDFID")),
+        memory_bytes=coarse_kb * 1024 if coarse_kb else None,
     )
 
 

@@ -1,6 +1,6 @@
-"""Pure parsers of the plain-text outputs people paste: `nvidia-smi -q`, `rocm-smi` (the
+"""Pure parsers of the plain-text outputs people paste: `nvidia-smi -q` and `-L`, `rocm-smi` (the
 `GPU[N] : key: value` report of `--showproductname`, `--showallinfo`/`-a`, and its `--csv`),
-`amd-smi static` / `amd-smi list` / `amd-smi metric`.
+`amd-smi static` / `list` / `metric`, and the table plain `amd-smi` prints since ROCm 7.
 
 Each returns one `SmiGpu` per GPU it finds, or raises `SmiParseError` saying what was expected:
 never an empty success.
@@ -32,6 +32,8 @@ class SmiGpu:
     memory_total_bytes: int | None = None
     num_compute_units: int | None = None
     driver_version: str | None = None
+    arch_source: str | None = None  # where `arch` came from when no tool printed it
+    sources: tuple[str, ...] = ()  # the outputs joined into this row ("rocminfo", "amd-smi")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -113,12 +115,20 @@ def parse_nvidia_smi_q(text: str) -> SmiText:
             f"not `nvidia-smi -q` output: no 'GPU 0000:..' section ({_first_line(text)[:100]!r})"
         )
     notes: tuple[str, ...] = ()
+    indices = list(range(len(blocks)))
     if attached and attached.isdigit() and int(attached) != len(blocks):
         notes = (f"{len(blocks)} of {attached} attached GPUs shown (an `-i` query or a cut paste)",)
+        queried = _queried_indices(text)
+        if len(queried) == len(blocks):
+            indices = queried
+        else:
+            notes += ("GPU numbers are the order in this paste, not nvidia-smi's indices",)
     driver = tree.text("Driver Version")
+    # nvidia-smi numbers GPUs in PCI bus order, the order of its "GPU 0000..." sections; the
+    # "Minor Number" is /dev/nvidiaN, which need not follow it (a single L4 can be minor 8).
     gpus = tuple(
         SmiGpu(
-            index=_int(block.text("Minor Number")) or i,
+            index=indices[i],
             name=block.text("Product Name"),
             architecture_name=block.text("Product Architecture"),
             pci_bus_id=block.key.split()[1],
@@ -130,6 +140,83 @@ def parse_nvidia_smi_q(text: str) -> SmiText:
     )
     versions = {k: v for k in ("Driver Version", "CUDA Version") if (v := tree.text(k))}
     return SmiText(format="nvidia-smi -q", gpus=gpus, versions=versions, notes=notes)
+
+
+def _queried_indices(text: str) -> list[int]:
+    """The GPUs an echoed `nvidia-smi -q -i 0,2` / `--id=1` command line asked for."""
+    # Only numbers: `-i 00000000:18:00.0` (a bus id) or `-i GPU-...` name no index.
+    match = re.search(r"nvidia-smi(?:\.exe)?\b.*?\s(?:-i|--id)[ =]([\d,]+)(?=\s|$)", text)
+    return [int(n) for n in match.group(1).split(",") if n] if match else []
+
+
+# ------------------------------------------------------------------ nvidia-smi -L
+
+_NVIDIA_LIST = re.compile(r"^GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)\s*$")
+_MIG_LIST = re.compile(r"^\s+MIG \S+\s+Device\s+\d+: \(UUID: MIG-")
+
+
+def parse_nvidia_smi_list(text: str) -> SmiText:
+    """`nvidia-smi -L`: "GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-...)", MIG devices indented."""
+    gpus, num_mig = [], 0
+    for line in text.splitlines():
+        match = _NVIDIA_LIST.match(line.strip())
+        if match:
+            gpus.append(SmiGpu(index=int(match.group(1)), name=match.group(2), uuid=match.group(3)))
+        num_mig += bool(_MIG_LIST.match(line))
+    if not gpus:
+        raise SmiParseError(
+            f"not `nvidia-smi -L` output: no 'GPU N: name (UUID: ...)' line "
+            f"({_first_line(text)[:100]!r})"
+        )
+    notes = (f"{num_mig} MIG device(s) listed under the GPUs",) if num_mig else ()
+    return SmiText(format="nvidia-smi -L", gpus=tuple(gpus), notes=notes)
+
+
+# ------------------------------------------------------------------ amd-smi (ROCm 7 default table)
+
+_BDF = r"[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
+_TABLE_ROW = re.compile(rf"^\|\s*({_BDF})\s+(.*?)\s*\|")
+_TABLE_ROW2 = re.compile(r"^\|\s*(\d+)\s+\S+\s+\S+\s+\S+\s*\|.*?(?:(\d+)/(\d+) MB)?\s*\|$")
+_TABLE_HEAD = re.compile(
+    r"AMD-SMI (\S+)\s+amdgpu version: (.*?)\s+ROCm version: (\S+)", flags=re.IGNORECASE
+)
+
+
+def parse_amd_smi_table(text: str) -> SmiText:
+    """The table plain `amd-smi` prints (ROCm 7): per GPU a "| BDF  name | ..." row and a
+    "| GPU HIP-ID OAM-ID Partition | ... used/total MB |" row. Names longer than 20 characters
+    are cut to "...their last 20" by amd-smi; such a name is kept and a note says so."""
+    lines = [line.strip() for line in text.splitlines()]
+    gpus = []
+    for first, second in zip(lines, [*lines[1:], ""], strict=True):
+        row, row2 = _TABLE_ROW.match(first), _TABLE_ROW2.match(second)
+        if not (row and row2):
+            continue
+        gpus.append(
+            SmiGpu(
+                index=int(row2.group(1)),
+                name=row.group(2) or None,
+                pci_bus_id=row.group(1).lower(),
+                memory_total_bytes=int(row2.group(3)) * MIB if row2.group(3) else None,
+            )
+        )
+    if not gpus:
+        raise SmiParseError(
+            f"not the `amd-smi` table: no '| BDF  GPU-Name |' rows ({_first_line(text)[:100]!r})"
+        )
+    head = _TABLE_HEAD.search(text)
+    versions = (
+        {"AMD-SMI": head.group(1), "amdgpu version": head.group(2), "ROCm version": head.group(3)}
+        if head
+        else {}
+    )
+    cut = [g.name for g in gpus if g.name and g.name.startswith("...")]
+    notes = (
+        (f"amd-smi cut the name to its last 20 characters ({cut[0]!r}): paste `amd-smi static`",)
+        if cut
+        else ()
+    )
+    return SmiText(format="amd-smi (table)", gpus=tuple(gpus), versions=versions, notes=notes)
 
 
 # ------------------------------------------------------------------ amd-smi text
