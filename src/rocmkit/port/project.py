@@ -13,7 +13,7 @@ import stat
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rocmkit.errors import UserError
@@ -25,9 +25,11 @@ from rocmkit.port.findings import (
     PortReport,
     hit,
 )
+from rocmkit.port.context import build_context
 from rocmkit.port.python_scan import scan_python
 from rocmkit.port.requirements import scan_conda, scan_pyproject, scan_requirements_txt
 from rocmkit.port.rules import SEVERITIES, RuleSet, load_rules, severity_rank
+from rocmkit.port.suppress import drop_ignored, inline_ignores, read_baseline, write_baseline
 from rocmkit.port.text_scan import ScanError, scan_text
 
 SKIP_DIRS = frozenset(
@@ -48,9 +50,12 @@ class PortConfig:
 
     path: Path
     fail_on: str = "error"  # info | warn | error | never
-    min_severity: str = "info"  # findings below this are left out of the report
+    min_severity: str = "warn"  # findings below this are left out (info: --show-info)
     exclude: tuple[str, ...] = ()  # globs on the path relative to the root
     max_bytes: int = 4 * 1024 * 1024
+    show_info: bool = False  # same as min_severity="info"
+    baseline: Path | None = None  # accepted findings (a file written by write_baseline)
+    write_baseline: Path | None = None  # write the findings of this scan there
 
     def __post_init__(self) -> None:
         if not self.path.exists():
@@ -61,6 +66,12 @@ class PortConfig:
             raise UserError(f"--min-severity must be one of {', '.join(SEVERITIES)}")
         if self.max_bytes <= 0:
             raise UserError("--max-bytes must be positive")
+        if self.baseline is not None and not self.baseline.is_file():
+            raise UserError(f"no such baseline file: {self.baseline}")
+
+    @property
+    def floor(self) -> str:
+        return "info" if self.show_info else self.min_severity
 
 
 def classify(name: str, parent: str = "") -> str | None:
@@ -123,39 +134,108 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
     findings: list[PortFinding] = []
     issues: list[FileIssue] = []
     num_files: Counter[str] = Counter()
-    num_parsed = 0
-    floor = severity_rank(config.min_severity)
-    for path, rel, kind in iter_files(root, config.exclude):
+    num_parsed = suppressed = 0
+    files = list(iter_files(root, config.exclude))
+    context = build_context(str(root), files)
+    for path, rel, kind in files:
         num_files[kind] += 1
         try:
-            hits, parsed = scan_file(path, kind, rules, config.max_bytes)
+            hits, parsed, text = scan_file(path, kind, rules, config.max_bytes, context.own_packages)
         except ScanError as exc:
             issues.append(FileIssue(path=rel, reason=str(exc)))
             continue
         num_parsed += parsed
-        findings.extend(
-            _finding(rel, h) for h in _dedupe(hits) if severity_rank(h.severity) >= floor
-        )
-    findings.sort(key=lambda f: (f.path, f.line, f.column, f.rule_id))
+        if not hits:
+            continue
+        ignores = inline_ignores(text)
+        kept = drop_ignored(hits, ignores) if ignores else hits
+        suppressed += len(hits) - len(kept)
+        findings.extend(_group(rel, _dedupe(kept), context.note_for(rel)))
+    if config.baseline is not None:
+        findings, dropped = _apply_baseline(findings, read_baseline(config.baseline))
+        suppressed += dropped
+    floor = severity_rank(config.floor)
+    shown = [f for f in findings if severity_rank(f.severity) >= floor]
+    shown.sort(key=lambda f: (f.path, f.line, f.column, f.rule_id))
+    if config.write_baseline is not None:
+        write_baseline(config.write_baseline, shown)
     return PortReport(
         root=str(root),
-        findings=tuple(findings),
+        findings=tuple(shown),
         issues=tuple(issues),
         num_files=dict(sorted(num_files.items())),
         num_python_parsed=num_parsed,
         elapsed_s=time.perf_counter() - started,
+        num_suppressed=suppressed,
+        num_below_floor=len(findings) - len(shown),
     )
 
 
-def scan_file(path: str, kind: str, rules: RuleSet, max_bytes: int) -> tuple[list[Hit], bool]:
-    """(hits, parsed-as-Python?) for one file; ScanError when it cannot be read as text."""
+def scan_file(
+    path: str, kind: str, rules: RuleSet, max_bytes: int, own: frozenset[str] = frozenset()
+) -> tuple[list[Hit], bool, str]:
+    """(hits, parsed-as-Python?, text) for one file; ScanError when it cannot be read as text."""
     text = read_text(path, max_bytes)
     if kind == "python":
-        return scan_python(text, rules, is_setup=os.path.basename(path) == "setup.py")
+        hits, parsed = scan_python(
+            text, rules, is_setup=os.path.basename(path) == "setup.py", own=own
+        )
+        return hits, parsed, text
     scanner = _SCANNERS.get(kind)
     if scanner is None:
-        return [], False
-    return scanner(text, rules), False
+        return [], False, text
+    return scanner(text, rules), False, text
+
+
+def _group(rel: str, hits: Iterator[Hit], note: str) -> list[PortFinding]:
+    """One finding per rule and severity in a file, with every line; a file with a ROCm
+    counterpart (or in an NVIDIA-only folder) has its findings at info with the reason."""
+    groups: dict[tuple[str, str], list[Hit]] = {}
+    for h in hits:
+        severity = "info" if note else h.severity
+        groups.setdefault((h.rule.id, severity), []).append(h)
+    out = []
+    for (_, severity), group in groups.items():
+        group.sort(key=lambda h: (h.line, h.column))
+        first = group[0]
+        evidence = first.evidence
+        if len(group) > 1:
+            evidence = f"{evidence}  (+{len(group) - 1} more in this file)"
+        out.append(
+            PortFinding(
+                path=rel,
+                line=first.line,
+                column=max(first.column, 0),
+                rule_id=first.rule.id,
+                severity=severity,  # type: ignore[arg-type]
+                title=first.rule.title,
+                evidence=evidence,
+                fix=first.rule.fix,
+                source=first.rule.source,
+                lines=tuple(h.line for h in group),
+                note=note,
+            )
+        )
+    return out
+
+
+def _apply_baseline(
+    findings: list[PortFinding], accepted: dict[str, int]
+) -> tuple[list[PortFinding], int]:
+    totals: Counter[str] = Counter()
+    for f in findings:
+        totals[f.key()] += f.count
+    kept, dropped = [], 0
+    for f in findings:
+        allowed = accepted.get(f.key())
+        if allowed is None:
+            kept.append(f)
+        elif totals[f.key()] <= allowed:
+            dropped += 1
+        else:
+            new = totals[f.key()] - allowed
+            kept.append(replace(f, note=f"{new} new since the baseline ({allowed} accepted)"))
+    return kept, dropped
 
 
 def read_text(path: str, max_bytes: int) -> str:
@@ -214,17 +294,3 @@ def _dedupe(hits: list[Hit]) -> Iterator[Hit]:
         if key not in seen:
             seen.add(key)
             yield h
-
-
-def _finding(path: str, h: Hit) -> PortFinding:
-    return PortFinding(
-        path=path,
-        line=h.line,
-        column=max(h.column, 0),
-        rule_id=h.rule.id,
-        severity=h.severity,
-        title=h.rule.title,
-        evidence=h.evidence,
-        fix=h.rule.fix,
-        source=h.rule.source,
-    )

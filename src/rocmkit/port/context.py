@@ -1,0 +1,120 @@
+"""What port knows about a project before it reads a line: its own packages, and the vendor
+structure it already has (ROCm and NVIDIA variants of the same file, NVIDIA-only folders).
+
+A finding in the NVIDIA variant of a file that has a ROCm counterpart (docker/Dockerfile beside
+docker/Dockerfile.rocm, requirements/cuda.txt beside requirements/rocm.txt) is the project's
+NVIDIA path, not a porting hazard: it is kept at info with "has a ROCm counterpart: X".
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+# Name tokens (split on - _ . and path separators) that mark a vendor variant of a file.
+ROCM_TOKENS = frozenset({"rocm", "hip", "amd", "mi300", "mi300x", "mi250", "mi200", "mi355"})
+NVIDIA_TOKENS = frozenset({"cuda", "nvidia", "cu", "gpu", "nv"})
+# Folder names that hold only NVIDIA-specific code by definition of the product they name.
+NVIDIA_ONLY_DIRS = frozenset({"nvidia", "hopper", "blackwell", "sm90", "sm100", "tensorrt", "trtllm"})
+_TOKEN = re.compile(r"[-_.]+")
+_CU_TAG = re.compile(r"^cu\d+$|^cuda\d+$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProjectContext:
+    """Facts about the scanned tree that change what a finding means."""
+
+    own_packages: frozenset[str] = frozenset()
+    counterparts: dict[str, str] = field(default_factory=dict)  # rel path -> ROCm variant
+
+    def note_for(self, rel: str) -> str:
+        """Why every finding of this file is info, or '' when it is not."""
+        counterpart = self.counterparts.get(rel)
+        if counterpart:
+            return f"has a ROCm counterpart: {counterpart}"
+        parts = rel.split("/")[:-1]
+        for part in parts:
+            if part.lower() in NVIDIA_ONLY_DIRS:
+                return f"NVIDIA-only part of the project ({part}/)"
+        return ""
+
+
+def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectContext:
+    """The context of a scan over `files` ((path, rel, kind) from iter_files) under `root`."""
+    files = list(files)
+    own: set[str] = set()
+    counterparts: dict[str, str] = {}
+    for path, rel, kind in files:
+        if kind == "python":
+            top = rel.split("/")
+            if len(top) > 1 and top[0] == "src":
+                top = top[1:]
+            directory = os.path.dirname(path)
+            if len(top) > 1 and os.path.exists(os.path.join(os.path.dirname(path), "__init__.py")):
+                own.add(top[0])
+            elif len(top) == 1 and top[0] != "setup.py":
+                own.add(top[0][:-3])  # a top-level module
+            del directory
+        counterpart = rocm_counterpart(path)
+        if counterpart:
+            rel_dir = rel.rsplit("/", 1)[0] + "/" if "/" in rel else ""
+            counterparts[rel] = rel_dir + counterpart
+    own |= enclosing_packages(root)
+    return ProjectContext(own_packages=frozenset(own), counterparts=counterparts)
+
+
+def enclosing_packages(root: str) -> set[str]:
+    """Packages a scanned folder or file sits inside (scanning xformers/ops/ alone still knows it
+    is xformers): the top-most folder above it that holds an __init__.py."""
+    directory = os.path.abspath(root if os.path.isdir(root) else os.path.dirname(root))
+    top = ""
+    while os.path.exists(os.path.join(directory, "__init__.py")):
+        top = os.path.basename(directory)
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return {top} if top else set()
+
+
+def _tokens(name: str) -> list[str]:
+    return [t for t in _TOKEN.split(name.lower()) if t]
+
+
+def _strip(tokens: list[str], vendor: frozenset[str]) -> tuple[str, ...]:
+    return tuple(t for t in tokens if t not in vendor and not _CU_TAG.match(t))
+
+
+@functools.lru_cache(maxsize=4096)
+def _listdir(directory: str) -> tuple[str, ...]:
+    try:
+        return tuple(sorted(os.listdir(directory)))
+    except OSError:
+        return ()
+
+
+def rocm_counterpart(path: str) -> str:
+    """The sibling that is this file's ROCm variant ('' if none): same name once the vendor
+    tokens are taken out, the sibling's name holding a ROCm token and this one's none."""
+    directory, name = os.path.split(path)
+    tokens = _tokens(name)
+    if any(t in ROCM_TOKENS for t in tokens):
+        return ""
+    # A folder variant: .../cuda/x.txt beside .../rocm/x.txt
+    mine = _strip(tokens, NVIDIA_TOKENS)
+    for sibling in _listdir(directory or "."):
+        if sibling == name:
+            continue
+        theirs = _tokens(sibling)
+        if any(t in ROCM_TOKENS for t in theirs) and _strip(theirs, ROCM_TOKENS) == mine:
+            if os.path.splitext(sibling)[1] == os.path.splitext(name)[1] or "ockerfile" in name:
+                return sibling
+    parent, folder = os.path.split(directory)
+    if folder.lower() in NVIDIA_TOKENS:
+        for sibling in _listdir(parent or "."):
+            if sibling.lower() in ROCM_TOKENS and os.path.exists(os.path.join(parent, sibling, name)):
+                return f"../{sibling}/{name}"
+    return ""
