@@ -79,7 +79,11 @@ RULE_KINDS: dict[str, set[str]] = {
     "cudnn-disabled": {"cudnn-disabled"},
     "cudnn-means-miopen": set(),
     "warp-size-32": {"warp-size-32"},
-    "cuda-kernel-hazard": {"warp-size-32", "inline-ptx", "cuda-arch-guard"},
+    "cuda-kernel-hazard": {"warp-size-32"},
+    "cuda-inline-ptx": {"inline-ptx"},
+    "cuda-arch-guard": {"cuda-arch-guard"},
+    "cutlass-dsl": _CODE,
+    "cuda-python": _CODE,
     "cuda-extension": {"cuda-extension-no-hip"},
     "nvcc-only-flags": {"gencode-flags"},
 }

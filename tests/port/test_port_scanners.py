@@ -226,3 +226,28 @@ def test_bad_config_is_a_user_error(tmp_path: Path) -> None:
         PortConfig(path=tmp_path / "missing")
     with pytest.raises(UserError, match="--fail-on"):
         PortConfig(path=tmp_path, fail_on="warning")
+
+
+def test_cuda_hazards_inside_a_hip_preprocessor_switch_are_info(tmp_path: Path) -> None:
+    # False positive kind: code already gated to a vendor, in C++.
+    kernel = '#ifndef USE_ROCM\n__device__ void f() { asm volatile("fence;"); }\n#endif\n'
+    kernel += '__device__ void g() { asm volatile("bar.sync 0;"); }\n'
+    report = _scan(tmp_path, {"k.cu": kernel})
+    assert [(f.line, f.severity) for f in report.findings] == [(2, "info"), (4, "error")]
+
+
+def test_cuda_arch_guard_in_a_header_is_a_warning(tmp_path: Path) -> None:
+    # Miss kind: `#if __CUDA_ARCH__ >= 800` compiles to nothing under HIP.
+    header = "#pragma once\n#if __CUDA_ARCH__ >= 800\n__device__ int f();\n#endif\n"
+    plain = "#pragma once\nint host_only();\n"
+    report = _scan(tmp_path, {"common.h": header, "plain.h": plain})
+    assert [(f.path, f.line, f.rule_id, f.severity) for f in report.findings] == [
+        ("common.h", 2, "cuda-arch-guard", "warn")
+    ]
+
+
+def test_lane_arithmetic_with_32_in_a_file_with_a_hip_path_is_info(tmp_path: Path) -> None:
+    # False positive kind: a loop over 32 "threads" that is a tile width, not a warp.
+    body = "__global__ void k(float* x) { int col = threadIdx.x % 32; x[col] = 0; }\n"
+    report = _scan(tmp_path, {"a.cu": body, "b.cu": "#ifdef USE_ROCM\n#endif\n" + body})
+    assert [(f.path, f.severity) for f in report.findings] == [("a.cu", "warn"), ("b.cu", "info")]

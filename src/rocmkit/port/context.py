@@ -8,6 +8,7 @@ NVIDIA path, not a porting hazard: it is kept at info with "has a ROCm counterpa
 
 from __future__ import annotations
 
+import ast
 import functools
 import os
 import re
@@ -29,12 +30,16 @@ class ProjectContext:
 
     own_packages: frozenset[str] = frozenset()
     counterparts: dict[str, str] = field(default_factory=dict)  # rel path -> ROCm variant
+    cuda_only_sources: dict[str, str] = field(default_factory=dict)  # rel path -> where decided
 
     def note_for(self, rel: str) -> str:
         """Why every finding of this file is info, or '' when it is not."""
         counterpart = self.counterparts.get(rel)
         if counterpart:
             return f"has a ROCm counterpart: {counterpart}"
+        built = self.cuda_only_sources.get(rel)
+        if built:
+            return f"built only for CUDA ({built}: the ROCm build leaves it out)"
         parts = rel.split("/")[:-1]
         for part in parts:
             if part.lower() in NVIDIA_ONLY_DIRS:
@@ -63,7 +68,72 @@ def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectCo
             rel_dir = rel.rsplit("/", 1)[0] + "/" if "/" in rel else ""
             counterparts[rel] = rel_dir + counterpart
     own |= enclosing_packages(root)
-    return ProjectContext(own_packages=frozenset(own), counterparts=counterparts)
+    cuda_only: dict[str, str] = {}
+    for path, rel, kind in files:
+        if kind == "python" and os.path.basename(rel) == "setup.py":
+            prefix = rel[: -len("setup.py")]
+            for source, line in cuda_only_sources(path).items():
+                cuda_only[prefix + source] = f"{rel}:{line}"
+    return ProjectContext(
+        own_packages=frozenset(own), counterparts=counterparts, cuda_only_sources=cuda_only
+    )
+
+
+_ROCM_NAME = re.compile(r"(?i)(?:^|_)(?:is_?)?(?:hip|rocm)(?:_|$)")
+_SOURCE = re.compile(r"\.(?:cu|cuh|cpp|cc)$")
+
+
+def cuda_only_sources(setup_py: str) -> dict[str, str | int]:
+    """Extension sources a setup.py compiles only on the CUDA side of its ROCm switch
+    (`if not ROCM_VERSION: CUDAExtension(..., ["marlin.cu"])`), with the line of the switch. Here
+    an environment variable counts: it is what the build itself branches on."""
+    try:
+        with open(setup_py, encoding="utf-8") as f:
+            text = f.read()
+        if ".cu" not in text or not any(t in text for t in ("ROCM", "rocm", "HIP", "hip")):
+            return {}
+        tree = ast.parse(text)
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return {}
+    cuda_side: dict[str, int] = {}
+    rocm_side: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If):
+            continue
+        polarity = _rocm_polarity(node.test)
+        if polarity is None:
+            continue
+        cuda_body, rocm_body = (node.body, node.orelse) if polarity < 0 else (node.orelse, node.body)
+        for source in _sources(cuda_body):
+            cuda_side.setdefault(source, node.lineno)
+        rocm_side.update(_sources(rocm_body))
+    return {s: line for s, line in cuda_side.items() if s not in rocm_side}
+
+
+def _rocm_polarity(test: ast.AST) -> int | None:
+    """+1 when the test is true on ROCm (`if IS_ROCM`), -1 when false (`if not ROCM_VERSION`)."""
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    for part in parts:
+        negated = isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not)
+        operand = part.operand if negated else part  # type: ignore[attr-defined]
+        names = [
+            n.id if isinstance(n, ast.Name) else n.attr
+            for n in ast.walk(operand)
+            if isinstance(n, (ast.Name, ast.Attribute))
+        ]
+        if any(_ROCM_NAME.search(name) for name in names):
+            return -1 if negated else 1
+    return None
+
+
+def _sources(statements: list[ast.stmt]) -> set[str]:
+    found = set()
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if _SOURCE.search(node.value):
+                    found.add(node.value.lstrip("./"))
+    return found
 
 
 def enclosing_packages(root: str) -> set[str]:

@@ -26,6 +26,7 @@ from rocmkit.port.findings import (
     hit,
 )
 from rocmkit.port.context import build_context
+from rocmkit.port.cpp_scan import scan_cuda_source
 from rocmkit.port.python_scan import scan_python
 from rocmkit.port.requirements import scan_conda, scan_pyproject, scan_requirements_txt
 from rocmkit.port.rules import SEVERITIES, RuleSet, load_rules, severity_rank
@@ -42,6 +43,7 @@ _COMPOSE = re.compile(r"(?:docker-)?compose(?:[-_.].*)?\.ya?ml$")
 _DOCKERFILE = re.compile(r"(?:Dockerfile|Containerfile)(?:\..*)?$|.*\.[Dd]ockerfile$")
 _SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch")
 _CUDA_SUFFIXES = (".cu", ".cuh")
+_HEADER_SUFFIXES = (".h", ".hpp")  # scanned only when they hold CUDA device code
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,6 +94,8 @@ def classify(name: str, parent: str = "") -> str | None:
         return "shell"
     if name.endswith(_CUDA_SUFFIXES):
         return "cuda"
+    if name.endswith(_HEADER_SUFFIXES):
+        return "header"
     return None
 
 
@@ -260,21 +264,6 @@ def read_text(path: str, max_bytes: int) -> str:
         raise ScanError(f"not UTF-8 (byte {exc.start}); skipped") from None
 
 
-def _scan_cuda(text: str, rules: RuleSet) -> list[Hit]:
-    """Warp-size and inline-PTX hazards of .cu/.cuh files, from rocmkit.hipify's own rules."""
-    from rocmkit.hipify import TranslateOptions, translate
-
-    rule = rules.by_check.get("cuda-source")
-    if rule is None:
-        return []
-    translation = translate(text, options=TranslateOptions(mappings="builtin"))
-    return [
-        hit(d.line, d.column, rule, f"{d.category}: {d.name} - {d.message}")
-        for d in translation.diagnostics
-        if d.kind == "hazard"
-    ]
-
-
 _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "requirements": scan_requirements_txt,
     "pyproject": scan_pyproject,
@@ -282,7 +271,8 @@ _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "dockerfile": lambda text, rules: scan_text(text, "dockerfile", rules),
     "shell": lambda text, rules: scan_text(text, "shell", rules),
     "compose": lambda text, rules: scan_text(text, "compose", rules),
-    "cuda": _scan_cuda,
+    "cuda": scan_cuda_source,
+    "header": lambda text, rules: scan_cuda_source(text, rules, header=True),
 }
 
 

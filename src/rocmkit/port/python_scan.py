@@ -122,6 +122,7 @@ class _Visitor:
         self.reads_capability = "get_device_capability" in text
         self.parents_compares: dict[int, list[ast.Compare]] = {}  # capability call -> compares
         self.stored_as: dict[int, list[str]] = {}  # capability call -> names it is stored in
+        self.scope_of: dict[int, int] = {}  # call -> innermost function (or module) holding it
         self.builds_extension = any(m in text for m in _BUILD_MARKERS)
         self.is_setup = is_setup
         self.docstrings: set[int] = set()
@@ -165,11 +166,20 @@ class _Visitor:
                 target = node.targets[0]
                 if isinstance(target, ast.Name):
                     assigns.append((target.id, node.value))
-            elif isinstance(node, ast.Compare):
-                for side in (node.left, *node.comparators):
-                    base = side.value if isinstance(side, ast.Subscript) else side
-                    if isinstance(base, ast.Name):
-                        self.compares.setdefault(base.id, []).append(node)
+            elif self.reads_capability and isinstance(
+                node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)
+            ):
+                # Comparisons are looked up by name within the function (outer scopes first,
+                # so the innermost function wins for a call).
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.Compare):
+                        for side in (inner.left, *inner.comparators):
+                            base = side.value if isinstance(side, ast.Subscript) else side
+                            if isinstance(base, ast.Name):
+                                key = f"{id(node)}:{base.id}"
+                                self.compares.setdefault(key, []).append(inner)
+                    elif isinstance(inner, ast.Call):
+                        self.scope_of[id(inner)] = id(node)
         for name, value in assigns:
             if _reads_env(value):
                 self.env_names.add(name)
@@ -411,8 +421,9 @@ class _Visitor:
         the call or, when it is stored in a name, those that read the name in this module."""
         shown = f"{_dotted(node.func)}()"
         compares = list(self.parents_compares.get(id(node), ()))
+        scope = self.scope_of.get(id(node))
         for name in self.stored_as.get(id(node), ()):
-            compares += self.compares.get(name, [])
+            compares += self.compares.get(f"{scope}:{name}", [])
         verdicts = [_capability_verdict(c) for c in compares]
         if not compares:
             self.add_at(node, "device-capability", shown + "  (read, never compared)", "info")
