@@ -40,10 +40,13 @@ class ProjectContext:
         built = self.cuda_only_sources.get(rel)
         if built:
             return f"built only for CUDA ({built}: the ROCm build leaves it out)"
-        parts = rel.split("/")[:-1]
-        for part in parts:
+        parts = rel.split("/")
+        for part in parts[:-1]:
             if part.lower() in NVIDIA_ONLY_DIRS:
                 return f"NVIDIA-only part of the project ({part}/)"
+        for part in parts:
+            if any(t in ROCM_TOKENS for t in _tokens(part)):
+                return f"ROCm-specific by its name ({part})"
         return ""
 
 

@@ -31,7 +31,7 @@ from rocmkit.port.python_scan import scan_python
 from rocmkit.port.requirements import scan_conda, scan_pyproject, scan_requirements_txt
 from rocmkit.port.rules import SEVERITIES, RuleSet, load_rules, severity_rank
 from rocmkit.port.suppress import drop_ignored, inline_ignores, read_baseline, write_baseline
-from rocmkit.port.text_scan import ScanError, scan_text
+from rocmkit.port.text_scan import ScanError, scan_cmake, scan_text
 
 SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv", "site-packages"}
@@ -40,7 +40,8 @@ SKIP_DIRS = frozenset(
 _REQUIREMENTS = re.compile(r"(?:.*[-_.])?(?:requirements?|constraints)(?:[-_.].*)?\.(?:txt|in)$")
 _CONDA = re.compile(r"(?:environment|conda|env)(?:[-_.].*)?\.ya?ml$")
 _COMPOSE = re.compile(r"(?:docker-)?compose(?:[-_.].*)?\.ya?ml$")
-_DOCKERFILE = re.compile(r"(?:Dockerfile|Containerfile)(?:\..*)?$|.*\.[Dd]ockerfile$")
+_DOCKERFILE = re.compile(r"(?:Dockerfile|Containerfile)(?:[-_.].*)?$|.*[-_.][Dd]ockerfile$")
+_MAKEFILES = frozenset({"Makefile", "makefile", "GNUmakefile"})
 _SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch")
 _CUDA_SUFFIXES = (".cu", ".cuh")
 _HEADER_SUFFIXES = (".h", ".hpp")  # scanned only when they hold CUDA device code
@@ -90,8 +91,10 @@ def classify(name: str, parent: str = "") -> str | None:
         return "conda"
     if _DOCKERFILE.match(name):
         return "dockerfile"
-    if name.endswith(_SHELL_SUFFIXES):
-        return "shell"
+    if name.endswith(_SHELL_SUFFIXES) or name in _MAKEFILES or name.endswith(".mk"):
+        return "shell"  # a Makefile's recipes are shell lines
+    if name == "CMakeLists.txt" or name.endswith(".cmake"):
+        return "cmake"
     if name.endswith(_CUDA_SUFFIXES):
         return "cuda"
     if name.endswith(_HEADER_SUFFIXES):
@@ -271,6 +274,7 @@ _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "dockerfile": lambda text, rules: scan_text(text, "dockerfile", rules),
     "shell": lambda text, rules: scan_text(text, "shell", rules),
     "compose": lambda text, rules: scan_text(text, "compose", rules),
+    "cmake": scan_cmake,
     "cuda": scan_cuda_source,
     "header": lambda text, rules: scan_cuda_source(text, rules, header=True),
 }
