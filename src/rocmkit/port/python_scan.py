@@ -33,7 +33,10 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
 # (either branch), after `if torch.version.hip: raise/return`, or after `has_cuda and ...` is on
 # one side of a switch the project already has: its findings are info ("gated"). Only files that
 # hold one of these tokens are analysed for switches.
-VENDOR_TOKENS: tuple[str, ...] = ("hip", "HIP", "rocm", "ROCM", "Rocm", "version.cuda", "amd", "AMD")
+VENDOR_TOKENS: tuple[str, ...] = (
+    *("version.hip", "_hip", "hip_", "HIP", "rocm", "ROCM", "Rocm", "version.cuda", "is_cuda", "_amd", "amd_"),
+    *("'amd'", '"amd"', "AMD", "'nvidia'", '"nvidia"', "nvidia_", "_nvidia", "nvml", "nvsmi"),
+)
 # A name that says HIP/ROCm/AMD (is_hip, _is_hip(), HIP_BUILD, IS_ROCM, current_platform.is_rocm())
 # tests the vendor, unless it is read from the environment (ROCM_VERSION = os.environ.get(...)):
 # an environment variable says what the user asked for, not which torch is installed.
@@ -77,6 +80,24 @@ def python_triggers(rules: RuleSet) -> tuple[str, ...]:
     return tuple(sorted(t for t in triggers if not any(o != t and o in t for o in triggers)))
 
 
+# A substring trigger says a file *may* hold a finding; for the triggers that also occur in
+# unrelated code (`num_warps` for "warp", a docstring naming a package), a regex confirms that the
+# construct a rule matches is there before the file is parsed.
+_WARP_CONFIRM = re.compile(
+    r"(?i)(?:warp_?size|threads_per_warp|lanes_per_warp)[\w\]\[ .'\":]*=\s*32\b"
+)
+
+
+@functools.lru_cache(maxsize=64)
+def _import_confirm(rules: RuleSet, own: frozenset[str]) -> re.Pattern[str]:
+    modules = sorted({m for m in rules.imports if m.split(".")[0] not in own}, key=len, reverse=True)
+    names = "|".join(re.escape(m) for m in modules) or "(?!x)x"
+    return re.compile(
+        rf"^[ \t]*(?:from[ \t]+(?:{names})\b|import[ \t][^\n]*?(?<![\w.])(?:{names})\b)",
+        re.MULTILINE,
+    )
+
+
 def scan_python(
     text: str, rules: RuleSet, *, is_setup: bool = False, own: frozenset[str] = frozenset()
 ) -> tuple[list[Hit], bool]:
@@ -96,9 +117,38 @@ def scan_python(
 
 
 def _may_match(text: str, rules: RuleSet, own: frozenset[str]) -> bool:
-    """Whether a file holds a trigger; a trigger that is only the project's own package name (an
-    xformers module importing xformers) does not count."""
-    return any(t in text and t not in own for t in python_triggers(rules))
+    """Whether a file holds a trigger that a rule can match (see the confirm regexes); the
+    project's own package names never count (an xformers module importing xformers)."""
+    confirm = _confirmers(rules)
+    pending_imports = False
+    for trigger in python_triggers(rules):
+        if trigger not in text or trigger in own:
+            continue
+        kind = confirm.get(trigger)
+        if kind is None:
+            return True
+        if kind == "warp":
+            if _WARP_CONFIRM.search(text):
+                return True
+        else:
+            pending_imports = True
+    return pending_imports and _import_confirm(rules, own).search(text) is not None
+
+
+@functools.lru_cache(maxsize=8)
+def _confirmers(rules: RuleSet) -> dict[str, str]:
+    """trigger -> which confirm regex it needs ('warp', 'import'); absent: none."""
+    kinds: dict[str, str] = {t: "warp" for t in CHECK_TRIGGERS["warp-size-32"]}
+    other = set(rules.env_prefixes) | set(rules.commands)
+    for rule in rules.text_rules:
+        other.update(rule.triggers)
+    for check in rules.by_check:
+        if check != "warp-size-32":
+            other.update(CHECK_TRIGGERS.get(check, ()))
+    for module in rules.imports:
+        if module not in other:
+            kinds[module] = "import"
+    return kinds
 
 
 class _Visitor:
@@ -122,7 +172,8 @@ class _Visitor:
         self.reads_capability = "get_device_capability" in text
         self.parents_compares: dict[int, list[ast.Compare]] = {}  # capability call -> compares
         self.stored_as: dict[int, list[str]] = {}  # capability call -> names it is stored in
-        self.scope_of: dict[int, int] = {}  # call -> innermost function (or module) holding it
+        self.functions: list[tuple[int, int]] = []  # (first, last line) of every function
+        self.capability_calls: list[tuple[ast.Call, bool]] = []  # judged after the walk
         self.builds_extension = any(m in text for m in _BUILD_MARKERS)
         self.is_setup = is_setup
         self.docstrings: set[int] = set()
@@ -131,10 +182,9 @@ class _Visitor:
         self.displayed: set[int] = set()
 
     def run(self, tree: ast.AST) -> list[Hit]:
-        if self.vendor_possible or self.reads_capability:
-            self._prepass(tree)
-        # ast.walk costs ~40% more than this explicit stack (generators per node). Parents are
-        # handled before their children, which the docstring and gating bookkeeping rely on.
+        # ast.walk costs ~40% more than this explicit stack (generators per node). Nodes are
+        # handled in source order, parents before children: the docstring and gating bookkeeping
+        # rely on it, and a flag (HIP_BUILD = ...) is seen before the `if` that tests it.
         handlers, node_type = _HANDLERS, ast.AST
         stack: list[tuple[ast.AST, bool]] = [(tree, False)]
         gate_children = self.gate_children
@@ -144,48 +194,24 @@ class _Visitor:
             handler = handlers.get(type(node))
             if handler is not None:
                 handler(self, node)
+            children: list[tuple[ast.AST, bool]] = []
             for name in node._fields:
                 value = getattr(node, name, None)
                 if isinstance(value, list):
                     if gated or not gate_children:
-                        stack.extend((v, gated) for v in value if isinstance(v, node_type))
+                        children.extend((v, gated) for v in value if isinstance(v, node_type))
                     else:
-                        stack.extend(
+                        children.extend(
                             (v, id(v) in gate_children) for v in value if isinstance(v, node_type)
                         )
                 elif isinstance(value, node_type):
-                    stack.append((value, gated or id(value) in gate_children))
+                    children.append((value, gated or id(value) in gate_children))
+            children.reverse()
+            stack.extend(children)
+        for call, gated in self.capability_calls:
+            self.gated = gated
+            self._capability(call)
         return self.hits
-
-    def _prepass(self, tree: ast.AST) -> None:
-        """Names read from the environment, names that hold a vendor test, and the comparisons
-        that read each name (for get_device_capability() stored in a variable)."""
-        assigns = []
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1:
-                target = node.targets[0]
-                if isinstance(target, ast.Name):
-                    assigns.append((target.id, node.value))
-            elif self.reads_capability and isinstance(
-                node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)
-            ):
-                # Comparisons are looked up by name within the function (outer scopes first,
-                # so the innermost function wins for a call).
-                for inner in ast.walk(node):
-                    if isinstance(inner, ast.Compare):
-                        for side in (inner.left, *inner.comparators):
-                            base = side.value if isinstance(side, ast.Subscript) else side
-                            if isinstance(base, ast.Name):
-                                key = f"{id(node)}:{base.id}"
-                                self.compares.setdefault(key, []).append(inner)
-                    elif isinstance(inner, ast.Call):
-                        self.scope_of[id(inner)] = id(node)
-        for name, value in assigns:
-            if _reads_env(value):
-                self.env_names.add(name)
-        for name, value in assigns:
-            if name not in self.env_names and self.vendor_possible and self.is_vendor_test(value):
-                self.vendor_names.add(name)
 
     def is_vendor_test(self, expr: ast.AST) -> bool:
         """Whether an expression tests which GPU vendor's torch (or platform) is running."""
@@ -246,6 +272,9 @@ class _Visitor:
                 call = _capability_call(side)
                 if call is not None:
                     self.parents_compares.setdefault(id(call), []).append(node)
+                base = side.value if isinstance(side, ast.Subscript) else side
+                if isinstance(base, ast.Name):
+                    self.compares.setdefault(base.id, []).append(node)
         if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops) and any(
             isinstance(c, ast.Constant) and c.value is None for c in node.comparators
         ):
@@ -388,7 +417,7 @@ class _Visitor:
         if name in _DISPLAY_CALLS:
             self.displayed.update(id(arg) for arg in node.args)
         if name == "get_device_capability" and id(node) not in self.displayed:
-            self._capability(node)
+            self.capability_calls.append((node, self.gated))
         elif name == "CUDAExtension":
             self.add(node, "cuda-extension", f"{_dotted(node.func)}(...)")
         for keyword in node.keywords:
@@ -402,6 +431,11 @@ class _Visitor:
 
     def visit_assign(self, node: ast.Assign | ast.AnnAssign) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if self.vendor_possible and node.value is not None and isinstance(targets[0], ast.Name):
+            if _reads_env(node.value):
+                self.env_names.add(targets[0].id)
+            elif self.is_vendor_test(node.value):
+                self.vendor_names.add(targets[0].id)
         call = _capability_call(node.value) if self.reads_capability and node.value else None
         if call is not None:
             self.stored_as[id(call)] = [
@@ -421,9 +455,9 @@ class _Visitor:
         the call or, when it is stored in a name, those that read the name in this module."""
         shown = f"{_dotted(node.func)}()"
         compares = list(self.parents_compares.get(id(node), ()))
-        scope = self.scope_of.get(id(node))
+        first, last = self._scope(node.lineno)
         for name in self.stored_as.get(id(node), ()):
-            compares += self.compares.get(f"{scope}:{name}", [])
+            compares += [c for c in self.compares.get(name, ()) if first <= c.lineno <= last]
         verdicts = [_capability_verdict(c) for c in compares]
         if not compares:
             self.add_at(node, "device-capability", shown + "  (read, never compared)", "info")
@@ -431,6 +465,14 @@ class _Visitor:
             self.add(node, "device-capability", shown + "  (compared with an Ada/Hopper threshold)")
         else:
             self.add_at(node, "device-capability", shown + "  (every ROCm GPU takes the right branch)", "info")
+
+    def _scope(self, line: int) -> tuple[int, int]:
+        """Lines of the innermost function holding `line` (the whole module if none)."""
+        inner = (0, 1 << 30)
+        for first, last in self.functions:
+            if first <= line <= last and last - first < inner[1] - inner[0]:
+                inner = (first, last)
+        return inner
 
     def add_at(self, node: ast.AST, check: str, evidence: str, severity: Severity) -> None:
         rule = self.rules.by_check.get(check)
@@ -446,6 +488,8 @@ class _Visitor:
             self.add(node, "cudnn-setting", f"cudnn.{setting} = {shown}")
 
     def visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if self.reads_capability:
+            self.functions.append((node.lineno, node.end_lineno or node.lineno))
         self.visit_body(node)
         if _NVIDIA_FUNCTION.search(node.name):
             self.gate_children.update(id(s) for s in node.body)
