@@ -66,6 +66,10 @@ def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectCo
             elif len(top) == 1 and top[0] != "setup.py":
                 own.add(top[0][:-3])  # a top-level module
             del directory
+        # A Python module is a vendor variant only if its own name says so (ops_cuda.py beside
+        # ops_rocm.py); configuration files also pair a plain name with a ROCm one.
+        if kind == "python" and not any(t in NVIDIA_TOKENS for t in _tokens(rel)):
+            continue
         counterpart = rocm_counterpart(path)
         if counterpart:
             rel_dir = rel.rsplit("/", 1)[0] + "/" if "/" in rel else ""

@@ -8,6 +8,7 @@ docstring is not a finding; `subprocess.run(["nvidia-smi", "-L"])` is.
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import re
 from collections.abc import Callable, Iterator
@@ -102,9 +103,22 @@ def scan_python(
     text: str, rules: RuleSet, *, is_setup: bool = False, own: frozenset[str] = frozenset()
 ) -> tuple[list[Hit], bool]:
     """(findings, parsed?) for one Python file; raises ScanError when it does not parse. `own`:
-    the project's own top-level packages, whose imports are never findings."""
-    if not is_setup and not _may_match(text, rules, own):
+    the project's own top-level packages, whose imports are never findings.
+
+    Only the top-level statements (a function, a class, an `if` block) that hold a trigger are
+    parsed, each at its own line numbers; the whole file is parsed when that fails, when the
+    pieces would be most of it, and for setup.py (its setup() call is read whole)."""
+    offsets = None if is_setup else _trigger_offsets(text, rules, own)
+    if offsets == []:
         return [], False
+    visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
+    if offsets:
+        source = _pieces(text, offsets)
+        if source is not None:
+            try:
+                return visitor.run(ast.parse(source)), True
+            except (SyntaxError, ValueError):
+                visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError) as exc:
@@ -112,27 +126,102 @@ def scan_python(
         raise ScanError(
             f"Python syntax error{f' at line {line}' if line else ''}; not scanned"
         ) from None
-    visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
     return visitor.run(tree), True
 
 
-def _may_match(text: str, rules: RuleSet, own: frozenset[str]) -> bool:
-    """Whether a file holds a trigger that a rule can match (see the confirm regexes); the
-    project's own package names never count (an xformers module importing xformers)."""
+_ENV_ASSIGN = re.compile(r"(?m)^[ \t]*(\w+)[ \t]*(?::[^=\n]+)?=[^=\n][^\n]*(?:environ|getenv)")
+_STATEMENT_START = re.compile(r"(?m)^(?![ \t#\n)\]}]|else\b|elif\b|except\b|finally\b|case\b)")
+_TRIPLE = re.compile(r"\"\"\"|\'\'\'")
+
+
+def _pieces(text: str, offsets: list[int]) -> str | None:
+    """The top-level statements that hold an offset, blank lines elsewhere (line numbers kept);
+    None when they are most of the file (parsing it whole is then as cheap)."""
+    starts = [m.start() for m in _STATEMENT_START.finditer(text)]
+    # A statement start inside a triple-quoted string is not one: drop starts where an odd
+    # number of triple quotes precede (a cheap approximation; a wrong cut fails to parse and
+    # the whole file is parsed instead).
+    if '"""' in text or "\'\'\'" in text:
+        quotes = [m.start() for m in _TRIPLE.finditer(text)]
+        starts = [s for s in starts if bisect.bisect_left(quotes, s) % 2 == 0]
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    chosen: set[int] = set()
+    for offset in offsets:
+        i = bisect.bisect_right(starts, offset) - 1
+        while i > 0 and text.startswith("@", starts[i - 1]):
+            i -= 1  # the decorators above a def belong to it
+        chosen.add(i)
+    spans = []
+    for i in sorted(chosen):
+        j = i
+        while j + 1 < len(starts) and text.startswith("@", starts[j]):
+            j += 1  # ... and the def below a decorator
+        spans.append((starts[i], starts[j + 1] if j + 1 < len(starts) else len(text)))
+    if sum(b - a for a, b in spans) > len(text) // 2:
+        return None
+    out, position = [], 0
+    for a, b in spans:
+        a = max(a, position)
+        out.append("\n" * text.count("\n", position, a))
+        out.append(text[a:b])
+        position = max(position, b)
+    return "".join(out)
+
+
+def _trigger_offsets(text: str, rules: RuleSet, own: frozenset[str]) -> list[int]:
+    """Where in the file a rule's construct may be (see the confirm regexes); [] when nowhere.
+    The project's own package names never count (an xformers module importing xformers)."""
     confirm = _confirmers(rules)
-    pending_imports = False
+    offsets: list[int] = []
+    imports = False
+    low = text.lower()  # one pass; then a few lower-case keys stand for groups of triggers
+    for key, triggers in _trigger_groups(rules):
+        if key not in low:
+            continue
+        offsets, imports = _group_offsets(text, triggers, own, confirm, offsets, imports)
+    if imports:
+        offsets += [m.start() for m in _import_confirm(rules, own).finditer(text)]
+    return offsets
+
+
+_GROUP_KEYS = ("cuda", "nvidia", "warp", "extension")
+
+
+@functools.lru_cache(maxsize=8)
+def _trigger_groups(rules: RuleSet) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    groups: dict[str, list[str]] = {}
     for trigger in python_triggers(rules):
+        low = trigger.lower()
+        key = next((k for k in _GROUP_KEYS if k in low), low)
+        groups.setdefault(key, []).append(trigger)
+    return tuple((k, tuple(v)) for k, v in groups.items())
+
+
+def _group_offsets(
+    text: str,
+    triggers: tuple[str, ...],
+    own: frozenset[str],
+    confirm: dict[str, str],
+    offsets: list[int],
+    imports: bool,
+) -> tuple[list[int], bool]:
+    for trigger in triggers:
         if trigger not in text or trigger in own:
             continue
         kind = confirm.get(trigger)
-        if kind is None:
-            return True
-        if kind == "warp":
-            if _WARP_CONFIRM.search(text):
-                return True
-        else:
-            pending_imports = True
-    return pending_imports and _import_confirm(rules, own).search(text) is not None
+        if kind == "import":
+            imports = True
+            continue
+        pattern = _WARP_CONFIRM if kind == "warp" else None
+        if pattern is not None:
+            offsets += [m.start() for m in pattern.finditer(text)]
+            continue
+        position = text.find(trigger)
+        while position >= 0 and len(offsets) < 400:
+            offsets.append(position)
+            position = text.find(trigger, position + 1)
+    return offsets, imports
 
 
 @functools.lru_cache(maxsize=8)
@@ -166,7 +255,11 @@ class _Visitor:
         self.tested: set[int] = set()  # torch.version.cuda nodes used as a truth value
         self.rejects: set[int] = set()  # ... in `if torch.version.cuda is None: raise`
         self.optional: set[int] = set()  # imports inside try/except ImportError
-        self.env_names: set[str] = set()  # names read from the environment
+        # Names read from the environment (found in the text: a piece of the file may be parsed
+        # without the module-level assignment).
+        self.env_names: set[str] = (
+            set(_ENV_ASSIGN.findall(text)) if self.vendor_possible and "environ" in text else set()
+        )
         self.vendor_names: set[str] = set()  # names holding a vendor test (has_cuda = ...)
         self.compares: dict[str, list[ast.Compare]] = {}  # name -> comparisons that read it
         self.reads_capability = "get_device_capability" in text
