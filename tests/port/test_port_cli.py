@@ -70,7 +70,7 @@ def test_console_table_names_place_rule_and_fix(capsys: pytest.CaptureFixture[st
     assert "docker/Dockerfile:1:1" in out and "cuda-base-image" in out
     assert "rocm/pytorch" in out  # the fix
     assert "https://rocm.docs.amd.com/projects/install-on-linux" in out  # --verbose: the source
-    assert "3 error" in out and "info" not in out.split("\n")[-2]
+    assert "3 error, 2 info hidden (--show-info)" in out
 
 
 def test_unreadable_files_are_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -127,3 +127,15 @@ def test_no_run_directory_without_out(
     monkeypatch.chdir(tmp_path)
     assert main(["port", str(FIXTURES / "clean")]) == 0
     assert list(tmp_path.iterdir()) == []
+
+
+def test_console_shows_grouped_lines_the_summary_and_what_is_hidden(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "run.sh").write_text("nvidia-smi -L\nnvidia-smi -q\nexport NCCL_DEBUG=INFO\n")
+    (tmp_path / "b.py").write_text("import pynvml\n")
+    assert main(["port", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "(+1: 2)" in out  # one finding for the two nvidia-smi lines, with the other line
+    assert "by rule" in out and "2 places in 1 files" in out
+    assert "1 info hidden (--show-info)" in out
