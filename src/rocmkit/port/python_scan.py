@@ -49,6 +49,7 @@ _NVIDIA_FUNCTION = re.compile(r"(?i)(?:^|_)(?:nvidia|nvml|nvsmi|nvlink)(?:_|$)")
 _IS_CUDA_CALL = re.compile(r"(?i)^_*is_?(?:cuda|nvidia)(?:_platform|_available)?$")
 _VENDOR_WORDS = frozenset({"amd", "rocm", "hip", "nvidia", "cuda", "advanced micro devices"})
 _EXIT_CALLS = frozenset({"exit", "_exit", "SystemExit", "abort"})
+_VENDOR_HINT = re.compile(r"(?i)hip|rocm|amd|cuda|nvidia|advanced micro")
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 # get_device_capability() on ROCm is (gfx major, minor): 9.x for CDNA (MI100..MI350), 10-12 for
 # RDNA. Every one of them is above an exclusion threshold up to Ampere's 8.6 (`cap < (8, 0)`:
@@ -250,6 +251,7 @@ class _Visitor:
         self.hits: list[Hit] = []
         self.own = own
         self.vendor_possible = any(t in text for t in VENDOR_TOKENS)
+        self.lines = text.splitlines() if self.vendor_possible else []
         self.gated = False  # the node being handled is on one side of a vendor switch
         self.gate_children: set[int] = set()  # children a handler put behind a switch
         self.tested: set[int] = set()  # torch.version.cuda nodes used as a truth value
@@ -308,6 +310,14 @@ class _Visitor:
 
     def is_vendor_test(self, expr: ast.AST) -> bool:
         """Whether an expression tests which GPU vendor's torch (or platform) is running."""
+        line = getattr(expr, "lineno", 0)
+        if line and line == getattr(expr, "end_lineno", 0) and line <= len(self.lines):
+            # One line of source: no vendor word in it, no vendor test (most `if`s end here).
+            segment = self.lines[line - 1][expr.col_offset : expr.end_col_offset]  # type: ignore[attr-defined]
+            if not _VENDOR_HINT.search(segment) and not any(
+                n in segment for n in self.vendor_names
+            ):
+                return False
         for node in ast.walk(expr):
             if isinstance(node, ast.Attribute):
                 if node.attr in ("hip", "cuda") and _dotted(node.value) == "torch.version":
