@@ -41,12 +41,16 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--show-info", action="store_true", help="also show info findings (= --min-severity info)"
     )
     parser.add_argument(
-        "--baseline", type=Path, metavar="FILE", help="accepted findings to leave out (a file "
-        "written by --write-baseline)"
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="accepted findings to leave out (a file written by --write-baseline)",
     )
     parser.add_argument(
-        "--write-baseline", type=Path, metavar="FILE", help="write this scan's findings there "
-        "as the accepted baseline"
+        "--write-baseline",
+        type=Path,
+        metavar="FILE",
+        help="write this scan's findings there as the accepted baseline",
     )
     parser.add_argument(
         "--exclude", action="append", default=[], metavar="GLOB", help="skip matching paths"

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 ROCM_TOKENS = frozenset({"rocm", "hip", "amd", "mi300", "mi300x", "mi250", "mi200", "mi355"})
 NVIDIA_TOKENS = frozenset({"cuda", "nvidia", "cu", "gpu", "nv"})
 # Folder names that hold only NVIDIA-specific code by definition of the product they name.
-NVIDIA_ONLY_DIRS = frozenset({"nvidia", "hopper", "blackwell", "sm90", "sm100", "tensorrt", "trtllm"})
+NVIDIA_ONLY_DIRS = frozenset(
+    {"nvidia", "hopper", "blackwell", "sm90", "sm100", "tensorrt", "trtllm"}
+)
 _TOKEN = re.compile(r"[-_.]+")
 _CU_TAG = re.compile(r"^cu\d+$|^cuda\d+$")
 
@@ -110,7 +112,9 @@ def cuda_only_sources(setup_py: str) -> dict[str, str | int]:
         polarity = _rocm_polarity(node.test)
         if polarity is None:
             continue
-        cuda_body, rocm_body = (node.body, node.orelse) if polarity < 0 else (node.orelse, node.body)
+        cuda_body, rocm_body = (
+            (node.body, node.orelse) if polarity < 0 else (node.orelse, node.body)
+        )
         for source in _sources(cuda_body):
             cuda_side.setdefault(source, node.lineno)
         rocm_side.update(_sources(rocm_body))
@@ -119,7 +123,11 @@ def cuda_only_sources(setup_py: str) -> dict[str, str | int]:
 
 def _rocm_polarity(test: ast.AST) -> int | None:
     """+1 when the test is true on ROCm (`if IS_ROCM`), -1 when false (`if not ROCM_VERSION`)."""
-    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    parts: list[ast.AST] = (
+        list(test.values)
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)
+        else [test]
+    )
     for part in parts:
         negated = isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not)
         operand = part.operand if negated else part  # type: ignore[attr-defined]
@@ -137,9 +145,12 @@ def _sources(statements: list[ast.stmt]) -> set[str]:
     found = set()
     for statement in statements:
         for node in ast.walk(statement):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                if _SOURCE.search(node.value):
-                    found.add(node.value.lstrip("./"))
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and _SOURCE.search(node.value)
+            ):
+                found.add(node.value.lstrip("./"))
     return found
 
 
@@ -186,12 +197,21 @@ def rocm_counterpart(path: str) -> str:
         if sibling == name:
             continue
         theirs = _tokens(sibling)
-        if any(t in ROCM_TOKENS for t in theirs) and _strip(theirs, ROCM_TOKENS) == mine:
-            if os.path.splitext(sibling)[1] == os.path.splitext(name)[1] or "ockerfile" in name:
-                return sibling
+        # Same extension, except Dockerfile / Dockerfile.rocm, whose "extension" is the variant.
+        same_kind = os.path.splitext(sibling)[1] == os.path.splitext(name)[1] or (
+            "ockerfile" in name
+        )
+        if (
+            same_kind
+            and any(t in ROCM_TOKENS for t in theirs)
+            and _strip(theirs, ROCM_TOKENS) == mine
+        ):
+            return sibling
     parent, folder = os.path.split(directory)
     if folder.lower() in NVIDIA_TOKENS:
         for sibling in _listdir(parent or "."):
-            if sibling.lower() in ROCM_TOKENS and os.path.exists(os.path.join(parent, sibling, name)):
+            if sibling.lower() in ROCM_TOKENS and os.path.exists(
+                os.path.join(parent, sibling, name)
+            ):
                 return f"../{sibling}/{name}"
     return ""

@@ -24,7 +24,15 @@ HIP_MACROS = re.compile(
     r"USE_ROCM|__HIP_PLATFORM_(?:AMD|HCC)__|__HIPCC__|__HIP__|__HIP_DEVICE_COMPILE__|"
     r"__gfx\w+__|HIP_BUILD|USE_HIP|__HIP_ARCH|ROCM"
 )
-_HIP_AWARE = ("USE_ROCM", "__HIP_PLATFORM", "__HIPCC__", "hip_runtime", "rocprim", "hipcub", "__gfx")
+_HIP_AWARE = (
+    "USE_ROCM",
+    "__HIP_PLATFORM",
+    "__HIPCC__",
+    "hip_runtime",
+    "rocprim",
+    "hipcub",
+    "__gfx",
+)
 _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$", re.MULTILINE)
 _ARCH_TEST = re.compile(r"__CUDA_ARCH__\s*\)?\s*(>=|>|==)\s*\d+")
 _NOT_DEFINED_ARCH = re.compile(r"!\s*defined\s*\(?\s*__CUDA_ARCH__")

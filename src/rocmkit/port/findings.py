@@ -107,8 +107,15 @@ class PortReport:
         for f in self.findings:
             row = rows.setdefault(
                 (f.rule_id, f.severity),
-                {"rule_id": f.rule_id, "severity": f.severity, "title": f.title, "files": 0,
-                 "places": 0, "where": [], "fix": f.fix},
+                {
+                    "rule_id": f.rule_id,
+                    "severity": f.severity,
+                    "title": f.title,
+                    "files": 0,
+                    "places": 0,
+                    "where": [],
+                    "fix": f.fix,
+                },
             )
             row["files"] += 1
             row["places"] += f.count

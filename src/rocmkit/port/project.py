@@ -17,19 +17,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rocmkit.errors import UserError
+from rocmkit.port.context import build_context
+from rocmkit.port.cpp_scan import scan_cuda_source
 from rocmkit.port.findings import (
     FAIL_ON_CHOICES,
     FileIssue,
     Hit,
     PortFinding,
     PortReport,
-    hit,
 )
-from rocmkit.port.context import build_context
-from rocmkit.port.cpp_scan import scan_cuda_source
 from rocmkit.port.python_scan import scan_python
 from rocmkit.port.requirements import scan_conda, scan_pyproject, scan_requirements_txt
-from rocmkit.port.rules import SEVERITIES, RuleSet, load_rules, severity_rank
+from rocmkit.port.rules import SEVERITIES, RuleSet, Severity, load_rules, severity_rank
 from rocmkit.port.suppress import drop_ignored, inline_ignores, read_baseline, write_baseline
 from rocmkit.port.text_scan import ScanError, scan_cmake, scan_text
 
@@ -147,7 +146,9 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
     for path, rel, kind in files:
         num_files[kind] += 1
         try:
-            hits, parsed, text = scan_file(path, kind, rules, config.max_bytes, context.own_packages)
+            hits, parsed, text = scan_file(
+                path, kind, rules, config.max_bytes, context.own_packages
+            )
         except ScanError as exc:
             issues.append(FileIssue(path=rel, reason=str(exc)))
             continue
@@ -197,9 +198,9 @@ def scan_file(
 def _group(rel: str, hits: Iterator[Hit], note: str) -> list[PortFinding]:
     """One finding per rule and severity in a file, with every line; a file with a ROCm
     counterpart (or in an NVIDIA-only folder) has its findings at info with the reason."""
-    groups: dict[tuple[str, str], list[Hit]] = {}
+    groups: dict[tuple[str, Severity], list[Hit]] = {}
     for h in hits:
-        severity = "info" if note else h.severity
+        severity: Severity = "info" if note else h.severity
         groups.setdefault((h.rule.id, severity), []).append(h)
     out = []
     for (_, severity), group in groups.items():
@@ -214,7 +215,7 @@ def _group(rel: str, hits: Iterator[Hit], note: str) -> list[PortFinding]:
                 line=first.line,
                 column=max(first.column, 0),
                 rule_id=first.rule.id,
-                severity=severity,  # type: ignore[arg-type]
+                severity=severity,
                 title=first.rule.title,
                 evidence=evidence,
                 fix=first.rule.fix,

@@ -35,7 +35,19 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
 # one side of a switch the project already has: its findings are info ("gated"). Only files that
 # hold one of these tokens are analysed for switches.
 VENDOR_TOKENS: tuple[str, ...] = (
-    *("version.hip", "_hip", "hip_", "HIP", "rocm", "ROCM", "Rocm", "version.cuda", "is_cuda", "_amd", "amd_"),
+    *(
+        "version.hip",
+        "_hip",
+        "hip_",
+        "HIP",
+        "rocm",
+        "ROCM",
+        "Rocm",
+        "version.cuda",
+        "is_cuda",
+        "_amd",
+        "amd_",
+    ),
     *("'amd'", '"amd"', "AMD", "'nvidia'", '"nvidia"', "nvidia_", "_nvidia", "nvml", "nvsmi"),
 )
 # A name that says HIP/ROCm/AMD (is_hip, _is_hip(), HIP_BUILD, IS_ROCM, current_platform.is_rocm())
@@ -92,7 +104,9 @@ _WARP_CONFIRM = re.compile(
 
 @functools.lru_cache(maxsize=64)
 def _import_confirm(rules: RuleSet, own: frozenset[str]) -> re.Pattern[str]:
-    modules = sorted({m for m in rules.imports if m.split(".")[0] not in own}, key=len, reverse=True)
+    modules = sorted(
+        {m for m in rules.imports if m.split(".")[0] not in own}, key=len, reverse=True
+    )
     names = "|".join(re.escape(m) for m in modules) or "(?!x)x"
     return re.compile(
         rf"^[ \t]*(?:from[ \t]+(?:{names})\b|import[ \t][^\n]*?(?<![\w.])(?:{names})\b)",
@@ -142,7 +156,7 @@ def _pieces(text: str, offsets: list[int]) -> str | None:
     # A statement start inside a triple-quoted string is not one: drop starts where an odd
     # number of triple quotes precede (a cheap approximation; a wrong cut fails to parse and
     # the whole file is parsed instead).
-    if '"""' in text or "\'\'\'" in text:
+    if '"""' in text or "'''" in text:
         quotes = [m.start() for m in _TRIPLE.finditer(text)]
         starts = [s for s in starts if bisect.bisect_left(quotes, s) % 2 == 0]
     if not starts or starts[0] != 0:
@@ -328,12 +342,14 @@ class _Visitor:
                 isinstance(node, ast.Call)
                 and not node.args
                 and _IS_CUDA_CALL.match(_call_name(node.func))
-            ):
-                return True
-            elif isinstance(node, ast.Compare) and any(
-                isinstance(c, ast.Constant) and isinstance(c.value, str)
-                and c.value.lower() in _VENDOR_WORDS
-                for c in (node.left, *node.comparators)
+            ) or (
+                isinstance(node, ast.Compare)
+                and any(
+                    isinstance(c, ast.Constant)
+                    and isinstance(c.value, str)
+                    and c.value.lower() in _VENDOR_WORDS
+                    for c in (node.left, *node.comparators)
+                )
             ):
                 return True
             elif isinstance(node, ast.Name) and node.id not in self.env_names:
@@ -420,13 +436,17 @@ class _Visitor:
         # Optional only if the fallback does without it (not `except ImportError: from x import
         # other_name`, which needs the same package).
         fallback = {
-            _top_module(n) for h in node.handlers for n in ast.walk(h)
+            _top_module(n)
+            for h in node.handlers
+            for n in ast.walk(h)
             if isinstance(n, (ast.Import, ast.ImportFrom))
         }
         for statement in node.body:
-            if isinstance(statement, (ast.Import, ast.ImportFrom)):
-                if _top_module(statement) not in fallback:
-                    self.optional.add(id(statement))
+            if (
+                isinstance(statement, (ast.Import, ast.ImportFrom))
+                and _top_module(statement) not in fallback
+            ):
+                self.optional.add(id(statement))
 
     def add(self, node: ast.AST, rule_or_check: Rule | str, evidence: str) -> None:
         rule: Rule | None = None
@@ -567,7 +587,12 @@ class _Visitor:
         elif any(v == "warn" for v in verdicts):
             self.add(node, "device-capability", shown + "  (compared with an Ada/Hopper threshold)")
         else:
-            self.add_at(node, "device-capability", shown + "  (every ROCm GPU takes the right branch)", "info")
+            self.add_at(
+                node,
+                "device-capability",
+                shown + "  (every ROCm GPU takes the right branch)",
+                "info",
+            )
 
     def _scope(self, line: int) -> tuple[int, int]:
         """Lines of the innermost function holding `line` (the whole module if none)."""
@@ -700,7 +725,9 @@ def _capability_call(node: ast.AST) -> ast.Call | None:
 
 def _capability_value(node: ast.AST) -> list[float]:
     """Capability thresholds a constant stands for: (8, 9) -> 8.9, 9 -> 9.0, [(8, 0), (9, 0)]."""
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        if isinstance(node.value, bool):
+            return []
         value = float(node.value)
         return [value / 10 if value >= 20 else value]  # 89 = major * 10 + minor
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):

@@ -105,8 +105,11 @@ def requirement_hits(
 
 def _exact_pin(specifier: str) -> bool:
     """`==2.5.1` (no local version: +rocm pins are the ROCm build, +cu pins another rule)."""
-    return specifier.startswith("==") and "," not in specifier and "+" not in specifier and (
-        "*" not in specifier
+    return (
+        specifier.startswith("==")
+        and "," not in specifier
+        and "+" not in specifier
+        and ("*" not in specifier)
     )
 
 
@@ -149,10 +152,34 @@ def scan_requirements_txt(text: str, rules: RuleSet) -> list[Hit]:
 
 _PIP_INSTALL = re.compile(r"\bpip3?\s+install\s+(.*)")
 _OPTIONS_WITH_VALUE = frozenset(
-    {"-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url",
-     "-f", "--find-links", "-t", "--target", "--prefix", "--root", "--platform",
-     "--python-version", "--implementation", "--abi", "--trusted-host", "-e", "--editable",
-     "--config-settings", "-C", "--src", "--progress-bar", "--cache-dir", "--log"}
+    {
+        "-r",
+        "--requirement",
+        "-c",
+        "--constraint",
+        "-i",
+        "--index-url",
+        "--extra-index-url",
+        "-f",
+        "--find-links",
+        "-t",
+        "--target",
+        "--prefix",
+        "--root",
+        "--platform",
+        "--python-version",
+        "--implementation",
+        "--abi",
+        "--trusted-host",
+        "-e",
+        "--editable",
+        "--config-settings",
+        "-C",
+        "--src",
+        "--progress-bar",
+        "--cache-dir",
+        "--log",
+    }
 )
 
 
