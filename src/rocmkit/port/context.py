@@ -78,8 +78,9 @@ def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectCo
             counterparts[rel] = rel_dir + counterpart
     own |= enclosing_packages(root)
     cuda_only: dict[str, str] = {}
+    has_sources = any(kind in ("cuda", "header") for _, _, kind in files)
     for path, rel, kind in files:
-        if kind == "python" and os.path.basename(rel) == "setup.py":
+        if has_sources and kind == "python" and os.path.basename(rel) == "setup.py":
             prefix = rel[: -len("setup.py")]
             for source, line in cuda_only_sources(path).items():
                 cuda_only[prefix + source] = f"{rel}:{line}"

@@ -121,10 +121,16 @@ def scan_python(
     the project's own top-level packages, whose imports are never findings.
 
     Only the top-level statements (a function, a class, an `if` block) that hold a trigger are
-    parsed, each at its own line numbers; the whole file is parsed when that fails, when the
-    pieces would be most of it, and for setup.py (its setup() call is read whole)."""
-    offsets = None if is_setup else _trigger_offsets(text, rules, own)
-    if offsets == []:
+    parsed, each at its own line numbers; the whole file is parsed when that fails or when the
+    pieces would be most of it. In setup.py the statements holding the setup() keywords
+    (install_requires, extras_require, setup_requires) are pieces too."""
+    offsets = _trigger_offsets(text, rules, own)
+    if is_setup:  # its requirement lists: the keywords of the setup() call
+        offsets += [m.start() for m in _SETUP_KEYWORDS.finditer(text)]
+    if offsets and any(m in text for m in _BUILD_MARKERS):
+        # nvcc flags count anywhere in a file that builds an extension: their places are pieces.
+        offsets += [m.start() for m in _NVCC_TEXT.finditer(text)]
+    if not offsets:
         return [], False
     visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
     if offsets:
@@ -145,6 +151,8 @@ def scan_python(
 
 
 _ENV_ASSIGN = re.compile(r"(?m)^[ \t]*(\w+)[ \t]*(?::[^=\n]+)?=[^=\n][^\n]*(?:environ|getenv)")
+_NVCC_TEXT = re.compile(r"-gencode|arch=compute_\d|-arch=sm_\d|-Xptxas|--ptxas-options")
+_SETUP_KEYWORDS = re.compile(r"\b(?:install_requires|extras_require|setup_requires)\b")
 _STATEMENT_START = re.compile(r"(?m)^(?![ \t#\n)\]}]|else\b|elif\b|except\b|finally\b|case\b)")
 _TRIPLE = re.compile(r"\"\"\"|\'\'\'")
 
