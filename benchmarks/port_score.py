@@ -4,7 +4,8 @@ For each project of a part (benchmarks/port_corpus.toml, split decided before an
 against it), port scans the listed subset of the pinned sdist; every finding at warn or error is
 matched to the hand-written hazards of tests/fixtures/port_hazards/<name>.toml:
 
-  match      same file, line within +-LINE_SLACK, and the rule's kinds (RULE_KINDS) include the
+  match      same file, one of the finding's lines within +-LINE_SLACK (port reports one finding
+             per rule and file, with every line), and the rule's kinds (RULE_KINDS) include the
              hazard's kind. A finding that matches a hazard is a true positive (two findings on one
              hazard both count); one on a `not_hazard` place or matching nothing is a false positive.
   precision  true-positive findings / findings at warn or error
@@ -78,7 +79,14 @@ RULE_KINDS: dict[str, set[str]] = {
     "cudnn-disabled": {"cudnn-disabled"},
     "cudnn-means-miopen": set(),
     "warp-size-32": {"warp-size-32"},
-    "cuda-kernel-hazard": {"warp-size-32", "inline-ptx", "cuda-arch-guard"},
+    "cuda-kernel-hazard": {"warp-size-32"},
+    "cuda-inline-ptx": {"inline-ptx"},
+    "cuda-arch-guard": {"cuda-arch-guard"},
+    "cutlass-dsl": _CODE,
+    "cuda-image": {"cuda-base-image"},
+    "cmake-cuda-only": {"cmake-no-hip"},
+    "torch-pypi-pin": {"torch-cuda-pin"},
+    "cuda-python": _CODE,
     "cuda-extension": {"cuda-extension-no-hip"},
     "nvcc-only-flags": {"gencode-flags"},
 }
@@ -100,7 +108,7 @@ def scan(project: port_corpus.Project) -> Scan:
     num_files = num_python = 0
     for entry in project.scan:
         path = root / entry
-        report = scan_project(PortConfig(path=path))
+        report = scan_project(PortConfig(path=path, show_info=True))
         num_files += sum(report.num_files.values())
         num_python += report.num_files.get("python", 0)
         for f in report.findings:
@@ -136,7 +144,11 @@ def parse_all(files: list[str]) -> None:
 
 
 def _near(finding: PortFinding, place: dict[str, Any]) -> bool:
-    return bool(finding.path == place["file"] and abs(finding.line - place["line"]) <= LINE_SLACK)
+    """Same file and one of the finding's lines (a finding groups a rule's places in a file)
+    within LINE_SLACK of the place."""
+    return finding.path == place["file"] and any(
+        abs(line - place["line"]) <= LINE_SLACK for line in finding.lines or (finding.line,)
+    )
 
 
 def score(project: port_corpus.Project, found: Scan) -> dict[str, Any]:

@@ -26,4 +26,4 @@ def expected_markers(root: Path) -> set[tuple[str, int, str]]:
 
 
 def found(report: PortReport) -> set[tuple[str, int, str]]:
-    return {(f.path, f.line, f.rule_id) for f in report.findings}
+    return {(f.path, line, f.rule_id) for f in report.findings for line in f.lines or (f.line,)}

@@ -30,7 +30,8 @@ def test_missing_path_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str])
         (FIXTURES / "rules" / "nvidia-smi", None, 0),  # warnings alone pass by default
         (FIXTURES / "rules" / "nvidia-smi", "warn", 1),
         (FIXTURES / "rules" / "nccl-env", "warn", 0),  # info alone passes --fail-on warn
-        (FIXTURES / "rules" / "nccl-env", "info", 1),
+        (FIXTURES / "rules" / "nccl-env", "info", 0),  # info never fails a build
+        (FIXTURES / "rules" / "nvidia-smi", "info", 1),  # --fail-on info fails on warnings
         (FIXTURES / "clean", "info", 0),
     ],
 )
@@ -49,8 +50,10 @@ def test_json_document(capsys: pytest.CaptureFixture[str]) -> None:
     run = json.loads(capsys.readouterr().out)
     assert (run["kind"], run["outcome"]) == ("port", "failed")
     doc = run["data"]  # the port report inside the run document (the same as result.json)
-    assert (doc["schema"], doc["schema_version"], doc["exit_code"]) == ("rocmkit.port", 1, 1)
-    assert doc["counts"] == {"error": 3, "warn": 0, "info": 2}
+    assert (doc["schema"], doc["schema_version"], doc["exit_code"]) == ("rocmkit.port", 2, 1)
+    assert doc["counts"] == {"error": 3, "warn": 0, "info": 0}  # info only with --show-info
+    assert doc["num_below_floor"] == 2
+    assert doc["summary"][0]["severity"] == "error"
     first = doc["findings"][0]
     assert (first["path"], first["line"], first["rule_id"]) == (
         "build_and_run.sh",
@@ -67,7 +70,7 @@ def test_console_table_names_place_rule_and_fix(capsys: pytest.CaptureFixture[st
     assert "docker/Dockerfile:1:1" in out and "cuda-base-image" in out
     assert "rocm/pytorch" in out  # the fix
     assert "https://rocm.docs.amd.com/projects/install-on-linux" in out  # --verbose: the source
-    assert "3 error, 2 info" in out
+    assert "3 error, 2 info hidden (--show-info)" in out
 
 
 def test_unreadable_files_are_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -96,7 +99,7 @@ def test_real_command_line_in_a_subprocess() -> None:
         timeout=120,
     )
     assert proc.returncode == 1, proc.stderr
-    assert len(json.loads(proc.stdout)["data"]["findings"]) == 5
+    assert len(json.loads(proc.stdout)["data"]["findings"]) == 3  # info left out by default
 
 
 def test_out_saves_what_json_prints(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -124,3 +127,15 @@ def test_no_run_directory_without_out(
     monkeypatch.chdir(tmp_path)
     assert main(["port", str(FIXTURES / "clean")]) == 0
     assert list(tmp_path.iterdir()) == []
+
+
+def test_console_shows_grouped_lines_the_summary_and_what_is_hidden(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "run.sh").write_text("nvidia-smi -L\nnvidia-smi -q\nexport NCCL_DEBUG=INFO\n")
+    (tmp_path / "b.py").write_text("import pynvml\n")
+    assert main(["port", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "(+1: 2)" in out  # one finding for the two nvidia-smi lines, with the other line
+    assert "by rule" in out and "2 places in 1 files" in out
+    assert "1 info hidden (--show-info)" in out

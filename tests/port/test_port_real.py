@@ -28,7 +28,7 @@ def test_at_least_five_projects_are_recorded_with_commit_and_licence() -> None:
 
 @pytest.mark.parametrize("project", PROJECTS, ids=[p["name"] for p in PROJECTS])
 def test_real_project_findings_are_exactly_the_recorded_ones(project: dict) -> None:
-    report = scan_project(PortConfig(path=REAL / project["name"]))
+    report = scan_project(PortConfig(path=REAL / project["name"], show_info=True))
     got = sorted(f"{f.path}:{f.line} {f.rule_id} {f.severity}" for f in report.findings)
     assert got == sorted(project["expected"])
     assert not report.issues

@@ -22,7 +22,7 @@ def test_each_rule_fires_on_its_fixture_exactly_at_the_marked_lines(rule_id: str
     assert folder.is_dir(), (
         f"rule {rule_id} needs a fixture folder tests/fixtures/port/rules/{rule_id}"
     )
-    report = scan_project(PortConfig(path=folder))
+    report = scan_project(PortConfig(path=folder, show_info=True))
     expected = expected_markers(folder)
     assert any(rule == rule_id for _, _, rule in expected)
     assert found(report) == expected

@@ -22,7 +22,7 @@ def _scan(tmp_path: Path, files: dict[str, str | bytes], **config) -> object:
             path.write_bytes(content)
         else:
             path.write_text(content)
-    return scan_project(PortConfig(path=tmp_path, **config))
+    return scan_project(PortConfig(path=tmp_path, **{"show_info": True, **config}))
 
 
 @pytest.mark.parametrize(
@@ -73,13 +73,53 @@ def test_without_packaging_names_and_extras_still_match(monkeypatch: pytest.Monk
     ]
 
 
-def test_a_file_that_already_branches_for_rocm_gets_info_not_warnings() -> None:
-    plain = "import torch\nOLD = torch.version.cuda < '12'\n"
-    aware = plain + "IS_HIP = torch.version.hip is not None\n"
-    [hit_plain], _ = scan_python(plain, load_rules())
-    [hit_aware], _ = scan_python(aware, load_rules())
-    assert (hit_plain.severity, hit_aware.severity) == ("warn", "info")
-    assert "ROCm path" in hit_aware.evidence
+def test_code_on_one_side_of_a_vendor_switch_is_info_and_the_rest_of_the_file_is_not() -> None:
+    # False positive kind: the CUDA branch of an explicit `if torch.version.hip:` switch.
+    text = "import torch\nif torch.version.hip:\n    OLD = False\nelse:\n"
+    text += "    OLD = torch.version.cuda < '12'\nNEW = torch.version.cuda.split('.')\n"
+    hits, _ = scan_python(text, load_rules())
+    assert sorted((h.line, h.severity) for h in hits) == [(5, "info"), (6, "warn")]
+    hits.sort(key=lambda h: h.line)
+    assert "vendor switch" in hits[0].evidence
+
+
+def test_after_an_early_exit_on_hip_the_rest_of_the_block_is_gated() -> None:
+    text = "import torch\ndef f():\n    if torch.version.hip:\n        raise ValueError('no')\n"
+    text += "    return torch.cuda.get_device_capability() == (9, 0)\n"
+    [found_hit], _ = scan_python(text, load_rules())
+    assert (found_hit.line, found_hit.severity) == (5, "info")
+
+
+def test_a_rocm_switch_read_from_the_environment_does_not_gate() -> None:
+    # ROCM_VERSION = os.environ.get(...) says what the user asked for, not which torch is there.
+    text = "import os, torch\nROCM_VERSION = os.environ.get('ROCM_VERSION')\n"
+    text += "if not ROCM_VERSION:\n    v = torch.version.cuda.split('.')\n"
+    [found_hit], _ = scan_python(text, load_rules())
+    assert (found_hit.line, found_hit.severity) == (4, "warn")
+
+
+def test_torch_version_cuda_as_a_truth_value_is_a_switch_unless_it_exits() -> None:
+    text = "import torch\nif torch.version.cuda:\n    x = 1\nok = torch.version.cuda is not None\n"
+    text += "if torch.version.cuda is None:\n    raise SystemExit('CUDA only')\n"
+    hits, _ = scan_python(text, load_rules())
+    assert [(h.line, h.rule.id) for h in hits] == [(5, "torch-version-cuda")]
+
+
+def test_capability_checks_are_hazards_only_where_an_amd_gfx_number_decides_them() -> None:
+    def severities(code: str) -> list[str]:
+        hits, _ = scan_python("import torch\n" + code, load_rules())
+        return [h.severity for h in hits]
+
+    assert severities("ok = torch.cuda.get_device_capability() < (8, 0)\n") == ["info"]
+    assert severities("fp8 = torch.cuda.get_device_capability() >= (8, 9)\n") == ["warn"]
+    assert severities("use = torch.cuda.get_device_capability()[0] >= 8\n") == ["warn"]
+    assert severities("h100 = torch.cuda.get_device_capability() == (9, 0)\n") == ["warn"]
+    assert severities("a100 = torch.cuda.get_device_capability() == (8, 0)\n") == ["info"]
+    stored = "cap = torch.cuda.get_device_capability()\nif cap[0] < 8:\n    pass\n"
+    assert severities(stored) == ["info"]
+    assert severities("shown = '.'.join(map(str, torch.cuda.get_device_capability()))\n") == [
+        "info"
+    ]
 
 
 def test_a_vendor_switch_with_an_amd_branch_is_info() -> None:
@@ -101,7 +141,7 @@ def test_showing_the_cuda_version_or_capability_is_not_a_finding() -> None:
     text = "import logging, torch\nprint('CUDA', torch.version.cuda)\n"
     text += "logging.info('capability %s', torch.cuda.get_device_capability())\n"
     text += "banner = f'torch {torch.__version__} cuda {torch.version.cuda}'\n"
-    text += "ok = torch.version.cuda is not None\n"
+    text += "ok = float(torch.version.cuda)\n"
     hits, _ = scan_python(text, load_rules())
     assert [(h.line, h.rule.id) for h in hits] == [(5, "torch-version-cuda")]
 
@@ -176,8 +216,9 @@ def test_one_file_can_be_scanned_on_its_own(tmp_path: Path) -> None:
 
 def test_min_severity_leaves_out_lower_findings(tmp_path: Path) -> None:
     files = {"a.sh": "export NCCL_DEBUG=INFO\nnvidia-smi\n"}
-    report = _scan(tmp_path, files, min_severity="warn")
+    report = _scan(tmp_path, files, show_info=False)  # the default: info is not shown
     assert [f.rule_id for f in report.findings] == ["nvidia-smi"]
+    assert report.num_below_floor == 1
 
 
 def test_bad_config_is_a_user_error(tmp_path: Path) -> None:
@@ -185,3 +226,28 @@ def test_bad_config_is_a_user_error(tmp_path: Path) -> None:
         PortConfig(path=tmp_path / "missing")
     with pytest.raises(UserError, match="--fail-on"):
         PortConfig(path=tmp_path, fail_on="warning")
+
+
+def test_cuda_hazards_inside_a_hip_preprocessor_switch_are_info(tmp_path: Path) -> None:
+    # False positive kind: code already gated to a vendor, in C++.
+    kernel = '#ifndef USE_ROCM\n__device__ void f() { asm volatile("fence;"); }\n#endif\n'
+    kernel += '__device__ void g() { asm volatile("bar.sync 0;"); }\n'
+    report = _scan(tmp_path, {"k.cu": kernel})
+    assert [(f.line, f.severity) for f in report.findings] == [(2, "info"), (4, "error")]
+
+
+def test_cuda_arch_guard_in_a_header_is_a_warning(tmp_path: Path) -> None:
+    # Miss kind: `#if __CUDA_ARCH__ >= 800` compiles to nothing under HIP.
+    header = "#pragma once\n#if __CUDA_ARCH__ >= 800\n__device__ int f();\n#endif\n"
+    plain = "#pragma once\nint host_only();\n"
+    report = _scan(tmp_path, {"common.h": header, "plain.h": plain})
+    assert [(f.path, f.line, f.rule_id, f.severity) for f in report.findings] == [
+        ("common.h", 2, "cuda-arch-guard", "warn")
+    ]
+
+
+def test_lane_arithmetic_with_32_in_a_file_with_a_hip_path_is_info(tmp_path: Path) -> None:
+    # False positive kind: a loop over 32 "threads" that is a tile width, not a warp.
+    body = "__global__ void k(float* x) { int col = threadIdx.x % 32; x[col] = 0; }\n"
+    report = _scan(tmp_path, {"a.cu": body, "b.cu": "#ifdef USE_ROCM\n#endif\n" + body})
+    assert [(f.path, f.severity) for f in report.findings] == [("a.cu", "warn"), ("b.cu", "info")]

@@ -33,8 +33,24 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument(
         "--min-severity",
         choices=("info", "warn", "error"),
-        default="info",
-        help="leave findings below this severity out of the report (default: info)",
+        default="warn",
+        help="leave findings below this severity out of the report (default: warn; info "
+        "findings are shown only when asked)",
+    )
+    parser.add_argument(
+        "--show-info", action="store_true", help="also show info findings (= --min-severity info)"
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="accepted findings to leave out (a file written by --write-baseline)",
+    )
+    parser.add_argument(
+        "--write-baseline",
+        type=Path,
+        metavar="FILE",
+        help="write this scan's findings there as the accepted baseline",
     )
     parser.add_argument(
         "--exclude", action="append", default=[], metavar="GLOB", help="skip matching paths"

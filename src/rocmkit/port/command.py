@@ -33,6 +33,9 @@ def build(args: argparse.Namespace) -> PortConfig | ListRules:
         min_severity=args.min_severity,
         exclude=tuple(args.exclude),
         max_bytes=args.max_bytes,
+        show_info=getattr(args, "show_info", False),
+        baseline=getattr(args, "baseline", None),
+        write_baseline=getattr(args, "write_baseline", None),
     )
 
 

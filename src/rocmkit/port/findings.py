@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from rocmkit.port.project import PortConfig
 
 SCHEMA = "rocmkit.port"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # v2: findings grouped per rule and file (lines, count), summary, suppressed
 FAIL_ON_CHOICES = ("info", "warn", "error", "never")
 
 
@@ -47,9 +47,21 @@ class PortFinding:
     evidence: str
     fix: str
     source: str
+    # Every line of this file where the rule matched at this severity (one finding per rule per
+    # file and severity: a maintainer fixes a pattern once, not 40 times); `line` is the first.
+    lines: tuple[int, ...] = ()
+    note: str = ""  # why the severity was lowered ("has a ROCm counterpart: X", "gated to CUDA")
+
+    @property
+    def count(self) -> int:
+        return len(self.lines) or 1
 
     def location(self) -> str:
         return f"{self.path}:{self.line}" + (f":{self.column}" if self.column else "")
+
+    def key(self) -> str:
+        """What a baseline file records: stable across edits that move lines."""
+        return f"{self.path}::{self.rule_id}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,6 +82,8 @@ class PortReport:
     num_files: dict[str, int]  # scanned files per kind (python, requirements, ...)
     num_python_parsed: int
     elapsed_s: float
+    num_suppressed: int = 0  # findings left out by inline ignore comments or the baseline
+    num_below_floor: int = 0  # findings below --min-severity (info, unless asked for)
     created_at: str = field(
         default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     )
@@ -79,11 +93,37 @@ class PortReport:
         return {s: counter.get(s, 0) for s in reversed(SEVERITIES)}
 
     def exit_code(self, fail_on: str) -> int:
-        """1 when a finding is at or above `fail_on` ('never': always 0)."""
+        """1 when a finding is at or above `fail_on` ('never': always 0). Info never fails a
+        build: `--fail-on info` fails on warnings."""
         if fail_on == "never":
             return 0
-        threshold = severity_rank(fail_on)
+        threshold = max(severity_rank(fail_on), severity_rank("warn"))
         return int(any(severity_rank(f.severity) >= threshold for f in self.findings))
+
+    def summary(self) -> list[dict[str, Any]]:
+        """One row per rule and severity: files, places and the first few locations; what a
+        maintainer reads first (worst first, then most places)."""
+        rows: dict[tuple[str, str], dict[str, Any]] = {}
+        for f in self.findings:
+            row = rows.setdefault(
+                (f.rule_id, f.severity),
+                {
+                    "rule_id": f.rule_id,
+                    "severity": f.severity,
+                    "title": f.title,
+                    "files": 0,
+                    "places": 0,
+                    "where": [],
+                    "fix": f.fix,
+                },
+            )
+            row["files"] += 1
+            row["places"] += f.count
+            if len(row["where"]) < 3:
+                row["where"].append(f.location())
+        return sorted(
+            rows.values(), key=lambda r: (-severity_rank(r["severity"]), -r["places"], r["rule_id"])
+        )
 
     def to_dict(self, fail_on: str = "error") -> dict[str, Any]:
         from rocmkit import __version__
@@ -100,7 +140,10 @@ class PortReport:
             "num_files": self.num_files,
             "num_python_parsed": self.num_python_parsed,
             "elapsed_s": round(self.elapsed_s, 3),
-            "findings": [vars(f) for f in self.findings],
+            "num_suppressed": self.num_suppressed,
+            "num_below_floor": self.num_below_floor,
+            "summary": self.summary(),
+            "findings": [{**vars(f), "count": f.count} for f in self.findings],
             "issues": [vars(i) for i in self.issues],
         }
 

@@ -13,22 +13,24 @@ import stat
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rocmkit.errors import UserError
+from rocmkit.port.context import build_context
+from rocmkit.port.cpp_scan import scan_cuda_source
 from rocmkit.port.findings import (
     FAIL_ON_CHOICES,
     FileIssue,
     Hit,
     PortFinding,
     PortReport,
-    hit,
 )
 from rocmkit.port.python_scan import scan_python
 from rocmkit.port.requirements import scan_conda, scan_pyproject, scan_requirements_txt
-from rocmkit.port.rules import SEVERITIES, RuleSet, load_rules, severity_rank
-from rocmkit.port.text_scan import ScanError, scan_text
+from rocmkit.port.rules import SEVERITIES, RuleSet, Severity, load_rules, severity_rank
+from rocmkit.port.suppress import drop_ignored, inline_ignores, read_baseline, write_baseline
+from rocmkit.port.text_scan import ScanError, scan_cmake, scan_text
 
 SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv", "site-packages"}
@@ -37,9 +39,11 @@ SKIP_DIRS = frozenset(
 _REQUIREMENTS = re.compile(r"(?:.*[-_.])?(?:requirements?|constraints)(?:[-_.].*)?\.(?:txt|in)$")
 _CONDA = re.compile(r"(?:environment|conda|env)(?:[-_.].*)?\.ya?ml$")
 _COMPOSE = re.compile(r"(?:docker-)?compose(?:[-_.].*)?\.ya?ml$")
-_DOCKERFILE = re.compile(r"(?:Dockerfile|Containerfile)(?:\..*)?$|.*\.[Dd]ockerfile$")
+_DOCKERFILE = re.compile(r"(?:Dockerfile|Containerfile)(?:[-_.].*)?$|.*[-_.][Dd]ockerfile$")
+_MAKEFILES = frozenset({"Makefile", "makefile", "GNUmakefile"})
 _SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch")
 _CUDA_SUFFIXES = (".cu", ".cuh")
+_HEADER_SUFFIXES = (".h", ".hpp")  # scanned only when they hold CUDA device code
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,9 +52,12 @@ class PortConfig:
 
     path: Path
     fail_on: str = "error"  # info | warn | error | never
-    min_severity: str = "info"  # findings below this are left out of the report
+    min_severity: str = "warn"  # findings below this are left out (info: --show-info)
     exclude: tuple[str, ...] = ()  # globs on the path relative to the root
     max_bytes: int = 4 * 1024 * 1024
+    show_info: bool = False  # same as min_severity="info"
+    baseline: Path | None = None  # accepted findings (a file written by write_baseline)
+    write_baseline: Path | None = None  # write the findings of this scan there
 
     def __post_init__(self) -> None:
         if not self.path.exists():
@@ -61,6 +68,12 @@ class PortConfig:
             raise UserError(f"--min-severity must be one of {', '.join(SEVERITIES)}")
         if self.max_bytes <= 0:
             raise UserError("--max-bytes must be positive")
+        if self.baseline is not None and not self.baseline.is_file():
+            raise UserError(f"no such baseline file: {self.baseline}")
+
+    @property
+    def floor(self) -> str:
+        return "info" if self.show_info else self.min_severity
 
 
 def classify(name: str, parent: str = "") -> str | None:
@@ -77,10 +90,14 @@ def classify(name: str, parent: str = "") -> str | None:
         return "conda"
     if _DOCKERFILE.match(name):
         return "dockerfile"
-    if name.endswith(_SHELL_SUFFIXES):
-        return "shell"
+    if name.endswith(_SHELL_SUFFIXES) or name in _MAKEFILES or name.endswith(".mk"):
+        return "shell"  # a Makefile's recipes are shell lines
+    if name == "CMakeLists.txt" or name.endswith(".cmake"):
+        return "cmake"
     if name.endswith(_CUDA_SUFFIXES):
         return "cuda"
+    if name.endswith(_HEADER_SUFFIXES):
+        return "header"
     return None
 
 
@@ -123,39 +140,110 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
     findings: list[PortFinding] = []
     issues: list[FileIssue] = []
     num_files: Counter[str] = Counter()
-    num_parsed = 0
-    floor = severity_rank(config.min_severity)
-    for path, rel, kind in iter_files(root, config.exclude):
+    num_parsed = suppressed = 0
+    files = list(iter_files(root, config.exclude))
+    context = build_context(str(root), files)
+    for path, rel, kind in files:
         num_files[kind] += 1
         try:
-            hits, parsed = scan_file(path, kind, rules, config.max_bytes)
+            hits, parsed, text = scan_file(
+                path, kind, rules, config.max_bytes, context.own_packages
+            )
         except ScanError as exc:
             issues.append(FileIssue(path=rel, reason=str(exc)))
             continue
         num_parsed += parsed
-        findings.extend(
-            _finding(rel, h) for h in _dedupe(hits) if severity_rank(h.severity) >= floor
-        )
-    findings.sort(key=lambda f: (f.path, f.line, f.column, f.rule_id))
+        if not hits:
+            continue
+        ignores = inline_ignores(text)
+        kept = drop_ignored(hits, ignores) if ignores else hits
+        suppressed += len(hits) - len(kept)
+        findings.extend(_group(rel, _dedupe(kept), context.note_for(rel)))
+    if config.baseline is not None:
+        findings, dropped = _apply_baseline(findings, read_baseline(config.baseline))
+        suppressed += dropped
+    floor = severity_rank(config.floor)
+    shown = [f for f in findings if severity_rank(f.severity) >= floor]
+    shown.sort(key=lambda f: (f.path, f.line, f.column, f.rule_id))
+    if config.write_baseline is not None:
+        write_baseline(config.write_baseline, shown)
     return PortReport(
         root=str(root),
-        findings=tuple(findings),
+        findings=tuple(shown),
         issues=tuple(issues),
         num_files=dict(sorted(num_files.items())),
         num_python_parsed=num_parsed,
         elapsed_s=time.perf_counter() - started,
+        num_suppressed=suppressed,
+        num_below_floor=len(findings) - len(shown),
     )
 
 
-def scan_file(path: str, kind: str, rules: RuleSet, max_bytes: int) -> tuple[list[Hit], bool]:
-    """(hits, parsed-as-Python?) for one file; ScanError when it cannot be read as text."""
+def scan_file(
+    path: str, kind: str, rules: RuleSet, max_bytes: int, own: frozenset[str] = frozenset()
+) -> tuple[list[Hit], bool, str]:
+    """(hits, parsed-as-Python?, text) for one file; ScanError when it cannot be read as text."""
     text = read_text(path, max_bytes)
     if kind == "python":
-        return scan_python(text, rules, is_setup=os.path.basename(path) == "setup.py")
+        hits, parsed = scan_python(
+            text, rules, is_setup=os.path.basename(path) == "setup.py", own=own
+        )
+        return hits, parsed, text
     scanner = _SCANNERS.get(kind)
     if scanner is None:
-        return [], False
-    return scanner(text, rules), False
+        return [], False, text
+    return scanner(text, rules), False, text
+
+
+def _group(rel: str, hits: Iterator[Hit], note: str) -> list[PortFinding]:
+    """One finding per rule and severity in a file, with every line; a file with a ROCm
+    counterpart (or in an NVIDIA-only folder) has its findings at info with the reason."""
+    groups: dict[tuple[str, Severity], list[Hit]] = {}
+    for h in hits:
+        severity: Severity = "info" if note else h.severity
+        groups.setdefault((h.rule.id, severity), []).append(h)
+    out = []
+    for (_, severity), group in groups.items():
+        group.sort(key=lambda h: (h.line, h.column))
+        first = group[0]
+        evidence = first.evidence
+        if len(group) > 1:
+            evidence = f"{evidence}  (+{len(group) - 1} more in this file)"
+        out.append(
+            PortFinding(
+                path=rel,
+                line=first.line,
+                column=max(first.column, 0),
+                rule_id=first.rule.id,
+                severity=severity,
+                title=first.rule.title,
+                evidence=evidence,
+                fix=first.rule.fix,
+                source=first.rule.source,
+                lines=tuple(h.line for h in group),
+                note=note,
+            )
+        )
+    return out
+
+
+def _apply_baseline(
+    findings: list[PortFinding], accepted: dict[str, int]
+) -> tuple[list[PortFinding], int]:
+    totals: Counter[str] = Counter()
+    for f in findings:
+        totals[f.key()] += f.count
+    kept, dropped = [], 0
+    for f in findings:
+        allowed = accepted.get(f.key())
+        if allowed is None:
+            kept.append(f)
+        elif totals[f.key()] <= allowed:
+            dropped += 1
+        else:
+            new = totals[f.key()] - allowed
+            kept.append(replace(f, note=f"{new} new since the baseline ({allowed} accepted)"))
+    return kept, dropped
 
 
 def read_text(path: str, max_bytes: int) -> str:
@@ -180,21 +268,6 @@ def read_text(path: str, max_bytes: int) -> str:
         raise ScanError(f"not UTF-8 (byte {exc.start}); skipped") from None
 
 
-def _scan_cuda(text: str, rules: RuleSet) -> list[Hit]:
-    """Warp-size and inline-PTX hazards of .cu/.cuh files, from rocmkit.hipify's own rules."""
-    from rocmkit.hipify import TranslateOptions, translate
-
-    rule = rules.by_check.get("cuda-source")
-    if rule is None:
-        return []
-    translation = translate(text, options=TranslateOptions(mappings="builtin"))
-    return [
-        hit(d.line, d.column, rule, f"{d.category}: {d.name} - {d.message}")
-        for d in translation.diagnostics
-        if d.kind == "hazard"
-    ]
-
-
 _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "requirements": scan_requirements_txt,
     "pyproject": scan_pyproject,
@@ -202,7 +275,9 @@ _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "dockerfile": lambda text, rules: scan_text(text, "dockerfile", rules),
     "shell": lambda text, rules: scan_text(text, "shell", rules),
     "compose": lambda text, rules: scan_text(text, "compose", rules),
-    "cuda": _scan_cuda,
+    "cmake": scan_cmake,
+    "cuda": scan_cuda_source,
+    "header": lambda text, rules: scan_cuda_source(text, rules, header=True),
 }
 
 
@@ -214,17 +289,3 @@ def _dedupe(hits: list[Hit]) -> Iterator[Hit]:
         if key not in seen:
             seen.add(key)
             yield h
-
-
-def _finding(path: str, h: Hit) -> PortFinding:
-    return PortFinding(
-        path=path,
-        line=h.line,
-        column=max(h.column, 0),
-        rule_id=h.rule.id,
-        severity=h.severity,
-        title=h.rule.title,
-        evidence=h.evidence,
-        fix=h.rule.fix,
-        source=h.rule.source,
-    )

@@ -8,6 +8,7 @@ docstring is not a finding; `subprocess.run(["nvidia-smi", "-L"])` is.
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import re
 from collections.abc import Callable, Iterator
@@ -15,7 +16,7 @@ from typing import Any
 
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.requirements import requirement_hits
-from rocmkit.port.rules import Rule, RuleSet
+from rocmkit.port.rules import Rule, RuleSet, Severity
 from rocmkit.port.text_scan import ScanError
 
 # Substrings a file must contain for each named check to be able to match.
@@ -29,12 +30,46 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     # The flags are only looked for in extension builds, so the build markers are the trigger.
     "nvcc-flags": ("cpp_extension", "BuildExtension", "CUDAExtension"),
 }
-# A Python file that already has a ROCm path (it names HIP/ROCm APIs, tools or devices) gets its
-# findings as info: the CUDA-only code is probably one branch of a vendor switch.
-ROCM_MARKERS: tuple[str, ...] = (
-    *("version.hip", "is_hip", "is_rocm", "IS_ROCM", "IS_HIP", "ROCM_HOME", "/dev/kfd"),
-    *("amdsmi", "amd-smi", "rocm-smi", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"),
+# Vendor switches: code under `if torch.version.hip:` / `if torch.version.cuda:` / `if is_rocm():`
+# (either branch), after `if torch.version.hip: raise/return`, or after `has_cuda and ...` is on
+# one side of a switch the project already has: its findings are info ("gated"). Only files that
+# hold one of these tokens are analysed for switches.
+VENDOR_TOKENS: tuple[str, ...] = (
+    *(
+        "version.hip",
+        "_hip",
+        "hip_",
+        "HIP",
+        "rocm",
+        "ROCM",
+        "Rocm",
+        "version.cuda",
+        "is_cuda",
+        "_amd",
+        "amd_",
+    ),
+    *("'amd'", '"amd"', "AMD", "'nvidia'", '"nvidia"', "nvidia_", "_nvidia", "nvml", "nvsmi"),
 )
+# A name that says HIP/ROCm/AMD (is_hip, _is_hip(), HIP_BUILD, IS_ROCM, current_platform.is_rocm())
+# tests the vendor, unless it is read from the environment (ROCM_VERSION = os.environ.get(...)):
+# an environment variable says what the user asked for, not which torch is installed.
+_VENDOR_NAME = re.compile(r"(?i)(?:^|_)(?:is_?)?(?:hip|rocm|amd)(?:_|$|available)")
+# A function named for NVIDIA (_check_nvidia_connectivity, _nvidia_smi, get_nvml_info) is the
+# NVIDIA side by its own declaration; `_is_cuda()` / `current_platform.is_cuda()` called with no
+# argument asks for the platform (tensor.is_cuda, an attribute, is True on ROCm too and is not).
+_NVIDIA_FUNCTION = re.compile(r"(?i)(?:^|_)(?:nvidia|nvml|nvsmi|nvlink)(?:_|$)")
+_IS_CUDA_CALL = re.compile(r"(?i)^_*is_?(?:cuda|nvidia)(?:_platform|_available)?$")
+_VENDOR_WORDS = frozenset({"amd", "rocm", "hip", "nvidia", "cuda", "advanced micro devices"})
+_EXIT_CALLS = frozenset({"exit", "_exit", "SystemExit", "abort"})
+_VENDOR_HINT = re.compile(r"(?i)hip|rocm|amd|cuda|nvidia|advanced micro")
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+# get_device_capability() on ROCm is (gfx major, minor): 9.x for CDNA (MI100..MI350), 10-12 for
+# RDNA. Every one of them is above an exclusion threshold up to Ampere's 8.6 (`cap < (8, 0)`:
+# return False) and unequal to an NVIDIA SM below 9, so it takes the general path; a threshold
+# that turns something on (`cap >= (8, 0)`: use this kernel), any threshold from Ada's 8.9 up, or
+# an equality with 9.x is decided by the gfx number (MI200 (9, 0) "is" Hopper, has no fp8): that
+# is the hazard.
+_CAPABILITY_SAFE_BELOW = 8.7
 _BUILD_MARKERS = ("cpp_extension", "CUDAExtension", "BuildExtension")
 _WARP_NAME = re.compile(r"(?i)^(?:\w*_)?(?:warp_?size|threads_per_warp|lanes_per_warp)$")
 _NVCC_FLAG = re.compile(
@@ -59,10 +94,52 @@ def python_triggers(rules: RuleSet) -> tuple[str, ...]:
     return tuple(sorted(t for t in triggers if not any(o != t and o in t for o in triggers)))
 
 
-def scan_python(text: str, rules: RuleSet, *, is_setup: bool = False) -> tuple[list[Hit], bool]:
-    """(findings, parsed?) for one Python file; raises ScanError when it does not parse."""
-    if not is_setup and not any(t in text for t in python_triggers(rules)):
+# A substring trigger says a file *may* hold a finding; for the triggers that also occur in
+# unrelated code (`num_warps` for "warp", a docstring naming a package), a regex confirms that the
+# construct a rule matches is there before the file is parsed.
+_WARP_CONFIRM = re.compile(
+    r"(?i)(?:warp_?size|threads_per_warp|lanes_per_warp)[\w\]\[ .'\":]*=\s*32\b"
+)
+
+
+@functools.lru_cache(maxsize=64)
+def _import_confirm(rules: RuleSet, own: frozenset[str]) -> re.Pattern[str]:
+    modules = sorted(
+        {m for m in rules.imports if m.split(".")[0] not in own}, key=len, reverse=True
+    )
+    names = "|".join(re.escape(m) for m in modules) or "(?!x)x"
+    return re.compile(
+        rf"^[ \t]*(?:from[ \t]+(?:{names})\b|import[ \t][^\n]*?(?<![\w.])(?:{names})\b)",
+        re.MULTILINE,
+    )
+
+
+def scan_python(
+    text: str, rules: RuleSet, *, is_setup: bool = False, own: frozenset[str] = frozenset()
+) -> tuple[list[Hit], bool]:
+    """(findings, parsed?) for one Python file; raises ScanError when it does not parse. `own`:
+    the project's own top-level packages, whose imports are never findings.
+
+    Only the top-level statements (a function, a class, an `if` block) that hold a trigger are
+    parsed, each at its own line numbers; the whole file is parsed when that fails or when the
+    pieces would be most of it. In setup.py the statements holding the setup() keywords
+    (install_requires, extras_require, setup_requires) are pieces too."""
+    offsets = _trigger_offsets(text, rules, own)
+    if is_setup:  # its requirement lists: the keywords of the setup() call
+        offsets += [m.start() for m in _SETUP_KEYWORDS.finditer(text)]
+    if offsets and any(m in text for m in _BUILD_MARKERS):
+        # nvcc flags count anywhere in a file that builds an extension: their places are pieces.
+        offsets += [m.start() for m in _NVCC_TEXT.finditer(text)]
+    if not offsets:
         return [], False
+    visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
+    if offsets:
+        source = _pieces(text, offsets)
+        if source is not None:
+            try:
+                return visitor.run(ast.parse(source)), True
+            except (SyntaxError, ValueError):
+                visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError) as exc:
@@ -70,17 +147,150 @@ def scan_python(text: str, rules: RuleSet, *, is_setup: bool = False) -> tuple[l
         raise ScanError(
             f"Python syntax error{f' at line {line}' if line else ''}; not scanned"
         ) from None
-    visitor = _Visitor(rules, text, is_setup=is_setup)
     return visitor.run(tree), True
+
+
+_ENV_ASSIGN = re.compile(r"(?m)^[ \t]*(\w+)[ \t]*(?::[^=\n]+)?=[^=\n][^\n]*(?:environ|getenv)")
+_NVCC_TEXT = re.compile(r"-gencode|arch=compute_\d|-arch=sm_\d|-Xptxas|--ptxas-options")
+_SETUP_KEYWORDS = re.compile(r"\b(?:install_requires|extras_require|setup_requires)\b")
+_STATEMENT_START = re.compile(r"(?m)^(?![ \t#\n)\]}]|else\b|elif\b|except\b|finally\b|case\b)")
+_TRIPLE = re.compile(r"\"\"\"|\'\'\'")
+
+
+def _pieces(text: str, offsets: list[int]) -> str | None:
+    """The top-level statements that hold an offset, blank lines elsewhere (line numbers kept);
+    None when they are most of the file (parsing it whole is then as cheap)."""
+    starts = [m.start() for m in _STATEMENT_START.finditer(text)]
+    # A statement start inside a triple-quoted string is not one: drop starts where an odd
+    # number of triple quotes precede (a cheap approximation; a wrong cut fails to parse and
+    # the whole file is parsed instead).
+    if '"""' in text or "'''" in text:
+        quotes = [m.start() for m in _TRIPLE.finditer(text)]
+        starts = [s for s in starts if bisect.bisect_left(quotes, s) % 2 == 0]
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    chosen: set[int] = set()
+    for offset in offsets:
+        i = bisect.bisect_right(starts, offset) - 1
+        while i > 0 and text.startswith("@", starts[i - 1]):
+            i -= 1  # the decorators above a def belong to it
+        chosen.add(i)
+    spans = []
+    for i in sorted(chosen):
+        j = i
+        while j + 1 < len(starts) and text.startswith("@", starts[j]):
+            j += 1  # ... and the def below a decorator
+        spans.append((starts[i], starts[j + 1] if j + 1 < len(starts) else len(text)))
+    if sum(b - a for a, b in spans) > len(text) // 2:
+        return None
+    out, position = [], 0
+    for a, b in spans:
+        a = max(a, position)
+        out.append("\n" * text.count("\n", position, a))
+        out.append(text[a:b])
+        position = max(position, b)
+    return "".join(out)
+
+
+def _trigger_offsets(text: str, rules: RuleSet, own: frozenset[str]) -> list[int]:
+    """Where in the file a rule's construct may be (see the confirm regexes); [] when nowhere.
+    The project's own package names never count (an xformers module importing xformers)."""
+    confirm = _confirmers(rules)
+    offsets: list[int] = []
+    imports = False
+    low = text.lower()  # one pass; then a few lower-case keys stand for groups of triggers
+    for key, triggers in _trigger_groups(rules):
+        if key not in low:
+            continue
+        offsets, imports = _group_offsets(text, triggers, own, confirm, offsets, imports)
+    if imports:
+        offsets += [m.start() for m in _import_confirm(rules, own).finditer(text)]
+    return offsets
+
+
+_GROUP_KEYS = ("cuda", "nvidia", "warp", "extension")
+
+
+@functools.lru_cache(maxsize=8)
+def _trigger_groups(rules: RuleSet) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    groups: dict[str, list[str]] = {}
+    for trigger in python_triggers(rules):
+        low = trigger.lower()
+        key = next((k for k in _GROUP_KEYS if k in low), low)
+        groups.setdefault(key, []).append(trigger)
+    return tuple((k, tuple(v)) for k, v in groups.items())
+
+
+def _group_offsets(
+    text: str,
+    triggers: tuple[str, ...],
+    own: frozenset[str],
+    confirm: dict[str, str],
+    offsets: list[int],
+    imports: bool,
+) -> tuple[list[int], bool]:
+    for trigger in triggers:
+        if trigger not in text or trigger in own:
+            continue
+        kind = confirm.get(trigger)
+        if kind == "import":
+            imports = True
+            continue
+        pattern = _WARP_CONFIRM if kind == "warp" else None
+        if pattern is not None:
+            offsets += [m.start() for m in pattern.finditer(text)]
+            continue
+        position = text.find(trigger)
+        while position >= 0 and len(offsets) < 400:
+            offsets.append(position)
+            position = text.find(trigger, position + 1)
+    return offsets, imports
+
+
+@functools.lru_cache(maxsize=8)
+def _confirmers(rules: RuleSet) -> dict[str, str]:
+    """trigger -> which confirm regex it needs ('warp', 'import'); absent: none."""
+    kinds: dict[str, str] = {t: "warp" for t in CHECK_TRIGGERS["warp-size-32"]}
+    other = set(rules.env_prefixes) | set(rules.commands)
+    for rule in rules.text_rules:
+        other.update(rule.triggers)
+    for check in rules.by_check:
+        if check != "warp-size-32":
+            other.update(CHECK_TRIGGERS.get(check, ()))
+    for module in rules.imports:
+        if module not in other:
+            kinds[module] = "import"
+    return kinds
 
 
 class _Visitor:
     """One pass over the tree; each node type is looked at by the checks that care about it."""
 
-    def __init__(self, rules: RuleSet, text: str, *, is_setup: bool) -> None:
+    def __init__(
+        self, rules: RuleSet, text: str, *, is_setup: bool, own: frozenset[str] = frozenset()
+    ) -> None:
         self.rules = rules
         self.hits: list[Hit] = []
-        self.rocm_aware = any(m in text for m in ROCM_MARKERS)
+        self.own = own
+        self.vendor_possible = any(t in text for t in VENDOR_TOKENS)
+        self.lines = text.splitlines() if self.vendor_possible else []
+        self.gated = False  # the node being handled is on one side of a vendor switch
+        self.gate_children: set[int] = set()  # children a handler put behind a switch
+        self.tested: set[int] = set()  # torch.version.cuda nodes used as a truth value
+        self.rejects: set[int] = set()  # ... in `if torch.version.cuda is None: raise`
+        self.optional: set[int] = set()  # imports inside try/except ImportError
+        # Names read from the environment (found in the text: a piece of the file may be parsed
+        # without the module-level assignment).
+        self.env_names: set[str] = (
+            set(_ENV_ASSIGN.findall(text)) if self.vendor_possible and "environ" in text else set()
+        )
+        self.vendor_names: set[str] = set()  # names holding a vendor test (has_cuda = ...)
+        self.compares: dict[str, list[ast.Compare]] = {}  # name -> comparisons that read it
+        self.reads_capability = "get_device_capability" in text
+        self.parents_compares: dict[int, list[ast.Compare]] = {}  # capability call -> compares
+        self.stored_as: dict[int, list[str]] = {}  # capability call -> names it is stored in
+        self.functions: list[tuple[int, int]] = []  # (first, last line) of every function
+        self.capability_calls: list[tuple[ast.Call, bool]] = []  # judged after the walk
         self.builds_extension = any(m in text for m in _BUILD_MARKERS)
         self.is_setup = is_setup
         self.docstrings: set[int] = set()
@@ -89,21 +299,162 @@ class _Visitor:
         self.displayed: set[int] = set()
 
     def run(self, tree: ast.AST) -> list[Hit]:
-        # ast.walk costs ~40% more than this explicit stack (generators per node). Parents are
-        # handled before their children, which the docstring bookkeeping relies on.
-        handlers, node_type, stack = _HANDLERS, ast.AST, [tree]
+        # ast.walk costs ~40% more than this explicit stack (generators per node). Nodes are
+        # handled in source order, parents before children: the docstring and gating bookkeeping
+        # rely on it, and a flag (HIP_BUILD = ...) is seen before the `if` that tests it.
+        handlers, node_type = _HANDLERS, ast.AST
+        stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+        gate_children = self.gate_children
         while stack:
-            node = stack.pop()
+            node, gated = stack.pop()
+            self.gated = gated
             handler = handlers.get(type(node))
             if handler is not None:
                 handler(self, node)
+            children: list[tuple[ast.AST, bool]] = []
             for name in node._fields:
                 value = getattr(node, name, None)
                 if isinstance(value, list):
-                    stack.extend(v for v in value if isinstance(v, node_type))
+                    if gated or not gate_children:
+                        children.extend((v, gated) for v in value if isinstance(v, node_type))
+                    else:
+                        children.extend(
+                            (v, id(v) in gate_children) for v in value if isinstance(v, node_type)
+                        )
                 elif isinstance(value, node_type):
-                    stack.append(value)
+                    children.append((value, gated or id(value) in gate_children))
+            children.reverse()
+            stack.extend(children)
+        for call, gated in self.capability_calls:
+            self.gated = gated
+            self._capability(call)
         return self.hits
+
+    def is_vendor_test(self, expr: ast.AST) -> bool:
+        """Whether an expression tests which GPU vendor's torch (or platform) is running."""
+        line = getattr(expr, "lineno", 0)
+        if line and line == getattr(expr, "end_lineno", 0) and line <= len(self.lines):
+            # One line of source: no vendor word in it, no vendor test (most `if`s end here).
+            segment = self.lines[line - 1][expr.col_offset : expr.end_col_offset]  # type: ignore[attr-defined]
+            if not _VENDOR_HINT.search(segment) and not any(
+                n in segment for n in self.vendor_names
+            ):
+                return False
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Attribute):
+                if node.attr in ("hip", "cuda") and _dotted(node.value) == "torch.version":
+                    return True
+                if _VENDOR_NAME.search(node.attr) and node.attr not in self.env_names:
+                    return True
+            elif (
+                isinstance(node, ast.Call)
+                and not node.args
+                and _IS_CUDA_CALL.match(_call_name(node.func))
+            ) or (
+                isinstance(node, ast.Compare)
+                and any(
+                    isinstance(c, ast.Constant)
+                    and isinstance(c.value, str)
+                    and c.value.lower() in _VENDOR_WORDS
+                    for c in (node.left, *node.comparators)
+                )
+            ):
+                return True
+            elif isinstance(node, ast.Name) and node.id not in self.env_names:
+                if node.id in self.vendor_names or _VENDOR_NAME.search(node.id):
+                    return True
+        return False
+
+    # -- vendor switches ----------------------------------------------------------------------
+    def visit_if_statement(self, node: ast.If) -> None:
+        # `if torch.version.cuda is None: raise ...` / `if not torch.version.cuda: sys.exit()`
+        # refuses every ROCm build: a hazard, unlike the same test choosing a branch.
+        attribute = _none_test_of_version_cuda(node.test)
+        if attribute is not None and node.body and _exits(node.body[-1]):
+            self.rejects.add(id(attribute))
+        self.visit_if(node)
+        self.visit_body(node)
+
+    def visit_if(self, node: ast.If | ast.IfExp | ast.While) -> None:
+        self._truth_test(node.test)
+        if self.vendor_possible and not self.gated and self.is_vendor_test(node.test):
+            self.gate_children.update(id(n) for n in _children(node) if n is not node.test)
+
+    def visit_bool_op(self, node: ast.BoolOp) -> None:
+        for value in node.values:
+            self._truth_test(value)
+        if self.vendor_possible and not self.gated and isinstance(node.op, ast.And):
+            for i, value in enumerate(node.values):
+                if self.is_vendor_test(value):
+                    self.gate_children.update(id(v) for v in node.values[i + 1 :])
+                    break
+
+    def visit_unary(self, node: ast.UnaryOp) -> None:
+        if isinstance(node.op, ast.Not):
+            self._truth_test(node.operand)
+
+    def visit_compare(self, node: ast.Compare) -> None:
+        if self.reads_capability:
+            for side in (node.left, *node.comparators):
+                call = _capability_call(side)
+                if call is not None:
+                    self.parents_compares.setdefault(id(call), []).append(node)
+                base = side.value if isinstance(side, ast.Subscript) else side
+                if isinstance(base, ast.Name):
+                    self.compares.setdefault(base.id, []).append(node)
+        if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops) and any(
+            isinstance(c, ast.Constant) and c.value is None for c in node.comparators
+        ):
+            self._truth_test(node.left)
+
+    def _truth_test(self, node: ast.AST) -> None:
+        # `if torch.version.cuda:` / `torch.version.cuda is None`: the right way to ask "is this
+        # a CUDA build", not a hazard (None on ROCm simply takes the other branch).
+        self.tested.add(id(node))
+
+    def visit_body(self, node: ast.AST) -> None:
+        """After `if <vendor test>: raise/return` the rest of the block runs on one vendor only."""
+        if not self.vendor_possible or self.gated:
+            return
+        for name in ("body", "orelse", "finalbody"):
+            statements = getattr(node, name, None)
+            if not isinstance(statements, list):
+                continue
+            for i, statement in enumerate(statements):
+                if (
+                    isinstance(statement, ast.If)
+                    and statement.body
+                    and isinstance(statement.body[-1], (ast.Raise, ast.Return))
+                    and self.is_vendor_test(statement.test)
+                ):
+                    self.gate_children.update(id(s) for s in statements[i + 1 :])
+                    break
+
+    def visit_try(self, node: ast.Try) -> None:
+        self.visit_body(node)
+        caught = set()
+        for handler in node.handlers:
+            if handler.type is None:
+                caught.add("BaseException")
+            for name in ast.walk(handler.type) if handler.type is not None else ():
+                if isinstance(name, ast.Name):
+                    caught.add(name.id)
+        if not caught & _IMPORT_ERRORS:
+            return
+        # Optional only if the fallback does without it (not `except ImportError: from x import
+        # other_name`, which needs the same package).
+        fallback = {
+            _top_module(n)
+            for h in node.handlers
+            for n in ast.walk(h)
+            if isinstance(n, (ast.Import, ast.ImportFrom))
+        }
+        for statement in node.body:
+            if (
+                isinstance(statement, (ast.Import, ast.ImportFrom))
+                and _top_module(statement) not in fallback
+            ):
+                self.optional.add(id(statement))
 
     def add(self, node: ast.AST, rule_or_check: Rule | str, evidence: str) -> None:
         rule: Rule | None = None
@@ -114,8 +465,8 @@ class _Visitor:
         if rule is None:
             return
         severity = rule.severity
-        if self.rocm_aware and severity != "info":
-            severity, evidence = "info", evidence + "  (this file also has a ROCm path)"
+        if self.gated and severity != "info":
+            severity, evidence = "info", evidence + "  (gated: one side of a vendor switch)"
         line, column = getattr(node, "lineno", 1), getattr(node, "col_offset", -1) + 1
         self.hits.append(hit(line, column, rule, evidence, severity))
 
@@ -131,9 +482,20 @@ class _Visitor:
                 self.add(node, "torch-version-cuda", "from torch.version import cuda")
 
     def _import(self, node: ast.AST, module: str) -> None:
-        rule = self.rules.imports.get(module.split(".")[0])
-        if rule is not None:
-            self.add(node, rule, f"import {module}")
+        top = module.split(".")[0]
+        if top in self.own:
+            return  # the project importing itself
+        rule = self.rules.imports.get(top) or self.rules.imports.get(
+            ".".join(module.split(".")[:2])
+        )
+        if rule is None:
+            return
+        if id(node) in self.optional and rule.severity != "info":
+            line, column = node.lineno, node.col_offset + 1  # type: ignore[attr-defined]
+            evidence = f"import {module}  (optional: inside try/except ImportError)"
+            self.hits.append(hit(line, column, rule, evidence, "info"))
+            return
+        self.add(node, rule, f"import {module}")
 
     # -- strings: env vars, commands, index URLs, nvcc flags ----------------------------------
     def visit_expr(self, node: ast.Expr) -> None:
@@ -170,8 +532,13 @@ class _Visitor:
     # -- torch.version.cuda, cudnn settings, warp size ----------------------------------------
     def visit_attribute(self, node: ast.Attribute) -> None:
         is_version_cuda = node.attr == "cuda" and _dotted(node.value) == "torch.version"
-        if is_version_cuda and id(node) not in self.displayed:
-            self.add(node, "torch-version-cuda", "torch.version.cuda")
+        if not is_version_cuda or id(node) in self.displayed:
+            return
+        if id(node) in self.rejects:
+            self.add(node, "torch-version-cuda", "torch.version.cuda is None -> exit: rejects ROCm")
+        elif id(node) not in self.tested:
+            # Used as a value (split, parsed, compared with a string, stored): None on ROCm.
+            self.add(node, "torch-version-cuda", "torch.version.cuda used as a value")
 
     def visit_formatted_value(self, node: ast.FormattedValue) -> None:
         self.displayed.add(id(node.value))
@@ -181,7 +548,7 @@ class _Visitor:
         if name in _DISPLAY_CALLS:
             self.displayed.update(id(arg) for arg in node.args)
         if name == "get_device_capability" and id(node) not in self.displayed:
-            self.add(node, "device-capability", f"{_dotted(node.func)}()")
+            self.capability_calls.append((node, self.gated))
         elif name == "CUDAExtension":
             self.add(node, "cuda-extension", f"{_dotted(node.func)}(...)")
         for keyword in node.keywords:
@@ -195,6 +562,16 @@ class _Visitor:
 
     def visit_assign(self, node: ast.Assign | ast.AnnAssign) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if self.vendor_possible and node.value is not None and isinstance(targets[0], ast.Name):
+            if _reads_env(node.value):
+                self.env_names.add(targets[0].id)
+            elif self.is_vendor_test(node.value):
+                self.vendor_names.add(targets[0].id)
+        call = _capability_call(node.value) if self.reads_capability and node.value else None
+        if call is not None:
+            self.stored_as[id(call)] = [
+                n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)
+            ]
         for target in targets:
             dotted = _dotted(target)
             if ".cudnn." in f".{dotted}" and isinstance(target, ast.Attribute):
@@ -202,6 +579,42 @@ class _Visitor:
             name = target.attr if isinstance(target, ast.Attribute) else dotted
             if _WARP_NAME.match(name) and node.value is not None and _is_32(node.value):
                 self.add(node, "warp-size-32", f"{name} = 32")
+
+    def _capability(self, node: ast.Call) -> None:
+        """A capability read is a hazard only where it is compared with an Ada-or-later threshold
+        or equated with a 9.x SM (see _CAPABILITY_SAFE_BELOW); the comparisons are those around
+        the call or, when it is stored in a name, those that read the name in this module."""
+        shown = f"{_dotted(node.func)}()"
+        compares = list(self.parents_compares.get(id(node), ()))
+        first, last = self._scope(node.lineno)
+        for name in self.stored_as.get(id(node), ()):
+            compares += [c for c in self.compares.get(name, ()) if first <= c.lineno <= last]
+        verdicts = [_capability_verdict(c) for c in compares]
+        if not compares:
+            self.add_at(node, "device-capability", shown + "  (read, never compared)", "info")
+        elif any(v == "warn" for v in verdicts):
+            self.add(node, "device-capability", shown + "  (compared with an Ada/Hopper threshold)")
+        else:
+            self.add_at(
+                node,
+                "device-capability",
+                shown + "  (every ROCm GPU takes the right branch)",
+                "info",
+            )
+
+    def _scope(self, line: int) -> tuple[int, int]:
+        """Lines of the innermost function holding `line` (the whole module if none)."""
+        inner = (0, 1 << 30)
+        for first, last in self.functions:
+            if first <= line <= last and last - first < inner[1] - inner[0]:
+                inner = (first, last)
+        return inner
+
+    def add_at(self, node: ast.AST, check: str, evidence: str, severity: Severity) -> None:
+        rule = self.rules.by_check.get(check)
+        if rule is not None:
+            line, column = getattr(node, "lineno", 1), getattr(node, "col_offset", -1) + 1
+            self.hits.append(hit(line, column, rule, evidence, severity))
 
     def _cudnn(self, node: ast.AST, setting: str, value: ast.expr | None) -> None:
         shown = ast.unparse(value) if value is not None else "?"
@@ -211,6 +624,11 @@ class _Visitor:
             self.add(node, "cudnn-setting", f"cudnn.{setting} = {shown}")
 
     def visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if self.reads_capability:
+            self.functions.append((node.lineno, node.end_lineno or node.lineno))
+        self.visit_body(node)
+        if _NVIDIA_FUNCTION.search(node.name):
+            self.gate_children.update(id(s) for s in node.body)
         args = node.args
         positional = [*args.posonlyargs, *args.args]
         pairs = list(
@@ -236,7 +654,117 @@ _HANDLERS: dict[type, Callable[[_Visitor, Any], None]] = {
     ast.AnnAssign: _Visitor.visit_assign,
     ast.FunctionDef: _Visitor.visit_function,
     ast.AsyncFunctionDef: _Visitor.visit_function,
+    ast.If: _Visitor.visit_if_statement,
+    ast.IfExp: _Visitor.visit_if,
+    ast.While: _Visitor.visit_if,
+    ast.BoolOp: _Visitor.visit_bool_op,
+    ast.UnaryOp: _Visitor.visit_unary,
+    ast.Compare: _Visitor.visit_compare,
+    ast.Try: _Visitor.visit_try,
+    ast.Module: _Visitor.visit_body,
+    ast.For: _Visitor.visit_body,
+    ast.With: _Visitor.visit_body,
 }
+
+
+def _children(node: ast.AST) -> Iterator[ast.AST]:
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, list):
+            yield from (v for v in value if isinstance(v, ast.AST))
+        elif isinstance(value, ast.AST):
+            yield value
+
+
+def _none_test_of_version_cuda(test: ast.AST) -> ast.Attribute | None:
+    """The torch.version.cuda of `torch.version.cuda is None` / `not torch.version.cuda`."""
+    operand: ast.AST | None = None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        operand = test.operand
+    elif (
+        isinstance(test, ast.Compare)
+        and isinstance(test.ops[0], ast.Is)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
+        operand = test.left
+    if (
+        isinstance(operand, ast.Attribute)
+        and operand.attr == "cuda"
+        and _dotted(operand.value) == "torch.version"
+    ):
+        return operand
+    return None
+
+
+def _exits(statement: ast.stmt) -> bool:
+    if isinstance(statement, ast.Raise):
+        return True
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Call)
+        and _call_name(statement.value.func) in _EXIT_CALLS
+    )
+
+
+def _top_module(node: ast.Import | ast.ImportFrom) -> str:
+    if isinstance(node, ast.ImportFrom):
+        return (node.module or "").split(".")[0]
+    return node.names[0].name.split(".")[0]
+
+
+def _reads_env(value: ast.AST) -> bool:
+    for node in ast.walk(value):
+        if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv"):
+            return True
+        if isinstance(node, ast.Name) and node.id in ("getenv", "environ"):
+            return True
+    return False
+
+
+def _capability_call(node: ast.AST) -> ast.Call | None:
+    """The get_device_capability() call of `call`, `call[0]` or `call()[0] * 10 + ...`."""
+    while isinstance(node, (ast.Subscript, ast.BinOp)):
+        node = node.value if isinstance(node, ast.Subscript) else node.left
+    if isinstance(node, ast.Call) and _call_name(node.func) == "get_device_capability":
+        return node
+    return None
+
+
+def _capability_value(node: ast.AST) -> list[float]:
+    """Capability thresholds a constant stands for: (8, 9) -> 8.9, 9 -> 9.0, [(8, 0), (9, 0)]."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        if isinstance(node.value, bool):
+            return []
+        value = float(node.value)
+        return [value / 10 if value >= 20 else value]  # 89 = major * 10 + minor
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        items = node.elts
+        if len(items) == 2 and all(
+            isinstance(i, ast.Constant) and type(i.value) is int for i in items
+        ):
+            major, minor = (int(i.value) for i in items)  # type: ignore[attr-defined]
+            return [major + minor / 10]
+        return [v for item in items for v in _capability_value(item)]
+    return []
+
+
+def _capability_verdict(compare: ast.Compare) -> str:
+    """'warn' when an AMD GPU's gfx number decides this comparison by accident, else 'safe'."""
+    sides = [compare.left, *compare.comparators]
+    values = [v for side in sides for v in _capability_value(side)]
+    if not values:
+        return "warn"  # compared with something computed: cannot tell
+    constant_left = bool(_capability_value(compare.left))
+    for op in compare.ops:
+        if isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
+            if any(v >= 9 for v in values):
+                return "warn"
+            continue
+        below = isinstance(op, (ast.Lt, ast.LtE)) != constant_left  # capability < threshold
+        if not below or any(v >= _CAPABILITY_SAFE_BELOW for v in values):
+            return "warn"
+    return "safe"
 
 
 def _dotted(node: ast.AST) -> str:

@@ -47,7 +47,7 @@ def parse_requirement(text: str) -> ParsedRequirement | None:
     """Name, extras, specifier and URL of one PEP 508 string (or a bare wheel/VCS URL)."""
     text = text.strip()
     if "://" in text and " @ " not in text and "@" not in text.split("://")[0]:
-        return _from_url(text)
+        return _from_url(text.split(";")[0].strip())  # a wheel URL; an env marker may follow
     if Requirement is not None:
         try:
             req = Requirement(text)
@@ -68,11 +68,26 @@ def _from_url(url: str) -> ParsedRequirement | None:
     return ParsedRequirement(match.group(1), frozenset(), "", url)
 
 
-def requirement_hits(text: str, line: int, rules: RuleSet) -> Iterator[Hit]:
-    """Findings for one requirement string found at `line`."""
+_TORCH_PACKAGES = frozenset({"torch", "torchvision", "torchaudio"})
+
+
+def requirement_hits(
+    text: str, line: int, rules: RuleSet, *, torch_index: bool = False
+) -> Iterator[Hit]:
+    """Findings for one requirement string found at `line`; `torch_index`: the file installs from
+    a ROCm wheel index, so an exact torch pin resolves to the ROCm build."""
     req = parse_requirement(text)
     if req is None:
         return
+    pin_rule = rules.by_check.get("torch-pypi-pin")
+    if (
+        pin_rule is not None
+        and not torch_index
+        and req.name.lower() in _TORCH_PACKAGES
+        and not req.url
+        and _exact_pin(req.specifier)
+    ):
+        yield hit(line, 0, pin_rule, text.strip())
     rule = rules.package_rule(req.name, req.extras)
     if rule is not None:
         severity = rule.severity
@@ -86,6 +101,22 @@ def requirement_hits(text: str, line: int, rules: RuleSet) -> Iterator[Hit]:
     tag_rule = rules.by_check.get("requirement-cuda-tag")
     if tag_rule is not None and _CUDA_TAG.search(req.specifier + " " + req.url):
         yield hit(line, 0, tag_rule, text.strip())
+
+
+def _exact_pin(specifier: str) -> bool:
+    """`==2.5.1` (no local version: +rocm pins are the ROCm build, +cu pins another rule)."""
+    return (
+        specifier.startswith("==")
+        and "," not in specifier
+        and "+" not in specifier
+        and ("*" not in specifier)
+    )
+
+
+def has_torch_index(text: str) -> bool:
+    """The file names a PyTorch wheel index: the index decides the build, not the pin (a CUDA
+    index is the torch-cuda-index finding)."""
+    return "download.pytorch.org" in text or "repo.radeon.com" in text
 
 
 def _allows(specifier: str, min_version: str) -> bool:
@@ -108,13 +139,80 @@ def _allows(specifier: str, min_version: str) -> bool:
 def scan_requirements_txt(text: str, rules: RuleSet) -> list[Hit]:
     """requirements*.txt / constraints: one requirement per logical line, pip options skipped."""
     hits = text_rule_hits(text, "requirements", rules)
+    torch_index = has_torch_index(text)
     for number, line in _logical_lines(text):
         line = re.split(r"(?:^|\s)#", line, maxsplit=1)[0].strip()
         if line.startswith("-e ") or line.startswith("--editable"):
             line = line.split(None, 1)[-1]
         elif line.startswith("-") or not line:
             continue  # -r other.txt, --index-url (matched by the text rules above), ...
-        hits.extend(requirement_hits(line.split(" --")[0], number, rules))
+        hits.extend(requirement_hits(line.split(" --")[0], number, rules, torch_index=torch_index))
+    return hits
+
+
+_PIP_INSTALL = re.compile(r"\bpip3?\s+install\s+(.*)")
+_OPTIONS_WITH_VALUE = frozenset(
+    {
+        "-r",
+        "--requirement",
+        "-c",
+        "--constraint",
+        "-i",
+        "--index-url",
+        "--extra-index-url",
+        "-f",
+        "--find-links",
+        "-t",
+        "--target",
+        "--prefix",
+        "--root",
+        "--platform",
+        "--python-version",
+        "--implementation",
+        "--abi",
+        "--trusted-host",
+        "-e",
+        "--editable",
+        "--config-settings",
+        "-C",
+        "--src",
+        "--progress-bar",
+        "--cache-dir",
+        "--log",
+    }
+)
+
+
+def pip_install_hits(text: str, rules: RuleSet) -> list[Hit]:
+    """`pip install pkg==x ...` in Dockerfiles and shell scripts, checked like requirements."""
+    hits: list[Hit] = []
+    if "pip" not in text or "install" not in text:
+        return hits
+    torch_index = has_torch_index(text)
+    physical = text.splitlines()
+    for number, line in _logical_lines(text):
+        if line.lstrip().startswith("#"):
+            continue
+        for segment in re.split(r"&&|;|\|\||\|", line):
+            match = _PIP_INSTALL.search(segment)
+            if match is None:
+                continue
+            args = match.group(1).split()
+            skip = False
+            for arg in args:
+                if skip:
+                    skip = False
+                    continue
+                if arg.startswith("-"):
+                    skip = arg in _OPTIONS_WITH_VALUE
+                    continue
+                arg = arg.strip("'\"")
+                if not arg or arg.startswith(("$", ".", "/")) or arg.endswith((".txt", ".toml")):
+                    continue
+                at = next(
+                    (k + 1 for k in range(number - 1, len(physical)) if arg in physical[k]), number
+                )
+                hits.extend(requirement_hits(arg, at, rules, torch_index=torch_index))
     return hits
 
 
@@ -140,8 +238,10 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
         raise ScanError(f"invalid TOML ({exc})") from None
     lines = text.splitlines()
     hits = text_rule_hits(text, "pyproject", rules)
+    torch_index = has_torch_index(text)
     for requirement in _pyproject_requirements(data):
-        hits.extend(requirement_hits(requirement, _line_of(lines, requirement), rules))
+        line = _line_of(lines, requirement)
+        hits.extend(requirement_hits(requirement, line, rules, torch_index=torch_index))
     return hits
 
 
@@ -192,7 +292,7 @@ def scan_conda(text: str, rules: RuleSet) -> list[Hit]:
         if item.rstrip(":") == "pip" and item.endswith(":"):
             pip_indent = indent
         elif pip_indent >= 0 and indent > pip_indent:
-            hits.extend(requirement_hits(item, number, rules))
+            hits.extend(requirement_hits(item, number, rules, torch_index=has_torch_index(text)))
         elif section in ("channels", "dependencies"):
             pip_indent = -1
             hits.extend(_conda_item_hits(item, number, rules))

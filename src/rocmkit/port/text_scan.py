@@ -43,9 +43,35 @@ def _word_patterns(rules: RuleSet) -> tuple[re.Pattern[str], re.Pattern[str] | N
     return env, command
 
 
+_CMAKE_CUDA = re.compile(
+    r"enable_language\s*\(\s*CUDA|LANGUAGES[^)]*\bCUDA\b|find_package\s*\(\s*(?:CUDA|CUDAToolkit)\b"
+    r"|project\s*\([^)]*\bCUDA\b",
+    re.IGNORECASE,
+)
+_CMAKE_HIP = re.compile(r"\bHIP\b|hip::|ROCM|rocm|USE_HIP|enable_language\s*\(\s*HIP", re.I)
+
+
+def scan_cmake(text: str, rules: RuleSet) -> list[Hit]:
+    """CMakeLists.txt / *.cmake: a build that enables CUDA and never mentions HIP or ROCm."""
+    rule = rules.by_check.get("cmake-cuda-only")
+    if rule is None or "CUDA" not in text.upper():
+        return []
+    code = "\n".join(line.split("#")[0] for line in text.splitlines())
+    match = _CMAKE_CUDA.search(code)
+    if match is None or _CMAKE_HIP.search(code):
+        return []
+    number = code.count("\n", 0, match.start()) + 1
+    return [hit(number, 1, rule, text.splitlines()[number - 1].strip())]
+
+
 def scan_text(text: str, kind: str, rules: RuleSet) -> list[Hit]:
-    """Dockerfile, shell script or compose file: regex rules, environment variables, commands."""
+    """Dockerfile, shell script or compose file: regex rules, environment variables, commands,
+    and the packages of `pip install` lines."""
+    from rocmkit.port.requirements import pip_install_hits
+
     hits = text_rule_hits(text, kind, rules)
+    if kind in ("dockerfile", "shell"):
+        hits += pip_install_hits(text, rules)
     env_pattern, command_pattern = _word_patterns(rules)
     env_possible = any(p in text for p in rules.env_prefixes)
     command_possible = command_pattern is not None and any(c in text for c in rules.commands)

@@ -1,5 +1,6 @@
 """Console view of a `rocmkit port` run (kind "port") and of its rule list ("port-rules"), read
-from the saved report document (schema `rocmkit.port` v1)."""
+from the saved report document (schema `rocmkit.port` v2: one finding per rule and file, with
+every line, and a per-rule summary; v1 documents still render)."""
 
 from __future__ import annotations
 
@@ -36,21 +37,48 @@ def render(result: RunResult, console: Console, options: ViewOptions) -> None:
                 f"\n[dim]{escape(f['source'])}[/dim]" if options.verbose else ""
             )
             finding = f"{escape(f['title'])}\n[dim]{escape(f['evidence'])}[/dim]"
+            if f.get("note"):
+                finding += f"\n[dim italic]{escape(f['note'])}[/dim italic]"
             table.add_row(
                 f"[{style}]{f['severity']}[/{style}]", _where(f), f["rule_id"], finding, fix
             )
         console.print(table)
+    _summary(data.get("summary", []), console)
     counts = data.get("counts", {})
     said = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no findings"
     issues = data.get("issues", [])
     unreadable = f", {len(issues)} files not scanned" if issues else ""
+    hidden = data.get("num_below_floor", 0)
+    suppressed = data.get("num_suppressed", 0)
+    extra = (f", {hidden} info hidden (--show-info)" if hidden else "") + (
+        f", {suppressed} suppressed (ignore comments / baseline)" if suppressed else ""
+    )
     hint = "" if options.verbose or not findings else "  (--verbose for the sources)"
-    console.print(f"{said}{unreadable} in {data.get('elapsed_s', 0):.2f}s{hint}")
+    console.print(f"{said}{unreadable}{extra} in {data.get('elapsed_s', 0):.2f}s{hint}")
+
+
+def _summary(rows: list[dict[str, Any]], console: Console) -> None:
+    """One line per rule: what a maintainer reads first (only worth it past a few findings)."""
+    if len(rows) < 2:
+        return
+    console.print("[bold]by rule[/bold]")
+    for row in rows:
+        style = SEVERITY_STYLE.get(row["severity"], "")
+        where = ", ".join(row["where"]) + (" ..." if row["files"] > len(row["where"]) else "")
+        console.print(
+            f"  [{style}]{row['severity']:5}[/{style}] {escape(row['rule_id']):22} "
+            f"{row['places']} places in {row['files']} files: {escape(where)}"
+        )
 
 
 def _where(finding: dict[str, Any]) -> str:
     column = f":{finding['column']}" if finding.get("column") else ""
-    return f"{finding['path']}:{finding['line']}{column}"
+    lines = finding.get("lines") or []
+    more = ""
+    if len(lines) > 1:
+        shown = ",".join(str(n) for n in lines[1:6])
+        more = f"\n(+{len(lines) - 1}: {shown}{',...' if len(lines) > 6 else ''})"
+    return f"{finding['path']}:{finding['line']}{column}{more}"
 
 
 def render_rules(result: RunResult, console: Console, options: ViewOptions) -> None:

@@ -1,0 +1,119 @@
+"""CUDA C++ inside a Python project (.cu, .cuh and CUDA headers): the hazards `rocmkit hipify`
+finds (inline PTX, warp-32 assumptions; through its public `translate`, so comments and string
+literals are never findings) plus `__CUDA_ARCH__` guards, and the preprocessor switches the
+project already has.
+
+- `#if __CUDA_ARCH__ >= 800` (or `>`, `==`) around device code: hipcc never defines
+  __CUDA_ARCH__, so under HIP the block compiles to nothing (or to its #else): a kernel that is
+  silently empty or takes the slow path. `!defined(__CUDA_ARCH__) || ...` and guards that also
+  name a HIP macro are the project's own switch and are left alone.
+- Code inside `#ifdef USE_ROCM` / `#ifndef __HIP_PLATFORM_AMD__` / `#if defined(__gfx942__)`
+  (either branch) is one side of a vendor switch: its hazards are info.
+- Lane arithmetic with 32 (`threadIdx.x % 32`) in a file that already has a HIP path is the
+  project's choice (a tile of 32 columns, valid in a 64-lane wavefront): info; elsewhere warn.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmkit.port.findings import Hit, hit
+from rocmkit.port.rules import RuleSet
+
+HIP_MACROS = re.compile(
+    r"USE_ROCM|__HIP_PLATFORM_(?:AMD|HCC)__|__HIPCC__|__HIP__|__HIP_DEVICE_COMPILE__|"
+    r"__gfx\w+__|HIP_BUILD|USE_HIP|__HIP_ARCH|ROCM"
+)
+_HIP_AWARE = (
+    "USE_ROCM",
+    "__HIP_PLATFORM",
+    "__HIPCC__",
+    "hip_runtime",
+    "rocprim",
+    "hipcub",
+    "__gfx",
+)
+_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$", re.MULTILINE)
+_ARCH_TEST = re.compile(r"__CUDA_ARCH__\s*\)?\s*(>=|>|==)\s*\d+")
+_NOT_DEFINED_ARCH = re.compile(r"!\s*defined\s*\(?\s*__CUDA_ARCH__")
+# Anything worth a translate() call: hipify's hazard patterns start with one of these.
+_CUDA_PREFILTER = ("asm", "32", "__shfl", "__ballot", "__activemask", "arp")
+# A header is CUDA code only if it holds device code or CUDA-only constructs.
+_CUDA_HEADER_MARKERS = ("__global__", "__device__", "__CUDA_ARCH__", "asm", "__shfl", "cuda")
+
+
+def scan_cuda_source(text: str, rules: RuleSet, *, header: bool = False) -> list[Hit]:
+    """Hazards of one CUDA source or header."""
+    if header and not any(m in text for m in _CUDA_HEADER_MARKERS):
+        return []
+    switches = _vendor_switch_lines(text) if "#" in text else set()
+    hip_aware = any(m in text for m in _HIP_AWARE)
+    hits = _arch_guards(text, rules, switches)
+    if any(m in text for m in _CUDA_PREFILTER):
+        hits += _hipify_hazards(text, rules, switches, hip_aware)
+    return hits
+
+
+def _hipify_hazards(text: str, rules: RuleSet, switches: set[int], hip_aware: bool) -> list[Hit]:
+    from rocmkit.hipify import TranslateOptions, translate
+    from rocmkit.hipify.hazards import find_hazards
+
+    if next(find_hazards(text), None) is None:
+        return []  # the same regexes translate() runs: nothing to confirm, skip the translation
+    warp = rules.by_check.get("cuda-source")
+    ptx = rules.by_check.get("cuda-inline-ptx") or warp
+    translation = translate(text, options=TranslateOptions(mappings="builtin"))
+    hits = []
+    for d in translation.diagnostics:
+        if d.kind != "hazard":
+            continue
+        rule = ptx if d.category == "inline-ptx" else warp
+        if rule is None:
+            continue
+        severity = rule.severity
+        evidence = f"{d.category}: {d.name} - {d.message}"
+        if d.line in switches:
+            severity, evidence = "info", evidence + "  (inside a HIP/CUDA preprocessor switch)"
+        elif hip_aware and d.category == "warp-lane-arithmetic":
+            severity, evidence = "info", evidence + "  (the file already has a HIP path)"
+        hits.append(hit(d.line, d.column, rule, evidence, severity))
+    return hits
+
+
+def _arch_guards(text: str, rules: RuleSet, switches: set[int]) -> list[Hit]:
+    rule = rules.by_check.get("cuda-arch-guard")
+    if rule is None or "__CUDA_ARCH__" not in text:
+        return []
+    hits = []
+    for match in _DIRECTIVE.finditer(text):
+        kind, condition = match.group(1), match.group(2).split("//")[0]
+        if kind not in ("if", "elif") or not _ARCH_TEST.search(condition):
+            continue
+        if _NOT_DEFINED_ARCH.search(condition) or HIP_MACROS.search(condition):
+            continue
+        line = text.count("\n", 0, match.start()) + 1
+        evidence = f"#{kind}{condition.rstrip()}"
+        if line in switches:
+            hits.append(hit(line, 1, rule, evidence + "  (inside a HIP/CUDA switch)", "info"))
+        else:
+            hits.append(hit(line, 1, rule, evidence))
+    return hits
+
+
+def _vendor_switch_lines(text: str) -> set[int]:
+    """Lines inside a preprocessor block (either branch) whose condition names a HIP macro."""
+    lines: set[int] = set()
+    stack: list[tuple[int, bool]] = []  # (start line, names HIP)
+    for match in _DIRECTIVE.finditer(text):
+        kind, condition = match.group(1), match.group(2)
+        line = text.count("\n", 0, match.start()) + 1
+        if kind in ("if", "ifdef", "ifndef"):
+            stack.append((line, bool(HIP_MACROS.search(condition))))
+        elif kind in ("elif", "else") and stack:
+            start, hip = stack[-1]
+            stack[-1] = (start, hip or bool(HIP_MACROS.search(condition)))
+        elif kind == "endif" and stack:
+            start, hip = stack.pop()
+            if hip:
+                lines.update(range(start, line + 1))
+    return lines
