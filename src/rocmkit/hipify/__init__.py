@@ -4,6 +4,7 @@ No torch import here: PyTorch's mapping table is read lazily, only when torch is
 """
 
 from rocmkit.hipify.check import CompileResult, check_compiles
+from rocmkit.hipify.hazards import find_hazards
 from rocmkit.hipify.mappings import MappingTable, load_table
 from rocmkit.hipify.project import FileResult, HipifyConfig, HipifyReport, hipify_paths
 from rocmkit.hipify.translate import (
@@ -27,6 +28,7 @@ __all__ = [
     "Translation",
     "TranslationStats",
     "check_compiles",
+    "find_hazards",
     "hipify_paths",
     "load_table",
     "translate",

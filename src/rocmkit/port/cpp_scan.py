@@ -55,8 +55,7 @@ def scan_cuda_source(text: str, rules: RuleSet, *, header: bool = False) -> list
 
 
 def _hipify_hazards(text: str, rules: RuleSet, switches: set[int], hip_aware: bool) -> list[Hit]:
-    from rocmkit.hipify import TranslateOptions, translate
-    from rocmkit.hipify.hazards import find_hazards
+    from rocmkit.hipify import TranslateOptions, find_hazards, translate
 
     if next(find_hazards(text), None) is None:
         return []  # the same regexes translate() runs: nothing to confirm, skip the translation
