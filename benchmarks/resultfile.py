@@ -225,6 +225,15 @@ class ResultRun:
         self.figures[key] = figure
         return figure
 
+    def count(self, key: str, value: float, *, unit: str, note: str | None = None) -> None:
+        """Record a deterministic figure (files that compile, tokens left): one run is exact."""
+        figure: dict[str, Any] = {"unit": unit, "clock": None, "runs": [value], "median": value,
+                                  "min": value, "max": value, "spread_pct": 0.0,
+                                  "deterministic": True}  # fmt: skip
+        if note is not None:
+            figure["note"] = note
+        self.figures[key] = figure
+
     def record(self, load_after: list[float] | None = None) -> dict[str, Any]:
         """The JSON document of this run (load read again now unless given)."""
         after = load_average() if load_after is None else load_after
