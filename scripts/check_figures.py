@@ -56,7 +56,7 @@ CITATION = re.compile(
 )
 _TABLE_UNIT = re.compile(
     r"/s\b|/CPU-s|\((?:ms|s|us|MiB|GiB|MB|GB|%)\)|\b(?:ms|MiB|GiB|MB/s|GB/s|TFLOPS)\b"
-    r"|\bwall s\b|\bCPU s\b|\bratio\b| / "
+    r"|\bwall s\b|\bCPU s\b|\bratio\b| / |\w s\s*$"
 )
 _CELL_NUMBER = re.compile(rf"^\s*(?P<num>{_NUMBER})x?\s*(?=\[|$)")
 
