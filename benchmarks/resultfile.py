@@ -180,6 +180,8 @@ class ResultRun:
     load_before: list[float]
     figures: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # the commit measured, read when the run starts (a commit made meanwhile must not be credited)
+    started_at: dict[str, Any] = field(default_factory=commit)
 
     @classmethod
     def start(cls, name: str, args: argparse.Namespace | None = None) -> ResultRun:
@@ -237,7 +239,7 @@ class ResultRun:
     def record(self, load_after: list[float] | None = None) -> dict[str, Any]:
         """The JSON document of this run (load read again now unless given)."""
         after = load_average() if load_after is None else load_after
-        env = environment()
+        env = {**environment(), "commit": self.started_at}
         cores = env["machine"]["cores_available"]
         peak = max([*self.load_before[:1], *after[:1]], default=0.0)
         under_load = peak > cores
