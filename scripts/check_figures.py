@@ -4,7 +4,7 @@ A figure is a number with a unit (ms, s, MB/s, GiB, tok/s, files/CPU-s, %, ...) 
 `1.67x`, in prose or in a table column whose header names a unit. Code blocks, inline code, HTML
 comments and link targets are not prose. Each figure must either
 
-* be followed, on the same line and before the next figure, by a link to its result file with
+* be followed, in the same paragraph and before the next figure, by a link to its result file with
   the figure's path inside it:
   `1.67x ([result](../benchmarks/results/infer_local_fast.json#batch1.fast_over_eager))`.
   The path after `#` is dotted (keys may contain dots; the longest matching key wins); it is
@@ -19,6 +19,7 @@ to even to as many decimals as the text shows, and must equal the text's number 
 ignored). An allow-list entry that matches nothing is an error too (stale entries hide nothing).
 
     python scripts/check_figures.py [--list] [FILE.md ...]      # exit 1 on a problem
+    python scripts/check_figures.py --fix    # first rewrite cited numbers from their files
 """
 
 from __future__ import annotations
@@ -48,8 +49,12 @@ _UNIT = (
 _NUMBER = r"\d[\d,]*(?:\.\d+)?[kM]?"
 # A figure: a number (or a range of two) and a unit, not glued to a word, a version or a path.
 FIGURE = re.compile(
-    rf"(?<![\w.\-/+^*])(?P<num>{_NUMBER})(?:\s?[-–]\s?(?P<num2>{_NUMBER}))?\s?(?P<unit>{_UNIT})"
+    rf"(?<![\w.\-/^*])(?P<num>{_NUMBER})(?:\s?[-–]\s?(?P<num2>{_NUMBER}))?\s?(?P<unit>{_UNIT})"
     r"(?![·²³\w])"
+)
+# A bare number followed by a citation link is a figure too (the link target is blanked in prose).
+CITED_NUMBER = re.compile(
+    rf"(?<![\w.\-/^*])(?P<num>{_NUMBER})(?:\s?[-–]\s?(?P<num2>{_NUMBER}))?(?=\s?\(?\[[^\]]*\]\(\s)"
 )
 CITATION = re.compile(
     r"\[[^\]]*\]\((?P<target>[^)\s]*benchmarks/results/[^)\s#]+\.json)#(?P<path>[^)\s]+)\)"
@@ -58,7 +63,7 @@ _TABLE_UNIT = re.compile(
     r"/s\b|/CPU-s|\((?:ms|s|us|MiB|GiB|MB|GB|%)\)|\b(?:ms|MiB|GiB|MB/s|GB/s|TFLOPS)\b"
     r"|\bwall s\b|\bCPU s\b|\bratio\b| / |\w s\s*$"
 )
-_CELL_NUMBER = re.compile(rf"^\s*(?P<num>{_NUMBER})x?\s*(?=\[|$)")
+_CELL_NUMBER = re.compile(rf"^\s*(?P<num>{_NUMBER})(?P<x>x)?\s*(?=\[|$)")
 
 
 @dataclass(frozen=True)
@@ -103,18 +108,30 @@ def find_figures(doc: str, text: str) -> list[Figure]:
     """Every figure of a document, with the citation link that follows it, if any."""
     prose = blank_non_prose(text)
     spans = [(m.start(), m.end(), (m["num"], m["num2"]) if m["num2"] else (m["num"],))
-             for m in FIGURE.finditer(prose)]  # fmt: skip
+             for pattern in (FIGURE, CITED_NUMBER) for m in pattern.finditer(prose)]  # fmt: skip
     spans += _table_figures(prose)
-    spans = sorted({s[:2]: s for s in spans}.values())
+    spans = _outermost(sorted({s[:2]: s for s in spans}.values()))
     figures = []
     for index, (start, end, numbers) in enumerate(spans):
-        line_end = text.find("\n", end)
+        line_end = text.find("\n\n", end)  # the citation follows in the same paragraph
         stop = min(line_end if line_end >= 0 else len(text),
                    spans[index + 1][0] if index + 1 < len(spans) else len(text))  # fmt: skip
         link = CITATION.search(text, end, stop)
         figures.append(Figure(doc, _line_of(text, start), start, end, text[start:end], numbers,
                               (link["target"], link["path"]) if link else None))  # fmt: skip
     return figures
+
+
+def _outermost(
+    spans: list[tuple[int, int, tuple[str, ...]]],
+) -> list[tuple[int, int, tuple[str, ...]]]:
+    """Drop a span inside another one (a cited number that is also a figure with its unit)."""
+    kept: list[tuple[int, int, tuple[str, ...]]] = []
+    for span in sorted(spans, key=lambda s: (s[0], -s[1])):
+        if kept and span[0] < kept[-1][1]:
+            continue
+        kept.append(span)
+    return kept
 
 
 def _table_figures(prose: str) -> list[tuple[int, int, tuple[str, ...]]]:
@@ -135,7 +152,8 @@ def _table_figures(prose: str) -> list[tuple[int, int, tuple[str, ...]]]:
                 match = _CELL_NUMBER.match(cell)
                 if unit and match:
                     start = cell_start + match.start("num")
-                    found.append((start, cell_start + match.end(), (match["num"],)))
+                    stop = match.end("x") if match["x"] else match.end("num")
+                    found.append((start, cell_start + stop, (match["num"],)))
                 cell_start += len(cell) + 1
         offset += len(line)
     return found
@@ -173,6 +191,53 @@ def matches(shown: str, value: float) -> tuple[bool, str]:
     decimals = len(digits.split(".")[1]) if "." in digits else 0
     expected = f"{value / scale:.{decimals}f}"
     return expected == digits, expected + ("" if scale == 1.0 else shown[-1])
+
+
+def formatted(shown: str, value: float) -> str:
+    """`value` written like `shown` (its decimals, suffix and thousands commas); a placeholder
+    "0" gets the precision a reader needs (0, 1 or 2 decimals by size)."""
+    suffix = shown[-1] if shown[-1] in "kM" else ""
+    value /= {"k": 1e3, "M": 1e6}.get(suffix, 1.0)
+    digits = shown.rstrip("kM").replace(",", "")
+    if digits == "0":
+        decimals = 0 if abs(value) >= 100 else 1 if abs(value) >= 10 else 2
+    else:
+        decimals = len(digits.split(".")[1]) if "." in digits else 0
+    comma = "," if ("," in shown or digits == "0") and abs(value) >= 10_000 else ""
+    return f"{value:{comma}.{decimals}f}{suffix}"
+
+
+def fix(path: Path, root: Path = REPO) -> int:
+    """Rewrite every cited number of one document from its result file; returns how many moved."""
+    text = path.read_text()
+    cache: dict[Path, Any] = {}
+    edits = []
+    for figure in find_figures(_name(path, root), text):
+        if figure.citation is None:
+            continue
+        target, paths = figure.citation
+        file = (path.parent / target).resolve()
+        try:
+            document = cache.setdefault(file, json.loads(file.read_text()))
+            values = [float(resolve(document, key)) for key in paths.split(",")]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if len(values) != len(figure.numbers):
+            continue
+        new = figure.text
+        offset = 0
+        for shown, value in zip(figure.numbers, values, strict=True):
+            at = new.index(shown, offset)
+            replacement = formatted(shown, value)
+            new = new[:at] + replacement + new[at + len(shown) :]
+            offset = at + len(replacement)
+        if new != figure.text:
+            edits.append((figure.start, figure.end, new))
+    for start, end, new in sorted(edits, reverse=True):
+        text = text[:start] + new + text[end:]
+    if edits:
+        path.write_text(text)
+    return len(edits)
 
 
 def check_citation(figure: Figure, doc_path: Path, cache: dict[Path, Any]) -> Problem | None:
@@ -293,8 +358,18 @@ def main(argv: list[str] | None = None) -> int:
         "--root", type=Path, default=REPO, help="paths in the allow-list are relative to it"
     )
     parser.add_argument("--list", action="store_true", help="print every figure found")
+    parser.add_argument(
+        "--fix", action="store_true", help="rewrite cited numbers from their result files first"
+    )
     args = parser.parse_args(argv)
     docs = args.docs or default_docs(args.root)
+    if args.fix:
+        for doc in docs:
+            moved = fix(doc, args.root)
+            if moved:
+                print(
+                    f"{_name(doc, args.root)}: {moved} cited figure(s) rewritten from result files"
+                )
     problems, figures = check(docs, load_allowlist(args.allowlist), args.root)
     if args.list:
         for figure in figures:

@@ -144,3 +144,12 @@ def test_a_figure_needs_three_runs():
     run = _resultfile().ResultRun.start("demo")
     with pytest.raises(ValueError, match="at least 3"):
         run.add("x", [1.0, 2.0], unit="x")
+
+
+def test_fix_rewrites_cited_numbers_from_the_file(tree):
+    doc = tree / "docs" / "page.md"
+    doc.write_text(f"It is 0x {CITE.format('fast_over_eager')} and 8,133 req/CPU-s "
+                   f"{CITE.format('client.req_per_cpu_s')}.\n")  # fmt: skip
+    assert checker.fix(doc, tree) == 2
+    assert doc.read_text().startswith("It is 1.67x (") and "20,421 req/CPU-s (" in doc.read_text()
+    assert _check(tree, doc.read_text()) == []
