@@ -62,11 +62,21 @@ def add_result_args(parser: argparse.ArgumentParser, name: str) -> None:
         "--result",
         type=Path,
         default=RESULTS / f"{name}.json",
-        help=f"result file to write (default: benchmarks/results/{name}.json)",
+        help=f"result file (default: benchmarks/results/{name}.json, {name}-<gpu>.json on a GPU)",
     )
     parser.add_argument(
         "--no-result", action="store_true", help="write no result file (an ad-hoc run)"
     )
+
+
+def default_path(name: str) -> Path:
+    """benchmarks/results/<name>.json on a CPU; <name>-<gpu>.json where the script's torch sees a
+    GPU, so that a GPU run does not overwrite the CPU figures the docs cite."""
+    gpu = _gpu_model()
+    if gpu is None:
+        return RESULTS / f"{name}.json"
+    slug = "-".join("".join(c if c.isalnum() else " " for c in gpu.lower()).split())
+    return RESULTS / f"{name}-{slug}.json"
 
 
 def spread(runs: list[float]) -> dict[str, float]:
@@ -189,6 +199,8 @@ class ResultRun:
         params = {k: _plain(v) for k, v in vars(args).items()} if args is not None else {}
         path = None if params.pop("no_result", False) else params.pop("result", None)
         params.pop("result", None)
+        if path is not None and Path(path) == RESULTS / f"{name}.json":
+            path = default_path(name)
         return cls(
             name=name,
             path=Path(path) if path is not None else None,
