@@ -252,7 +252,9 @@ class ResultRun:
         """The JSON document of this run (load read again now unless given)."""
         after = load_average() if load_after is None else load_after
         env = {**environment(), "commit": self.started_at}
-        cores = env["machine"]["cores_available"]
+        # the load average is the whole machine's: compare it with all its cores, not with the
+        # cores this process pinned itself to
+        cores = env["machine"]["cpu_count"] or env["machine"]["cores_available"]
         peak = max([*self.load_before[:1], *after[:1]], default=0.0)
         under_load = peak > cores
         figures = {k: {**v, "under_load": under_load} for k, v in self.figures.items()}

@@ -203,7 +203,7 @@ def formatted(shown: str, value: float) -> str:
         decimals = 0 if abs(value) >= 100 else 1 if abs(value) >= 10 else 2
     else:
         decimals = len(digits.split(".")[1]) if "." in digits else 0
-    comma = "," if ("," in shown or digits == "0") and abs(value) >= 10_000 else ""
+    comma = "," if ("," in shown or digits == "0") and abs(value) >= 1_000 else ""
     return f"{value:{comma}.{decimals}f}{suffix}"
 
 
