@@ -128,8 +128,12 @@ def _git(*args: str) -> str | None:
 
 
 def commit() -> dict[str, Any]:
-    """The commit measured, and whether tracked files differed from it (a dirty tree)."""
-    status = _git("status", "--porcelain", "--untracked-files=no")
+    """The commit measured, and whether the measured code (src/, benchmarks/ but their results)
+    differed from it: a doc being edited meanwhile does not make a figure dirty."""
+    status = _git(
+        "status", "--porcelain", "--untracked-files=no", "--", "src", "benchmarks",
+        ":!benchmarks/results",
+    )  # fmt: skip
     return {"sha": _git("rev-parse", "HEAD"), "dirty": bool(status) if status is not None else None}
 
 
