@@ -2,8 +2,10 @@
 
 Each benchmark runs once as its own process (it does its own >= 3 alternated rounds and writes
 benchmarks/results/<name>.json); the ones that need a GPU, hipcc or the hipify corpus are skipped
-with the reason when those are missing. On a CPU-only machine the whole set takes about 15-20
-minutes on 2 cores (hipify_corpus, about 10 minutes of hipcc more, only with --slow). Afterwards, `python scripts/check_figures.py` says which cited figures moved.
+with the reason when those are missing. The defaults are sized for well under 20 minutes on a quiet
+2-core CPU (hipify_corpus, about 10 minutes of hipcc more, only with --slow); that total has not been
+timed end to end yet: on the development machine at a load average of 10-14 the set took about an
+hour. Afterwards, `python scripts/check_figures.py` says which cited figures moved.
 
     OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/run_all.py [--list] [--only a,b] [--skip a]
 """
