@@ -11,9 +11,15 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from resultfile import ResultRun, add_result_args, ratios
 
 from rocmkit.bench.gemm import make_matmul
 from rocmkit.measure.timing import TimingConfig, measure
@@ -52,7 +58,9 @@ def main() -> None:
     )
     parser.add_argument("--samples", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=7)
+    add_result_args(parser, "bench_overhead")
     args = parser.parse_args()
+    run = ResultRun.start("bench_overhead", args)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     size = args.size or (4096 if device == "cuda" else 512)
     config = TimingConfig(
@@ -78,6 +86,19 @@ def main() -> None:
     print(
         f"ratio rocmkit/bare = {ratio:.4f} ({'within' if abs(ratio - 1) <= 0.02 else 'OUTSIDE'} 2%)"
     )
+    # Both sides time each matmul on the wall clock (or device events), as rocmkit bench does.
+    clock = "device" if device == "cuda" else "wall"
+    run.add("rocmkit_ms", [t * 1e3 for t in ours], unit="ms", clock=clock, higher_is_better=False)
+    run.add("bare_ms", [t * 1e3 for t in bare], unit="ms", clock=clock, higher_is_better=False)
+    run.add(
+        "rocmkit_over_bare",
+        ratios(ours, bare),
+        unit="x",
+        clock=clock,
+        baseline="bare torch.matmul loop",
+        higher_is_better=False,
+    )
+    run.finish()
 
 
 if __name__ == "__main__":

@@ -27,6 +27,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from resultfile import ResultRun, add_result_args  # noqa: E402
+
 from rocmkit.hipify.check import compile_one  # noqa: E402
 from rocmkit.hipify.project import HipifyConfig, hipify_paths  # noqa: E402
 from rocmkit.hipify.translate import TranslateOptions  # noqa: E402
@@ -211,7 +215,9 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2, help="parallel hipcc processes")
     parser.add_argument("--keep", type=Path, help="keep the translated trees here")
     parser.add_argument("--audit-only", action="store_true", help="only the name audit")
+    add_result_args(parser, "hipify_compile")
     args = parser.parse_args()
+    run = ResultRun.start("hipify_compile", args)
     source = args.src.resolve()
     programs = sorted(
         p
@@ -243,12 +249,15 @@ def main() -> int:
     for name in tools:
         failures = {p: e for p, e in outcome[name].items() if e is not None}
         print(f"\n{name}: {len(programs) - len(failures)}/{len(programs)} compile")
+        run.count(f"{name}.compiled", len(programs) - len(failures), unit="files")
+        run.count(f"{name}.files", len(programs), unit="files")
         for error, count in Counter(failures.values()).most_common():
             print(f"  {count:3d}x {error[:150]}")
         for program, error in failures.items():
             print(f"      {program.relative_to(source).as_posix()}: {error[:120]}")
     if "rocmkit" in tools:
         audit_names(source, scratch / "rocmkit", hip_version or "6.2", args.hipify_perl)
+    run.finish()
     return 0
 
 

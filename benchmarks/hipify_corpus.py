@@ -39,6 +39,7 @@ else:  # pragma: no cover
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import hipify_compile
+from resultfile import ResultRun, add_result_args
 
 from rocmkit.hipify.versions import installed_version
 
@@ -212,7 +213,9 @@ def main() -> int:
     parser.add_argument("--hipcc", default=shutil.which("hipcc") or "hipcc")
     parser.add_argument("--jobs", type=int, default=2, help="parallel hipcc processes")
     parser.add_argument("--keep", type=Path, help="keep the translated trees here")
+    add_result_args(parser, "hipify_corpus")
     args = parser.parse_args()
+    run = ResultRun.start("hipify_corpus", args)
     projects = [p for p in load_manifest() if not args.project or p.name in args.project]
     problems = fetch(projects)
     if problems:  # one line: the install goes on, and the tests say what is missing
@@ -235,6 +238,8 @@ def main() -> int:
                 project, out, translate_project(project, tool, out), args.hipcc, args.jobs
             )
             counts[name] = sum(e is None for e in errors.values())
+            run.count(f"{project.name}.{name}.compiled", counts[name], unit="files")
+            run.count(f"{project.name}.{name}.files", len(errors), unit="files")
             print(
                 f"\n{project.name} {project.version}, {name}: {counts[name]}/{len(errors)}"
                 f" compile ({time.perf_counter() - started:.0f} s)"
@@ -245,6 +250,7 @@ def main() -> int:
             counts["left (HIP has)"] = _left_with_equivalent(project, args.hipcc, args.hipify_perl)
         rows.append((project, counts))
     _print_table(rows)
+    run.finish()
     return 0
 
 

@@ -22,6 +22,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from resultfile import ResultRun, add_result_args, ratios  # noqa: E402
+
 from rocmkit.hipify.project import HipifyConfig, hipify_paths  # noqa: E402
 
 CORPUS = REPO / "tests" / "hipify" / "corpus"
@@ -123,7 +127,9 @@ def main() -> int:
     parser.add_argument(
         "--big-file-mb", type=float, default=0, help="also time one file this large (linearity)"
     )
+    add_result_args(parser, "hipify_throughput")
     args = parser.parse_args()
+    run = ResultRun.start("hipify_throughput", args)
     if args.big_file_mb:
         time_one_big_file(args.big_file_mb)
     with tempfile.TemporaryDirectory(prefix="hipify-bench-") as scratch:
@@ -146,15 +152,20 @@ def main() -> int:
             tools["hipify-perl"] = lambda out: run_hipify_perl(perl, root / "src", out, subset)
         else:
             print("hipify-perl: not installed, skipped (pass --hipify-perl PATH)")
-        wall = dict.fromkeys(tools, float("inf"))
-        cpu = dict.fromkeys(tools, float("inf"))
-        # Interleave the tools and keep each one's best run: the machine may be shared.
+        walls: dict[str, list[float]] = {name: [] for name in tools}
+        cpus: dict[str, list[float]] = {name: [] for name in tools}
+        # Interleave the tools: the machine may be shared. The table shows each one's best run;
+        # the result file keeps every run.
         for attempt in range(args.repeat):
-            for name, run in tools.items():
+            for name, tool in tools.items():
                 out = root / f"out-{attempt}-{len(name)}"
-                wall_s, cpu_s = time_it(functools.partial(run, out))
-                wall[name], cpu[name] = min(wall[name], wall_s), min(cpu[name], cpu_s)
+                wall_s, cpu_s = time_it(functools.partial(tool, out))
+                walls[name].append(wall_s)
+                cpus[name].append(cpu_s)
                 shutil.rmtree(out, ignore_errors=True)
+        wall = {name: min(v) for name, v in walls.items()}
+        cpu = {name: min(v) for name, v in cpus.items()}
+        record(run, walls, cpus, num_files, num_bytes)
         print(f"{'tool':24s} {'wall s':>8s} {'MB/s':>8s} {'files/s':>9s} {'CPU s':>8s}")
         for name in tools:
             # CPU time of this process only: meaningless for worker processes and hipify-perl.
@@ -184,7 +195,36 @@ def main() -> int:
                         else ""
                     )
                 )
+    run.finish()
     return 0
+
+
+def record(
+    run: ResultRun,
+    walls: dict[str, list[float]],
+    cpus: dict[str, list[float]],
+    num_files: int,
+    num_bytes: int,
+) -> None:
+    """rocmkit (1 process) in MB per CPU-second, and against PyTorch's hipify per round."""
+    base = "rocmkit (1 process)"
+    run.add(
+        "rocmkit_1proc.mb_per_cpu_s", [num_bytes / 1e6 / c for c in cpus[base]], unit="MB/CPU-s"
+    )
+    run.add(
+        "rocmkit_1proc.files_per_cpu_s", [num_files / c for c in cpus[base]], unit="files/CPU-s"
+    )
+    torch_name = "torch.utils.hipify"
+    if torch_name in cpus:
+        run.add(
+            "torch_hipify.mb_per_cpu_s",
+            [num_bytes / 1e6 / c for c in cpus[torch_name]],
+            unit="MB/CPU-s",
+        )
+        run.add("rocmkit_over_torch.cpu", ratios(cpus[torch_name], cpus[base]), unit="x",
+                baseline=torch_name)  # fmt: skip
+        run.add("rocmkit_over_torch.wall", ratios(walls[torch_name], walls[base]), unit="x",
+                clock="wall", baseline=torch_name)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -28,6 +29,10 @@ from typing import Any
 
 import aiohttp
 import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from resultfile import ResultRun, add_result_args, ratios
 
 from rocmkit.infer import http
 from rocmkit.infer.client import Client, Endpoint, parse_sse_line
@@ -153,26 +158,48 @@ def cpu_cost(
     return runner(measure())  # type: ignore[no-any-return]
 
 
-def cost_table(args: argparse.Namespace, cpus: tuple[int | None, int | None]) -> None:
+def slug(name: str) -> str:
+    """A client's key in the result file: "aiohttp on uvloop" -> "aiohttp_on_uvloop"."""
+    return "".join(c if c.isalnum() else "_" for c in name.split(" (")[0]).strip("_")
+
+
+FIGURE_KEYS = {"req/CPU-s": "req_per_cpu_s", "tok/CPU-s": "tok_per_cpu_s"}
+
+
+def cost_table(
+    args: argparse.Namespace, cpus: tuple[int | None, int | None], run: ResultRun
+) -> None:
     proc, url = start_stub(0.0, 0.0, cpus[1])
     shapes = {
         "req/CPU-s": (1000 if args.quick else 4000, 1),
         "tok/CPU-s": (64 if args.quick else 128, 1024),
     }
-    rates: dict[str, dict[str, float]] = {name: {} for name in CLIENTS}
+    runs: dict[str, dict[str, list[float]]] = {name: {k: [] for k in shapes} for name in CLIENTS}
     try:
-        for _ in range(args.repeats):  # alternate the clients, keep each one's best
+        for _ in range(args.repeats):  # alternate the clients; the median of the runs counts
             for name, client in CLIENTS.items():
                 for label, (num, output_len) in shapes.items():
                     cpu, units = cpu_cost(
                         client, url, num=num, output_len=output_len, concurrency=64
                     )
-                    rates[name][label] = max(rates[name].get(label, 0.0), units / cpu)
+                    runs[name][label].append(units / cpu)
                     print(f"  {name}: {units / cpu:,.0f} {label}", file=sys.stderr, flush=True)
     finally:
         proc.terminate()
         proc.wait()
-    print(f"== CPU cost, 64 in flight, best of {args.repeats} alternated runs (process CPU time)")
+    for name, by_label in runs.items():
+        for label, values in by_label.items():
+            run.add(f"{slug(name)}.{FIGURE_KEYS[label]}", values, unit=label)
+    for name in BASELINES:
+        for label in shapes:
+            run.add(
+                f"rocmkit_over_{slug(name)}.{FIGURE_KEYS[label]}",
+                ratios(runs["rocmkit"][label], runs[name][label]),
+                unit="x",
+                baseline=name,
+            )
+    rates = {name: {k: statistics.median(v) for k, v in row.items()} for name, row in runs.items()}
+    print(f"== CPU cost, 64 in flight, median of {args.repeats} alternated runs (process CPU time)")
     print(f"{'client':20} {'req/CPU-s (1 token)':>20} {'tok/CPU-s (1024-token streams)':>32}")
     for name, row in rates.items():
         print(f"{name:20} {row['req/CPU-s']:20.0f} {row['tok/CPU-s']:32.0f}")
@@ -197,8 +224,11 @@ def cpu_wait_s(pid: int | str = "self") -> float:
         return 0.0
 
 
-def accuracy(args: argparse.Namespace, cpus: tuple[int | None, int | None], kernel: bool) -> None:
-    """TTFT/ITL at ~100 streams against the stub's truth; `kernel`: kernel receive stamps on."""
+def accuracy(
+    args: argparse.Namespace, cpus: tuple[int | None, int | None], kernel: bool
+) -> dict[str, float]:
+    """TTFT/ITL at ~100 streams against the stub's truth; `kernel`: kernel receive stamps on.
+    Returns the TTFT error's mean |error| and p99 |error| in ms, and the client's CPU wait in s."""
     ttft_ms, itl_ms, output_len, streams = 100.0, 20.0, 32, 100
     rate = streams / ((ttft_ms + (output_len - 1) * itl_ms) / 1e3)  # Little's law: ~100 in flight
     proc, url = start_stub(ttft_ms, itl_ms, cpus[1])
@@ -251,6 +281,12 @@ def accuracy(args: argparse.Namespace, cpus: tuple[int | None, int | None], kern
     print(f"stub lateness (its sends vs its promise): mean {truth['lateness_ms_mean']:.2f} ms, p99 "
           f"{truth['lateness_ms_p99']:.2f} ms; waited for a CPU during the {result.duration_s:.1f} "
           f"s run: client {waits[0]:.2f} s, stub {waits[1]:.2f} s")  # fmt: skip
+    p99 = quantile([abs(e) for e in errors], 0.99)
+    return {
+        "ttft_error_ms_mean_abs": size,
+        "ttft_error_ms_p99_abs": p99,
+        "client_cpu_wait_s": waits[0],
+    }
 
 
 def ttft_errors_ms(
@@ -281,17 +317,29 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer requests")
     parser.add_argument("--repeats", type=int, default=3, help="alternated runs per client")
     parser.add_argument("--accuracy-only", action="store_true", help="skip the CPU cost table")
+    add_result_args(parser, "infer_client_overhead")
     args = parser.parse_args()
+    run = ResultRun.start("infer_client_overhead", args)
     available = sorted(os.sched_getaffinity(0))
     cpus = (available[0], available[1]) if len(available) >= 2 else (None, None)
     if cpus[0] is not None:
         os.sched_setaffinity(0, {cpus[0]})
     print(f"client on cpu {cpus[0]}, stub on cpu {cpus[1]}, load average {os.getloadavg()[0]:.2f}")
     if not args.accuracy_only:
-        cost_table(args, cpus)
-    accuracy(args, cpus, kernel=True)
-    if http._KERNEL_STAMPS:  # the same load stamped when read, to show where the error comes from
-        accuracy(args, cpus, kernel=False)
+        cost_table(args, cpus, run)
+    modes = ["kernel_stamps", "stamped_when_read"] if http._KERNEL_STAMPS else ["stamped_when_read"]
+    found: dict[str, dict[str, list[float]]] = {mode: {} for mode in modes}
+    for _ in range(args.repeats):  # alternated: kernel stamps, then the same load stamped when read
+        for mode in modes:
+            for key, value in accuracy(args, cpus, kernel=mode == "kernel_stamps").items():
+                found[mode].setdefault(key, []).append(value)
+    for mode, figures in found.items():
+        for key, values in figures.items():
+            unit = "s" if key.endswith("_s") else "ms"
+            run.add(
+                f"accuracy.{mode}.{key}", values, unit=unit, clock="wall", higher_is_better=False
+            )
+    run.finish()
 
 
 if __name__ == "__main__":

@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 import tempfile
 from pathlib import Path
 
 import torch
 import transformers
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from resultfile import ResultRun, add_result_args, ratios
 
 from rocmkit.infer.commands import run_local
 from rocmkit.infer.settings import LocalSettings
@@ -50,9 +55,15 @@ def main() -> None:
     parser.add_argument("--output-len", type=int, default=64)
     parser.add_argument("--iters", type=int, default=5)
     parser.add_argument("--precision", default=None, help="default: bf16 on a GPU, fp32 on CPU")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="whole eager+fast runs, one after the other"
+    )
+    add_result_args(parser, "infer_local_fast")
     args = parser.parse_args()
+    run = ResultRun.start("infer_local_fast", args)
     platform = detect()
     on_gpu = platform.torch_device == "cuda"
+    per_round: list[dict[tuple[int, str], float]] = []
     with tempfile.TemporaryDirectory() as tmp:
         build_model(Path(tmp), args.layers, args.hidden, args.vocab)
         settings = LocalSettings(
@@ -65,8 +76,36 @@ def main() -> None:
             fast=True,
             power=False,
         )
-        result = run_local(settings, platform if on_gpu else _cpu(platform))
-    report(result.measurements)
+        for _ in range(args.rounds):  # each round times eager and fast on the same model
+            result = run_local(settings, platform if on_gpu else _cpu(platform))
+            report(result.measurements)
+            per_round.append(tokens_per_s(result.measurements))
+    record(run, per_round)
+    run.finish()
+
+
+def tokens_per_s(rows: list[Measurement]) -> dict[tuple[int, str], float]:
+    return {
+        (int(m.params["batch_size"]), str(m.params["decode"])): float(m.value)
+        for m in rows
+        if m.metric == "output_tokens_per_s" and m.value
+    }
+
+
+def record(run: ResultRun, per_round: list[dict[tuple[int, str], float]]) -> None:
+    """Output tokens/s of each path per batch size (wall clock, as `infer local` measures) and
+    the per-round ratio fast / eager."""
+    for batch in sorted({batch for batch, _ in per_round[0]}):
+        series = {d: [r[(batch, d)] for r in per_round] for d in ("eager", "fast")}
+        for decode, values in series.items():
+            run.add(f"batch{batch}.{decode}_tok_per_s", values, unit="tok/s", clock="wall")
+        run.add(
+            f"batch{batch}.fast_over_eager",
+            ratios(series["fast"], series["eager"]),
+            unit="x",
+            clock="wall",
+            baseline="eager",
+        )
 
 
 def _cpu(platform: Platform) -> Platform:

@@ -1,10 +1,14 @@
 """rocmkit train against the best plain PyTorch loop, same model, shapes and precision, one process.
 
-The reference is what a strong engineer writes by hand for throughput: the model and its loss
-compiled as one function, AdamW fused on a GPU, gradient clipping, autocast, channels_last for the
-ResNet, batches made once and kept on the device, and the loss read from the device only every
-`--log-every` steps. rocmkit runs through its public `train()` with the same settings (its own
-synthetic data, made on the device per step, its metrics and checks).
+The reference is what a strong engineer writes by hand for throughput, sharing no code with rocmkit:
+its own GPT (nanoGPT's layout, defined below) or torchvision's ResNet, with the parameter count
+checked equal to rocmkit's model of the same config; its own synthetic data (random tokens or
+images, made once and kept on the device); its own AdamW (decay on matrices, fused on a GPU,
+foreach on a CPU); the model and its loss compiled as one function, gradient clipping, autocast,
+channels_last for the ResNet on a GPU, TF32 and cuDNN/MIOpen benchmark mode on a GPU, and the loss
+read from the device only every `--log-every` steps. rocmkit runs through its public `train()`
+with the same settings (its own synthetic data, made on the device per step, its metrics and
+checks).
 
 Both are timed the same way between two host synchronisations: from the end of warm-up
 (compilation included there) to the last step. On a GPU the clock is the wall clock. On the CPU it
@@ -23,15 +27,23 @@ Goal: step-time ratio rocmkit/reference <= 1.03 for each model.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
+import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 import torch.nn.functional as F
+from torch import nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from resultfile import ResultRun, add_result_args, ratios
 
 from rocmkit.train import load_train_config, train
 from rocmkit.train.config import TrainConfig
@@ -100,13 +112,127 @@ def _reset_peak(device: torch.device) -> None:
         torch.cuda.reset_peak_memory_stats(device)
 
 
+class RefAttention(nn.Module):
+    """Causal self-attention as nanoGPT writes it (no bias, SDPA)."""
+
+    def __init__(self, width: int, heads: int) -> None:
+        super().__init__()
+        self.heads = heads
+        self.c_attn = nn.Linear(width, 3 * width, bias=False)
+        self.c_proj = nn.Linear(width, width, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, c = x.shape
+        q, k, v = self.c_attn(x).split(c, dim=2)
+        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        out: torch.Tensor = self.c_proj(y.transpose(1, 2).contiguous().view(b, t, c))
+        return out
+
+
+class RefBlock(nn.Module):
+    def __init__(self, width: int, heads: int) -> None:
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(width, bias=False)
+        self.attn = RefAttention(width, heads)
+        self.ln_2 = nn.LayerNorm(width, bias=False)
+        self.c_fc = nn.Linear(width, 4 * width, bias=False)
+        self.c_proj = nn.Linear(4 * width, width, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.ln_1(x))
+        out: torch.Tensor = x + self.c_proj(F.gelu(self.c_fc(self.ln_2(x))))
+        return out
+
+
+class RefGPT(nn.Module):
+    """The reference's own GPT-2-shaped decoder (nanoGPT's layout: learned positions, pre-norm,
+    tied head, no biases), written here so that the reference shares no model code with rocmkit."""
+
+    def __init__(self, vocab: int, seq_len: int, width: int, layers: int, heads: int) -> None:
+        super().__init__()
+        self.wte = nn.Embedding(vocab, width)
+        self.wpe = nn.Embedding(seq_len, width)
+        self.h = nn.ModuleList(RefBlock(width, heads) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(width, bias=False)
+        self.lm_head = nn.Linear(width, vocab, bias=False)
+        self.lm_head.weight = self.wte.weight
+        for module in self.modules():
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(module.weight, std=0.02)
+        for name, p in self.named_parameters():
+            if name.endswith("c_proj.weight"):
+                nn.init.normal_(p, std=0.02 / (2 * layers) ** 0.5)
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        positions = torch.arange(idx.shape[1], device=idx.device)
+        x = self.wte(idx) + self.wpe(positions)
+        for block in self.h:
+            x = block(x)
+        logits: torch.Tensor = self.lm_head(self.ln_f(x))
+        return logits
+
+
+def reference_model(config: TrainConfig) -> tuple[nn.Module, bool]:
+    """(the reference's own model, is it an image model); its parameter count must equal
+    rocmkit's model of the same config, or the comparison is of different work."""
+    m = config.model
+    if m.kind == "gpt":
+        if m.bias or not m.tie_weights or m.dropout:
+            raise SystemExit("the reference GPT is bias-free, tied and without dropout")
+        model: nn.Module = RefGPT(m.vocab_size, m.seq_len, m.d_model, m.n_layer, m.n_head)
+    else:
+        import torchvision
+
+        model = torchvision.models.get_model(m.arch, weights=None, num_classes=m.num_classes)
+    ours = sum(p.numel() for p in build_model(config.model).module.parameters())
+    theirs = sum(p.numel() for p in model.parameters())
+    if ours != theirs:
+        raise SystemExit(f"reference has {theirs:,} parameters, rocmkit's model {ours:,}")
+    return model, m.kind != "gpt"
+
+
+def reference_batches(config: TrainConfig, device: torch.device, image: bool) -> list[Any]:
+    """The reference's own synthetic data: random tokens (next-token labels) or random images
+    with random labels, made once on the device."""
+    m, batch = config.model, config.train.micro_batch
+    generator = torch.Generator(device="cpu").manual_seed(1234)
+    batches = []
+    for _ in range(4):
+        if image:
+            x = torch.randn(batch, 3, m.image_size, m.image_size, generator=generator)
+            y = torch.randint(0, m.num_classes, (batch,), generator=generator)
+        else:
+            tokens = torch.randint(0, m.vocab_size, (batch, m.seq_len + 1), generator=generator)
+            x, y = tokens[:, :-1], tokens[:, 1:]
+        batches.append((x.to(device), y.to(device)))
+    return batches
+
+
+@contextlib.contextmanager
+def reference_backend(device: torch.device) -> Iterator[None]:
+    """The GPU settings a strong engineer sets (rocmkit sets the same ones in train/device.py):
+    TF32/XF32 fp32 matmuls and convolutions, cuDNN/MIOpen benchmark mode. Nothing on a CPU."""
+    if device.type != "cuda":
+        yield
+        return
+    saved = (torch.get_float32_matmul_precision(), torch.backends.cudnn.benchmark,
+             torch.backends.cudnn.allow_tf32)  # fmt: skip
+    torch.set_float32_matmul_precision("high")
+    torch.backends.cudnn.benchmark = torch.backends.cudnn.allow_tf32 = True
+    try:
+        yield
+    finally:
+        torch.set_float32_matmul_precision(saved[0])
+        torch.backends.cudnn.benchmark, torch.backends.cudnn.allow_tf32 = saved[1:]
+
+
 def reference_run(config: TrainConfig, device: torch.device, warmup: int, steps: int) -> Timing:
-    """The hand-written loop (see the module docstring)."""
+    """The hand-written loop (see the module docstring): its own model, data and optimizer."""
     train_cfg = config.train
     torch.manual_seed(train_cfg.seed)
-    built = build_model(config.model)
-    model = built.module.to(device)
-    image = built.task == "image"
+    model, image = reference_model(config)
+    model = model.to(device)
     channels_last = image and device.type == "cuda"
     if channels_last:
         model = model.to(memory_format=torch.channels_last)
@@ -121,11 +247,9 @@ def reference_run(config: TrainConfig, device: torch.device, warmup: int, steps:
     )
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(config.precision.dtype)
     scaler = torch.amp.GradScaler(device.type, enabled=dtype == torch.float16)
-    data = build_data(config.data, config.model)
-    batches = [_device_batch(data, step, train_cfg.micro_batch, device) for step in range(4)]
+    batches = reference_batches(config, device, image)
     if channels_last:
-        for batch in batches:
-            batch["images"] = batch["images"].contiguous(memory_format=torch.channels_last)
+        batches = [(x.contiguous(memory_format=torch.channels_last), y) for x, y in batches]
 
     def loss_of(inputs: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         with torch.autocast(device.type, dtype=dtype or torch.bfloat16, enabled=dtype is not None):
@@ -133,33 +257,26 @@ def reference_run(config: TrainConfig, device: torch.device, warmup: int, steps:
             return F.cross_entropy(logits.flatten(0, -2), labels.flatten())
 
     step_fn = torch.compile(loss_of) if train_cfg.compile else loss_of
-    key = "images" if image else "input_ids"
     log_every = config.logging.log_every
     start = 0.0
     _reset_peak(device)
-    for step in range(warmup + steps):
-        if step == warmup:
-            _sync(device)
-            start = _clock(device)
-        batch = batches[step % len(batches)]
-        loss = step_fn(batch[key], batch["labels"])
-        scaler.scale(loss).backward()
-        scaler.unscale_(optimizer)
-        torch.nn.utils.clip_grad_norm_(model.parameters(), train_cfg.grad_clip or float("inf"))
-        scaler.step(optimizer)
-        scaler.update()
-        optimizer.zero_grad(set_to_none=True)
-        if (step + 1) % log_every == 0:
-            loss.item()  # what any loop does to log
-    _sync(device)
-    return Timing((_clock(device) - start) / steps, _peak(device))
-
-
-def _device_batch(data: Any, step: int, micro_batch: int, device: torch.device) -> dict[str, Any]:
-    batch = data.get_batch(
-        step=step, micro_step=0, micro_batch_size=micro_batch, grad_accum=1, rank=0, world_size=1
-    )
-    return {k: v.to(device) for k, v in batch.items()}
+    with reference_backend(device):
+        for step in range(warmup + steps):
+            if step == warmup:
+                _sync(device)
+                start = _clock(device)
+            inputs, labels = batches[step % len(batches)]
+            loss = step_fn(inputs, labels)
+            scaler.scale(loss).backward()
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), train_cfg.grad_clip or float("inf"))
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad(set_to_none=True)
+            if (step + 1) % log_every == 0:
+                loss.item()  # what any loop does to log
+        _sync(device)
+        return Timing((_clock(device) - start) / steps, _peak(device))
 
 
 def rocmkit_run(config: TrainConfig, device: torch.device, warmup: int, steps: int) -> Timing:
@@ -191,7 +308,9 @@ def _config(preset: str, settings: dict[str, Any], run_dir: Path, steps: int, lo
     return load_train_config(preset=preset, overrides=overrides)
 
 
-def compare(name: str, args: argparse.Namespace, device: torch.device, tmp: Path) -> None:
+def compare(
+    name: str, args: argparse.Namespace, device: torch.device, tmp: Path, run: ResultRun
+) -> None:
     preset, settings = (GPU_CASES if device.type == "cuda" else CPU_CASES)[name]
     settings = {**settings, **({"train.compile": "false"} if args.no_compile else {})}
     precision = args.precision or ("bf16" if device.type == "cuda" else "fp32")
@@ -218,6 +337,19 @@ def compare(name: str, args: argparse.Namespace, device: torch.device, tmp: Path
     print(f"  data source {data_s * 1e3:.3f} ms/micro-batch on {device.type} "
           f"({100 * data_s / ours_s:.2f}% of rocmkit's step: it cannot bind the run)")  # fmt: skip
     print(f"  step-time ratio rocmkit/reference: {ours_s / theirs_s:.3f} (goal <= 1.03)")
+    clock = "wall" if device.type == "cuda" else "process"
+    key = f"{name}_{precision}"
+    for label, runs in (("reference", theirs), ("rocmkit", ours)):
+        run.add(f"{key}.{label}_ms_per_step", [t.step_s * 1e3 for t in runs], unit="ms",
+                clock=clock, higher_is_better=False)  # fmt: skip
+    run.add(
+        f"{key}.rocmkit_over_reference",
+        ratios([t.step_s for t in ours], [t.step_s for t in theirs]),
+        unit="x",
+        clock=clock,
+        baseline="reference loop",
+        higher_is_better=False,
+    )
 
 
 def data_time(config: TrainConfig, device: torch.device, batches: int = 20) -> float:
@@ -265,7 +397,9 @@ def main() -> None:
     )
     parser.add_argument("--no-compile", action="store_true", help="eager mode for both loops")
     parser.add_argument("--loss-impls", action="store_true", help="also compare GPT loss paths")
+    add_result_args(parser, "train_vs_reference")
     args = parser.parse_args()
+    run = ResultRun.start("train_vs_reference", args)
     device = _device()
     gpu = device.type == "cuda"
     args.steps = args.steps or (50 if gpu else 20)
@@ -276,9 +410,10 @@ def main() -> None:
     print(f"device: {name}; torch {torch.__version__}; threads {torch.get_num_threads()}")
     with tempfile.TemporaryDirectory(prefix="rocmkit-vs-ref-") as tmp:
         for model in args.models.split(","):
-            compare(model.strip(), args, device, Path(tmp))
+            compare(model.strip(), args, device, Path(tmp), run)
         if args.loss_impls:
             compare_loss_impls(args, device, Path(tmp))
+    run.finish()
 
 
 if __name__ == "__main__":
