@@ -18,7 +18,7 @@ from operator import itemgetter
 from typing import Literal, NamedTuple
 
 from rocmkit.errors import UserError
-from rocmkit.hipify import guards, hazards, launch, props, signatures, warp
+from rocmkit.hipify import arch, guards, hazards, launch, props, signatures, warp
 from rocmkit.hipify.lexer import build_scanner, line_columns
 from rocmkit.hipify.mappings import (
     CUDA_LOOKING,
@@ -243,6 +243,7 @@ class _Scan:
 
     def finish(self) -> Translation:
         self._conditions()
+        self._cuda_arch()
         self._signatures()
         self._device_props()
         self._apply_overrides()
@@ -293,6 +294,13 @@ class _Scan:
             if name.replacement is None:
                 category = "guard" if name.name in self.table.guards.defined_only else "version"
                 self.findings.append((name.start, "unconverted", name.name, category, name.message))
+
+    def _cuda_arch(self) -> None:
+        """Each use of `__CUDA_ARCH__` decided for AMD, reported where it decides (arch.py)."""
+        for use in arch.arch_uses(self.text, self.in_protected):
+            self.overrides.append((use.start, use.end, use.replacement, use.category))
+            if use.kind is not None:
+                self.findings.append((use.start, use.kind, arch.NAME, use.category, use.message))
 
     def _signatures(self) -> None:
         """Call sites whose HIP signature differs (signatures.py): `reinterpret_cast<const
