@@ -69,7 +69,7 @@ def _arch(source: str) -> tuple[str, list[tuple[str, int]]]:
         ),
         ("#if (__CUDA_ARCH__ >= 530) && (__CUDA_ARCH__ < 800)", f"#if ({DEVICE}) && (1)"),
         ("#elif __CUDA_ARCH__>=750", "#elif 0"),
-        ("#if __CUDA_ARCH__", f"#if (defined(__HIP_DEVICE_COMPILE__) ? 600 : 0)"),
+        ("#if __CUDA_ARCH__", "#if (defined(__HIP_DEVICE_COMPILE__) ? 600 : 0)"),
     ],
 )
 def test_each_condition_is_decided_as_amd_sees_it(condition, expected):
