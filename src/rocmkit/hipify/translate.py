@@ -56,6 +56,9 @@ class TranslateOptions:
     mappings: MappingSource = "auto"
     # Emit only names this HIP release declares (see versions.py); None: no check.
     hip_version: str | None = None
+    # Headers the project has itself (`cuda.h` beside the sources), as an `#include "..."` spells
+    # them: such an include names the project's file and is never remapped (project.py fills it).
+    project_headers: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.hip_version is not None:
@@ -224,6 +227,8 @@ class _Scan:
     def include(self, match: re.Match[str]) -> None:
         path = match.group("path")
         new_path = self.table.includes.get(path)
+        if new_path is not None and self._project_header(match, path):
+            new_path = None
         if new_path is not None and new_path != path:
             self.edits.append(Edit(match.start("path"), match.end("path"), new_path, "include"))
             self.num_includes_rewritten += 1
@@ -231,6 +236,20 @@ class _Scan:
         # HIP 5.2's other headers (cooperative groups...) need the runtime header included first.
         if self.first_hip_include is None and path.startswith("hip/"):
             self.first_hip_include = path
+
+    def _project_header(self, match: re.Match[str], path: str) -> bool:
+        """`#include "cuda.h"` where the project has its own cuda.h: the project's file."""
+        if (
+            match.group("open") != '"'
+            or path.removeprefix("./") not in self.options.project_headers
+        ):
+            return False
+        message = (
+            f"\"{path}\" is the project's own header (found in the tree), not CUDA's: "
+            "kept as written (translate it with the tree)"
+        )
+        self.findings.append((match.start("path"), "note", path, "include", message))
+        return True
 
     def literal(self, match: re.Match[str], scanner: re.Pattern[str]) -> None:
         offset = match.start()
