@@ -18,7 +18,7 @@ from operator import itemgetter
 from typing import Literal, NamedTuple
 
 from rocmkit.errors import UserError
-from rocmkit.hipify import arch, guards, hazards, launch, props, signatures, warp
+from rocmkit.hipify import arch, guards, hazards, launch, overloads, props, signatures, warp
 from rocmkit.hipify.lexer import build_scanner, line_columns
 from rocmkit.hipify.mappings import (
     CUDA_LOOKING,
@@ -136,6 +136,23 @@ def _scanner(
 ) -> tuple[MappingTable, re.Pattern[str]]:
     table = load_table(source) if hip_version is None else table_for_version(source, hip_version)
     return table, build_scanner(table.candidate_prefixes())
+
+
+@functools.cache
+def _shared_hip_types(source: MappingSource, hip_version: str | None) -> dict[str, tuple[str, ...]]:
+    """HIP type name -> its CUDA type names, for the HIP types two or more CUDA types become
+    (`hipError_t` from `cudaError_t` and `CUresult`): overloads on them collide after
+    translation (overloads.py)."""
+    table, _ = _scanner(source, hip_version)
+    sources: dict[str, list[str]] = {}
+    for cuda_name, mapping in table.identifiers.items():
+        if _TYPE_NAME.match(cuda_name):
+            sources.setdefault(mapping.hip, []).append(cuda_name)
+    return {hip: tuple(names) for hip, names in sources.items() if len(names) > 1}
+
+
+# CUDA names of types: `cudaError_t`, `cudaStream_t`, `CUresult`, `CUstream`, `CUdeviceptr`.
+_TYPE_NAME = re.compile(r"(?:cuda\w*_t|CU[a-z]\w*)\Z")
 
 
 @functools.cache
@@ -266,6 +283,7 @@ class _Scan:
         self._signatures()
         self._device_props()
         self._apply_overrides()
+        self._colliding_overloads()
         if not self.in_order:
             # An insertion sorts before a replacement starting at the same offset.
             self.edits.sort(key=_START_END)
@@ -369,6 +387,49 @@ class _Scan:
         self.edits += [(s, e, r, c) for s, e, r, c in kept if r is not None]
         self.in_order = False
 
+    def _colliding_overloads(self) -> None:
+        """Overloads that become one after translation (`check(CUresult)`, `check(cudaError_t)`):
+        the later ones are compiled out with `#if 0` and reported (overloads.py)."""
+        text = self.text
+        shared_types = _shared_hip_types(self.options.mappings, self.options.hip_version)
+        # In C first: the shared types the file uses, then whether it spells two CUDA names of
+        # one of them (most files use cudaError_t alone).
+        text = self.text
+        shared = {
+            hip
+            for hip in shared_types.keys() & set(map(_REPLACEMENT, self.edits))
+            if sum(name in text for name in shared_types[hip]) > 1
+        }
+        if not shared:
+            return
+        sources: dict[str, set[str]] = {}
+        offsets: dict[str, list[int]] = {}
+        for start, end, hip, _ in [edit for edit in self.edits if edit[2] in shared]:
+            sources.setdefault(hip, set()).add(text[start:end])
+            offsets.setdefault(hip, []).append(start)
+        names_at = [
+            o
+            for hip, names in sources.items()
+            if len(names) > 1
+            for o in offsets[hip]
+            if not self.in_protected(o)  # a string with --translate-strings
+        ]
+        if not names_at:
+            return
+        hip_name = self.table.identifiers.get
+        translated = lambda n: (hip_name(n) or (n,))[0]  # noqa: E731
+        for found in overloads.collisions(text, names_at, translated, self.in_protected):
+            line = text.count("\n", 0, found.kept_offset) + 1
+            opening = f"#if 0 // rocmkit hipify: the same overload as line {line} once translated\n"
+            rest_of_line = text[found.end : text.find("\n", found.end) % (len(text) + 1)]
+            closing = "\n#endif" if not rest_of_line.strip() else "\n#endif\n"
+            self.edits.append((found.start, found.start, opening, "overload"))
+            self.edits.append((found.end, found.end, closing, "overload"))
+            self.findings.append(
+                (found.start, "hazard", found.name, "overload-collision", found.message)
+            )
+        self.in_order = False
+
     def _lower_warp_sync(self, text: str) -> str:
         """HIP releases without `__shfl_xor_sync` & co. get the maskless intrinsics, reported."""
         lowered, count = warp.lower_sync_calls(text)
@@ -437,6 +498,7 @@ _START = itemgetter(0)
 _as_edit: Callable[[tuple[int, int, str, str]], Edit] = functools.partial(tuple.__new__, Edit)
 _START_END = itemgetter(0, 1)
 _CATEGORY = itemgetter(3)
+_REPLACEMENT = itemgetter(2)
 
 
 def _apply(text: str, edits: list[tuple[int, int, str, str]]) -> str:
