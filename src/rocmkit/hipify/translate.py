@@ -18,7 +18,17 @@ from operator import itemgetter
 from typing import Literal, NamedTuple
 
 from rocmkit.errors import UserError
-from rocmkit.hipify import arch, guards, hazards, launch, overloads, props, signatures, warp
+from rocmkit.hipify import (
+    arch,
+    guards,
+    hazards,
+    launch,
+    overloads,
+    props,
+    signatures,
+    warp,
+    warpsize,
+)
 from rocmkit.hipify.lexer import build_scanner, line_columns
 from rocmkit.hipify.mappings import (
     CUDA_LOOKING,
@@ -300,11 +310,7 @@ class _Scan:
         if _lacks_sync_intrinsics(self.options.hip_version):
             text = self._lower_warp_sync(text)
         if self.options.report_hazards:
-            for offset, rule, snippet in hazards.find_hazards(self.text):
-                if not self.in_protected(offset):
-                    self.findings.append(
-                        (offset, "hazard", snippet.strip(), rule.code, rule.message)
-                    )
+            self._hazards()
         diagnostics = self._diagnostics()
         stats = TranslationStats(
             converted=dict(+converted),
@@ -429,6 +435,19 @@ class _Scan:
                 (found.start, "hazard", found.name, "overload-collision", found.message)
             )
         self.in_order = False
+
+    def _hazards(self) -> None:
+        """The fixed-spelling rules (hazards.py), then the value-following warp-size analysis
+        (warpsize.py) where no fixed rule already reported the same thing on the line."""
+        text = self.text
+        lines_reported: set[tuple[int, str]] = set()  # (line start, rule code)
+        for offset, rule, snippet in hazards.find_hazards(text):
+            if not self.in_protected(offset):
+                self.findings.append((offset, "hazard", snippet.strip(), rule.code, rule.message))
+                lines_reported.add((text.rfind("\n", 0, offset), rule.code))
+        for offset, snippet, message, same_as in warpsize.findings(text, self.in_protected):
+            if (text.rfind("\n", 0, offset), same_as) not in lines_reported:
+                self.findings.append((offset, "hazard", snippet, warpsize.CODE, message))
 
     def _lower_warp_sync(self, text: str) -> str:
         """HIP releases without `__shfl_xor_sync` & co. get the maskless intrinsics, reported."""
