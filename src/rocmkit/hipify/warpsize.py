@@ -12,39 +12,45 @@ consequence.
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Callable, Iterator
 
 from rocmkit.hipify.lexer import continues_name
 
 CODE = "warp-size"
-# Names bound to the warp width or to a 32-lane full mask.
-_WIDTH_NAME = re.compile(
-    r"\#[ \t]*define[ \t]+(\w+)[ \t]+\(?(32|warpSize)\)?[ \t]*(?:$|//|/\*)"
-    r"|\b(?:const|constexpr)\b[^;=(){}]*?\b(\w+)\s*(?:=\s*|\{\s*)(32|warpSize)\s*[;},]",
-    re.MULTILINE,
+_FULL_MASK = r"0[xX][fF]{8}[uU]?[lL]{0,2}|~0[uU]?"
+# Every whole-text search below starts with a literal, found by the regex engine's fast skip or
+# by str.find: a pattern that starts with `\w+`, `\b` or a character set made this analysis
+# cost as much as the whole translation. The context of each hit is then read back.
+_DEFINE = re.compile(
+    r"\#[ \t]*define[ \t]+(\w+)[ \t]+\(?([^\s()]+)\)?[ \t]*(?:$|//|/\*)", re.MULTILINE
 )
-_MASK_NAME = re.compile(
-    r"\#[ \t]*define[ \t]+(\w+)[ \t]+\(?(?:0[xX][fF]{8}[uU]?[lL]{0,2}|~0[uU]?)\)?[ \t]*(?:$|//)"
-    r"|\b(?:const|constexpr)\b[^;=(){}]*?\b(\w+)\s*=\s*(?:0[xX][fF]{8}[uU]?[lL]{0,2}|~0[uU]?)\s*;",
-    re.MULTILINE,
-)
-_DEVICE = re.compile(r"__(?:global|device)__")
+_DEFINE_32 = re.compile(r"\#[ \t]*define[ \t]+(\w+)[ \t]+\(?32\)?[ \t]*(?:$|//|/\*)", re.MULTILINE)
+_CONSTANT_BEFORE = re.compile(r"\b(?:const|constexpr)\b[^;=(){}]*?\b(\w+)\s*[={]\s*\Z")
+_OPERATOR_BEFORE = re.compile(r"(%|/|&|\+=|\[)\s*\(?\s*\Z")
+_MASK_OPERATOR_BEFORE = re.compile(r"&\s*\(\s*\Z")
+_MINUS_ONE_AFTER = re.compile(r"\s*-\s*1\s*\)")
+_SHIFT_FIVE = re.compile(r">>\s*5(?![\w.])")
+# A literal first, the end checked by a lookahead in C; the start is checked in Python.
+_NUMBER_PATTERNS = {n: re.compile(rf"{n}(?![\w.])") for n in ("32", "31", "0x1f", "0x1F")}
 _BRACE = re.compile(r"[{};]")
 # Names that say a statement computes with thread positions.
 _THREADISH = re.compile(
     r"\b(?:threadIdx|blockDim|tid\w*|lane\w*|warp\w*|wid|thread\w*|block_?[sS]ize|tx)\b"
 )
-_LANE_OPERATOR = r"(?:&\s*(?:31|0[xX]1[fF])|%\s*32|>>\s*5|/\s*32)(?![\w.])"
-_SHUFFLE_LOOP = re.compile(
-    r"\bfor\s*\(([^;()]*=\s*)(16|\w+\s*/\s*2)\s*;[^;]*;[^)]*(?:/=\s*2|>>=\s*1)"
-)
-_STRIDE_LOOP = re.compile(r"\bfor\s*\(([^;]*);[^;]*;[^)]*\+=\s*(\w+)\s*\)")
+_SHUFFLE_LOOP = re.compile(r"for\s*\([^;()]*=\s*(16|\w+\s*/\s*2)\s*;[^;]*;[^)]*(?:/=\s*2|>>=\s*1)")
+_STRIDE_LOOP = re.compile(r"for\s*\(([^;]*);[^;]*;[^)]*\+=\s*(\w+)\s*\)")
 _SHARED_ARRAY = re.compile(r"__shared__[^;{}]*?\b(\w+)\s*\[\s*(\w+)\s*\]")
+_WARP_INDEX = re.compile(r"/\s*(?:warpSize|32)|>>\s*5|\bwarp\w*|\bwid\b")
 _BALLOT = re.compile(r"__(?:ballot|activemask)")
 _SYNC_MASK = re.compile(r"__\w+_sync\s*\(\s*(\w+)\s*[,)]")
-_FULL_MASK_COMPARE = re.compile(r"(\w+)\s*\)?\s*[=!]=\s*(?:0[xX][fF]{8}[uU]?|~0[uU]?)(?!\w)")
+# One literal each (the engine's fast skip needs a literal start; a `0` starts every number).
+_FULL_MASK_VALUES = tuple(
+    (literal, re.compile(rf"{re.escape(literal)}[uU]?[lL]{{0,2}}(?!\w)"))
+    for literal in ("0xffffffff", "0xFFFFFFFF", "0XFFFFFFFF", "~0")
+)
+_COMPARE_BEFORE = re.compile(r"(\w+)\s*\)?\s*[=!]=\s*\Z")
+_ASSIGN_BEFORE = re.compile(r"\b(?:const|constexpr)\b[^;=(){}]*?\b(\w+)\s*=\s*\Z")
 
 _LANE_MESSAGE = (
     "lane/warp index computed for 32 lanes{via}: on a 64-lane wavefront lanes 32-63 get the "
@@ -81,64 +87,106 @@ def findings(text: str, protected: Callable[[int], bool]) -> Iterator[Finding]:
     spelling or None) of each 32-lane assumption inside device function bodies."""
     if "__global__" not in text and "__device__" not in text:
         return
-    bodies = _device_bodies(text, protected)
-    if not bodies:
-        return
-    starts = [start for start, _ in bodies]
+    spans: dict[int, tuple[int, int] | None] = {}  # device keyword -> its function body
 
     def in_device_code(offset: int) -> bool:
-        index = bisect.bisect_right(starts, offset) - 1
-        return index >= 0 and offset < bodies[index][1] and not protected(offset)
+        """Inside the body of the nearest `__global__`/`__device__` function before `offset`:
+        one body walk per function that has a candidate, not per file."""
+        if protected(offset):
+            return False
+        keyword = max(text.rfind("__global__", 0, offset), text.rfind("__device__", 0, offset))
+        if keyword < 0:
+            return False
+        if keyword not in spans:
+            spans[keyword] = _body(text, keyword + len("__device__"), protected)
+        span = spans[keyword]
+        return span is not None and span[0] <= offset < span[1]
 
-    widths = _bound_names(_WIDTH_NAME, text, protected, ("32", "warpSize"))
-    masks = _bound_names(_MASK_NAME, text, protected, None)
-    yield from _lane_arithmetic(text, widths, in_device_code)
-    yield from _loops(text, widths, in_device_code)
-    yield from _shared_partials(text, widths, in_device_code)
-    yield from _masks(text, masks, in_device_code)
-
-
-def _device_bodies(text: str, protected: Callable[[int], bool]) -> list[tuple[int, int]]:
-    """(start, end) of each `__global__`/`__device__` function body, outermost only."""
-    bodies: list[tuple[int, int]] = []
-    for keyword in _DEVICE.finditer(text):
-        start = keyword.start()
-        if (bodies and start < bodies[-1][1]) or continues_name(text, start) or protected(start):
-            continue
-        depth, opened = 0, -1
-        for brace in _BRACE.finditer(text, keyword.end()):
-            char = brace.group()
-            if protected(brace.start()):
-                continue
-            if char == ";" and opened < 0:
-                break  # a __device__ variable or a prototype
-            if char == "{":
-                opened = brace.start() if opened < 0 else opened
-                depth += 1
-            elif char == "}":
-                depth -= 1
-                if depth == 0:
-                    bodies.append((opened, brace.end()))
-                    break
-    return bodies
+    hits = _number_hits(text, "32")
+    widths = _width_names(text, hits, protected)
+    for name in widths:
+        hits += [(offset, name) for offset in _name_hits(text, name)]
+    yield from _lane_arithmetic(text, hits, in_device_code)
+    yield from _stride_loops(text, hits, in_device_code)
+    if "__shfl" in text:
+        yield from _shuffle_loops(text, widths, in_device_code)
+    if "__shared__" in text and hits:
+        yield from _shared_partials(text, widths, in_device_code)
+    if "ffffffff" in text or "FFFFFFFF" in text or "~0" in text:
+        yield from _masks(text, in_device_code)
 
 
-def _bound_names(
-    pattern: re.Pattern[str],
-    text: str,
-    protected: Callable[[int], bool],
-    values: tuple[str, ...] | None,
+def _number_hits(text: str, number: str) -> list[tuple[int, str]]:
+    """(offset, number) of each `number` standing alone (not in `int32_t`, `0x32`, `3.2`)."""
+    pattern = _NUMBER_PATTERNS.get(number) or re.compile(rf"{re.escape(number)}(?![\w.])")
+    return [
+        (m.start(), number)
+        for m in pattern.finditer(text)
+        if not (m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "_.$"))
+    ]
+
+
+def _name_hits(text: str, name: str) -> list[int]:
+    return [m.start() for m in re.finditer(re.escape(name), text) if _whole(text, m.start(), name)]
+
+
+def _whole(text: str, offset: int, word: str) -> bool:
+    after = offset + len(word)
+    return not continues_name(text, offset) and not (
+        after < len(text) and (text[after].isalnum() or text[after] == "_")
+    )
+
+
+def _width_names(
+    text: str, hits: list[tuple[int, str]], protected: Callable[[int], bool]
 ) -> dict[str, str]:
-    """name -> value for each `#define`/`const`/`constexpr` binding `pattern` finds."""
+    """Names bound to 32 by `#define`, `const` or `constexpr` (a name bound to warpSize is
+    right on AMD and needs no following)."""
     names: dict[str, str] = {}
-    for match in pattern.finditer(text):
-        if protected(match.start()):
+    if "define" in text:
+        for define in _DEFINE_32.finditer(text):
+            if not protected(define.start()):
+                names[define.group(1)] = "32"
+    for offset, _ in hits:
+        # Cheap character tests first: `= 32;`, `{32}`, `= 32,` only.
+        if _char_before(text, offset) not in "={" or _char_after(text, offset + 2) not in ";},":
             continue
-        groups = [g for g in match.groups() if g is not None]
-        name = groups[0]
-        if name not in ("warpSize",):
-            names[name] = groups[1] if values is not None else "0xffffffff"
+        constant = _CONSTANT_BEFORE.search(text, max(0, offset - 120), offset)
+        if constant is not None and not protected(offset):
+            names[constant.group(1)] = "32"
     return names
+
+
+def _char_before(text: str, offset: int) -> str:
+    """The last non-blank character before `offset` (not counting `(`), or ""."""
+    stripped = text[max(0, offset - 16) : offset].rstrip(" \t(")
+    return stripped[-1:]
+
+
+def _char_after(text: str, offset: int) -> str:
+    """The first non-blank character from `offset` (not counting `)`), or ""."""
+    stripped = text[offset : offset + 16].lstrip(" \t)")
+    return stripped[:1]
+
+
+def _body(text: str, start: int, protected: Callable[[int], bool]) -> tuple[int, int] | None:
+    """(start, end) of the function body that follows a device keyword ending at `start`;
+    None when a `;` comes first (a `__device__` variable or a prototype)."""
+    depth, opened = 0, -1
+    for brace in _BRACE.finditer(text, start):
+        char = brace.group()
+        if protected(brace.start()):
+            continue
+        if char == ";" and opened < 0:
+            return None
+        if char == "{":
+            opened = brace.start() if opened < 0 else opened
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return opened, brace.end()
+    return None
 
 
 def _statement(text: str, offset: int) -> str:
@@ -148,41 +196,66 @@ def _statement(text: str, offset: int) -> str:
 
 
 def _lane_arithmetic(
-    text: str, widths: dict[str, str], in_device_code: Callable[[int], bool]
+    text: str, hits: list[tuple[int, str]], in_device_code: Callable[[int], bool]
 ) -> Iterator[Finding]:
-    # A width name bound to 32 counts like the literal; one bound to warpSize is right.
-    thirty_two = [re.escape(n) for n, v in widths.items() if v == "32"]
-    operators = [_LANE_OPERATOR]
-    if thirty_two:
-        name = rf"\(?\s*(?:{'|'.join(thirty_two)})\b"
-        operators.append(rf"(?:%|/)\s*{name}|&\s*\(\s*(?:{'|'.join(thirty_two)})\s*-\s*1\s*\)")
-    pattern = re.compile("|".join(operators))
-    for match in pattern.finditer(text):
-        offset = match.start()
-        if not in_device_code(offset) or not _THREADISH.search(_statement(text, offset)):
+    candidates: list[tuple[int, int, str]] = []  # operator start, end, width name or ""
+    for offset, spelled in hits:
+        operator = _OPERATOR_BEFORE.search(text, max(0, offset - 12), offset)
+        if operator is None:
             continue
-        named = [n for n in widths if re.search(rf"\b{re.escape(n)}\b", match.group())]
-        via = f" (through {named[0]} = 32)" if named else ""
-        yield offset, match.group(), _LANE_MESSAGE.format(via=via), "warp-lane-arithmetic"
+        if operator.group(1) in ("%", "/"):
+            candidates.append((operator.start(), offset + len(spelled), spelled))
+        elif spelled != "32" and _MASK_OPERATOR_BEFORE.search(text, max(0, offset - 12), offset):
+            minus_one = _MINUS_ONE_AFTER.match(text, offset + len(spelled))
+            if minus_one is not None:
+                candidates.append((operator.start(), minus_one.end(), spelled))
+    for number in ("31", "0x1f", "0x1F"):
+        for offset, _ in _number_hits(text, number):
+            operator = _OPERATOR_BEFORE.search(text, max(0, offset - 12), offset)
+            if operator is not None and operator.group(1) == "&":
+                candidates.append((operator.start(), offset + len(number), ""))
+    for shift in _SHIFT_FIVE.finditer(text):
+        candidates.append((shift.start(), shift.end(), ""))
+    for start, end, spelled in sorted(candidates):
+        if not in_device_code(start) or not _THREADISH.search(_statement(text, start)):
+            continue
+        via = f" (through {spelled} = 32)" if spelled not in ("", "32") else ""
+        yield start, text[start:end], _LANE_MESSAGE.format(via=via), "warp-lane-arithmetic"
 
 
-def _loops(
+def _stride_loops(
+    text: str, hits: list[tuple[int, str]], in_device_code: Callable[[int], bool]
+) -> Iterator[Finding]:
+    for offset, spelled in hits:
+        operator = _OPERATOR_BEFORE.search(text, max(0, offset - 12), offset)
+        if operator is None or operator.group(1) != "+=":
+            continue
+        header = text.rfind("for", max(0, offset - 200), offset)
+        loop = _STRIDE_LOOP.match(text, header) if header >= 0 else None
+        if loop is None or loop.group(2) != spelled or continues_name(text, header):
+            continue
+        if _THREADISH.search(loop.group(1)) and in_device_code(header):
+            yield header, loop.group(), _STRIDE_MESSAGE.format(step=spelled), None
+
+
+def _shuffle_loops(
     text: str, widths: dict[str, str], in_device_code: Callable[[int], bool]
 ) -> Iterator[Finding]:
-    for loop in _SHUFFLE_LOOP.finditer(text):
-        start_value = loop.group(2).replace(" ", "")
+    reported: set[int] = set()
+    for call in (m.start() for m in re.finditer("__shfl", text)):
+        header = text.rfind("for", max(0, call - 300), call)
+        if header < 0 or header in reported or continues_name(text, header):
+            continue
+        loop = _SHUFFLE_LOOP.match(text, header)
+        if loop is None:
+            continue
+        start_value = loop.group(1).replace(" ", "")
         halves_32 = start_value == "16" or (
             start_value.endswith("/2") and widths.get(start_value[:-2]) == "32"
         )
-        body = text[loop.end() : loop.end() + 400]
-        if halves_32 and "__shfl" in body and in_device_code(loop.start()):
-            yield loop.start(), loop.group(), _SHUFFLE_MESSAGE.format(start=loop.group(2)), None
-    for loop in _STRIDE_LOOP.finditer(text):
-        step = loop.group(2)
-        if step != "32" and widths.get(step) != "32":
-            continue
-        if _THREADISH.search(loop.group(1)) and in_device_code(loop.start()):
-            yield loop.start(), loop.group(), _STRIDE_MESSAGE.format(step=step), None
+        if halves_32 and in_device_code(header):
+            reported.add(header)
+            yield header, loop.group(), _SHUFFLE_MESSAGE.format(start=loop.group(1)), None
 
 
 def _shared_partials(
@@ -195,25 +268,46 @@ def _shared_partials(
         if not in_device_code(array.start()):
             continue
         uses = re.finditer(rf"\b{re.escape(name)}\s*\[([^\]]*)\]", text[array.end() :])
-        if any(
-            re.search(r"/\s*(?:warpSize|32)|>>\s*5|\bwarp\w*|\bwid\b", u.group(1)) for u in uses
-        ):
+        if any(_WARP_INDEX.search(use.group(1)) for use in uses):
             yield array.start(), array.group(), _SHARED_MESSAGE.format(name=name, size=size), None
 
 
-def _masks(
-    text: str, masks: dict[str, str], in_device_code: Callable[[int], bool]
-) -> Iterator[Finding]:
-    if masks:
+def _masks(text: str, in_device_code: Callable[[int], bool]) -> Iterator[Finding]:
+    """Names bound to a 32-bit full mask passed to `*_sync`, and ballots compared with one."""
+    masks: set[str] = set()
+    values = [
+        value
+        for literal, pattern in _FULL_MASK_VALUES
+        if literal in text
+        for value in pattern.finditer(text)
+        if not continues_name(text, value.start())
+    ]
+    for value in values:
+        offset = value.start()
+        before = _char_before(text, offset)
+        if before == "=" and text[offset - 2 : offset].strip() not in ("==", "!="):
+            assigned = _ASSIGN_BEFORE.search(text, max(0, offset - 120), offset)
+            if assigned is not None:
+                masks.add(assigned.group(1))
+        line_start = text.rfind("\n", 0, offset) + 1
+        found = _DEFINE.match(text, line_start) if text.startswith("#", line_start) else None
+        if found is not None and found.group(2) == text[offset : value.end()]:
+            masks.add(found.group(1))
+        if before != "=":
+            continue
+        compare = _COMPARE_BEFORE.search(text, max(0, offset - 80), offset)
+        if compare is None or not in_device_code(offset):
+            continue
+        # The mask is the ballot itself, or a variable assigned from one earlier in the text.
+        # (The name first: a pattern with a literal start is found fast.)
+        assignment = re.compile(rf"{re.escape(compare.group(1))}\s*=\s*__(?:ballot|activemask)")
+        assigned_from_ballot = any(
+            not continues_name(text, m.start()) for m in assignment.finditer(text, 0, offset)
+        )
+        if _BALLOT.search(_statement(text, offset)) or assigned_from_ballot:
+            yield compare.start(), text[compare.start() : value.end()], _COMPARE_MESSAGE, None
+    if masks and "_sync" in text:
         for call in _SYNC_MASK.finditer(text):
             name = call.group(1)
             if name in masks and in_device_code(call.start()):
                 yield call.start(1), name, _MASK_MESSAGE.format(name=name), "warp-full-mask"
-    for compare in _FULL_MASK_COMPARE.finditer(text):
-        if not in_device_code(compare.start()):
-            continue
-        # The mask is the ballot itself, or a variable assigned from one earlier in the text.
-        name = re.escape(compare.group(1))
-        assigned = re.search(rf"\b{name}\s*=\s*__(?:ballot|activemask)", text[: compare.start()])
-        if _BALLOT.search(_statement(text, compare.start())) or assigned:
-            yield compare.start(), compare.group(), _COMPARE_MESSAGE, None
