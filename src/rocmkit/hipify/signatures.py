@@ -10,6 +10,7 @@ signatures.toml.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -30,10 +31,13 @@ def _load() -> dict[str, Any]:
 
 
 def _call_pattern(names: Iterable[str]) -> re.Pattern[str]:
-    # Starts with a literal so the regex engine can skip ahead; the character before is checked
-    # apart (continues_name).
-    alternation = "|".join(re.escape(n) for n in sorted(names, key=lambda n: (-len(n), n)))
-    return re.compile(rf"({alternation})\s*\(")
+    # The shared prefix (`cuda`) is spelled outside the alternation: a pattern that starts with a
+    # literal lets the regex engine skip ahead fast; the character before is checked apart
+    # (continues_name).
+    ordered = sorted(names, key=lambda n: (-len(n), n))
+    prefix = os.path.commonprefix(ordered)
+    alternation = "|".join(re.escape(n[len(prefix) :]) for n in ordered)
+    return re.compile(rf"({re.escape(prefix)}(?:{alternation}))\s*\(")
 
 
 _DATA = _load()

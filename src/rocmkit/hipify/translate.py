@@ -162,6 +162,7 @@ def _shared_hip_types(source: MappingSource, hip_version: str | None) -> dict[st
 
 
 # CUDA names of types: `cudaError_t`, `cudaStream_t`, `CUresult`, `CUstream`, `CUdeviceptr`.
+_DRIVER_TYPE = re.compile(r"CU[a-z]\w*")
 _TYPE_NAME = re.compile(r"(?:cuda\w*_t|CU[a-z]\w*)\Z")
 
 
@@ -396,16 +397,17 @@ class _Scan:
     def _colliding_overloads(self) -> None:
         """Overloads that become one after translation (`check(CUresult)`, `check(cudaError_t)`):
         the later ones are compiled out with `#if 0` and reported (overloads.py)."""
+        # Every pair HIP merges has a driver-API type (`CUresult`, `CUstream`): the driver type
+        # names the file spells (a search for a literal start, in C), then whether it also
+        # spells another CUDA name of the same HIP type. Most files stop at the first step.
         text = self.text
         shared_types = _shared_hip_types(self.options.mappings, self.options.hip_version)
-        # In C first: the shared types the file uses, then whether it spells two CUDA names of
-        # one of them (most files use cudaError_t alone).
-        text = self.text
-        shared = {
-            hip
-            for hip in shared_types.keys() & set(map(_REPLACEMENT, self.edits))
-            if sum(name in text for name in shared_types[hip]) > 1
-        }
+        shared: set[str] = set()
+        for name in {m.group() for m in _DRIVER_TYPE.finditer(text)}:
+            mapping = self.table.identifiers.get(name)
+            others = shared_types.get(mapping.hip, ()) if mapping is not None else ()
+            if any(other != name and other in text for other in others):
+                shared.add(mapping.hip)  # type: ignore[union-attr]
         if not shared:
             return
         sources: dict[str, set[str]] = {}

@@ -25,14 +25,15 @@ _FULL_MASK = r"0[xX][fF]{8}[uU]?[lL]{0,2}|~0[uU]?"
 _DEFINE = re.compile(
     r"\#[ \t]*define[ \t]+(\w+)[ \t]+\(?([^\s()]+)\)?[ \t]*(?:$|//|/\*)", re.MULTILINE
 )
-_DEFINE_32 = re.compile(r"\#[ \t]*define[ \t]+(\w+)[ \t]+\(?32\)?[ \t]*(?:$|//|/\*)", re.MULTILINE)
+_DEFINE_32 = re.compile(
+    r"[ \t]*\#[ \t]*define[ \t]+(\w+)[ \t]+\(?32\)?[ \t]*(?:$|//|/\*)", re.MULTILINE
+)
 _CONSTANT_BEFORE = re.compile(r"\b(?:const|constexpr)\b[^;=(){}]*?\b(\w+)\s*[={]\s*\Z")
-_OPERATOR_BEFORE = re.compile(r"(%|/|&|\+=|\[)\s*\(?\s*\Z")
-_MASK_OPERATOR_BEFORE = re.compile(r"&\s*\(\s*\Z")
 _MINUS_ONE_AFTER = re.compile(r"\s*-\s*1\s*\)")
 _SHIFT_FIVE = re.compile(r">>\s*5(?![\w.])")
 # A literal first, the end checked by a lookahead in C; the start is checked in Python.
-_NUMBER_PATTERNS = {n: re.compile(rf"{n}(?![\w.])") for n in ("32", "31", "0x1f", "0x1F")}
+_NUMBER_PATTERNS = {n: re.compile(rf"{n}(?![\w.])") for n in ("32", "31")}
+_NUMBER_PATTERNS["0x1f"] = re.compile(r"0[xX]1[fF](?![\w.])")
 _BRACE = re.compile(r"[{};]")
 # Names that say a statement computes with thread positions.
 _THREADISH = re.compile(
@@ -80,6 +81,7 @@ _COMPARE_MESSAGE = (
 
 
 Finding = tuple[int, str, str, str | None]
+Hit = tuple[int, str, str]  # offset, spelling (32 or a name bound to it), character before
 
 
 def findings(text: str, protected: Callable[[int], bool]) -> Iterator[Finding]:
@@ -105,22 +107,26 @@ def findings(text: str, protected: Callable[[int], bool]) -> Iterator[Finding]:
     hits = _number_hits(text, "32")
     widths = _width_names(text, hits, protected)
     for name in widths:
-        hits += [(offset, name) for offset in _name_hits(text, name)]
+        hits += [(offset, name, _char_before(text, offset)) for offset in _name_hits(text, name)]
     yield from _lane_arithmetic(text, hits, in_device_code)
     yield from _stride_loops(text, hits, in_device_code)
     if "__shfl" in text:
         yield from _shuffle_loops(text, widths, in_device_code)
     if "__shared__" in text and hits:
         yield from _shared_partials(text, widths, in_device_code)
-    if "ffffffff" in text or "FFFFFFFF" in text or "~0" in text:
+    # A full mask matters only next to warp intrinsics (most files have none: one scan).
+    if ("_sync" in text or "__ballot" in text) and (
+        "ffffffff" in text or "FFFFFFFF" in text or "~0" in text
+    ):
         yield from _masks(text, in_device_code)
 
 
-def _number_hits(text: str, number: str) -> list[tuple[int, str]]:
-    """(offset, number) of each `number` standing alone (not in `int32_t`, `0x32`, `3.2`)."""
-    pattern = _NUMBER_PATTERNS.get(number) or re.compile(rf"{re.escape(number)}(?![\w.])")
+def _number_hits(text: str, number: str) -> list[Hit]:
+    """Each `number` standing alone (not in `int32_t`, `0x32`, `3.2`), with the character
+    before it: the operator tests below are then string comparisons, not regex searches."""
+    pattern = _NUMBER_PATTERNS[number]
     return [
-        (m.start(), number)
+        (m.start(), number, _char_before(text, m.start()))
         for m in pattern.finditer(text)
         if not (m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "_.$"))
     ]
@@ -137,19 +143,19 @@ def _whole(text: str, offset: int, word: str) -> bool:
     )
 
 
-def _width_names(
-    text: str, hits: list[tuple[int, str]], protected: Callable[[int], bool]
-) -> dict[str, str]:
+def _width_names(text: str, hits: list[Hit], protected: Callable[[int], bool]) -> dict[str, str]:
     """Names bound to 32 by `#define`, `const` or `constexpr` (a name bound to warpSize is
     right on AMD and needs no following)."""
     names: dict[str, str] = {}
-    if "define" in text:
-        for define in _DEFINE_32.finditer(text):
-            if not protected(define.start()):
+    for offset, _, before in hits:
+        if before.isalnum() or before == "_":  # `#define NAME 32`: read from its line's start
+            line_start = text.rfind("\n", 0, offset) + 1
+            define = _DEFINE_32.match(text, line_start) if "#" in text[line_start:offset] else None
+            if define is not None and not protected(line_start):
                 names[define.group(1)] = "32"
-    for offset, _ in hits:
+            continue
         # Cheap character tests first: `= 32;`, `{32}`, `= 32,` only.
-        if _char_before(text, offset) not in "={" or _char_after(text, offset + 2) not in ";},":
+        if not before or before not in "={" or _char_after(text, offset + 2) not in ";},":
             continue
         constant = _CONSTANT_BEFORE.search(text, max(0, offset - 120), offset)
         if constant is not None and not protected(offset):
@@ -196,24 +202,22 @@ def _statement(text: str, offset: int) -> str:
 
 
 def _lane_arithmetic(
-    text: str, hits: list[tuple[int, str]], in_device_code: Callable[[int], bool]
+    text: str, hits: list[Hit], in_device_code: Callable[[int], bool]
 ) -> Iterator[Finding]:
     candidates: list[tuple[int, int, str]] = []  # operator start, end, width name or ""
-    for offset, spelled in hits:
-        operator = _OPERATOR_BEFORE.search(text, max(0, offset - 12), offset)
-        if operator is None:
-            continue
-        if operator.group(1) in ("%", "/"):
-            candidates.append((operator.start(), offset + len(spelled), spelled))
-        elif spelled != "32" and _MASK_OPERATOR_BEFORE.search(text, max(0, offset - 12), offset):
+    for offset, spelled, before in hits:
+        if before in ("%", "/"):
+            operator = text.rfind(before, 0, offset)
+            if text[operator + 1 : offset].strip(" \t(") == "" and text[operator - 1] != "/":
+                candidates.append((operator, offset + len(spelled), spelled))
+        elif before == "&" and spelled != "32":
             minus_one = _MINUS_ONE_AFTER.match(text, offset + len(spelled))
             if minus_one is not None:
-                candidates.append((operator.start(), minus_one.end(), spelled))
-    for number in ("31", "0x1f", "0x1F"):
-        for offset, _ in _number_hits(text, number):
-            operator = _OPERATOR_BEFORE.search(text, max(0, offset - 12), offset)
-            if operator is not None and operator.group(1) == "&":
-                candidates.append((operator.start(), offset + len(number), ""))
+                candidates.append((text.rfind("&", 0, offset), minus_one.end(), spelled))
+    for number in ("31", "0x1f"):
+        for offset, _, before in _number_hits(text, number):
+            if before == "&":
+                candidates.append((text.rfind("&", 0, offset), offset + len(number), ""))
     for shift in _SHIFT_FIVE.finditer(text):
         candidates.append((shift.start(), shift.end(), ""))
     for start, end, spelled in sorted(candidates):
@@ -224,11 +228,10 @@ def _lane_arithmetic(
 
 
 def _stride_loops(
-    text: str, hits: list[tuple[int, str]], in_device_code: Callable[[int], bool]
+    text: str, hits: list[Hit], in_device_code: Callable[[int], bool]
 ) -> Iterator[Finding]:
-    for offset, spelled in hits:
-        operator = _OPERATOR_BEFORE.search(text, max(0, offset - 12), offset)
-        if operator is None or operator.group(1) != "+=":
+    for offset, spelled, before in hits:
+        if before != "=" or text[text.rfind("=", 0, offset) - 1] != "+":
             continue
         header = text.rfind("for", max(0, offset - 200), offset)
         loop = _STRIDE_LOOP.match(text, header) if header >= 0 else None
