@@ -36,14 +36,14 @@ def test_runtime_and_library_guards_become_hip_guards_only_in_conditions():
     assert translate(result.text).text == result.text
 
 
-def test_version_checks_and_arch_comparisons_are_reported_not_guessed():
+def test_version_checks_are_reported_not_guessed():
     source = "#if CUDART_VERSION >= 11000\nint a;\n#elif __CUDA_ARCH__ >= 700\nint b;\n#endif\n"
     result = translate(source)
-    assert result.text == source
     found = {(d.name, d.line): d.message for d in result.diagnostics if d.kind == "unconverted"}
-    assert set(found) == {("CUDART_VERSION", 1), ("__CUDA_ARCH__", 3)}
+    assert set(found) == {("CUDART_VERSION", 1)}
     assert "HIP_VERSION" in found[("CUDART_VERSION", 1)]
-    assert "sees 0" in found[("__CUDA_ARCH__", 3)]
+    # The arch comparison is decided (test_hipify_arch.py), not left to see 0.
+    assert "#elif 0\n" in result.text
 
 
 def test_cuda_arch_tested_for_being_defined_becomes_the_hip_device_pass_macro():

@@ -162,3 +162,29 @@ def test_async_symbol_copies_get_the_defaults_hip_does_not_declare(tmp_path: Pat
     assert translate(text).text == text
     done = compile_for_gfx90a(text, tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_device_overlap_gets_the_same_cautious_substitute_as_its_successor():
+    # Older samples test `prop.deviceOverlap` (CUDA's predecessor of asyncEngineCount).
+    source = "cudaDeviceProp prop;\nint overlap(void) { return prop.deviceOverlap ? 2 : 1; }\n"
+    result = translate(source, options=TranslateOptions(hip_version="5.2"))
+    assert "return 0 /* HIP 5.2: no hipDeviceProp_t::deviceOverlap */ ? 2 : 1;" in result.text
+    (found,) = [d for d in result.diagnostics if d.category == "device-prop"]
+    assert (found.name, found.kind, found.line) == ("deviceOverlap", "hazard", 2)
+    assert "asyncEngineCount" in found.message
+    assert hip52(result.text) == result.text
+    # HIP 6.2's hipDeviceProp_t has the member: nothing to substitute.
+    assert (
+        "prop.deviceOverlap" in translate(source, options=TranslateOptions(hip_version="6.2")).text
+    )
+
+
+def test_the_device_overlap_substitute_compiles_with_hip_5_2(tmp_path: Path):
+    if installed_version("/usr/bin/hipcc") != "5.2":
+        pytest.skip("needs Debian's hipcc 5.2, the release whose members are substituted")
+    source = (
+        "#include <cuda_runtime.h>\nint main() {\n  cudaDeviceProp prop;\n"
+        "  cudaGetDeviceProperties(&prop, 0);\n  return prop.deviceOverlap ? 0 : 1;\n}\n"
+    )
+    done = compile_for_gfx90a(hip52(source), tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]

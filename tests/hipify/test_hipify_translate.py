@@ -266,8 +266,9 @@ def test_known_gaps_are_reported_with_the_reason():
         ("static const int kWarpSize = 32;", "warp-size-literal", 18, "kWarpSize = 32"),
         ("int my_warp_size{32};", "warp-size-literal", 5, "my_warp_size{32"),
         ("  #define HALF_WARP 32", "warp-size-literal", 3, "#define HALF_WARP 32"),
-        ('__asm__ __volatile__("s_nop 0");', "inline-ptx", 1, "__asm__ __volatile__("),
+        ('__asm__ __volatile__("bar.sync 0;");', "inline-ptx", 1, "__asm__ __volatile__("),
         ('x = 1; asm("exit;");', "inline-ptx", 8, "asm("),
+        ('__device__ void f() { asm("s_nop 0"); }', "inline-ptx", 23, "asm("),
     ],
 )
 def test_hazards_are_reported_from_where_the_code_starts(code, rule, column, snippet):

@@ -6,6 +6,7 @@ translation CUDA's headers are never included, so unmapped guards silently drop 
 guard is rewritten to the guard of the HIP header that replaces it (the pairs live in
 mappings.toml's `[guards]`, with the HIP header each comes from). Version macros such as
 `CUDART_VERSION` have no HIP value with the same meaning; they are reported, never guessed.
+`__CUDA_ARCH__` is decided apart, in conditions and code alike (arch.py).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ _DEFINED_BEFORE = re.compile(r"\bdefined\s*\(?\s*\Z")
 @dataclass(frozen=True, slots=True)
 class GuardTable:
     guards: dict[str, str]  # CUDA header guard -> HIP header guard
-    defined_only: dict[str, str]  # mapped only when tested with defined()/#ifdef (__CUDA_ARCH__)
+    defined_only: dict[str, str]  # mapped only when tested with defined()/#ifdef
     version_macros: dict[str, str]  # name -> what to do instead
 
 
@@ -41,21 +42,28 @@ class ConditionName:
     message: str = ""
 
 
-def condition_names(
-    text: str, table: GuardTable, protected: Callable[[int], bool]
-) -> Iterator[ConditionName]:
-    """Every guard or version macro named in a preprocessor condition outside comments."""
+def conditional_directives(
+    text: str, protected: Callable[[int], bool]
+) -> Iterator[tuple[str, int, int]]:
+    """(keyword, start, end) of the condition of each `#if/#ifdef/#ifndef/#elif` in code."""
     if "#" not in text:
         return
     for directive in _CONDITIONAL.finditer(text):
         line_start = text.rfind("\n", 0, directive.start()) + 1
         if text[line_start : directive.start()].strip(" \t") or protected(directive.start()):
             continue
-        tests_defined = directive.group("keyword") in ("ifdef", "ifndef")
-        rest_start = directive.start("rest")
-        for match in _NAME.finditer(directive.group("rest")):
+        yield directive.group("keyword"), directive.start("rest"), directive.end("rest")
+
+
+def condition_names(
+    text: str, table: GuardTable, protected: Callable[[int], bool]
+) -> Iterator[ConditionName]:
+    """Every guard or version macro named in a preprocessor condition outside comments."""
+    for keyword, rest_start, rest_end in conditional_directives(text, protected):
+        tests_defined = keyword in ("ifdef", "ifndef")
+        for match in _NAME.finditer(text, rest_start, rest_end):
             name = match.group()
-            start = rest_start + match.start()
+            start = match.start()
             found = _classify(name, text, start, tests_defined, table)
             if found is not None and not protected(start):
                 replacement, message = found

@@ -2,15 +2,18 @@
 
 AMD CDNA GPUs (MI100..MI300) execute 64-lane wavefronts; RDNA runs wave32 or wave64. Code that
 hard-codes 32 (lane masks, lane arithmetic, `#define WARP_SIZE 32`) compiles under HIP but silently
-computes the wrong thing, and inline PTX cannot be compiled for AMD at all. Each rule is a regex run
+computes the wrong thing, and inline PTX cannot be compiled for AMD at all (host-side asm can, so
+only asm in device functions or spelling PTX is reported). Each rule is a regex run
 over the code; the translator drops matches that start inside a comment or literal.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+
+from rocmkit.hipify.lexer import call_arguments
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +27,51 @@ class HazardRule:
     triggers: tuple[str, ...] = ()
     # The match may start inside an identifier: report it from the identifier's first character.
     word_start: bool = False
+    # If given, a match is reported only when keep(code, start, end) says so.
+    keep: Callable[[str, int, int], bool] | None = None
+
+
+# PTX in an asm template: `mov.u32`, `ld.global`, `mma.sync`, `%laneid`, `.reg`, `exit;`.
+# x86 (`rdtsc`, `movl %%eax`, `lock; xaddl`) and PowerPC (`lwsync`, `stwcx.`, `mftb`) never match.
+_PTX = re.compile(
+    r"\b(?:mov|ld|st|cvt|cvta|add|sub|mul|mad|fma|div|rem|min|max|abs|neg|and|or|xor|not|shl|shr"
+    r"|set|setp|selp|slct|bfe|bfi|brev|bfind|clz|popc|prmt|shf|shfl|vote|bar|barrier|membar"
+    r"|fence|atom|red|mma|wmma|ldmatrix|stmatrix|cp|mbarrier|tex|tld4|suld|sust|isspacep|lop3"
+    r"|dp4a|dp2a|vabsdiff|match|redux|elect|griddepcontrol|wgmma|tcgen05|prefetch)"
+    r"\.[a-z0-9]|%%?(?:laneid|warpid|nwarpid|smid|nsmid|gridid|lanemask_\w+|clock(?:64)?"
+    r"|globaltimer\w*|tid|ntid|ctaid|nctaid|dynamic_smem_size)\b|\.(?:reg|pred|shared|global"
+    r"|param|local|const)\b|\b(?:exit|trap|brkpt)\s*;"
+)
+_DEVICE_FUNCTION = re.compile(r"\b__(?:device|global)__\b")
+
+
+def is_device_asm(code: str, start: int, end: int) -> bool:
+    """Whether the asm statement at `start` (its `(` just before `end`) is device-side PTX:
+    its template spells PTX, or it sits in a `__device__`/`__global__` function body. Host
+    asm (RDTSC, x86/PowerPC atomics in boost headers) compiles for the host under hip-clang."""
+    arguments = call_arguments(code, end)
+    body = code[end : arguments[-1][1]] if arguments else code[end : end + 2000]
+    if _PTX.search(body):
+        return True
+    declarations = list(_DEVICE_FUNCTION.finditer(code, max(0, start - 100_000), start))
+    return bool(declarations) and _inside_body(code, declarations[-1].end(), start)
+
+
+def _inside_body(code: str, declaration_end: int, position: int) -> bool:
+    """Whether `position` lies inside the body that the declaration ending at
+    `declaration_end` opens (a `;` first: it declared a variable or prototype, no body)."""
+    depth, opened = 0, False
+    for match in re.finditer(r"[{};]", code[declaration_end:position]):
+        char = match.group()
+        if char == ";" and not opened:
+            return False
+        if char == "{":
+            depth, opened = depth + 1, True
+        elif char == "}":
+            depth -= 1
+            if opened and depth == 0:
+                return False
+    return opened and depth > 0
 
 
 _WARP_SIZE_MESSAGE = (
@@ -74,6 +122,7 @@ RULES: tuple[HazardRule, ...] = (
             "inline-ptx",
             re.compile(rf"{keyword}\s*(?:volatile\s*|__volatile__\s*)?\("),
             "inline assembly (PTX) cannot be compiled for AMD GPUs; replace it with HIP intrinsics",
+            keep=is_device_asm,
         )
         for keyword in ("asm", "__asm__")
     ),
@@ -93,5 +142,7 @@ def find_hazards(code: str) -> Iterator[tuple[int, HazardRule, str]]:
                 yield start, rule, code[start : match.end()]
             elif start and (code[start - 1].isalnum() or code[start - 1] == "_"):
                 continue  # inside a longer identifier
+            elif rule.keep is not None and not rule.keep(code, start, match.end()):
+                continue
             else:
                 yield start, rule, match.group()

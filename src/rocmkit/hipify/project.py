@@ -24,6 +24,7 @@ from typing import Literal
 from rocmkit.atomic import atomic_write_bytes
 from rocmkit.errors import UserError
 from rocmkit.hipify.cmake import cmake_notes, is_cmake_file
+from rocmkit.hipify.mappings import load_table
 from rocmkit.hipify.safety import check_input, check_output_location
 from rocmkit.hipify.translate import Diagnostic, TranslateOptions, TranslationStats, translate
 
@@ -132,6 +133,10 @@ class _Job:
 def hipify_paths(config: HipifyConfig) -> HipifyReport:
     """Translate every selected file of `config.paths`; returns per-file results in walk order."""
     started = time.perf_counter()
+    headers = project_headers(config.paths, load_table(config.options.mappings).includes)
+    if headers:
+        options = dataclasses.replace(config.options, project_headers=headers)
+        config = dataclasses.replace(config, options=options)
     jobs = list(_plan(config))
     if len(jobs) >= _PARALLEL_MIN_FILES and _num_workers(config) > 1:
         translate(
@@ -142,6 +147,31 @@ def hipify_paths(config: HipifyConfig) -> HipifyReport:
     else:
         results = [_run_job(job, config) for job in jobs]
     return HipifyReport(_drop_project_names(results), time.perf_counter() - started)
+
+
+def project_headers(paths: tuple[Path, ...], includes: dict[str, str]) -> frozenset[str]:
+    """The include paths of the mapping table (`cuda.h`, `cuda_runtime.h`...) that name a file of
+    the project itself: under a directory given, or beside a file given. Every path suffix
+    counts (`include/cuda.h` and `cuda.h`), as `#include "..."` may spell either; only the few
+    that collide with the table are kept, so the set stays small when shipped to workers."""
+    basenames = {key.rpartition("/")[2] for key in includes}
+    found: set[str] = set()
+    for path in paths:
+        root = path if path.is_dir() else path.parent
+        walk = os.walk(root) if path.is_dir() else [(str(root), [], _listdir(root))]
+        for directory, dirnames, filenames in walk:
+            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+            for name in basenames.intersection(filenames):
+                parts = (Path(directory) / name).relative_to(root).parts
+                found.update("/".join(parts[i:]) for i in range(len(parts)))
+    return frozenset(found.intersection(includes))
+
+
+def _listdir(directory: Path) -> list[str]:
+    try:
+        return os.listdir(directory)
+    except OSError:
+        return []
 
 
 def _drop_project_names(results: list[FileResult]) -> tuple[FileResult, ...]:

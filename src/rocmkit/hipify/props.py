@@ -35,6 +35,8 @@ SUBSTITUTES = {
     "persistingL2CacheMaxSize": Substitute(None, "0", "HIP has no persisting L2 cache"),
     "accessPolicyMaxWindowSize": Substitute(None, "0", "HIP has no L2 access-policy windows"),
     "asyncEngineCount": Substitute(None, "0", _CAUTIOUS),
+    # CUDA's older form of asyncEngineCount > 0 (deprecated there): the same cautious answer.
+    "deviceOverlap": Substitute(None, "0", _CAUTIOUS + ", as for asyncEngineCount"),
     "unifiedAddressing": Substitute(None, "0", _CAUTIOUS),
     "streamPrioritiesSupported": Substitute(None, "0", _CAUTIOUS),
     "globalL1CacheSupported": Substitute(None, "0", _CAUTIOUS),

@@ -4,36 +4,62 @@ HIP 5.2 declares `hipFuncSetAttribute(const void* func, ...)` and `hipFuncGetAtt
 const void* func)`; CUDA's templates accept the kernel itself, so a translated call passes a
 function where HIP wants `const void*` and does not compile. The kernel argument gets
 `reinterpret_cast<const void*>(...)`. A call that leaves out an argument CUDA gives a default
-and HIP does not gets it spelled out.
+and HIP does not gets it spelled out. The functions, with the declarations they follow, are data:
+signatures.toml.
 """
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Callable, Iterator
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from importlib import resources
+from typing import Any
 
 from rocmkit.hipify.lexer import call_arguments, continues_name
 
-# CUDA function name -> index of the argument HIP declares as `const void*`
-KERNEL_ARGUMENT = {"cudaFuncSetAttribute": 0, "cudaFuncGetAttributes": 1}
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+def _load() -> dict[str, Any]:
+    raw = resources.files("rocmkit.hipify").joinpath("signatures.toml").read_bytes()
+    return tomllib.loads(raw.decode("utf-8"))
+
+
+def _call_pattern(names: Iterable[str]) -> re.Pattern[str]:
+    # The shared prefix (`cuda`) is spelled outside the alternation: a pattern that starts with a
+    # literal lets the regex engine skip ahead fast; the character before is checked apart
+    # (continues_name).
+    ordered = sorted(names, key=lambda n: (-len(n), n))
+    prefix = os.path.commonprefix(ordered)
+    alternation = "|".join(re.escape(n[len(prefix) :]) for n in ordered)
+    return re.compile(rf"({re.escape(prefix)}(?:{alternation}))\s*\(")
+
+
+_DATA = _load()
+# CUDA function name -> index of the argument HIP declares as `const void*`.
+KERNEL_ARGUMENT: dict[str, int] = dict(_DATA["kernel_argument"])
 # CUDA function name -> (index of the first parameter CUDA defaults and HIP does not, CUDA's
-# defaults from there on, in HIP's spelling). HIP 5.2 and 6.2 declare `hipMalloc3DArray(array,
-# desc, extent, unsigned int flags)` with no default for `flags` (CUDA's: 0), and the `*Async`
-# symbol copies with no defaults for `offset` and `kind`.
-MISSING_DEFAULT = {
-    "cudaMalloc3DArray": (3, ("0",)),
-    "cudaMemcpyToSymbolAsync": (3, ("0", "hipMemcpyHostToDevice")),
-    "cudaMemcpyFromSymbolAsync": (3, ("0", "hipMemcpyDeviceToHost")),
+# defaults from there on, in HIP's spelling).
+MISSING_DEFAULT: dict[str, tuple[int, tuple[str, ...]]] = {
+    name: (int(entry[0]), tuple(entry[1:])) for name, entry in _DATA["missing_default"].items()
 }
 # CUDA function name -> (argument count of cuda_runtime.h's C++ overload, the HIP function).
-OVERLOAD_BY_ARITY = {"cudaEventCreate": (2, "hipEventCreateWithFlags")}
-_OVERLOADED_CALL = re.compile(r"(cudaEventCreate)\s*\(")
-# Start with a literal so the regex engine can skip ahead; the character before is checked apart.
-_CALL = re.compile(r"(cudaFunc(?:SetAttribute|GetAttributes))\s*\(")
-_DEFAULTED_CALL = re.compile(r"(cudaMalloc3DArray|cudaMemcpy(?:To|From)SymbolAsync)\s*\(")
+OVERLOAD_BY_ARITY: dict[str, tuple[int, str]] = {
+    name: (int(entry[0]), str(entry[1])) for name, entry in _DATA["overload_by_arity"].items()
+}
+_CALL = _call_pattern(KERNEL_ARGUMENT)
+_DEFAULTED_CALL = _call_pattern(MISSING_DEFAULT)
+_OVERLOADED_CALL = _call_pattern(OVERLOAD_BY_ARITY)
 CAST = "reinterpret_cast<const void*>("
 _ALREADY_CAST = ("reinterpret_cast", "(const void*)", "(void*)", "(const void *)")
-TRIGGERS = ("cudaFunc", "cudaMalloc3DArray", "SymbolAsync", "cudaEventCreate")
+# A text naming none of these has no call to fix (a substring test per file, not a regex scan).
+TRIGGERS = ("cudaFunc", "cudaLaunch", "cudaMalloc3DArray", "SymbolAsync", "cudaEventCreate",
+            "cudaStreamWaitEvent")  # fmt: skip
 
 
 def kernel_arguments(text: str, protected: Callable[[int], bool]) -> Iterator[tuple[int, int]]:

@@ -18,7 +18,17 @@ from operator import itemgetter
 from typing import Literal, NamedTuple
 
 from rocmkit.errors import UserError
-from rocmkit.hipify import guards, hazards, launch, props, signatures, warp
+from rocmkit.hipify import (
+    arch,
+    guards,
+    hazards,
+    launch,
+    overloads,
+    props,
+    signatures,
+    warp,
+    warpsize,
+)
 from rocmkit.hipify.lexer import build_scanner, line_columns
 from rocmkit.hipify.mappings import (
     CUDA_LOOKING,
@@ -56,6 +66,9 @@ class TranslateOptions:
     mappings: MappingSource = "auto"
     # Emit only names this HIP release declares (see versions.py); None: no check.
     hip_version: str | None = None
+    # Headers the project has itself (`cuda.h` beside the sources), as an `#include "..."` spells
+    # them: such an include names the project's file and is never remapped (project.py fills it).
+    project_headers: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.hip_version is not None:
@@ -133,6 +146,24 @@ def _scanner(
 ) -> tuple[MappingTable, re.Pattern[str]]:
     table = load_table(source) if hip_version is None else table_for_version(source, hip_version)
     return table, build_scanner(table.candidate_prefixes())
+
+
+@functools.cache
+def _shared_hip_types(source: MappingSource, hip_version: str | None) -> dict[str, tuple[str, ...]]:
+    """HIP type name -> its CUDA type names, for the HIP types two or more CUDA types become
+    (`hipError_t` from `cudaError_t` and `CUresult`): overloads on them collide after
+    translation (overloads.py)."""
+    table, _ = _scanner(source, hip_version)
+    sources: dict[str, list[str]] = {}
+    for cuda_name, mapping in table.identifiers.items():
+        if _TYPE_NAME.match(cuda_name):
+            sources.setdefault(mapping.hip, []).append(cuda_name)
+    return {hip: tuple(names) for hip, names in sources.items() if len(names) > 1}
+
+
+# CUDA names of types: `cudaError_t`, `cudaStream_t`, `CUresult`, `CUstream`, `CUdeviceptr`.
+_DRIVER_TYPE = re.compile(r"CU[a-z]\w*")
+_TYPE_NAME = re.compile(r"(?:cuda\w*_t|CU[a-z]\w*)\Z")
 
 
 @functools.cache
@@ -224,6 +255,8 @@ class _Scan:
     def include(self, match: re.Match[str]) -> None:
         path = match.group("path")
         new_path = self.table.includes.get(path)
+        if new_path is not None and self._project_header(match, path):
+            new_path = None
         if new_path is not None and new_path != path:
             self.edits.append(Edit(match.start("path"), match.end("path"), new_path, "include"))
             self.num_includes_rewritten += 1
@@ -231,6 +264,20 @@ class _Scan:
         # HIP 5.2's other headers (cooperative groups...) need the runtime header included first.
         if self.first_hip_include is None and path.startswith("hip/"):
             self.first_hip_include = path
+
+    def _project_header(self, match: re.Match[str], path: str) -> bool:
+        """`#include "cuda.h"` where the project has its own cuda.h: the project's file."""
+        if (
+            match.group("open") != '"'
+            or path.removeprefix("./") not in self.options.project_headers
+        ):
+            return False
+        message = (
+            f"\"{path}\" is the project's own header (found in the tree), not CUDA's: "
+            "kept as written (translate it with the tree)"
+        )
+        self.findings.append((match.start("path"), "note", path, "include", message))
+        return True
 
     def literal(self, match: re.Match[str], scanner: re.Pattern[str]) -> None:
         offset = match.start()
@@ -243,9 +290,11 @@ class _Scan:
 
     def finish(self) -> Translation:
         self._conditions()
+        self._cuda_arch()
         self._signatures()
         self._device_props()
         self._apply_overrides()
+        self._colliding_overloads()
         if not self.in_order:
             # An insertion sorts before a replacement starting at the same offset.
             self.edits.sort(key=_START_END)
@@ -262,11 +311,7 @@ class _Scan:
         if _lacks_sync_intrinsics(self.options.hip_version):
             text = self._lower_warp_sync(text)
         if self.options.report_hazards:
-            for offset, rule, snippet in hazards.find_hazards(self.text):
-                if not self.in_protected(offset):
-                    self.findings.append(
-                        (offset, "hazard", snippet.strip(), rule.code, rule.message)
-                    )
+            self._hazards()
         diagnostics = self._diagnostics()
         stats = TranslationStats(
             converted=dict(+converted),
@@ -293,6 +338,13 @@ class _Scan:
             if name.replacement is None:
                 category = "guard" if name.name in self.table.guards.defined_only else "version"
                 self.findings.append((name.start, "unconverted", name.name, category, name.message))
+
+    def _cuda_arch(self) -> None:
+        """Each use of `__CUDA_ARCH__` decided for AMD, reported where it decides (arch.py)."""
+        for use in arch.arch_uses(self.text, self.in_protected):
+            self.overrides.append((use.start, use.end, use.replacement, use.category))
+            if use.kind is not None:
+                self.findings.append((use.start, use.kind, arch.NAME, use.category, use.message))
 
     def _signatures(self) -> None:
         """Call sites whose HIP signature differs (signatures.py): `reinterpret_cast<const
@@ -341,6 +393,63 @@ class _Scan:
         self.edits = [edit for edit in self.edits if not overridden(edit[0])]
         self.edits += [(s, e, r, c) for s, e, r, c in kept if r is not None]
         self.in_order = False
+
+    def _colliding_overloads(self) -> None:
+        """Overloads that become one after translation (`check(CUresult)`, `check(cudaError_t)`):
+        the later ones are compiled out with `#if 0` and reported (overloads.py)."""
+        # Every pair HIP merges has a driver-API type (`CUresult`, `CUstream`): the driver type
+        # names the file spells (a search for a literal start, in C), then whether it also
+        # spells another CUDA name of the same HIP type. Most files stop at the first step.
+        text = self.text
+        shared_types = _shared_hip_types(self.options.mappings, self.options.hip_version)
+        shared: set[str] = set()
+        for name in {m.group() for m in _DRIVER_TYPE.finditer(text)}:
+            mapping = self.table.identifiers.get(name)
+            others = shared_types.get(mapping.hip, ()) if mapping is not None else ()
+            if any(other != name and other in text for other in others):
+                shared.add(mapping.hip)  # type: ignore[union-attr]
+        if not shared:
+            return
+        sources: dict[str, set[str]] = {}
+        offsets: dict[str, list[int]] = {}
+        for start, end, hip, _ in [edit for edit in self.edits if edit[2] in shared]:
+            sources.setdefault(hip, set()).add(text[start:end])
+            offsets.setdefault(hip, []).append(start)
+        names_at = [
+            o
+            for hip, names in sources.items()
+            if len(names) > 1
+            for o in offsets[hip]
+            if not self.in_protected(o)  # a string with --translate-strings
+        ]
+        if not names_at:
+            return
+        hip_name = self.table.identifiers.get
+        translated = lambda n: (hip_name(n) or (n,))[0]  # noqa: E731
+        for found in overloads.collisions(text, names_at, translated, self.in_protected):
+            line = text.count("\n", 0, found.kept_offset) + 1
+            opening = f"#if 0 // rocmkit hipify: the same overload as line {line} once translated\n"
+            rest_of_line = text[found.end : text.find("\n", found.end) % (len(text) + 1)]
+            closing = "\n#endif" if not rest_of_line.strip() else "\n#endif\n"
+            self.edits.append((found.start, found.start, opening, "overload"))
+            self.edits.append((found.end, found.end, closing, "overload"))
+            self.findings.append(
+                (found.start, "hazard", found.name, "overload-collision", found.message)
+            )
+        self.in_order = False
+
+    def _hazards(self) -> None:
+        """The fixed-spelling rules (hazards.py), then the value-following warp-size analysis
+        (warpsize.py) where no fixed rule already reported the same thing on the line."""
+        text = self.text
+        lines_reported: set[tuple[int, str]] = set()  # (line start, rule code)
+        for offset, rule, snippet in hazards.find_hazards(text):
+            if not self.in_protected(offset):
+                self.findings.append((offset, "hazard", snippet.strip(), rule.code, rule.message))
+                lines_reported.add((text.rfind("\n", 0, offset), rule.code))
+        for offset, snippet, message, same_as in warpsize.findings(text, self.in_protected):
+            if (text.rfind("\n", 0, offset), same_as) not in lines_reported:
+                self.findings.append((offset, "hazard", snippet, warpsize.CODE, message))
 
     def _lower_warp_sync(self, text: str) -> str:
         """HIP releases without `__shfl_xor_sync` & co. get the maskless intrinsics, reported."""
@@ -410,6 +519,7 @@ _START = itemgetter(0)
 _as_edit: Callable[[tuple[int, int, str, str]], Edit] = functools.partial(tuple.__new__, Edit)
 _START_END = itemgetter(0, 1)
 _CATEGORY = itemgetter(3)
+_REPLACEMENT = itemgetter(2)
 
 
 def _apply(text: str, edits: list[tuple[int, int, str, str]]) -> str:
