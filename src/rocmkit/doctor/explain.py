@@ -44,6 +44,15 @@ class Signature:
     unless_fact: tuple[str, ...] = ()
     needs: tuple[str, ...] = ()  # facts the fix needs; without them the fix is `missing`
     missing: str = ""
+    # From the catalogue (catalogue/*.toml); signatures.toml rows leave them empty.
+    confidence: str = ""  # "certain" / "likely" / "candidates"; empty: derived (see _confidence)
+    candidates: tuple[str, ...] = ()  # the causes an abstention names
+    ask: str = ""  # the command that prints the fact that decides between the candidates
+    source: str = ""  # where the emitter defines the message (header/source and version, or URL)
+    emitter: str = ""
+    code: str = ""  # the enum name (value) of an enumerated code
+    consequence: bool = False  # a follow-on error: never the first failure when a cause is found
+    abstain: bool = False  # says what the message means, states no fix
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,6 +70,16 @@ class Explanation:
     count: int = 1
     evidence: tuple[tuple[int, str], ...] = ()  # (line number, line); 0 = this machine
     facts: dict[str, str] = field(default_factory=dict)
+    # Added in explain schema 3 (all optional for readers of version 2):
+    confidence: str = "likely"  # "certain" | "likely" | "candidates" | "unknown"
+    abstain: bool = False  # no fix stated: `candidates` and `ask` say what would decide
+    candidates: tuple[str, ...] = ()
+    ask: str = ""  # command that prints the missing deciding fact
+    deciding: dict[str, str] = field(default_factory=dict)  # the facts this answer used
+    first_failure: bool = False  # the causal line of the log (others are its consequences)
+    code: str = ""
+    emitter: str = ""
+    source: str = ""
 
 
 @functools.cache
@@ -75,10 +94,16 @@ def _regex(text: str | None) -> re.Pattern[str] | None:
 
 @functools.cache
 def signatures() -> tuple[Signature, ...]:
-    """Every known failure signature, in file order (variants of a family most specific first)."""
-    rows = _data()["signature"]
+    """Every known failure signature: the catalogue's curated entries (catalogue/*.toml, built
+    from the emitters), then signatures.toml, then the catalogue's enumerated codes that only say
+    what a code means. Variants of a family are in order, most specific first."""
+    from rocmkit.doctor.catalogue import entries
+
+    rows = list(entries())
+    curated = [r for r in rows if not r.get("abstain")]
+    plain = [r for r in rows if r.get("abstain")]
     out = []
-    for row in rows:
+    for row in [*curated, *_data()["signature"], *plain]:
         assert row.get("level", "error") in LEVELS, row["id"]
         out.append(
             Signature(
@@ -94,6 +119,14 @@ def signatures() -> tuple[Signature, ...]:
                 unless_fact=tuple(row.get("unless_fact", ())),
                 needs=tuple(row.get("needs", ())),
                 missing=row.get("missing", ""),
+                confidence=row.get("confidence", ""),
+                candidates=tuple(row.get("candidates", ())),
+                ask=row.get("ask", ""),
+                source=row.get("source", ""),
+                emitter=row.get("emitter", ""),
+                code=row.get("code", ""),
+                consequence=bool(row.get("consequence", False)),
+                abstain=bool(row.get("abstain", False)),
             )
         )
     return tuple(out)
@@ -106,6 +139,7 @@ def fact_tables() -> dict[str, dict[str, str]]:
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_QUOTE = re.compile(r"^\s*(>\s?)+")  # "> " quoting of a pasted reply
 
 
 def explain(text: str, platform: Platform | None = None) -> list[Explanation]:
@@ -113,15 +147,15 @@ def explain(text: str, platform: Platform | None = None) -> list[Explanation]:
 
     `platform`: when the log came from this machine, facts the log lacks (the gfx target) are
     taken from `detect()`'s devices and shown as line 0."""
-    lines = [_ANSI.sub("", raw) for raw in text.splitlines()]
+    lines = [_QUOTE.sub("", _ANSI.sub("", raw)) for raw in text.splitlines()]
     found: dict[str, Explanation] = {}
     scan = scan_log(lines)
     facts_at = functools.cache(lambda i: log_facts(lines, i, fact_tables(), platform, scan))
     for index, line in enumerate(lines):
         fired: set[str] = set()
         for sig in signatures():
-            if sig.family in fired:
-                continue
+            if sig.family in fired or (sig.abstain and fired):
+                continue  # a code's bare meaning only where nothing more specific fired
             match = sig.pattern.search(line)
             if not match:
                 continue
@@ -134,7 +168,30 @@ def explain(text: str, platform: Platform | None = None) -> list[Explanation]:
                 found[sig.id] = Explanation(**{**vars(previous), "count": previous.count + 1})
                 continue
             found[sig.id] = _explanation(sig, lines, index, *evidence)
-    return sorted(found.values(), key=lambda e: e.line_number)
+    return _mark_first_failure(sorted(found.values(), key=lambda e: e.line_number))
+
+
+def _mark_first_failure(matches: list[Explanation]) -> list[Explanation]:
+    """Mark the causal explanation: the earliest error that states a cause (not a harmless line,
+    not a bare code meaning, not a follow-on error such as NCCL's 'unhandled system error' after
+    the WARN that caused it); a consequence only when nothing else explains the log."""
+    errors = [m for m in matches if m.level == "error" and not (m.abstain and not m.candidates)]
+    causes = [m for m in errors if not _is_consequence(m)]
+    pick = (causes or errors or [None])[0]
+    if pick is None:
+        return matches
+    return [
+        Explanation(**{**vars(m), "first_failure": True}) if m is pick else m for m in matches
+    ]
+
+
+@functools.cache
+def _consequences() -> frozenset[str]:
+    return frozenset(s.id for s in signatures() if s.consequence)
+
+
+def _is_consequence(m: Explanation) -> bool:
+    return m.id in _consequences()
 
 
 def _conditions(
@@ -158,8 +215,11 @@ def _explanation(
     sig: Signature, lines: list[str], index: int, facts: LogFacts, evidence: list[int]
 ) -> Explanation:
     values = facts.values
-    fix = sig.fix if all(facts.has(n) for n in sig.needs) else (sig.missing or sig.fix)
+    decided = all(facts.has(n) for n in sig.needs)
+    fix = sig.fix if decided else (sig.missing or sig.fix)
     used = {n for n in values if "{" + n + "}" in sig.cause + fix} | set(sig.when_fact)
+    used |= {n for n in sig.needs if n in values}
+    abstain = sig.abstain or (not decided and bool(sig.missing) and bool(sig.candidates))
     shown = sorted(
         {(i + 1, lines[i].strip()[:300]) for i in evidence if i != index}
         | {(facts.lines[n], _line_text(lines, facts.lines[n])) for n in used if n in facts.lines}
@@ -174,7 +234,28 @@ def _explanation(
         line=lines[index].strip()[:300],
         evidence=tuple(e for e in shown if e[0] != index + 1),
         facts=dict(values),
+        confidence=_confidence(sig, decided, abstain),
+        abstain=abstain,
+        candidates=sig.candidates,
+        ask=sig.ask,
+        deciding={n: values[n] for n in sorted(used) if n in values},
+        code=sig.code,
+        emitter=sig.emitter,
+        source=sig.source,
     )
+
+
+def _confidence(sig: Signature, decided: bool, abstain: bool) -> str:
+    """How sure the answer is, from the evidence it used: `certain` when the message and the
+    deciding facts it names settle it, `candidates` when it abstains naming causes, `unknown`
+    when it only says what a code means, else the entry's own `confidence` or `likely`."""
+    if abstain:
+        return "candidates" if sig.candidates else "unknown"
+    if not decided:
+        return "likely" if sig.confidence == "certain" else (sig.confidence or "likely")
+    if sig.confidence:
+        return sig.confidence
+    return "certain" if (sig.when_fact or sig.needs) else "likely"
 
 
 def _line_text(lines: list[str], number: int) -> str:
