@@ -100,8 +100,8 @@ def signatures() -> tuple[Signature, ...]:
     from rocmkit.doctor.catalogue import entries
 
     rows = list(entries())
-    curated = [r for r in rows if not r.get("abstain")]
-    plain = [r for r in rows if r.get("abstain")]
+    curated = [r for r in rows if r.get("fix")]
+    plain = [r for r in rows if not r.get("fix")]
     out = []
     for row in [*curated, *_data()["signature"], *plain]:
         assert row.get("level", "error") in LEVELS, row["id"]
@@ -135,7 +135,10 @@ def signatures() -> tuple[Signature, ...]:
 def fact_tables() -> dict[str, dict[str, str]]:
     """The data tables facts are derived with: "hsa_override" (gfx target -> the
     HSA_OVERRIDE_GFX_VERSION of a supported target of its family), "cuda_wheel" (sm -> wheels)."""
-    return {name: dict(_data().get(name, {})) for name in ("hsa_override", "cuda_wheel")}
+    return {
+        name: dict(_data().get(name, {}))
+        for name in ("hsa_override", "cuda_wheel", "tensile_targets")
+    }
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -154,7 +157,7 @@ def explain(text: str, platform: Platform | None = None) -> list[Explanation]:
     for index, line in enumerate(lines):
         fired: set[str] = set()
         for sig in signatures():
-            if sig.family in fired or (sig.abstain and fired):
+            if sig.family in fired or (sig.abstain and not sig.fix and fired):
                 continue  # a code's bare meaning only where nothing more specific fired
             match = sig.pattern.search(line)
             if not match:
