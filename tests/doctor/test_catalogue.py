@@ -211,3 +211,23 @@ def test_wheel_tags_and_library_paths_become_facts():
     facts = log_facts(lines, 0, {})
     assert facts.values["rocm_wheel"] == "6.1" and facts.values["rocm_libs"] == "6.0"
     assert facts.values["mixed_rocm"] == "6.1 vs 6.0" and facts.values["cuda_wheel_tag"] == "12.1"
+
+
+def test_console_view_shows_confidence_first_failure_facts_and_the_command(tmp_path):
+    from rocmkit.doctor.diagnose import explain_log
+    from rocmkit.doctor.findings import to_run_result
+    from rocmkit.report.view_doctor import render
+    from rich.console import Console
+
+    log = tmp_path / "job.log"
+    log.write_text(
+        "NCCL WARN Call to shm_open failed : Permission denied\n"
+        "RuntimeError: HIP error: invalid device function\n"
+    )
+    report = explain_log(str(log))
+    doc = report.to_dict()
+    assert doc["schema_version"] == 3 and doc["first_failure"] == 1
+    console = Console(record=True, width=200)
+    render(to_run_result(report, config={}), console, None)  # type: ignore[arg-type]
+    out = console.export_text()
+    assert "[certain] first failure" in out and "candidates:" in out and "run:   rocminfo" in out

@@ -92,44 +92,104 @@ def _regex(text: str | None) -> re.Pattern[str] | None:
     return re.compile(text, re.IGNORECASE) if text else None
 
 
+def _signature(row: dict[str, Any]) -> Signature:
+    assert row.get("level", "error") in LEVELS, row["id"]
+    return Signature(
+        id=row["id"],
+        family=row.get("family", row["id"]),
+        pattern=re.compile(row["pattern"], re.IGNORECASE),
+        cause=row["cause"],
+        fix=row["fix"],
+        level=row.get("level", "error"),
+        when=_regex(row.get("when")),
+        unless=_regex(row.get("unless")),
+        when_fact=tuple(row.get("when_fact", ())),
+        unless_fact=tuple(row.get("unless_fact", ())),
+        needs=tuple(row.get("needs", ())),
+        missing=row.get("missing", ""),
+        confidence=row.get("confidence", ""),
+        candidates=tuple(row.get("candidates", ())),
+        ask=row.get("ask", ""),
+        source=row.get("source", ""),
+        emitter=row.get("emitter", ""),
+        code=row.get("code", ""),
+        consequence=bool(row.get("consequence", False)),
+        abstain=bool(row.get("abstain", False)),
+    )
+
+
 @functools.cache
-def signatures() -> tuple[Signature, ...]:
-    """Every known failure signature: the catalogue's curated entries (catalogue/*.toml, built
-    from the emitters), then signatures.toml, then the catalogue's enumerated codes that only say
-    what a code means. Variants of a family are in order, most specific first."""
+def _active() -> tuple[Signature, ...]:
+    """The signatures matched one by one: the catalogue's curated entries (catalogue/*.toml,
+    built from the emitters), then signatures.toml. Variants of a family are in order, most
+    specific first."""
     from rocmkit.doctor.catalogue import entries
 
-    rows = list(entries())
-    curated = [r for r in rows if r.get("fix")]
-    plain = [r for r in rows if not r.get("fix")]
-    out = []
-    for row in [*curated, *_data()["signature"], *plain]:
-        assert row.get("level", "error") in LEVELS, row["id"]
-        out.append(
-            Signature(
-                id=row["id"],
-                family=row.get("family", row["id"]),
-                pattern=re.compile(row["pattern"], re.IGNORECASE),
-                cause=row["cause"],
-                fix=row["fix"],
-                level=row.get("level", "error"),
-                when=_regex(row.get("when")),
-                unless=_regex(row.get("unless")),
-                when_fact=tuple(row.get("when_fact", ())),
-                unless_fact=tuple(row.get("unless_fact", ())),
-                needs=tuple(row.get("needs", ())),
-                missing=row.get("missing", ""),
-                confidence=row.get("confidence", ""),
-                candidates=tuple(row.get("candidates", ())),
-                ask=row.get("ask", ""),
-                source=row.get("source", ""),
-                emitter=row.get("emitter", ""),
-                code=row.get("code", ""),
-                consequence=bool(row.get("consequence", False)),
-                abstain=bool(row.get("abstain", False)),
+    curated = [r for r in entries() if r.get("fix")]
+    return tuple(_signature(row) for row in [*curated, *_data()["signature"]])
+
+
+@functools.cache
+def signatures() -> tuple[Signature, ...]:
+    """Every known failure signature: `_active()` and then the catalogue's enumerated codes that
+    only say what a code means (explain() finds those through one index, see `_plain_index`)."""
+    from rocmkit.doctor.catalogue import entries
+
+    return _active() + tuple(_signature(r) for r in entries() if not r.get("fix"))
+
+
+@functools.cache
+def _plain_index() -> tuple[re.Pattern[str], dict[str, dict[str, Any]], list[re.Pattern[str]]]:
+    """The enumerated codes (hundreds) are not matched one regex at a time: one pattern finds
+    any enum name, one per emitter finds any of its message texts after its prefix, and a dict
+    maps the hit to its entry. Built on first use, so a log without such a line pays little."""
+    from rocmkit.doctor.catalogue import CONTEXT, LONG_MESSAGE, entries
+
+    by_key: dict[str, dict[str, Any]] = {}
+    texts: dict[str, list[str]] = {}
+    for row in entries():
+        if row.get("fix"):
+            continue
+        name = row["id"]
+        by_key[name] = row
+        message = row.get("text", "")
+        if message:
+            by_key.setdefault(_norm(message), row)
+            texts.setdefault(row["emitter"] if len(message) < LONG_MESSAGE else "", []).append(
+                message
             )
+    names = re.compile(
+        r"(?<![A-Za-z0-9_])(cudaError[A-Za-z0-9]+|CUDA_ERROR_[A-Z0-9_]+|hipError[A-Za-z0-9]+"
+        r"|HSA_STATUS_[A-Z_]+|NVML_ERROR_[A-Z_]+|nccl[A-Z][A-Za-z]+|CUBLAS_STATUS_[A-Z_]+"
+        r"|CUDNN_STATUS_[A-Z0-9_]+)(?![A-Za-z0-9_])"
+    )
+    by_text = []
+    for emitter, messages in texts.items():
+        alternatives = "|".join(
+            r"\s+".join(map(re.escape, m.split())) for m in sorted(messages, key=len, reverse=True)
         )
-    return tuple(out)
+        prefix = CONTEXT.get(emitter, "") if emitter else ""
+        by_text.append(re.compile(prefix + "(?P<text>" + alternatives + ")", re.IGNORECASE))
+    return names, by_key, by_text
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+@functools.cache
+def _plain_signature(key: str) -> Signature:
+    return _signature(_plain_index()[1][key])
+
+
+def _plain_matches(line: str) -> list[Signature]:
+    """The enumerated codes a line names (by enum name or by the emitter's own text)."""
+    names, by_key, by_text = _plain_index()
+    hits = [m.group(1) for m in names.finditer(line) if m.group(1) in by_key]
+    for rx in by_text:
+        if m := rx.search(line):
+            hits.append(by_key[_norm(m.group("text"))]["id"])
+    return [_plain_signature(h) for h in dict.fromkeys(hits)]
 
 
 def fact_tables() -> dict[str, dict[str, str]]:
@@ -142,6 +202,8 @@ def fact_tables() -> dict[str, dict[str, str]]:
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# Cheap gate before the enumerated-code index: an enum-like name or an emitter's name.
+_MAYBE_CODE = re.compile(r"cuda|hip|hsa|nvml|nccl|rccl|cublas|cudnn|rocm", re.IGNORECASE)
 _QUOTE = re.compile(r"^\s*(>\s?)+")  # "> " quoting of a pasted reply
 
 
@@ -156,11 +218,8 @@ def explain(text: str, platform: Platform | None = None) -> list[Explanation]:
     facts_at = functools.cache(lambda i: log_facts(lines, i, fact_tables(), platform, scan))
     for index, line in enumerate(lines):
         fired: set[str] = set()
-        for sig in signatures():
-            if sig.family in fired or (sig.abstain and not sig.fix and fired):
-                continue  # a code's bare meaning only where nothing more specific fired
-            match = sig.pattern.search(line)
-            if not match:
+        for sig in _active():
+            if sig.family in fired or not sig.pattern.search(line):
                 continue
             evidence = _conditions(sig, lines, facts_at(index))
             if evidence is None:
@@ -171,6 +230,14 @@ def explain(text: str, platform: Platform | None = None) -> list[Explanation]:
                 found[sig.id] = Explanation(**{**vars(previous), "count": previous.count + 1})
                 continue
             found[sig.id] = _explanation(sig, lines, index, *evidence)
+        if fired or not _MAYBE_CODE.search(line):
+            continue  # a code's bare meaning only where nothing more specific fired
+        for sig in _plain_matches(line):
+            if sig.id in found:
+                previous = found[sig.id]
+                found[sig.id] = Explanation(**{**vars(previous), "count": previous.count + 1})
+            else:
+                found[sig.id] = _explanation(sig, lines, index, facts_at(index), [])
     return _mark_first_failure(sorted(found.values(), key=lambda e: e.line_number))
 
 
@@ -190,7 +257,7 @@ def _mark_first_failure(matches: list[Explanation]) -> list[Explanation]:
 
 @functools.cache
 def _consequences() -> frozenset[str]:
-    return frozenset(s.id for s in signatures() if s.consequence)
+    return frozenset(s.id for s in _active() if s.consequence)
 
 
 def _is_consequence(m: Explanation) -> bool:

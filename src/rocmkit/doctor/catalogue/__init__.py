@@ -86,7 +86,7 @@ def entries() -> tuple[dict[str, Any], ...]:
             if not pattern:
                 continue
             name = entry.get("name") or entry["id"]
-            code = f"{name} ({entry['value']})" if "value" in entry else name
+            code = f"{name} ({entry['value']})" if "value" in entry else entry.get("code", "")
             meaning = entry.get("message") or entry.get("meaning") or ""
             row = {
                 **{k: v for k, v in entry.items() if k not in ("name", "value", "message")},
@@ -97,9 +97,10 @@ def entries() -> tuple[dict[str, Any], ...]:
                 "code": code,
                 "source": entry.get("source", head.get("source", head.get("header", ""))),
             }
+            row["text"] = meaning if entry.get("message") and entry.get("match_text", True) else ""
             if "cause" not in row:
                 said = f': "{meaning}"' if meaning else ""
-                row["cause"] = f"{label} reported {code}{said}."
+                row["cause"] = f"{label} reported {code or name}{said}."
             if row.get("fix"):
                 curated.append(row)
             else:
