@@ -231,3 +231,13 @@ def test_console_view_shows_confidence_first_failure_facts_and_the_command(tmp_p
     render(to_run_result(report, config={}), console, None)  # type: ignore[arg-type]
     out = console.export_text()
     assert "[certain] first failure" in out and "candidates:" in out and "run:   rocminfo" in out
+
+
+def test_a_message_wrapped_over_two_lines_is_recognised_once():
+    log = (
+        "RuntimeError: The detected CUDA version (12.2) mismatches the version that was used to\n"
+        "    compile PyTorch (11.3). Please make sure to use the same CUDA versions."
+    )
+    assert [(m.id, m.line_number) for m in explain(log)] == [("torch-extension-cuda-mismatch", 1)]
+    log = "nvidia-container-cli: requirement error: unsatisfied condition:\n  cuda>=12.8, please update your driver"
+    assert [m.id for m in explain(log)] == ["container-cuda-requirement"]

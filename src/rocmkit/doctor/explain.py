@@ -218,8 +218,11 @@ def explain(text: str, platform: Platform | None = None) -> list[Explanation]:
     facts_at = functools.cache(lambda i: log_facts(lines, i, fact_tables(), platform, scan))
     for index, line in enumerate(lines):
         fired: set[str] = set()
+        wrapped = _joined(lines, index)
         for sig in _active():
-            if sig.family in fired or not sig.pattern.search(line):
+            if sig.family in fired:
+                continue
+            if not sig.pattern.search(line) and not _across(sig.pattern, wrapped, len(line)):
                 continue
             evidence = _conditions(sig, lines, facts_at(index))
             if evidence is None:
@@ -239,6 +242,22 @@ def explain(text: str, platform: Platform | None = None) -> list[Explanation]:
             else:
                 found[sig.id] = _explanation(sig, lines, index, facts_at(index), [])
     return _mark_first_failure(sorted(found.values(), key=lambda e: e.line_number))
+
+
+def _joined(lines: list[str], index: int) -> str:
+    """The line and the next one, for a message a terminal or a paste wrapped in two."""
+    if index + 1 >= len(lines) or len(lines[index]) < 40 or not lines[index + 1].strip():
+        return ""
+    return lines[index] + " " + lines[index + 1].strip()
+
+
+def _across(pattern: re.Pattern[str], wrapped: str, cut: int) -> bool:
+    """True when `pattern` matches `wrapped` across the join (not within the next line alone,
+    which is matched on its own turn)."""
+    if not wrapped:
+        return False
+    match = pattern.search(wrapped)
+    return match is not None and match.start() < cut < match.end()
 
 
 def _mark_first_failure(matches: list[Explanation]) -> list[Explanation]:
