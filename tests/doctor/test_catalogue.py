@@ -13,27 +13,53 @@ import pytest
 from rocmkit.doctor.catalogue import entries, files
 from rocmkit.doctor.explain import explain
 
-SITE = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+SITE = (
+    Path(sys.prefix)
+    / "lib"
+    / f"python{sys.version_info.major}.{sys.version_info.minor}"
+    / "site-packages"
+)
 
 # emitter -> (installed headers to try, enum regex). The regexes are the ones emitters.md records.
 HEADERS = {
     "cuda_runtime": (
-        [Path("/usr/local/cuda/include/driver_types.h"), SITE / "nvidia/cu13/include/driver_types.h"],
+        [
+            Path("/usr/local/cuda/include/driver_types.h"),
+            SITE / "nvidia/cu13/include/driver_types.h",
+        ],
         r"^\s+(cudaError[A-Za-z0-9]+)\s*=\s*(\d+)",
     ),
-    "cuda_driver": ([Path("/usr/local/cuda/include/cuda.h")], r"^\s+(CUDA_ERROR_[A-Z0-9_]+)\s*=\s*(\d+)"),
+    "cuda_driver": (
+        [Path("/usr/local/cuda/include/cuda.h")],
+        r"^\s+(CUDA_ERROR_[A-Z0-9_]+)\s*=\s*(\d+)",
+    ),
     "hip": (
-        [SITE / "triton/backends/amd/include/hip/hip_runtime_api.h", Path("/usr/include/hip/hip_runtime_api.h")],
+        [
+            SITE / "triton/backends/amd/include/hip/hip_runtime_api.h",
+            Path("/usr/include/hip/hip_runtime_api.h"),
+        ],
         r"^\s+(hipError[A-Za-z0-9]+)\s*=\s*(\d+)",
     ),
     "hsa": (
         [SITE / "triton/backends/amd/include/hsa/hsa.h", Path("/usr/include/hsa/hsa.h")],
         r"^\s+(HSA_STATUS_[A-Z_]+)\s*=\s*(0x[0-9A-Fa-f]+)",
     ),
-    "nccl": ([SITE / "nvidia/nccl/include/nccl.h"], r"^\s+(nccl[A-Z][A-Za-z]*(?:Error|Usage|Argument|Timeout|Progress))\s*=\s*(\d+)"),
-    "nvml": ([Path("/usr/include/nvml.h"), Path("/usr/local/cuda/include/nvml.h")], r"^\s+(NVML_ERROR_[A-Z_]+)\s*=\s*(\d+)"),
-    "cublas": ([SITE / "nvidia/cu13/include/cublas_api.h"], r"^\s+(CUBLAS_STATUS_[A-Z_]+)\s*=\s*(\d+)"),
-    "cudnn": ([SITE / "nvidia/cudnn/include/cudnn_graph.h"], r"^\s+(CUDNN_STATUS_[A-Z0-9_]+)\s*=\s*(\d+)"),
+    "nccl": (
+        [SITE / "nvidia/nccl/include/nccl.h"],
+        r"^\s+(nccl[A-Z][A-Za-z]*(?:Error|Usage|Argument|Timeout|Progress))\s*=\s*(\d+)",
+    ),
+    "nvml": (
+        [Path("/usr/include/nvml.h"), Path("/usr/local/cuda/include/nvml.h")],
+        r"^\s+(NVML_ERROR_[A-Z_]+)\s*=\s*(\d+)",
+    ),
+    "cublas": (
+        [SITE / "nvidia/cu13/include/cublas_api.h"],
+        r"^\s+(CUBLAS_STATUS_[A-Z_]+)\s*=\s*(\d+)",
+    ),
+    "cudnn": (
+        [SITE / "nvidia/cudnn/include/cudnn_graph.h"],
+        r"^\s+(CUDNN_STATUS_[A-Z0-9_]+)\s*=\s*(\d+)",
+    ),
 }
 
 
@@ -153,9 +179,9 @@ NEAR_MISSES = [
         "ollama-amdgpu-not-supported-override",
     ),
     (
-        'WARNING[XFORMERS]: xFormers can\'t load C++/CUDA extensions. xFormers was built for:\n    PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.2.0+cu121)',
+        "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n    PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.2.0+cu121)",
         "xformers-cant-load",
-        'WARNING[XFORMERS]: xFormers can\'t load C++/CUDA extensions. xFormers was built for:\n    PyTorch 2.2.0+cu121 with CUDA 1201 (you have 2.2.0+cu121)',
+        "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n    PyTorch 2.2.0+cu121 with CUDA 1201 (you have 2.2.0+cu121)",
         "xformers-cant-load-same-versions",
     ),
 ]
@@ -176,8 +202,14 @@ def test_abstentions_name_candidates_and_the_command_that_decides():
     (m,) = explain("RuntimeError: HIP error: invalid device function")
     assert m.abstain and m.confidence == "candidates" and m.candidates
     assert "rocminfo" in m.ask and "HSA_OVERRIDE_GFX_VERSION" in m.fix
-    (m,) = explain("RuntimeError: HIP error: invalid device function\n  Device 0: AMD Radeon RX 6700 XT, gfx1031 (0x1031)")
-    assert not m.abstain and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in m.fix and m.deciding["gfx"] == "gfx1031"
+    (m,) = explain(
+        "RuntimeError: HIP error: invalid device function\n  Device 0: AMD Radeon RX 6700 XT, gfx1031 (0x1031)"
+    )
+    assert (
+        not m.abstain
+        and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in m.fix
+        and m.deciding["gfx"] == "gfx1031"
+    )
 
 
 def test_confidence_is_certain_only_when_message_and_facts_decide():
@@ -214,10 +246,11 @@ def test_wheel_tags_and_library_paths_become_facts():
 
 
 def test_console_view_shows_confidence_first_failure_facts_and_the_command(tmp_path):
+    from rich.console import Console
+
     from rocmkit.doctor.diagnose import explain_log
     from rocmkit.doctor.findings import to_run_result
     from rocmkit.report.view_doctor import render
-    from rich.console import Console
 
     log = tmp_path / "job.log"
     log.write_text(

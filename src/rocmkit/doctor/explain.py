@@ -266,12 +266,10 @@ def _mark_first_failure(matches: list[Explanation]) -> list[Explanation]:
     the WARN that caused it); a consequence only when nothing else explains the log."""
     errors = [m for m in matches if m.level == "error" and not (m.abstain and not m.candidates)]
     causes = [m for m in errors if not _is_consequence(m)]
-    pick = (causes or errors or [None])[0]
-    if pick is None:
+    if not errors:
         return matches
-    return [
-        Explanation(**{**vars(m), "first_failure": True}) if m is pick else m for m in matches
-    ]
+    pick = (causes or errors)[0]
+    return [Explanation(**{**vars(m), "first_failure": True}) if m is pick else m for m in matches]
 
 
 @functools.cache

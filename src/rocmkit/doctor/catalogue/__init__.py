@@ -106,8 +106,6 @@ def entries() -> tuple[dict[str, Any], ...]:
             else:
                 row["fix"] = ""
                 row["abstain"] = True
-                row.setdefault(
-                    "ask", head.get("ask", "rerun with the emitter's debug logging on")
-                )
+                row.setdefault("ask", head.get("ask", "rerun with the emitter's debug logging on"))
                 plain.append(row)
     return tuple(curated + plain)
