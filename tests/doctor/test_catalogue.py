@@ -274,3 +274,11 @@ def test_a_message_wrapped_over_two_lines_is_recognised_once():
     assert [(m.id, m.line_number) for m in explain(log)] == [("torch-extension-cuda-mismatch", 1)]
     log = "nvidia-container-cli: requirement error: unsatisfied condition:\n  cuda>=12.8, please update your driver"
     assert [m.id for m in explain(log)] == ["container-cuda-requirement"]
+
+
+def test_a_shared_message_is_attributed_to_the_emitter_the_line_names():
+    (hip,) = explain("RuntimeError: HIP error: an illegal memory access was encountered")
+    (cuda,) = explain("RuntimeError: CUDA error: an illegal memory access was encountered")
+    assert (hip.code, hip.emitter) == ("hipErrorIllegalAddress (700)", "hip")
+    assert (cuda.code, cuda.emitter) == ("cudaErrorIllegalAddress (700)", "cuda_runtime")
+    assert "AMD_SERIALIZE_KERNEL" in hip.ask and "CUDA_LAUNCH_BLOCKING" in cuda.ask

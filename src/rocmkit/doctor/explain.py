@@ -154,7 +154,8 @@ def _plain_index() -> tuple[re.Pattern[str], dict[str, dict[str, Any]], list[re.
         by_key[name] = row
         message = row.get("text", "")
         if message:
-            by_key.setdefault(_norm(message), row)
+            by_key.setdefault(_norm(message), row)  # the first emitter's, CUDA's before HIP's
+            by_key.setdefault(row["emitter"] + ":" + _norm(message), row)
             texts.setdefault(row["emitter"] if len(message) < LONG_MESSAGE else "", []).append(
                 message
             )
@@ -186,9 +187,12 @@ def _plain_matches(line: str) -> list[Signature]:
     """The enumerated codes a line names (by enum name or by the emitter's own text)."""
     names, by_key, by_text = _plain_index()
     hits = [m.group(1) for m in names.finditer(line) if m.group(1) in by_key]
+    hip = _HIP_LINE.search(line) is not None
     for rx in by_text:
         if m := rx.search(line):
-            hits.append(by_key[_norm(m.group("text"))]["id"])
+            text = _norm(m.group("text"))
+            row = by_key.get("hip:" + text) if hip else None
+            hits.append((row or by_key[text])["id"])
     return [_plain_signature(h) for h in dict.fromkeys(hits)]
 
 
@@ -204,6 +208,7 @@ def fact_tables() -> dict[str, dict[str, str]]:
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # Cheap gate before the enumerated-code index: an enum-like name or an emitter's name.
 _MAYBE_CODE = re.compile(r"cuda|hip|hsa|nvml|nccl|rccl|cublas|cudnn|rocm", re.IGNORECASE)
+_HIP_LINE = re.compile(r"\bHIP\b|\bhip\w*|ROCm", re.IGNORECASE)  # the text is HIP's, not CUDA's
 _QUOTE = re.compile(r"^\s*(>\s?)+")  # "> " quoting of a pasted reply
 
 
