@@ -41,6 +41,7 @@ EXAMPLES = {
     "out-of-memory-exceeds-gpu": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 55.57 GiB. GPU 0 has a total capacity of 12.00 GiB of which 9.02 GiB is free.",
     "out-of-memory-no-fragmentation": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.78 GiB. GPU 0 has a total capacity of 31.47 GiB of which 12.73 GiB is free. Of the allocated memory 9.08 GiB is allocated by PyTorch, and 9.35 GiB is reserved by PyTorch but unallocated.",
     "out-of-memory-fits-free": "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 MiB. GPU 7 has a total capacity of 287.98 GiB of which 203.49 GiB is free.",
+    "out-of-memory-fragmented": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 24.00 GiB of which 1.00 GiB is free. Of the allocated memory 12.00 GiB is allocated by PyTorch, and 9.00 GiB is reserved by PyTorch but unallocated.",
     "tensile-mixed-rocm": "torch 2.3.0+rocm6.2\nrocBLAS error: Could not load /opt/rocm-6.0.0/lib/rocblas/library/TensileLibrary_lazy_gfx1030.dat",
     "tensile-shipped-target": "rocBLAS error: Could not load /opt/rocm-6.0.0/lib/rocblas/library/TensileLibrary_lazy_gfx1030.dat",
     "nccl-system-error-network": "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:410, unhandled system error\nconnection reset by peer",

@@ -196,3 +196,6 @@ def _derive_oom(values: dict[str, str], where: dict[str, int]) -> None:
         values["oom_no_fragmentation"], where["oom_no_fragmentation"] = "yes", at
     elif free is not None and tried * 4 < float(free):
         values["oom_fits_free"], where["oom_fits_free"] = "yes", at
+    elif free is not None and cache is not None and tried > float(free) and float(cache) >= tried:
+        # PyTorch holds more unallocated memory than the request, in pieces too small for it.
+        values["oom_fragmented"], where["oom_fragmented"] = "yes", at
