@@ -111,6 +111,12 @@ def test_enumerated_codes_match_on_name_and_on_their_own_text_and_abstain():
 # -- near misses: the same message with another deciding fact changes the answer ---------------
 
 NEAR_MISSES = [
+    (
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+        "cuda-no-kernel-image",
+        "RuntimeError: HIP error: no kernel image is available for execution on the device",
+        "no-binary-for-gpu",
+    ),
     # (log, expected id, log with another deciding fact, expected id)
     (
         "Failed to initialize NVML: Unknown Error",
