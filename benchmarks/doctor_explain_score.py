@@ -76,9 +76,10 @@ def names_candidates(m: Any) -> bool:
 
 
 def top(matches: list[Any]) -> Any:
-    """The causal explanation: the first marked causal/primary, else the first (earliest line)."""
+    """The causal explanation: the first marked causal/primary/first_failure, else the first
+    (earliest line)."""
     for m in matches:
-        if _field(m, "causal", False) or _field(m, "primary", False):
+        if any(_field(m, k, False) for k in ("causal", "primary", "first_failure")):
             return m
     return matches[0]
 

@@ -44,6 +44,15 @@ class Signature:
     unless_fact: tuple[str, ...] = ()
     needs: tuple[str, ...] = ()  # facts the fix needs; without them the fix is `missing`
     missing: str = ""
+    # From the catalogue (catalogue/*.toml); signatures.toml rows leave them empty.
+    confidence: str = ""  # "certain" / "likely" / "candidates"; empty: derived (see _confidence)
+    candidates: tuple[str, ...] = ()  # the causes an abstention names
+    ask: str = ""  # the command that prints the fact that decides between the candidates
+    source: str = ""  # where the emitter defines the message (header/source and version, or URL)
+    emitter: str = ""
+    code: str = ""  # the enum name (value) of an enumerated code
+    consequence: bool = False  # a follow-on error: never the first failure when a cause is found
+    abstain: bool = False  # says what the message means, states no fix
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,6 +70,16 @@ class Explanation:
     count: int = 1
     evidence: tuple[tuple[int, str], ...] = ()  # (line number, line); 0 = this machine
     facts: dict[str, str] = field(default_factory=dict)
+    # Added in explain schema 3 (all optional for readers of version 2):
+    confidence: str = "likely"  # "certain" | "likely" | "candidates" | "unknown"
+    abstain: bool = False  # no fix stated: `candidates` and `ask` say what would decide
+    candidates: tuple[str, ...] = ()
+    ask: str = ""  # command that prints the missing deciding fact
+    deciding: dict[str, str] = field(default_factory=dict)  # the facts this answer used
+    first_failure: bool = False  # the causal line of the log (others are its consequences)
+    code: str = ""
+    emitter: str = ""
+    source: str = ""
 
 
 @functools.cache
@@ -73,39 +92,124 @@ def _regex(text: str | None) -> re.Pattern[str] | None:
     return re.compile(text, re.IGNORECASE) if text else None
 
 
+def _signature(row: dict[str, Any]) -> Signature:
+    assert row.get("level", "error") in LEVELS, row["id"]
+    return Signature(
+        id=row["id"],
+        family=row.get("family", row["id"]),
+        pattern=re.compile(row["pattern"], re.IGNORECASE),
+        cause=row["cause"],
+        fix=row["fix"],
+        level=row.get("level", "error"),
+        when=_regex(row.get("when")),
+        unless=_regex(row.get("unless")),
+        when_fact=tuple(row.get("when_fact", ())),
+        unless_fact=tuple(row.get("unless_fact", ())),
+        needs=tuple(row.get("needs", ())),
+        missing=row.get("missing", ""),
+        confidence=row.get("confidence", ""),
+        candidates=tuple(row.get("candidates", ())),
+        ask=row.get("ask", ""),
+        source=row.get("source", ""),
+        emitter=row.get("emitter", ""),
+        code=row.get("code", ""),
+        consequence=bool(row.get("consequence", False)),
+        abstain=bool(row.get("abstain", False)),
+    )
+
+
+@functools.cache
+def _active() -> tuple[Signature, ...]:
+    """The signatures matched one by one: the catalogue's curated entries (catalogue/*.toml,
+    built from the emitters), then signatures.toml. Variants of a family are in order, most
+    specific first."""
+    from rocmkit.doctor.catalogue import entries
+
+    curated = [r for r in entries() if r.get("fix")]
+    return tuple(_signature(row) for row in [*curated, *_data()["signature"]])
+
+
 @functools.cache
 def signatures() -> tuple[Signature, ...]:
-    """Every known failure signature, in file order (variants of a family most specific first)."""
-    rows = _data()["signature"]
-    out = []
-    for row in rows:
-        assert row.get("level", "error") in LEVELS, row["id"]
-        out.append(
-            Signature(
-                id=row["id"],
-                family=row.get("family", row["id"]),
-                pattern=re.compile(row["pattern"], re.IGNORECASE),
-                cause=row["cause"],
-                fix=row["fix"],
-                level=row.get("level", "error"),
-                when=_regex(row.get("when")),
-                unless=_regex(row.get("unless")),
-                when_fact=tuple(row.get("when_fact", ())),
-                unless_fact=tuple(row.get("unless_fact", ())),
-                needs=tuple(row.get("needs", ())),
-                missing=row.get("missing", ""),
+    """Every known failure signature: `_active()` and then the catalogue's enumerated codes that
+    only say what a code means (explain() finds those through one index, see `_plain_index`)."""
+    from rocmkit.doctor.catalogue import entries
+
+    return _active() + tuple(_signature(r) for r in entries() if not r.get("fix"))
+
+
+@functools.cache
+def _plain_index() -> tuple[re.Pattern[str], dict[str, dict[str, Any]], list[re.Pattern[str]]]:
+    """The enumerated codes (hundreds) are not matched one regex at a time: one pattern finds
+    any enum name, one per emitter finds any of its message texts after its prefix, and a dict
+    maps the hit to its entry. Built on first use, so a log without such a line pays little."""
+    from rocmkit.doctor.catalogue import CONTEXT, LONG_MESSAGE, entries
+
+    by_key: dict[str, dict[str, Any]] = {}
+    texts: dict[str, list[str]] = {}
+    for row in entries():
+        if row.get("fix"):
+            continue
+        name = row["id"]
+        by_key[name] = row
+        message = row.get("text", "")
+        if message:
+            by_key.setdefault(_norm(message), row)  # the first emitter's, CUDA's before HIP's
+            by_key.setdefault(row["emitter"] + ":" + _norm(message), row)
+            texts.setdefault(row["emitter"] if len(message) < LONG_MESSAGE else "", []).append(
+                message
             )
+    names = re.compile(
+        r"(?<![A-Za-z0-9_])(cudaError[A-Za-z0-9]+|CUDA_ERROR_[A-Z0-9_]+|hipError[A-Za-z0-9]+"
+        r"|HSA_STATUS_[A-Z_]+|NVML_ERROR_[A-Z_]+|nccl[A-Z][A-Za-z]+|CUBLAS_STATUS_[A-Z_]+"
+        r"|CUDNN_STATUS_[A-Z0-9_]+)(?![A-Za-z0-9_])"
+    )
+    by_text = []
+    for emitter, messages in texts.items():
+        alternatives = "|".join(
+            r"\s+".join(map(re.escape, m.split())) for m in sorted(messages, key=len, reverse=True)
         )
-    return tuple(out)
+        prefix = CONTEXT.get(emitter, "") if emitter else ""
+        by_text.append(re.compile(prefix + "(?P<text>" + alternatives + ")", re.IGNORECASE))
+    return names, by_key, by_text
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+@functools.cache
+def _plain_signature(key: str) -> Signature:
+    return _signature(_plain_index()[1][key])
+
+
+def _plain_matches(line: str) -> list[Signature]:
+    """The enumerated codes a line names (by enum name or by the emitter's own text)."""
+    names, by_key, by_text = _plain_index()
+    hits = [m.group(1) for m in names.finditer(line) if m.group(1) in by_key]
+    hip = _HIP_LINE.search(line) is not None
+    for rx in by_text:
+        if m := rx.search(line):
+            text = _norm(m.group("text"))
+            row = by_key.get("hip:" + text) if hip else None
+            hits.append((row or by_key[text])["id"])
+    return [_plain_signature(h) for h in dict.fromkeys(hits)]
 
 
 def fact_tables() -> dict[str, dict[str, str]]:
     """The data tables facts are derived with: "hsa_override" (gfx target -> the
     HSA_OVERRIDE_GFX_VERSION of a supported target of its family), "cuda_wheel" (sm -> wheels)."""
-    return {name: dict(_data().get(name, {})) for name in ("hsa_override", "cuda_wheel")}
+    return {
+        name: dict(_data().get(name, {}))
+        for name in ("hsa_override", "cuda_wheel", "tensile_targets")
+    }
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# Cheap gate before the enumerated-code index: an enum-like name or an emitter's name.
+_MAYBE_CODE = re.compile(r"cuda|hip|hsa|nvml|nccl|rccl|cublas|cudnn|rocm", re.IGNORECASE)
+_HIP_LINE = re.compile(r"\bHIP\b|\bhip\w*|ROCm", re.IGNORECASE)  # the text is HIP's, not CUDA's
+_QUOTE = re.compile(r"^\s*(>\s?)+")  # "> " quoting of a pasted reply
 
 
 def explain(text: str, platform: Platform | None = None) -> list[Explanation]:
@@ -113,17 +217,17 @@ def explain(text: str, platform: Platform | None = None) -> list[Explanation]:
 
     `platform`: when the log came from this machine, facts the log lacks (the gfx target) are
     taken from `detect()`'s devices and shown as line 0."""
-    lines = [_ANSI.sub("", raw) for raw in text.splitlines()]
+    lines = [_QUOTE.sub("", _ANSI.sub("", raw)) for raw in text.splitlines()]
     found: dict[str, Explanation] = {}
     scan = scan_log(lines)
     facts_at = functools.cache(lambda i: log_facts(lines, i, fact_tables(), platform, scan))
     for index, line in enumerate(lines):
         fired: set[str] = set()
-        for sig in signatures():
+        wrapped = _joined(lines, index)
+        for sig in _active():
             if sig.family in fired:
                 continue
-            match = sig.pattern.search(line)
-            if not match:
+            if not sig.pattern.search(line) and not _across(sig.pattern, wrapped, len(line)):
                 continue
             evidence = _conditions(sig, lines, facts_at(index))
             if evidence is None:
@@ -134,7 +238,52 @@ def explain(text: str, platform: Platform | None = None) -> list[Explanation]:
                 found[sig.id] = Explanation(**{**vars(previous), "count": previous.count + 1})
                 continue
             found[sig.id] = _explanation(sig, lines, index, *evidence)
-    return sorted(found.values(), key=lambda e: e.line_number)
+        if fired or not _MAYBE_CODE.search(line):
+            continue  # a code's bare meaning only where nothing more specific fired
+        for sig in _plain_matches(line):
+            if sig.id in found:
+                previous = found[sig.id]
+                found[sig.id] = Explanation(**{**vars(previous), "count": previous.count + 1})
+            else:
+                found[sig.id] = _explanation(sig, lines, index, facts_at(index), [])
+    return _mark_first_failure(sorted(found.values(), key=lambda e: e.line_number))
+
+
+def _joined(lines: list[str], index: int) -> str:
+    """The line and the next one, for a message a terminal or a paste wrapped in two."""
+    if index + 1 >= len(lines) or len(lines[index]) < 40 or not lines[index + 1].strip():
+        return ""
+    return lines[index] + " " + lines[index + 1].strip()
+
+
+def _across(pattern: re.Pattern[str], wrapped: str, cut: int) -> bool:
+    """True when `pattern` matches `wrapped` across the join (not within the next line alone,
+    which is matched on its own turn)."""
+    if not wrapped:
+        return False
+    match = pattern.search(wrapped)
+    return match is not None and match.start() < cut < match.end()
+
+
+def _mark_first_failure(matches: list[Explanation]) -> list[Explanation]:
+    """Mark the causal explanation: the earliest error that states a cause (not a harmless line,
+    not a bare code meaning, not a follow-on error such as NCCL's 'unhandled system error' after
+    the WARN that caused it); a consequence only when nothing else explains the log."""
+    errors = [m for m in matches if m.level == "error" and not (m.abstain and not m.candidates)]
+    causes = [m for m in errors if not _is_consequence(m)]
+    if not errors:
+        return matches
+    pick = (causes or errors)[0]
+    return [Explanation(**{**vars(m), "first_failure": True}) if m is pick else m for m in matches]
+
+
+@functools.cache
+def _consequences() -> frozenset[str]:
+    return frozenset(s.id for s in _active() if s.consequence)
+
+
+def _is_consequence(m: Explanation) -> bool:
+    return m.id in _consequences()
 
 
 def _conditions(
@@ -158,8 +307,11 @@ def _explanation(
     sig: Signature, lines: list[str], index: int, facts: LogFacts, evidence: list[int]
 ) -> Explanation:
     values = facts.values
-    fix = sig.fix if all(facts.has(n) for n in sig.needs) else (sig.missing or sig.fix)
+    decided = all(facts.has(n) for n in sig.needs)
+    fix = sig.fix if decided else (sig.missing or sig.fix)
     used = {n for n in values if "{" + n + "}" in sig.cause + fix} | set(sig.when_fact)
+    used |= {n for n in sig.needs if n in values}
+    abstain = sig.abstain or (not decided and bool(sig.missing) and bool(sig.candidates))
     shown = sorted(
         {(i + 1, lines[i].strip()[:300]) for i in evidence if i != index}
         | {(facts.lines[n], _line_text(lines, facts.lines[n])) for n in used if n in facts.lines}
@@ -174,7 +326,28 @@ def _explanation(
         line=lines[index].strip()[:300],
         evidence=tuple(e for e in shown if e[0] != index + 1),
         facts=dict(values),
+        confidence=_confidence(sig, decided, abstain),
+        abstain=abstain,
+        candidates=sig.candidates,
+        ask=sig.ask,
+        deciding={n: values[n] for n in sorted(used) if n in values},
+        code=sig.code,
+        emitter=sig.emitter,
+        source=sig.source,
     )
+
+
+def _confidence(sig: Signature, decided: bool, abstain: bool) -> str:
+    """How sure the answer is, from the evidence it used: `certain` when the message and the
+    deciding facts it names settle it, `candidates` when it abstains naming causes, `unknown`
+    when it only says what a code means, else the entry's own `confidence` or `likely`."""
+    if abstain:
+        return "candidates" if sig.candidates else "unknown"
+    if not decided:
+        return "likely" if sig.confidence == "certain" else (sig.confidence or "likely")
+    if sig.confidence:
+        return sig.confidence
+    return "certain" if (sig.when_fact or sig.needs) else "likely"
 
 
 def _line_text(lines: list[str], number: int) -> str:

@@ -18,7 +18,9 @@ STATUSES: tuple[Status, ...] = ("ok", "note", "warn", "fail", "skip")
 SCHEMA = "rocmkit.doctor"
 SCHEMA_VERSION = 2  # 2: status "note", fields "evidence" and "overruled"
 EXPLAIN_SCHEMA = "rocmkit.doctor.explain"
-EXPLAIN_SCHEMA_VERSION = 2
+# 3: per match `confidence`, `abstain`, `candidates`, `ask`, `deciding`, `first_failure`, `code`,
+# `emitter`, `source`; top-level `first_failure` (line number). Version-2 fields unchanged.
+EXPLAIN_SCHEMA_VERSION = 3
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,6 +92,7 @@ class ExplainReport:
             "schema_version": EXPLAIN_SCHEMA_VERSION,
             "source": self.source,
             "num_lines": self.num_lines,
+            "first_failure": next((m.line_number for m in self.matches if m.first_failure), None),
             "matches": [vars(m) for m in self.matches],
         }
 

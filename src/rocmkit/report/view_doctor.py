@@ -69,6 +69,11 @@ def _explanations(data: dict[str, Any], console: Console) -> None:
     for m in matches:
         seen = f" (x{m['count']})" if m.get("count", 1) > 1 else ""
         level = "" if m.get("level", "error") == "error" else f" ({m['level']})"
+        # Explain schema 3: how sure, and which line is the cause (the rest follow from it).
+        if m.get("confidence"):
+            level += escape(f" [{m['confidence']}]")
+        if m.get("first_failure") and len(matches) > 1:
+            level += " first failure"
         # soft_wrap: a long path:line stays one token (copyable, greppable) instead of being cut.
         console.print(
             f"[bold]{m['id']}[/bold]{level}  {name}:{m['line_number']}{seen}", soft_wrap=True
@@ -77,5 +82,16 @@ def _explanations(data: dict[str, Any], console: Console) -> None:
         for number, line in m.get("evidence", []):
             where = "this machine" if number == 0 else f"{name}:{number}"
             console.print(f"  [dim]{where}: {escape(line)}[/dim]", soft_wrap=True)
+        if m.get("code"):
+            console.print(f"  code:  {escape(m['code'])}", soft_wrap=True)
+        deciding = ", ".join(f"{k}={v}" for k, v in (m.get("deciding") or {}).items())
+        if deciding:
+            console.print(f"  facts: {escape(deciding)}", soft_wrap=True)
         console.print(f"  cause: {escape(m['cause'])}")
-        console.print(f"  fix:   {escape(m['fix'])}\n")
+        if m.get("candidates"):
+            console.print(f"  candidates: {escape('; '.join(m['candidates']))}")
+        if m.get("fix"):
+            console.print(f"  fix:   {escape(m['fix'])}")
+        if m.get("ask"):
+            console.print(f"  run:   {escape(m['ask'])}", soft_wrap=True)
+        console.print("")

@@ -1,0 +1,165 @@
+"""Regenerate the enumerated part of the doctor's error catalogue from the emitters themselves.
+
+For each enumerable emitter, read its enum from the installed header and its message strings from
+the emitter's own library (cudaGetErrorString, ncclGetErrorString, hsa_status_string, called with
+ctypes; no GPU needed), and write `src/rocmkit/doctor/catalogue/<emitter>.toml` entries
+(`name`, `value`, `message`). Curated fields of an existing entry (cause, fix, ask, candidates,
+confidence, when/unless, ...) are kept: this only adds codes and refreshes the emitter's text.
+
+    python benchmarks/doctor_catalogue_enumerate.py   # on a machine with the headers listed below
+
+Provenance of this run is written into each file's [emitter] table.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+REPO = Path(__file__).resolve().parent.parent
+OUT = REPO / "src" / "rocmkit" / "doctor" / "catalogue"
+SITE = (
+    Path(sys.prefix)
+    / "lib"
+    / f"python{sys.version_info.major}.{sys.version_info.minor}"
+    / "site-packages"
+)
+
+# emitter -> (header, enum regex, library, string function)
+ENUMS: dict[str, tuple[Path, str]] = {
+    "cuda_runtime": (
+        Path("/usr/local/cuda/include/driver_types.h"),
+        r"^\s+(cudaError[A-Za-z0-9]+|cudaSuccess)\s*=\s*(\d+)",
+    ),
+    "cuda_driver": (
+        Path("/usr/local/cuda/include/cuda.h"),
+        r"^\s+(CUDA_(?:ERROR_[A-Z0-9_]+|SUCCESS))\s*=\s*(\d+)",
+    ),
+    "hip": (
+        SITE / "triton/backends/amd/include/hip/hip_runtime_api.h",
+        r"^\s+(hipError[A-Za-z0-9]+|hipSuccess)\s*=\s*(\d+)",
+    ),
+    "hsa": (
+        SITE / "triton/backends/amd/include/hsa/hsa.h",
+        r"^\s+(HSA_STATUS_[A-Z_]+)\s*=\s*(0x[0-9A-Fa-f]+)",
+    ),
+    "nccl": (SITE / "nvidia/nccl/include/nccl.h", r"^\s+(nccl[A-Z][A-Za-z]*)\s*=\s*(\d+)"),
+    "cublas": (
+        SITE / "nvidia/cu13/include/cublas_api.h",
+        r"^\s+(CUBLAS_STATUS_[A-Z_]+)\s*=\s*(\d+)",
+    ),
+    "cudnn": (
+        SITE / "nvidia/cudnn/include/cudnn_graph.h",
+        r"^\s+(CUDNN_STATUS_[A-Z0-9_]+)\s*=\s*(\d+)",
+    ),
+}
+
+
+def enumerate_header(path: Path, pattern: str) -> list[tuple[str, int]]:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if "} ncclResult_t;" in text:  # nccl.h has several enums: only ncclResult_t's block
+        end = text.index("} ncclResult_t;")
+        text = text[text.rindex("typedef enum", 0, end) : end]
+    seen: dict[str, int] = {}
+    for m in re.finditer(pattern, text, re.M):
+        seen.setdefault(m.group(1), int(m.group(2), 0))
+    return list(seen.items())
+
+
+def _strings(emitter: str, codes: list[tuple[str, int]]) -> dict[str, str]:
+    """The emitter's own text for each code, from its library where it can be loaded."""
+    try:
+        if emitter == "cuda_runtime":
+            lib = ctypes.CDLL(str(SITE / "nvidia/cu13/lib/libcudart.so.13"))
+            lib.cudaGetErrorString.restype = ctypes.c_char_p
+            return {n: lib.cudaGetErrorString(v).decode() for n, v in codes}
+        if emitter == "nccl":
+            lib = ctypes.CDLL(str(SITE / "nvidia/nccl/lib/libnccl.so.2"))
+            lib.ncclGetErrorString.restype = ctypes.c_char_p
+            return {n: lib.ncclGetErrorString(v).decode() for n, v in codes}
+        if emitter == "hsa":
+            lib = ctypes.CDLL("libhsa-runtime64.so.1")
+            out = {}
+            for n, v in codes:
+                s = ctypes.c_char_p()
+                if lib.hsa_status_string(v, ctypes.byref(s)) == 0 and s.value:
+                    out[n] = s.value.decode().split(": ", 1)[-1].strip()
+            return out
+        if emitter == "hip":
+            # hipGetErrorString (ROCm CLR) keeps CUDA's wording for the codes HIP shares with
+            # CUDA: "HIP error: invalid device function"; take it from cudaGetErrorString.
+            lib = ctypes.CDLL(str(SITE / "nvidia/cu13/lib/libcudart.so.13"))
+            lib.cudaGetErrorString.restype = ctypes.c_char_p
+            cuda = dict(enumerate_header(*ENUMS["cuda_runtime"]))
+            out = {}
+            for n, _ in codes:
+                twin = "cuda" + n[3:]
+                if twin in cuda:
+                    out[n] = lib.cudaGetErrorString(cuda[twin]).decode()
+            return out
+    except OSError:
+        pass
+    return {}
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    s = str(v)
+    if "'" not in s and "\n" not in s:
+        return "'" + s + "'"
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def write(path: Path, emitter: dict[str, Any], entries: list[dict[str, Any]]) -> None:
+    lines = [
+        "# Generated by benchmarks/doctor_catalogue_enumerate.py; curated fields kept.",
+        "[emitter]",
+    ]
+    lines += [f"{k} = {_toml_value(v)}" for k, v in emitter.items()]
+    for e in entries:
+        lines += ["", "[[entry]]"] + [f"{k} = {_toml_value(v)}" for k, v in e.items()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def main() -> int:
+    for emitter, (header, pattern) in ENUMS.items():
+        if not header.exists():
+            print(f"skip {emitter}: {header} absent", file=sys.stderr)
+            continue
+        codes = enumerate_header(header, pattern)
+        strings = _strings(emitter, codes)
+        path = OUT / f"{emitter}.toml"
+        old = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        head = dict(old.get("emitter", {}))
+        head.setdefault("name", emitter)
+        head["header"] = str(header)
+        by_name = {e.get("name"): e for e in old.get("entry", []) if e.get("name")}
+        extra = [e for e in old.get("entry", []) if not e.get("name")]
+        entries = []
+        for name, value in codes:
+            e = dict(by_name.pop(name, {}))
+            e["name"], e["value"] = name, value
+            if name in strings:
+                e["message"] = strings[name]
+            entries.append({"name": e.pop("name"), "value": e.pop("value"), **e})
+        entries += list(by_name.values()) + extra
+        write(path, head, entries)
+        print(f"{emitter}: {len(codes)} codes, {len(strings)} strings -> {path.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
