@@ -61,13 +61,16 @@ def test_percentiles_outside_0_100_are_refused(stub, tmp_path, value, capsys):
 def test_ramp_up_moves_the_rate_between_two_rates_on_the_wire(stub, tmp_path, strategy):
     ramp = Ramp(strategy=strategy, start_rate=5.0, end_rate=50.0)
     assert _serve(stub.base_url, tmp_path, "--num-prompts", "16", "--ramp-up", strategy,
-                  "--ramp-up-start-rate", "5", "--ramp-up-end-rate", "50") == 0  # fmt: skip
+                  "--ramp-up-start-rate", "5", "--ramp-up-end-rate", "50", "--save-requests") == 0  # fmt: skip
     want = ramped_offsets(16, ramp, 1.0, 0)
     sent = [t - stub.stats.arrivals_s[0] for t in stub.stats.arrivals_s]
     assert sent == pytest.approx(want, abs=0.05)
     gaps = [b - a for a, b in itertools.pairwise(want)]
     assert sum(gaps[:5]) > 2 * sum(gaps[-5:])  # the rate climbs: early gaps are the long ones
     assert _rows(tmp_path)["num_completed"].params["request_rate"] == f"{strategy} 5-50"
+    lines = [json.loads(x) for x in (tmp_path / "requests.jsonl").read_text().splitlines()]
+    assert {x["request_rate"] for x in lines} == {f"{strategy} 5-50"}
+    assert [x["scheduled_s"] for x in lines] == pytest.approx(want, abs=1e-6)
 
 
 def test_ramp_rates_follow_vllm_formulas():

@@ -84,6 +84,8 @@ def point_line(point: ServePoint) -> str:
     """One progress line per finished sweep point."""
     s = point.summary
     rate = "inf" if math.isinf(point.request_rate) else f"{point.request_rate:g}"
+    if point.ramp is not None:
+        rate = point.ramp.label()
     return (
         f"rate={rate} concurrency={point.max_concurrency or 'none'}: "
         f"{s.num_completed} ok, {s.num_failed} failed"

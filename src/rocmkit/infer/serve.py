@@ -121,6 +121,7 @@ class ServePoint:
     energy_skipped: str | None = None  # why energy_j is None (with power="local")
     start_s: float = 0.0  # perf_counter when the measured phase began
     records: list[RequestRecord] = field(default_factory=list, repr=False)
+    ramp: Ramp | None = None  # the point's rate moved between two rates (--ramp-up)
 
 
 @dataclass(kw_only=True, slots=True)
@@ -224,6 +225,7 @@ async def _sweep(
                 failure=_failure(outcome, config.max_error_rate),
                 start_s=outcome.start_s,
                 records=outcome.records,
+                ramp=config.ramp,
                 **_point_energy(config, sampler, window, no_power),
             )
             result.points.append(point)
@@ -308,7 +310,7 @@ def serve_measurements(
     for point in result.points:
         s = point.summary
         concurrency = "none" if point.max_concurrency is None else str(point.max_concurrency)
-        rate = _rate_label(point.request_rate, config.ramp)
+        rate = _rate_label(point.request_rate, point.ramp)
         name = f"{endpoint.model} rate={rate} concurrency={concurrency}"
         params = {
             "model": endpoint.model,
@@ -382,7 +384,7 @@ def summary_values(s: ServeSummary) -> list[tuple[str, float | None, str]]:
 def request_lines(point: ServePoint) -> list[dict[str, Any]]:
     """One JSON-ready dict per request of a point: times in seconds from the point's start, so
     every figure of the point can be recomputed from them (see docs/infer.md)."""
-    rate = _rate_label(point.request_rate)
+    rate = _rate_label(point.request_rate, point.ramp)
     lines = []
     for index, r in enumerate(point.records):
         sent = r.start_s - point.start_s if r.start_s else None
