@@ -6,7 +6,7 @@ deadlines, so delays never drift). The model name picks a behaviour:
   any name        stream max_tokens chunks, one token each
   "stub-error"    answer HTTP 500
   "stub-stall"    send one chunk, then nothing until the client hangs up
-`fail_every=N` also fails every Nth request with HTTP 500. It records how late each chunk left
+`fail_every=N` also fails every Nth request with HTTP 500, `fail_first=N` the first N. It records how late each chunk left
 (server-side scheduling error), so a benchmark can tell its own error from the client's.
 
 Run it alone: python tests/infer/stub_server.py --ttft-ms 50 --itl-ms 10  (prints its port).
@@ -28,6 +28,7 @@ class StubConfig:
     itl_s: float = 0.01
     usage: bool = True  # honour stream_options.include_usage
     fail_every: int = 0  # 0: never
+    fail_first: int = 0  # answer HTTP 500 to the first N completion requests (a flaky start)
     models: tuple[str, ...] = ()  # served model names; empty: any name is served
     api_key: str | None = None  # when set, requests need "Authorization: Bearer <key>"
     ready_after_s: float = 0.0  # answer 503 to everything until this long after start
@@ -176,7 +177,9 @@ class StubServer:
                 f"The model `{model}` does not exist.\nServed: {', '.join(self.config.models)}"
             )
             return _send_json(writer, 404, {"error": {"message": message}})
-        failing = self.config.fail_every and self.stats.num_requests % self.config.fail_every == 0
+        failing = (
+            self.config.fail_every and self.stats.num_requests % self.config.fail_every == 0
+        ) or self.stats.num_requests <= self.config.fail_first
         if model == "stub-error" or failing:
             return _send_json(writer, 500, {"error": {"message": "stub failure"}})
         if not payload.get("stream"):

@@ -236,6 +236,9 @@ def test_ctrl_c_saves_the_partial_result(tmp_path):
     assert "partial run: interrupted" in stdout
     done = {m.metric: m.value for m in load_result(out).measurements}
     assert 0 < done["num_completed"] < 3000
+    # requests never sent are unsent, not failed: only the <= 4 in flight were cut off
+    assert done["num_unsent"] > 0 and done["num_failed"] <= 4
+    assert done["num_requests"] + done["num_unsent"] == 3000
 
 
 def test_preset_file_dotted_override_and_flag_in_that_order(stub, tmp_path):

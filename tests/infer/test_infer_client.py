@@ -112,7 +112,9 @@ def test_run_deadline_cancels_what_is_in_flight(stub):
     result = _load(stub.base_url, model="stub-stall", num=4, timeout_s=30, load=load)
     assert time.perf_counter() - start < 3
     assert result.stopped == "run timeout"
-    assert [r.error for r in result.records] == ["cancelled: run timeout"] * 4
+    # the two in flight failed; the two waiting for a slot were never sent, and are not failures
+    assert [r.error for r in result.records] == ["cancelled: run timeout"] * 2
+    assert all(r.cancelled for r in result.records) and result.num_unsent == 2
 
 
 def test_ctrl_c_ends_the_run_with_a_partial_result(stub):
@@ -123,6 +125,8 @@ def test_ctrl_c_ends_the_run_with_a_partial_result(stub):
     result = _load(stub.base_url, num=40, load=load, kick=interrupt_soon)
     assert result.stopped == "interrupted"
     assert 0 < len(result.records) < 40  # later arrivals were never sent
+    assert result.num_unsent == 40 - len(result.records)  # counted as unsent, not failed
+    assert sum(not r.ok for r in result.records) <= 2  # only those in flight were cancelled
     assert any(r.ok for r in result.records)
 
 

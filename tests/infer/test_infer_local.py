@@ -29,11 +29,13 @@ def tiny_tokenizer(tmp_path_factory):
 def test_local_sweep_reports_prefill_and_decode(cpu_platform, tiny_model, tmp_path, capsys):
     out = tmp_path / "local"
     argv = ["infer", "local", str(tiny_model), "--precision", "fp32", "--batch-sizes", "1,2",
-            "--prompt-lens", "8", "--output-lens", "1,5", "--iters", "2", "--out", str(out)]  # fmt: skip
+            "--prompt-lens", "8", "--output-lens", "1,5", "--iters", "2", "--out", str(out),
+            "--label", "cpu-tiny", "--metadata", "host=ci"]  # fmt: skip
     assert main(argv) == 0
     assert "TPOT (ms)" in capsys.readouterr().out
     result = load_result(out)
     assert result.kind == "infer-local"
+    assert result.label == "cpu-tiny" and result.data["metadata"] == {"host": "ci"}
     rows = {
         (m.params["batch_size"], m.params["output_len"], m.metric): m for m in result.measurements
     }

@@ -65,7 +65,7 @@ def test_headers_extra_body_and_sampling_reach_the_server(stub, tmp_path):
         (["--extra-body", "[1]"], "JSON object"),
         (["--extra-body", "{bad"], "not valid JSON"),
         (["--random-range-ratio", "1.5"], "range-ratio"),
-        (["--ramp-up", "2"], "finite --rate"),
+        (["--ramp-up-time", "2"], "finite --rate"),
         (["--workload", "trace"], "needs --prompts"),
     ],
 )
@@ -139,7 +139,7 @@ def test_ramp_up_spreads_the_first_sends():
 
 def test_ramp_up_reaches_the_server(stub, tmp_path):
     assert _serve(stub.base_url, tmp_path, "--model", "m", "--num-prompts", "6", "--rate", "20",
-                  "--ramp-up", "1") == 0  # fmt: skip
+                  "--ramp-up-time", "1") == 0  # fmt: skip
     flat = arrival_offsets(6, 20.0, 1.0, 0)
     want = ramp_offsets(flat, 1.0)
     sent = [t - stub.stats.arrivals_s[0] for t in stub.stats.arrivals_s]

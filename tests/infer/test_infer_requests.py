@@ -18,7 +18,7 @@ def run_dir(tmp_path_factory):
     server = StubServer(StubConfig(ttft_s=0.02, itl_s=0.004, fail_every=7)).start()
     out = tmp_path_factory.mktemp("serve")
     argv = ["infer", "serve", "--url", server.base_url, "--model", "stub", "--num-prompts", "20",
-            "--output-len", "6", "--rate", "15", "--concurrency", "3", "--warmup", "0",
+            "--output-len", "6", "--rate", "15", "--concurrency", "3", "--warmup", "0", "--max-error-rate", "1",
             "--slo", "ttft=30ms,tpot=5ms", "--save-requests", "--out", str(out)]  # fmt: skip
     try:
         assert main(argv) == 0

@@ -317,7 +317,9 @@ class Client:
 def _finish_whole(
     record: RequestRecord, answer: Answer, count_tokens: Callable[[str], int] | None
 ) -> None:
-    """A non-streamed answer: one JSON object; TTFT is the whole latency (as vLLM reports it)."""
+    """A non-streamed answer: one JSON object; TTFT is the whole latency (as vLLM reports it),
+    and there is no TPOT (vLLM's 0 would read as an infinitely fast decode)."""
+    record.streamed = False
     try:
         data = _loads(answer.body)
     except ValueError:

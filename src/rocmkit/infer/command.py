@@ -15,7 +15,14 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from rocmkit.driver import Command, Context
-from rocmkit.infer.commands import ServePlan, local_config, plan_serve, run_local, run_serve
+from rocmkit.infer.commands import (
+    ServePlan,
+    local_config,
+    metadata_dict,
+    plan_serve,
+    run_local,
+    run_serve,
+)
 from rocmkit.infer.settings import LocalSettings, ServeSettings
 from rocmkit.results import RunResult
 
@@ -46,6 +53,7 @@ def build_serve(args: argparse.Namespace) -> ServePlan:
 def build_local(args: argparse.Namespace) -> LocalSettings:
     settings: LocalSettings = settings_from_args(args, "local")
     local_config(settings)  # a missing or bad model directory is refused here
+    metadata_dict(settings.metadata)
     return settings
 
 
@@ -76,9 +84,13 @@ def point_line(point: ServePoint) -> str:
     """One progress line per finished sweep point."""
     s = point.summary
     rate = "inf" if math.isinf(point.request_rate) else f"{point.request_rate:g}"
+    if point.ramp is not None:
+        rate = point.ramp.label()
     return (
         f"rate={rate} concurrency={point.max_concurrency or 'none'}: "
-        f"{s.num_completed} ok, {s.num_failed} failed in {s.duration_s:.1f} s"
+        f"{s.num_completed} ok, {s.num_failed} failed"
+        + (f", {s.num_unsent} unsent" if s.num_unsent else "")
+        + f" in {s.duration_s:.1f} s"
     )
 
 

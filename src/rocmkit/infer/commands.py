@@ -21,6 +21,7 @@ from rocmkit.errors import UserError
 from rocmkit.results import RunResult
 
 if TYPE_CHECKING:
+    from rocmkit.infer.loadgen import Ramp
     from rocmkit.infer.local import LocalConfig
     from rocmkit.infer.serve import ServeConfig, ServePoint, ServeResult
     from rocmkit.infer.settings import LocalSettings, ServeSettings
@@ -45,6 +46,11 @@ def plan_serve(settings: ServeSettings) -> ServePlan:
     """Check the settings and build the workload; every bad input is a UserError, before any
     request is sent or any run directory made."""
     config = serve_config(settings)
+    metadata_dict(settings.metadata)
+    if settings.append_results is not None:
+        from rocmkit.atomic import check_writable_file
+
+        check_writable_file(settings.append_results, what="--append-results file")
     tokenizer = _tokenizer(settings.tokenizer)
     workload = serve_workload(settings, tokenizer)
     return ServePlan(settings=settings, config=config, workload=workload, tokenizer=tokenizer)
@@ -82,12 +88,21 @@ def run_serve(
         environment={**platform.record(), "power_reader": served.power_reader},
         config={**settings_record(used), "num_prompts_sent": len(workload.prompts)},
         measurements=serve_measurements(served, config, workload),
+        label=settings.label,
         partial=served.stopped,
         outcome=serve_outcome(served.stopped, served.failure),
-        data={"notes": serve_notes(served, workload), "failure": served.failure},
+        data={
+            "notes": serve_notes(served, workload),
+            "failure": served.failure,
+            "metadata": metadata_dict(settings.metadata),
+        },
     )
     if settings.save_requests and out is not None:
         write_requests(served, out / REQUESTS_FILENAME)
+    if settings.append_results is not None:
+        from rocmkit.infer.appended import append_points
+
+        append_points(settings.append_results, result)
     return result
 
 
@@ -105,6 +120,11 @@ def serve_notes(served: ServeResult, workload: Workload) -> list[str]:
     notes = list(workload.notes)
     skipped = {p.energy_skipped for p in served.points if p.energy_skipped}
     notes += [f"energy per token is n/a: {why}" for why in sorted(skipped)]
+    if served.endpoint is not None and not served.endpoint.stream:
+        notes.append("TPOT and ITL are n/a: with --no-stream each answer comes whole")
+    unsent = sum(p.summary.num_unsent for p in served.points)
+    if unsent:
+        notes.append(f"{unsent} requests were never sent (the run stopped first): not failures")
     for point in served.points:
         if point.summary.num_failed:
             top = max(point.summary.errors.items(), key=lambda item: item[1])
@@ -162,9 +182,30 @@ def serve_config(settings: ServeSettings) -> ServeConfig:
         power=settings.power,
         max_error_rate=settings.max_error_rate,
         unreachable_timeout_s=settings.unreachable_timeout,
-        ramp_up_s=settings.ramp_up,
+        ramp_up_s=settings.ramp_up_time,
+        ramp=_ramp(settings),
+        warmup_retries=settings.warmup_retries,
+        percentiles=settings.percentiles,
         wait_ready_s=settings.wait_ready,
     )
+
+
+def _ramp(settings: ServeSettings) -> Ramp | None:
+    """`--ramp-up linear|exponential` between the two rates; None without it."""
+    from rocmkit.infer.loadgen import Ramp
+
+    start, end = settings.ramp_up_start_rate, settings.ramp_up_end_rate
+    if settings.ramp_up == "none":
+        if start is not None or end is not None:
+            raise UserError(
+                "--ramp-up-start-rate and --ramp-up-end-rate need --ramp-up linear|exponential"
+            )
+        return None
+    if start is None or end is None:
+        raise UserError(
+            f"--ramp-up {settings.ramp_up} needs --ramp-up-start-rate and --ramp-up-end-rate"
+        )
+    return Ramp(strategy=settings.ramp_up, start_rate=start, end_rate=end)
 
 
 def serve_workload(settings: ServeSettings, tokenizer: Tokenizer | None) -> Workload:
@@ -174,6 +215,10 @@ def serve_workload(settings: ServeSettings, tokenizer: Tokenizer | None) -> Work
     kind, path = settings.workload, settings.prompts
     if kind in ("jsonl", "sharegpt", "trace") and path is None:
         raise UserError(f"--workload {kind} needs --prompts FILE")
+    if settings.prefix_groups != 1 and kind != "random":
+        raise UserError("--prefix-groups applies to the random workload")
+    if settings.prefix_len is not None and kind not in ("random", "shared-prefix"):
+        raise UserError("--prefix-len applies to the random and shared-prefix workloads")
     if kind == "trace" and path is not None:
         from rocmkit.infer.traces import trace_workload
 
@@ -194,7 +239,7 @@ def serve_workload(settings: ServeSettings, tokenizer: Tokenizer | None) -> Work
         return workloads.shared_prefix_workload(
             num_conversations=settings.num_conversations,
             num_turns=settings.num_turns,
-            prefix_len=settings.prefix_len,
+            prefix_len=512 if settings.prefix_len is None else settings.prefix_len,
             turn_len=settings.input_len,
             output_len=settings.output_len,
             seed=settings.seed,
@@ -207,6 +252,8 @@ def serve_workload(settings: ServeSettings, tokenizer: Tokenizer | None) -> Work
         seed=settings.seed,
         tokenizer=tokenizer,
         range_ratio=settings.random_range_ratio,
+        prefix_len=settings.prefix_len or 0,
+        prefix_groups=settings.prefix_groups,
     )
 
 
@@ -219,6 +266,17 @@ def header_dict(items: list[str] | tuple[str, ...]) -> dict[str, str]:
             raise UserError(f"--header takes NAME:VALUE (got {item!r})")
         headers[name.strip()] = value.strip()
     return headers
+
+
+def metadata_dict(items: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """`--metadata KEY=VALUE` items as a dict (later items win); a malformed one is a UserError."""
+    metadata = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"--metadata takes KEY=VALUE (got {item!r})")
+        metadata[key.strip()] = value.strip()
+    return metadata
 
 
 def json_object(text: str | None, flag: str) -> dict[str, Any]:
@@ -285,11 +343,13 @@ def run_local(
     from rocmkit.infer.local import benchmark_local, local_measurements
 
     config = local_config(settings)
+    metadata = metadata_dict(settings.metadata)
     local = benchmark_local(config, platform, power_reader=power_reader)
     return RunResult(
         kind="infer-local",
         environment={**platform.record(), "power_reader": local.power_reader},
         config=settings_record(settings),
         measurements=local_measurements(local, config),
-        data={"notes": list(local.notes)},
+        label=settings.label,
+        data={"notes": list(local.notes), "metadata": metadata},
     )

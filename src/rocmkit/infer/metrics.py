@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from rocmkit.errors import UserError
 
-PERCENTILES: tuple[int, ...] = (50, 90, 95, 99)
+PERCENTILES: tuple[float, ...] = (50, 90, 95, 99)  # the default --percentiles
 SLO_METRICS: tuple[str, ...] = ("ttft", "tpot", "e2e")
 _SLO_ITEM = re.compile(r"^\s*(\w+)\s*=\s*([0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)\s*(ms|s)?\s*$")
 
@@ -37,11 +37,16 @@ class RequestRecord:
     error: str | None = None
     http_status: int | None = None  # the answer's status; None when no answer came
     unreachable: bool = False  # no connection could be made (refused, DNS, connect timeout)
+    cancelled: bool = False  # in flight when the run stopped (run timeout, Ctrl-C, server gone)
+    streamed: bool = True  # False: one whole answer, so there is no per-token timing (TPOT n/a)
 
     @property
     def tpot_s(self) -> float | None:
-        """(E2E - TTFT) / (output tokens - 1); None with fewer than two output tokens."""
-        if not self.ok or self.ttft_s is None or self.e2e_s is None or self.output_tokens < 2:
+        """(E2E - TTFT) / (output tokens - 1); None with fewer than two output tokens, and for a
+        whole (not streamed) answer, whose TTFT is its E2E: there is no time per token to see."""
+        if not self.ok or not self.streamed or self.ttft_s is None or self.e2e_s is None:
+            return None
+        if self.output_tokens < 2:
             return None
         return (self.e2e_s - self.ttft_s) / (self.output_tokens - 1)
 
@@ -69,7 +74,7 @@ class Distribution:
     mean: float | None
     median: float | None
     std: float | None
-    percentiles: dict[int, float | None]
+    percentiles: dict[float, float | None]
     max: float | None = None
 
 
@@ -80,6 +85,7 @@ class ServeSummary:
     num_requests: int
     num_completed: int
     num_failed: int
+    num_unsent: int = 0  # prompts of the point never put on the wire (the run stopped first)
     duration_s: float
     total_prompt_tokens: int | None  # None when some prompt's length is unknown
     total_output_tokens: int
@@ -109,7 +115,7 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
-def distribution(values: Sequence[float], qs: Iterable[int] = PERCENTILES) -> Distribution:
+def distribution(values: Sequence[float], qs: Iterable[float] = PERCENTILES) -> Distribution:
     """Summarise latencies; every field is None (not 0) when there are no values."""
     if not values:
         return Distribution(
@@ -148,6 +154,23 @@ def parse_slo(text: str) -> dict[str, float]:
     if not slo:
         raise UserError("empty SLO: write e.g. --slo ttft=200ms,tpot=50ms")
     return slo
+
+
+def parse_percentiles(values: Sequence[float]) -> tuple[float, ...]:
+    """Checked `--percentiles` (each strictly between 0 and 100), sorted, without repeats."""
+    for q in values:
+        if not 0 < q < 100:
+            raise UserError(
+                f"--percentiles takes values between 0 and 100, e.g. 50,90,99,99.9 (got {q:g})"
+            )
+    if not values:
+        raise UserError("--percentiles needs at least one value, e.g. 50,90,99,99.9")
+    return tuple(sorted(set(values)))
+
+
+def percentile_name(q: float) -> str:
+    """The metric suffix of a percentile: 99 -> p99, 99.9 -> p99.9 (as vLLM names them)."""
+    return f"p{q:g}"
 
 
 def meets_slo(record: RequestRecord, slo: Mapping[str, float]) -> bool:
@@ -194,9 +217,13 @@ def summarize(
     duration_s: float,
     slo: Mapping[str, float] | None = None,
     start_s: float | None = None,
+    *,
+    percentiles: Sequence[float] = PERCENTILES,
+    num_unsent: int = 0,
 ) -> ServeSummary:
     """Aggregate the records of one measured run that lasted `duration_s` seconds from `start_s`
-    (perf_counter; default: the first request's send time)."""
+    (perf_counter; default: the first request's send time); `percentiles` of every latency are
+    reported, `num_unsent` prompts were never sent (not failures)."""
     if duration_s <= 0:
         raise ValueError("duration_s must be positive")
     done = [r for r in records if r.ok]
@@ -216,6 +243,7 @@ def summarize(
         num_requests=len(records),
         num_completed=len(done),
         num_failed=len(records) - len(done),
+        num_unsent=num_unsent,
         duration_s=duration_s,
         total_prompt_tokens=prompt_tokens,
         total_output_tokens=output_tokens,
@@ -225,11 +253,11 @@ def summarize(
         if prompt_tokens is None
         else (prompt_tokens + output_tokens) / duration_s,
         goodput_req_per_s=good,
-        ttft=distribution([r.ttft_s for r in done if r.ttft_s is not None]),
-        tpot=distribution(tpots),
-        itl=distribution([gap for r in done for gap in r.itl_s]),
-        e2e=distribution([r.e2e_s for r in done if r.e2e_s is not None]),
-        queue=distribution([q for q in (r.queue_s for r in records) if q is not None]),
+        ttft=distribution([r.ttft_s for r in done if r.ttft_s is not None], percentiles),
+        tpot=distribution(tpots, percentiles),
+        itl=distribution([gap for r in done for gap in r.itl_s], percentiles),
+        e2e=distribution([r.e2e_s for r in done if r.e2e_s is not None], percentiles),
+        queue=distribution([q for q in (r.queue_s for r in records) if q is not None], percentiles),
         peak_output_tokens_per_s=peak_output_tokens_per_s(done, start_s),
         slo_attainment=slo_attainment(records, slo) if slo else {},
         errors=errors,

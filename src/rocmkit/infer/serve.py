@@ -21,10 +21,24 @@ from typing import TYPE_CHECKING, Any, Literal
 from rocmkit.errors import UserError
 from rocmkit.infer import http
 from rocmkit.infer.client import Client, Endpoint
-from rocmkit.infer.guards import UnreachableWatch, check_warmup, point_failure
-from rocmkit.infer.loadgen import LoadConfig, SendFn, run_load
+from rocmkit.infer.guards import (
+    DEFAULT_MAX_ERROR_RATE,
+    DEFAULT_WARMUP_RETRIES,
+    UnreachableWatch,
+    check_warmup,
+    point_failure,
+    retrying,
+)
+from rocmkit.infer.loadgen import LoadConfig, LoadResult, Ramp, SendFn, run_load
 from rocmkit.infer.measurements import energy_values, measurement_rows
-from rocmkit.infer.metrics import RequestRecord, ServeSummary, summarize
+from rocmkit.infer.metrics import (
+    PERCENTILES,
+    RequestRecord,
+    ServeSummary,
+    parse_percentiles,
+    percentile_name,
+    summarize,
+)
 from rocmkit.infer.readiness import prepare_endpoint
 from rocmkit.infer.workloads import Prompt, Workload
 from rocmkit.measure.power import (
@@ -53,8 +67,11 @@ class ServeConfig:
     slo: dict[str, float] | None = None  # seconds per metric, from metrics.parse_slo
     power: Literal["none", "local"] = "none"  # "local": the server's GPU is this machine's
     power_interval_s: float = 0.1
-    max_error_rate: float = 1.0  # share of failed requests above which a point fails the run
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE  # failed share above which a point fails
     ramp_up_s: float = 0.0  # each point's rate climbs linearly from 0 over this time
+    ramp: Ramp | None = None  # each point's rate moves between two rates over its requests
+    warmup_retries: int = DEFAULT_WARMUP_RETRIES  # per warm-up request, after a non-4xx failure
+    percentiles: tuple[float, ...] = PERCENTILES  # reported for every latency (p50 always)
     wait_ready_s: float = 0.0  # wait up to this long for the server to answer 200 at /models
     unreachable_timeout_s: float = 10.0  # stop sending after this long without a connection
 
@@ -73,8 +90,14 @@ class ServeConfig:
             raise UserError("--run-timeout must be positive")
         if self.wait_ready_s < 0:
             raise UserError("--wait-ready must be >= 0 seconds")
+        if self.warmup_retries < 0:
+            raise UserError("--warmup-retries must be >= 0")
+        if self.slo and "tpot" in self.slo and not self.endpoint.stream:
+            raise UserError("--slo tpot needs streamed answers: TPOT is n/a with --no-stream")
+        object.__setattr__(self, "percentiles", parse_percentiles(self.percentiles))
         for rate, concurrency in self.points():
             LoadConfig(
+                ramp=self.ramp,
                 ramp_up_s=self.ramp_up_s,
                 request_rate=rate,
                 max_concurrency=concurrency,
@@ -98,6 +121,7 @@ class ServePoint:
     energy_skipped: str | None = None  # why energy_j is None (with power="local")
     start_s: float = 0.0  # perf_counter when the measured phase began
     records: list[RequestRecord] = field(default_factory=list, repr=False)
+    ramp: Ramp | None = None  # the point's rate moved between two rates (--ramp-up)
 
 
 @dataclass(kw_only=True, slots=True)
@@ -172,14 +196,25 @@ async def _sweep(
             seed=config.seed,
             deadline_s=deadline,
             ramp_up_s=config.ramp_up_s,
+            ramp=config.ramp,
         )
         watch = UnreachableWatch(config.unreachable_timeout_s)
         outcome = await run_load(
-            workload.prompts, send, load, check_warmup=check_warmup, watch=watch
+            workload.prompts,
+            send,
+            load,
+            check_warmup=check_warmup,
+            watch=watch,
+            warm_send=retrying(send, config.warmup_retries),
         )
         if outcome.records:
             summary = summarize(
-                outcome.records, max(outcome.duration_s, 1e-9), config.slo, outcome.start_s
+                outcome.records,
+                max(outcome.duration_s, 1e-9),
+                config.slo,
+                outcome.start_s,
+                percentiles=config.percentiles,
+                num_unsent=outcome.num_unsent,
             )
             window = EnergyWindow(start=outcome.start_s, end=outcome.start_s + outcome.duration_s)
             point = ServePoint(
@@ -187,11 +222,10 @@ async def _sweep(
                 max_concurrency=concurrency,
                 summary=summary,
                 stopped=outcome.stopped,
-                failure=point_failure(
-                    summary.num_requests, summary.num_failed, config.max_error_rate
-                ),
+                failure=_failure(outcome, config.max_error_rate),
                 start_s=outcome.start_s,
                 records=outcome.records,
+                ramp=config.ramp,
                 **_point_energy(config, sampler, window, no_power),
             )
             result.points.append(point)
@@ -200,6 +234,20 @@ async def _sweep(
         if outcome.stopped:
             result.stopped = outcome.stopped
             break
+
+
+def _failure(outcome: LoadResult, max_error_rate: float) -> str | None:
+    """Why the point fails the run: no request completed, or (leaving out the requests the run
+    cancelled itself at a run timeout or Ctrl-C) too many failed or could not connect."""
+    if outcome.records and not any(r.ok for r in outcome.records):
+        return f"all {len(outcome.records)} requests failed"
+    records = [r for r in outcome.records if not r.cancelled]
+    return point_failure(
+        len(records),
+        sum(not r.ok for r in records),
+        max_error_rate,
+        num_unreachable=sum(r.unreachable for r in records),
+    )
 
 
 def _power_reader(
@@ -247,7 +295,9 @@ def benchmark_server(
     )
 
 
-def _rate_label(rate: float) -> str:
+def _rate_label(rate: float, ramp: Ramp | None = None) -> str:
+    if ramp is not None:
+        return ramp.label()
     return "inf" if math.isinf(rate) else f"{rate:g}"
 
 
@@ -260,13 +310,14 @@ def serve_measurements(
     for point in result.points:
         s = point.summary
         concurrency = "none" if point.max_concurrency is None else str(point.max_concurrency)
-        name = f"{endpoint.model} rate={_rate_label(point.request_rate)} concurrency={concurrency}"
+        rate = _rate_label(point.request_rate, point.ramp)
+        name = f"{endpoint.model} rate={rate} concurrency={concurrency}"
         params = {
             "model": endpoint.model,
             "api": endpoint.api,
             "stream": endpoint.stream,
             "workload": workload.name,
-            "request_rate": _rate_label(point.request_rate),  # a string: JSON has no infinity
+            "request_rate": rate,  # a string: JSON has no infinity; "linear 1-8" with a ramp
             "max_concurrency": point.max_concurrency,
             "burstiness": config.burstiness,
         }
@@ -300,6 +351,7 @@ def summary_values(s: ServeSummary) -> list[tuple[str, float | None, str]]:
         ("num_requests", s.num_requests, "count"),
         ("num_completed", s.num_completed, "count"),
         ("num_failed", s.num_failed, "count"),
+        ("num_unsent", s.num_unsent, "count"),
         ("duration_s", s.duration_s, "s"),
         ("total_input_tokens", s.total_prompt_tokens, "tokens"),
         ("total_output_tokens", s.total_output_tokens, "tokens"),
@@ -321,7 +373,9 @@ def summary_values(s: ServeSummary) -> list[tuple[str, float | None, str]]:
         values.append((f"{label}_ms_p50", _ms(dist.median), "ms"))
         values.append((f"{label}_ms_std", _ms(dist.std), "ms"))
         values.extend(
-            (f"{label}_ms_p{q}", _ms(v), "ms") for q, v in dist.percentiles.items() if q != 50
+            (f"{label}_ms_{percentile_name(q)}", _ms(v), "ms")
+            for q, v in dist.percentiles.items()
+            if q != 50
         )
         values.append((f"{label}_ms_max", _ms(dist.max), "ms"))
     return values
@@ -330,7 +384,7 @@ def summary_values(s: ServeSummary) -> list[tuple[str, float | None, str]]:
 def request_lines(point: ServePoint) -> list[dict[str, Any]]:
     """One JSON-ready dict per request of a point: times in seconds from the point's start, so
     every figure of the point can be recomputed from them (see docs/infer.md)."""
-    rate = _rate_label(point.request_rate)
+    rate = _rate_label(point.request_rate, point.ramp)
     lines = []
     for index, r in enumerate(point.records):
         sent = r.start_s - point.start_s if r.start_s else None

@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from rocmkit.config import from_dict, load_toml
 from rocmkit.errors import UserError
+from rocmkit.infer.guards import DEFAULT_MAX_ERROR_RATE, DEFAULT_WARMUP_RETRIES
+from rocmkit.infer.metrics import PERCENTILES
 
 PRESET_PACKAGE = "rocmkit.infer.presets"
 
@@ -54,24 +56,47 @@ class ServeSettings:
     random_range_ratio: float = _opt(0.0, "random lengths uniform in [len*(1-r), len*(1+r)]")
     num_conversations: int = _opt(8, "shared-prefix workload")
     num_turns: int = _opt(4, "shared-prefix workload")
-    prefix_len: int = _opt(512, "shared-prefix system prompt length")
+    prefix_len: int | None = _opt(
+        None,
+        "shared prefix length: random workload, a fixed random prefix before every prompt "
+        "(default 0); shared-prefix workload, the system prompt (default 512)",
+    )
+    prefix_groups: int = _opt(1, "random workload: N different --prefix-len prefixes, round robin")
     trace_time_scale: float = _opt(1.0, "trace: 0.5 replays twice as fast")
     rate: tuple[float, ...] = _opt(
         (float("inf"),), "requests/s (Poisson), comma list; inf = all at once"
     )
     burstiness: float = _opt(1.0, "gamma shape of arrival gaps: 1 Poisson, <1 burstier")
     concurrency: tuple[int | None, ...] = _opt((None,), "max requests in flight, comma list")
-    ramp_up: float = _opt(0.0, "seconds over which the rate climbs from 0 (finite --rate)")
+    ramp_up: Literal["none", "linear", "exponential"] = _opt(
+        "none", "the rate moves from --ramp-up-start-rate to --ramp-up-end-rate over the requests"
+    )
+    ramp_up_start_rate: float | None = _opt(None, "requests/s at the first request of --ramp-up")
+    ramp_up_end_rate: float | None = _opt(None, "requests/s at the last request of --ramp-up")
+    ramp_up_time: float = _opt(0.0, "seconds over which the rate climbs from 0 (finite --rate)")
     warmup: int = _opt(1, "warm-up requests per point (not measured)")
+    warmup_retries: int = _opt(
+        DEFAULT_WARMUP_RETRIES, "retries of a warm-up request that failed (not with HTTP 4xx)"
+    )
     seed: int = _opt(0, "prompts and arrival times")
     timeout: float = _opt(120.0, "per-request timeout in seconds")
     run_timeout: float | None = _opt(None, "whole-run limit in seconds")
     wait_ready: float = _opt(0.0, "wait up to this many seconds for the server to answer")
     slo: str | None = _opt(None, "goodput SLOs, e.g. ttft=200ms,tpot=50ms,e2e=5s")
-    max_error_rate: float = _opt(1.0, "exit 1 above this share of failed requests in a point")
+    percentiles: tuple[float, ...] = _opt(
+        PERCENTILES, "latency percentiles to report, comma list, e.g. 50,90,99,99.9"
+    )
+    max_error_rate: float = _opt(
+        DEFAULT_MAX_ERROR_RATE, "error budget: exit 1 above this share of failed requests"
+    )
     unreachable_timeout: float = _opt(10.0, "stop sending after this long without a connection")
     power: Literal["none", "local"] = _opt("none", "local: sample this machine's GPU power")
     save_requests: bool = _opt(False, "also write requests.jsonl, one line per request")
+    label: str | None = _opt(None, "name of this run in reports (result.json's label)")
+    metadata: list[str] = _opt((), "KEY=VALUE recorded in the result (repeat)", repeat=True)  # noqa: RUF009 (a Field)
+    append_results: Path | None = _opt(  # noqa: RUF009 (a Field)
+        None, "also append one JSON line per sweep point to this .jsonl file"
+    )
 
 
 @dataclass(kw_only=True)
@@ -93,6 +118,8 @@ class LocalSettings:
     continuous_batching: bool = _opt(False, "each batch row a request via continuous batching")
     seed: int = _opt(0, "random prompt ids")
     power: bool = _opt(True, "sample GPU power (energy per token); --no-power: do not")
+    label: str | None = _opt(None, "name of this run in reports (result.json's label)")
+    metadata: list[str] = _opt((), "KEY=VALUE recorded in the result (repeat)", repeat=True)  # noqa: RUF009 (a Field)
 
 
 SETTINGS: dict[str, type] = {"serve": ServeSettings, "local": LocalSettings}

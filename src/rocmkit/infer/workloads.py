@@ -92,23 +92,39 @@ def random_workload(
     seed: int = 0,
     tokenizer: Tokenizer | None = None,
     range_ratio: float = 0.0,
+    prefix_len: int = 0,
+    prefix_groups: int = 1,
 ) -> Workload:
     """Prompts of `input_len` random tokens (or words, without a tokenizer), `output_len` to generate.
 
     With `range_ratio` r > 0 each length is drawn uniformly from [len * (1 - r), len * (1 + r)]
-    (at least 1), as vLLM's `--random-range-ratio` does.
+    (at least 1), as vLLM's `--random-range-ratio` does. With `prefix_len` L > 0 every prompt
+    starts with a fixed random prefix of L tokens (vLLM's `--random-prefix-len`); with
+    `prefix_groups` N there are N such prefixes and prompt i starts with prefix i mod N (SGLang's
+    generated-shared-prefix groups), so a prefix cache sees N shared prefixes at once.
     """
     if num_prompts < 1 or input_len < 1 or output_len < 1:
         raise UserError("random workload needs --num-prompts, --input-len and --output-len >= 1")
     if not 0.0 <= range_ratio < 1.0:
         raise UserError(f"--random-range-ratio must be in [0, 1) (got {range_ratio})")
+    if prefix_len < 0 or prefix_groups < 1 or (prefix_groups > 1 and prefix_len == 0):
+        raise UserError("--prefix-groups N >= 1 needs --prefix-len L > 0 (tokens of each prefix)")
     rng = random.Random(seed)
     make = random_text_maker(rng, tokenizer)
+    prefixes = [make(prefix_len) for _ in range(prefix_groups)] if prefix_len else []
     prompts = []
-    for _ in range(num_prompts):
+    for index in range(num_prompts):
         num_in, num_out = (_vary(rng, n, range_ratio) for n in (input_len, output_len))
-        prompts.append(user_prompt(make(num_in), num_out, tokenizer))
-    return counted_workload("random", prompts, tokenizer)
+        text = make(num_in)
+        if prefixes:  # one message, as vLLM prepends the prefix ids: every chat template takes it
+            text = f"{prefixes[index % prefix_groups]} {text}"
+        prompts.append(user_prompt(text, num_out, tokenizer))
+    notes = (
+        [f"{prefix_groups} shared prefix(es) of {prefix_len} before every prompt"]
+        if prefixes
+        else []
+    )
+    return counted_workload("random", prompts, tokenizer, notes=notes)
 
 
 def _vary(rng: random.Random, length: int, ratio: float) -> int:
