@@ -266,7 +266,13 @@ def _peak_notes(measurements: list[Measurement]) -> list[str]:
     sources = dict.fromkeys(
         str(m.extra["peak_source"]) for m in measurements if m.extra.get("peak_source")
     )
-    return [f"peak: {source}" for source in sources]
+    notes = [f"peak: {source}" for source in sources]
+    above = [m.name for m in measurements if m.metric == "pct_of_peak" and (m.value or 0) > 100]
+    if above:  # a peak is meant as an upper bound; a figure above it proves the peak wrong
+        notes.append(
+            f"above the stated peak (the peak is wrong, not the figure): {', '.join(above)}"
+        )
+    return notes
 
 
 def run_label(run: RunResult) -> str:
