@@ -85,3 +85,31 @@ def test_counts_print_as_integers_and_cpu_train_memory_is_rss() -> None:
     assert table.rows[0][1:] == ["0", table.rows[0][2]]
     assert "peak memory, process RSS (bytes)" in table.columns
     assert not any("tensors" in c for c in table.columns)
+
+
+def test_an_install_hint_in_a_note_keeps_its_extra_on_the_console() -> None:
+    import io
+
+    from rich.console import Console
+
+    from rocmkit.report import build_document
+    from rocmkit.report.render_console import render_console
+
+    hint = "jax is not installed: pip install 'rocmkit[jax]'"
+    row = Measurement(
+        suite="train-precision",
+        name="gpt-tiny bf16 [jax]",
+        metric="throughput",
+        value=None,
+        unit="tokens/s",
+        extra={"skipped": hint},
+    )
+    torch_row = Measurement(
+        suite="train-precision", name="gpt-tiny bf16", metric="throughput", value=5.0, unit="tokens/s"
+    )
+    rows = [torch_row, row]
+    run = RunResult(kind="bench", environment=CPU_ENV, config={}, measurements=rows, label="a[b]")
+    console = Console(file=io.StringIO(), width=200)
+    render_console(build_document([run]), console)
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    assert hint in text and "gpt-tiny bf16 [jax]" in text and "a[b]" in text
