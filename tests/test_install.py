@@ -31,7 +31,9 @@ def _unused() -> bool:
 
 def test_no_gpu_and_the_cpu_index_answers_gives_the_cpu_wheels() -> None:
     spec, why = tc.choose({}, gpu_seen=lambda: None, cpu_index_ok=lambda: True)
-    assert spec == "torch==2.14.1 torchvision==0.29.1 --index-url https://download.pytorch.org/whl/cpu"
+    assert (
+        spec == "torch==2.14.1 torchvision==0.29.1 --index-url https://download.pytorch.org/whl/cpu"
+    )
     assert "CPU-only" in why
 
 

@@ -128,7 +128,7 @@ def from_dict(cls: type[T], data: Mapping[str, Any], *, prefix: str = "") -> T:
 
 
 def _closest(name: str, value: Any, fields: Iterable[str], prefix: str) -> str:
-    """" (did you mean 'train.steps'?)" for an unknown key (a section's first key kept)."""
+    """ " (did you mean 'train.steps'?)" for an unknown key (a section's first key kept)."""
     close = difflib.get_close_matches(name, list(fields), n=1, cutoff=0.6)
     if not close:
         return ""

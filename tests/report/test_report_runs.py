@@ -72,16 +72,24 @@ def test_a_folder_without_runs_is_a_one_line_error(
 def test_a_comparison_under_load_says_so() -> None:
     quiet, busy = _cpu_run(20.0, label="quiet"), _cpu_run(10.0, load=1.6, label="busy")
     notes = compare_runs([quiet, busy]).notes
-    assert any("measured under load" in n and "busy (gemm: other processes used 1.6" in n for n in notes)
+    assert any(
+        "measured under load" in n and "busy (gemm: other processes used 1.6" in n for n in notes
+    )
     assert not any("under load" in n for n in compare_runs([quiet, quiet]).notes)
 
 
 def test_counts_print_as_integers_and_cpu_train_memory_is_rss() -> None:
     rows = [
-        Measurement(suite="train", name="gpt-tiny", metric="skipped_steps", value=0.0, unit="steps"),
-        Measurement(suite="train", name="gpt-tiny", metric="peak_memory", value=2.0**30, unit="bytes"),
+        Measurement(
+            suite="train", name="gpt-tiny", metric="skipped_steps", value=0.0, unit="steps"
+        ),
+        Measurement(
+            suite="train", name="gpt-tiny", metric="peak_memory", value=2.0**30, unit="bytes"
+        ),
     ]
-    table = run_table(RunResult(kind="train", environment=CPU_ENV, config={}, measurements=rows), "train")
+    table = run_table(
+        RunResult(kind="train", environment=CPU_ENV, config={}, measurements=rows), "train"
+    )
     assert table.rows[0][1:] == ["0", table.rows[0][2]]
     assert "peak memory, process RSS (bytes)" in table.columns
     assert not any("tensors" in c for c in table.columns)
@@ -105,7 +113,11 @@ def test_an_install_hint_in_a_note_keeps_its_extra_on_the_console() -> None:
         extra={"skipped": hint},
     )
     torch_row = Measurement(
-        suite="train-precision", name="gpt-tiny bf16", metric="throughput", value=5.0, unit="tokens/s"
+        suite="train-precision",
+        name="gpt-tiny bf16",
+        metric="throughput",
+        value=5.0,
+        unit="tokens/s",
     )
     rows = [torch_row, row]
     run = RunResult(kind="bench", environment=CPU_ENV, config={}, measurements=rows, label="a[b]")

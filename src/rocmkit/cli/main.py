@@ -48,7 +48,7 @@ _INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
 
 
 def did_you_mean(word: str, known: Iterable[str]) -> str:
-    """"; did you mean --steps?" for the closest of `known`, or "" when none is close."""
+    """ "; did you mean --steps?" for the closest of `known`, or "" when none is close."""
     close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
     return f"; did you mean {close[0]}?" if close else ""
 

@@ -103,9 +103,9 @@ def run(request: HipifyRequest, ctx: Context | None = None) -> RunResult:
         ctx.write_product(report.files[0].text or "")
     else:
         printed_code = False
-    for result in report.files:
-        if result.diff and not ctx.quiet:
-            ctx.write_product(result.diff)
+    for file in report.files:
+        if file.diff and not ctx.quiet:
+            ctx.write_product(file.diff)
     checks = check_report(report, arch=request.arch, jobs=config.jobs) if request.check else []
     outcome = HipifyOutcome(report=report, checks=tuple(checks), strict=request.strict)
     result = to_run_result(outcome, config, check_arch=request.arch if request.check else None)

@@ -66,15 +66,19 @@ def parse_cpuinfo(text: str) -> CpuInfo:
         num_logical_cores=num_logical or None,
         flags=tuple(f for f in INTERESTING_FLAGS if f in flags),
         vendor=ids.get("vendor_id", ""),
-        family=_number(ids.get("cpu family"), int),
-        model_number=_number(ids.get("model"), int),
-        nominal_mhz=_number(ids.get("cpu MHz"), float),
+        family=_integer(ids.get("cpu family")),
+        model_number=_integer(ids.get("model")),
+        nominal_mhz=_real(ids.get("cpu MHz")),
     )
 
 
-def _number(text: str | None, kind: type[int] | type[float]) -> int | float | None:
+def _integer(text: str | None) -> int | None:
+    return int(text) if text and text.isdigit() else None
+
+
+def _real(text: str | None) -> float | None:
     try:
-        return kind(text) if text else None  # type: ignore[arg-type]
+        return float(text) if text else None
     except ValueError:
         return None
 
@@ -114,7 +118,7 @@ def max_clock(info: CpuInfo) -> CpuClock | None:
         return CpuClock(info.max_mhz / 1e3, "max clock from cpufreq", True)
     generation = cpu_generation(info)
     if generation is not None:
-        ghz = float(generation["max_boost_ghz"])
+        ghz = float(str(generation["max_boost_ghz"]))
         how = f"highest max boost of {generation['name']}, {generation['source']}"
         return CpuClock(ghz, how, True)
     if info.nominal_mhz:
@@ -127,10 +131,11 @@ def cpu_generation(info: CpuInfo) -> dict[str, object] | None:
     """The cpu_clocks.toml row of this CPU's vendor/family/model, or None."""
     if info.family is None or info.model_number is None:
         return None
+    model = info.model_number
     for row in _generations():
-        if row["vendor"] == info.vendor and row["family"] == info.family:
-            if any(lo <= info.model_number <= hi for lo, hi in row["models"]):
-                return row
+        same_family = row["vendor"] == info.vendor and row["family"] == info.family
+        if same_family and any(lo <= model <= hi for lo, hi in row["models"]):
+            return row
     return None
 
 

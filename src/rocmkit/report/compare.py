@@ -138,7 +138,9 @@ def comparability_notes(runs: Sequence[RunResult], labels: list[str]) -> list[st
                 f"some figures of {labels[0]} or {label} are flagged noisy: their ratios read "
                 "'noisy' instead of a number; re-run them on a quieter machine"
             )
-        loaded = [f"{name} ({why})" for name, r in ((labels[0], base), (label, run)) for why in _load(r)]
+        loaded = [
+            f"{name} ({why})" for name, r in ((labels[0], base), (label, run)) for why in _load(r)
+        ]
         if loaded:
             notes.append(
                 f"measured under load, so {labels[0]} / {label} may compare the machines' "

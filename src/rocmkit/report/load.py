@@ -43,7 +43,9 @@ def expand_run_paths(paths: Iterable[str | Path]) -> tuple[list[Path], list[str]
             continue
         runs = sorted(p.parent for p in given.rglob(RESULT_FILENAME))
         if not runs:
-            raise UserError(f"{given} holds no {RESULT_FILENAME} (give a run directory or a folder of runs)")
+            raise UserError(
+                f"{given} holds no {RESULT_FILENAME} (give a run directory or a folder of runs)"
+            )
         notes.append(f"{given}: found {len(runs)} run(s)")
         found += runs
     return found, notes

@@ -134,7 +134,9 @@ METRIC_LABELS: dict[str, str] = {
 }
 UNITLESS = ("", "x")
 # Units of things counted one by one (train's skipped_steps is saved as a float).
-COUNT_UNITS = frozenset({"count", "steps", "requests", "tokens", "samples", "files", "errors"})  # a speed-up reads 1.31x in its cells; no "(x)" in the header
+COUNT_UNITS = frozenset(
+    {"count", "steps", "requests", "tokens", "samples", "files", "errors"}
+)  # a speed-up reads 1.31x in its cells; no "(x)" in the header
 
 
 def metric_header(metric: str, unit: str) -> str:

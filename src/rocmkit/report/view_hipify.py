@@ -57,7 +57,7 @@ def render(result: RunResult, console: Console, options: ViewOptions) -> None:
 
 
 def _hip_version(result: RunResult) -> str:
-    """"; HIP 6.2 names (installed hipcc /usr/bin/hipcc)": which release's API was targeted."""
+    """ "; HIP 6.2 names (installed hipcc /usr/bin/hipcc)": which release's API was targeted."""
     config = result.config
     version = config.get("hip_version") or (config.get("options") or {}).get("hip_version")
     if not version:
