@@ -21,6 +21,8 @@ from rocmkit.errors import UserError
         (["hipify", "x.cu", "--dfif"], "did you mean --diff?"),
         (["report", "runs", "--fromat", "md"], "did you mean --format?"),
         (["trian"], "did you mean train?"),
+        (["profile", "memory", "--world-sizee", "8"], "did you mean --world-size?"),
+        (["infer", "serve", "--url", "http://h", "--model", "m", "--ratee", "1"], "--rate?"),
     ],
 )
 def test_unknown_flag_suggests_the_closest(
@@ -29,7 +31,8 @@ def test_unknown_flag_suggests_the_closest(
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert hint in err and err.count("\n") == 1
-    assert f"rocmkit {argv[0]} --help" in err or argv == ["trian"]
+    command = " ".join(w for w in argv[:2] if w in ("profile", "memory", "infer", "serve"))
+    assert f"rocmkit {command or argv[0]} --help" in err or argv == ["trian"]
 
 
 def test_dotted_values_are_not_taken_for_flags(capsys: pytest.CaptureFixture[str]) -> None:

@@ -58,12 +58,15 @@ def option_strings(parser: argparse.ArgumentParser) -> list[str]:
     return [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
 
 
-def command_parser(parser: argparse.ArgumentParser, command: str | None) -> argparse.ArgumentParser:
-    """The parser of `command` (the root parser when there is none)."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
-            found: argparse.ArgumentParser = action.choices[command]
-            return found
+def command_parser(
+    parser: argparse.ArgumentParser, words: Sequence[str]
+) -> argparse.ArgumentParser:
+    """The innermost parser the command line reached (`rocmkit profile memory` -> the parser of
+    `profile memory`; the root parser when no command was named)."""
+    for word in words:
+        subcommands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if subcommands and word in subcommands[0].choices:
+            parser = subcommands[0].choices[word]
     return parser
 
 
@@ -82,8 +85,8 @@ def _unknown_flags(extra: list[str]) -> list[str]:
     return unknown
 
 
-def _refuse_unknown(parser: argparse.ArgumentParser, command: str | None, flags: list[str]) -> None:
-    sub = command_parser(parser, command)
+def _refuse_unknown(parser: argparse.ArgumentParser, words: list[str], flags: list[str]) -> None:
+    sub = command_parser(parser, [w for w in words if not w.startswith("-")])
     hint = did_you_mean(flags[0], option_strings(sub)) if flags[0].startswith("-") else ""
     what = "argument" if len(flags) == 1 else "arguments"
     raise UserError(f"unrecognized {what}: {' '.join(flags)}{hint} (see {sub.prog} --help)")
@@ -139,10 +142,10 @@ def _parse(parser: argparse.ArgumentParser, args_list: list[str]) -> argparse.Na
     extra += [a for a in args_list if sub_action and a in HELP_FLAGS]
     if extra:
         if not getattr(args, "accepts_overrides", False):
-            _refuse_unknown(parser, getattr(args, "command", None), extra)
+            _refuse_unknown(parser, args_list, extra)
         unknown = [] if sub_action else _unknown_flags(extra)
         if unknown:
-            _refuse_unknown(parser, args.command, unknown)
+            _refuse_unknown(parser, args_list, unknown)
         args.overrides = list(getattr(args, "overrides", []) or []) + extra
     config = getattr(args, "config", None)
     if config is not None and not Path(config).is_file():  # before any command imports torch
