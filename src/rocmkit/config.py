@@ -8,6 +8,7 @@ once, so that a typo fails at start with a message that names the key.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import sys
 import types
 import typing
@@ -108,7 +109,8 @@ def from_dict(cls: type[T], data: Mapping[str, Any], *, prefix: str = "") -> T:
     if unknown:
         where = f"'{prefix}{unknown[0]}'"
         raise UserError(
-            f"unknown setting {where}; known in this section: {', '.join(sorted(fields))}"
+            f"unknown setting {where}{_closest(unknown[0], data[unknown[0]], fields, prefix)}; "
+            f"known in this section: {', '.join(sorted(fields))}"
         )
     kwargs = {}
     for name, value in data.items():
@@ -123,6 +125,15 @@ def from_dict(cls: type[T], data: Mapping[str, Any], *, prefix: str = "") -> T:
     if missing:
         raise UserError(f"missing required setting '{prefix}{missing[0]}'")
     return cls(**kwargs)
+
+
+def _closest(name: str, value: Any, fields: Iterable[str], prefix: str) -> str:
+    """ " (did you mean 'train.steps'?)" for an unknown key (a section's first key kept)."""
+    close = difflib.get_close_matches(name, list(fields), n=1, cutoff=0.6)
+    if not close:
+        return ""
+    rest = next(iter(flatten_dotted(value)), "") if isinstance(value, Mapping) and value else ""
+    return f" (did you mean '{prefix}{close[0]}{'.' + rest if rest else ''}'?)"
 
 
 def coerce(value: Any, annotation: Any, key: str) -> Any:

@@ -32,8 +32,8 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not instal
 
 @pytest.fixture
 def report_html(tmp_path):
-    a = _run("rocm", "AMD Instinct MI300X", "gfx942", AMD).save(tmp_path / "a")
-    b = _run("cuda", "NVIDIA H100", "sm_90", NV).save(tmp_path / "b")
+    a = _run("rocm", "AMD Instinct MI300X", "gfx942", AMD).save(tmp_path / "MI300X")
+    b = _run("cuda", "NVIDIA H100", "sm_90", NV).save(tmp_path / "H100")
     out = tmp_path / "report.html"
     assert main(["report", str(a.parent), str(b.parent), "-o", str(out)]) == 0
     return out
@@ -79,8 +79,8 @@ def test_chromium_screenshot_is_not_blank(report_html, tmp_path):
 def test_chromium_shows_the_inference_plots(tmp_path):
     from .test_report_infer import _infer_run
 
-    a = _infer_run("rocm", "AMD Instinct MI300X", 1200.0, 0.5).save(tmp_path / "a")
-    b = _infer_run("cuda", "NVIDIA H100", 1000.0, 0.4).save(tmp_path / "b")
+    a = _infer_run("rocm", "AMD Instinct MI300X", 1200.0, 0.5).save(tmp_path / "MI300X")
+    b = _infer_run("cuda", "NVIDIA H100", 1000.0, 0.4).save(tmp_path / "H100")
     report = tmp_path / "infer.html"
     assert main(["report", str(a.parent), str(b.parent), "-o", str(report)]) == 0
     values, dom = _decoded_widths(tmp_path, report)

@@ -137,8 +137,8 @@ NV = {"fp16": 467.4, "bf16": 480.0, "copy": 2800.0, "speedup": 1.8, "busbw": 350
 
 @pytest.fixture
 def two_runs(tmp_path: Path) -> tuple[Path, Path]:
-    amd = _run("rocm", "AMD Instinct MI300X", "gfx942", AMD).save(tmp_path / "mi300x")
-    nv = _run("cuda", "NVIDIA H100 80GB HBM3", "sm_90", NV).save(tmp_path / "h100")
+    amd = _run("rocm", "AMD Instinct MI300X", "gfx942", AMD).save(tmp_path / "MI300X")
+    nv = _run("cuda", "NVIDIA H100 80GB HBM3", "sm_90", NV).save(tmp_path / "H100")
     return amd.parent, nv.parent
 
 

@@ -72,8 +72,8 @@ def _infer_run(backend, device, tokens_per_s, joules_per_token, precision="bf16"
 
 @pytest.fixture
 def mi300x_h100(tmp_path: Path) -> tuple[Path, Path]:
-    amd = _infer_run("rocm", "AMD Instinct MI300X", 1200.0, 0.5).save(tmp_path / "mi300x")
-    nv = _infer_run("cuda", "NVIDIA H100 80GB HBM3", 1000.0, 0.4).save(tmp_path / "h100")
+    amd = _infer_run("rocm", "AMD Instinct MI300X", 1200.0, 0.5).save(tmp_path / "MI300X")
+    nv = _infer_run("cuda", "NVIDIA H100 80GB HBM3", 1000.0, 0.4).save(tmp_path / "H100")
     return amd.parent, nv.parent
 
 

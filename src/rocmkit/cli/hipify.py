@@ -92,6 +92,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     show.add_argument("--diff", action="store_true", help="print a unified diff of each change")
     show.add_argument("--stats", action="store_true", help="print conversions by category")
     show.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print only errors and the summary, no diagnostic per line (all of them: --json)",
+    )
+    show.add_argument(
         "--strict", action="store_true", help="exit 1 when any CUDA name was left unconverted"
     )
     show.add_argument(

@@ -8,11 +8,13 @@ and import their library code inside the handler, so `rocmkit --help` never impo
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
+import re
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from rocmkit import __version__
@@ -35,7 +37,59 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         # main() adds the one "rocmkit: error:" prefix; the command shows in the --help hint.
+        choice = _INVALID_CHOICE.search(message)
+        if choice:
+            options = [c.strip().strip("'") for c in choice.group(2).split(",")]
+            message += did_you_mean(choice.group(1), options)
         raise UserError(f"{message} (see {self.prog} --help)")
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """ "; did you mean --steps?" for the closest of `known`, or "" when none is close."""
+    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def option_strings(parser: argparse.ArgumentParser) -> list[str]:
+    """The long flags a parser knows (--steps, --fail-on ...)."""
+    return [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+
+
+def command_parser(
+    parser: argparse.ArgumentParser, words: Sequence[str]
+) -> argparse.ArgumentParser:
+    """The innermost parser the command line reached (`rocmkit profile memory` -> the parser of
+    `profile memory`; the root parser when no command was named)."""
+    for word in words:
+        subcommands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if subcommands and word in subcommands[0].choices:
+            parser = subcommands[0].choices[word]
+    return parser
+
+
+def _unknown_flags(extra: list[str]) -> list[str]:
+    """The `--name` tokens among overrides that are not dotted SECTION.KEY overrides (their
+    values, the token after a `--section.key`, are skipped)."""
+    unknown, index = [], 0
+    while index < len(extra):
+        token = extra[index]
+        key = token.removeprefix("--").split("=", 1)[0]
+        if token.startswith("--") and "." not in key:
+            unknown.append(token.split("=", 1)[0])
+        elif token.startswith("--") and "=" not in token:
+            index += 1
+        index += 1
+    return unknown
+
+
+def _refuse_unknown(parser: argparse.ArgumentParser, words: list[str], flags: list[str]) -> None:
+    sub = command_parser(parser, [w for w in words if not w.startswith("-")])
+    hint = did_you_mean(flags[0], option_strings(sub)) if flags[0].startswith("-") else ""
+    what = "argument" if len(flags) == 1 else "arguments"
+    raise UserError(f"unrecognized {what}: {' '.join(flags)}{hint} (see {sub.prog} --help)")
 
 
 # Sub-actions that a command parses itself from its extra arguments (`rocmkit train export`):
@@ -88,7 +142,10 @@ def _parse(parser: argparse.ArgumentParser, args_list: list[str]) -> argparse.Na
     extra += [a for a in args_list if sub_action and a in HELP_FLAGS]
     if extra:
         if not getattr(args, "accepts_overrides", False):
-            raise UserError(f"unrecognized arguments: {' '.join(extra)} (see rocmkit --help)")
+            _refuse_unknown(parser, args_list, extra)
+        unknown = [] if sub_action else _unknown_flags(extra)
+        if unknown:
+            _refuse_unknown(parser, args_list, unknown)
         args.overrides = list(getattr(args, "overrides", []) or []) + extra
     config = getattr(args, "config", None)
     if config is not None and not Path(config).is_file():  # before any command imports torch

@@ -16,7 +16,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "runs",
         nargs="+",
         metavar="RUN",
-        help="run directory or result.json (the first is the baseline of ratios)",
+        help="run directory, result.json, or a folder of runs (e.g. runs/: every run below it, "
+        "sorted by name); the first is the baseline of ratios",
     )
     parser.add_argument(
         "-o",

@@ -134,9 +134,21 @@ def check_compiles(
 def default_hip_version() -> str:
     """The HIP release to emit names for when none is asked: the installed hipcc's, else the
     newest name list rocmkit knows."""
+    return hip_version_and_source(None)[0]
+
+
+def hip_version_and_source(asked: str | None) -> tuple[str, str]:
+    """The HIP release names are emitted for, and where it came from: `--hip-version`, the
+    installed hipcc's headers, or rocmkit's newest name list."""
     from rocmkit.hipify.versions import LATEST, installed_version
 
-    return installed_version(find_hipcc()) or LATEST
+    if asked:
+        return asked, "--hip-version"
+    hipcc = find_hipcc()
+    found = installed_version(hipcc)
+    if found:
+        return found, f"installed hipcc {hipcc}"
+    return LATEST, "default: no hipcc found, rocmkit's newest name list"
 
 
 def check_report(

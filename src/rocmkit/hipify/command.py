@@ -11,6 +11,7 @@ import argparse
 from dataclasses import dataclass
 
 from rocmkit.driver import Command, Context
+from rocmkit.errors import UserError
 from rocmkit.hipify.project import HipifyConfig
 from rocmkit.results import RunResult
 
@@ -25,19 +26,22 @@ class HipifyRequest:
     strict: bool = False  # anything CUDA left behind fails the run
     stats: bool = False  # the conversions-by-category table
     code_to_stdout: bool = False  # one file, nothing written: its translation is the output
+    hip_version_source: str = ""  # where options.hip_version came from (said in the summary)
+    quiet: bool = False  # the view shows only errors and the summary
 
 
 def build(args: argparse.Namespace) -> HipifyRequest:
-    from rocmkit.hipify.check import default_hip_version
+    from rocmkit.hipify.check import hip_version_and_source
     from rocmkit.hipify.project import SOURCE_EXTENSIONS
     from rocmkit.hipify.translate import TranslateOptions
 
+    hip_version, hip_version_source = hip_version_and_source(args.hip_version)
     options = TranslateOptions(
         launch=args.launch,
         translate_strings=args.translate_strings,
         add_runtime_include=not args.no_runtime_include,
         mappings=args.mappings,
-        hip_version=args.hip_version or default_hip_version(),
+        hip_version=hip_version,
     )
     extensions = tuple(e if e.startswith(".") else f".{e}" for e in args.ext) or SOURCE_EXTENSIONS
     if args.cmake:
@@ -58,14 +62,30 @@ def build(args: argparse.Namespace) -> HipifyRequest:
         and (args.check or (len(args.paths) == 1 and args.paths[0].is_file())),
         options=options,
     )
+    _check_outputs(config)
     return HipifyRequest(
         config=config,
+        hip_version_source=hip_version_source,
+        quiet=args.quiet,
         check=args.check,
         arch=args.arch,
         strict=args.strict,
         stats=args.stats,
         code_to_stdout=not (config.writes or args.diff or args.stats or args.json or args.cmake),
     )
+
+
+def _check_outputs(config: HipifyConfig) -> None:
+    """Refuse an output that cannot be written before any file is translated (one line, exit 2),
+    not once per file after all the work."""
+    from rocmkit.atomic import check_writable_dir, check_writable_file
+
+    if config.output is not None:
+        check_writable_file(config.output, what="-o file")
+    if config.output_dir is not None:
+        if config.output_dir.exists() and not config.output_dir.is_dir():
+            raise UserError(f"--output-dir {config.output_dir} is a file; give a directory")
+        check_writable_dir(config.output_dir, what="--output-dir")
 
 
 def run(request: HipifyRequest, ctx: Context | None = None) -> RunResult:
@@ -89,7 +109,11 @@ def run(request: HipifyRequest, ctx: Context | None = None) -> RunResult:
     checks = check_report(report, arch=request.arch, jobs=config.jobs) if request.check else []
     outcome = HipifyOutcome(report=report, checks=tuple(checks), strict=request.strict)
     result = to_run_result(outcome, config, check_arch=request.arch if request.check else None)
-    result.config.update(stats=request.stats, printed_code=printed_code)
+    result.config.update(stats=request.stats, printed_code=printed_code, quiet=request.quiet)
+    result.config.update(
+        hip_version=config.options.hip_version, hip_version_source=request.hip_version_source
+    )
+    result.environment["hip_names_version_source"] = request.hip_version_source
     if outcome.exit_code:
         result.outcome = "failed"
     return result

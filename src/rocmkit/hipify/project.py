@@ -413,12 +413,25 @@ def _mode(path: Path) -> int | None:
         return None
 
 
+def diff_path(path: Path) -> str:
+    """The path a diff header names after `a/`/`b/`: relative, as `git apply` requires (an
+    absolute path gave `a//home/...`, which it rejects): relative to the working directory when
+    inside it, else without its leading `/`."""
+    if not path.is_absolute():
+        return path.as_posix()
+    try:
+        return path.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return path.relative_to(path.anchor).as_posix()
+
+
 def _diff(path: Path, before: str, after: str) -> str:
+    name = diff_path(path)
     lines = difflib.unified_diff(
         before.splitlines(keepends=True),
         after.splitlines(keepends=True),
-        fromfile=f"a/{path.as_posix()}",
-        tofile=f"b/{path.as_posix()}",
+        fromfile=f"a/{name}",
+        tofile=f"b/{name}",
     )
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 

@@ -2,7 +2,10 @@
 
 GPU peaks come from rocmkit.platform.specs (dense, with their published source); an unknown GPU
 gives None ("n/a"). A CPU has no data sheet row here, so its peak is *estimated* from the ISA flags,
-the clock and the number of threads torch uses, and every result says so.
+its maximum clock and the cores torch uses, and every result says so. The estimate is meant as an
+upper bound: a VM's "cpu MHz" is its base clock, and a 2-core EPYC VM ran one fp32 GEMM thread at
+121% of a peak built on it (94 GFLOPS vs 2.45 GHz x 32 FLOP/cycle), so the clock is the highest
+boost known for the CPU (platform.cpu.max_clock).
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rocmkit.platform import Platform
+from rocmkit.platform.backend import CpuInfo
+from rocmkit.platform.cpu import CpuClock, max_clock
 from rocmkit.platform.specs import ArchSpec, lookup_spec
 
 
@@ -51,6 +56,15 @@ def cpu_flops_per_cycle(flags: tuple[str, ...], dtype: str) -> int | None:
     return None
 
 
+def _isa_path(flags: tuple[str, ...], dtype: str) -> str:
+    """The instructions `cpu_flops_per_cycle` counted, for the peak's source line."""
+    if dtype in ("bf16", "fp16") and f"amx_{dtype}" in flags:
+        return f"amx_{dtype} tiles"
+    wide = "avx512f" if "avx512f" in flags else "avx2" if "avx2" in flags else "128-bit SIMD"
+    dot = f" + avx512_{dtype} dot products" if dtype in ("bf16", "fp16") else ""
+    return f"{wide}{dot}, 2 FMA pipes"
+
+
 def cpu_clock_ghz() -> float | None:
     """The CPU's maximum (else current) clock in GHz, from psutil; None when unknown."""
     try:
@@ -68,11 +82,34 @@ def cpu_clock_ghz() -> float | None:
 def estimate_cpu_peak_gflops(
     flags: tuple[str, ...], dtype: str, num_threads: int, ghz: float | None
 ) -> float | None:
-    """threads x clock x FLOPs/cycle, in GFLOPS; None when any factor is unknown."""
+    """cores x clock x FLOPs/cycle, in GFLOPS; None when any factor is unknown."""
     per_cycle = cpu_flops_per_cycle(flags, dtype)
     if per_cycle is None or ghz is None or num_threads < 1:
         return None
     return num_threads * ghz * per_cycle
+
+
+def cpu_peak(cpu: CpuInfo, dtype: str, num_threads: int) -> Peak | None:
+    """The CPU's matmul peak for `num_threads` torch threads, an upper bound where a max clock is
+    known: cores used x max clock x FLOP/cycle of the best instructions the flags allow.
+
+    SMT siblings share one core's FMA pipes, so threads beyond the physical cores add nothing.
+    """
+    clock = max_clock(cpu)
+    if clock is None:
+        ghz = cpu_clock_ghz()
+        clock = None if ghz is None else CpuClock(ghz, "clock from psutil", False)
+    per_cycle = cpu_flops_per_cycle(cpu.flags, dtype)
+    cores = min(num_threads, cpu.num_physical_cores or num_threads)
+    if clock is None or per_cycle is None or cores < 1:
+        return None
+    how = (
+        f"estimate: {cores} core(s) x {clock.ghz:.2f} GHz ({clock.source}) x {per_cycle} {dtype} "
+        f"FLOP/cycle ({_isa_path(cpu.flags, dtype)})"
+    )
+    if not clock.is_upper_bound:
+        how += "; not an upper bound: a figure above 100% means the clock is higher"
+    return Peak(value=cores * clock.ghz * per_cycle / 1e3, source=how, is_estimate=True)
 
 
 def compute_peak(platform: Platform, dtype: str) -> Peak | None:
@@ -85,17 +122,7 @@ def compute_peak(platform: Platform, dtype: str) -> Peak | None:
         return None
     import torch
 
-    threads = torch.get_num_threads()
-    ghz = cpu_clock_ghz()
-    gflops = estimate_cpu_peak_gflops(platform.cpu.flags, dtype, threads, ghz)
-    if gflops is None:
-        return None
-    per_cycle = cpu_flops_per_cycle(platform.cpu.flags, dtype)
-    how = (
-        f"estimate: {threads} thread(s) x {ghz:.2f} GHz x {per_cycle} {dtype} FLOP/cycle"
-        " (over 100% means the cores boost above this clock)"
-    )
-    return Peak(value=gflops / 1e3, source=how, is_estimate=True)
+    return cpu_peak(platform.cpu, dtype, torch.get_num_threads())
 
 
 def memory_bandwidth_peak(platform: Platform) -> Peak | None:

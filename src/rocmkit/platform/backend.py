@@ -42,6 +42,14 @@ class CpuInfo:
     num_logical_cores: int | None
     flags: tuple[str, ...] = ()  # selected ISA flags: avx2, avx512f, avx512_bf16, amx_bf16 ...
     arch: str = field(default_factory=_pyplatform.machine)
+    # What identifies the microarchitecture (x86 "vendor_id", "cpu family", "model") and the clocks:
+    # nominal_mhz is /proc/cpuinfo's "cpu MHz" (on a VM the base/TSC clock, not the boost);
+    # max_mhz is cpufreq's cpuinfo_max_freq where the kernel exposes it.
+    vendor: str = ""
+    family: int | None = None
+    model_number: int | None = None
+    nominal_mhz: float | None = None
+    max_mhz: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,7 +13,7 @@ from rocmkit.atomic import atomic_write_text, check_writable_dir, check_writable
 from rocmkit.driver import Command, Context
 from rocmkit.errors import UserError
 from rocmkit.report.files import output_format, runs_document, write_reports
-from rocmkit.report.load import load_runs
+from rocmkit.report.load import expand_run_paths, load_runs
 from rocmkit.results import RunResult
 
 
@@ -44,7 +44,10 @@ def run(config: ReportConfig, ctx: Context | None = None) -> RunResult:
     from rocmkit.report import render
 
     ctx = ctx or Context()
-    runs = load_runs(config.runs)
+    paths, notes = expand_run_paths(config.runs)
+    for note in notes:
+        ctx.note(note)
+    runs = load_runs(paths)
     written: list[str] = []
     if config.out is not None:
         written += map(str, write_reports(runs, Path(config.out)))

@@ -13,12 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rocmkit.errors import UserError
+from rocmkit.measure.noise import CONTENTION_CORES
 from rocmkit.report.layouts import LAYOUTS
 from rocmkit.report.tables import (
     NOISY_MARK,
     Table,
     format_cell,
     is_noisy,
+    measured_header,
     metric_header,
     noise_notes,
     ordered_metrics,
@@ -87,7 +89,7 @@ def _suite_table(suite: str, runs: Sequence[RunResult], labels: list[str]) -> Ta
                 for m in found
             ]
             ratios = [ratio_cell(found, i) for i in range(1, len(found))]
-            rows.append([name, metric_header(metric, unit), *cells, *ratios])
+            rows.append([name, measured_header(metric, unit, runs), *cells, *ratios])
     notes = [
         note
         for run, label in zip(runs, labels, strict=True)
@@ -136,8 +138,30 @@ def comparability_notes(runs: Sequence[RunResult], labels: list[str]) -> list[st
                 f"some figures of {labels[0]} or {label} are flagged noisy: their ratios read "
                 "'noisy' instead of a number; re-run them on a quieter machine"
             )
+        loaded = [
+            f"{name} ({why})" for name, r in ((labels[0], base), (label, run)) for why in _load(r)
+        ]
+        if loaded:
+            notes.append(
+                f"measured under load, so {labels[0]} / {label} may compare the machines' "
+                f"neighbours, not the machines: {'; '.join(loaded)}"
+            )
         if base.config.get("mode") != run.config.get("mode"):
             notes.append(
                 f"runs used different modes: {base.config.get('mode')} vs {run.config.get('mode')}"
             )
     return notes
+
+
+def _load(run: RunResult) -> list[str]:
+    """Suites that started while other processes kept cores busy (bench's environment "load"
+    record, measure.noise.prepare_cpu), said once per run."""
+    load = run.environment.get("load")
+    if not isinstance(load, dict):
+        return []
+    busy = []
+    for suite, facts in load.items():
+        other = facts.get("other_cores_before") if isinstance(facts, dict) else None
+        if isinstance(other, int | float) and other >= CONTENTION_CORES:
+            busy.append(f"{suite}: other processes used {other:g} cores")
+    return [", ".join(busy)] if busy else []

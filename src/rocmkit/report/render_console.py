@@ -1,8 +1,12 @@
-"""Console rendering with rich: a summary panel per run, notes, one table per suite."""
+"""Console rendering with rich: a summary panel per run, notes, one table per suite.
+
+Every text that comes from a run (cells, notes, labels, skip reasons) is escaped: rich reads
+`pip install 'rocmkit[jax]'` as markup and prints `pip install 'rocmkit'`."""
 
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table as RichTable
 
 from rocmkit.report.document import ReportDocument
@@ -13,11 +17,11 @@ def rich_table(table: Table, columns: int | None = None) -> RichTable:
     """The first `columns` columns of `table` (all by default); cells never wrap, so a number
     is never split over two lines."""
     count = len(table.columns) if columns is None else columns
-    out = RichTable(title=table.title, title_justify="left", show_lines=False)
+    out = RichTable(title=escape(table.title), title_justify="left", show_lines=False)
     for i, column in enumerate(table.columns[:count]):
-        out.add_column(column, justify="left" if i == 0 else "right", no_wrap=True)
+        out.add_column(escape(column), justify="left" if i == 0 else "right", no_wrap=True)
     for row in table.rows:
-        out.add_row(*row[:count])
+        out.add_row(*map(escape, row[:count]))
     return out
 
 
@@ -40,25 +44,25 @@ def print_summary(
     grid.add_column(style="bold")
     grid.add_column()
     for key, value in summary:
-        grid.add_row(key, value)
-    console.print(f"[bold]{heading}[/bold]")
+        grid.add_row(escape(key), escape(value))
+    console.print(f"[bold]{escape(heading)}[/bold]")
     console.print(grid)
 
 
 def render_console(doc: ReportDocument, console: Console) -> None:
-    console.print(f"[bold underline]{doc.title}[/bold underline]")
+    console.print(f"[bold underline]{escape(doc.title)}[/bold underline]")
     for label, summary in zip(doc.labels, doc.summaries, strict=True):
         print_summary(summary, console, f"Environment: {label}")
     for note in doc.notes:
-        console.print(f"[yellow]note:[/yellow] {note}")
+        console.print(f"[yellow]note:[/yellow] {escape(note)}")
     for table in doc.tables:
         console.print()
         fitted, dropped = fitted_table(table, console.width, console)
         console.print(fitted)
         if dropped:
             console.print(
-                f"  [dim]left out at this width: {', '.join(dropped)} "
+                f"  [dim]left out at this width: {escape(', '.join(dropped))} "
                 "(in result.json and report.md)[/dim]"
             )
         for note in table.notes:
-            console.print(f"  [dim]{note}[/dim]")
+            console.print(f"  [dim]{escape(note)}[/dim]")

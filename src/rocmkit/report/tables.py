@@ -132,7 +132,11 @@ METRIC_LABELS: dict[str, str] = {
     "avg_power": "average power",
     "energy": "energy",
 }
-UNITLESS = ("", "x")  # a speed-up reads 1.31x in its cells; no "(x)" in the header
+UNITLESS = ("", "x")
+# Units of things counted one by one (train's skipped_steps is saved as a float).
+COUNT_UNITS = frozenset(
+    {"count", "steps", "requests", "tokens", "samples", "files", "errors"}
+)  # a speed-up reads 1.31x in its cells; no "(x)" in the header
 
 
 def metric_header(metric: str, unit: str) -> str:
@@ -143,6 +147,24 @@ def metric_header(metric: str, unit: str) -> str:
     if unit in UNITLESS or unit == label or unit in label.split():
         return label
     return f"{label} ({unit})"
+
+
+def measured_header(metric: str, unit: str, runs: Iterable[RunResult]) -> str:
+    """`metric_header`, saying what a peak-memory figure counted: on a CPU a row with no recorded
+    source (`rocmkit train`'s) is the process's peak RSS, not its tensors."""
+    if metric != "peak_memory":
+        return metric_header(metric, unit)
+    kinds = {
+        "peak_rss"
+        if not run.environment.get("gpu_available")
+        and not any(m.extra.get("source") for m in run.measurements if m.metric == metric)
+        else metric
+        for run in runs
+        if any(m.metric == metric for m in run.measurements)
+    }
+    if len(kinds) > 1:
+        return metric_header(metric, unit).replace(", tensors", " (tensors or process RSS)")
+    return metric_header(kinds.pop() if kinds else metric, unit)
 
 
 def _plain(metric: str, unit: str) -> str:
@@ -168,8 +190,8 @@ def format_cell(m: Measurement) -> str:
     """A measurement's value as a cell: `n/a`, `12.34`, `1.31x` for a speed-up, `1,024` for a
     count, `707.0 MiB` for bytes. The one number formatter of every table, on the console and in
     reports alike."""
-    if m.unit == "count" and m.value is not None and float(m.value).is_integer():
-        return f"{int(m.value):,}"  # request counts are whole numbers, not 6.00
+    if m.unit in COUNT_UNITS and m.value is not None and float(m.value).is_integer():
+        return f"{int(m.value):,}"  # counts are whole numbers: 0 skipped steps, not 0.00
     if m.unit == "bytes" and m.value is not None:
         return format_bytes(m.value)
     text = format_value(m.value)
@@ -221,7 +243,7 @@ def run_table(run: RunResult, suite: str) -> Table:
     empty = [x for x in metrics if all(m.value is None for m in rows_of if m.metric == x)]
     shown = [x for x in metrics if x not in empty] or metrics[:1]
     units = {x: list(dict.fromkeys(m.unit for m in rows_of if m.metric == x)) for x in shown}
-    headers = [metric_header(x, units[x][0] if len(units[x]) == 1 else "") for x in shown]
+    headers = [measured_header(x, units[x][0] if len(units[x]) == 1 else "", [run]) for x in shown]
     has_samples = any(m.stats.get("num_samples") for m in rows_of)
     rows = []
     for key, by_metric in cells.items():
@@ -283,7 +305,13 @@ def _peak_notes(measurements: list[Measurement]) -> list[str]:
     sources = dict.fromkeys(
         str(m.extra["peak_source"]) for m in measurements if m.extra.get("peak_source")
     )
-    return [f"peak: {source}" for source in sources]
+    notes = [f"peak: {source}" for source in sources]
+    above = [m.name for m in measurements if m.metric == "pct_of_peak" and (m.value or 0) > 100]
+    if above:  # a peak is meant as an upper bound; a figure above it proves the peak wrong
+        notes.append(
+            f"above the stated peak (the peak is wrong, not the figure): {', '.join(above)}"
+        )
+    return notes
 
 
 def run_label(run: RunResult) -> str:

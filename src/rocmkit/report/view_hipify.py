@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
+# A real tree has thousands of diagnostics; past this many the console says how many more.
+MAX_DIAGNOSTIC_LINES = 200
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -22,9 +25,17 @@ def render(result: RunResult, console: Console, options: ViewOptions) -> None:
     for f in files:
         if f["status"] in ("error", "skipped"):
             _line(console, f"{f['source']}: {f['status']}: {f['reason']}")
-    for d in data.get("diagnostics", []):
+    diagnostics: list[dict[str, Any]] = data.get("diagnostics", [])
+    shown = [] if config.get("quiet") else diagnostics[:MAX_DIAGNOSTIC_LINES]
+    for d in shown:
         where = f"{d.get('path') or '<text>'}:{d['line']}:{d['column']}"
         _line(console, f"{where}: {d['kind']} [{d['category']}] {d['name']}: {d['message']}")
+    if len(shown) < len(diagnostics) and not config.get("quiet"):
+        _line(
+            console,
+            f"... {len(diagnostics) - len(shown)} more diagnostics (all of them: --json; "
+            "none: --quiet)",
+        )
     if config.get("stats"):
         console.print(_stats_table(data.get("totals", {})))
     for check in data.get("check", []):
@@ -32,17 +43,27 @@ def render(result: RunResult, console: Console, options: ViewOptions) -> None:
         _line(console, f"check {check['path']}: {status} ({check['seconds']:.1f}s)")
     if config.get("printed_code"):
         return
-    if not written:
+    if not written and not config.get("quiet"):
         for f in files:
             if f["status"] == "converted":
                 edits = sum(f["converted"].values())
                 _line(console, f"plan: {f['source']}: would change ({edits} edits)")
-    _line(console, _summary(data, written=written))
+    _line(console, _summary(data, written=written) + _hip_version(result))
     if not written:
         _line(
             console,
             "dry run: nothing was written (add --output-dir DIR, -o FILE or --inplace to write)",
         )
+
+
+def _hip_version(result: RunResult) -> str:
+    """ "; HIP 6.2 names (installed hipcc /usr/bin/hipcc)": which release's API was targeted."""
+    config = result.config
+    version = config.get("hip_version") or (config.get("options") or {}).get("hip_version")
+    if not version:
+        return ""
+    source = config.get("hip_version_source")
+    return f"; HIP {version} names" + (f" ({source})" if source else "")
 
 
 def _line(console: Console, text: str) -> None:
