@@ -42,7 +42,7 @@ def test_every_step_runs_past_a_failure_and_lands_in_the_summary(tmp_path: Path)
         GPU_CHECK_PYTEST_ARGS=str(tests),
         GPU_CHECK_BENCH_ARGS="--suite gemm --gemm.sizes 32 --gemm.dtypes fp32 --no-power",
         # A short eager run: the full CPU benchmark compiles two models three times (minutes).
-        GPU_CHECK_TRAIN_ARGS="--models gpt --no-compile --steps 5 --warmup 5 --log-every 5 --repeats 1",
+        GPU_CHECK_TRAIN_ARGS="--models gpt --no-compile --steps 5 --warmup 5 --log-every 5 --repeats 3 --no-result",
     )
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]  # the failing test
     (summary,) = out.glob("gpu-check-*.md")

@@ -159,6 +159,9 @@ def execute(command: Command, args: argparse.Namespace) -> int:
         result = command.run(config, ctx)
     for name, monitor in ctx.monitors:
         runs.add_memory(result, monitor, name=name)
+    if result.label is None and out is not None:
+        # named as `rocmkit report` names a saved run without a label: by its directory
+        result.label = out.resolve().name
     if not is_main:
         return exit_code(result)
     written = runs.save(result, out, reports=command.reports) if out is not None else None

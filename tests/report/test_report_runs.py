@@ -90,8 +90,8 @@ def test_counts_print_as_integers_and_cpu_train_memory_is_rss() -> None:
     table = run_table(
         RunResult(kind="train", environment=CPU_ENV, config={}, measurements=rows), "train"
     )
-    assert table.rows[0][1:] == ["0", table.rows[0][2]]
-    assert "peak memory, process RSS (bytes)" in table.columns
+    assert table.rows[0][1:] == ["0", "1.00 GiB"]  # bytes carry their binary unit per cell
+    assert "peak memory, process RSS" in table.columns
     assert not any("tensors" in c for c in table.columns)
 
 
