@@ -26,6 +26,7 @@ def test_public_api_is_pinned():
         "Translation",
         "TranslationStats",
         "check_compiles",
+        "find_hazards",
         "hipify_paths",
         "load_table",
         "translate",
