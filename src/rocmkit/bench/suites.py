@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from rocmkit.bench import sizing, ticks
 from rocmkit.bench.attention import AttentionConfig, run_attention
 from rocmkit.bench.bandwidth import BandwidthConfig, run_bandwidth
 from rocmkit.bench.collectives import TORCHRUN_HINT, CollectivesConfig, run_collectives
+from rocmkit.bench.floors import apply_floors, check_floors, check_fraction
 from rocmkit.bench.gemm import GemmConfig, run_gemm
 from rocmkit.bench.sizing import Mode
 from rocmkit.bench.train_precision import (
@@ -71,10 +73,15 @@ class BenchConfig:
     attention: AttentionConfig | None = None
     train_precision: TrainPrecisionConfig | None = None
     suite_configs: dict[str, Any] = field(default_factory=dict)
+    expect: float | None = None  # every pct_of_peak figure must reach this fraction of peak
+    floors: dict[str, float] = field(default_factory=dict)  # "suite/name/metric" -> minimum
 
     def __post_init__(self) -> None:
         for name in self.suites:
             get_suite(name)
+        if self.expect is not None:
+            check_fraction(self.expect)
+        self.floors = check_floors(self.floors)
         if self.mode not in ("quick", "full"):
             raise UserError(f"bench mode must be quick or full (got {self.mode!r})")
         if self.device not in ("auto", "cpu", "gpu"):
@@ -132,7 +139,17 @@ def get_suite(name: str) -> Suite:
 
 
 # BenchConfig's own settings; its other fields are the typed sections of the built-in suites.
-_GENERAL_SETTINGS = {"suites", "mode", "label", "power", "device", "threads", "suite_configs"}
+_GENERAL_SETTINGS = {
+    "suites",
+    "mode",
+    "label",
+    "power",
+    "device",
+    "threads",
+    "suite_configs",
+    "expect",
+    "floors",
+}
 _TYPED_SECTIONS = {f.name for f in dataclasses.fields(BenchConfig)} - _GENERAL_SETTINGS
 
 
@@ -272,7 +289,8 @@ def run_bench(
 
     Ctrl-C (KeyboardInterrupt) stops at once: the suites that finished are returned, and the
     result says `partial` and which suite was interrupted (outcome "interrupted"). A figure whose
-    check failed (`extra["correct"]` False, e.g. a collective's wrong sum) makes it "failed".
+    check failed (`extra["correct"]` False: every figure checks the output of its timed work, see
+    bench.checks) or under its `--expect` floor (`extra["below_floor"]`) makes it "failed".
     """
     import torch
 
@@ -307,6 +325,11 @@ def run_bench(
         torch.set_num_threads(saved_threads)
     if reader is None:
         measurements.append(_no_sensor(reader_name))
+    measurements += apply_floors(measurements, config.expect, config.floors)
+    identity = row_identity(platform)
+    for m in measurements:
+        for key, value in identity.items():
+            m.extra.setdefault(key, value)
     result = RunResult(
         kind="bench",
         environment=environment,
@@ -319,9 +342,26 @@ def run_bench(
     if interrupted is not None:
         result.partial = f"interrupted (Ctrl-C) during the {interrupted} suite"
         result.outcome = "interrupted"
-    elif any(m.extra.get("correct") is False for m in measurements):
-        result.outcome = "failed"  # a wrong result fails the run, as in nccl-tests
+    elif any(m.extra.get("correct") is False or m.extra.get("below_floor") for m in measurements):
+        result.outcome = "failed"  # a wrong result or a figure under its floor, as in nccl-tests
     return result
+
+
+def row_identity(platform: Platform) -> dict[str, Any]:
+    """What every figure carries to say where it was measured: host, device index, PCI bus id
+    (BDF) and UUID of the device, and the rank under torchrun."""
+    identity: dict[str, Any] = {"host": os.environ.get("ROCMKIT_HOSTNAME") or socket.gethostname()}
+    if platform.gpu_available:
+        index = int(os.environ.get("LOCAL_RANK", "0"))
+        device = next((d for d in platform.devices if d.index == index), None)
+        identity["device_index"] = index
+        identity["device_bdf"] = device.pci_bus_id if device else None
+        identity["device_uuid"] = device.uuid if device else None
+    else:
+        identity["device_index"] = "cpu"
+    if "RANK" in os.environ:
+        identity["rank"] = int(os.environ["RANK"])
+    return identity
 
 
 def _num_figures(suite: Suite, config: BenchConfig, platform: Platform) -> int:
