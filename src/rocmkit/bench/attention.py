@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rocmkit.bench.checks import Check, check_attention
+from rocmkit.bench.checks import Check, attention_reference, check_attention_output
 from rocmkit.errors import UserError
 from rocmkit.measure.timing import TimingConfig, measure
 from rocmkit.platform import Platform
@@ -87,11 +87,13 @@ def attention_problem(
                 out.backward(grad)
         return out
 
+    step()  # raises here, not inside the timing loop, when the backend cannot take these inputs
+    reference = attention_reference(q, k, v, dtype, config.causal)  # once, before timing
+
     def check(output: object) -> Check:
         assert isinstance(output, torch.Tensor)
-        return check_attention(q, k, v, output, dtype, config.causal)
+        return check_attention_output(reference, output)
 
-    step()  # raises here, not inside the timing loop, when the backend cannot take these inputs
     return step, check
 
 
