@@ -43,6 +43,7 @@ def bench_config(
     train_shortcuts: Mapping[str, str] | None = None,
     expect: float | None = None,
     floors: Mapping[str, float] | None = None,
+    outlier_threshold: float | None = None,
 ) -> BenchConfig:
     """The run's config: device-sized defaults <- these settings <- dotted `overrides` <- the
     train-precision suite's `train_shortcuts` (rocmkit.train.shortcuts overrides)."""
@@ -60,6 +61,8 @@ def bench_config(
         base["expect"] = expect
     if floors:
         base["floors"] = dict(floors)
+    if outlier_threshold is not None:
+        base["outlier_threshold"] = outlier_threshold
     config = load_config(BenchConfig, base=base, overrides=dict(overrides or {}))
     if config.train_precision is not None and train_shortcuts:
         config.train_precision = with_train_shortcuts(config.train_precision, train_shortcuts)
@@ -81,6 +84,7 @@ class BenchRequest:
     train_shortcuts: Mapping[str, str] = field(default_factory=dict)
     expect: float | None = None  # fraction of peak every pct_of_peak figure must reach
     floors: Mapping[str, float] = field(default_factory=dict)  # "suite/name/metric" -> minimum
+    outlier_threshold: float | None = None  # None: BenchConfig's default
 
     def config(self, platform: Platform) -> BenchConfig:
         return bench_config(
@@ -95,6 +99,7 @@ class BenchRequest:
             train_shortcuts=self.train_shortcuts,
             expect=self.expect,
             floors=self.floors,
+            outlier_threshold=self.outlier_threshold,
         )
 
 
@@ -119,6 +124,7 @@ def build(args: argparse.Namespace) -> BenchRequest:
         train_shortcuts=shortcut_overrides(vars(args), getattr(args, "train_shortcuts", ())),
         expect=expect,
         floors=floors,
+        outlier_threshold=getattr(args, "outlier_threshold", None),
     )
     request.config(Platform(backend="cpu", torch_version=None))
     return request

@@ -15,10 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rocmkit.bench import sizing, ticks
+from rocmkit.bench import fleet, sizing, ticks
 from rocmkit.bench.attention import AttentionConfig, run_attention
 from rocmkit.bench.bandwidth import BandwidthConfig, run_bandwidth
-from rocmkit.bench.collectives import TORCHRUN_HINT, CollectivesConfig, run_collectives
+from rocmkit.bench.collectives import (
+    TORCHRUN_HINT,
+    CollectivesConfig,
+    ensure_process_group,
+    run_collectives,
+)
 from rocmkit.bench.floors import apply_floors, check_floors, check_fraction
 from rocmkit.bench.gemm import GemmConfig, run_gemm
 from rocmkit.bench.sizing import Mode
@@ -75,6 +80,8 @@ class BenchConfig:
     suite_configs: dict[str, Any] = field(default_factory=dict)
     expect: float | None = None  # every pct_of_peak figure must reach this fraction of peak
     floors: dict[str, float] = field(default_factory=dict)  # "suite/name/metric" -> minimum
+    # under torchrun: a rank's figure this much worse than the fleet median is an OUTLIER
+    outlier_threshold: float = fleet.DEFAULT_THRESHOLD
 
     def __post_init__(self) -> None:
         for name in self.suites:
@@ -82,6 +89,8 @@ class BenchConfig:
         if self.expect is not None:
             check_fraction(self.expect)
         self.floors = check_floors(self.floors)
+        if not 0 < self.outlier_threshold < 1:
+            raise UserError(f"outlier_threshold must be in (0, 1) (got {self.outlier_threshold})")
         if self.mode not in ("quick", "full"):
             raise UserError(f"bench mode must be quick or full (got {self.mode!r})")
         if self.device not in ("auto", "cpu", "gpu"):
@@ -149,6 +158,7 @@ _GENERAL_SETTINGS = {
     "suite_configs",
     "expect",
     "floors",
+    "outlier_threshold",
 }
 _TYPED_SECTIONS = {f.name for f in dataclasses.fields(BenchConfig)} - _GENERAL_SETTINGS
 
@@ -306,6 +316,9 @@ def run_bench(
     load: dict[str, Any] = {}
     interrupted = None
     saved_threads = torch.get_num_threads()
+    world_size = fleet.launched_world_size()
+    # under torchrun every rank measures its own device (ensure_process_group picks it)
+    created_group = ensure_process_group(platform) if world_size > 1 else False
     try:
         for name in config.suites:
             interrupted = name
@@ -330,6 +343,13 @@ def run_bench(
     for m in measurements:
         for key, value in identity.items():
             m.extra.setdefault(key, value)
+    fleet_record = None
+    if world_size > 1 and interrupted is None:
+        measurements, fleet_record = _gather_fleet(measurements, config)
+    if created_group:
+        import torch.distributed as dist
+
+        dist.destroy_process_group()
     result = RunResult(
         kind="bench",
         environment=environment,
@@ -339,12 +359,35 @@ def run_bench(
     )
     result.environment["power_reader"] = reader_name if reader else None
     result.environment["load"] = load
+    if fleet_record is not None:
+        result.environment["fleet"] = fleet_record
     if interrupted is not None:
         result.partial = f"interrupted (Ctrl-C) during the {interrupted} suite"
         result.outcome = "interrupted"
     elif any(m.extra.get("correct") is False or m.extra.get("below_floor") for m in measurements):
         result.outcome = "failed"  # a wrong result or a figure under its floor, as in nccl-tests
     return result
+
+
+def _gather_fleet(
+    measurements: list[Measurement], config: BenchConfig
+) -> tuple[list[Measurement], dict[str, Any] | None]:
+    """Rank 0 gets every rank's rows (suites that do not span ranks) and flags the outliers."""
+    import torch.distributed as dist
+
+    per_rank_suites = [n for n in config.suites if not get_suite(n).needs_torchrun]
+    rows = fleet.gather(measurements, [*per_rank_suites, "power", "floors"])
+    if dist.get_rank() != 0:
+        return rows, None
+    num_outliers = fleet.flag_outliers(rows, config.outlier_threshold)
+    hosts = sorted({str(m.params["host"]) for m in rows if "host" in m.params})
+    record = {
+        "world_size": dist.get_world_size(),
+        "hosts": hosts,
+        "outlier_threshold": config.outlier_threshold,
+        "num_outliers": num_outliers,
+    }
+    return rows, record
 
 
 def row_identity(platform: Platform) -> dict[str, Any]:

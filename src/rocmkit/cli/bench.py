@@ -64,6 +64,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="fail (exit 1) when a figure is under its floor: a fraction of peak every %% of peak "
         "must reach (0.5), or a TOML file of floors, '\"suite/name/metric\" = value' per line",
     )
+    parser.add_argument(
+        "--outlier-threshold",
+        type=float,
+        metavar="FRACTION",
+        help="under torchrun: flag a rank's figure this much worse than the fleet median "
+        "(default 0.2)",
+    )
     add_output_options(
         parser,
         "bench",

@@ -178,12 +178,15 @@ def format_cell(m: Measurement) -> str:
 
 
 def verdict_mark(m: Measurement) -> str:
-    """' WRONG' on a figure whose output check failed, ' BELOW FLOOR' under its --expect floor."""
+    """' WRONG' on a figure whose output check failed, ' BELOW FLOOR' under its --expect floor,
+    ' OUTLIER' far from the fleet's median under torchrun."""
     marks = []
     if m.extra.get("correct") is False:
         marks.append("WRONG")
     if m.extra.get("below_floor"):
         marks.append("BELOW FLOOR")
+    if m.extra.get("outlier"):
+        marks.append("OUTLIER")
     return "".join(f" {mark}" for mark in marks)
 
 
@@ -299,6 +302,13 @@ def wrong_result_notes(measurements: Iterable[Measurement]) -> list[str]:
             f"{m.name} {m.metric} (floor {format_value(m.extra.get('floor'))})" for m in below
         ]
         notes.append(f"BELOW FLOOR (--expect): {', '.join(details)}")
+    outliers = [m for m in measurements if m.extra.get("outlier")]
+    if outliers:
+        threshold = outliers[0].extra.get("outlier_threshold", 0)
+        details = [f"{m.name} {m.metric} ({m.extra['outlier']})" for m in outliers]
+        notes.append(
+            f"OUTLIER (more than {threshold:.0%} worse than the fleet median): {', '.join(details)}"
+        )
     return notes
 
 
