@@ -92,3 +92,43 @@ def test_collectives_under_torchrun_on_gloo(tmp_path):
     # only rank 0 wrote: one JSON document on stdout, one run directory
     assert done.stdout.count('"schema_version"') == 1
     assert [p.name for p in tmp_path.iterdir()] == ["run"]
+
+
+def _one_rank_group(tmp_path):
+    import torch.distributed as dist
+
+    store = tmp_path / "store"
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=0, world_size=1)
+
+
+def test_every_timed_iteration_is_checked(tmp_path, monkeypatch):
+    """One wrong iteration among the timed ones (which a check before timing would miss) makes
+    the figure WRONG, with the count of wrong elements."""
+    from rocmkit.bench import collectives
+    from rocmkit.bench.collectives import CollectivesConfig, run_collectives
+    from rocmkit.platform import Platform
+
+    _one_rank_group(tmp_path)
+    cpu = Platform(backend="cpu", torch_version="x")
+    config = CollectivesConfig(sizes_bytes=[64], num_iters=5, warmup=1)
+    healthy = run_collectives(config, cpu)
+    assert {m.params["op"] for m in healthy} == set(OPS)
+    assert all(m.extra["correct"] is True and m.extra["num_wrong"] == 0 for m in healthy)
+    assert healthy[0].extra["check"] == "every timed iteration (5) on every rank"
+    real, calls = collectives._runner, {"n": 0}
+
+    def runner(op, inp, out):
+        run = real(op, inp, out)
+
+        def bad_on_the_third_timed_iteration():
+            run()
+            calls["n"] += 1
+            if calls["n"] == 4:  # 1 warm-up, then timed iterations 1, 2, 3
+                (inp if op in ("all_reduce", "broadcast") else out).view(-1)[2] += 1.0
+
+        return bad_on_the_third_timed_iteration
+
+    monkeypatch.setattr(collectives, "_runner", runner)
+    config = CollectivesConfig(ops=["all_reduce"], sizes_bytes=[64], num_iters=5, warmup=1)
+    rows = run_collectives(config, cpu)
+    assert rows and all(m.extra["correct"] is False and m.extra["num_wrong"] == 1 for m in rows)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rocmkit.bench.checks import Check, attention_reference, check_attention_output
 from rocmkit.errors import UserError
 from rocmkit.measure.timing import TimingConfig, measure
 from rocmkit.platform import Platform
@@ -53,6 +54,15 @@ def attention_flops(config: AttentionConfig, *, backward: bool) -> float:
 def _make(
     config: AttentionConfig, backend: str, dtype: str, backward: bool, device: Any
 ) -> Callable[[], Any]:
+    return attention_problem(config, backend, dtype, backward, device)[0]
+
+
+def attention_problem(
+    config: AttentionConfig, backend: str, dtype: str, backward: bool, device: Any
+) -> tuple[Callable[[], Any], Callable[[object], Check]]:
+    """The timed step (returning the forward output) and the check of that output against the
+    math in float64. With backward, the forward output of the timed step is what is checked (the
+    gradients add up over iterations)."""
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -70,14 +80,21 @@ def _make(
     )
     grad = torch.randn(shape, device=device, dtype=torch_dtype)
 
-    def step() -> None:
+    def step() -> torch.Tensor:
         with sdpa_kernel(sdp):
             out = F.scaled_dot_product_attention(q, k, v, is_causal=config.causal)
             if backward:
                 out.backward(grad)
+        return out
 
     step()  # raises here, not inside the timing loop, when the backend cannot take these inputs
-    return step
+    reference = attention_reference(q, k, v, dtype, config.causal)  # once, before timing
+
+    def check(output: object) -> Check:
+        assert isinstance(output, torch.Tensor)
+        return check_attention_output(reference, output)
+
+    return step, check
 
 
 def run_attention(config: AttentionConfig, platform: Platform) -> list[Measurement]:
@@ -104,9 +121,8 @@ def run_attention(config: AttentionConfig, platform: Platform) -> list[Measureme
                 }
                 name = f"{backend} {dtype} {direction}"
                 try:
-                    stats = measure(
-                        _make(config, backend, dtype, backward, device), config.timing, device
-                    )
+                    fn, check = attention_problem(config, backend, dtype, backward, device)
+                    stats = measure(fn, config.timing, device, check)
                 except RuntimeError as exc:
                     reason = str(exc).splitlines()[0][:160]
                     results.append(
@@ -122,6 +138,7 @@ def run_attention(config: AttentionConfig, platform: Platform) -> list[Measureme
                     )
                     continue
                 rate = attention_flops(config, backward=backward) / stats.median / scale
+                checked = stats.checked.extra() if isinstance(stats.checked, Check) else {}
                 results.append(
                     Measurement(
                         suite=SUITE,
@@ -131,7 +148,7 @@ def run_attention(config: AttentionConfig, platform: Platform) -> list[Measureme
                         unit="ms",
                         params=params,
                         stats=stats.to_dict(),
-                        extra=stats.noise_extra(),
+                        extra={**stats.noise_extra(), **checked},
                     )
                 )
                 results.append(
@@ -142,7 +159,7 @@ def run_attention(config: AttentionConfig, platform: Platform) -> list[Measureme
                         value=rate,
                         unit=unit,
                         params=params,
-                        extra=stats.noise_extra(),
+                        extra={**stats.noise_extra(), **checked},
                     )
                 )
     return results

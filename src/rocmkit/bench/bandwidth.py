@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rocmkit.bench.checks import Check, check_equal
 from rocmkit.errors import UserError
 from rocmkit.measure.peaks import Peak, memory_bandwidth_peak
 from rocmkit.measure.timing import TimingConfig, measure
@@ -45,21 +46,51 @@ def bytes_moved(op: str, array_bytes: int) -> int:
 
 def make_op(op: str, array_bytes: int, device: torch.device | str) -> Callable[[], torch.Tensor]:
     """A closure running `op` once on freshly allocated float32 arrays."""
+    return op_problem(op, array_bytes, device)[0]
+
+
+def _pattern(n: int, device: torch.device | str, offset: int) -> torch.Tensor:
+    """Small integers (exact in float32, also after triad's b + 3c): a copy that moved the wrong
+    bytes, or nothing, cannot look right."""
+    import torch
+
+    return ((torch.arange(n, device=device) + offset) % 251).to(torch.float32)
+
+
+def op_problem(
+    op: str, array_bytes: int, device: torch.device | str
+) -> tuple[Callable[[], torch.Tensor], Callable[[object], Check]]:
+    """The timed op (returning its destination) and the check of that destination: it must equal
+    the expected pattern exactly."""
     import torch
 
     n = array_bytes // 4
     if op in ("copy", "triad"):
-        a, b, c = (torch.ones(n, device=device) for _ in range(3))
+        a = torch.full((n,), -1.0, device=device)
+        b, c = _pattern(n, device, 0), _pattern(n, device, 7)
         if op == "copy":
-            return lambda: a.copy_(b)
-        return lambda: torch.add(b, c, alpha=3.0, out=a)
-    host = torch.ones(n)
+            return lambda: a.copy_(b), _expect(b, "destination == source")
+        expected = b + 3.0 * c
+        return lambda: torch.add(b, c, alpha=3.0, out=a), _expect(expected, "a == b + 3c")
+    source = _pattern(n, "cpu" if op.startswith("h2d") else device, 0)
+    if op.startswith("h2d"):
+        host = source.pin_memory() if op.endswith("pinned") else source
+        dev = torch.full((n,), -1.0, device=device)
+        return lambda: dev.copy_(host), _expect(host, "device copy == host source")
+    host = torch.full((n,), -1.0)
     if op.endswith("pinned"):
         host = host.pin_memory()
-    dev = torch.ones(n, device=device)
-    if op.startswith("h2d"):
-        return lambda: dev.copy_(host)
-    return lambda: host.copy_(dev)
+    return lambda: host.copy_(source), _expect(source, "host copy == device source")
+
+
+def _expect(expected: torch.Tensor, what: str) -> Callable[[object], Check]:
+    import torch
+
+    def check(output: object) -> Check:
+        assert isinstance(output, torch.Tensor)
+        return check_equal(output, expected, what)
+
+    return check
 
 
 def run_bandwidth(config: BandwidthConfig, platform: Platform) -> list[Measurement]:
@@ -74,11 +105,9 @@ def run_bandwidth(config: BandwidthConfig, platform: Platform) -> list[Measureme
             params = {"op": op, "size_mib": size}
             name = f"{op} {size} MiB"
             array_bytes = size * 2**20
-            stats = measure(
-                make_op(op, array_bytes, platform.torch_device),
-                config.timing,
-                platform.torch_device,
-            )
+            fn, check = op_problem(op, array_bytes, platform.torch_device)
+            stats = measure(fn, config.timing, platform.torch_device, check)
+            checked = stats.checked.extra() if isinstance(stats.checked, Check) else {}
             gbps = bytes_moved(op, array_bytes) / stats.median / 1e9
             results.append(
                 Measurement(
@@ -89,12 +118,12 @@ def run_bandwidth(config: BandwidthConfig, platform: Platform) -> list[Measureme
                     unit="GB/s",
                     params=params,
                     stats=stats.to_dict(),
-                    extra=stats.noise_extra(),
+                    extra={**stats.noise_extra(), **checked},
                 )
             )
             if op in ("copy", "triad"):
                 results.append(_pct_row(name, params, gbps, peak))
-                results[-1].extra.update(stats.noise_extra())
+                results[-1].extra.update({**stats.noise_extra(), **checked})
     return results
 
 

@@ -3,7 +3,7 @@
 algbw = size / time, where size is the whole buffer of the operation (nccl-tests PERFORMANCE.md);
 busbw = algbw x factor, the factor making the figure comparable to the link's peak:
 all_reduce 2(n-1)/n; all_gather, reduce_scatter, all_to_all (n-1)/n; broadcast 1.
-Every op is checked for the right answer before it is timed. Ranks time a fixed number of
+The output of every timed iteration is checked against the known answer (after its clock stops). Ranks time a fixed number of
 iterations (a time budget would let ranks disagree on the count and hang), and the slowest rank's
 time per iteration counts.
 """
@@ -147,13 +147,17 @@ def check_op(op: str, numel: int, rank: int, n: int, device: torch.device | str)
 
 def _time_op(
     op: str, numel: int, rank: int, n: int, config: CollectivesConfig, device: torch.device
-) -> list[float]:
-    """Per-iteration seconds of the slowest rank (elementwise max over ranks)."""
+) -> tuple[list[float], int]:
+    """Per-iteration seconds of the slowest rank (elementwise max over ranks), and how many output
+    elements were wrong over every timed iteration of this rank. Each iteration is checked after
+    its clock stops; in-place ops get their input back before the next one."""
     import torch
     import torch.distributed as dist
 
     inp, out = _buffers(op, numel, rank, n, device)
-    inp.zero_()  # zeros stay zeros under repeated in-place all_reduce: no overflow to inf
+    pristine = inp.clone()
+    expected = torch.tensor(expected_result(op, numel, rank, n), device=device)
+    result = inp if op in ("all_reduce", "broadcast") else out
     run = _runner(op, inp, out)
 
     def sync() -> None:
@@ -162,7 +166,9 @@ def _time_op(
 
     for _ in range(config.warmup):
         run()
+        inp.copy_(pristine)
     samples = []
+    num_wrong = torch.zeros((), dtype=torch.int64, device=device)
     for _ in range(config.num_iters):
         dist.barrier()
         sync()
@@ -170,9 +176,11 @@ def _time_op(
         run()
         sync()
         samples.append(time.perf_counter() - start)
+        num_wrong += (result != expected).sum()  # stays on the device: no host wait per iteration
+        inp.copy_(pristine)
     times = torch.tensor(samples, dtype=torch.float64, device=device)
     dist.all_reduce(times, op=dist.ReduceOp.MAX)
-    return [float(t) for t in times.cpu()]
+    return [float(t) for t in times.cpu()], int(num_wrong)
 
 
 def run_collectives(config: CollectivesConfig, platform: Platform) -> list[Measurement]:
@@ -210,9 +218,10 @@ def _measure_op(
     import torch
     import torch.distributed as dist
 
-    ok = torch.tensor([1 if check_op(op, numel, rank, n, device) else 0], device=device)
-    dist.all_reduce(ok, op=dist.ReduceOp.MIN)
-    stats = summarize(_time_op(op, numel, rank, n, config, device))
+    samples, num_wrong = _time_op(op, numel, rank, n, config, device)
+    stats = summarize(samples)
+    wrong = torch.tensor([num_wrong], dtype=torch.int64, device=device)
+    dist.all_reduce(wrong, op=dist.ReduceOp.SUM)
     tick()
     size_bytes = numel * 4
     params = {
@@ -222,7 +231,12 @@ def _measure_op(
         "backend": backend,
         "dtype": "fp32",
     }
-    extra = {"correct": bool(ok.item()), "bus_factor": bus_factor(op, n)}
+    extra = {
+        "correct": int(wrong.item()) == 0,
+        "num_wrong": int(wrong.item()),  # elements, summed over ranks and timed iterations
+        "check": f"every timed iteration ({config.num_iters}) on every rank",
+        "bus_factor": bus_factor(op, n),
+    }
     name = f"{op} {size_bytes} B"
     common: dict[str, Any] = {"suite": SUITE, "name": name, "params": params, "extra": extra}
     return [

@@ -41,6 +41,9 @@ def bench_config(
     power: bool = True,
     overrides: Mapping[str, str] | None = None,
     train_shortcuts: Mapping[str, str] | None = None,
+    expect: float | None = None,
+    floors: Mapping[str, float] | None = None,
+    outlier_threshold: float | None = None,
 ) -> BenchConfig:
     """The run's config: device-sized defaults <- these settings <- dotted `overrides` <- the
     train-precision suite's `train_shortcuts` (rocmkit.train.shortcuts overrides)."""
@@ -54,6 +57,12 @@ def bench_config(
         base["label"] = label
     if threads is not None:
         base["threads"] = threads
+    if expect is not None:
+        base["expect"] = expect
+    if floors:
+        base["floors"] = dict(floors)
+    if outlier_threshold is not None:
+        base["outlier_threshold"] = outlier_threshold
     config = load_config(BenchConfig, base=base, overrides=dict(overrides or {}))
     if config.train_precision is not None and train_shortcuts:
         config.train_precision = with_train_shortcuts(config.train_precision, train_shortcuts)
@@ -73,6 +82,9 @@ class BenchRequest:
     power: bool = True
     overrides: Mapping[str, str] = field(default_factory=dict)  # dotted: {"gemm.sizes": "256"}
     train_shortcuts: Mapping[str, str] = field(default_factory=dict)
+    expect: float | None = None  # fraction of peak every pct_of_peak figure must reach
+    floors: Mapping[str, float] = field(default_factory=dict)  # "suite/name/metric" -> minimum
+    outlier_threshold: float | None = None  # None: BenchConfig's default
 
     def config(self, platform: Platform) -> BenchConfig:
         return bench_config(
@@ -85,17 +97,22 @@ class BenchRequest:
             power=self.power,
             overrides=self.overrides,
             train_shortcuts=self.train_shortcuts,
+            expect=self.expect,
+            floors=self.floors,
+            outlier_threshold=self.outlier_threshold,
         )
 
 
 def build(args: argparse.Namespace) -> BenchRequest:
     """The request the flags make. Bad suites, flags and overrides fail here in a fraction of a
     second, before torch loads (checked against a CPU with no torch)."""
+    from rocmkit.bench.floors import parse_expect
     from rocmkit.config import parse_overrides
     from rocmkit.measure.noise import use_passive_wait_policy
     from rocmkit.train.shortcuts import shortcut_overrides
 
     use_passive_wait_policy()  # before anything imports torch and starts its OpenMP pool
+    expect, floors = parse_expect(args.expect) if getattr(args, "expect", None) else (None, {})
     request = BenchRequest(
         mode=args.mode,
         suites=tuple(s.strip() for item in args.suite or [] for s in item.split(",") if s.strip()),
@@ -105,6 +122,9 @@ def build(args: argparse.Namespace) -> BenchRequest:
         power=not args.no_power,
         overrides=parse_overrides(getattr(args, "overrides", None) or []),
         train_shortcuts=shortcut_overrides(vars(args), getattr(args, "train_shortcuts", ())),
+        expect=expect,
+        floors=floors,
+        outlier_threshold=getattr(args, "outlier_threshold", None),
     )
     request.config(Platform(backend="cpu", torch_version=None))
     return request
@@ -113,7 +133,8 @@ def build(args: argparse.Namespace) -> BenchRequest:
 def run(config: BenchRequest | BenchConfig, ctx: Context | None = None) -> RunResult:
     """Detect the device, size the config for it and run the suites (under the memory monitor
     when asked). Outcome (see `run_bench`): "interrupted" by Ctrl-C, with the suites that
-    finished; "failed" when a figure's correctness check failed; else "ok"."""
+    finished; "failed" when a figure's correctness check failed or a figure is under its
+    `--expect` floor; else "ok"."""
     from rocmkit.bench.suites import on_device, run_bench
     from rocmkit.platform import detect
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rocmkit.bench.checks import Check, check_matmul_output, matmul_reference
 from rocmkit.errors import UserError
 from rocmkit.measure.peaks import Peak, compute_peak
 from rocmkit.measure.timing import TimingConfig, measure
@@ -80,6 +81,13 @@ def _tf32(enabled: bool) -> Iterator[None]:
 
 def make_matmul(dtype: str, size: int, device: torch.device | str) -> Callable[[], torch.Tensor]:
     """A closure running one size x size x size product in `dtype` on `device`."""
+    return matmul_problem(dtype, size, device)[0]
+
+
+def matmul_problem(
+    dtype: str, size: int, device: torch.device | str
+) -> tuple[Callable[[], torch.Tensor], Callable[[object], Check]]:
+    """The timed product (returning its output) and the check of an output it returned."""
     import torch
 
     if dtype == "fp8":
@@ -90,10 +98,24 @@ def make_matmul(dtype: str, size: int, device: torch.device | str) -> Callable[[
     a = torch.randn(size, size, device=device, dtype=torch_dtype)
     b = torch.randn(size, size, device=device, dtype=torch_dtype)
     out = torch.empty(size, size, device=device, dtype=torch_dtype)
-    return lambda: torch.matmul(a, b, out=out)
+    return lambda: torch.matmul(a, b, out=out), _checker(a, b, dtype)
 
 
-def _make_fp8(size: int, device: torch.device | str) -> Callable[[], torch.Tensor]:
+def _checker(a: torch.Tensor, b: torch.Tensor, dtype: str) -> Callable[[object], Check]:
+    import torch
+
+    reference = matmul_reference(a, b, dtype)  # before timing: the check itself stays O(n^2)
+
+    def check(output: object) -> Check:
+        assert isinstance(output, torch.Tensor)
+        return check_matmul_output(reference, output)
+
+    return check
+
+
+def _make_fp8(
+    size: int, device: torch.device | str
+) -> tuple[Callable[[], torch.Tensor], Callable[[object], Check]]:
     import torch
 
     # MI300 (gfx942) uses the "fnuz" fp8 variant; CUDA and gfx950 use OCP e4m3fn.
@@ -102,7 +124,11 @@ def _make_fp8(size: int, device: torch.device | str) -> Callable[[], torch.Tenso
     a = torch.randn(size, size, device=device).to(fp8)
     b = torch.randn(size, size, device=device).to(fp8).t()  # _scaled_mm wants column-major B
     scale = torch.ones((), device=device)
-    return lambda: torch._scaled_mm(a, b, scale_a=scale, scale_b=scale, out_dtype=torch.bfloat16)
+
+    def run() -> torch.Tensor:
+        return torch._scaled_mm(a, b, scale_a=scale, scale_b=scale, out_dtype=torch.bfloat16)
+
+    return run, _checker(a, b, "fp8")
 
 
 def run_gemm(config: GemmConfig, platform: Platform) -> list[Measurement]:
@@ -120,8 +146,8 @@ def run_gemm(config: GemmConfig, platform: Platform) -> list[Measurement]:
             if reason is None:
                 try:
                     with _tf32(dtype == "tf32"):
-                        fn = make_matmul(dtype, size, platform.torch_device)
-                        stats = measure(fn, config.timing, platform.torch_device)
+                        fn, check = matmul_problem(dtype, size, platform.torch_device)
+                        stats = measure(fn, config.timing, platform.torch_device, check)
                 except (RuntimeError, TypeError, AttributeError) as exc:
                     reason = f"{dtype} matmul failed here: {str(exc).splitlines()[0][:120]}"
             if stats is None:
@@ -129,8 +155,10 @@ def run_gemm(config: GemmConfig, platform: Platform) -> list[Measurement]:
                 continue
             rate = gemm_flops(size, size, size) / stats.median / scale
             rows = _gemm_rows(name, metric, unit, params, rate, stats.to_dict(), peak, on_gpu)
-            for row in rows:  # % of peak derives from the same timing: same flags
+            for row in rows:  # % of peak derives from the same timing: same flags and check
                 row.extra.update(stats.noise_extra())
+                if isinstance(stats.checked, Check):
+                    row.extra.update(stats.checked.extra())
             results.extend(rows)
     return results
 

@@ -9,15 +9,22 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rocmkit.bench import sizing, ticks
+from rocmkit.bench import fleet, sizing, ticks
 from rocmkit.bench.attention import AttentionConfig, run_attention
 from rocmkit.bench.bandwidth import BandwidthConfig, run_bandwidth
-from rocmkit.bench.collectives import TORCHRUN_HINT, CollectivesConfig, run_collectives
+from rocmkit.bench.collectives import (
+    TORCHRUN_HINT,
+    CollectivesConfig,
+    ensure_process_group,
+    run_collectives,
+)
+from rocmkit.bench.floors import apply_floors, check_floors, check_fraction
 from rocmkit.bench.gemm import GemmConfig, run_gemm
 from rocmkit.bench.sizing import Mode
 from rocmkit.bench.train_precision import (
@@ -71,10 +78,19 @@ class BenchConfig:
     attention: AttentionConfig | None = None
     train_precision: TrainPrecisionConfig | None = None
     suite_configs: dict[str, Any] = field(default_factory=dict)
+    expect: float | None = None  # every pct_of_peak figure must reach this fraction of peak
+    floors: dict[str, float] = field(default_factory=dict)  # "suite/name/metric" -> minimum
+    # under torchrun: a rank's figure this much worse than the fleet median is an OUTLIER
+    outlier_threshold: float = fleet.DEFAULT_THRESHOLD
 
     def __post_init__(self) -> None:
         for name in self.suites:
             get_suite(name)
+        if self.expect is not None:
+            check_fraction(self.expect)
+        self.floors = check_floors(self.floors)
+        if not 0 < self.outlier_threshold < 1:
+            raise UserError(f"outlier_threshold must be in (0, 1) (got {self.outlier_threshold})")
         if self.mode not in ("quick", "full"):
             raise UserError(f"bench mode must be quick or full (got {self.mode!r})")
         if self.device not in ("auto", "cpu", "gpu"):
@@ -132,7 +148,18 @@ def get_suite(name: str) -> Suite:
 
 
 # BenchConfig's own settings; its other fields are the typed sections of the built-in suites.
-_GENERAL_SETTINGS = {"suites", "mode", "label", "power", "device", "threads", "suite_configs"}
+_GENERAL_SETTINGS = {
+    "suites",
+    "mode",
+    "label",
+    "power",
+    "device",
+    "threads",
+    "suite_configs",
+    "expect",
+    "floors",
+    "outlier_threshold",
+}
 _TYPED_SECTIONS = {f.name for f in dataclasses.fields(BenchConfig)} - _GENERAL_SETTINGS
 
 
@@ -272,7 +299,8 @@ def run_bench(
 
     Ctrl-C (KeyboardInterrupt) stops at once: the suites that finished are returned, and the
     result says `partial` and which suite was interrupted (outcome "interrupted"). A figure whose
-    check failed (`extra["correct"]` False, e.g. a collective's wrong sum) makes it "failed".
+    check failed (`extra["correct"]` False: every figure checks the output of its timed work, see
+    bench.checks) or under its `--expect` floor (`extra["below_floor"]`) makes it "failed".
     """
     import torch
 
@@ -288,6 +316,9 @@ def run_bench(
     load: dict[str, Any] = {}
     interrupted = None
     saved_threads = torch.get_num_threads()
+    world_size = fleet.launched_world_size()
+    # under torchrun every rank measures its own device (ensure_process_group picks it)
+    created_group = ensure_process_group(platform) if world_size > 1 else False
     try:
         for name in config.suites:
             interrupted = name
@@ -307,6 +338,18 @@ def run_bench(
         torch.set_num_threads(saved_threads)
     if reader is None:
         measurements.append(_no_sensor(reader_name))
+    measurements += apply_floors(measurements, config.expect, config.floors)
+    identity = row_identity(platform)
+    for m in measurements:
+        for key, value in identity.items():
+            m.extra.setdefault(key, value)
+    fleet_record = None
+    if world_size > 1 and interrupted is None:
+        measurements, fleet_record = _gather_fleet(measurements, config)
+    if created_group:
+        import torch.distributed as dist
+
+        dist.destroy_process_group()
     result = RunResult(
         kind="bench",
         environment=environment,
@@ -316,12 +359,52 @@ def run_bench(
     )
     result.environment["power_reader"] = reader_name if reader else None
     result.environment["load"] = load
+    if fleet_record is not None:
+        result.environment["fleet"] = fleet_record
     if interrupted is not None:
         result.partial = f"interrupted (Ctrl-C) during the {interrupted} suite"
         result.outcome = "interrupted"
-    elif any(m.extra.get("correct") is False for m in measurements):
-        result.outcome = "failed"  # a wrong result fails the run, as in nccl-tests
+    elif any(m.extra.get("correct") is False or m.extra.get("below_floor") for m in measurements):
+        result.outcome = "failed"  # a wrong result or a figure under its floor, as in nccl-tests
     return result
+
+
+def _gather_fleet(
+    measurements: list[Measurement], config: BenchConfig
+) -> tuple[list[Measurement], dict[str, Any] | None]:
+    """Rank 0 gets every rank's rows (suites that do not span ranks) and flags the outliers."""
+    import torch.distributed as dist
+
+    per_rank_suites = [n for n in config.suites if not get_suite(n).needs_torchrun]
+    rows = fleet.gather(measurements, [*per_rank_suites, "power", "floors"])
+    if dist.get_rank() != 0:
+        return rows, None
+    num_outliers = fleet.flag_outliers(rows, config.outlier_threshold)
+    hosts = sorted({str(m.params["host"]) for m in rows if "host" in m.params})
+    record = {
+        "world_size": dist.get_world_size(),
+        "hosts": hosts,
+        "outlier_threshold": config.outlier_threshold,
+        "num_outliers": num_outliers,
+    }
+    return rows, record
+
+
+def row_identity(platform: Platform) -> dict[str, Any]:
+    """What every figure carries to say where it was measured: host, device index, PCI bus id
+    (BDF) and UUID of the device, and the rank under torchrun."""
+    identity: dict[str, Any] = {"host": os.environ.get("ROCMKIT_HOSTNAME") or socket.gethostname()}
+    if platform.gpu_available:
+        index = int(os.environ.get("LOCAL_RANK", "0"))
+        device = next((d for d in platform.devices if d.index == index), None)
+        identity["device_index"] = index
+        identity["device_bdf"] = device.pci_bus_id if device else None
+        identity["device_uuid"] = device.uuid if device else None
+    else:
+        identity["device_index"] = "cpu"
+    if "RANK" in os.environ:
+        identity["rank"] = int(os.environ["RANK"])
+    return identity
 
 
 def _num_figures(suite: Suite, config: BenchConfig, platform: Platform) -> int:

@@ -58,6 +58,19 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="torch CPU threads (default: OMP_NUM_THREADS, else the cores free when a suite starts)",
     )
     parser.add_argument("--no-power", action="store_true", help="do not sample GPU power")
+    parser.add_argument(
+        "--expect",
+        metavar="FRACTION|FILE",
+        help="fail (exit 1) when a figure is under its floor: a fraction of peak every %% of peak "
+        "must reach (0.5), or a TOML file of floors, '\"suite/name/metric\" = value' per line",
+    )
+    parser.add_argument(
+        "--outlier-threshold",
+        type=float,
+        metavar="FRACTION",
+        help="under torchrun: flag a rank's figure this much worse than the fleet median "
+        "(default 0.2)",
+    )
     add_output_options(
         parser,
         "bench",

@@ -65,6 +65,7 @@ class Stats:
     other_cores: float | None = None  # cores other processes kept busy while this was timed
     noise: tuple[str, ...] = ()  # why the figure is unsteady; empty when it is not
     first_noise: tuple[str, ...] = ()  # why it was re-measured; empty when it was not
+    checked: object = None  # what `measure(check=...)` said of the last timed iteration's output
 
     def to_dict(self) -> dict[str, float]:
         """The numbers, for Measurement.stats."""
@@ -153,6 +154,13 @@ def time_callable(
     fn: Callable[[], object], config: TimingConfig, device: torch.device | str = "cpu"
 ) -> list[float]:
     """Run `fn` config.warmup times, then time it; returns samples in seconds."""
+    return _time_callable(fn, config, device)[0]
+
+
+def _time_callable(
+    fn: Callable[[], object], config: TimingConfig, device: torch.device | str
+) -> tuple[list[float], object]:
+    """The samples and what the last timed call of `fn` returned (the output a check reads)."""
     import torch
 
     dev = torch.device(device)
@@ -166,20 +174,21 @@ def time_callable(
 
 def _time_host(
     fn: Callable[[], object], config: TimingConfig, flush: Callable[[], None] | None
-) -> list[float]:
+) -> tuple[list[float], object]:
     samples: list[float] = []
     spent = 0.0
+    last: object = None
     while len(samples) < config.max_samples:
         if flush is not None:
             flush()
         start = time.perf_counter()
-        fn()
+        last = fn()
         elapsed = time.perf_counter() - start
         samples.append(elapsed)
         spent += elapsed
         if len(samples) >= config.min_samples and spent >= config.budget_s:
             break
-    return samples
+    return samples, last
 
 
 def _time_events(
@@ -187,11 +196,12 @@ def _time_events(
     config: TimingConfig,
     flush: Callable[[], None] | None,
     dev: torch.device,
-) -> list[float]:
+) -> tuple[list[float], object]:
     """GPU timing with events recorded on the stream; one synchronize per batch of samples."""
     import torch
 
     torch.cuda.synchronize(dev)
+    last: object = None
     samples: list[float] = []
     spent = 0.0
     batch = config.min_samples
@@ -202,7 +212,7 @@ def _time_events(
                 flush()
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            fn()
+            last = fn()
             end.record()
             pairs.append((start, end))
         torch.cuda.synchronize(dev)
@@ -212,32 +222,47 @@ def _time_events(
         if spent >= config.budget_s:
             break
         batch = max(1, min(batch * 2, config.max_samples))
-    return samples
+    return samples, last
 
 
 def measure(
-    fn: Callable[[], object], config: TimingConfig, device: torch.device | str = "cpu"
+    fn: Callable[[], object],
+    config: TimingConfig,
+    device: torch.device | str = "cpu",
+    check: Callable[[object], object] | None = None,
 ) -> Stats:
     """time_callable + summarize + the machine's load meanwhile; an unsteady figure is timed once
-    more and the steadier (else the faster) of the two attempts is kept, flagged if still unsteady."""
-    first = _measure_once(fn, config, device)
+    more and the steadier (else the faster) of the two attempts is kept, flagged if still unsteady.
+
+    `check(output)` runs on what the last timed call of `fn` returned, before anything else runs;
+    its verdict is `Stats.checked` (of the attempt kept)."""
+    first = _measure_once(fn, config, device, check)
     if not first.noise:
         tick()
         return first
-    second = _measure_once(fn, config, device)
+    second = _measure_once(fn, config, device, check)
     best = second if not second.noise or second.median <= first.median else first
+    # a wrong output in either attempt stays wrong, whichever timing is kept
+    checks = (first.checked, second.checked)
+    checked = next((c for c in checks if getattr(c, "correct", True) is False), best.checked)
     tick()
-    return dataclasses.replace(best, first_noise=first.noise)
+    return dataclasses.replace(best, first_noise=first.noise, checked=checked)
 
 
 def _measure_once(
-    fn: Callable[[], object], config: TimingConfig, device: torch.device | str
+    fn: Callable[[], object],
+    config: TimingConfig,
+    device: torch.device | str,
+    check: Callable[[object], object] | None = None,
 ) -> Stats:
     import torch
 
     on_cpu = torch.device(device).type == "cpu"
     start = snapshot()
-    stats = summarize(time_callable(fn, config, device))
+    samples, last = _time_callable(fn, config, device)
+    stats = summarize(samples)
+    if check is not None:
+        stats = dataclasses.replace(stats, checked=check(last))
     if on_cpu:
         _keep_busy(fn, until_s=start.wall_s + MIN_LOAD_WINDOW_S)
     end = snapshot()

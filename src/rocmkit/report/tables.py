@@ -191,11 +191,26 @@ def format_cell(m: Measurement) -> str:
     count, `707.0 MiB` for bytes. The one number formatter of every table, on the console and in
     reports alike."""
     if m.unit in COUNT_UNITS and m.value is not None and float(m.value).is_integer():
-        return f"{int(m.value):,}"  # counts are whole numbers: 0 skipped steps, not 0.00
+        # counts are whole numbers: 0 skipped steps, not 0.00
+        return f"{int(m.value):,}" + verdict_mark(m)
     if m.unit == "bytes" and m.value is not None:
-        return format_bytes(m.value)
+        return format_bytes(m.value) + verdict_mark(m)
     text = format_value(m.value)
-    return f"{text}x" if m.unit == "x" and m.value is not None else text
+    text = f"{text}x" if m.unit == "x" and m.value is not None else text
+    return text + verdict_mark(m)
+
+
+def verdict_mark(m: Measurement) -> str:
+    """' WRONG' on a figure whose output check failed, ' BELOW FLOOR' under its --expect floor,
+    ' OUTLIER' far from the fleet's median under torchrun."""
+    marks = []
+    if m.extra.get("correct") is False:
+        marks.append("WRONG")
+    if m.extra.get("below_floor"):
+        marks.append("BELOW FLOOR")
+    if m.extra.get("outlier"):
+        marks.append("OUTLIER")
+    return "".join(f" {mark}" for mark in marks)
 
 
 def row_key(m: Measurement) -> str:
@@ -297,8 +312,37 @@ def shared_params_note(measurements: list[Measurement]) -> list[str]:
 
 def wrong_result_notes(measurements: Iterable[Measurement]) -> list[str]:
     """Rows whose correctness check failed: their numbers time a wrong computation."""
-    wrong = list(dict.fromkeys(m.name for m in measurements if m.extra.get("correct") is False))
-    return [f"WRONG RESULT (correctness check failed): {', '.join(wrong)}"] if wrong else []
+    measurements = list(measurements)
+    notes = []
+    wrong = [m for m in measurements if m.extra.get("correct") is False]
+    if wrong:
+        worst = {m.name: m for m in wrong}.values()
+        details = [_wrong_detail(m) for m in worst]
+        notes.append(f"WRONG RESULT (correctness check failed): {', '.join(details)}")
+    below = [m for m in measurements if m.extra.get("below_floor")]
+    if below:
+        details = [
+            f"{m.name} {m.metric} (floor {format_value(m.extra.get('floor'))})" for m in below
+        ]
+        notes.append(f"BELOW FLOOR (--expect): {', '.join(details)}")
+    outliers = [m for m in measurements if m.extra.get("outlier")]
+    if outliers:
+        threshold = outliers[0].extra.get("outlier_threshold", 0)
+        details = [f"{m.name} {m.metric} ({m.extra['outlier']})" for m in outliers]
+        notes.append(
+            f"OUTLIER (more than {threshold:.0%} worse than the fleet median): {', '.join(details)}"
+        )
+    return notes
+
+
+def _wrong_detail(m: Measurement) -> str:
+    if "num_wrong" not in m.extra:
+        return m.name
+    detail = f"{m.name} ({m.extra['num_wrong']} wrong"
+    if m.extra.get("tolerance") is not None and m.extra.get("max_error") is not None:
+        error, tolerance = m.extra["max_error"], m.extra["tolerance"]
+        detail += f", error {error:.3g} vs tolerance {tolerance:.3g}"
+    return detail + ")"
 
 
 def _peak_notes(measurements: list[Measurement]) -> list[str]:
