@@ -78,10 +78,10 @@ def test_resume_auto_without_out_continues_the_newest_train_run(tmp_path, monkey
     monkeypatch.chdir(tmp_path)
     argv = _flags(**{"train.steps": 4})
     _, err = _train(capsys, *argv, "--resume", "auto", "--train.stop_at_step", "2")
-    assert "--resume auto: no earlier run in runs/train-*; starting fresh in runs/train-" in err
+    assert "--resume auto: no run in runs/train-* has a valid checkpoint; starting fresh" in err
     (first,) = (tmp_path / "runs").iterdir()
     _, err = _train(capsys, *argv, "--resume", "auto")
-    assert f"--resume auto: continuing the newest run, {Path('runs') / first.name}" in err
+    assert f"--resume auto: continuing {Path('runs') / first.name} from step 2" in err
     assert [p.name for p in (tmp_path / "runs").iterdir()] == [first.name]
     assert _logged_steps(first) == [1, 2, 3, 4]
 

@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from rocmkit import runs
-from rocmkit.config import load_toml
+from rocmkit.config import load_toml, to_dict
 from rocmkit.driver import Command, Context
 from rocmkit.errors import UserError
-from rocmkit.results import RunResult
+from rocmkit.results import RESULT_FILENAME, RunResult, load_result
+from rocmkit.train import integrity
 from rocmkit.train.config import TrainConfig
 
 if TYPE_CHECKING:
@@ -123,17 +124,25 @@ def choose_run_dir(
     out: str | None, *, resume: str | None, root: Path = runs.RUNS_ROOT
 ) -> tuple[Path, str | None]:
     """The run directory and what to tell the user about it: `out` when given; else with
-    `resume` "auto" the newest `runs/train-*` run (to continue it); else a new
+    `resume` "auto" the newest `runs/train-*` run that has a whole checkpoint (to continue it;
+    runs rejected at start or never checkpointed are passed over); else a new
     `runs/train-<UTC stamp>`."""
     if out is not None:
         return Path(out), None
     if resume != "auto":
         return runs.default_out(NAME, root=root), None
-    latest = runs.latest_run(NAME, root=root)
-    if latest is not None:
-        return latest, f"--resume auto: continuing the newest run, {latest}"
+    for candidate in runs.runs_newest_first(NAME, root=root):
+        choice = integrity.choose(candidate / "checkpoints")
+        if choice.path is not None:
+            return candidate, (
+                f"--resume auto: continuing {candidate} from step {choice.step} "
+                f"({choice.path.name})"
+            )
     fresh = runs.default_out(NAME, root=root)
-    return fresh, f"--resume auto: no earlier run in {root}/{NAME}-*; starting fresh in {fresh}"
+    return fresh, (
+        f"--resume auto: no run in {root}/{NAME}-* has a valid checkpoint; "
+        f"starting fresh in {fresh}"
+    )
 
 
 def choose_out(job: TrainJob | ExportJob, out: str | None) -> tuple[Path | None, str | None]:
@@ -171,8 +180,15 @@ def _train(job: TrainJob, ctx: Context) -> RunResult:
     config = job.config
     if ctx.out is not None:
         config.logging.run_dir = str(ctx.out)
+    finished = _check_resume(job, ctx)
+    if finished is not None:
+        return finished
     trainer = _trainer(job.backend)
     platform = detect()
+    if job.backend == "torch":  # a GPU asked for on a box without one: before the start line
+        from rocmkit.train.loop import resolve_device_type
+
+        resolve_device_type(config.train, platform)
     if ctx.is_main and not ctx.quiet:
         from rocmkit.profile.fit import fit_warning
 
@@ -192,6 +208,31 @@ def _train(job: TrainJob, ctx: Context) -> RunResult:
         record.outcome = STOP_OUTCOMES.get(signal, "terminated")
         record.partial = f"stopped by {signal} at step {result.steps_done} of {config.train.steps}"
     return record
+
+
+def _check_resume(job: TrainJob, ctx: Context) -> RunResult | None:
+    """Say which checkpoint a resume starts from (and which damaged ones it passed over), before
+    torch loads; a run whose checkpoint is already its last step returns its saved result
+    unchanged (None: train)."""
+    config, spec = job.config, job.config.checkpoint.resume
+    if spec is None or job.backend != "torch":
+        return None
+    choice = integrity.resolve(spec, config.checkpoint_dir)
+    for line in integrity.damaged_note(choice):
+        ctx.note(line)
+    if choice.path is None:
+        if spec == "auto" and job.out is not None:  # else choose_run_dir said so
+            ctx.note(f"--resume auto: no checkpoint in {config.checkpoint_dir}; starting fresh")
+        return None
+    integrity.check_config(choice.path, to_dict(config))
+    saved = Path(config.logging.run_dir) / RESULT_FILENAME
+    if integrity.checkpoint_step(choice.path) < config.train.steps or not saved.is_file():
+        return None
+    ctx.note(
+        f"already complete (step {choice.step} of {config.train.steps}): "
+        f"{config.logging.run_dir} is left as it was (--steps N continues it)"
+    )
+    return load_result(saved)
 
 
 def _trainer(backend: Backend) -> Callable[..., TrainResult]:

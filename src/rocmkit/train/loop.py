@@ -115,7 +115,7 @@ def train(
     (`rocmkit train` saves it through the driver: `rocmkit.train.command`).
     """
     platform = platform or detect()
-    device_type = _device_type(config.train, platform)
+    device_type = resolve_device_type(config.train, platform)
     env = init_distributed(config.parallel, device_type)
     try:
         check_world_size(config, env.world_size)
@@ -130,7 +130,9 @@ def train(
     return result
 
 
-def _device_type(train: TrainSection, platform: Platform) -> str:
+def resolve_device_type(train: TrainSection, platform: Platform) -> str:
+    """ "cuda" or "cpu" for train.device on this platform; a GPU asked for on a box without one
+    is a UserError."""
     if train.device == "cuda" and not platform.gpu_available:
         raise UserError("train.device cuda was asked for but torch sees no GPU (use cpu or auto)")
     if train.device == "auto":
@@ -277,6 +279,7 @@ def _maybe_resume(session: Session, ckpt_dir: Path) -> None:
         optimizer=session.optimizer,
         precision=session.precision,
         env=session.env,
+        config=to_dict(session.config),
     )
     session.last_saved_step = session.state.step
     session.start_step = session.state.step
