@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 import torch
-from loop_helpers import as_flags, tiny_overrides
+from loop_helpers import as_flags, cli_env, rocmkit_command, tiny_overrides
 
 from rocmkit.cli.main import main
 from rocmkit.train import integrity
@@ -210,3 +213,59 @@ def test_finished_run_is_left_as_it_was_unless_more_steps_are_asked(
     assert code == 0, err
     assert sorted(_losses(run)) == list(range(1, 9))
     assert json.loads((run / "result.json").read_text())["data"]["steps_done"] == 8
+
+
+def _torchrun(*argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        rocmkit_command(*argv, nproc=2), env=cli_env(), cwd=cwd,
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+@pytest.mark.multiproc
+@pytest.mark.slow
+def test_two_ranks_fall_back_from_a_damaged_checkpoint_with_the_same_losses(tmp_path):
+    flags = [*_flags(), "--parallel", "ddp"]
+    whole, split = tmp_path / "whole", tmp_path / "split"
+    assert _torchrun(*flags, "--out", str(whole)).returncode == 0
+    proc = _torchrun(*flags, "--out", str(split), "--train.stop_at_step", "4")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    checkpoint = split / "checkpoints" / "step_00000004"
+    assert len(list(checkpoint.glob("*.distcp"))) == 2  # one shard per rank
+    _truncate(checkpoint)
+    proc = _torchrun(*flags, "--out", str(split), "--resume", "auto")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stderr.count("step_00000004 is damaged") == 1  # said once, by rank 0
+    assert _losses(split) == _losses(whole)
+
+
+@pytest.mark.multiproc
+@pytest.mark.slow
+def test_sigterm_to_the_torchrun_launcher_stops_every_rank_at_one_step_with_a_checkpoint(
+    tmp_path,
+):
+    run = tmp_path / "run"
+    argv = [*_flags(**{"train.steps": 2000, "checkpoint.every": 500}), "--parallel", "ddp"]
+    proc = subprocess.Popen(
+        rocmkit_command(*argv, "--out", str(run), nproc=2),
+        env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    log, deadline = run / "metrics.jsonl", time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if log.exists() and len(log.read_text().splitlines()) >= 5:
+            break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    # torchrun itself exits 1 (its SignalException); the ranks stop cleanly and agree.
+    saved = json.loads((run / "result.json").read_text())
+    stopped_at = saved["data"]["steps_done"]
+    assert saved["outcome"] == "terminated", err[-3000:]
+    assert saved["partial"] == f"stopped by SIGTERM at step {stopped_at} of 2000"
+    checkpoint = run / "checkpoints" / f"step_{stopped_at:08d}"
+    assert (run / "checkpoints" / "latest").read_text().strip() == checkpoint.name
+    assert sorted(p.name for p in checkpoint.glob("extra_rank*.pt")) == [
+        "extra_rank0.pt",
+        "extra_rank1.pt",
+    ]
+    assert integrity.damage(checkpoint) is None
