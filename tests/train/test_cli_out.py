@@ -112,6 +112,25 @@ def test_out_works_with_a_config_file_and_a_dotted_run_dir_still_sets_the_direct
     assert (dotted / "result.json").is_file()
 
 
+def test_cpu_threads_are_chosen_like_bench_and_recorded(tmp_path, monkeypatch, capsys):
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        _train(capsys, *_flags(), "--out", str(tmp_path / "a"), "--threads", "1")
+        cpu = json.loads((tmp_path / "a" / "result.json").read_text())["data"]["cpu"]
+        assert (cpu["threads"], cpu["threads_reason"]) == (1, "--threads")
+        assert "omp_wait_policy" in cpu and "other_cores_before" in cpu
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+        _train(capsys, *_flags(), "--out", str(tmp_path / "b"))
+        cpu = json.loads((tmp_path / "b" / "result.json").read_text())["data"]["cpu"]
+        assert cpu["threads_reason"].endswith("cores free") and cpu["threads"] >= 1
+    finally:
+        torch.set_num_threads(before)
+    code = main([*_flags(), "--threads", "0"])
+    assert code == 2 and "--threads must be a positive integer" in capsys.readouterr().err
+
+
 @pytest.mark.multiproc
 def test_under_torchrun_all_ranks_write_one_default_directory(tmp_path):
     import subprocess

@@ -43,6 +43,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     parser.add_argument("--run-dir", help="deprecated: use --out DIR (same meaning)")
     parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch CPU threads of a CPU run (default: OMP_NUM_THREADS, else the cores free when "
+        "the run starts); idle OpenMP threads sleep (OMP_WAIT_POLICY=PASSIVE) unless you set it",
+    )
+    parser.add_argument(
         "--backend",
         choices=["torch", "jax"],
         default="torch",

@@ -46,6 +46,7 @@ class TrainJob:
     backend: Backend = "torch"
     out: str | None = None  # --out (or --run-dir), else logging.run_dir when the user set it
     notes: tuple[str, ...] = ()  # said before the run (a deprecated flag)
+    threads: int | None = None  # --threads: torch CPU threads of a CPU run
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,8 +70,16 @@ def build(args: argparse.Namespace) -> TrainJob | ExportJob:
             f"{', '.join(available_presets())}); try: rocmkit train --preset gpt-tiny"
         )
     from rocmkit.config import parse_overrides
+    from rocmkit.measure.noise import use_passive_wait_policy
     from rocmkit.train import load_train_config
     from rocmkit.train.shortcuts import shortcut_overrides
+
+    # Before torch starts its OpenMP pool: spinning threads make a CPU run on a shared machine
+    # ~12x slower (benchmarks/results/train_threads.json).
+    use_passive_wait_policy()
+    threads = getattr(args, "threads", None)
+    if threads is not None and threads < 1:
+        raise UserError(f"--threads must be a positive integer (got {threads})")
 
     out, notes = _out_argument(args)
     overrides: dict[str, Any] = dict(shortcut_overrides(vars(args)))
@@ -83,6 +92,7 @@ def build(args: argparse.Namespace) -> TrainJob | ExportJob:
         backend=args.backend,
         out=out or configured_run_dir(args.config, overrides),
         notes=notes,
+        threads=threads,
     )
 
 
@@ -196,6 +206,7 @@ def _train(job: TrainJob, ctx: Context) -> RunResult:
         warning = fit_warning(config, platform)
         if warning:
             ctx.say(escape(warning))
+    cpu = _prepare_cpu(job, memory_device(config, platform) == "cpu", ctx)
     printer = StepPrinter(ctx, config.train.steps, log_every=config.logging.log_every)
     name = f"{config.preset or config.model.kind} {config.precision.dtype}"
     with ctx.memory(device=memory_device(config, platform), name=name), printer.running():
@@ -203,6 +214,7 @@ def _train(job: TrainJob, ctx: Context) -> RunResult:
     record = result.run
     assert record is not None, "the training loop returns its result document"
     record.data.update(run_data(result, job))
+    record.data["cpu"] = cpu
     if result.stopped_by_signal:
         signal = result.stop_signal or "SIGTERM"
         record.outcome = STOP_OUTCOMES.get(signal, "terminated")
@@ -233,6 +245,20 @@ def _check_resume(job: TrainJob, ctx: Context) -> RunResult | None:
         f"{config.logging.run_dir} is left as it was (--steps N continues it)"
     )
     return load_result(saved)
+
+
+def _prepare_cpu(job: TrainJob, on_cpu: bool, ctx: Context) -> dict[str, Any]:
+    """A CPU run uses as many torch threads as cores are free (--threads, then OMP_NUM_THREADS
+    win), like `rocmkit bench`; what it saw and chose goes to result.json's data["cpu"]."""
+    from rich.markup import escape
+
+    from rocmkit.measure.noise import prepare_cpu
+
+    if job.backend != "torch":
+        return {}
+    return prepare_cpu(
+        job.threads, on_cpu=on_cpu, on_note=lambda text: ctx.say(escape(text)), flag="--threads"
+    )
 
 
 def _trainer(backend: Backend) -> Callable[..., TrainResult]:
