@@ -131,7 +131,7 @@ def configured_run_dir(config_path: str | None, overrides: Mapping[str, Any]) ->
 
 
 def choose_run_dir(
-    out: str | None, *, resume: str | None, root: Path = runs.RUNS_ROOT
+    out: str | None, *, resume: str | None, root: Path = runs.RUNS_ROOT, backend: Backend = "torch"
 ) -> tuple[Path, str | None]:
     """The run directory and what to tell the user about it: `out` when given; else with
     `resume` "auto" the newest `runs/train-*` run that has a whole checkpoint (to continue it;
@@ -142,12 +142,9 @@ def choose_run_dir(
     if resume != "auto":
         return runs.default_out(NAME, root=root), None
     for candidate in runs.runs_newest_first(NAME, root=root):
-        choice = integrity.choose(candidate / "checkpoints")
-        if choice.path is not None:
-            return candidate, (
-                f"--resume auto: continuing {candidate} from step {choice.step} "
-                f"({choice.path.name})"
-            )
+        step = _resumable_step(candidate / "checkpoints", backend)
+        if step is not None:
+            return candidate, f"--resume auto: continuing {candidate} from step {step}"
     fresh = runs.default_out(NAME, root=root)
     return fresh, (
         f"--resume auto: no run in {root}/{NAME}-* has a valid checkpoint; "
@@ -155,11 +152,22 @@ def choose_run_dir(
     )
 
 
+def _resumable_step(checkpoints: Path, backend: Backend) -> int | None:
+    """The step a resume in this checkpoints directory would start from, None when none."""
+    if backend == "jax":  # Orbax's step directories, checked by Orbax when restoring
+        jax_dir = checkpoints / "jax"
+        steps = (
+            [int(p.name) for p in jax_dir.iterdir() if p.name.isdigit()] if jax_dir.is_dir() else []
+        )
+        return max(steps, default=None)
+    return integrity.choose(checkpoints).step
+
+
 def choose_out(job: TrainJob | ExportJob, out: str | None) -> tuple[Path | None, str | None]:
     """The driver's out-directory rule for train: an export saves only with --out."""
     if isinstance(job, ExportJob):
         return (None if out is None else Path(out)), None
-    path, note = choose_run_dir(job.out, resume=job.config.checkpoint.resume)
+    path, note = choose_run_dir(job.out, resume=job.config.checkpoint.resume, backend=job.backend)
     notes = [*job.notes, *([note] if note else [])]
     return path, "\n".join(notes) or None
 
@@ -206,6 +214,9 @@ def _train(job: TrainJob, ctx: Context) -> RunResult:
         warning = fit_warning(config, platform)
         if warning:
             ctx.say(escape(warning))
+        if config.logging.tensorboard:
+            logdir = Path(config.logging.run_dir) / "tensorboard"
+            ctx.say(escape(f"TensorBoard: tensorboard --logdir {logdir}"))
     cpu = _prepare_cpu(job, memory_device(config, platform) == "cpu", ctx)
     printer = StepPrinter(ctx, config.train.steps, log_every=config.logging.log_every)
     name = f"{config.preset or config.model.kind} {config.precision.dtype}"
@@ -227,8 +238,26 @@ def _check_resume(job: TrainJob, ctx: Context) -> RunResult | None:
     torch loads; a run whose checkpoint is already its last step returns its saved result
     unchanged (None: train)."""
     config, spec = job.config, job.config.checkpoint.resume
-    if spec is None or job.backend != "torch":
+    if spec is None:
         return None
+    if job.backend == "jax":  # Orbax checks its own checkpoints; only "already complete" here
+        step = _resumable_step(config.checkpoint_dir, "jax") if spec == "auto" else None
+    else:
+        step = _torch_resume_step(job, ctx)
+    saved = Path(config.logging.run_dir) / RESULT_FILENAME
+    if step is None or step < config.train.steps or not saved.is_file():
+        return None
+    ctx.note(
+        f"already complete (step {step} of {config.train.steps}): "
+        f"{config.logging.run_dir} is left as it was (--steps N continues it)"
+    )
+    return load_result(saved)
+
+
+def _torch_resume_step(job: TrainJob, ctx: Context) -> int | None:
+    """The step of the whole checkpoint a torch run resumes from (None: starts fresh); damaged
+    ones passed over are said, one line each; another model or precision is a UserError."""
+    config, spec = job.config, job.config.checkpoint.resume
     choice = integrity.resolve(spec, config.checkpoint_dir)
     for line in integrity.damaged_note(choice):
         ctx.note(line)
@@ -237,14 +266,7 @@ def _check_resume(job: TrainJob, ctx: Context) -> RunResult | None:
             ctx.note(f"--resume auto: no checkpoint in {config.checkpoint_dir}; starting fresh")
         return None
     integrity.check_config(choice.path, to_dict(config))
-    saved = Path(config.logging.run_dir) / RESULT_FILENAME
-    if integrity.checkpoint_step(choice.path) < config.train.steps or not saved.is_file():
-        return None
-    ctx.note(
-        f"already complete (step {choice.step} of {config.train.steps}): "
-        f"{config.logging.run_dir} is left as it was (--steps N continues it)"
-    )
-    return load_result(saved)
+    return choice.step
 
 
 def _prepare_cpu(job: TrainJob, on_cpu: bool, ctx: Context) -> dict[str, Any]:
@@ -272,7 +294,10 @@ def _trainer(backend: Backend) -> Callable[..., TrainResult]:
 
 
 def run_data(result: TrainResult, job: TrainJob) -> dict[str, Any]:
-    """What the end of a run tells beyond its measurements (read by the console view)."""
+    """What the end of a run tells beyond its measurements (read by the console view), and its
+    thinned curve from metrics.jsonl (read by the report plots)."""
+    from rocmkit.train.metrics import curve
+
     return {
         "backend": job.backend,
         "steps": job.config.train.steps,
@@ -280,6 +305,7 @@ def run_data(result: TrainResult, job: TrainJob) -> dict[str, Any]:
         "checkpoint": None if result.checkpoint is None else str(result.checkpoint),
         "run_dir": None if result.run_dir is None else str(result.run_dir),
         "stop_signal": result.stop_signal if result.stopped_by_signal else None,
+        "curve": None if result.run_dir is None else curve(result.run_dir),
     }
 
 
