@@ -31,8 +31,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     add_train_shortcuts(parser)
     parser.add_argument(
         "--resume",
-        help="auto: the latest checkpoint of --out DIR (without --out: of the newest "
-        "runs/train-* run), or a checkpoint path",
+        help="auto: the newest valid checkpoint of --out DIR (without --out: of the newest "
+        "runs/train-* run that has one; damaged checkpoints are passed over), or a checkpoint path",
     )
     add_output_options(
         parser,
