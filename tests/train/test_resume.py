@@ -269,3 +269,15 @@ def test_sigterm_to_the_torchrun_launcher_stops_every_rank_at_one_step_with_a_ch
         "extra_rank1.pt",
     ]
     assert integrity.damage(checkpoint) is None
+
+
+def test_the_stop_notice_says_the_step_the_estimate_and_how_to_stop_now():
+    from rocmkit.train.failures import stop_notice
+
+    text = stop_notice("SIGINT", stop_step=41, total_steps=400, remaining_s=0.25)
+    assert text == (
+        "SIGINT: stopping after step 41 of 400 and saving a checkpoint, est. 0.2 s; "
+        "Ctrl-C again to stop now without a new checkpoint"
+    )
+    text = stop_notice("SIGTERM", stop_step=5, total_steps=9, remaining_s=None)
+    assert text == "SIGTERM: stopping after step 5 of 9 and saving a checkpoint"
