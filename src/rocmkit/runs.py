@@ -47,15 +47,21 @@ def resolve_out(out: str | os.PathLike[str] | None, command: str) -> Path:
 def latest_run(command: str, *, root: Path = RUNS_ROOT) -> Path | None:
     """The newest directory `default_out(command)` made (by the stamp and `-N` in its name), or
     None; a directory the user named `runs/<command>-something` is not one of them."""
+    found = runs_newest_first(command, root=root)
+    return found[0] if found else None
+
+
+def runs_newest_first(command: str, *, root: Path = RUNS_ROOT) -> list[Path]:
+    """Every directory `default_out(command)` made, newest first (by stamp, then `-N`)."""
     if not root.is_dir():
-        return None
+        return []
     named = re.compile(rf"{re.escape(command)}-(\d{{8}}-\d{{6}})(?:-(\d+))?")
     order: dict[Path, tuple[str, int]] = {}
     for path in root.iterdir():
         match = named.fullmatch(path.name)
         if match and path.is_dir():
             order[path] = (match[1], int(match[2] or 1))  # -10 after -9, not after -1
-    return max(order, key=order.__getitem__) if order else None
+    return sorted(order, key=order.__getitem__, reverse=True)
 
 
 def is_main_process(env: Mapping[str, str] | None = None) -> bool:

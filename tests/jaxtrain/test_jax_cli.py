@@ -40,3 +40,15 @@ def test_cli_trains_gpt_tiny_bf16_and_resumes(tmp_path):
     assert "step 6/6" in second.stdout
     steps = [json.loads(line)["step"] for line in (run_dir / "metrics.jsonl").open()]
     assert steps == [3, 6]  # every logging.log_every (10) steps and each run's last step
+    # Once more: the run is complete, and every file stays as it was (issue 23).
+    before = {p: p.read_bytes() for p in sorted(run_dir.rglob("*")) if p.is_file()}
+    third = subprocess.run(
+        [*base, *common, "--steps", "6", "--resume", "auto"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert third.returncode == 0, third.stderr
+    assert "already complete (step 6 of 6)" in third.stderr
+    assert {p: p.read_bytes() for p in sorted(run_dir.rglob("*")) if p.is_file()} == before

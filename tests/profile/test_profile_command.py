@@ -46,10 +46,14 @@ def test_profile_train_prints_the_view_of_its_saved_document(tmp_path, monkeypat
 
 def test_profile_train_json_is_exactly_the_saved_document(tmp_path, capsys):
     out = tmp_path / "run"
-    assert main([*TRAIN, "--out", str(out), "--json"]) == 0
+    assert main([*TRAIN, "--out", str(out), "--json", "--threads", "1"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed == json.loads((out / "result.json").read_text())
     assert printed["data"]["name"] == "gpt-tiny" and printed["kind"] == "profile-train"
+    # Threads are chosen as bench chooses them, and recorded with the wait policy.
+    cpu = printed["data"]["cpu"]
+    assert (cpu["threads"], cpu["threads_reason"]) == (1, "--threads")
+    assert "omp_wait_policy" in cpu
 
 
 def test_profile_memory_prints_the_view_and_json_is_the_saved_document(
@@ -95,6 +99,7 @@ def test_profile_infer_prints_the_view_of_its_saved_document(tmp_path, monkeypat
     "argv",
     [
         ["profile", "train", "--preset", "gpt-tiny", "--wait", "x"],
+        ["profile", "train", "--preset", "gpt-tiny", "--threads", "0"],
         ["profile", "memory", "--preset", "gpt-tiny", "--parallel", "nope"],
         ["profile", "infer"],
     ],

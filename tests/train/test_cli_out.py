@@ -78,10 +78,10 @@ def test_resume_auto_without_out_continues_the_newest_train_run(tmp_path, monkey
     monkeypatch.chdir(tmp_path)
     argv = _flags(**{"train.steps": 4})
     _, err = _train(capsys, *argv, "--resume", "auto", "--train.stop_at_step", "2")
-    assert "--resume auto: no earlier run in runs/train-*; starting fresh in runs/train-" in err
+    assert "--resume auto: no run in runs/train-* has a valid checkpoint; starting fresh" in err
     (first,) = (tmp_path / "runs").iterdir()
     _, err = _train(capsys, *argv, "--resume", "auto")
-    assert f"--resume auto: continuing the newest run, {Path('runs') / first.name}" in err
+    assert f"--resume auto: continuing {Path('runs') / first.name} from step 2" in err
     assert [p.name for p in (tmp_path / "runs").iterdir()] == [first.name]
     assert _logged_steps(first) == [1, 2, 3, 4]
 
@@ -110,6 +110,25 @@ def test_out_works_with_a_config_file_and_a_dotted_run_dir_still_sets_the_direct
     dotted = tmp_path / "dotted"
     _train(capsys, *_flags(), "--logging.run_dir", str(dotted))
     assert (dotted / "result.json").is_file()
+
+
+def test_cpu_threads_are_chosen_like_bench_and_recorded(tmp_path, monkeypatch, capsys):
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        _train(capsys, *_flags(), "--out", str(tmp_path / "a"), "--threads", "1")
+        cpu = json.loads((tmp_path / "a" / "result.json").read_text())["data"]["cpu"]
+        assert (cpu["threads"], cpu["threads_reason"]) == (1, "--threads")
+        assert "omp_wait_policy" in cpu and "other_cores_before" in cpu
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+        _train(capsys, *_flags(), "--out", str(tmp_path / "b"))
+        cpu = json.loads((tmp_path / "b" / "result.json").read_text())["data"]["cpu"]
+        assert cpu["threads_reason"].endswith("cores free") and cpu["threads"] >= 1
+    finally:
+        torch.set_num_threads(before)
+    code = main([*_flags(), "--threads", "0"])
+    assert code == 2 and "--threads must be a positive integer" in capsys.readouterr().err
 
 
 @pytest.mark.multiproc

@@ -122,11 +122,20 @@ def test_stop_signal_saves_a_checkpoint_and_exits_128_plus_the_signal(
     assert f"stopped by {signum.name} at step {stopped_at};" in out
     assert f"--out {run_dir} and --resume auto" in out
     partial = f"stopped by {signum.name} at step {stopped_at} of {STEPS}"
+    # The first signal says at once where the run will stop (and, for Ctrl-C, how to stop now).
+    (notice,) = [line for line in err.splitlines() if line.startswith(f"{signum.name}: stopping")]
+    assert f"stopping after step {stopped_at} of {STEPS} and saving a checkpoint, est. " in notice
+    assert notice.endswith("without a new checkpoint") == (signum == signal.SIGINT)
     assert err.splitlines()[-1] == f"partial: {partial}; what finished is saved in {run_dir}"
     saved = json.loads((run_dir / "result.json").read_text())
     assert (saved["outcome"], saved["partial"]) == (outcome, partial)
     assert saved["data"]["steps_done"] == stopped_at
     latest = (run_dir / "checkpoints" / "latest").read_text().strip()
     assert latest == f"step_{stopped_at:08d}"  # saved exactly where it stopped
+    report = subprocess.run(
+        rocmkit_command("report", str(run_dir)), env=cli_env(), capture_output=True, text=True
+    )
+    assert report.returncode == 0, report.stderr
+    assert "partial" in report.stdout and partial in " ".join(report.stdout.split())
     _resume(run_dir)
     _assert_matches(run_dir, reference)

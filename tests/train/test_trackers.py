@@ -57,6 +57,19 @@ def test_tensorboard_gets_the_losses_of_a_cpu_run(run_dir: Path):
     assert "train/throughput_tokens_per_s" in tags
 
 
+def test_the_run_says_its_tensorboard_logdir(tmp_path: Path, capsys):
+    pytest.importorskip("tensorboard")
+    from rocmkit.cli.main import main
+
+    out = tmp_path / "run"
+    flags = [token for key, value in TINY.items() for token in (f"--{key}", value)]
+    argv = ["train", "--preset", "gpt-tiny", *flags, "--logging.tensorboard", "true"]
+    assert main([*argv, "--out", str(out)]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"TensorBoard: tensorboard --logdir {out / 'tensorboard'}" in err
+    assert (out / "tensorboard").is_dir()
+
+
 def test_without_tensorboard_no_event_files_are_written(run_dir: Path):
     train(load_train_config(preset="gpt-tiny", overrides={**TINY, "logging.run_dir": str(run_dir)}))
     assert (run_dir / "metrics.jsonl").exists() and not (run_dir / "tensorboard").exists()

@@ -42,6 +42,12 @@ def _add_schedule(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--top", type=int, default=10, help="operators/kernels to list (default 10)"
     )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch CPU threads on CPU (default: OMP_NUM_THREADS, else the cores free at start)",
+    )
 
 
 def _add_train(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

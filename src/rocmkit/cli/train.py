@@ -31,8 +31,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     add_train_shortcuts(parser)
     parser.add_argument(
         "--resume",
-        help="auto: the latest checkpoint of --out DIR (without --out: of the newest "
-        "runs/train-* run), or a checkpoint path",
+        help="auto: the newest valid checkpoint of --out DIR (without --out: of the newest "
+        "runs/train-* run that has one; damaged checkpoints are passed over), or a checkpoint path",
     )
     add_output_options(
         parser,
@@ -42,6 +42,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "(default: runs/train-<UTC stamp>; sets logging.run_dir)",
     )
     parser.add_argument("--run-dir", help="deprecated: use --out DIR (same meaning)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch CPU threads of a CPU run (default: OMP_NUM_THREADS, else the cores free when "
+        "the run starts); idle OpenMP threads sleep (OMP_WAIT_POLICY=PASSIVE) unless you set it",
+    )
     parser.add_argument(
         "--backend",
         choices=["torch", "jax"],

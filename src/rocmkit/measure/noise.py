@@ -145,7 +145,11 @@ def own_cores(start: CpuSnapshot, end: CpuSnapshot) -> float | None:
 
 
 def prepare_cpu(
-    threads: int | None, *, on_cpu: bool, on_note: Callable[[str], None] | None = None
+    threads: int | None,
+    *,
+    on_cpu: bool,
+    on_note: Callable[[str], None] | None = None,
+    flag: str = "bench.threads",
 ) -> dict[str, Any]:
     """Look at the machine's load before a suite; on CPU, use as many torch threads as cores are
     free (`threads` or OMP_NUM_THREADS win). Returns what it saw and chose, for result.json."""
@@ -161,7 +165,7 @@ def prepare_cpu(
         return record
     cpus = num_cpus()
     if threads is not None:
-        why = "bench.threads"
+        why = flag
     elif os.environ.get("OMP_NUM_THREADS"):
         threads, why = torch.get_num_threads(), "OMP_NUM_THREADS"
     else:

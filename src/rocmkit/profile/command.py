@@ -36,6 +36,7 @@ class TrainProfileJob:
     schedule: ProfileSchedule
     name: str  # what the run is called in its title (the preset or the config file's stem)
     top: int = 10
+    threads: int | None = None  # --threads: torch CPU threads on CPU
 
 
 @dataclass(kw_only=True)
@@ -47,6 +48,7 @@ class InferProfileJob:
     prompt: str = "The quick brown fox"
     max_new_tokens: int = 16
     top: int = 10
+    threads: int | None = None  # --threads: torch CPU threads on CPU
 
 
 @dataclass(kw_only=True)
@@ -64,7 +66,15 @@ Job = TrainProfileJob | InferProfileJob | MemoryJob
 
 
 def _schedule(args: argparse.Namespace) -> ProfileSchedule:
+    from rocmkit.measure.noise import use_passive_wait_policy
     from rocmkit.profile.commands import make_schedule
+
+    # Before torch starts its OpenMP pool (see rocmkit.measure.noise); profile train and infer
+    # both come through here.
+    use_passive_wait_policy()
+    threads = getattr(args, "threads", None)
+    if threads is not None and threads < 1:
+        raise UserError(f"--threads must be a positive integer (got {threads})")
 
     return make_schedule(wait=args.wait, warmup=args.warmup, active=args.active, top=args.top)
 
@@ -79,7 +89,9 @@ def build_train(args: argparse.Namespace) -> TrainProfileJob:
     overrides.update(parse_overrides(getattr(args, "overrides", None) or []))
     config = profile_train_config(preset=args.preset, path=args.config, overrides=overrides)
     name = args.preset or Path(args.config).stem
-    return TrainProfileJob(config=config, schedule=schedule, name=name, top=args.top)
+    return TrainProfileJob(
+        config=config, schedule=schedule, name=name, top=args.top, threads=args.threads
+    )
 
 
 def build_infer(args: argparse.Namespace) -> InferProfileJob:
@@ -96,6 +108,7 @@ def build_infer(args: argparse.Namespace) -> InferProfileJob:
         prompt=args.prompt,
         max_new_tokens=args.max_new_tokens,
         top=args.top,
+        threads=args.threads,
     )
 
 
@@ -151,10 +164,13 @@ def _train(job: TrainProfileJob, ctx: Context, out: Path) -> RunResult:
     from rocmkit.platform import detect
     from rocmkit.profile.commands import run_profile_train
 
+    platform = detect()
+    device = job.config.train.device
+    cpu = _prepare_cpu(job.threads, on_cpu=device == "cpu" or not platform.gpu_available)
     with ctx.progress("profile train", total=job.schedule.num_steps) as bar:
         profile, record = run_profile_train(
             job.config,
-            detect(),
+            platform,
             out=out,
             schedule=job.schedule,
             # memory.json goes to the run directory: rank 0 of a run that has one
@@ -163,6 +179,7 @@ def _train(job: TrainProfileJob, ctx: Context, out: Path) -> RunResult:
             on_step=lambda metrics: bar.advance(info=f"step {metrics.step}"),
         )
     record.data["name"] = job.name
+    record.data["cpu"] = cpu
     if profile.memory is not None:
         peak = profile.memory.peak_allocated_bytes
         record.data["memory"] = {"peak_bytes": peak, "source": profile.memory.source}
@@ -173,9 +190,11 @@ def _infer(job: InferProfileJob, out: Path) -> RunResult:
     from rocmkit.platform import detect
     from rocmkit.profile.commands import run_profile_infer
 
+    platform = detect()
+    cpu = _prepare_cpu(job.threads, on_cpu=not platform.gpu_available)
     _, record = run_profile_infer(
         job.model_dir,
-        detect(),
+        platform,
         out=out,
         schedule=job.schedule,
         prompt=job.prompt,
@@ -183,7 +202,16 @@ def _infer(job: InferProfileJob, out: Path) -> RunResult:
         top_k=job.top,
     )
     record.data["name"] = job.model_dir.name
+    record.data["cpu"] = cpu
     return record
+
+
+def _prepare_cpu(threads: int | None, *, on_cpu: bool) -> dict[str, Any]:
+    """Torch threads as `rocmkit bench` and `train` choose them (--threads, OMP_NUM_THREADS,
+    else the free cores); what it saw and chose, for result.json."""
+    from rocmkit.measure.noise import prepare_cpu
+
+    return prepare_cpu(threads, on_cpu=on_cpu, flag="--threads")
 
 
 def _memory(job: MemoryJob, ctx: Context) -> RunResult:

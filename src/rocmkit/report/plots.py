@@ -277,7 +277,55 @@ def local_throughput_plot(runs: Sequence[RunResult], labels: Sequence[str]) -> b
     return _png(figure)
 
 
+# (series in result.data["curve"], axis label); a panel is drawn when some run has values.
+_TRAIN_PANELS = (
+    ("loss", "loss"),
+    ("grad_norm", "grad norm"),
+    ("units_per_s", "{unit}/s"),
+    ("loss_scale", "loss scale (fp16)"),
+)
+
+
+def train_curve_plot(runs: Sequence[RunResult], labels: Sequence[str]) -> bytes | None:
+    """Loss, grad norm, throughput and (fp16) loss scale by step, one line per training run,
+    from the thinned metrics.jsonl series `rocmkit train` stores in result.json."""
+    curves = [
+        (label, run.data["curve"])
+        for run, label in zip(runs, labels, strict=True)
+        if run.kind == "train" and isinstance(run.data.get("curve"), dict)
+    ]
+    panels = [
+        (key, ylabel)
+        for key, ylabel in _TRAIN_PANELS
+        if any(v is not None for _, c in curves for v in c.get(key) or [])
+    ]
+    if not curves or not panels:
+        return None
+    unit = (curves[0][1].get("unit_name") or ["tokens"])[0]
+    figure = _figure(height=1.9 * len(panels) + 0.6)
+    grid = figure.subplots(len(panels), 1, squeeze=False, sharex=True)[:, 0]
+    for axes, (key, ylabel) in zip(grid, panels, strict=True):
+        for label, curve in curves:
+            points = [
+                (x, y)
+                for x, y in zip(curve["step"], curve.get(key) or [], strict=False)
+                if y is not None
+            ]
+            if points:
+                axes.plot([x for x, _ in points], [y for _, y in points], label=label)
+        axes.set_ylabel(ylabel.format(unit=unit), fontsize=8)
+        if key == "loss_scale":
+            axes.set_yscale("log", base=2)
+        axes.grid(alpha=0.3)
+    grid[-1].set_xlabel("step")
+    if len(curves) > 1:
+        grid[0].legend(fontsize=8)
+    figure.suptitle("Training curves")
+    return _png(figure)
+
+
 PLOTS: dict[str, Callable[[Sequence[RunResult], Sequence[str]], bytes | None]] = {
+    "train": train_curve_plot,
     "infer-local": local_throughput_plot,
     "infer-serve": serve_latency_plot,
     "train-precision": precision_plot,

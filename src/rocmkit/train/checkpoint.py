@@ -3,14 +3,16 @@
 Layout of a checkpoint directory:
 
     checkpoints/
-      step_00000020/      DCP shards of {"model", "optim"}, extra_rank<R>.pt, meta.json
+      step_00000020/      DCP shards of {"model", "optim"}, extra_rank<R>.pt, meta.json,
+                          manifest.json (every file's size and sha256, written last)
       step_00000030/
       latest              the name of the newest complete checkpoint (written atomically)
 
 A checkpoint is written into `.tmp-step_N/`, renamed to `step_N/` once every rank has finished,
 and only then named in `latest`; a kill at any moment leaves the previous checkpoint in charge.
 DCP stores global tensor metadata, so a checkpoint saved by N ranks loads on M ranks, or into a
-single process for export.
+single process for export. Before a resume each checkpoint is checked against its manifest
+(`rocmkit.train.integrity`): a damaged one is passed over for the newest whole one before it.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_di
 
 from rocmkit.atomic import atomic_write_bytes, atomic_write_json, atomic_write_text
 from rocmkit.errors import UserError, require_extra
+from rocmkit.train import integrity
 from rocmkit.train.parallel import DistEnv, barrier
 from rocmkit.train.precision import PrecisionPolicy
 
@@ -89,6 +92,7 @@ def save_checkpoint(
             "config": config,
         }
         atomic_write_json(tmp / META, meta)
+        integrity.write_manifest(tmp)
         if final.exists():  # a complete copy of the same step (re-saved after a resume)
             shutil.rmtree(final)
         os.replace(tmp, final)
@@ -106,13 +110,23 @@ def load_checkpoint(
     optimizer: torch.optim.Optimizer,
     precision: PrecisionPolicy,
     env: DistEnv,
+    config: dict[str, Any] | None = None,
 ) -> TrainingState:
-    """Load weights, optimizer, scaler and RNG into the (possibly wrapped) live objects."""
+    """Load weights, optimizer, scaler and RNG into the (possibly wrapped) live objects.
+
+    With `config` (this run's, as a dict), a checkpoint of another model shape or precision is
+    a one-line UserError naming the differing keys."""
     meta = read_meta(path)
+    if config is not None:
+        integrity.check_config(path, config)
     model_state, optim_state = get_state_dict(model, optimizer)
     state: dict[str, Any] = {"model": model_state, "optim": optim_state}
-    with _single_process_is_intended():
-        dcp.load(state, checkpoint_id=path, no_dist=not env.distributed)
+    try:
+        with _single_process_is_intended():
+            dcp.load(state, checkpoint_id=path, no_dist=not env.distributed)
+    except Exception as exc:  # DCP's errors are tracebacks dozens of lines long
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(f"cannot load checkpoint {path}: {first[:300]}") from exc
     set_state_dict(
         model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optim"]
     )
@@ -138,33 +152,23 @@ def read_meta(path: Path) -> dict[str, Any]:
 
 
 def latest_checkpoint(directory: Path) -> Path | None:
-    """The checkpoint `latest` names in `directory`, or None when there is none yet."""
-    pointer = directory / LATEST
-    if not pointer.is_file():
-        return None
-    path = directory / pointer.read_text(encoding="utf-8").strip()
-    return path if (path / META).is_file() else None
+    """The newest whole checkpoint in `directory` (see `integrity.choose`), or None when there
+    is none yet; every checkpoint there damaged is a UserError."""
+    return integrity.resolve("auto", directory).path
 
 
 def resolve_resume(spec: str | None, directory: Path) -> Path | None:
-    """`auto`: the latest in the run's checkpoint dir (None to start fresh); else a path."""
-    if spec is None:
-        return None
-    if spec == "auto":
-        return latest_checkpoint(directory)
-    return resolve_checkpoint(Path(spec))
+    """`auto`: the newest whole checkpoint in the run's checkpoint dir (None to start fresh);
+    else a checkpoint or checkpoints directory (see `integrity.resolve`)."""
+    return integrity.resolve(spec, directory).path
 
 
 def resolve_checkpoint(path: Path) -> Path:
-    """A checkpoint directory itself, or a checkpoints directory (then its latest)."""
-    if (path / META).is_file():
-        return path
-    if path.is_dir():
-        latest = latest_checkpoint(path)
-        if latest is not None:
-            return latest
-        raise UserError(f"no complete checkpoint in {path} (no '{LATEST}' pointer)")
-    raise UserError(f"checkpoint not found: {path}")
+    """A checkpoint directory itself (refused when damaged), or a checkpoints directory (then
+    its newest whole checkpoint)."""
+    found = integrity.resolve(str(path), path).path
+    assert found is not None, "resolve refuses a path without a checkpoint"
+    return found
 
 
 def clean_partial(directory: Path) -> None:

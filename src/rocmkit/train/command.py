@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from rocmkit import runs
-from rocmkit.config import load_toml
+from rocmkit.config import load_toml, to_dict
 from rocmkit.driver import Command, Context
 from rocmkit.errors import UserError
-from rocmkit.results import RunResult
+from rocmkit.results import RESULT_FILENAME, RunResult, load_result
+from rocmkit.train import integrity
 from rocmkit.train.config import TrainConfig
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ class TrainJob:
     backend: Backend = "torch"
     out: str | None = None  # --out (or --run-dir), else logging.run_dir when the user set it
     notes: tuple[str, ...] = ()  # said before the run (a deprecated flag)
+    threads: int | None = None  # --threads: torch CPU threads of a CPU run
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,8 +70,16 @@ def build(args: argparse.Namespace) -> TrainJob | ExportJob:
             f"{', '.join(available_presets())}); try: rocmkit train --preset gpt-tiny"
         )
     from rocmkit.config import parse_overrides
+    from rocmkit.measure.noise import use_passive_wait_policy
     from rocmkit.train import load_train_config
     from rocmkit.train.shortcuts import shortcut_overrides
+
+    # Before torch starts its OpenMP pool: spinning threads make a CPU run on a shared machine
+    # ~12x slower (benchmarks/results/train_threads.json).
+    use_passive_wait_policy()
+    threads = getattr(args, "threads", None)
+    if threads is not None and threads < 1:
+        raise UserError(f"--threads must be a positive integer (got {threads})")
 
     out, notes = _out_argument(args)
     overrides: dict[str, Any] = dict(shortcut_overrides(vars(args)))
@@ -82,6 +92,7 @@ def build(args: argparse.Namespace) -> TrainJob | ExportJob:
         backend=args.backend,
         out=out or configured_run_dir(args.config, overrides),
         notes=notes,
+        threads=threads,
     )
 
 
@@ -120,27 +131,43 @@ def configured_run_dir(config_path: str | None, overrides: Mapping[str, Any]) ->
 
 
 def choose_run_dir(
-    out: str | None, *, resume: str | None, root: Path = runs.RUNS_ROOT
+    out: str | None, *, resume: str | None, root: Path = runs.RUNS_ROOT, backend: Backend = "torch"
 ) -> tuple[Path, str | None]:
     """The run directory and what to tell the user about it: `out` when given; else with
-    `resume` "auto" the newest `runs/train-*` run (to continue it); else a new
+    `resume` "auto" the newest `runs/train-*` run that has a whole checkpoint (to continue it;
+    runs rejected at start or never checkpointed are passed over); else a new
     `runs/train-<UTC stamp>`."""
     if out is not None:
         return Path(out), None
     if resume != "auto":
         return runs.default_out(NAME, root=root), None
-    latest = runs.latest_run(NAME, root=root)
-    if latest is not None:
-        return latest, f"--resume auto: continuing the newest run, {latest}"
+    for candidate in runs.runs_newest_first(NAME, root=root):
+        step = _resumable_step(candidate / "checkpoints", backend)
+        if step is not None:
+            return candidate, f"--resume auto: continuing {candidate} from step {step}"
     fresh = runs.default_out(NAME, root=root)
-    return fresh, f"--resume auto: no earlier run in {root}/{NAME}-*; starting fresh in {fresh}"
+    return fresh, (
+        f"--resume auto: no run in {root}/{NAME}-* has a valid checkpoint; "
+        f"starting fresh in {fresh}"
+    )
+
+
+def _resumable_step(checkpoints: Path, backend: Backend) -> int | None:
+    """The step a resume in this checkpoints directory would start from, None when none."""
+    if backend == "jax":  # Orbax's step directories, checked by Orbax when restoring
+        jax_dir = checkpoints / "jax"
+        steps = (
+            [int(p.name) for p in jax_dir.iterdir() if p.name.isdigit()] if jax_dir.is_dir() else []
+        )
+        return max(steps, default=None)
+    return integrity.choose(checkpoints).step
 
 
 def choose_out(job: TrainJob | ExportJob, out: str | None) -> tuple[Path | None, str | None]:
     """The driver's out-directory rule for train: an export saves only with --out."""
     if isinstance(job, ExportJob):
         return (None if out is None else Path(out)), None
-    path, note = choose_run_dir(job.out, resume=job.config.checkpoint.resume)
+    path, note = choose_run_dir(job.out, resume=job.config.checkpoint.resume, backend=job.backend)
     notes = [*job.notes, *([note] if note else [])]
     return path, "\n".join(notes) or None
 
@@ -171,8 +198,15 @@ def _train(job: TrainJob, ctx: Context) -> RunResult:
     config = job.config
     if ctx.out is not None:
         config.logging.run_dir = str(ctx.out)
+    finished = _check_resume(job, ctx)
+    if finished is not None:
+        return finished
     trainer = _trainer(job.backend)
     platform = detect()
+    if job.backend == "torch":  # a GPU asked for on a box without one: before the start line
+        from rocmkit.train.loop import resolve_device_type
+
+        resolve_device_type(config.train, platform)
     if ctx.is_main and not ctx.quiet:
         from rocmkit.profile.fit import fit_warning
 
@@ -180,6 +214,10 @@ def _train(job: TrainJob, ctx: Context) -> RunResult:
         warning = fit_warning(config, platform)
         if warning:
             ctx.say(escape(warning))
+        if config.logging.tensorboard:
+            logdir = Path(config.logging.run_dir) / "tensorboard"
+            ctx.say(escape(f"TensorBoard: tensorboard --logdir {logdir}"))
+    cpu = _prepare_cpu(job, memory_device(config, platform) == "cpu", ctx)
     printer = StepPrinter(ctx, config.train.steps, log_every=config.logging.log_every)
     name = f"{config.preset or config.model.kind} {config.precision.dtype}"
     with ctx.memory(device=memory_device(config, platform), name=name), printer.running():
@@ -187,11 +225,62 @@ def _train(job: TrainJob, ctx: Context) -> RunResult:
     record = result.run
     assert record is not None, "the training loop returns its result document"
     record.data.update(run_data(result, job))
+    record.data["cpu"] = cpu
     if result.stopped_by_signal:
         signal = result.stop_signal or "SIGTERM"
         record.outcome = STOP_OUTCOMES.get(signal, "terminated")
         record.partial = f"stopped by {signal} at step {result.steps_done} of {config.train.steps}"
     return record
+
+
+def _check_resume(job: TrainJob, ctx: Context) -> RunResult | None:
+    """Say which checkpoint a resume starts from (and which damaged ones it passed over), before
+    torch loads; a run whose checkpoint is already its last step returns its saved result
+    unchanged (None: train)."""
+    config, spec = job.config, job.config.checkpoint.resume
+    if spec is None:
+        return None
+    if job.backend == "jax":  # Orbax checks its own checkpoints; only "already complete" here
+        step = _resumable_step(config.checkpoint_dir, "jax") if spec == "auto" else None
+    else:
+        step = _torch_resume_step(job, ctx)
+    saved = Path(config.logging.run_dir) / RESULT_FILENAME
+    if step is None or step < config.train.steps or not saved.is_file():
+        return None
+    ctx.note(
+        f"already complete (step {step} of {config.train.steps}): "
+        f"{config.logging.run_dir} is left as it was (--steps N continues it)"
+    )
+    return load_result(saved)
+
+
+def _torch_resume_step(job: TrainJob, ctx: Context) -> int | None:
+    """The step of the whole checkpoint a torch run resumes from (None: starts fresh); damaged
+    ones passed over are said, one line each; another model or precision is a UserError."""
+    config, spec = job.config, job.config.checkpoint.resume
+    choice = integrity.resolve(spec, config.checkpoint_dir)
+    for line in integrity.damaged_note(choice):
+        ctx.note(line)
+    if choice.path is None:
+        if spec == "auto" and job.out is not None:  # else choose_run_dir said so
+            ctx.note(f"--resume auto: no checkpoint in {config.checkpoint_dir}; starting fresh")
+        return None
+    integrity.check_config(choice.path, to_dict(config))
+    return choice.step
+
+
+def _prepare_cpu(job: TrainJob, on_cpu: bool, ctx: Context) -> dict[str, Any]:
+    """A CPU run uses as many torch threads as cores are free (--threads, then OMP_NUM_THREADS
+    win), like `rocmkit bench`; what it saw and chose goes to result.json's data["cpu"]."""
+    from rich.markup import escape
+
+    from rocmkit.measure.noise import prepare_cpu
+
+    if job.backend != "torch":
+        return {}
+    return prepare_cpu(
+        job.threads, on_cpu=on_cpu, on_note=lambda text: ctx.say(escape(text)), flag="--threads"
+    )
 
 
 def _trainer(backend: Backend) -> Callable[..., TrainResult]:
@@ -205,7 +294,10 @@ def _trainer(backend: Backend) -> Callable[..., TrainResult]:
 
 
 def run_data(result: TrainResult, job: TrainJob) -> dict[str, Any]:
-    """What the end of a run tells beyond its measurements (read by the console view)."""
+    """What the end of a run tells beyond its measurements (read by the console view), and its
+    thinned curve from metrics.jsonl (read by the report plots)."""
+    from rocmkit.train.metrics import curve
+
     return {
         "backend": job.backend,
         "steps": job.config.train.steps,
@@ -213,6 +305,7 @@ def run_data(result: TrainResult, job: TrainJob) -> dict[str, Any]:
         "checkpoint": None if result.checkpoint is None else str(result.checkpoint),
         "run_dir": None if result.run_dir is None else str(result.run_dir),
         "stop_signal": result.stop_signal if result.stopped_by_signal else None,
+        "curve": None if result.run_dir is None else curve(result.run_dir),
     }
 
 

@@ -94,6 +94,20 @@ def oom_advice(train: TrainSection) -> Iterator[None]:
 STOP_SIGNALS = ("SIGTERM", "SIGINT")
 
 
+def stop_notice(
+    signal_name: str, *, stop_step: int, total_steps: int, remaining_s: float | None
+) -> str:
+    """What the first SIGINT/SIGTERM says at once: a stop with a checkpoint can take a while."""
+    from rocmkit.train.progress import duration
+
+    estimate = "" if remaining_s is None else f", est. {duration(remaining_s)}"
+    again = "; Ctrl-C again to stop now without a new checkpoint" if signal_name == "SIGINT" else ""
+    return (
+        f"{signal_name}: stopping after step {stop_step} of {total_steps} and saving a "
+        f"checkpoint{estimate}{again}"
+    )
+
+
 @contextlib.contextmanager
 def on_stop_signals(request_stop: Callable[[str], None]) -> Iterator[None]:
     """SIGTERM (preemption, a job's time limit) and Ctrl-C ask for a clean stop instead of dying.

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import math
 import shutil
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,7 @@ from rocmkit.train.batches import BatchFeeder
 from rocmkit.train.config import TrainConfig, TrainSection, check_world_size
 from rocmkit.train.data import build_data
 from rocmkit.train.device import device_settings, use_channels_last
-from rocmkit.train.failures import count_bad_step, on_stop_signals, oom_advice
+from rocmkit.train.failures import count_bad_step, on_stop_signals, oom_advice, stop_notice
 from rocmkit.train.metrics import (
     JsonlLog,
     MemoryMeter,
@@ -82,12 +83,35 @@ class Session:
     start_step: int = 0  # the step this run started from (after a resume)
     consecutive_skips: int = 0
     params: list[torch.nn.Parameter] = field(default_factory=list)  # trainable, for clipping
+    # Told at once what a first stop signal will do (the step printer's `stopping`).
+    notices: list[Callable[[str], None]] = field(default_factory=list)
+    step_time_s: float | None = None  # the last measured step, for the stop estimate
+    save_time_s: float = 0.0  # the last checkpoint save
 
     def __post_init__(self) -> None:
         self.params = [p for p in self.model.parameters() if p.requires_grad]
 
     def receive_signal(self, name: str) -> None:
+        first = not self.signal_received
         self.signal_received, self.signal_name = True, name
+        if first and self.env.is_main:
+            text = self.stop_notice(name)
+            for notify in self.notices:
+                notify(text)
+
+    def stop_notice(self, name: str) -> str:
+        """Where a stop signal received now ends the run, and about when (see `_sync_due`)."""
+        train, every = self.config.train, self.config.checkpoint.every
+        last = min(train.steps, train.stop_at_step or train.steps)
+        stop = min(self.state.step + 1, last)
+        if self.env.world_size > 1:  # the ranks agree at their next sync point
+            log_every = self.config.logging.log_every
+            while stop < last and stop % log_every and not (every and stop % every == 0):
+                stop += 1
+        remaining_s = None
+        if self.step_time_s is not None:
+            remaining_s = self.step_time_s * (stop - self.state.step) + self.save_time_s
+        return stop_notice(name, stop_step=stop, total_steps=train.steps, remaining_s=remaining_s)
 
 
 def lr_at(step: int, train: TrainSection) -> float:
@@ -115,7 +139,7 @@ def train(
     (`rocmkit train` saves it through the driver: `rocmkit.train.command`).
     """
     platform = platform or detect()
-    device_type = _device_type(config.train, platform)
+    device_type = resolve_device_type(config.train, platform)
     env = init_distributed(config.parallel, device_type)
     try:
         check_world_size(config, env.world_size)
@@ -130,7 +154,9 @@ def train(
     return result
 
 
-def _device_type(train: TrainSection, platform: Platform) -> str:
+def resolve_device_type(train: TrainSection, platform: Platform) -> str:
+    """ "cuda" or "cpu" for train.device on this platform; a GPU asked for on a box without one
+    is a UserError."""
     if train.device == "cuda" and not platform.gpu_available:
         raise UserError("train.device cuda was asked for but torch sees no GPU (use cpu or auto)")
     if train.device == "auto":
@@ -236,6 +262,7 @@ def _run(session: Session, callbacks: Sequence[Callback]) -> TrainResult:
         config.logging.trackers(), run_dir, is_main=env.is_main, config=to_dict(config)
     )
     callbacks = [*callbacks, trackers]
+    session.notices = [f for f in (getattr(c, "stopping", None) for c in callbacks) if f]
     window = StepWindow(session.device)
     history: list[StepMetrics] = []
     try:
@@ -247,6 +274,7 @@ def _run(session: Session, callbacks: Sequence[Callback]) -> TrainResult:
                 continue
             for metrics in _drain(session, window):
                 history.append(metrics)
+                session.step_time_s = metrics.step_time_s
                 logged = metrics.step % config.logging.log_every == 0 or metrics.step == last_step
                 if log is not None and logged:
                     log.write(step_record(metrics))
@@ -277,6 +305,7 @@ def _maybe_resume(session: Session, ckpt_dir: Path) -> None:
         optimizer=session.optimizer,
         precision=session.precision,
         env=session.env,
+        config=to_dict(session.config),
     )
     session.last_saved_step = session.state.step
     session.start_step = session.state.step
@@ -305,6 +334,7 @@ def _checkpoint_due(session: Session) -> bool:
 
 
 def _save(session: Session, ckpt_dir: Path) -> None:
+    started = time.perf_counter()
     ckpt.save_checkpoint(
         ckpt_dir,
         model=session.model,
@@ -316,6 +346,7 @@ def _save(session: Session, ckpt_dir: Path) -> None:
         keep=session.config.checkpoint.keep,
     )
     session.last_saved_step = session.state.step
+    session.save_time_s = time.perf_counter() - started
 
 
 def _train_step(session: Session, window: StepWindow) -> None:

@@ -139,6 +139,39 @@ class JsonlLog:
         self._file.close()
 
 
+# The curve result.json carries (report plots): at most this many points of each series.
+CURVE_POINTS = 200
+CURVE_SERIES = ("loss", "grad_norm", "units_per_s", "loss_scale")
+
+
+def curve(run_dir: Path, max_points: int = CURVE_POINTS) -> dict[str, list[Any]] | None:
+    """The run's logged steps from metrics.jsonl (earlier runs of a resumed run included; a step
+    logged twice keeps its last value), evenly thinned to `max_points`, as parallel lists
+    `step`, `loss`, `grad_norm`, `units_per_s`, `loss_scale` (None where not logged)."""
+    path = run_dir / METRICS_FILE
+    if not path.is_file():
+        return None
+    by_step: dict[int, dict[str, Any]] = {}
+    with path.open(encoding="utf-8") as file:
+        for line in file:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue  # a line cut by a kill
+            if isinstance(record, dict) and isinstance(record.get("step"), int):
+                by_step[record["step"]] = record
+    if not by_step:
+        return None
+    steps = sorted(by_step)
+    stride = max(1, -(-len(steps) // max_points))
+    kept = steps[::stride] if steps[-1] in steps[::stride] else [*steps[::stride], steps[-1]]
+    series: dict[str, list[Any]] = {"step": kept}
+    for name in CURVE_SERIES:
+        series[name] = [by_step[step].get(name) for step in kept]
+    series["unit_name"] = [by_step[kept[-1]].get("unit_name", "tokens")]
+    return series
+
+
 def step_record(metrics: StepMetrics) -> dict[str, Any]:
     return {"event": "step", **asdict(metrics)}
 

@@ -75,6 +75,16 @@ class StepPrinter:
             # Steps reach the host in groups at each sync point (logging.log_every): one line each.
             self.ctx.step(f"step {m.step}/{self.total} {text}")
 
+    def stopping(self, text: str) -> None:
+        """Said at once on the first Ctrl-C/SIGTERM (from the signal handler): what happens next."""
+        try:
+            if self.bar is not None:
+                self.bar.print(escape(text))
+            else:
+                self.ctx.note(text)
+        except RuntimeError:  # the handler interrupted a write to the same stream
+            pass
+
 
 def estimate_line(m: StepMetrics, total: int) -> str:
     """After the first step: how long the rest will take at that pace (an upper bound, since the
