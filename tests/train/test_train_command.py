@@ -32,7 +32,7 @@ def _view_lines(run: Path) -> list[str]:
 
 
 def test_train_prints_the_cells_report_prints_for_the_same_run(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.setenv("COLUMNS", "250")  # wide enough for every column (narrower drops some)
     out = tmp_path / "run"
     assert main(_argv(out, **{"logging.log_every": 1})) == 0
     captured = capsys.readouterr()
