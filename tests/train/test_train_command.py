@@ -27,7 +27,7 @@ def _view_lines(run: Path) -> list[str]:
     from rocmkit.results import load_result
 
     buffer = io.StringIO()
-    render_view(load_result(run), Console(file=buffer, width=120))
+    render_view(load_result(run), Console(file=buffer, width=250))
     return buffer.getvalue().splitlines()
 
 
