@@ -66,6 +66,13 @@ def check_writable_dir(path: str | os.PathLike[str], *, what: str = "output dire
     directory = Path(path)
     try:
         directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # e.g. under /proc or /sys, where "No such file" would mislead
+        reason = exc.strerror or type(exc).__name__
+        raise UserError(
+            f"cannot write the {what} {directory}: it cannot be created there ({reason}); "
+            "choose a directory you can write"
+        ) from None
+    try:
         fd, probe = tempfile.mkstemp(prefix=".rocmkit-probe.", dir=directory)
         os.close(fd)
         os.unlink(probe)

@@ -43,9 +43,10 @@ def _add_mode(modes: argparse._SubParsersAction[argparse.ArgumentParser], mode: 
         text, default = f.metadata.get("help", ""), f.default
         if f.metadata.get("positional"):
             p.add_argument(f.name, metavar=f.name.upper(), help=text)
-        elif default is True:
+        elif default is True:  # the flag turns it off: its help says what off means
+            off = f.metadata.get("off", f"turn off: {text}")
             p.add_argument(
-                f"--no-{f.name.replace('_', '-')}", dest=f.name, action="store_false", help=text
+                f"--no-{f.name.replace('_', '-')}", dest=f.name, action="store_false", help=off
             )
         elif default is False:
             p.add_argument(f"--{f.name.replace('_', '-')}", action="store_true", help=text)

@@ -149,6 +149,8 @@ def _parse(parser: argparse.ArgumentParser, args_list: list[str]) -> argparse.Na
         args.overrides = list(getattr(args, "overrides", []) or []) + extra
     config = getattr(args, "config", None)
     if config is not None and not Path(config).is_file():  # before any command imports torch
+        if Path(config).is_dir():
+            raise UserError(f"--config {config} is a directory: give a TOML file")
         raise UserError(f"config file not found: {config}")
     return args
 

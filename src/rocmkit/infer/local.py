@@ -71,19 +71,22 @@ class LocalConfig:
         for name in ("batch_sizes", "prompt_lengths", "output_lengths"):
             values = getattr(self, name)
             if not values or min(values) < 1:
-                raise UserError(
-                    f"{name.replace('_', ' ')} must be positive integers (got {values})"
-                )
+                flag = "--" + name.replace("_", "-")
+                shown = ",".join(map(str, values)) or "nothing"
+                raise UserError(f"{flag} takes positive integers, e.g. 1,8 (got {shown})")
         if self.fast and self.continuous_batching:
             raise UserError("--fast times generate(): drop --continuous-batching (or --fast)")
         if self.num_iters < 1 or self.num_warmup < 0:
             raise UserError("--iters must be >= 1 and --warmup >= 0")
         if not self.power_interval_s > 0:
             raise UserError("the power sampling interval must be positive")
-        if not (Path(self.model_dir) / "config.json").is_file():
-            raise UserError(
-                f"{self.model_dir} has no config.json: give a Hugging Face model directory"
-            )
+        model_dir = Path(self.model_dir)
+        if not model_dir.exists():
+            raise UserError(f"no such model directory: {model_dir}")
+        if not model_dir.is_dir():
+            raise UserError(f"{model_dir} is a file: give a Hugging Face model directory")
+        if not (model_dir / "config.json").is_file():
+            raise UserError(f"{model_dir} has no config.json: give a Hugging Face model directory")
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)

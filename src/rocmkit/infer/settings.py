@@ -42,7 +42,11 @@ class ServeSettings:
     top_p: float | None = _opt(None, "nucleus sampling")
     top_k: int | None = _opt(None, "top-k sampling (vLLM/SGLang extension)")
     ignore_eos: bool = _opt(False, "ask the server for exactly --output-len tokens")
-    stream: bool = _opt(True, "streamed answers; --no-stream: whole answers (TTFT = latency)")
+    stream: bool = _opt(
+        True,
+        "streamed answers (default true)",
+        off="ask for whole answers instead of streams (TTFT = latency; TPOT n/a)",
+    )
     workload: Literal["random", "jsonl", "sharegpt", "shared-prefix", "trace"] = _opt(
         "random", "random, jsonl, sharegpt, shared-prefix or trace"
     )
@@ -117,7 +121,11 @@ class LocalSettings:
     )
     continuous_batching: bool = _opt(False, "each batch row a request via continuous batching")
     seed: int = _opt(0, "random prompt ids")
-    power: bool = _opt(True, "sample GPU power (energy per token); --no-power: do not")
+    power: bool = _opt(
+        True,
+        "sample GPU power for energy per token (default true)",
+        off="do not sample GPU power (no energy figures)",
+    )
     label: str | None = _opt(None, "name of this run in reports (result.json's label)")
     metadata: list[str] = _opt((), "KEY=VALUE recorded in the result (repeat)", repeat=True)  # noqa: RUF009 (a Field)
 
