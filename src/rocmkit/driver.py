@@ -155,7 +155,7 @@ def execute(command: Command, args: argparse.Namespace) -> int:
         notes=True,
     )
     keep = runs.run_directory(out) if out is not None and is_main else contextlib.nullcontext()
-    with keep:
+    with keep, _interruptible():
         result = command.run(config, ctx)
     for name, monitor in ctx.monitors:
         runs.add_memory(result, monitor, name=name)
@@ -175,6 +175,27 @@ def execute(command: Command, args: argparse.Namespace) -> int:
         _note_written(written, command.reports)
     _note_outcome(result, out)
     return exit_code(result)
+
+
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """Ctrl-C (SIGINT) stops every command, also when it was started in the background of a
+    non-interactive shell, which starts it with SIGINT ignored (Python then never raises
+    KeyboardInterrupt, and a `kill -INT` would be silently lost)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        if previous is signal.SIG_IGN:
+            signal.signal(signal.SIGINT, previous)
 
 
 def _out_dir(command: Command, config: Any, out: str | None, is_main: bool) -> Path | None:

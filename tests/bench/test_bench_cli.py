@@ -42,12 +42,20 @@ def test_an_unwritable_out_fails_in_one_line_before_any_suite(tmp_path):
     assert elapsed < 5  # no suite ran (the default bench takes a minute here)
 
 
-def test_ctrl_c_keeps_the_finished_suites_and_marks_the_run_partial(tmp_path):
+@pytest.mark.parametrize("background", [False, True], ids=["terminal", "background"])
+def test_ctrl_c_keeps_the_finished_suites_and_marks_the_run_partial(tmp_path, background):
+    """Also when started in the background of a non-interactive shell, which starts a process
+    with SIGINT ignored: `kill -INT` must still stop it (it ran on for minutes before)."""
     out = tmp_path / "run"
     argv = [sys.executable, "-m", "rocmkit", "bench", "--device", "cpu", "--no-power"]
     argv += ["--suite", "gemm,train-precision", "--out", str(out), *TINY_GEMM]
     argv += ["--train_precision.models", "gpt-tiny", "--train_precision.steps", "500"]
-    umask = lambda: os.umask(0o027)  # noqa: E731 - the user's umask, set in the child only
+
+    def umask() -> None:  # the user's umask (and the background shell's SIGINT), in the child
+        os.umask(0o027)
+        if background:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
     proc = subprocess.Popen(
         argv,
         stdout=subprocess.PIPE,
