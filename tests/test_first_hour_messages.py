@@ -44,3 +44,18 @@ def test_the_no_power_help_says_what_the_flag_does(capsys) -> None:
     help_text = " ".join(capsys.readouterr().out.split())
     assert "--no-power do not sample GPU power" in help_text
     assert "--no-stream" not in help_text  # a serve option only
+
+
+def test_infer_local_tiny_runs_offline_without_a_model(tmp_path: Path, monkeypatch, capsys) -> None:
+    """`rocmkit infer local --tiny`: a newcomer can try the command with nothing downloaded."""
+    pytest.importorskip("transformers")
+    monkeypatch.chdir(tmp_path)
+    argv = ["infer", "local", "--tiny", "--precision", "fp32", "--prompt-lens", "8"]
+    argv += ["--output-lens", "4", "--iters", "1", "--warmup", "0", "--no-power"]
+    assert main([*argv, "--out", "runs/first"]) == 0
+    assert (tmp_path / "runs" / "tiny-model" / "config.json").is_file()
+    out = capsys.readouterr().out
+    assert "tiny-model" in out and "TTFT" in out
+    assert main([*argv, "--out", "runs/second"]) == 0  # the saved model is reused
+    assert main(["infer", "local", str(tmp_path), "--tiny"]) == 2
+    assert "drop MODEL_DIR" in capsys.readouterr().err

@@ -42,7 +42,8 @@ def _add_mode(modes: argparse._SubParsersAction[argparse.ArgumentParser], mode: 
     for f in setting_fields(mode):
         text, default = f.metadata.get("help", ""), f.default
         if f.metadata.get("positional"):
-            p.add_argument(f.name, metavar=f.name.upper(), help=text)
+            # optional on the line: the command says what is missing (or --tiny fills it)
+            p.add_argument(f.name, metavar=f.name.upper(), nargs="?", help=text)
         elif default is True:  # the flag turns it off: its help says what off means
             off = f.metadata.get("off", f"turn off: {text}")
             p.add_argument(

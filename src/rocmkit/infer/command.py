@@ -11,10 +11,12 @@ and turns into the exit code. From Python:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 from typing import TYPE_CHECKING, Any
 
 from rocmkit.driver import Command, Context
+from rocmkit.errors import UserError
 from rocmkit.infer.commands import (
     ServePlan,
     local_config,
@@ -52,6 +54,12 @@ def build_serve(args: argparse.Namespace) -> ServePlan:
 
 def build_local(args: argparse.Namespace) -> LocalSettings:
     settings: LocalSettings = settings_from_args(args, "local")
+    if settings.tiny:
+        if settings.model_dir is not None:
+            raise UserError("--tiny builds its own model: drop MODEL_DIR (or --tiny)")
+        from rocmkit.infer.tiny import tiny_model
+
+        settings = dataclasses.replace(settings, model_dir=tiny_model())
     local_config(settings)  # a missing or bad model directory is refused here
     metadata_dict(settings.metadata)
     return settings

@@ -108,6 +108,11 @@ class LocalSettings:
     """Every option of `rocmkit infer local` (the model directory is the positional argument)."""
 
     model_dir: Path | None = _opt(None, "directory with config.json and weights", positional=True)  # noqa: RUF009 (a Field)
+    tiny: bool = _opt(
+        False,
+        "no model at hand? time a random 2-layer model built here, nothing downloaded "
+        "(saved once in runs/tiny-model)",
+    )
     precision: Literal["fp32", "fp16", "bf16"] = _opt("bf16", "fp32, fp16 or bf16")
     batch_sizes: tuple[int, ...] = _opt((1,), "comma list, e.g. 1,8,32")
     prompt_lens: tuple[int, ...] = _opt((128,), "prompt lengths in tokens, comma list")
