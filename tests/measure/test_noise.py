@@ -62,7 +62,7 @@ def test_an_unsteady_figure_is_measured_once_more(monkeypatch):
     monkeypatch.setattr(timing, "other_cores", lambda start, end: 0.0)
     monkeypatch.setattr(timing, "own_cores", lambda start, end: 1.0)
     attempts = iter([[0.001, 0.012] * 3, [0.004] * 6])  # scattered, then steady (seconds)
-    monkeypatch.setattr(timing, "time_callable", lambda fn, config, device: next(attempts))
+    monkeypatch.setattr(timing, "_time_callable", lambda fn, config, device: (next(attempts), None))
     config = TimingConfig(warmup=0, min_samples=6, max_samples=6, budget_s=0.001)
     stats = measure(lambda: None, config, "cpu")
     assert stats.first_noise and "middle half of 6 samples" in stats.first_noise[0]
