@@ -22,6 +22,7 @@ def _run(*args: str, timeout: float = 300, **env: str) -> subprocess.CompletedPr
     )
 
 
+@pytest.mark.slow
 def test_without_a_gpu_it_refuses_in_one_line(tmp_path: Path):
     if gpu_available():
         pytest.skip("this machine has a GPU: gpu-check runs instead of refusing")

@@ -42,6 +42,7 @@ def test_an_unwritable_out_fails_in_one_line_before_any_suite(tmp_path):
     assert elapsed < 5  # no suite ran (the default bench takes a minute here)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("background", [False, True], ids=["terminal", "background"])
 def test_ctrl_c_keeps_the_finished_suites_and_marks_the_run_partial(tmp_path, background):
     """Also when started in the background of a non-interactive shell, which starts a process
@@ -103,6 +104,7 @@ def _run_on_a_terminal(argv: list[str], cwd: Path) -> tuple[int, str]:
     return proc.wait(timeout=120), b"".join(chunks).decode(errors="replace")
 
 
+@pytest.mark.slow
 def test_progress_bar_on_a_terminal_plain_lines_in_logs_nothing_under_json(tmp_path):
     argv = [sys.executable, "-m", "rocmkit", "bench", "--device", "cpu", "--no-power"]
     argv += ["--suite", "gemm", *TINY_GEMM, "--gemm.sizes", "32,48"]
@@ -130,6 +132,7 @@ def test_progress_bar_on_a_terminal_plain_lines_in_logs_nothing_under_json(tmp_p
     assert json.loads(quiet.stdout)["kind"] == "bench"
 
 
+@pytest.mark.slow
 def test_default_out_and_the_short_train_flags_of_the_train_precision_suite(tmp_path):
     argv = [sys.executable, "-m", "rocmkit", "bench", "--device", "cpu", "--no-power"]
     argv += ["--suite", "train-precision", "--train_precision.models", "gpt-tiny"]

@@ -104,6 +104,7 @@ def test_run_bench_with_an_injected_power_reader_reports_energy():
     assert power["energy"].value != 0.0  # never a made-up zero
 
 
+@pytest.mark.slow
 def test_quick_suite_end_to_end_on_cpu(tmp_path, capsys):
     out = tmp_path / "run"
     assert main(["bench", "--out", str(out), *TINY]) == 0

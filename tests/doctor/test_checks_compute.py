@@ -82,6 +82,7 @@ def test_dtypes_failed_bf16_kernel_fails(make_ctx):
     assert finding.status == "fail" and "bf16" in finding.fix
 
 
+@pytest.mark.slow
 def test_real_probe_on_this_machine_runs_and_compares():
     import torch
 

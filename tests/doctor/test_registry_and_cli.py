@@ -133,6 +133,7 @@ def test_cli_explain_file_and_stdin(tmp_path, capsys, monkeypatch):
     )
 
 
+@pytest.mark.slow
 def test_doctor_on_this_machine_end_to_end():
     """The real command, in a subprocess: exits 0 here and tells the truth about torch and GPUs."""
     import torch

@@ -131,6 +131,7 @@ def test_a_continued_condition_and_a_define_are_decided_too():
     assert text == "#define ARCH_VALUE 600 /* __CUDA_ARCH__ for AMD, see rocmkit hipify */\n"
 
 
+@pytest.mark.slow
 @pytest.mark.hipcc
 def test_the_fallback_file_compiles_without_redefining_atomic_add(tmp_path):
     done = compile_for_gfx90a(translate(ATOMIC_ADD_FALLBACK).text, tmp_path)

@@ -66,6 +66,7 @@ def test_check_without_hipcc_names_the_install(monkeypatch, tmp_path):
         check_compiles([tmp_path / "a.hip"])
 
 
+@pytest.mark.slow
 @pytest.mark.hipcc
 def test_cli_check_compiles_a_translated_file(tmp_path, capsys):
     if find_hipcc() is None:

@@ -108,6 +108,7 @@ def _assert_outcomes(compiler: str, outcomes: dict[str, tuple[bool, str]], roots
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.slow
 @pytest.mark.hipcc
 def test_translated_corpus_compiles_with_hipcc():
     hipcc = find_hipcc()

@@ -57,6 +57,7 @@ def test_a_guard_name_outside_a_condition_is_left_alone():
     assert translate(source).text == source
 
 
+@pytest.mark.slow
 @pytest.mark.hipcc
 def test_the_translated_helper_compiles_with_its_guarded_code(tmp_path):
     if not os.path.exists("/usr/include/hiprand/hiprand.h"):

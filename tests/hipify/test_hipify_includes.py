@@ -56,6 +56,7 @@ def test_a_tree_keeps_its_own_cuda_h(tmp_path):
     assert "hipDeviceSynchronize" in text and text.startswith("#include <hip/hip_runtime.h>\n")
 
 
+@pytest.mark.slow
 @pytest.mark.hipcc
 def test_the_tree_with_its_own_cuda_h_compiles(tmp_path):
     src = _project(tmp_path)

@@ -70,6 +70,7 @@ def test_other_code_is_left_alone(source):
     assert _collisions(result) == [] and "#if 0" not in result.text
 
 
+@pytest.mark.slow
 @pytest.mark.hipcc
 def test_the_helpers_compile_once_the_duplicate_is_out(tmp_path):
     text = translate(HELPERS, options=TranslateOptions(hip_version="5.2")).text

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -95,6 +96,7 @@ def test_translating_twice_equals_translating_once(pieces, launch):
     assert translate(once, options=options).text == once
 
 
+@pytest.mark.slow
 @FEW
 @given(st.text(max_size=300))
 def test_any_text_translates_idempotently(text):

@@ -81,6 +81,7 @@ def test_a_file_without_device_properties_is_left_alone():
     assert hip52(text) == text
 
 
+@pytest.mark.slow
 def test_the_substituted_program_compiles_with_hip_5_2(tmp_path: Path):
     if installed_version("/usr/bin/hipcc") != "5.2":
         pytest.skip("needs Debian's hipcc 5.2, the release whose members are substituted")
@@ -152,6 +153,7 @@ void upload(float *host, cudaStream_t stream) {
 """
 
 
+@pytest.mark.slow
 def test_async_symbol_copies_get_the_defaults_hip_does_not_declare(tmp_path: Path):
     """libKMCUDA: HIP's hipMemcpyToSymbolAsync has no defaults for offset and kind."""
     text = translate(SYMBOL_COPIES).text
@@ -179,6 +181,7 @@ def test_device_overlap_gets_the_same_cautious_substitute_as_its_successor():
     )
 
 
+@pytest.mark.slow
 def test_the_device_overlap_substitute_compiles_with_hip_5_2(tmp_path: Path):
     if installed_version("/usr/bin/hipcc") != "5.2":
         pytest.skip("needs Debian's hipcc 5.2, the release whose members are substituted")

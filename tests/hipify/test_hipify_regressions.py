@@ -43,6 +43,7 @@ def test_a_comment_marker_inside_a_string_argument_is_not_a_comment():
     assert 'hipLaunchKernelGGL(k, dim3(1), dim3(2), 0, 0, "a//b");' in text
 
 
+@pytest.mark.slow
 def test_latin1_file_to_stdout_is_translated_with_its_bytes_kept(tmp_path):
     source = tmp_path / "k.cu"
     source.write_bytes(LATIN1)
@@ -69,6 +70,7 @@ def test_latin1_file_in_a_tree_is_written_byte_exact_except_the_names(tmp_path):
     assert (src / "k.cu.prehip").read_bytes() == LATIN1
 
 
+@pytest.mark.slow
 def test_a_binary_file_to_stdout_is_never_empty_and_fails_strict(tmp_path):
     source = tmp_path / "blob.cu"
     source.write_bytes(b"cudaMalloc\0\xff\x00rest")

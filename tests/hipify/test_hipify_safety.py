@@ -54,6 +54,7 @@ def test_output_dir_overlapping_the_input_is_refused_and_nothing_written(tree, w
     assert not (tree / "hip").exists()
 
 
+@pytest.mark.slow
 def test_a_file_into_its_own_directory_or_onto_itself_is_refused(tree):
     source = tree / "k.cu"
     for args in (["--output-dir", tree], ["-o", source]):

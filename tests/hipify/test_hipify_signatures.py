@@ -64,6 +64,7 @@ def test_a_call_inside_a_comment_or_string_is_left_alone():
     assert translate(source).text == source
 
 
+@pytest.mark.slow
 @pytest.mark.hipcc
 def test_the_stricter_calls_compile_with_hipcc(tmp_path):
     text = translate(STRICTER, options=TranslateOptions(hip_version="5.2")).text

@@ -115,6 +115,7 @@ def test_func_attribute_calls_get_the_const_void_cast_once():
     assert translate(result.text).text == result.text
 
 
+@pytest.mark.slow
 @pytest.mark.hipcc
 def test_func_attribute_calls_compile_with_hipcc(tmp_path):
     done = compile_for_gfx90a(translate(KERNEL_ATTRIBUTES).text, tmp_path)
@@ -153,6 +154,7 @@ def test_a_cast_kernel_argument_ending_in_a_line_comment_keeps_its_parenthesis()
     assert "reinterpret_cast<const void*>(k // kernel\n), hipFuncAttribute" in text
 
 
+@pytest.mark.slow
 @pytest.mark.hipcc
 def test_malloc_3d_array_and_callback_compile_with_hipcc(tmp_path):
     callback = "void CUDART_CB done(cudaStream_t s, cudaError_t e, void *p) {}\n"

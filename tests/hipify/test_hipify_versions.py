@@ -76,6 +76,7 @@ def test_cli_strict_fails_on_a_name_the_target_lacks(tmp_path, capsys):
     assert main(["hipify", "--hip-version", "x", str(source)]) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.hipcc
 def test_the_warp_corpus_program_compiles_for_hip_5_2_once_lowered(tmp_path):
     """Without lowering it fails with "undeclared identifier '__shfl_down_sync'" (see

@@ -215,6 +215,7 @@ def test_model_dir_without_config_is_one_line_exit_2(tmp_path, capsys):
         )
 
 
+@pytest.mark.slow
 def test_ctrl_c_saves_the_partial_result(tmp_path):
     server = StubServer(StubConfig(ttft_s=0.01, itl_s=0.0)).start()
     out = tmp_path / "partial"

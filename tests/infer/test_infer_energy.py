@@ -43,6 +43,7 @@ def _local(tiny_model, reader, **overrides):
     return result, {m.metric: m for m in local_measurements(result, config)}
 
 
+@pytest.mark.slow
 def test_steady_power_gives_joules_per_token_of_watts_over_throughput(tiny_model):
     result, rows = _local(tiny_model, lambda: WATTS, num_warmup=4)
     point = result.points[0]
@@ -62,6 +63,7 @@ def test_steady_power_gives_joules_per_token_of_watts_over_throughput(tiny_model
     )
 
 
+@pytest.mark.slow
 def test_continuous_batching_rounds_are_the_energy_window(tiny_model):
     result, rows = _local(tiny_model, lambda: WATTS, continuous_batching=True)
     assert rows["avg_power_w"].value == pytest.approx(WATTS, rel=0.01)

@@ -79,6 +79,7 @@ def test_a_wrong_model_or_path_aborts_at_warm_up_with_exit_2(
     assert not (tmp_path / "result.json").exists()  # nothing was measured
 
 
+@pytest.mark.slow
 def test_a_server_error_at_warm_up_aborts_with_exit_1(stub, capsys):
     assert main(_serve(stub.base_url, "--model", "stub-error")) == 1
     err = capsys.readouterr().err

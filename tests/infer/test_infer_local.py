@@ -50,6 +50,7 @@ def test_local_sweep_reports_prefill_and_decode(cpu_platform, tiny_model, tmp_pa
     assert rows[(2, 5, "peak_memory_mib")].value is None  # CPU: not measured, not guessed
 
 
+@pytest.mark.slow
 def test_continuous_batching_sends_each_row_as_a_request(cpu_platform, tiny_model, tmp_path):
     argv = ["infer", "local", str(tiny_model), "--precision", "fp32", "--continuous-batching",
             "--batch-sizes", "3", "--prompt-lens", "6", "--output-lens", "4", "--iters", "2",

@@ -112,6 +112,7 @@ def test_no_stream_times_the_whole_answer(tmp_path):
     assert rows["num_completed"].params["stream"] is False
 
 
+@pytest.mark.slow
 def test_wait_ready_polls_until_the_server_has_loaded(tmp_path, capsys):
     server = StubServer(StubConfig(ttft_s=0.0, itl_s=0.0, ready_after_s=1.0)).start()
     began = time.monotonic()

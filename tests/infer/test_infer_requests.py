@@ -34,6 +34,7 @@ def _stats(values: list[float]) -> dict[str, float]:
     return stats
 
 
+@pytest.mark.slow
 def test_result_json_holds_the_inputs_and_every_figure(run_dir):
     result = load_result(run_dir)
     config = result.config

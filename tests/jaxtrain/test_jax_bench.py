@@ -32,6 +32,7 @@ TINY = {
 }
 
 
+@pytest.mark.slow
 def test_train_precision_suite_has_jax_rows_beside_torch_and_report_shows_both(
     tmp_path, monkeypatch
 ):

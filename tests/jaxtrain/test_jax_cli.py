@@ -15,6 +15,7 @@ pytest.importorskip("optax")
 pytest.importorskip("orbax.checkpoint")
 
 
+@pytest.mark.slow
 def test_cli_trains_gpt_tiny_bf16_and_resumes(tmp_path):
     run_dir = tmp_path / "run"
     base = [sys.executable, "-m", "rocmkit", "train", "--backend", "jax", "--preset", "gpt-tiny"]

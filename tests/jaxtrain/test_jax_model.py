@@ -28,6 +28,7 @@ SHAPES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", SHAPES)
 def test_same_parameter_count_and_flops_as_the_torch_gpt(shape):
     config = ModelConfig(**shape)
@@ -38,6 +39,7 @@ def test_same_parameter_count_and_flops_as_the_torch_gpt(shape):
     assert jax_flops == torch_model.flops_per_sample
 
 
+@pytest.mark.slow
 def test_xla_counts_about_the_formula_flops_for_a_training_pass():
     # XLA's own count of the compiled forward + backward: the matmuls the formula counts plus
     # norms, softmax and GELU, which add a few percent at this width.
@@ -53,6 +55,7 @@ def test_xla_counts_about_the_formula_flops_for_a_training_pass():
     assert 1.0 <= cost["flops"] / formula < 1.05
 
 
+@pytest.mark.slow
 def test_mixed_precision_keeps_fp32_master_weights_and_computes_in_16_bit():
     config = ModelConfig(**SHAPES[0])
     model = GPT(config, dtype=jnp.bfloat16, rngs=nnx.Rngs(0))
@@ -63,6 +66,7 @@ def test_mixed_precision_keeps_fp32_master_weights_and_computes_in_16_bit():
     assert logits.shape == (1, 8, config.vocab_size)
 
 
+@pytest.mark.slow
 def test_causal_attention_ignores_future_tokens():
     config = ModelConfig(**SHAPES[1])
     model = GPT(config, rngs=nnx.Rngs(1))
@@ -73,6 +77,7 @@ def test_causal_attention_ignores_future_tokens():
     assert not jnp.allclose(out_a[:, 4:], out_b[:, 4:], atol=1e-3)
 
 
+@pytest.mark.slow
 def test_activation_checkpointing_recomputes_the_same_gradients():
     config = ModelConfig(**SHAPES[1])
     tokens = jnp.arange(32, dtype=jnp.int32).reshape(2, 16) % config.vocab_size

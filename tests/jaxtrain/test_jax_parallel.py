@@ -43,6 +43,7 @@ def _in_two_cpu_devices(tmp_path, mode, micro):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_data_parallel_over_two_devices_matches_one_device_with_the_same_samples(tmp_path):
     # Two devices x micro-batch 4 see the same 8 samples per step as one device x 8.
     parallel = _in_two_cpu_devices(tmp_path, "ddp", 4)

@@ -23,6 +23,7 @@ def _params(session):
     return [np.asarray(x) for x in jax.tree.leaves(session.state["params"])]
 
 
+@pytest.mark.slow
 def test_resume_continues_exactly(tmp_path):
     straight = small_config(tmp_path / "straight", train__steps=6, precision__dtype="fp16")
     full = train(straight)
@@ -65,6 +66,7 @@ def test_resume_continues_exactly(tmp_path):
         setup(other_model, detect())
 
 
+@pytest.mark.slow
 def test_fp16_overflow_skips_the_step_counts_it_and_backs_off(tmp_path):
     # A scale of 2^40 overflows fp16 gradients: the step must leave the weights as they were.
     config = small_config(
@@ -85,6 +87,7 @@ def test_fp16_overflow_skips_the_step_counts_it_and_backs_off(tmp_path):
     assert result.run.select(metric="skipped_steps")[0].value == 3.0
 
 
+@pytest.mark.slow
 def test_fp16_loss_scale_grows_after_clean_steps(tmp_path):
     config = small_config(
         tmp_path / "run",

@@ -18,6 +18,7 @@ from rocmkit.errors import UserError  # noqa: E402
 from rocmkit.jaxtrain import train  # noqa: E402
 
 
+@pytest.mark.slow
 def test_loss_decreases_and_result_json_matches_the_torch_format(tmp_path):
     result = train(
         small_config(
@@ -40,6 +41,7 @@ def test_loss_decreases_and_result_json_matches_the_torch_format(tmp_path):
     assert [json.loads(line)["step"] for line in lines] == list(range(1, 13))
 
 
+@pytest.mark.slow
 def test_bf16_and_fp16_stay_close_to_fp32(tmp_path):
     losses = {
         dtype: train(small_config(tmp_path / dtype, train__steps=8, precision__dtype=dtype)).losses
@@ -50,6 +52,7 @@ def test_bf16_and_fp16_stay_close_to_fp32(tmp_path):
     assert losses["bf16"] != losses["fp32"]  # it really computed in 16 bits
 
 
+@pytest.mark.slow
 def test_gradient_accumulation_equals_the_larger_micro_batch(tmp_path):
     one = train(small_config(tmp_path / "a", train__steps=4, train__micro_batch=8))
     accumulated = train(

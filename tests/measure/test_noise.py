@@ -98,6 +98,7 @@ def busy_cpu():
         spinner.wait()
 
 
+@pytest.mark.slow
 def test_a_measurement_under_load_is_flagged_everywhere(busy_cpu, tmp_path):
     threads = str(os.cpu_count() or 2)  # ask for every core while the spinners hold them
     argv = ["bench", "--suite", "gemm", "--device", "cpu", "--threads", threads, "--no-power"]

@@ -142,6 +142,7 @@ def test_infer_dir_without_config_is_one_line_exit_2(tmp_path, capsys, monkeypat
     assert not (tmp_path / "runs").exists()  # a refused run leaves nothing behind
 
 
+@pytest.mark.slow
 def test_python_dash_m_entry_point(tmp_path):
     env = dict(os.environ, PYTHONPATH=SRC, OMP_NUM_THREADS="1")
     argv = [sys.executable, "-m", "rocmkit", "profile", "memory", "--preset", "gpt2-124m", "--json"]
@@ -171,6 +172,7 @@ def test_train_steps_override_is_ignored_with_a_warning(tmp_path, capsys):
     assert _json_out(capsys)["num_steps"] == 1
 
 
+@pytest.mark.slow
 def test_profiler_chatter_is_silent_unless_debug(tmp_path):
     argv = [sys.executable, "-m", "rocmkit", "profile", "train", "--preset", "gpt-tiny"]
     argv += ["--active", "1", "--json", "--train.device", "cpu", "--out", str(tmp_path / "run")]

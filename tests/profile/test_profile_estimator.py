@@ -130,6 +130,7 @@ def _measure(shape: ModelShape, *, precision: str, checkpointing: bool, micro_ba
     return measure_step_memory(step, modules=[model], optimizer=optimizer)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 @pytest.mark.parametrize("checkpointing", [False, True])
 def test_estimate_agrees_with_memtracker_on_cpu(precision, checkpointing):

@@ -304,6 +304,7 @@ def test_cpu_gflops_against_gpu_tflops_is_flagged():
     assert any("different metrics/units" in n and "GFLOPS" in n for n in notes)
 
 
+@pytest.mark.slow
 def test_the_format_follows_the_file_name_and_a_mismatch_is_refused(two_runs, tmp_path):
     def rocmkit(*argv: str) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "PYTHONPATH": str(Path(rocmkit_pkg.__file__).parent.parent)}

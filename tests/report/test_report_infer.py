@@ -116,6 +116,7 @@ def test_two_machines_get_ratios_per_metric(mi300x_h100, tmp_path):
     assert "not comparable" not in text
 
 
+@pytest.mark.slow
 def test_html_embeds_the_inference_plots(mi300x_h100):
     runs = [load_result(path) for path in mi300x_h100]
     html = render(runs, "html")
@@ -135,6 +136,7 @@ def test_precision_bars_compare_runs_at_different_precisions(tmp_path):
     assert any("different sizes/dtypes" in note and "infer-local" in note for note in doc.notes)
 
 
+@pytest.mark.slow
 def test_serve_run_end_to_end_into_a_report(tmp_path, capsys):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "infer"))
     from stub_server import StubConfig, StubServer

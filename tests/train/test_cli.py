@@ -11,6 +11,7 @@ from loop_helpers import as_flags, run_cli, tiny_overrides
 from rocmkit.cli.main import main
 
 
+@pytest.mark.slow
 def test_train_preset_runs_with_shortcuts_and_dotted_overrides(run_dir: Path, tmp_path: Path):
     overrides = tiny_overrides(run_dir, **{"train.lr": "2e-3"})
     del overrides["train.steps"], overrides["train.micro_batch"]  # set by the short flags below

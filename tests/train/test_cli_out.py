@@ -131,6 +131,7 @@ def test_cpu_threads_are_chosen_like_bench_and_recorded(tmp_path, monkeypatch, c
     assert code == 2 and "--threads must be a positive integer" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.multiproc
 def test_under_torchrun_all_ranks_write_one_default_directory(tmp_path):
     import subprocess

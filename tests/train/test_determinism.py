@@ -37,6 +37,7 @@ def _losses(run_dir: Path, flags: list[str], **env: str) -> list[float]:
     ("name", "extra"),
     [("resnet-bf16", RESNET), ("gpt-bf16", {"train.steps": "3"})],
 )
+@pytest.mark.slow
 def test_two_fresh_processes_give_identical_losses(tmp_path: Path, name: str, extra: dict):
     runs = []
     for index, perturb in enumerate(("0", "165")):

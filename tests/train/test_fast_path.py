@@ -169,6 +169,7 @@ def test_prefetched_host_batches_are_the_batches_of_each_position():
         feeder.close()
 
 
+@pytest.mark.slow
 def test_channels_last_resnet_trains_like_the_default_layout(tmp_path: Path):
     pytest.importorskip("torchvision")
     common = {

@@ -46,6 +46,7 @@ def _tiny_resnet(**extra):
 
 
 # fp16 autocast is many times slower than bf16 on CPUs without fp16 matmul units: 3 steps there.
+@pytest.mark.slow
 @pytest.mark.parametrize(("dtype", "steps"), [("fp32", 5), ("bf16", 5), ("fp16", 3)])
 def test_tiny_resnet_loss_decreases(run_dir: Path, dtype: str, steps: int):
     result = _train(run_dir, **_tiny_resnet(**{"precision.dtype": dtype, "train.steps": steps}))

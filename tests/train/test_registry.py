@@ -121,6 +121,7 @@ def test_a_model_built_for_another_task_than_registered_is_refused():
     assert built  # the builder ran: the mismatch is found on what it returned
 
 
+@pytest.mark.slow
 def test_model_module_registers_a_kind_from_the_cli(tmp_path: Path, run_dir: Path):
     """`model.module` in a TOML file imports the user's module, which registers the kind."""
     from loop_helpers import run_cli, src_dir

@@ -59,6 +59,7 @@ def test_flops_per_image_grow_with_the_pixel_count_and_leave_the_model_untouched
     assert all(p.grad is None for p in small.module.parameters())
 
 
+@pytest.mark.slow
 def test_flops_of_resnet50_match_its_published_cost():
     built = build_model(
         dataclasses.replace(TINY, arch="resnet50", image_size=224, num_classes=1000)
