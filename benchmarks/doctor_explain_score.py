@@ -36,6 +36,9 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))
+from resultfile import cpu_model  # noqa: E402 - the benchmarks' one machine record
+
 CORPUS = REPO / "tests" / "fixtures" / "explain_field"
 RESULT = REPO / "benchmarks" / "results" / "doctor_explain_score.json"
 GRADES = ("right", "partly", "wrong", "nothing")
@@ -181,16 +184,6 @@ def time_cli(text: str, runs: int) -> dict[str, Any]:
     }
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def _commit() -> str:
     try:
         out = subprocess.run(
@@ -212,7 +205,7 @@ def provenance() -> dict[str, Any]:
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "machine": {
             "node": platform.node(),
-            "cpu": _cpu_model(),
+            "cpu": cpu_model(),
             "cores": os.cpu_count(),
             "platform": platform.platform(),
         },

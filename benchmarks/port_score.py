@@ -40,6 +40,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import port_corpus
+from resultfile import cpu_model
 
 from rocmkit import __version__
 from rocmkit.port import PortConfig, PortFinding, scan_project
@@ -285,22 +286,12 @@ def environment() -> dict[str, Any]:
         "commit": git("rev-parse", "HEAD"),
         "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
         "hostname": platform.node(),
-        "cpu_model": _cpu_model(),
+        "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
         "rocmkit": __version__,
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
     }
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def main() -> int:

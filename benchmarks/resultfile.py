@@ -94,7 +94,8 @@ def load_average() -> list[float]:
         return []
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo), for every benchmark's machine record."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -173,7 +174,7 @@ def environment() -> dict[str, Any]:
         "machine": {
             "hostname": platform.node(),
             "platform": platform.platform(),
-            "cpu_model": _cpu_model(),
+            "cpu_model": cpu_model(),
             "cpu_count": os.cpu_count(),
             "cores_available": cores,
             "gpu_model": _gpu_model(),
