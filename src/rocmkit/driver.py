@@ -70,11 +70,6 @@ class Context:
     notes: bool = False  # print `note`s (files written...) on stderr, even under --json
     monitors: list[tuple[str, MemoryMonitor]] = field(default_factory=list)
 
-    @property
-    def step_stream(self) -> Any:
-        """Where plain progress lines go: stdout, or stderr when stdout carries a document."""
-        return sys.stderr if self.quiet else sys.stdout
-
     def say(self, text: str) -> None:
         """A progress note on stderr (rich markup allowed); silent when quiet."""
         if self.quiet or not self.is_main:

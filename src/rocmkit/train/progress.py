@@ -1,6 +1,6 @@
 """What `rocmkit train` says while it runs, written only through what the driver's `Context`
 provides: the start line and the first-step estimate as notes (`ctx.say`), then a step line per
-`log_every` steps on `ctx.step_stream` (stdout, or stderr when stdout carries the --json
+`log_every` steps through `ctx.step` (stdout, or stderr when stdout carries the --json
 document), or a progress bar (`ctx.progress`) on a terminal.
 """
 
