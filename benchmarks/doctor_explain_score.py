@@ -9,6 +9,8 @@ README and in `grade` below). Reports per part (dev, test, test2) and per family
     python benchmarks/doctor_explain_score.py --part dev      # develop against dev only
     python benchmarks/doctor_explain_score.py --json          # print the result document
     python benchmarks/doctor_explain_score.py --write         # also save benchmarks/results/doctor_explain_score.json
+    python benchmarks/doctor_explain_score.py --part test2 --runs 0 --write \
+        --result benchmarks/results/doctor_explain_score_test2_before.json   # a part's score, elsewhere
 
 The scorer only reads the TOML files and calls the public API, so it runs on future versions.
 """
@@ -110,6 +112,16 @@ def grade(entry: dict[str, Any], matches: list[Any]) -> tuple[str, str]:
     return "wrong", f"{_field(first, 'id', '?')} confident, matches no fix_any"
 
 
+def _with_share(counts: dict[str, int]) -> dict[str, Any]:
+    """A part's grade counts with its size and the share graded right (percent, 1 decimal)."""
+    logs = sum(counts.values())
+    return {
+        **counts,
+        "logs": logs,
+        "right_pct": round(100 * counts["right"] / logs, 1) if logs else 0.0,
+    }
+
+
 def score(
     logs: list[dict[str, Any]], split: dict[str, str], parts: tuple[str, ...]
 ) -> dict[str, Any]:
@@ -141,7 +153,7 @@ def score(
         fam[r["grade"]] += 1
         fam[r["part"]] = fam.get(r["part"], 0) + 1
     return {
-        "counts": {p: {**c, "logs": sum(c.values())} for p, c in counts.items()},
+        "counts": {p: _with_share(c) for p, c in counts.items()},
         "families": {f: families[f] for f in sorted(families)},
         "wrong": [
             {k: r[k] for k in ("id", "part", "reason", "explanations")}
@@ -233,6 +245,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--write", action="store_true", help=f"also save {RESULT.relative_to(REPO)}"
     )
+    parser.add_argument(
+        "--result", type=Path, default=RESULT, help="where --write saves (default: %(default)s)"
+    )
     parser.add_argument("--runs", type=int, default=5, help="CLI timing runs (median; 0 skips)")
     args = parser.parse_args(argv)
 
@@ -268,9 +283,9 @@ def main(argv: list[str] | None = None) -> int:
         }
     doc["rows"] = result["rows"]
     if args.write:
-        RESULT.parent.mkdir(parents=True, exist_ok=True)
-        RESULT.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {RESULT.relative_to(REPO)}", file=sys.stderr)
+        args.result.parent.mkdir(parents=True, exist_ok=True)
+        args.result.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {args.result}", file=sys.stderr)
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
