@@ -8,7 +8,9 @@ emitter's own text, see benchmarks/doctor_catalogue_enumerate.py) or a fixed mes
 framework (`pattern`). Curated entries add `cause`, `fix`, the facts that decide between causes
 (`when_fact`/`unless_fact`/`when`/`unless`, as in signatures.toml), `ask` (the command that
 prints a missing deciding fact), `candidates` and `confidence`. An entry without a `fix` only says
-what the code means and abstains: the catalogue never guesses a fix it has no evidence for.
+what the code means and abstains: the catalogue never guesses a fix it has no evidence for. An
+enumerated code whose documentation (`doc`) names several causes carries them as `candidates` with
+an `ask`: it abstains naming them and the command that decides.
 
 Loaded lazily, once (`entries()` is cached); the patterns are compiled once by explain.py.
 """
@@ -102,6 +104,15 @@ def entries() -> tuple[dict[str, Any], ...]:
                 said = f': "{meaning}"' if meaning else ""
                 row["cause"] = f"{label} reported {code or name}{said}."
             if row.get("fix"):
+                curated.append(row)
+            elif row.get("candidates"):
+                # The emitter's documentation names several causes: abstain, name them and the
+                # command that tells them apart (matched like a curated entry).
+                row["abstain"] = True
+                row.setdefault("ask", head.get("ask", "rerun with the emitter's debug logging on"))
+                row["fix"] = (
+                    f"Not decided by this log; to tell the candidates apart run: {row['ask']}"
+                )
                 curated.append(row)
             else:
                 row["fix"] = ""
