@@ -144,9 +144,30 @@ NEAR_MISSES = [
     ),
     (
         "amdgpu/raven_rlc.bin: could not load firmware image, error 2",
-        "amdgpu-firmware-missing",
+        "amdgpu-firmware-missing-undecided",
         "amdgpu/raven_rlc.bin: could not load firmware image, error 2\nsuccessfully loaded firmware image with name: amdgpu/raven_rlc.bin",
         "amdgpu-firmware-optional",
+    ),
+    (
+        # the deciding fact: GPU init failed after the missing file (amdgpu_device.c's messages)
+        "amdgpu 0000:01:00.0: Direct firmware load for amdgpu/polaris12_mc.bin failed with error -2",
+        "amdgpu-firmware-missing-undecided",
+        "amdgpu 0000:01:00.0: Direct firmware load for amdgpu/polaris12_mc.bin failed with error -2\namdgpu 0000:01:00.0: amdgpu: Fatal error during GPU init",
+        "amdgpu-firmware-missing",
+    ),
+    (
+        # an iGPU target without a discrete GPU in the log: abstain; with one listed: hide the iGPU
+        "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory for GPU arch : gfx1036",
+        "tensile-igpu-undecided",
+        "  Device 0: AMD Radeon RX 7900 XTX, gfx1100 (0x1100), VMM: no\n  Device 1: AMD Radeon Graphics, gfx1036 (0x1036), VMM: no\nrocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory for GPU arch : gfx1036",
+        "tensile-igpu",
+    ),
+    (
+        # a missing CUDA library: torch's own import decides; another package leaves it open
+        "from onnxruntime_genai.onnxruntime_genai import *\nImportError: libcudnn.so.8: cannot open shared object file: No such file or directory",
+        "cuda-library-missing-undecided",
+        "    from torch._C import *  # noqa: F403\nImportError: libcudnn.so.9: cannot open shared object file: No such file or directory",
+        "cuda-library-missing",
     ),
     (
         "CUDA SETUP: Setup Failed!",

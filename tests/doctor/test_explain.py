@@ -13,6 +13,7 @@ EXAMPLES = {
     "invalid-device-function": "RuntimeError: HIP error: invalid device function",
     "no-binary-for-gpu": '"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"',
     "tensile-library-missing": "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory for GPU arch : gfx1031",
+    "tensile-igpu": "  Device 0: AMD Radeon RX 7900 XTX, gfx1100 (0x1100), VMM: no\n  Device 1: AMD Radeon Graphics, gfx1036 (0x1036), VMM: no\nrocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory for GPU arch : gfx1036",
     "tensile-gfx-override": "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory for GPU arch : gfx1032",
     "kfd-permission-denied": "hsakmt: Unable to open /dev/kfd read-write: Permission denied",
     "kfd-missing": "open /dev/kfd: No such file or directory",
