@@ -133,13 +133,13 @@ def scan_python(
     if not offsets:
         return [], False
     visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
-    if offsets:
-        source = _pieces(text, offsets)
-        if source is not None:
-            try:
-                return visitor.run(ast.parse(source)), True
-            except (SyntaxError, ValueError):
-                visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
+    lines = _interesting_lines(text, offsets, visitor.vendor_possible)
+    source = _pieces(text, offsets)
+    if source is not None:
+        try:
+            return visitor.run(ast.parse(source), lines), True
+        except (SyntaxError, ValueError):
+            visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError) as exc:
@@ -147,7 +147,49 @@ def scan_python(
         raise ScanError(
             f"Python syntax error{f' at line {line}' if line else ''}; not scanned"
         ) from None
-    return visitor.run(tree), True
+    return visitor.run(tree, lines), True
+
+
+_VENDOR_TEXT = re.compile("|".join(re.escape(t) for t in VENDOR_TOKENS))
+
+
+def _interesting_lines(text: str, offsets: list[int], vendor_possible: bool) -> list[int] | None:
+    """Sorted line numbers of the triggers and vendor words, and of the names a capability is
+    stored in (`major, minor = ...get_device_capability()`: compared lines later)."""
+    positions = list(offsets)
+    if vendor_possible:
+        positions += [m.start() for m in _VENDOR_TEXT.finditer(text)]
+    if "get_device_capability" in text:
+        names = _capability_names(text)
+        if names:
+            used = re.compile(r"\b(?:" + "|".join(sorted(names)) + r")\b")
+            positions += [m.start() for m in used.finditer(text)]
+    positions.sort()
+    newlines = [m.start() for m in _NEWLINE.finditer(text)] if len(positions) > 8 else None
+    lines = set()
+    for position in positions:
+        if newlines is None:
+            lines.add(text.count("\n", 0, position) + 1)
+        else:
+            lines.add(bisect.bisect_left(newlines, position) + 1)
+    return sorted(lines)
+
+
+_NEWLINE = re.compile("\n")
+_STORE_TARGET = re.compile(r"[ \t]*([\w, ()\[\]]+?)[ \t]*(?::[^=]+)?=(?!=)")
+
+
+def _capability_names(text: str) -> set[str]:
+    """Names on the left of `... = ...get_device_capability(...)` lines (plain text)."""
+    names: set[str] = set()
+    position = text.find("get_device_capability")
+    while position >= 0:
+        start = text.rfind("\n", 0, position) + 1
+        match = _STORE_TARGET.match(text, start, position)
+        if match:
+            names.update(w for w in re.findall(r"[A-Za-z_]\w*", match.group(1)) if w != "self")
+        position = text.find("get_device_capability", position + 1)
+    return names
 
 
 _ENV_ASSIGN = re.compile(r"(?m)^[ \t]*(\w+)[ \t]*(?::[^=\n]+)?=[^=\n][^\n]*(?:environ|getenv)")
@@ -298,7 +340,10 @@ class _Visitor:
         # CUDA version or capability there is harmless, so those are not findings.
         self.displayed: set[int] = set()
 
-    def run(self, tree: ast.AST) -> list[Hit]:
+    def run(self, tree: ast.AST, lines: list[int] | None = None) -> list[Hit]:
+        """Handle every node of `tree`; with `lines` (sorted line numbers), only the statements
+        and list items that span one of them: a node holding no trigger and no vendor word
+        cannot produce a finding nor gate one."""
         # ast.walk costs ~40% more than this explicit stack (generators per node). Nodes are
         # handled in source order, parents before children: the docstring and gating bookkeeping
         # rely on it, and a flag (HIP_BUILD = ...) is seen before the `if` that tests it.
@@ -315,6 +360,8 @@ class _Visitor:
             for name in node._fields:
                 value = getattr(node, name, None)
                 if isinstance(value, list):
+                    if lines is not None and value:
+                        value = [v for v in value if _spans(v, lines)]
                     if gated or not gate_children:
                         children.extend((v, gated) for v in value if isinstance(v, node_type))
                     else:
@@ -665,6 +712,15 @@ _HANDLERS: dict[type, Callable[[_Visitor, Any], None]] = {
     ast.For: _Visitor.visit_body,
     ast.With: _Visitor.visit_body,
 }
+
+
+def _spans(node: Any, lines: list[int]) -> bool:
+    """Whether `node` covers one of the sorted `lines` (nodes without positions: yes)."""
+    first = getattr(node, "lineno", None)
+    if first is None:
+        return True
+    i = bisect.bisect_left(lines, first)
+    return i < len(lines) and lines[i] <= (node.end_lineno or first)
 
 
 def _children(node: ast.AST) -> Iterator[ast.AST]:
