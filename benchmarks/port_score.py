@@ -15,10 +15,11 @@ matched to the hand-written hazards of tests/fixtures/port_hazards/<name>.toml:
 Speed: port over the part against a plain os.walk + read + ast.parse of the same .py files,
 alternated for --rounds rounds in one process, in process CPU time (time.process_time).
 
-    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/port_score.py [--part dev|test|all] [--rounds 3]
+    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/port_score.py [--part dev|test|test2|all]
+        [--rounds 3] [--write [--out FILE]]
 
-Writes benchmarks/results/port_score.json (commit, command, machine, load, every round, medians,
-spreads, per-project precision/recall, every false positive and miss).
+Prints the scores; with --write saves benchmarks/results/port_score.json (or --out): commit,
+command, machine, load, every round, medians, spreads, per-project precision/recall, every false positive and miss).
 """
 
 from __future__ import annotations
@@ -296,8 +297,9 @@ def environment() -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("dev", "test", "all"), default="all")
+    parser.add_argument("--part", choices=(*port_corpus.PARTS, "all"), default="all")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--write", action="store_true", help="save the result file (--out)")
     parser.add_argument("--out", type=Path, default=RESULT)
     args = parser.parse_args()
     projects = port_corpus.load_manifest()
@@ -324,8 +326,9 @@ def main() -> int:
             "speed": time_part(chosen, args.rounds),
         }
     document["load_average"] = {"before": load_before, "after": os.getloadavg()}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(document, indent=1) + "\n")
+    if args.write:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(document, indent=1) + "\n")
     _print_summary(document)
     return 0
 

@@ -14,6 +14,12 @@ work is CPU work) for each and port/baseline. A generated tree is kinder than a 
 module shape everywhere); real trees are scored by another benchmark (port_score.json).
 
     OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/port_speed.py [--files 6000] [--rounds 3]
+
+With --part dev|test|test2 the tree is not generated: port scans the pinned real projects of that
+part of benchmarks/port_corpus.toml (their listed subsets, every file kind), alternated with a
+plain read + ast.parse of the same .py files; the result goes to port_speed_<part>.json.
+
+    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/port_speed.py --part test --rounds 5
 """
 
 from __future__ import annotations
@@ -113,8 +119,12 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=6000)
     parser.add_argument("--hot", type=float, default=0.05, help="share of files with findings")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--part", help="time a part of the real corpus instead (dev, test, test2)")
     add_result_args(parser, "port_speed")
     args = parser.parse_args()
+    if args.part:
+        corpus_speed(args)
+        return
     run = ResultRun.start("port_speed", args)
     with tempfile.TemporaryDirectory(prefix="rocmkit-port-speed-") as scratch:
         root = Path(scratch)
@@ -147,6 +157,51 @@ def main() -> None:
             unit="x",
             baseline="read + ast.parse of every file",
         )
+    run.finish()
+
+
+def corpus_speed(args: argparse.Namespace) -> None:
+    """Alternated rounds of port over a corpus part and of read + ast.parse of its .py files."""
+    import port_corpus
+    import port_score
+
+    projects = [p for p in port_corpus.load_manifest() if p.part == args.part]
+    if not projects:
+        raise SystemExit(f"no project in part {args.part!r}; parts: {port_corpus.PARTS}")
+    problems = port_corpus.fetch(projects)
+    if problems:
+        raise SystemExit("port corpus: could not fetch " + "; ".join(problems))
+    name = f"port_speed_{args.part}"
+    if args.result == Path(__file__).resolve().parent / "results" / "port_speed.json":
+        args.result = args.result.with_name(name + ".json")
+    run = ResultRun.start(name, args)
+    files = [f for p in projects for f in port_score.python_files(p)]
+    scans = [port_score.scan(p) for p in projects]  # warm the page cache and the rule tables
+    num_all = sum(s.num_files for s in scans)
+    num_py = sum(s.num_python for s in scans)
+    times: dict[str, list[float]] = {"port": [], "baseline": []}
+    for _ in range(args.rounds):
+        start = time.process_time()
+        for p in projects:
+            port_score.scan(p)
+        times["port"].append(time.process_time() - start)
+        start = time.process_time()
+        port_score.parse_all(files)
+        times["baseline"].append(time.process_time() - start)
+    run.add("port_files_per_cpu_s", [num_all / t for t in times["port"]], unit="files/CPU-s",
+            note=f"all {num_all} files port reads ({num_py} Python)")  # fmt: skip
+    run.add("port_python_files_per_cpu_s", [num_py / t for t in times["port"]],
+            unit="files/CPU-s")  # fmt: skip
+    run.add("baseline_python_files_per_cpu_s", [len(files) / t for t in times["baseline"]],
+            unit="files/CPU-s", note="os.walk + read + ast.parse of every .py file")  # fmt: skip
+    run.add("port_over_baseline", ratios(times["baseline"], times["port"]), unit="x",
+            baseline="read + ast.parse of the same .py files (port also reads the other files)")  # fmt: skip
+    run.notes.append(f"projects: {', '.join(f'{p.name} {p.version}' for p in projects)}")
+    for key in ("port", "baseline"):
+        median = statistics.median(times[key])
+        print(f"  {key:9} {median:.3f} CPU-s a round (median of {args.rounds})")
+    print(f"{num_all} files ({num_py} Python): port {num_all / statistics.median(times['port']):,.0f} "
+          f"files/CPU-s, read+parse {len(files) / statistics.median(times['baseline']):,.0f}")  # fmt: skip
     run.finish()
 
 

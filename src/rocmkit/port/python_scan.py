@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from rocmkit.port.findings import Hit, hit
-from rocmkit.port.requirements import requirement_hits
+from rocmkit.port.requirements import group_hits
 from rocmkit.port.rules import Rule, RuleSet, Severity
 from rocmkit.port.text_scan import ScanError
 
@@ -132,14 +132,15 @@ def scan_python(
         offsets += [m.start() for m in _NVCC_TEXT.finditer(text)]
     if not offsets:
         return [], False
+    offsets += _stored_uses(text)
     visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
-    if offsets:
-        source = _pieces(text, offsets)
-        if source is not None:
-            try:
-                return visitor.run(ast.parse(source)), True
-            except (SyntaxError, ValueError):
-                visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
+    lines = _interesting_lines(text, offsets, visitor.vendor_possible)
+    source = _pieces(text, offsets)
+    if source is not None:
+        try:
+            return visitor.run(ast.parse(source), lines), True
+        except (SyntaxError, ValueError):
+            visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError) as exc:
@@ -147,7 +148,58 @@ def scan_python(
         raise ScanError(
             f"Python syntax error{f' at line {line}' if line else ''}; not scanned"
         ) from None
-    return visitor.run(tree), True
+    return visitor.run(tree, lines), True
+
+
+_VENDOR_TEXT = re.compile("|".join(re.escape(t) for t in VENDOR_TOKENS))
+
+
+def _interesting_lines(text: str, offsets: list[int], vendor_possible: bool) -> list[int]:
+    """Sorted line numbers of the triggers (see _stored_uses) and of the vendor words."""
+    positions = list(offsets)
+    if vendor_possible:
+        positions += [m.start() for m in _VENDOR_TEXT.finditer(text)]
+    positions.sort()
+    newlines = [m.start() for m in _NEWLINE.finditer(text)] if len(positions) > 8 else None
+    lines = set()
+    for position in positions:
+        if newlines is None:
+            lines.add(text.count("\n", 0, position) + 1)
+        else:
+            lines.add(bisect.bisect_left(newlines, position) + 1)
+    return sorted(lines)
+
+
+_NEWLINE = re.compile("\n")
+_STORE_TARGET = re.compile(r"[ \t]*([\w, ()\[\]]+?)[ \t]*(?::[^=]+)?=(?!=)")
+
+
+def _stored_uses(text: str) -> list[int]:
+    """Offsets of the names a capability or the CUDA version is stored in, wherever they are
+    used (`major, minor = ...get_device_capability()` compared lines later): the verdict is
+    made there."""
+    names: set[str] = set()
+    for token in ("get_device_capability", "version.cuda"):
+        if token in text:
+            names |= _stored_names(text, token)
+    if not names:
+        return []
+    used = re.compile(r"\b(?:" + "|".join(sorted(names)) + r")\b")
+    return [m.start() for m in used.finditer(text)]
+
+
+def _stored_names(text: str, token: str) -> set[str]:
+    """Names on the left of `... = ...<token>...` lines (plain text), e.g. the capability or
+    the CUDA version kept in a variable and used lines later."""
+    names: set[str] = set()
+    position = text.find(token)
+    while position >= 0:
+        start = text.rfind("\n", 0, position) + 1
+        match = _STORE_TARGET.match(text, start, position)
+        if match:
+            names.update(w for w in re.findall(r"[A-Za-z_]\w*", match.group(1)) if w != "self")
+        position = text.find(token, position + 1)
+    return names
 
 
 _ENV_ASSIGN = re.compile(r"(?m)^[ \t]*(\w+)[ \t]*(?::[^=\n]+)?=[^=\n][^\n]*(?:environ|getenv)")
@@ -297,8 +349,19 @@ class _Visitor:
         # Values only shown to a person (print/log arguments, f-string fields): reporting the
         # CUDA version or capability there is harmless, so those are not findings.
         self.displayed: set[int] = set()
+        self.disabling: set[int] = set()  # capability compares whose branch only returns False
+        # Names holding torch.version.cuda (`v = torch.version.cuda`) -> the assignment; a use
+        # of the name as a value is the finding, at the assignment.
+        self.cuda_names: dict[str, ast.AST] = {}
+        self.stored: set[int] = set()  # torch.version.cuda nodes assigned to a name
+        # Values only recorded or compared for equality (a dict value, `v == "12.1"`): None
+        # there is reported or takes the other branch, it does not crash; info.
+        self.recorded: set[int] = set()
 
-    def run(self, tree: ast.AST) -> list[Hit]:
+    def run(self, tree: ast.AST, lines: list[int] | None = None) -> list[Hit]:
+        """Handle every node of `tree`; with `lines` (sorted line numbers), only the statements
+        and list items that span one of them: a node holding no trigger and no vendor word
+        cannot produce a finding nor gate one."""
         # ast.walk costs ~40% more than this explicit stack (generators per node). Nodes are
         # handled in source order, parents before children: the docstring and gating bookkeeping
         # rely on it, and a flag (HIP_BUILD = ...) is seen before the `if` that tests it.
@@ -315,6 +378,8 @@ class _Visitor:
             for name in node._fields:
                 value = getattr(node, name, None)
                 if isinstance(value, list):
+                    if lines is not None and value:
+                        value = [v for v in value if _spans(v, lines)]
                     if gated or not gate_children:
                         children.extend((v, gated) for v in value if isinstance(v, node_type))
                     else:
@@ -372,6 +437,12 @@ class _Visitor:
         attribute = _none_test_of_version_cuda(node.test)
         if attribute is not None and node.body and _exits(node.body[-1]):
             self.rejects.add(id(attribute))
+        if _returns_off(node.body):
+            # `if cap >= (9, 0): return False`: a misfire only turns a path off on AMD.
+            self.disabling.update(id(n) for n in ast.walk(node.test) if isinstance(n, ast.Compare))
+        repaired = _none_test_of_name(node.test)
+        if repaired in self.cuda_names and _assigns(node.body, repaired):
+            del self.cuda_names[repaired]  # `if not v: v = fallback`: None does not get past
         self.visit_if(node)
         self.visit_body(node)
 
@@ -406,6 +477,9 @@ class _Visitor:
             isinstance(c, ast.Constant) and c.value is None for c in node.comparators
         ):
             self._truth_test(node.left)
+        elif all(isinstance(op, (ast.Eq, ast.NotEq)) for op in node.ops):
+            # `v == "12.1"` is False for None: the non-CUDA branch, not a crash.
+            self.recorded.update(id(n) for n in (node.left, *node.comparators))
 
     def _truth_test(self, node: ast.AST) -> None:
         # `if torch.version.cuda:` / `torch.version.cuda is None`: the right way to ask "is this
@@ -536,12 +610,31 @@ class _Visitor:
             return
         if id(node) in self.rejects:
             self.add(node, "torch-version-cuda", "torch.version.cuda is None -> exit: rejects ROCm")
-        elif id(node) not in self.tested:
-            # Used as a value (split, parsed, compared with a string, stored): None on ROCm.
+        elif id(node) in self.recorded:
+            self.add_at(
+                node, "torch-version-cuda", "torch.version.cuda recorded (None on ROCm)", "info"
+            )
+        elif id(node) not in self.tested and id(node) not in self.stored:
+            # Used as a value (split, parsed, ordered, concatenated): None on ROCm.
             self.add(node, "torch-version-cuda", "torch.version.cuda used as a value")
+
+    def visit_name(self, node: ast.Name) -> None:
+        assignment = self.cuda_names.get(node.id)
+        if assignment is None or not isinstance(node.ctx, ast.Load):
+            return
+        if id(node) in self.tested or id(node) in self.displayed or id(node) in self.recorded:
+            return
+        self.add(
+            assignment,
+            "torch-version-cuda",
+            f"{node.id} = torch.version.cuda, used as a value at line {node.lineno}",
+        )
 
     def visit_formatted_value(self, node: ast.FormattedValue) -> None:
         self.displayed.add(id(node.value))
+
+    def visit_dict(self, node: ast.Dict) -> None:
+        self.recorded.update(id(v) for v in node.values)
 
     def visit_call(self, node: ast.Call) -> None:
         name = _call_name(node.func)
@@ -555,10 +648,9 @@ class _Visitor:
             if keyword.arg and _WARP_NAME.match(keyword.arg) and _is_32(keyword.value):
                 self.add(keyword.value, "warp-size-32", f"{keyword.arg}=32")
             if self.is_setup and keyword.arg in _REQUIREMENT_KEYWORDS:
-                for constant in _requirement_strings(keyword.value):
-                    self.hits.extend(
-                        requirement_hits(str(constant.value), constant.lineno, self.rules)
-                    )
+                for group, constants in _requirement_groups(keyword.value):
+                    placed = [(str(c.value), c.lineno) for c in constants]
+                    self.hits.extend(group_hits(group, placed, self.rules))
 
     def visit_assign(self, node: ast.Assign | ast.AnnAssign) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -567,6 +659,17 @@ class _Visitor:
                 self.env_names.add(targets[0].id)
             elif self.is_vendor_test(node.value):
                 self.vendor_names.add(targets[0].id)
+        if (
+            isinstance(node.value, ast.Attribute)
+            and node.value.attr == "cuda"
+            and len(targets) == 1
+            and isinstance(targets[0], ast.Name)
+            and _dotted(node.value.value) == "torch.version"
+        ):
+            self.stored.add(id(node.value))
+            self.cuda_names[targets[0].id] = node
+        elif isinstance(targets[0], ast.Name) and targets[0].id in self.cuda_names:
+            del self.cuda_names[targets[0].id]  # reassigned: no longer the version
         call = _capability_call(node.value) if self.reads_capability and node.value else None
         if call is not None:
             self.stored_as[id(call)] = [
@@ -589,7 +692,7 @@ class _Visitor:
         first, last = self._scope(node.lineno)
         for name in self.stored_as.get(id(node), ()):
             compares += [c for c in self.compares.get(name, ()) if first <= c.lineno <= last]
-        verdicts = [_capability_verdict(c) for c in compares]
+        verdicts = ["safe" if id(c) in self.disabling else _capability_verdict(c) for c in compares]
         if not compares:
             self.add_at(node, "device-capability", shown + "  (read, never compared)", "info")
         elif any(v == "warn" for v in verdicts):
@@ -650,6 +753,8 @@ _HANDLERS: dict[type, Callable[[_Visitor, Any], None]] = {
     ast.Attribute: _Visitor.visit_attribute,
     ast.Call: _Visitor.visit_call,
     ast.FormattedValue: _Visitor.visit_formatted_value,
+    ast.Dict: _Visitor.visit_dict,
+    ast.Name: _Visitor.visit_name,
     ast.Assign: _Visitor.visit_assign,
     ast.AnnAssign: _Visitor.visit_assign,
     ast.FunctionDef: _Visitor.visit_function,
@@ -665,6 +770,15 @@ _HANDLERS: dict[type, Callable[[_Visitor, Any], None]] = {
     ast.For: _Visitor.visit_body,
     ast.With: _Visitor.visit_body,
 }
+
+
+def _spans(node: Any, lines: list[int]) -> bool:
+    """Whether `node` covers one of the sorted `lines` (nodes without positions: yes)."""
+    first = getattr(node, "lineno", None)
+    if first is None:
+        return True
+    i = bisect.bisect_left(lines, first)
+    return i < len(lines) and lines[i] <= (node.end_lineno or first)
 
 
 def _children(node: ast.AST) -> Iterator[ast.AST]:
@@ -695,6 +809,44 @@ def _none_test_of_version_cuda(test: ast.AST) -> ast.Attribute | None:
     ):
         return operand
     return None
+
+
+def _none_test_of_name(test: ast.AST) -> str | None:
+    """The name of `not v` / `v is None` / `v == None`."""
+    operand: ast.AST | None = None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        operand = test.operand
+    elif (
+        isinstance(test, ast.Compare)
+        and isinstance(test.ops[0], (ast.Is, ast.Eq))
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
+        operand = test.left
+    return operand.id if isinstance(operand, ast.Name) else None
+
+
+def _assigns(statements: list[ast.stmt], name: str) -> bool:
+    return any(
+        isinstance(s, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)
+        for s in statements
+    )
+
+
+def _returns_off(statements: list[ast.stmt]) -> bool:
+    """A branch that only returns False/None: the test can only switch something off."""
+    return (
+        len(statements) == 1
+        and isinstance(statements[0], ast.Return)
+        and (
+            statements[0].value is None
+            or (
+                isinstance(statements[0].value, ast.Constant)
+                and statements[0].value.value in (False, None)
+            )
+        )
+    )
 
 
 def _exits(statement: ast.stmt) -> bool:
@@ -750,7 +902,14 @@ def _capability_value(node: ast.AST) -> list[float]:
 
 
 def _capability_verdict(compare: ast.Compare) -> str:
-    """'warn' when an AMD GPU's gfx number decides this comparison by accident, else 'safe'."""
+    """'warn' when an AMD GPU's gfx number decides this comparison by accident, else 'safe'.
+
+    NVIDIA's feature levels (CUDA C++ Programming Guide, compute capabilities): 8.0 Ampere
+    (bf16, the sm80 kernels: Marlin, FlashAttention-2), 8.9 Ada (fp8), 9.0 Hopper (TMA, wgmma).
+    ROCm reports the gfx number: (9, 0) for MI100/MI200, (9, 4) for MI300, (10..12, x) for RDNA.
+    Every AMD GPU is above an exclusion threshold up to 8.6 (`cap < (8, 0)`: fall back) and
+    unequal to an SM below 9; a threshold that turns something on (`cap >= (8, 0)`: use the
+    sm80 kernel) or any threshold from 8.9 up is decided by the gfx number by accident."""
     sides = [compare.left, *compare.comparators]
     values = [v for side in sides for v in _capability_value(side)]
     if not values:
@@ -789,15 +948,17 @@ def _is_32(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) is int and node.value == 32
 
 
-def _requirement_strings(node: ast.AST) -> Iterator[ast.Constant]:
-    """String constants of a list/tuple (or the values of a dict of lists) in setup(...)."""
-    values: list[ast.expr] = []
+def _requirement_groups(node: ast.AST) -> Iterator[tuple[str | None, list[ast.Constant]]]:
+    """(extra name or None, string constants) of a list/tuple or a dict of lists in setup(...)."""
     if isinstance(node, (ast.List, ast.Tuple)):
-        values = list(node.elts)
+        yield None, _string_constants(node.elts)
     elif isinstance(node, ast.Dict):
-        for value in node.values:
+        for key, value in zip(node.keys, node.values, strict=True):
             if isinstance(value, (ast.List, ast.Tuple)):
-                values.extend(value.elts)
-    for value in values:
-        if isinstance(value, ast.Constant) and isinstance(value.value, str):
-            yield value
+                name = key.value if isinstance(key, ast.Constant) else None
+                # An extra whose name is computed is still opt-in.
+                yield (str(name) if name is not None else "?"), _string_constants(value.elts)
+
+
+def _string_constants(values: list[ast.expr]) -> list[ast.Constant]:
+    return [v for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str)]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rocmkit.port.findings import Hit, hit
-from rocmkit.port.rules import RuleSet
+from rocmkit.port.rules import RuleSet, Severity
 from rocmkit.port.text_scan import ScanError, text_rule_hits
 
 if sys.version_info >= (3, 11):
@@ -239,23 +239,83 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
     lines = text.splitlines()
     hits = text_rule_hits(text, "pyproject", rules)
     torch_index = has_torch_index(text)
-    for requirement in _pyproject_requirements(data):
-        line = _line_of(lines, requirement)
-        hits.extend(requirement_hits(requirement, line, rules, torch_index=torch_index))
+    for group, requirements, contributors in _pyproject_requirements(data):
+        placed = [(r, _line_of(lines, r)) for r in requirements]
+        hits.extend(
+            group_hits(group, placed, rules, torch_index=torch_index, contributors=contributors)
+        )
     return hits
 
 
-def _pyproject_requirements(data: dict[str, Any]) -> Iterator[str]:
+# Groups only a project's contributors install (PEP 735 dependency groups are all of this kind).
+_CONTRIBUTOR_GROUPS = frozenset(
+    {"dev", "develop", "test", "tests", "testing", "docs", "doc", "lint", "style", "quality"}
+    | {"typing", "ci", "benchmark", "benchmarks", "build"}
+)
+
+
+def group_hits(
+    group: str | None,
+    requirements: list[tuple[str, int]],
+    rules: RuleSet,
+    *,
+    torch_index: bool = False,
+    contributors: bool = False,
+) -> list[Hit]:
+    """Findings for the requirements of one group: None = what every install pulls; a named
+    extra is opt-in, so what it breaks is at most a warning (the base install works); an extra
+    made only of NVIDIA-only packages is the NVIDIA variant, and a contributors' group (dev, test,
+    docs) is not what users install: both are info, with the reason."""
+    per_requirement = [
+        list(requirement_hits(text, line, rules, torch_index=torch_index))
+        for text, line in requirements
+    ]
+    hits = [h for found in per_requirement for h in found]
+    if group is None:
+        return hits
+    contributors = contributors or group.lower() in _CONTRIBUTOR_GROUPS
+    nvidia_only = bool(per_requirement) and all(
+        any(h.severity != "info" for h in found) for found in per_requirement
+    )
+    out = []
+    for h in hits:
+        if h.severity == "info":
+            out.append(h)
+        elif contributors:
+            out.append(_demoted(h, "info", f"contributors' group {group!r}"))
+        elif nvidia_only:
+            out.append(
+                _demoted(
+                    h,
+                    "info",
+                    f"extra {group!r} holds only NVIDIA-only packages: the NVIDIA variant",
+                )
+            )
+        elif h.severity == "error":
+            out.append(_demoted(h, "warn", f"opt-in extra {group!r}; the base install works"))
+        else:
+            out.append(h)
+    return out
+
+
+def _demoted(h: Hit, severity: Severity, why: str) -> Hit:
+    return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], severity)
+
+
+def _pyproject_requirements(
+    data: dict[str, Any],
+) -> Iterator[tuple[str | None, list[str], bool]]:
+    """(group name or None for what every install pulls, requirements, contributors' group?)"""
     project = data.get("project", {})
-    yield from _strings(project.get("dependencies", []))
-    for group in project.get("optional-dependencies", {}).values():
-        yield from _strings(group)
-    yield from _strings(data.get("build-system", {}).get("requires", []))
-    for group in data.get("dependency-groups", {}).values():
-        yield from _strings(group)
+    yield None, list(_strings(project.get("dependencies", []))), False
+    for name, group in project.get("optional-dependencies", {}).items():
+        yield str(name), list(_strings(group)), False
+    yield None, list(_strings(data.get("build-system", {}).get("requires", []))), False
+    for name, group in data.get("dependency-groups", {}).items():  # PEP 735: development only
+        yield str(name), list(_strings(group)), True
     poetry = data.get("tool", {}).get("poetry", {})
     for table in (poetry.get("dependencies", {}), *_poetry_groups(poetry)):
-        yield from (name for name in table if name != "python")
+        yield None, [name for name in table if name != "python"], False
 
 
 def _poetry_groups(poetry: dict[str, Any]) -> Iterable[dict[str, Any]]:
