@@ -6,6 +6,9 @@ rest of the log (`when` / `unless` regexes) and on the facts the log states (`wh
 variants in order, most specific first: on a line, only the first variant whose conditions hold
 fires. Causes and fixes are templates over the facts ({gfx}, {override}, {sm}, {device} ...);
 when a fact a fix needs is not in the log, the `missing` text says what to run to find out.
+A fix that presumes a fact about the machine (`presumes`: an NVIDIA GPU, an AMD GPU, a GPU that
+is not a Mac's) is stated only when the log establishes it; otherwise the answer abstains naming
+it as a candidate and the command that decides, and a log that rules it out gets no such fix.
 """
 
 from __future__ import annotations
