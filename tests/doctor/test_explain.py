@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +26,8 @@ EXAMPLES = {
     "dataloader-bus-error": "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Bus error.",
     "cuda-wheel-on-amd": "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU",
     "not-compiled-with-cuda": "AssertionError: Torch not compiled with CUDA enabled",
+    "not-compiled-with-cuda-nvidia": "NVIDIA-SMI 475.14  Driver Version: 475.14\n"
+    "AssertionError: Torch not compiled with CUDA enabled",
     "invalid-kernel-image": "RuntimeError: HIP error: invalid kernel image",
     "cuda-no-kernel-image": "CUDA error: no kernel image is available for execution on the device",
     "cuda-driver-too-old": "CUDA driver version is insufficient for CUDA runtime version",
@@ -49,7 +52,7 @@ EXAMPLES = {
 }
 
 
-def test_every_signature_has_an_example_or_real_logs_and_matches_it():
+def test_every_signature_has_an_example_or_real_logs_and_matches_it() -> None:
     from test_explain_corpus import LOGS
 
     by_id = {s.id: s for s in signatures()}
@@ -66,7 +69,7 @@ def test_every_signature_has_an_example_or_real_logs_and_matches_it():
             assert not re.search(r"\{\w+\}", e.cause + e.fix), (sig_id, e.cause, e.fix)
 
 
-def test_explanations_come_in_log_order_with_counts_and_clean_lines():
+def test_explanations_come_in_log_order_with_counts_and_clean_lines() -> None:
     log = "\n".join(
         [
             "starting training",
@@ -84,11 +87,11 @@ def test_explanations_come_in_log_order_with_counts_and_clean_lines():
 
 
 @pytest.mark.parametrize("text", ["", "all good\nloss 0.1\n", "\x00\x01"])
-def test_nothing_known_gives_nothing(text):
+def test_nothing_known_gives_nothing(text: str) -> None:
     assert explain(text) == []
 
 
-def test_real_no_gpu_outputs(shared_fixtures):
+def test_real_no_gpu_outputs(shared_fixtures: Path) -> None:
     rocminfo = explain((shared_fixtures / "nogpu/rocminfo.txt").read_text())
     assert [e.id for e in rocminfo] == ["rock-module-not-loaded"]
     smi = explain((shared_fixtures / "nogpu/rocm-smi.txt").read_text())

@@ -46,6 +46,37 @@ _OOM = {
 }
 _UNIT = {"GiB": 1024.0, "MiB": 1.0, "KiB": 1 / 1024, "bytes": 1 / 1024 / 1024}
 _WSL = re.compile(r"microsoft-standard-WSL2|/dev/dxg|\bWSL2?\b")
+# What machine the log came from, read off what only that machine prints. An NVIDIA GPU: nvidia-smi's
+# header, the kernel module's NVRM lines, a GPU model name, a compute-capability statement (torch
+# and vLLM print the device's own). An AMD GPU: a gfx target, a Radeon/Instinct name, the amdgpu
+# module. macOS: its home and framework paths, Apple-silicon names, Mach-O libraries. Windows: a
+# drive-letter path. These decide the preconditions of fixes (see `precondition`).
+_GPU_NVIDIA = re.compile(
+    r"NVIDIA-SMI \d|Driver Version\s*:\s*\d|\bNVRM\b|\bGeForce\b|\bQuadro\b|\bTesla [A-Z]?\d|\bTITAN\b"
+    r"|\b[RG]TX ?\d{3,4}\b|\bRTX ?A\d{4}\b|\b(A|H|V|L|B)\d{2,3}(-?SXM\w*|-?PCIE\w*|G)?\b(?=.{0,40}"
+    r"(GPU|GB|NVIDIA|CUDA))|\bT4\b(?=.{0,40}(GPU|NVIDIA|CUDA))|NVIDIA (GeForce|RTX|Tesla|A\d|H\d|L\d)"
+    r"|compute capability (of )?\d"
+)
+_GPU_AMD = re.compile(
+    r"(?<![A-Za-z0-9])gfx[0-9]{3,4}[a-f]?\b|\bRadeon\b|AMD Instinct|\bamdgpu\b|\bRX ?\d{3,4}( ?XT)?\b",
+    re.IGNORECASE,
+)
+_OS_MACOS = re.compile(
+    r"(?<![A-Za-z]:)(?<!\\)/Users/[^/\s]+/|/Library/(Frameworks|Application Support|Python)/"
+    r"|\bDarwin\b|\bmacOS\b|Mac ?OS ?X|\bApple M\d|Apple \(0x106b\)|Metal Support|\.dylib\b"
+)
+# bitsandbytes' setup found a CUDA runtime or a GPU (its own words), so a CUDA setup to fix.
+_CUDA_RUNTIME_FOUND = re.compile(
+    r"CUDA SETUP: (Detected CUDA version|CUDA runtime path found)|compute capability among GPUs"
+    r"|despite GPU being available"
+)
+# A HIP runtime error from running a kernel: HIP opened an AMD device to get there (a ROCm build on
+# a machine without one stops at "No HIP GPUs are available" / hipErrorNoBinaryForGpu instead).
+_HIP_DEVICE_ERROR = re.compile(
+    r"\bHIP error: (invalid device function|an illegal memory access|unspecified launch failure)"
+    r"|hipError(InvalidDeviceFunction|IllegalAddress|LaunchFailure)\b"
+)
+_OS_WINDOWS = re.compile(r"\b[A-Za-z]:\\[^\s\\]|\.dll\b|\bWindows (1[01]|Server)\b")
 # glibc >= 2.41: "ImportError: librccl.so.1: cannot enable executable stack as shared object ..."
 _EXECSTACK_LIB = re.compile(r"([\w.+-]+\.so)[\d.]*: cannot enable executable stack")
 
@@ -85,6 +116,16 @@ def _line_facts(line: str) -> dict[str, str]:
             found[name] = str(float(m.group(1)) * _UNIT[m.group(2)])  # MiB
     if _CONTAINER.search(line):
         found["container"] = "yes"
+    if _GPU_NVIDIA.search(line):
+        found["gpu_nvidia"] = "yes"
+    if _GPU_AMD.search(line) or _HIP_DEVICE_ERROR.search(line):
+        found["gpu_amd"] = "yes"
+    if _CUDA_RUNTIME_FOUND.search(line):
+        found["cuda_runtime_found"] = "yes"
+    if _OS_MACOS.search(line):
+        found["os_macos"] = "yes"
+    if _OS_WINDOWS.search(line):
+        found["os_windows"] = "yes"
     if m := _HIP_SONAME.search(line):
         found["rocm_major"] = m.group(1)
     if m := _DRIVER_CUDA.search(line):
@@ -152,6 +193,10 @@ def log_facts(
         amd = [d.arch for d in platform.devices if d.vendor == "amd" and d.arch]
         if amd:
             values["gfx"], where["gfx"] = amd[0], 0  # line 0: from this machine, not the log
+    if platform is not None:  # the log came from this machine: its GPUs' vendors are facts
+        for vendor in {d.vendor for d in platform.devices} & {"amd", "nvidia"}:
+            if f"gpu_{vendor}" not in values:
+                values[f"gpu_{vendor}"], where[f"gpu_{vendor}"] = "yes", 0
     _derive(values, where, tables)
     return LogFacts(values=values, lines=where)
 
@@ -199,3 +244,17 @@ def _derive_oom(values: dict[str, str], where: dict[str, int]) -> None:
     elif free is not None and cache is not None and tried > float(free) and float(cache) >= tried:
         # PyTorch holds more unallocated memory than the request, in pieces too small for it.
         values["oom_fragmented"], where["oom_fragmented"] = "yes", at
+
+
+def precondition(definition: dict[str, list[str]], facts: LogFacts) -> tuple[str, str]:
+    """Whether the log establishes a precondition of a fix ("yes"), rules it out ("no") or does
+    not say ("unknown"), with the fact that decided. `definition` (signatures.toml's
+    `[precondition.NAME]`): `established` facts, any of which makes it hold; `ruled_out` facts,
+    any of which (with no establishing fact) makes it fail."""
+    for name in definition.get("established", ()):
+        if facts.has(name):
+            return "yes", name
+    for name in definition.get("ruled_out", ()):
+        if facts.has(name):
+            return "no", name
+    return "unknown", ""

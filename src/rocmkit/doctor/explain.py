@@ -6,6 +6,9 @@ rest of the log (`when` / `unless` regexes) and on the facts the log states (`wh
 variants in order, most specific first: on a line, only the first variant whose conditions hold
 fires. Causes and fixes are templates over the facts ({gfx}, {override}, {sm}, {device} ...);
 when a fact a fix needs is not in the log, the `missing` text says what to run to find out.
+A fix that presumes a fact about the machine (`presumes`: an NVIDIA GPU, an AMD GPU, a GPU that
+is not a Mac's) is stated only when the log establishes it; otherwise the answer abstains naming
+it as a candidate and the command that decides, and a log that rules it out gets no such fix.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from rocmkit.doctor.evidence import LogFacts, log_facts, scan_log
+from rocmkit.doctor.evidence import LogFacts, log_facts, precondition, scan_log
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -53,6 +56,11 @@ class Signature:
     code: str = ""  # the enum name (value) of an enumerated code
     consequence: bool = False  # a follow-on error: never the first failure when a cause is found
     abstain: bool = False  # says what the message means, states no fix
+    # Facts about the machine the fix takes for granted (signatures.toml's [precondition.*]: an
+    # NVIDIA GPU, an AMD GPU, a GPU that is not a Mac's). Not established by the log: the answer
+    # abstains naming the fix as one candidate and the command that decides; ruled out: the fix
+    # is not given (another variant of the family, or the precondition's own answer, is).
+    presumes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,6 +123,7 @@ def _signature(row: dict[str, Any]) -> Signature:
         code=row.get("code", ""),
         consequence=bool(row.get("consequence", False)),
         abstain=bool(row.get("abstain", False)),
+        presumes=tuple(row.get("presumes", ())),
     )
 
 
@@ -196,6 +205,12 @@ def _plain_matches(line: str) -> list[Signature]:
     return [_plain_signature(h) for h in dict.fromkeys(hits)]
 
 
+def preconditions() -> dict[str, dict[str, Any]]:
+    """The preconditions fixes may presume (signatures.toml `[precondition.NAME]`): the facts that
+    establish or rule out each, the command that decides, and the texts of the two outcomes."""
+    return dict(_data().get("precondition", {}))
+
+
 def fact_tables() -> dict[str, dict[str, str]]:
     """The data tables facts are derived with: "hsa_override" (gfx target -> the
     HSA_OVERRIDE_GFX_VERSION of a supported target of its family), "cuda_wheel" (sm -> wheels)."""
@@ -223,6 +238,7 @@ def explain(text: str, platform: Platform | None = None) -> list[Explanation]:
     facts_at = functools.cache(lambda i: log_facts(lines, i, fact_tables(), platform, scan))
     for index, line in enumerate(lines):
         fired: set[str] = set()
+        ruled: dict[str, tuple[Signature, str, str, list[int]]] = {}
         wrapped = _joined(lines, index)
         for sig in _active():
             if sig.family in fired:
@@ -232,12 +248,24 @@ def explain(text: str, platform: Platform | None = None) -> list[Explanation]:
             evidence = _conditions(sig, lines, facts_at(index))
             if evidence is None:
                 continue
+            states = _presumed(sig, evidence[0])
+            if (no := next((s for s in states if s[1] == "no"), None)) is not None:
+                ruled.setdefault(sig.family, (sig, no[0], no[2], evidence[1]))
+                continue  # the fix cannot apply here; a later variant may
             fired.add(sig.family)
             if sig.id in found:
                 previous = found[sig.id]
                 found[sig.id] = Explanation(**{**vars(previous), "count": previous.count + 1})
                 continue
-            found[sig.id] = _explanation(sig, lines, index, *evidence)
+            unknown = [name for name, state, _ in states if state == "unknown"]
+            found[sig.id] = _explanation(sig, lines, index, *evidence, unknown=unknown)
+        for family, (sig, name, fact, ev) in ruled.items():
+            if family in fired:
+                continue
+            fired.add(family)
+            key = f"{sig.id}:no-{name}"
+            if key not in found:
+                found[key] = _ruled_out(sig, key, name, fact, lines, index, facts_at(index), ev)
         if fired or not _MAYBE_CODE.search(line):
             continue  # a code's bare meaning only where nothing more specific fired
         for sig in _plain_matches(line):
@@ -303,9 +331,57 @@ def _conditions(
     return facts, evidence
 
 
-def _explanation(
-    sig: Signature, lines: list[str], index: int, facts: LogFacts, evidence: list[int]
+def _presumed(sig: Signature, facts: LogFacts) -> list[tuple[str, str, str]]:
+    """(precondition, "yes"/"no"/"unknown", deciding fact) for each precondition `sig` presumes."""
+    defs = preconditions()
+    return [(name, *precondition(defs[name], facts)) for name in sig.presumes]
+
+
+def _ruled_out(
+    sig: Signature,
+    key: str,
+    name: str,
+    fact: str,
+    lines: list[str],
+    index: int,
+    facts: LogFacts,
+    evidence: list[int],
 ) -> Explanation:
+    """The answer when the log rules out a precondition of the family's fix: what the log shows
+    instead, and what to do on such a machine (the precondition's own texts)."""
+    spec = preconditions()[name]
+    at = facts.lines.get(fact, 0)
+    shown = {(i + 1, lines[i].strip()[:300]) for i in evidence if i != index}
+    if at:
+        shown.add((at, _line_text(lines, at)))
+    return Explanation(
+        id=key,
+        family=sig.family,
+        level=sig.level,
+        cause=_fill(spec["ruled_out_cause"], {"fact": spec["facts"].get(fact, fact)}),
+        fix=spec["ruled_out_fix"],
+        line_number=index + 1,
+        line=lines[index].strip()[:300],
+        evidence=tuple(sorted(e for e in shown if e[0] != index + 1)),
+        facts=dict(facts.values),
+        confidence="likely",
+        deciding={fact: facts.values[fact]},
+        code=sig.code,
+        emitter=sig.emitter,
+        source=sig.source,
+    )
+
+
+def _explanation(
+    sig: Signature,
+    lines: list[str],
+    index: int,
+    facts: LogFacts,
+    evidence: list[int],
+    unknown: list[str] | None = None,
+) -> Explanation:
+    if unknown and not sig.abstain:
+        return _undecided(sig, lines, index, facts, evidence, unknown)
     values = facts.values
     decided = all(facts.has(n) for n in sig.needs)
     fix = sig.fix if decided else (sig.missing or sig.fix)
@@ -334,6 +410,36 @@ def _explanation(
         code=sig.code,
         emitter=sig.emitter,
         source=sig.source,
+    )
+
+
+def _undecided(
+    sig: Signature,
+    lines: list[str],
+    index: int,
+    facts: LogFacts,
+    evidence: list[int],
+    unknown: list[str],
+) -> Explanation:
+    """The answer when the log does not establish a precondition of the fix: it abstains, naming
+    the fix (for the machine it presumes) and the other case as candidates, and the command that
+    decides. The fix itself is not stated as the answer."""
+    spec = preconditions()[unknown[0]]
+    known = _explanation(sig, lines, index, facts, evidence)
+    asks = " and ".join(f"`{preconditions()[n]['ask']}`" for n in unknown)
+    return Explanation(
+        **{
+            **vars(known),
+            "cause": spec["unknown_cause"],
+            "fix": f"Run {asks}: {spec['decide']}",
+            "confidence": "candidates",
+            "abstain": True,
+            "candidates": (
+                f"{spec['present']}: {known.cause} Fix: {known.fix}",
+                spec["absent"],
+            ),
+            "ask": "; ".join(preconditions()[n]["ask"] for n in unknown),
+        }
     )
 
 

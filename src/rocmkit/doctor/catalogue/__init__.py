@@ -7,7 +7,9 @@ An entry is either an enumerated code (`name`, `value`, `message`: the enum name
 emitter's own text, see benchmarks/doctor_catalogue_enumerate.py) or a fixed message of a
 framework (`pattern`). Curated entries add `cause`, `fix`, the facts that decide between causes
 (`when_fact`/`unless_fact`/`when`/`unless`, as in signatures.toml), `ask` (the command that
-prints a missing deciding fact), `candidates` and `confidence`. An entry without a `fix` only says
+prints a missing deciding fact), `candidates`, `confidence` and `presumes` (machine facts the fix
+takes for granted, defined in signatures.toml's `[precondition.*]`: without them in the log the
+entry abstains with the command that decides). An entry without a `fix` only says
 what the code means and abstains: the catalogue never guesses a fix it has no evidence for. An
 enumerated code whose documentation (`doc`) names several causes carries them as `candidates` with
 an `ask`: it abstains naming them and the command that decides.
