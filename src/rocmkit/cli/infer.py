@@ -34,11 +34,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def _add_mode(modes: argparse._SubParsersAction[argparse.ArgumentParser], mode: str) -> None:
     """One flag per settings field; absent flags stay absent so file and preset values hold."""
-    from rocmkit.infer.settings import SETTINGS
-    from rocmkit.options import add_flags
-
     p = modes.add_parser(mode, help=_HELP[mode])
-    add_flags(p, SETTINGS[mode], show_defaults=True)
+    settings = "LocalSettings" if mode == "local" else "ServeSettings"
+    pipeline.add_config_flags(p, "rocmkit.infer.settings", settings, show_defaults=True)
     p.add_argument("--preset", help="settings preset (see docs/infer.md)")
     p.add_argument("--config", type=Path, help="TOML file with these options as keys")
     pipeline.add_output_options(p, f"infer-{mode}", monitor_memory=mode == "local")
