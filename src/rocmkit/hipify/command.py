@@ -47,10 +47,10 @@ class HipifySettings:
     paths: tuple[Path, ...] = option(
         help="files or directories", positional=True, nargs="+", metavar="PATH"
     )
-    output: Path | None = option(  # noqa: RUF009 (a Field)
+    output: Path | None = option(
         None, "write one file's translated code", short="-o", metavar="FILE", group=_WHERE
     )
-    output_dir: Path | None = option(  # noqa: RUF009 (a Field)
+    output_dir: Path | None = option(
         None, "mirror the tree of translated code into DIR", metavar="DIR", group=_WHERE
     )
     inplace: bool = option(

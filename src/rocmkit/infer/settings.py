@@ -33,8 +33,8 @@ class ServeSettings:
     model: str | None = option(None, "model name the server expects (default: the first it lists)")
     api: Literal["completions", "chat"] = option("completions", "completions or chat")
     api_key: str | None = option(None, "sent as a Bearer token (default: $OPENAI_API_KEY)")
-    header: list[str] = option((), "extra request header NAME:VALUE (repeat)", repeat=True)  # noqa: RUF009 (a Field)
-    extra_body: dict[str, Any] | str | None = option(None, "JSON object merged into every request")  # noqa: RUF009 (a Field)
+    header: list[str] = option((), "extra request header NAME:VALUE (repeat)", repeat=True)
+    extra_body: dict[str, Any] | str | None = option(None, "JSON object merged into every request")
     temperature: float = option(0.0, "sampling temperature")
     top_p: float | None = option(None, "nucleus sampling")
     top_k: int | None = option(None, "top-k sampling (vLLM/SGLang extension)")
@@ -47,10 +47,10 @@ class ServeSettings:
     workload: Literal["random", "jsonl", "sharegpt", "shared-prefix", "trace"] = option(
         "random", "random, jsonl, sharegpt, shared-prefix or trace"
     )
-    prompts: Path | None = option(  # noqa: RUF009 (a Field)
+    prompts: Path | None = option(
         None, "file for jsonl, sharegpt or trace (BurstGPT .csv, Mooncake .jsonl)"
     )
-    tokenizer: Path | None = option(None, "local tokenizer directory for token counts")  # noqa: RUF009 (a Field)
+    tokenizer: Path | None = option(None, "local tokenizer directory for token counts")
     num_prompts: int = option(100, "requests per point (trace: the first N)")
     input_len: int = option(128, "random workload prompt length")
     output_len: int = option(128, "tokens to generate per request")
@@ -96,8 +96,8 @@ class ServeSettings:
     power: Literal["none", "local"] = option("none", "local: sample this machine's GPU power")
     save_requests: bool = option(False, "also write requests.jsonl, one line per request")
     label: str | None = option(None, "name of this run in reports (result.json's label)")
-    metadata: list[str] = option((), "KEY=VALUE recorded in the result (repeat)", repeat=True)  # noqa: RUF009 (a Field)
-    append_results: Path | None = option(  # noqa: RUF009 (a Field)
+    metadata: list[str] = option((), "KEY=VALUE recorded in the result (repeat)", repeat=True)
+    append_results: Path | None = option(
         None, "also append one JSON line per sweep point to this .jsonl file"
     )
 
@@ -106,7 +106,7 @@ class ServeSettings:
 class LocalSettings:
     """Every option of `rocmkit infer local` (the model directory is the positional argument)."""
 
-    model_dir: Path | None = option(None, "directory with config.json and weights", positional=True)  # noqa: RUF009 (a Field)
+    model_dir: Path | None = option(None, "directory with config.json and weights", positional=True)
     tiny: bool = option(
         False,
         "no model at hand? time a random 2-layer model built here, nothing downloaded "
@@ -131,7 +131,7 @@ class LocalSettings:
         off="do not sample GPU power (no energy figures)",
     )
     label: str | None = option(None, "name of this run in reports (result.json's label)")
-    metadata: list[str] = option((), "KEY=VALUE recorded in the result (repeat)", repeat=True)  # noqa: RUF009 (a Field)
+    metadata: list[str] = option((), "KEY=VALUE recorded in the result (repeat)", repeat=True)
 
 
 SETTINGS: dict[str, type] = {"serve": ServeSettings, "local": LocalSettings}
