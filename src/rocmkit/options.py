@@ -53,10 +53,12 @@ def option(
 
 
 def flag_name(f: dataclasses.Field[Any]) -> str:
-    """How a field is spelled on the command line: `--max-bytes`, or its `flag` metadata."""
+    """How a field is spelled on the command line: `--max-bytes`, its `flag` metadata, or
+    `--no-stream` for a switch that is on by default."""
     if f.metadata.get("positional"):
         return f.name.upper()
-    return str(f.metadata.get("flag") or "--" + f.name.replace("_", "-"))
+    long = str(f.metadata.get("flag") or "--" + f.name.replace("_", "-"))
+    return "--no-" + long.removeprefix("--") if f.default is True else long
 
 
 def cli_fields(cls: type) -> list[dataclasses.Field[Any]]:
@@ -103,7 +105,7 @@ def _add_one(
     if _is_bool(annotation) and default is True:
         off = meta.get("off") or f"turn off: {text}"
         target.add_argument(
-            "--no-" + flag_name(f).removeprefix("--"),
+            flag_name(f),
             dest=f.name,
             action="store_false",
             help=off,
