@@ -102,9 +102,14 @@ class ServeSettings:
     )
 
 
+Precision = Literal["fp32", "fp16", "bf16"]
+SdpaBackend = Literal["auto", "math", "flash", "efficient", "cudnn"]
+
+
 @dataclass(kw_only=True)
 class LocalSettings:
-    """Every option of `rocmkit infer local` (the model directory is the positional argument)."""
+    """Every option of `rocmkit infer local` (the model directory is the positional argument),
+    and the config `benchmark_local` runs (also known as `LocalConfig`): checked once, here."""
 
     model_dir: Path | None = option(None, "directory with config.json and weights", positional=True)
     tiny: bool = option(
@@ -112,7 +117,7 @@ class LocalSettings:
         "no model at hand? time a random 2-layer model built here, nothing downloaded "
         "(saved once in runs/tiny-model)",
     )
-    precision: Literal["fp32", "fp16", "bf16"] = option("bf16", "fp32, fp16 or bf16")
+    precision: Precision = option("bf16", "fp32, fp16 or bf16")
     batch_sizes: tuple[int, ...] = option((1,), "comma list, e.g. 1,8,32")
     prompt_lens: tuple[int, ...] = option((128,), "prompt lengths in tokens, comma list")
     output_lens: tuple[int, ...] = option((32,), "output lengths in tokens, comma list")
@@ -120,7 +125,7 @@ class LocalSettings:
     warmup: int = option(1, "untimed generate() calls per shape")
     compile: bool = option(False, "torch.compile the model's forward")
     fast: bool = option(False, "also time static KV cache + compiled decode, next to eager")
-    sdpa_backend: Literal["auto", "math", "flash", "efficient", "cudnn"] = option(
+    sdpa_backend: SdpaBackend = option(
         "auto", "restrict scaled_dot_product_attention to one kernel"
     )
     continuous_batching: bool = option(False, "each batch row a request via continuous batching")
@@ -132,6 +137,38 @@ class LocalSettings:
     )
     label: str | None = option(None, "name of this run in reports (result.json's label)")
     metadata: list[str] = option((), "KEY=VALUE recorded in the result (repeat)", repeat=True)
+    power_interval_s: float = option(0.1, "sampling period of the power reader", cli=False)
+
+    def __post_init__(self) -> None:
+        for name, flag in _LENGTH_FLAGS.items():
+            values = getattr(self, name)
+            if not values or min(values) < 1:
+                shown = ",".join(map(str, values)) or "nothing"
+                raise UserError(f"{flag} takes positive integers, e.g. 1,8 (got {shown})")
+        if self.fast and self.continuous_batching:
+            raise UserError("--fast times generate(): drop --continuous-batching (or --fast)")
+        if self.iters < 1 or self.warmup < 0:
+            raise UserError("--iters must be >= 1 and --warmup >= 0")
+        if not self.power_interval_s > 0:
+            raise UserError("the power sampling interval must be positive")
+        if self.model_dir is not None:
+            _check_model_dir(Path(self.model_dir))
+
+
+_LENGTH_FLAGS = {
+    "batch_sizes": "--batch-sizes",
+    "prompt_lens": "--prompt-lens",
+    "output_lens": "--output-lens",
+}
+
+
+def _check_model_dir(model_dir: Path) -> None:
+    if not model_dir.exists():
+        raise UserError(f"no such model directory: {model_dir}")
+    if not model_dir.is_dir():
+        raise UserError(f"{model_dir} is a file: give a Hugging Face model directory")
+    if not (model_dir / "config.json").is_file():
+        raise UserError(f"{model_dir} has no config.json: give a Hugging Face model directory")
 
 
 SETTINGS: dict[str, type] = {"serve": ServeSettings, "local": LocalSettings}
