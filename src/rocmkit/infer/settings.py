@@ -151,7 +151,7 @@ class LocalSettings:
             raise UserError("--iters must be >= 1 and --warmup >= 0")
         if not self.power_interval_s > 0:
             raise UserError("the power sampling interval must be positive")
-        if self.model_dir is not None:
+        if self.model_dir is not None and not self.tiny:  # --tiny's model is rocmkit's own
             _check_model_dir(Path(self.model_dir))
 
 
