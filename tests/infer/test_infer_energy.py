@@ -33,9 +33,9 @@ def _local(tiny_model, reader, **overrides):
         model_dir=tiny_model,
         precision="fp32",
         batch_sizes=(2,),
-        prompt_lengths=(8,),
-        output_lengths=(16,),
-        num_iters=4,
+        prompt_lens=(8,),
+        output_lens=(16,),
+        iters=4,
         power_interval_s=0.002,
         **overrides,
     )
@@ -45,7 +45,7 @@ def _local(tiny_model, reader, **overrides):
 
 @pytest.mark.slow
 def test_steady_power_gives_joules_per_token_of_watts_over_throughput(tiny_model):
-    result, rows = _local(tiny_model, lambda: WATTS, num_warmup=4)
+    result, rows = _local(tiny_model, lambda: WATTS, warmup=4)
     point = result.points[0]
     assert result.power_reader == "injected"
     assert rows["avg_power_w"].value == pytest.approx(WATTS, rel=0.01)

@@ -10,9 +10,7 @@ document with `--json`).
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
-from typing import Any
 
 from rocmkit.cli import pipeline
 
@@ -36,33 +34,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def _add_mode(modes: argparse._SubParsersAction[argparse.ArgumentParser], mode: str) -> None:
     """One flag per settings field; absent flags stay absent so file and preset values hold."""
-    from rocmkit.infer.settings import setting_fields
-
-    p = modes.add_parser(mode, help=_HELP[mode], argument_default=argparse.SUPPRESS)
-    for f in setting_fields(mode):
-        text, default = f.metadata.get("help", ""), f.default
-        if f.metadata.get("positional"):
-            # optional on the line: the command says what is missing (or --tiny fills it)
-            p.add_argument(f.name, metavar=f.name.upper(), nargs="?", help=text)
-        elif default is True:  # the flag turns it off: its help says what off means
-            off = f.metadata.get("off", f"turn off: {text}")
-            p.add_argument(
-                f"--no-{f.name.replace('_', '-')}", dest=f.name, action="store_false", help=off
-            )
-        elif default is False:
-            p.add_argument(f"--{f.name.replace('_', '-')}", action="store_true", help=text)
-        else:
-            shown = ",".join(_shown(v) for v in default) if isinstance(default, tuple) else default
-            note = "" if default in (None, ()) else f" (default: {_shown(shown)})"
-            action = "append" if f.metadata.get("repeat") else "store"
-            p.add_argument(f"--{f.name.replace('_', '-')}", action=action, help=text + note)
+    p = modes.add_parser(mode, help=_HELP[mode])
+    settings = "LocalSettings" if mode == "local" else "ServeSettings"
+    pipeline.add_config_flags(p, "rocmkit.infer.settings", settings, show_defaults=True)
     p.add_argument("--preset", help="settings preset (see docs/infer.md)")
     p.add_argument("--config", type=Path, help="TOML file with these options as keys")
     pipeline.add_output_options(p, f"infer-{mode}", monitor_memory=mode == "local")
     p.set_defaults(handler=pipeline.handler("rocmkit.infer.command", mode.upper()))
-
-
-def _shown(value: Any) -> str:
-    if value is None:
-        return "none"
-    return "inf" if isinstance(value, float) and math.isinf(value) else str(value)

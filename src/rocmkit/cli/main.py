@@ -14,8 +14,9 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from rocmkit import __version__
 from rocmkit.errors import UserError
@@ -33,7 +34,28 @@ COMMANDS: dict[str, str] = {
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that raises UserError instead of printing usage and exiting."""
+    """argparse that raises UserError instead of printing usage and exiting, and declares the
+    flags it was given as `defer`red callables only when it is used (parsed or its help shown):
+    a command's flags come from its config class, which `rocmkit --help` need not import."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deferred: list[Callable[[argparse.ArgumentParser], None]] = []
+
+    def defer(self, declare: Callable[[argparse.ArgumentParser], None]) -> None:
+        self._deferred.append(declare)
+
+    def declare_deferred(self) -> None:
+        while self._deferred:
+            self._deferred.pop(0)(self)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self.declare_deferred()
+        return super().parse_known_args(args, namespace)
+
+    def format_help(self) -> str:
+        self.declare_deferred()
+        return super().format_help()
 
     def error(self, message: str) -> None:  # type: ignore[override]
         # main() adds the one "rocmkit: error:" prefix; the command shows in the --help hint.
@@ -55,6 +77,8 @@ def did_you_mean(word: str, known: Iterable[str]) -> str:
 
 def option_strings(parser: argparse.ArgumentParser) -> list[str]:
     """The long flags a parser knows (--steps, --fail-on ...)."""
+    if isinstance(parser, _Parser):
+        parser.declare_deferred()
     return [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
 
 

@@ -37,6 +37,30 @@ def add_output_options(
         )
 
 
+def add_config_flags(
+    parser: argparse.ArgumentParser,
+    module: str,
+    attribute: str,
+    *,
+    show_defaults: bool = False,
+    skip: tuple[str, ...] = (),
+) -> None:
+    """The flags generated from the config class `module.attribute` (`rocmkit.options.add_flags`),
+    declared when this command's parser is used, so `rocmkit --help` imports no config module."""
+
+    def declare(target: argparse.ArgumentParser) -> None:
+        from rocmkit.options import add_flags
+
+        config_class = getattr(importlib.import_module(module), attribute)
+        add_flags(target, config_class, show_defaults=show_defaults, skip=skip)
+
+    defer = getattr(parser, "defer", None)
+    if defer is not None:
+        defer(declare)
+    else:  # a plain ArgumentParser (a test's): declare now
+        declare(parser)
+
+
 def handler(module: str, attribute: str = "COMMAND") -> Callable[[argparse.Namespace], int]:
     """The handler of a command: import its library module only when it runs (so `--help`
     imports nothing heavy) and hand the arguments to the driver."""

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import argparse
 
-from rocmkit.cli.pipeline import add_output_options, handler
+from rocmkit.cli.pipeline import add_config_flags, add_output_options, handler
 from rocmkit.cli.train_options import add_train_shortcuts
 
 COMMANDS = "rocmkit.profile.command"
 
-_PARALLEL_CHOICES = ["none", "ddp", "zero1", "zero2", "zero3", "fsdp"]
 # A profile runs --wait + --warmup + --active steps: every short train flag but --steps.
 PROFILE_SHORTCUTS = ("precision", "micro_batch", "grad_accum", "data", "parallel", "seed")
 
@@ -90,28 +89,7 @@ def _add_memory(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="estimate parameters/gradients/optimizer/activations memory per device",
         description="Give --preset or all of --n-layer --d-model --n-head --seq-len --vocab-size.",
     )
-    parser.add_argument("--preset", help="a GPT preset of rocmkit.train (gpt-tiny, gpt2-124m, ...)")
-    for name in ("n-layer", "d-model", "n-head", "seq-len", "vocab-size"):
-        parser.add_argument(f"--{name}", type=int, help="model shape (overrides the preset)")
-    parser.add_argument("--precision", choices=["fp32", "fp16", "bf16", "int8"], default=None)
-    parser.add_argument("--parallel", choices=_PARALLEL_CHOICES, default="none", help="sharding")
-    parser.add_argument("--world-size", type=int, default=1, help="data-parallel ranks")
-    parser.add_argument("--micro-batch", type=int, help="samples per device (default: preset's)")
-    parser.add_argument("--activation-checkpointing", action="store_true")
-    parser.add_argument(
-        "--master-weights", action="store_true", help="16-bit params + fp32 master copy"
-    )
-    parser.add_argument(
-        "--mode", choices=["train", "infer"], help="default: infer for int8, else train"
-    )
-    parser.add_argument("--measure", action="store_true", help="run one step here and compare")
-    parser.add_argument(
-        "--device",
-        choices=("auto", "cpu", "gpu"),
-        default="auto",
-        help="where --measure runs its step (auto: the GPU when there is one)",
-    )
-    parser.add_argument("--plot", help="write the breakdown chart (PNG) here")
+    add_config_flags(parser, "rocmkit.profile.commands", "EstimateRequest")
     add_output_options(
         parser,
         "profile-memory",

@@ -14,6 +14,7 @@ from rocmkit.doctor.diagnose import DoctorConfig, run_doctor
 from rocmkit.doctor.findings import to_run_result
 from rocmkit.driver import Command, Context
 from rocmkit.errors import UserError
+from rocmkit.options import from_args, typed_values
 from rocmkit.results import RunResult
 
 
@@ -23,17 +24,13 @@ class ListChecks:
 
 
 def build(args: argparse.Namespace) -> DoctorConfig | ListChecks:
+    """The config the flags ask for (generated from `DoctorConfig`), or the check list."""
     if args.list:
-        if args.explain is not None or args.from_files:
+        given = typed_values(DoctorConfig, args)
+        if given.get("explain") is not None or given.get("from_files"):
             raise UserError("--explain and --from run alone: drop --check/--list/the other")
         return ListChecks()
-    return DoctorConfig(
-        checks=tuple(args.check or ()),
-        timeout_s=args.timeout,
-        explain=args.explain,
-        here=args.here,
-        from_files=tuple(args.from_files or ()),
-    )
+    return from_args(DoctorConfig, args)
 
 
 def run(config: DoctorConfig | ListChecks, ctx: Context | None = None) -> RunResult:

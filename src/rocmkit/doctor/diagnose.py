@@ -12,6 +12,7 @@ from typing import Any
 
 from rocmkit.doctor.findings import DoctorReport, ExplainReport
 from rocmkit.errors import UserError
+from rocmkit.options import option
 
 MAX_LOG_BYTES = 64 * 2**20
 
@@ -20,11 +21,36 @@ MAX_LOG_BYTES = 64 * 2**20
 class DoctorConfig:
     """One doctor run; `explain` and `from_files` each replace the checks of this machine."""
 
-    checks: tuple[str, ...] = ()  # check ids; empty: all of them
-    timeout_s: float = 60.0  # the device probe's deadline before it counts as hung
-    explain: str | None = None  # a log file to explain ("-": stdin)
-    here: bool = False  # with explain: the log came from this machine
-    from_files: tuple[str, ...] = ()  # pasted tool outputs and logs of another machine
+    # The CLI's flags are generated from these fields (rocmkit.options).
+    checks: tuple[str, ...] = option(
+        (),
+        "run only this check (repeatable; see --list)",
+        flag="--check",
+        repeat=True,
+        metavar="ID",
+    )  # check ids; empty: all of them
+    explain: str | None = option(
+        None, "explain the errors in a log file ('-' reads stdin)", metavar="FILE"
+    )
+    here: bool = option(
+        False,
+        "with --explain: the log came from this machine; add what detection sees "
+        "(the GPU's gfx target) where the log does not say",
+    )
+    from_files: tuple[str, ...] = option(
+        (),
+        "diagnose another machine from pasted outputs (rocminfo, rocm-smi, amd-smi, "
+        "nvidia-smi in any format) and logs",
+        flag="--from",
+        nargs="+",
+        metavar="FILE",
+    )
+    timeout_s: float = option(
+        60.0,
+        "seconds the device probe (smoke/sdpa/dtypes) may take before it counts as hung",
+        flag="--timeout",
+        metavar="S",
+    )
 
     def __post_init__(self) -> None:
         if self.here and self.explain is None:

@@ -6,20 +6,60 @@ maths (`summarize`, `parse_slo`) are pure functions. Importing this package load
 nor the HTTP client.
 """
 
-from rocmkit.infer.client import Endpoint
-from rocmkit.infer.loadgen import LoadConfig, run_load
-from rocmkit.infer.local import LocalConfig, LocalResult, benchmark_local
-from rocmkit.infer.metrics import RequestRecord, ServeSummary, parse_slo, summarize
-from rocmkit.infer.serve import ServeConfig, ServeResult, benchmark_server
-from rocmkit.infer.workloads import (
-    Prompt,
-    Tokenizer,
-    Workload,
-    jsonl_workload,
-    random_workload,
-    shared_prefix_workload,
-    sharegpt_workload,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rocmkit.infer.client import Endpoint
+    from rocmkit.infer.loadgen import LoadConfig, run_load
+    from rocmkit.infer.local import LocalConfig, LocalResult, benchmark_local
+    from rocmkit.infer.metrics import RequestRecord, ServeSummary, parse_slo, summarize
+    from rocmkit.infer.serve import ServeConfig, ServeResult, benchmark_server
+    from rocmkit.infer.workloads import (
+        Prompt,
+        Tokenizer,
+        Workload,
+        jsonl_workload,
+        random_workload,
+        shared_prefix_workload,
+        sharegpt_workload,
+    )
+
+# Loaded on first use: the CLI imports `rocmkit.infer.settings` to build its flags, and that
+# must not pull in numpy (the load generator) or the HTTP client (`rocmkit --help` stays fast).
+_LAZY = {
+    "Endpoint": "rocmkit.infer.client",
+    "LoadConfig": "rocmkit.infer.loadgen",
+    "run_load": "rocmkit.infer.loadgen",
+    "LocalConfig": "rocmkit.infer.local",
+    "LocalResult": "rocmkit.infer.local",
+    "benchmark_local": "rocmkit.infer.local",
+    "RequestRecord": "rocmkit.infer.metrics",
+    "ServeSummary": "rocmkit.infer.metrics",
+    "parse_slo": "rocmkit.infer.metrics",
+    "summarize": "rocmkit.infer.metrics",
+    "ServeConfig": "rocmkit.infer.serve",
+    "ServeResult": "rocmkit.infer.serve",
+    "benchmark_server": "rocmkit.infer.serve",
+    "Prompt": "rocmkit.infer.workloads",
+    "Tokenizer": "rocmkit.infer.workloads",
+    "Workload": "rocmkit.infer.workloads",
+    "jsonl_workload": "rocmkit.infer.workloads",
+    "random_workload": "rocmkit.infer.workloads",
+    "shared_prefix_workload": "rocmkit.infer.workloads",
+    "sharegpt_workload": "rocmkit.infer.workloads",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rocmkit.infer' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Endpoint",

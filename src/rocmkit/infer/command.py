@@ -35,15 +35,15 @@ if TYPE_CHECKING:
 def settings_from_args(args: argparse.Namespace, mode: str) -> Any:
     """The mode's settings from the parsed command line (only the flags typed are set)."""
     from rocmkit.config import parse_overrides
-    from rocmkit.infer.settings import load_settings, setting_fields
+    from rocmkit.infer.settings import SETTINGS, load_settings
+    from rocmkit.options import typed_values
 
-    names = {f.name for f in setting_fields(mode)}
     return load_settings(
         mode,
         preset=getattr(args, "preset", None),
         path=getattr(args, "config", None),
         dotted=parse_overrides(getattr(args, "overrides", None) or []),
-        flags={k: v for k, v in vars(args).items() if k in names},
+        flags=typed_values(SETTINGS[mode], args),
     )
 
 

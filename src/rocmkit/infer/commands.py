@@ -22,7 +22,6 @@ from rocmkit.results import RunResult
 
 if TYPE_CHECKING:
     from rocmkit.infer.loadgen import Ramp
-    from rocmkit.infer.local import LocalConfig
     from rocmkit.infer.serve import ServeConfig, ServePoint, ServeResult
     from rocmkit.infer.settings import LocalSettings, ServeSettings
     from rocmkit.infer.workloads import Tokenizer, Workload
@@ -312,27 +311,11 @@ def _tokenizer(path: Path | None) -> Tokenizer | None:
     return Tokenizer(path)
 
 
-def local_config(settings: LocalSettings) -> LocalConfig:
-    """The LocalConfig the settings describe (the model directory is required)."""
-    from rocmkit.infer.local import LocalConfig
-
+def local_config(settings: LocalSettings) -> LocalSettings:
+    """The settings, which are the config `benchmark_local` runs, once a model directory is set."""
     if settings.model_dir is None:
         raise UserError("give the model directory: rocmkit infer local MODEL_DIR")
-    return LocalConfig(
-        model_dir=settings.model_dir,
-        precision=settings.precision,
-        batch_sizes=settings.batch_sizes,
-        prompt_lengths=settings.prompt_lens,
-        output_lengths=settings.output_lens,
-        num_warmup=settings.warmup,
-        num_iters=settings.iters,
-        compile=settings.compile,
-        fast=settings.fast,
-        sdpa_backend=settings.sdpa_backend,
-        continuous_batching=settings.continuous_batching,
-        seed=settings.seed,
-        power=settings.power,
-    )
+    return settings
 
 
 def run_local(

@@ -56,10 +56,10 @@ def continuous_runs(
     with model.continuous_batching_context_manager(
         generation_config=generation, continuous_batching_config=cache, timeout=60, warmup=False
     ) as manager:
-        for _ in range(config.num_warmup):
+        for _ in range(config.warmup):
             _continuous_round(manager, inputs, output_len)
         with energy_window(sampler) as window:
-            runs = [_continuous_round(manager, inputs, output_len) for _ in range(config.num_iters)]
+            runs = [_continuous_round(manager, inputs, output_len) for _ in range(config.iters)]
     return runs, window
 
 

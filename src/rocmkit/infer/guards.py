@@ -13,7 +13,6 @@ Four rules, each a small piece that `serve.py` plugs into the load generator:
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -53,6 +52,10 @@ def retrying(
 ) -> Callable[[Prompt], Awaitable[RequestRecord]]:
     """`send`, tried again after a failure (not a 4xx answer) up to `retries` times; a record
     that failed every attempt says how many it made."""
+
+    # asyncio loads here, not with the module: `rocmkit.infer.settings` reads this module's
+    # defaults to declare the CLI's flags, and `rocmkit --help` should not pay for asyncio.
+    import asyncio
 
     async def send_retried(prompt: Prompt) -> RequestRecord:
         attempt = 0

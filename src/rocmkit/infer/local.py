@@ -20,11 +20,12 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from rocmkit.errors import UserError, require_extra
 from rocmkit.infer.continuous import continuous_runs, pad_id
 from rocmkit.infer.measurements import energy_values, measurement_rows
+from rocmkit.infer.settings import LocalSettings, SdpaBackend
 from rocmkit.measure.power import (
     EnergyWindow,
     PowerReader,
@@ -38,8 +39,6 @@ from rocmkit.results import Measurement
 if TYPE_CHECKING:
     import torch
 
-Precision = Literal["fp32", "fp16", "bf16"]
-SdpaBackend = Literal["auto", "math", "flash", "efficient", "cudnn"]
 _SDPA_NAMES = {
     "math": "MATH",
     "flash": "FLASH_ATTENTION",
@@ -48,45 +47,9 @@ _SDPA_NAMES = {
 }
 
 
-@dataclass(kw_only=True, frozen=True, slots=True)
-class LocalConfig:
-    """One local benchmark: a model directory and the shapes to sweep."""
-
-    model_dir: Path
-    precision: Precision = "bf16"
-    batch_sizes: tuple[int, ...] = (1,)
-    prompt_lengths: tuple[int, ...] = (128,)
-    output_lengths: tuple[int, ...] = (32,)
-    num_warmup: int = 1
-    num_iters: int = 3
-    compile: bool = False  # torch.compile the model's forward
-    fast: bool = False  # also time static KV cache + compiled forward (CUDA/HIP graphs on GPU)
-    sdpa_backend: SdpaBackend = "auto"  # restrict scaled_dot_product_attention to one kernel
-    continuous_batching: bool = False  # each batch row a request through model.generate_batch
-    seed: int = 0
-    power: bool = True  # sample GPU board power where a sensor can be read
-    power_interval_s: float = 0.1  # sampling period of the power reader
-
-    def __post_init__(self) -> None:
-        for name in ("batch_sizes", "prompt_lengths", "output_lengths"):
-            values = getattr(self, name)
-            if not values or min(values) < 1:
-                flag = "--" + name.replace("_", "-")
-                shown = ",".join(map(str, values)) or "nothing"
-                raise UserError(f"{flag} takes positive integers, e.g. 1,8 (got {shown})")
-        if self.fast and self.continuous_batching:
-            raise UserError("--fast times generate(): drop --continuous-batching (or --fast)")
-        if self.num_iters < 1 or self.num_warmup < 0:
-            raise UserError("--iters must be >= 1 and --warmup >= 0")
-        if not self.power_interval_s > 0:
-            raise UserError("the power sampling interval must be positive")
-        model_dir = Path(self.model_dir)
-        if not model_dir.exists():
-            raise UserError(f"no such model directory: {model_dir}")
-        if not model_dir.is_dir():
-            raise UserError(f"{model_dir} is a file: give a Hugging Face model directory")
-        if not (model_dir / "config.json").is_file():
-            raise UserError(f"{model_dir} has no config.json: give a Hugging Face model directory")
+# The one config of `infer local` is its settings (the CLI's flags are generated from them);
+# LocalConfig is its name as a library call.
+LocalConfig = LocalSettings
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)
@@ -161,6 +124,8 @@ def benchmark_local(
 
     `power_reader` (watts, e.g. a fake in tests) replaces the sensor found on `platform`.
     """
+    if config.model_dir is None:
+        raise UserError("give the model directory: rocmkit infer local MODEL_DIR")
     torch = require_extra("torch", "llm")
     device = platform.torch_device
     model = load_model(config, device)
@@ -178,7 +143,7 @@ def benchmark_local(
         result.notes.append(f"energy per token is n/a: {reader_name}")
     generator = torch.Generator().manual_seed(config.seed)
     variants = _variants(model, config, device)
-    shapes = itertools.product(config.batch_sizes, config.prompt_lengths, config.output_lengths)
+    shapes = itertools.product(config.batch_sizes, config.prompt_lens, config.output_lens)
     with (
         torch.inference_mode(),
         _sdpa_backend(config.sdpa_backend),
@@ -192,7 +157,7 @@ def benchmark_local(
                 # a compiled forward compiles (on a GPU also records its graphs) in its first
                 # calls: those are warm-up, never timed
                 compiled = decode == "fast" or config.compile
-                warm = max(config.num_warmup, 2) if compiled else config.num_warmup
+                warm = max(config.warmup, 2) if compiled else config.warmup
                 with variants[decode]:
                     point = _measure(
                         model, ids, output_len, config, device, sampler, reader_name, warm
@@ -247,7 +212,7 @@ def _measure(
     no_sampler_reason: str = "no power sensor",
     num_warmup: int | None = None,
 ) -> LocalPoint:
-    num_warmup = config.num_warmup if num_warmup is None else num_warmup
+    num_warmup = config.warmup if num_warmup is None else num_warmup
     torch = require_extra("torch", "llm")
     if device == "cuda":
         torch.cuda.synchronize()
@@ -258,7 +223,7 @@ def _measure(
         for _ in range(num_warmup):
             _generate(model, ids, output_len)
         with energy_window(sampler) as window:
-            runs = [_generate(model, ids, output_len) for _ in range(config.num_iters)]
+            runs = [_generate(model, ids, output_len) for _ in range(config.iters)]
     ttft = statistics.median(r[0] for r in runs)
     e2e = statistics.median(r[2] for r in runs)
     tpots = [r[1] for r in runs if r[1] is not None]
@@ -345,7 +310,7 @@ def local_measurements(result: LocalResult, config: LocalConfig) -> list[Measure
             "compile": config.compile,
             "sdpa_backend": config.sdpa_backend,
             "continuous_batching": config.continuous_batching,
-            "num_iters": config.num_iters,
+            "num_iters": config.iters,
         }
         values: list[tuple[str, float | None, str]] = [
             ("ttft_ms", point.ttft_s * 1e3, "ms"),

@@ -3,15 +3,15 @@
 One flat dataclass per mode holds every option; a preset (`infer/presets/<mode>/<name>.toml`), a
 `--config` TOML file (the option names as keys, dashes or underscores), dotted overrides
 (`--serve.num_prompts 200`) and the flags typed on the command line fill it, later sources winning,
-and `rocmkit.config` coerces and checks each value once. The CLI builds its flags from these
-fields, so a setting's help text is written once, here.
+and `rocmkit.config` coerces and checks each value once. The CLI's flags are generated from these
+fields by `rocmkit.options.add_flags`, so a setting's flag, help text and default are written once,
+here.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -20,119 +20,155 @@ from rocmkit.config import from_dict, load_toml
 from rocmkit.errors import UserError
 from rocmkit.infer.guards import DEFAULT_MAX_ERROR_RATE, DEFAULT_WARMUP_RETRIES
 from rocmkit.infer.metrics import PERCENTILES
+from rocmkit.options import option
 
 PRESET_PACKAGE = "rocmkit.infer.presets"
-
-
-def _opt(default: Any, help: str, **extra: Any) -> Any:
-    return field(default=default, metadata={"help": help, **extra})
 
 
 @dataclass(kw_only=True)
 class ServeSettings:
     """Every option of `rocmkit infer serve`."""
 
-    url: str | None = _opt(None, "base URL with /v1, e.g. http://127.0.0.1:8000/v1 (required)")
-    model: str | None = _opt(None, "model name the server expects (default: the first it lists)")
-    api: Literal["completions", "chat"] = _opt("completions", "completions or chat")
-    api_key: str | None = _opt(None, "sent as a Bearer token (default: $OPENAI_API_KEY)")
-    header: list[str] = _opt((), "extra request header NAME:VALUE (repeat)", repeat=True)  # noqa: RUF009 (a Field)
-    extra_body: dict[str, Any] | str | None = _opt(None, "JSON object merged into every request")  # noqa: RUF009 (a Field)
-    temperature: float = _opt(0.0, "sampling temperature")
-    top_p: float | None = _opt(None, "nucleus sampling")
-    top_k: int | None = _opt(None, "top-k sampling (vLLM/SGLang extension)")
-    ignore_eos: bool = _opt(False, "ask the server for exactly --output-len tokens")
-    stream: bool = _opt(
+    url: str | None = option(None, "base URL with /v1, e.g. http://127.0.0.1:8000/v1 (required)")
+    model: str | None = option(None, "model name the server expects (default: the first it lists)")
+    api: Literal["completions", "chat"] = option("completions", "completions or chat")
+    api_key: str | None = option(None, "sent as a Bearer token (default: $OPENAI_API_KEY)")
+    header: list[str] = option((), "extra request header NAME:VALUE (repeat)", repeat=True)
+    extra_body: dict[str, Any] | str | None = option(None, "JSON object merged into every request")
+    temperature: float = option(0.0, "sampling temperature")
+    top_p: float | None = option(None, "nucleus sampling")
+    top_k: int | None = option(None, "top-k sampling (vLLM/SGLang extension)")
+    ignore_eos: bool = option(False, "ask the server for exactly --output-len tokens")
+    stream: bool = option(
         True,
         "streamed answers (default true)",
         off="ask for whole answers instead of streams (TTFT = latency; TPOT n/a)",
     )
-    workload: Literal["random", "jsonl", "sharegpt", "shared-prefix", "trace"] = _opt(
+    workload: Literal["random", "jsonl", "sharegpt", "shared-prefix", "trace"] = option(
         "random", "random, jsonl, sharegpt, shared-prefix or trace"
     )
-    prompts: Path | None = _opt(  # noqa: RUF009 (a Field)
+    prompts: Path | None = option(
         None, "file for jsonl, sharegpt or trace (BurstGPT .csv, Mooncake .jsonl)"
     )
-    tokenizer: Path | None = _opt(None, "local tokenizer directory for token counts")  # noqa: RUF009 (a Field)
-    num_prompts: int = _opt(100, "requests per point (trace: the first N)")
-    input_len: int = _opt(128, "random workload prompt length")
-    output_len: int = _opt(128, "tokens to generate per request")
-    random_range_ratio: float = _opt(0.0, "random lengths uniform in [len*(1-r), len*(1+r)]")
-    num_conversations: int = _opt(8, "shared-prefix workload")
-    num_turns: int = _opt(4, "shared-prefix workload")
-    prefix_len: int | None = _opt(
+    tokenizer: Path | None = option(None, "local tokenizer directory for token counts")
+    num_prompts: int = option(100, "requests per point (trace: the first N)")
+    input_len: int = option(128, "random workload prompt length")
+    output_len: int = option(128, "tokens to generate per request")
+    random_range_ratio: float = option(0.0, "random lengths uniform in [len*(1-r), len*(1+r)]")
+    num_conversations: int = option(8, "shared-prefix workload")
+    num_turns: int = option(4, "shared-prefix workload")
+    prefix_len: int | None = option(
         None,
         "shared prefix length: random workload, a fixed random prefix before every prompt "
         "(default 0); shared-prefix workload, the system prompt (default 512)",
     )
-    prefix_groups: int = _opt(1, "random workload: N different --prefix-len prefixes, round robin")
-    trace_time_scale: float = _opt(1.0, "trace: 0.5 replays twice as fast")
-    rate: tuple[float, ...] = _opt(
+    prefix_groups: int = option(
+        1, "random workload: N different --prefix-len prefixes, round robin"
+    )
+    trace_time_scale: float = option(1.0, "trace: 0.5 replays twice as fast")
+    rate: tuple[float, ...] = option(
         (float("inf"),), "requests/s (Poisson), comma list; inf = all at once"
     )
-    burstiness: float = _opt(1.0, "gamma shape of arrival gaps: 1 Poisson, <1 burstier")
-    concurrency: tuple[int | None, ...] = _opt((None,), "max requests in flight, comma list")
-    ramp_up: Literal["none", "linear", "exponential"] = _opt(
+    burstiness: float = option(1.0, "gamma shape of arrival gaps: 1 Poisson, <1 burstier")
+    concurrency: tuple[int | None, ...] = option((None,), "max requests in flight, comma list")
+    ramp_up: Literal["none", "linear", "exponential"] = option(
         "none", "the rate moves from --ramp-up-start-rate to --ramp-up-end-rate over the requests"
     )
-    ramp_up_start_rate: float | None = _opt(None, "requests/s at the first request of --ramp-up")
-    ramp_up_end_rate: float | None = _opt(None, "requests/s at the last request of --ramp-up")
-    ramp_up_time: float = _opt(0.0, "seconds over which the rate climbs from 0 (finite --rate)")
-    warmup: int = _opt(1, "warm-up requests per point (not measured)")
-    warmup_retries: int = _opt(
+    ramp_up_start_rate: float | None = option(None, "requests/s at the first request of --ramp-up")
+    ramp_up_end_rate: float | None = option(None, "requests/s at the last request of --ramp-up")
+    ramp_up_time: float = option(0.0, "seconds over which the rate climbs from 0 (finite --rate)")
+    warmup: int = option(1, "warm-up requests per point (not measured)")
+    warmup_retries: int = option(
         DEFAULT_WARMUP_RETRIES, "retries of a warm-up request that failed (not with HTTP 4xx)"
     )
-    seed: int = _opt(0, "prompts and arrival times")
-    timeout: float = _opt(120.0, "per-request timeout in seconds")
-    run_timeout: float | None = _opt(None, "whole-run limit in seconds")
-    wait_ready: float = _opt(0.0, "wait up to this many seconds for the server to answer")
-    slo: str | None = _opt(None, "goodput SLOs, e.g. ttft=200ms,tpot=50ms,e2e=5s")
-    percentiles: tuple[float, ...] = _opt(
+    seed: int = option(0, "prompts and arrival times")
+    timeout: float = option(120.0, "per-request timeout in seconds")
+    run_timeout: float | None = option(None, "whole-run limit in seconds")
+    wait_ready: float = option(0.0, "wait up to this many seconds for the server to answer")
+    slo: str | None = option(None, "goodput SLOs, e.g. ttft=200ms,tpot=50ms,e2e=5s")
+    percentiles: tuple[float, ...] = option(
         PERCENTILES, "latency percentiles to report, comma list, e.g. 50,90,99,99.9"
     )
-    max_error_rate: float = _opt(
+    max_error_rate: float = option(
         DEFAULT_MAX_ERROR_RATE, "error budget: exit 1 above this share of failed requests"
     )
-    unreachable_timeout: float = _opt(10.0, "stop sending after this long without a connection")
-    power: Literal["none", "local"] = _opt("none", "local: sample this machine's GPU power")
-    save_requests: bool = _opt(False, "also write requests.jsonl, one line per request")
-    label: str | None = _opt(None, "name of this run in reports (result.json's label)")
-    metadata: list[str] = _opt((), "KEY=VALUE recorded in the result (repeat)", repeat=True)  # noqa: RUF009 (a Field)
-    append_results: Path | None = _opt(  # noqa: RUF009 (a Field)
+    unreachable_timeout: float = option(10.0, "stop sending after this long without a connection")
+    power: Literal["none", "local"] = option("none", "local: sample this machine's GPU power")
+    save_requests: bool = option(False, "also write requests.jsonl, one line per request")
+    label: str | None = option(None, "name of this run in reports (result.json's label)")
+    metadata: list[str] = option((), "KEY=VALUE recorded in the result (repeat)", repeat=True)
+    append_results: Path | None = option(
         None, "also append one JSON line per sweep point to this .jsonl file"
     )
 
 
+Precision = Literal["fp32", "fp16", "bf16"]
+SdpaBackend = Literal["auto", "math", "flash", "efficient", "cudnn"]
+
+
 @dataclass(kw_only=True)
 class LocalSettings:
-    """Every option of `rocmkit infer local` (the model directory is the positional argument)."""
+    """Every option of `rocmkit infer local` (the model directory is the positional argument),
+    and the config `benchmark_local` runs (also known as `LocalConfig`): checked once, here."""
 
-    model_dir: Path | None = _opt(None, "directory with config.json and weights", positional=True)  # noqa: RUF009 (a Field)
-    tiny: bool = _opt(
+    model_dir: Path | None = option(None, "directory with config.json and weights", positional=True)
+    tiny: bool = option(
         False,
         "no model at hand? time a random 2-layer model built here, nothing downloaded "
         "(saved once in runs/tiny-model)",
     )
-    precision: Literal["fp32", "fp16", "bf16"] = _opt("bf16", "fp32, fp16 or bf16")
-    batch_sizes: tuple[int, ...] = _opt((1,), "comma list, e.g. 1,8,32")
-    prompt_lens: tuple[int, ...] = _opt((128,), "prompt lengths in tokens, comma list")
-    output_lens: tuple[int, ...] = _opt((32,), "output lengths in tokens, comma list")
-    iters: int = _opt(3, "timed generate() calls per shape (median)")
-    warmup: int = _opt(1, "untimed generate() calls per shape")
-    compile: bool = _opt(False, "torch.compile the model's forward")
-    fast: bool = _opt(False, "also time static KV cache + compiled decode, next to eager")
-    sdpa_backend: Literal["auto", "math", "flash", "efficient", "cudnn"] = _opt(
+    precision: Precision = option("bf16", "fp32, fp16 or bf16")
+    batch_sizes: tuple[int, ...] = option((1,), "comma list, e.g. 1,8,32")
+    prompt_lens: tuple[int, ...] = option((128,), "prompt lengths in tokens, comma list")
+    output_lens: tuple[int, ...] = option((32,), "output lengths in tokens, comma list")
+    iters: int = option(3, "timed generate() calls per shape (median)")
+    warmup: int = option(1, "untimed generate() calls per shape")
+    compile: bool = option(False, "torch.compile the model's forward")
+    fast: bool = option(False, "also time static KV cache + compiled decode, next to eager")
+    sdpa_backend: SdpaBackend = option(
         "auto", "restrict scaled_dot_product_attention to one kernel"
     )
-    continuous_batching: bool = _opt(False, "each batch row a request via continuous batching")
-    seed: int = _opt(0, "random prompt ids")
-    power: bool = _opt(
+    continuous_batching: bool = option(False, "each batch row a request via continuous batching")
+    seed: int = option(0, "random prompt ids")
+    power: bool = option(
         True,
         "sample GPU power for energy per token (default true)",
         off="do not sample GPU power (no energy figures)",
     )
-    label: str | None = _opt(None, "name of this run in reports (result.json's label)")
-    metadata: list[str] = _opt((), "KEY=VALUE recorded in the result (repeat)", repeat=True)  # noqa: RUF009 (a Field)
+    label: str | None = option(None, "name of this run in reports (result.json's label)")
+    metadata: list[str] = option((), "KEY=VALUE recorded in the result (repeat)", repeat=True)
+    power_interval_s: float = option(0.1, "sampling period of the power reader", cli=False)
+
+    def __post_init__(self) -> None:
+        for name, flag in _LENGTH_FLAGS.items():
+            values = getattr(self, name)
+            if not values or min(values) < 1:
+                shown = ",".join(map(str, values)) or "nothing"
+                raise UserError(f"{flag} takes positive integers, e.g. 1,8 (got {shown})")
+        if self.fast and self.continuous_batching:
+            raise UserError("--fast times generate(): drop --continuous-batching (or --fast)")
+        if self.iters < 1 or self.warmup < 0:
+            raise UserError("--iters must be >= 1 and --warmup >= 0")
+        if not self.power_interval_s > 0:
+            raise UserError("the power sampling interval must be positive")
+        if self.model_dir is not None and not self.tiny:  # --tiny's model is rocmkit's own
+            _check_model_dir(Path(self.model_dir))
+
+
+_LENGTH_FLAGS = {
+    "batch_sizes": "--batch-sizes",
+    "prompt_lens": "--prompt-lens",
+    "output_lens": "--output-lens",
+}
+
+
+def _check_model_dir(model_dir: Path) -> None:
+    if not model_dir.exists():
+        raise UserError(f"no such model directory: {model_dir}")
+    if not model_dir.is_dir():
+        raise UserError(f"{model_dir} is a file: give a Hugging Face model directory")
+    if not (model_dir / "config.json").is_file():
+        raise UserError(f"{model_dir} has no config.json: give a Hugging Face model directory")
 
 
 SETTINGS: dict[str, type] = {"serve": ServeSettings, "local": LocalSettings}
@@ -187,8 +223,3 @@ def _flat(data: Mapping[str, Any], where: str) -> dict[str, Any]:
         else:
             flat[key.replace("-", "_")] = value
     return flat
-
-
-def setting_fields(mode: str) -> list[dataclasses.Field[Any]]:
-    """The fields of a mode's settings, for building its command-line flags."""
-    return list(dataclasses.fields(SETTINGS[mode]))

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from pathlib import Path
 
 from rocmkit.driver import Command, Context
 from rocmkit.errors import UserError
+from rocmkit.options import from_args, typed_values
 from rocmkit.port.findings import to_run_result
 from rocmkit.port.project import PortConfig, scan_project
 from rocmkit.port.rules import load_rules
@@ -23,20 +23,12 @@ class ListRules:
 
 
 def build(args: argparse.Namespace) -> PortConfig | ListRules:
+    """The config the flags ask for (generated from `PortConfig`), or the rule list."""
     if args.list_rules:
         return ListRules()
-    if args.path is None:
+    if "path" not in typed_values(PortConfig, args):
         raise UserError("give the project directory (or one file) to scan: rocmkit port PATH")
-    return PortConfig(
-        path=Path(args.path),
-        fail_on=args.fail_on,
-        min_severity=args.min_severity,
-        exclude=tuple(args.exclude),
-        max_bytes=args.max_bytes,
-        show_info=getattr(args, "show_info", False),
-        baseline=getattr(args, "baseline", None),
-        write_baseline=getattr(args, "write_baseline", None),
-    )
+    return from_args(PortConfig, args)
 
 
 def run(config: PortConfig | ListRules, ctx: Context | None = None) -> RunResult:

@@ -15,8 +15,10 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Literal
 
 from rocmkit.errors import UserError
+from rocmkit.options import option
 from rocmkit.port.context import build_context
 from rocmkit.port.cpp_scan import scan_cuda_source
 from rocmkit.port.findings import (
@@ -50,14 +52,29 @@ _HEADER_SUFFIXES = (".h", ".hpp")  # scanned only when they hold CUDA device cod
 class PortConfig:
     """What to scan and when the scan counts as failed (see `rocmkit port --help`)."""
 
-    path: Path
-    fail_on: str = "error"  # info | warn | error | never
-    min_severity: str = "warn"  # findings below this are left out (info: --show-info)
-    exclude: tuple[str, ...] = ()  # globs on the path relative to the root
-    max_bytes: int = 4 * 1024 * 1024
-    show_info: bool = False  # same as min_severity="info"
-    baseline: Path | None = None  # accepted findings (a file written by write_baseline)
-    write_baseline: Path | None = None  # write the findings of this scan there
+    # The CLI's flags are generated from these fields (rocmkit.options).
+    path: Path = option(help="project directory or one file", positional=True, nargs="?")
+    fail_on: Literal["info", "warn", "error", "never"] = option(
+        "error", "exit 1 when a finding is at or above this severity (default: error)"
+    )
+    min_severity: Severity = option(
+        "warn",
+        "leave findings below this severity out of the report (default: warn; info "
+        "findings are shown only when asked)",
+    )
+    show_info: bool = option(False, "also show info findings (= --min-severity info)")
+    baseline: Path | None = option(
+        None,
+        "accepted findings to leave out (a file written by --write-baseline)",
+        metavar="FILE",
+    )
+    write_baseline: Path | None = option(
+        None, "write this scan's findings there as the accepted baseline", metavar="FILE"
+    )
+    exclude: tuple[str, ...] = option(
+        (), "skip matching paths", repeat=True, metavar="GLOB"
+    )  # globs on the path relative to the root
+    max_bytes: int = option(4 * 1024 * 1024, "skip larger files (reported)")
 
     def __post_init__(self) -> None:
         if not self.path.exists():

@@ -5,9 +5,9 @@ driver saves and renders (`rocmkit.report.view_profile`): "profile-train" and "p
 (a trace.json in the run directory, the summary and hints in `data`), "profile-memory" (an
 estimate, saved only with --out; `--plot` draws its chart). From Python:
 
-    from rocmkit.profile.command import MemoryJob, run
-    from rocmkit.profile.commands import EstimateRequest, estimate_config
-    result = run(MemoryJob(config=estimate_config(EstimateRequest(preset="gpt2-124m"))))
+    from rocmkit.profile.command import memory_job, run
+    from rocmkit.profile.commands import EstimateRequest
+    result = run(memory_job(EstimateRequest(preset="gpt2-124m")))
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from rocmkit.errors import UserError
 from rocmkit.results import RunResult
 
 if TYPE_CHECKING:
+    from rocmkit.profile.commands import EstimateRequest
     from rocmkit.profile.estimator import EstimateConfig
     from rocmkit.profile.trace import ProfileSchedule
     from rocmkit.train import TrainConfig
@@ -113,31 +114,28 @@ def build_infer(args: argparse.Namespace) -> InferProfileJob:
 
 
 def build_memory(args: argparse.Namespace) -> MemoryJob:
+    """The estimate the flags ask for (generated from `EstimateRequest`), resolved against the
+    preset; an unwritable --plot file is refused before any work."""
     from rocmkit.atomic import check_writable_file
-    from rocmkit.profile.commands import EstimateRequest, estimate_config
+    from rocmkit.options import from_args
+    from rocmkit.profile.commands import EstimateRequest
 
-    config = estimate_config(
-        EstimateRequest(
-            preset=args.preset,
-            n_layer=args.n_layer,
-            d_model=args.d_model,
-            n_head=args.n_head,
-            seq_len=args.seq_len,
-            vocab_size=args.vocab_size,
-            precision=args.precision,
-            parallel=args.parallel,
-            world_size=args.world_size,
-            micro_batch=args.micro_batch,
-            activation_checkpointing=args.activation_checkpointing,
-            master_weights=args.master_weights,
-            mode=args.mode,
-        )
-    )
-    plot = Path(args.plot) if args.plot else None
-    if plot is not None:
-        check_writable_file(plot, what="plot file")
+    request = from_args(EstimateRequest, args)
+    if request.plot is not None:
+        check_writable_file(request.plot, what="plot file")
+    return memory_job(request)
+
+
+def memory_job(request: EstimateRequest) -> MemoryJob:
+    """The `profile memory` job a request asks for (its estimate config resolved)."""
+    from rocmkit.profile.commands import estimate_config
+
     return MemoryJob(
-        config=config, preset=args.preset, measure=args.measure, device=args.device, plot=plot
+        config=estimate_config(request),
+        preset=request.preset,
+        measure=request.measure,
+        device=request.device,
+        plot=request.plot,
     )
 
 

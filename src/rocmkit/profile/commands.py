@@ -10,11 +10,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from rocmkit.atomic import check_writable_file
 from rocmkit.config import to_dict
 from rocmkit.errors import UserError, warn_once
+from rocmkit.options import option
 from rocmkit.profile.estimator import (
     EstimateConfig,
     MemoryEstimate,
@@ -177,23 +178,34 @@ def check_model_dir(model_dir: Path) -> None:
         raise UserError(f"{model_dir} is not a Hugging Face model directory (no config.json)")
 
 
+_SHAPE_HELP = "model shape (overrides the preset)"
+
+
 @dataclass(kw_only=True)
 class EstimateRequest:
-    """What `profile memory` is asked: a preset and/or a model shape, and how it is trained."""
+    """What `profile memory` is asked: a preset and/or a model shape, how it is trained, and
+    whether to measure and draw it. The command's flags are generated from these fields
+    (`rocmkit.options`); `estimate_config` resolves them against the preset."""
 
-    preset: str | None = None
-    n_layer: int | None = None
-    d_model: int | None = None
-    n_head: int | None = None
-    seq_len: int | None = None
-    vocab_size: int | None = None
-    precision: str | None = None  # default: the preset's, else bf16
-    parallel: str = "none"
-    world_size: int = 1
-    micro_batch: int | None = None  # default: the preset's, else 1
-    activation_checkpointing: bool = False
-    master_weights: bool = False
-    mode: str | None = None  # default: infer for int8, else train
+    preset: str | None = option(None, "a GPT preset of rocmkit.train (gpt-tiny, gpt2-124m, ...)")
+    n_layer: int | None = option(None, _SHAPE_HELP)
+    d_model: int | None = option(None, _SHAPE_HELP)
+    n_head: int | None = option(None, _SHAPE_HELP)
+    seq_len: int | None = option(None, _SHAPE_HELP)
+    vocab_size: int | None = option(None, _SHAPE_HELP)
+    # default: the preset's, else bf16
+    precision: Literal["fp32", "fp16", "bf16", "int8"] | None = option(None)
+    parallel: Literal["none", "ddp", "zero1", "zero2", "zero3", "fsdp"] = option("none", "sharding")
+    world_size: int = option(1, "data-parallel ranks")
+    micro_batch: int | None = option(None, "samples per device (default: preset's)")
+    activation_checkpointing: bool = option(False)
+    master_weights: bool = option(False, "16-bit params + fp32 master copy")
+    mode: Literal["train", "infer"] | None = option(None, "default: infer for int8, else train")
+    measure: bool = option(False, "run one step here and compare")
+    device: Literal["auto", "cpu", "gpu"] = option(
+        "auto", "where --measure runs its step (auto: the GPU when there is one)"
+    )
+    plot: Path | None = option(None, "write the breakdown chart (PNG) here")
 
 
 def estimate_config(request: EstimateRequest) -> EstimateConfig:

@@ -7,10 +7,9 @@ result = train(config)
 
 from typing import TYPE_CHECKING, Any
 
-from rocmkit.train.config import TrainConfig, available_presets, load_train_config
-
 if TYPE_CHECKING:
     from rocmkit.train.checkpoint import export_checkpoint
+    from rocmkit.train.config import TrainConfig, available_presets, load_train_config
     from rocmkit.train.failures import NonFiniteLossError
     from rocmkit.train.loop import train
     from rocmkit.train.memory import step_memory
@@ -18,8 +17,12 @@ if TYPE_CHECKING:
     from rocmkit.train.models.loss import resolve_loss_impl
 
 # Loaded on first use, so that a config is read and checked before torch is imported (torch takes
-# seconds to import; a typo in a config file should be answered at once).
+# seconds to import; a typo in a config file should be answered at once), and so that the CLI,
+# which reads `rocmkit.train.shortcuts` to declare its flags, does not load the config tree.
 _LAZY = {
+    "TrainConfig": "rocmkit.train.config",
+    "available_presets": "rocmkit.train.config",
+    "load_train_config": "rocmkit.train.config",
     "export_checkpoint": "rocmkit.train.checkpoint",
     "NonFiniteLossError": "rocmkit.train.failures",
     "train": "rocmkit.train.loop",

@@ -81,30 +81,37 @@ def build(args: argparse.Namespace) -> TrainJob | ExportJob:
     if threads is not None and threads < 1:
         raise UserError(f"--threads must be a positive integer (got {threads})")
 
-    out, notes = _out_argument(args)
     overrides: dict[str, Any] = dict(shortcut_overrides(vars(args)))
     if args.resume is not None:
         overrides["checkpoint.resume"] = args.resume
     overrides.update(parse_overrides(extra))
-    config = load_train_config(preset=args.preset, path=args.config, overrides=overrides)
-    return TrainJob(
-        config=config,
-        backend=args.backend,
-        out=out or configured_run_dir(args.config, overrides),
-        notes=notes,
-        threads=threads,
-    )
+    # The --config file is read once: the config and the run-directory choice both use it.
+    file_data = load_toml(args.config) if args.config is not None else None
+    config = load_train_config(preset=args.preset, file_data=file_data, overrides=overrides)
+    out, notes = out_argument(args.out, args.run_dir, configured_run_dir(file_data, overrides))
+    return TrainJob(config=config, backend=args.backend, out=out, notes=notes, threads=threads)
 
 
-def _out_argument(args: argparse.Namespace) -> tuple[str | None, tuple[str, ...]]:
-    """`--out`, or the deprecated `--run-dir` (with a note); both at once is a mistake."""
-    if args.run_dir is None:
-        return args.out, ()
-    if args.out is not None and args.out != args.run_dir:
-        raise UserError("--run-dir is the old name of --out: give only --out DIR")
-    return args.run_dir, (
-        "rocmkit train: --run-dir is deprecated and will be removed; use --out DIR",
-    )
+# The one name of the run directory is --out; the old spellings keep working with a note.
+RUN_DIR_NOTE = "rocmkit train: --run-dir is deprecated and will be removed; use --out DIR"
+LOGGING_RUN_DIR_NOTE = (
+    "rocmkit train: logging.run_dir names the run directory the old way; use --out DIR"
+)
+
+
+def out_argument(
+    out: str | None, run_dir: str | None, configured: str | None
+) -> tuple[str | None, tuple[str, ...]]:
+    """The run directory the user named and what to tell them: `--out`; else the old `--run-dir`
+    flag or the config's `logging.run_dir`, each with a note naming --out. `--out` and a different
+    `--run-dir` at once is a mistake; `--out` wins over `logging.run_dir`."""
+    if run_dir is not None:
+        if out is not None and out != run_dir:
+            raise UserError("--run-dir is the old name of --out: give only --out DIR")
+        return run_dir, (RUN_DIR_NOTE,)
+    if out is not None or configured is None:
+        return out, ()
+    return configured, (LOGGING_RUN_DIR_NOTE,)
 
 
 class _ExportParser(argparse.ArgumentParser):
@@ -120,13 +127,15 @@ def _export_job(tokens: list[str]) -> ExportJob:
     return ExportJob(checkpoint=Path(ns.checkpoint), target=Path(ns.out))
 
 
-def configured_run_dir(config_path: str | None, overrides: Mapping[str, Any]) -> str | None:
-    """`logging.run_dir` when the user set it: a dotted override, else the --config file."""
+def configured_run_dir(
+    file_data: Mapping[str, Any] | None, overrides: Mapping[str, Any]
+) -> str | None:
+    """`logging.run_dir` when the user set it: a dotted override, else the --config file's
+    contents (already read; presets' own run_dir is for library calls and is not the user's)."""
     if "logging.run_dir" in overrides:
         return str(overrides["logging.run_dir"])
-    if config_path is None:
-        return None
-    value = load_toml(config_path).get("logging", {}).get("run_dir")
+    logging = (file_data or {}).get("logging", {})
+    value = logging.get("run_dir") if isinstance(logging, Mapping) else None
     return None if value is None else str(value)
 
 

@@ -8,7 +8,7 @@ change; checks that depend on the launch (world size) run in `check_world_size`.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -316,14 +316,18 @@ def load_train_config(
     path: str | Path | None = None,
     overrides: dict[str, Any] | None = None,
     world_size: int | None = None,
+    file_data: Mapping[str, Any] | None = None,
 ) -> TrainConfig:
     """preset TOML <- --config file <- dotted overrides; validated, then checked for `world_size`.
 
-    `world_size` defaults to the WORLD_SIZE a launcher such as torchrun sets (1 when absent).
+    `world_size` defaults to the WORLD_SIZE a launcher such as torchrun sets (1 when absent);
+    `file_data` is the --config file's contents when the caller has read it already (the file is
+    read once: `rocmkit train` also looks at its `logging.run_dir`).
     """
     base: dict[str, Any] = preset_data(preset) if preset else {}
-    if path is not None:
+    if file_data is None and path is not None:
         file_data = load_toml(path)
+    if file_data is not None:
         base = merge_dotted(base, flatten_dotted(file_data))
     if preset:
         base["preset"] = preset
