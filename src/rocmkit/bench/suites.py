@@ -163,7 +163,8 @@ def discovered() -> dict[str, Suite]:
         _DISCOVERED.extend(found)
     for suite in _DISCOVERED:
         SUITES.setdefault(suite.name, suite)  # a later register_suite of the name wins
-    return SUITES
+    ordered = {s.name: SUITES[s.name] for s in _DISCOVERED}  # built-in order, not import order
+    return ordered | SUITES
 
 
 def _module_suite(module: Any, name: str) -> Suite:
