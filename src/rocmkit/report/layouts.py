@@ -1,4 +1,5 @@
-"""The one layout registry of reports: how each suite (or result kind) is titled, tabled and plotted.
+"""The one layout registry of reports: how each result kind is printed and each suite titled,
+tabled and plotted, keyed by the kind or suite name.
 
 A `SuiteLayout` gives a title, the metrics the generic table shows first, optionally its own
 columns and a plot. The generic table (tables.run_table) names a row by its measurement name and
@@ -8,7 +9,9 @@ rate, concurrency) and shows the figures people compare first: latency, throughp
 efficiency, as in the guide's inference table. The other metrics stay in result.json and a note
 says so.
 
-Where a layout comes from (`layout_for`): one registered here with `register_layout` (the
+A result kind's console view (`view`: what `rocmkit X` and `rocmkit report RUN` print for a doctor,
+port, hipify, train or profile result; report.views) sits in the same entry; a kind without one
+gets the standard report. Where a suite's layout comes from (`layout_for`): one registered here with `register_layout` (the
 inference suites, power, train's curves), else the one the bench suite of that name declares
 (`rocmkit.bench.Suite.layout`, built-in or from another package's entry point), else none: the
 generic table under the suite's name.
@@ -19,7 +22,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocmkit.report.tables import (
     Table,
@@ -31,6 +34,9 @@ from rocmkit.report.tables import (
 )
 from rocmkit.results import Measurement, RunResult
 
+if TYPE_CHECKING:
+    from rocmkit.report.views import View
+
 # (runs, their labels) -> PNG bytes, or None when the runs hold nothing for this figure.
 Plot = Callable[[Sequence[RunResult], Sequence[str]], "bytes | None"]
 
@@ -41,24 +47,27 @@ class SuiteLayout:
     name a row, then chosen metrics; without them the generic table (a row per name/params, every
     metric, `first_metrics` first). `plot`: a function of (runs, labels) -> PNG or None, or its
     "module:function" name, imported when a report draws (matplotlib stays unloaded otherwise).
-    `title` "" is the suite's name."""
+    `title` "" is the suite's name. `view`: for a result kind, its console view (a function or
+    its "module:function" name, see report.views)."""
 
     title: str = ""
     keys: tuple[tuple[str, str], ...] = ()
     metrics: tuple[tuple[str, str], ...] = ()
     first_metrics: tuple[str, ...] = ()
     plot: Plot | str | None = None
+    view: View | str | None = None
 
     @property
     def has_columns(self) -> bool:
         return bool(self.metrics)
 
     def plot_function(self) -> Plot | None:
-        if not isinstance(self.plot, str):
-            return self.plot
-        module, _, name = self.plot.partition(":")
-        function: Plot = getattr(importlib.import_module(module), name)
-        return function
+        plot: Plot | None = _resolve(self.plot)
+        return plot
+
+    def view_function(self) -> View | None:
+        view: View | None = _resolve(self.view)
+        return view
 
     def _key_columns(self, measurements: Sequence[Measurement]) -> list[tuple[str, str]]:
         """The key parameters these measurements have; the measurement name if none."""
@@ -121,6 +130,14 @@ class SuiteLayout:
             rows=table_rows,
             notes=self._notes(every),
         )
+
+
+def _resolve(target: Any) -> Any:
+    """A function, or the function a "module:function" name gives (imported only now)."""
+    if not isinstance(target, str):
+        return target
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def _rows(measurements: Sequence[Measurement]) -> dict[str, dict[str, Measurement]]:
@@ -196,12 +213,26 @@ INFER_SERVE = SuiteLayout(
 )
 
 # Layouts of what no bench suite declares: rows bench adds to every run (power), the inference
-# commands' suites, and train runs (their curves plot from result.data, keyed by the kind).
+# commands' suites, and the result kinds with a console view of their own (train's curves plot
+# from result.data, keyed by the kind).
+_REPORT = "rocmkit.report."
 LAYOUTS: dict[str, SuiteLayout] = {
     "power": SuiteLayout(title="Power and energy", first_metrics=("avg_power", "energy")),
     "infer-local": INFER_LOCAL,
     "infer-serve": INFER_SERVE,
-    "train": SuiteLayout(plot="rocmkit.report.plots:train_curve_plot"),
+    "train": SuiteLayout(
+        plot=_REPORT + "plots:train_curve_plot", view=_REPORT + "view_train:render"
+    ),
+    "train-export": SuiteLayout(view=_REPORT + "view_train:render_export"),
+    "doctor": SuiteLayout(view=_REPORT + "view_doctor:render"),
+    "doctor-checks": SuiteLayout(view=_REPORT + "view_doctor:render_checks"),
+    "port": SuiteLayout(view=_REPORT + "view_port:render"),
+    "port-rules": SuiteLayout(view=_REPORT + "view_port:render_rules"),
+    "hipify": SuiteLayout(view=_REPORT + "view_hipify:render"),
+    "profile-train": SuiteLayout(view=_REPORT + "view_profile:render_trace"),
+    "profile-infer": SuiteLayout(view=_REPORT + "view_profile:render_trace"),
+    "profile-memory": SuiteLayout(view=_REPORT + "view_profile:render_estimate"),
+    "report": SuiteLayout(view=_REPORT + "view_report:render"),
 }
 
 
