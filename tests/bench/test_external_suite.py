@@ -161,3 +161,10 @@ def test_a_broken_entry_point_is_a_one_line_error_naming_the_package(fresh_regis
         suites.get_suite("gemm")
     with pytest.raises(UserError, match="uninstall"):
         suites.BenchConfig(suites=["gemm"])
+
+
+def test_a_packaged_suite_named_like_a_built_in_one_is_refused(fresh_registry):
+    source = SUITE_MODULE.replace('name="ext-copy"', 'name="gemm"')
+    _fake_package(fresh_registry, "extobj", "fast-gemm = extobj", source)
+    with pytest.raises(UserError, match="entry point 'fast-gemm' is called 'gemm'"):
+        suites.get_suite("bandwidth")

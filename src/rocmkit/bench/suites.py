@@ -158,8 +158,15 @@ def discovered() -> dict[str, Suite]:
     `Suite` object itself (`mysuites.copy:SUITE`)."""
     if not _DISCOVERED:
         found = [_module_suite(importlib.import_module(name), name) for name in BUILTIN_SUITES]
+        builtin = {suite.name for suite in found}
         for name, loaded in load_group(BENCH_SUITES):
-            found.append(loaded if isinstance(loaded, Suite) else _module_suite(loaded, name))
+            suite = loaded if isinstance(loaded, Suite) else _module_suite(loaded, name)
+            if suite.name in builtin:  # an installed package must not silently swap a figure
+                raise UserError(
+                    f"the bench suite of entry point {name!r} is called {suite.name!r}, like a "
+                    "built-in one; rename it"
+                )
+            found.append(suite)
         _DISCOVERED.extend(found)
     for suite in _DISCOVERED:
         SUITES.setdefault(suite.name, suite)  # a later register_suite of the name wins
