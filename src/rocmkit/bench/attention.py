@@ -11,9 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocmkit.bench.checks import Check, attention_reference, check_attention_output
+from rocmkit.bench.sizing import Mode, timing_for
+from rocmkit.bench.suites import Suite, register_suite
+from rocmkit.config import to_dict
 from rocmkit.errors import UserError
 from rocmkit.measure.timing import TimingConfig, measure
 from rocmkit.platform import Platform
+from rocmkit.report import SuiteLayout
 from rocmkit.results import Measurement
 
 SUITE = "attention"
@@ -163,3 +167,31 @@ def run_attention(config: AttentionConfig, platform: Platform) -> list[Measureme
                     )
                 )
     return results
+
+
+def attention_defaults(platform: Platform, mode: Mode) -> dict[str, Any]:
+    if platform.gpu_available:
+        shape = {"batch": 4, "num_heads": 16, "seq_len": 2048, "head_dim": 128}
+        dtypes = ["fp16", "bf16"]
+    else:
+        shape = {"batch": 1, "num_heads": 4, "seq_len": 256, "head_dim": 64}
+        dtypes = ["fp32", "bf16"]
+    return {**shape, "dtypes": dtypes, "timing": to_dict(timing_for(platform, mode))}
+
+
+def attention_figures(config: AttentionConfig, platform: Platform) -> int:
+    return 2 * len(config.backends) * len(config.dtypes)  # forward and backward
+
+
+BENCH_SUITE = register_suite(
+    Suite(
+        name=SUITE,
+        description="SDPA fwd/bwd per backend and dtype",
+        run=lambda config, platform, sampler: run_attention(config, platform),
+        config_type=AttentionConfig,
+        defaults=attention_defaults,
+        num_figures=attention_figures,
+        layout=SuiteLayout(title="Attention (SDPA)", first_metrics=("time_ms", "tflops", "gflops")),
+        full=True,
+    )
+)

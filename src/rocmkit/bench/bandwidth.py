@@ -11,10 +11,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rocmkit.bench.checks import Check, check_equal
+from rocmkit.bench.sizing import Mode, timing_for
+from rocmkit.bench.suites import Suite, register_suite
+from rocmkit.config import to_dict
 from rocmkit.errors import UserError
 from rocmkit.measure.peaks import Peak, memory_bandwidth_peak
 from rocmkit.measure.timing import TimingConfig, measure
 from rocmkit.platform import Platform
+from rocmkit.report import SuiteLayout
 from rocmkit.results import Measurement
 
 if TYPE_CHECKING:
@@ -161,3 +165,39 @@ def _skipped(name: str, params: dict[str, Any], reason: str) -> Measurement:
         params=params,
         extra={"skipped": reason},
     )
+
+
+def bandwidth_defaults(platform: Platform, mode: Mode) -> dict[str, Any]:
+    quick = mode == "quick"
+    if platform.gpu_available:
+        memory = platform.devices[0].total_memory_bytes if platform.devices else None
+        big_mib = 1024 if memory is None or memory >= 16 * 2**30 else 256
+        sizes = [16, 256, big_mib] if quick else [1, 4, 16, 64, 256, big_mib]
+    else:
+        sizes = [4, 16] if quick else [1, 4, 16, 64]
+    return {"sizes_mib": sizes, "timing": to_dict(timing_for(platform, mode))}
+
+
+def bandwidth_figures(config: BandwidthConfig, platform: Platform) -> int:
+    # Host<->device copies need a device: on the CPU only copy and triad run.
+    ops = [o for o in config.ops if platform.gpu_available or o in ("copy", "triad")]
+    return len(ops) * len(config.sizes_mib)
+
+
+BENCH_SUITE = register_suite(
+    Suite(
+        name=SUITE,
+        description="device copy/triad and host<->device GB/s",
+        run=lambda config, platform, sampler: run_bandwidth(config, platform),
+        config_type=BandwidthConfig,
+        defaults=bandwidth_defaults,
+        num_figures=bandwidth_figures,
+        layout=SuiteLayout(
+            title="Memory bandwidth",
+            first_metrics=("gbps", "pct_of_peak"),
+            plot="rocmkit.report.plots:bandwidth_plot",
+        ),
+        quick=True,
+        full=True,
+    )
+)

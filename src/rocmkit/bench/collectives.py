@@ -16,10 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rocmkit.bench.sizing import Mode
+from rocmkit.bench.suites import Suite, register_suite
 from rocmkit.errors import UserError
 from rocmkit.measure.ticks import tick
 from rocmkit.measure.timing import summarize
 from rocmkit.platform import Platform
+from rocmkit.report import SuiteLayout
 from rocmkit.results import Measurement
 
 if TYPE_CHECKING:
@@ -250,3 +253,30 @@ def _measure_op(
             metric="busbw", value=busbw_gbps(op, size_bytes, stats.median, n), unit="GB/s", **common
         ),
     ]
+
+
+def collectives_defaults(platform: Platform, mode: Mode) -> dict[str, Any]:
+    top = 28 if platform.gpu_available else 20
+    return {"sizes_bytes": [2**p for p in range(10, top + 1, 2 if mode == "quick" else 1)]}
+
+
+def collectives_figures(config: CollectivesConfig, platform: Platform) -> int:
+    return len(config.ops) * len(config.sizes_bytes)
+
+
+BENCH_SUITE = register_suite(
+    Suite(
+        name=SUITE,
+        description="all_reduce & co. algbw/busbw (under torchrun)",
+        run=lambda config, platform, sampler: run_collectives(config, platform),
+        config_type=CollectivesConfig,
+        defaults=collectives_defaults,
+        num_figures=collectives_figures,
+        needs_torchrun=True,
+        layout=SuiteLayout(
+            title="Collectives (nccl-tests algbw/busbw)",
+            first_metrics=("time_us", "algbw", "busbw"),
+            plot="rocmkit.report.plots:busbw_plot",
+        ),
+    )
+)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rocmkit.bench.sizing import Mode
-from rocmkit.bench.suites import BenchConfig, Device, device_defaults
+from rocmkit.bench.suites import BenchConfig, Device, default_suites, device_defaults
 from rocmkit.bench.train_precision import with_train_shortcuts
 from rocmkit.config import load_config
 from rocmkit.driver import Command, Context
@@ -25,9 +25,6 @@ from rocmkit.results import RunResult
 
 if TYPE_CHECKING:
     from rocmkit.console import ProgressHandle
-
-# --full without --suite adds attention; collectives need torchrun and are always asked for by name.
-FULL_SUITES = ("gemm", "bandwidth", "attention", "train-precision")
 
 
 def bench_config(
@@ -51,8 +48,8 @@ def bench_config(
     base.update(device_defaults(platform, mode))
     if suites:
         base["suites"] = list(suites)
-    elif mode == "full":
-        base["suites"] = list(FULL_SUITES)
+    else:  # the suites registered to run in this mode (collectives need torchrun: by name only)
+        base["suites"] = default_suites(mode)
     if label:
         base["label"] = label
     if threads is not None:

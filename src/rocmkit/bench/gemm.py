@@ -11,10 +11,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rocmkit.bench.checks import Check, check_matmul_output, matmul_reference
+from rocmkit.bench.sizing import Mode, timing_for
+from rocmkit.bench.suites import Suite, register_suite
+from rocmkit.config import to_dict
 from rocmkit.errors import UserError
 from rocmkit.measure.peaks import Peak, compute_peak
 from rocmkit.measure.timing import TimingConfig, measure
 from rocmkit.platform import Platform
+from rocmkit.report import SuiteLayout
 from rocmkit.results import Measurement
 
 if TYPE_CHECKING:
@@ -215,3 +219,37 @@ def _skipped(name: str, metric: str, unit: str, params: dict[str, Any], reason: 
         params=params,
         extra={"skipped": reason},
     )
+
+
+def gemm_defaults(platform: Platform, mode: Mode) -> dict[str, Any]:
+    quick = mode == "quick"
+    if platform.gpu_available:
+        sizes = [2048, 4096, 8192] if quick else [1024, 2048, 4096, 8192, 16384]
+        dtypes = ["fp32", "tf32", "fp16", "bf16", "fp8"]
+    else:
+        sizes = [256, 512] if quick else [256, 512, 1024]
+        dtypes = ["fp32", "bf16"] if quick else ["fp32", "fp16", "bf16"]
+    return {"sizes": sizes, "dtypes": dtypes, "timing": to_dict(timing_for(platform, mode))}
+
+
+def gemm_figures(config: GemmConfig, platform: Platform) -> int:
+    return len(config.sizes) * len(config.dtypes)
+
+
+BENCH_SUITE = register_suite(
+    Suite(
+        name=SUITE,
+        description="matmul TFLOPS per size and dtype, % of peak",
+        run=lambda config, platform, sampler: run_gemm(config, platform),
+        config_type=GemmConfig,
+        defaults=gemm_defaults,
+        num_figures=gemm_figures,
+        layout=SuiteLayout(
+            title="GEMM throughput",
+            first_metrics=("tflops", "gflops", "pct_of_peak"),
+            plot="rocmkit.report.plots:gemm_plot",
+        ),
+        quick=True,
+        full=True,
+    )
+)

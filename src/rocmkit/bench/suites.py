@@ -1,47 +1,48 @@
 """The bench suite registry, sized for the device found, and `run_bench(config, platform) -> RunResult`.
 
-A suite is one `register_suite(Suite(...))`: its name, its config section and type, the function
-that runs it, how many figures it makes (for the progress bar) and its device-sized defaults.
+A suite is one module that ends in `BENCH_SUITE = register_suite(Suite(...))`: its name, config
+type, device-sized defaults, runner, figure count (for the progress bar), report layout (title,
+column order, plot) and whether `--quick`/`--full` run it by default. The built-in modules are
+`BUILTIN_SUITES`; other packages add theirs through the `rocmkit.bench_suites` entry point group.
+Both load on the first look at the registry (`get_suite`, `suite_names`), not at import.
 Sizes scale with the device: a 2-core CPU gets tiny problems, a GPU gets sizes that fill it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import os
 import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from rocmkit.bench import fleet, sizing, ticks
-from rocmkit.bench.attention import AttentionConfig, run_attention
-from rocmkit.bench.bandwidth import BandwidthConfig, run_bandwidth
-from rocmkit.bench.collectives import (
-    TORCHRUN_HINT,
-    CollectivesConfig,
-    ensure_process_group,
-    run_collectives,
-)
+from rocmkit.bench import fleet
 from rocmkit.bench.floors import apply_floors, check_floors, check_fraction
-from rocmkit.bench.gemm import GemmConfig, run_gemm
 from rocmkit.bench.sizing import Mode
-from rocmkit.bench.train_precision import (
-    TrainPrecisionConfig,
-    TrainUnavailable,
-    run_train_precision,
-)
 from rocmkit.config import flatten_dotted, from_dict, merge_dotted, to_dict
 from rocmkit.errors import UserError
+from rocmkit.extensions import BENCH_SUITES, load_group
 from rocmkit.measure.noise import prepare_cpu
 from rocmkit.measure.power import PowerSampler, average_watts, platform_power_reader
 from rocmkit.measure.ticks import listening
 from rocmkit.platform import Platform
 from rocmkit.results import Measurement, RunResult
 
+if TYPE_CHECKING:
+    from rocmkit.report import SuiteLayout
+
 Device = Literal["auto", "cpu", "gpu"]
-DEFAULT_SUITES = ("gemm", "bandwidth", "train-precision")
+# The modules of the suites rocmkit ships, in the order they run; each registers its suite.
+BUILTIN_SUITES = (
+    "rocmkit.bench.gemm",
+    "rocmkit.bench.bandwidth",
+    "rocmkit.bench.collectives",
+    "rocmkit.bench.attention",
+    "rocmkit.bench.train_precision",
+)
 # Environment variables that change what a benchmark measures; recorded with every run.
 ENV_PREFIXES = (
     "HIP_",
@@ -62,11 +63,12 @@ ENV_PREFIXES = (
 class BenchConfig:
     """What to run. Suite configs left as None are sized for the device by `sized_for`.
 
-    The built-in suites have a typed section each (`--gemm.sizes 256,512`); a registered suite's
-    settings go in `suite_configs[section]` (`--suite_configs.mysuite.size 64`).
+    The built-in suites have a typed section each (`--gemm.sizes 256,512`; these fields keep
+    result.json's `config` as it always was); a registered suite's settings go in
+    `suite_configs[section]` (`--suite_configs.mysuite.size 64`).
     """
 
-    suites: list[str] = field(default_factory=lambda: list(DEFAULT_SUITES))
+    suites: list[str] = field(default_factory=lambda: default_suites("quick"))
     mode: Mode = "quick"
     label: str | None = None
     power: bool = True
@@ -105,14 +107,16 @@ SuiteRunner = Callable[[Any, Platform, "PowerSampler | None"], list[Measurement]
 
 @dataclass(frozen=True, kw_only=True)
 class Suite:
-    """A registered bench suite.
+    """A registered bench suite: everything rocmkit needs to run, size, count and report it.
 
     `run(suite_config, platform, sampler)` gets the suite's own config, sized for the device
     (None when the suite has no `config_type`). `section` is where that config lives in a
     BenchConfig (default: the name with - as _); `defaults(platform, mode)` gives it as a dict
     under the user's settings; `num_figures(suite_config, platform)` counts the figures it will
     report, for the progress bar. A suite that cannot run here raises one of `unavailable`: the
-    run goes on and the suite reports why it was skipped.
+    run goes on and the suite reports why it was skipped. `layout` is how `rocmkit report` shows
+    its rows (`rocmkit.report.SuiteLayout`: title, metrics first, columns, plot); without one the
+    generic table. `quick`/`full`: run when `rocmkit bench` / `--full` names no `--suite`.
     """
 
     name: str
@@ -124,6 +128,9 @@ class Suite:
     num_figures: Callable[[Any, Platform], int] | None = None
     needs_torchrun: bool = False
     unavailable: tuple[type[Exception], ...] = ()
+    layout: SuiteLayout | None = None
+    quick: bool = False
+    full: bool = False
 
     @property
     def config_section(self) -> str:
@@ -131,6 +138,8 @@ class Suite:
 
 
 SUITES: dict[str, Suite] = {}
+# The suites the built-in modules and entry points gave, found once (see `discovered`).
+_DISCOVERED: list[Suite] = []
 
 
 def register_suite(suite: Suite) -> Suite:
@@ -141,10 +150,61 @@ def register_suite(suite: Suite) -> Suite:
     return suite
 
 
+def discovered() -> dict[str, Suite]:
+    """Every known suite, by name: the built-in ones, then other packages' (entry point group
+    `rocmkit.bench_suites`, loaded on the first call), then any `register_suite` made since.
+
+    An entry point names a module whose import registers its suite (its `BENCH_SUITE`), or a
+    `Suite` object itself (`mysuites.copy:SUITE`)."""
+    if not _DISCOVERED:
+        found = [_module_suite(importlib.import_module(name), name) for name in BUILTIN_SUITES]
+        builtin = {suite.name for suite in found}
+        for name, loaded in load_group(BENCH_SUITES):
+            suite = loaded if isinstance(loaded, Suite) else _module_suite(loaded, name)
+            if suite.name in builtin:  # an installed package must not silently swap a figure
+                raise UserError(
+                    f"the bench suite of entry point {name!r} is called {suite.name!r}, like a "
+                    "built-in one; rename it"
+                )
+            found.append(suite)
+        _DISCOVERED.extend(found)
+    for suite in _DISCOVERED:
+        SUITES.setdefault(suite.name, suite)  # a later register_suite of the name wins
+    ordered = {s.name: SUITES[s.name] for s in _DISCOVERED}  # built-in order, not import order
+    return ordered | SUITES
+
+
+def _module_suite(module: Any, name: str) -> Suite:
+    suite = getattr(module, "BENCH_SUITE", None)
+    if not isinstance(suite, Suite):
+        raise UserError(
+            f"bench suite entry {name!r}: module {getattr(module, '__name__', module)} has no "
+            "BENCH_SUITE = register_suite(Suite(...)); point the entry at the Suite object"
+        )
+    return suite
+
+
 def get_suite(name: str) -> Suite:
-    if name not in SUITES:
-        raise UserError(f"unknown bench suite {name!r}; choose from {', '.join(sorted(SUITES))}")
-    return SUITES[name]
+    suites = discovered()
+    if name not in suites:
+        raise UserError(f"unknown bench suite {name!r}; choose from {', '.join(suites)}")
+    return suites[name]
+
+
+def default_suites(mode: Mode) -> list[str]:
+    """The suites a run with no `--suite` runs, in registry order."""
+    return [s.name for s in discovered().values() if (s.quick if mode == "quick" else s.full)]
+
+
+def suite_help() -> str:
+    """The `--suite` help of `rocmkit bench`, from the registry (external suites included)."""
+    quick, full = default_suites("quick"), default_suites("full")
+    added = [name for name in full if name not in quick]
+    more = f"; --full adds {', '.join(added)}" if added else ""
+    return (
+        f"suite to run (repeat or comma-separate): {', '.join(discovered())} "
+        f"(default: {','.join(quick)}{more})"
+    )
 
 
 # BenchConfig's own settings; its other fields are the typed sections of the built-in suites.
@@ -175,7 +235,7 @@ def device_defaults(platform: Platform, mode: Mode) -> dict[str, Any]:
     """Every registered suite's config (as dicts) sized for this device and mode, shaped like a
     BenchConfig: the base under user overrides."""
     shaped: dict[str, Any] = {"suite_configs": {}}
-    for suite in SUITES.values():
+    for suite in discovered().values():
         if suite.defaults is None:
             continue
         section = suite.config_section
@@ -206,60 +266,6 @@ def sized_for(config: BenchConfig, platform: Platform) -> BenchConfig:
         else:
             extra[section] = current
     return dataclasses.replace(config, **typed, suite_configs=extra)
-
-
-register_suite(
-    Suite(
-        name="gemm",
-        description="matmul TFLOPS per size and dtype, % of peak",
-        run=lambda config, platform, sampler: run_gemm(config, platform),
-        config_type=GemmConfig,
-        defaults=sizing.gemm_defaults,
-        num_figures=ticks.gemm_figures,
-    )
-)
-register_suite(
-    Suite(
-        name="bandwidth",
-        description="device copy/triad and host<->device GB/s",
-        run=lambda config, platform, sampler: run_bandwidth(config, platform),
-        config_type=BandwidthConfig,
-        defaults=sizing.bandwidth_defaults,
-        num_figures=ticks.bandwidth_figures,
-    )
-)
-register_suite(
-    Suite(
-        name="collectives",
-        description="all_reduce & co. algbw/busbw (under torchrun)",
-        run=lambda config, platform, sampler: run_collectives(config, platform),
-        config_type=CollectivesConfig,
-        defaults=sizing.collectives_defaults,
-        num_figures=ticks.collectives_figures,
-        needs_torchrun=True,
-    )
-)
-register_suite(
-    Suite(
-        name="attention",
-        description="SDPA fwd/bwd per backend and dtype",
-        run=lambda config, platform, sampler: run_attention(config, platform),
-        config_type=AttentionConfig,
-        defaults=sizing.attention_defaults,
-        num_figures=ticks.attention_figures,
-    )
-)
-register_suite(
-    Suite(
-        name="train-precision",
-        description="same model at fp32/fp16/bf16 via rocmkit.train",
-        run=run_train_precision,
-        config_type=TrainPrecisionConfig,
-        defaults=sizing.train_precision_defaults,
-        num_figures=ticks.train_precision_figures,
-        unavailable=(TrainUnavailable,),
-    )
-)
 
 
 def on_device(platform: Platform, device: Device) -> Platform:
@@ -318,7 +324,11 @@ def run_bench(
     saved_threads = torch.get_num_threads()
     world_size = fleet.launched_world_size()
     # under torchrun every rank measures its own device (ensure_process_group picks it)
-    created_group = ensure_process_group(platform) if world_size > 1 else False
+    created_group = False
+    if world_size > 1:
+        from rocmkit.bench.collectives import ensure_process_group
+
+        created_group = ensure_process_group(platform)
     try:
         for name in config.suites:
             interrupted = name
@@ -429,6 +439,8 @@ def _check_launch(config: BenchConfig) -> None:
     """Fail before any suite runs when one needs torchrun and this process was not started by it."""
     import torch.distributed as dist
 
+    from rocmkit.bench.collectives import TORCHRUN_HINT
+
     launched = "WORLD_SIZE" in os.environ and "MASTER_ADDR" in os.environ
     for name in config.suites:
         if get_suite(name).needs_torchrun and not launched and not dist.is_initialized():
@@ -473,3 +485,13 @@ def _run_suite(
         Measurement(metric="avg_power", value=watts, unit="W", **common),
         Measurement(metric="energy", value=energy, unit="J", **common),
     ]
+
+
+# BenchConfig's typed sections name the built-in suites' config types (so result.json's `config`
+# keeps its `gemm`, `bandwidth`... keys); their modules import this one to register themselves,
+# so they load last, once Suite and register_suite exist.
+from rocmkit.bench.attention import AttentionConfig  # noqa: E402
+from rocmkit.bench.bandwidth import BandwidthConfig  # noqa: E402
+from rocmkit.bench.collectives import CollectivesConfig  # noqa: E402
+from rocmkit.bench.gemm import GemmConfig  # noqa: E402
+from rocmkit.bench.train_precision import TrainPrecisionConfig  # noqa: E402

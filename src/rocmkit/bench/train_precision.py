@@ -17,15 +17,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rocmkit.config import flatten_dotted
+from rocmkit.bench.sizing import Mode
+from rocmkit.bench.suites import Suite, register_suite
+from rocmkit.config import flatten_dotted, to_dict
 from rocmkit.errors import UserError
 from rocmkit.measure.power import PowerSampler, per_unit, units_per_joule
 from rocmkit.measure.ticks import tick
 from rocmkit.platform import Platform
+from rocmkit.report import SuiteLayout
 from rocmkit.results import Measurement
 
 SUITE = "train-precision"
 DTYPES = ("fp32", "fp16", "bf16")
+# PyTorch and, for the GPT presets, JAX side by side (a note row when JAX is not installed).
+TRAIN_BACKENDS = ["torch", "jax"]
 
 
 class TrainUnavailable(Exception):
@@ -320,3 +325,70 @@ def precision_rows(
         row("energy_per_unit", per_unit(run.energy_j, run.num_units), f"J/{unit.rstrip('s')}"),
         row("units_per_joule", units_per_joule(run.energy_j, run.num_units), f"{unit}/J"),
     ]
+
+
+def train_precision_defaults(platform: Platform, mode: Mode) -> dict[str, Any]:
+    return to_dict(_train_sizes(platform.gpu_available, mode == "quick"))
+
+
+def _train_sizes(gpu: bool, quick: bool) -> TrainPrecisionConfig:
+    """Models big enough to keep the device busy, small enough to finish in the mode's time."""
+    if gpu and not quick:
+        return TrainPrecisionConfig(
+            models=["gpt2-124m", "resnet50"], steps=50, backends=TRAIN_BACKENDS
+        )
+    if gpu:
+        # gpt-tiny widened to ~45M parameters: the preset itself is launch-bound on a GPU.
+        gpt = {
+            "model": {
+                "n_layer": 6,
+                "d_model": 512,
+                "n_head": 8,
+                "seq_len": 512,
+                "vocab_size": 50304,
+            },
+            "train": {"micro_batch": 16},
+        }
+        return TrainPrecisionConfig(
+            models=["gpt-tiny", "resnet18"],
+            steps=20,
+            overrides={"gpt-tiny": gpt},
+            backends=TRAIN_BACKENDS,
+        )
+    small = {
+        "gpt-tiny": {"model": {"seq_len": 64, "vocab_size": 512}, "train": {"micro_batch": 4}},
+        "resnet18": {"model": {"image_size": 32, "num_classes": 10}, "train": {"micro_batch": 4}},
+    }
+    return TrainPrecisionConfig(
+        models=list(small), steps=6 if quick else 12, overrides=small, backends=TRAIN_BACKENDS
+    )
+
+
+def train_precision_figures(config: TrainPrecisionConfig, platform: Platform) -> int:
+    return len(config.models) * len(config.dtypes)  # training runs, not timed figures
+
+
+BENCH_SUITE = register_suite(
+    Suite(
+        name=SUITE,
+        description="same model at fp32/fp16/bf16 via rocmkit.train",
+        run=run_train_precision,
+        config_type=TrainPrecisionConfig,
+        defaults=train_precision_defaults,
+        num_figures=train_precision_figures,
+        unavailable=(TrainUnavailable,),
+        layout=SuiteLayout(
+            title="Training precision comparison",
+            first_metrics=(
+                "throughput",
+                "speedup_vs_fp32",
+                "peak_memory",
+                "memory_saving_vs_fp32",
+                "mfu",
+            ),
+            plot="rocmkit.report.plots:precision_plot",
+        ),
+        quick=True,
+        full=True,
+    )
+)

@@ -11,6 +11,7 @@ import argparse
 
 from rocmkit.cli.pipeline import add_output_options, handler
 from rocmkit.cli.train_options import add_train_shortcuts
+from rocmkit.extensions import LazyText
 
 # The train-precision suite trains each model in each dtype: these short train flags apply to it
 # (`rocmkit.bench.command.build` reads the ones given from the `train_shortcuts` default).
@@ -24,8 +25,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--suite",
         action="append",
         metavar="NAME",
-        help="suite to run (repeat or comma-separate): gemm, bandwidth, collectives, attention, "
-        "train-precision (default: gemm,bandwidth,train-precision; --full adds attention)",
+        help=LazyText(_suite_help),
     )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument(
@@ -89,3 +89,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         mode="quick",
         train_shortcuts=TRAIN_SHORTCUTS,
     )
+
+
+def _suite_help() -> str:
+    from rocmkit.bench.suites import suite_help  # the registry loads only when help is shown
+
+    return suite_help()

@@ -1,7 +1,14 @@
-"""The registry of doctor checks: each registers itself by id, in the order it should run."""
+"""The registry of doctor checks: each registers itself by id, in the order it should run.
+
+A check is a function decorated with `register(...)` in a module that loads with the registry:
+every `rocmkit/doctor/checks_*.py` module, and the modules other packages name in the
+`rocmkit.doctor_checks` entry point group (read the first time the checks are listed).
+"""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -9,6 +16,7 @@ from typing import TYPE_CHECKING
 from rocmkit.doctor.findings import DoctorReport, Finding
 from rocmkit.doctor.reconcile import reconcile
 from rocmkit.errors import UserError
+from rocmkit.extensions import DOCTOR_CHECKS, load_group
 
 if TYPE_CHECKING:
     from rocmkit.doctor.context import DoctorContext
@@ -26,6 +34,7 @@ class Check:
 
 
 CHECKS: dict[str, Check] = {}
+_ENTRY_POINTS_LOADED: list[bool] = []
 
 
 def register(
@@ -34,7 +43,9 @@ def register(
     """Decorator: add a check function to the registry under `check_id`."""
 
     def decorate(fn: CheckFn) -> CheckFn:
-        assert check_id not in CHECKS, f"duplicate doctor check {check_id}"
+        if check_id in CHECKS:  # e.g. a package's check named like a built-in one
+            where = f"{fn.__module__} and {CHECKS[check_id].fn.__module__}"
+            raise UserError(f"two doctor checks are called {check_id!r} ({where}); rename one")
         CHECKS[check_id] = Check(check_id, title, fn, order, uses_probe)
         return fn
 
@@ -42,16 +53,22 @@ def register(
 
 
 def all_checks() -> dict[str, Check]:
-    """Every registered check, by id (importing the check modules registers them)."""
-    from rocmkit.doctor import (  # noqa: F401
-        checks_build,
-        checks_compute,
-        checks_env,
-        checks_jax,
-        checks_system,
-    )
-
+    """Every registered check, by id, in report order (loading the check modules registers them)."""
+    _load_check_modules()
     return dict(sorted(CHECKS.items(), key=lambda item: item[1].order))
+
+
+def _load_check_modules() -> None:
+    """Import the built-in `checks_*` modules of this package, then other packages' entry points
+    (a module whose import registers its checks); imports after the first are no-ops."""
+    package = __name__.rpartition(".")[0]
+    here = importlib.import_module(package).__path__
+    for module in sorted(m.name for m in pkgutil.iter_modules(here)):
+        if module.startswith("checks_"):
+            importlib.import_module(f"{package}.{module}")
+    if not _ENTRY_POINTS_LOADED:
+        load_group(DOCTOR_CHECKS)
+        _ENTRY_POINTS_LOADED.append(True)
 
 
 def select_checks(ids: Sequence[str] | None) -> list[Check]:

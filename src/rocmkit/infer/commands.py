@@ -208,52 +208,11 @@ def _ramp(settings: ServeSettings) -> Ramp | None:
 
 
 def serve_workload(settings: ServeSettings, tokenizer: Tokenizer | None) -> Workload:
-    """The prompts the settings ask for (random, a file, shared-prefix chats or a trace)."""
-    from rocmkit.infer import workloads
+    """The prompts the settings ask for, made by the registered `--workload` kind
+    (`rocmkit.infer.workload_kinds`: random, jsonl, sharegpt, shared-prefix, trace, or a package's)."""
+    from rocmkit.infer.workload_kinds import make_workload
 
-    kind, path = settings.workload, settings.prompts
-    if kind in ("jsonl", "sharegpt", "trace") and path is None:
-        raise UserError(f"--workload {kind} needs --prompts FILE")
-    if settings.prefix_groups != 1 and kind != "random":
-        raise UserError("--prefix-groups applies to the random workload")
-    if settings.prefix_len is not None and kind not in ("random", "shared-prefix"):
-        raise UserError("--prefix-len applies to the random and shared-prefix workloads")
-    if kind == "trace" and path is not None:
-        from rocmkit.infer.traces import trace_workload
-
-        return trace_workload(
-            path,
-            num_prompts=settings.num_prompts,
-            time_scale=settings.trace_time_scale,
-            seed=settings.seed,
-            tokenizer=tokenizer,
-        )
-    if kind == "jsonl" and path is not None:
-        return workloads.jsonl_workload(path, output_len=settings.output_len, tokenizer=tokenizer)
-    if kind == "sharegpt" and path is not None:
-        return workloads.sharegpt_workload(
-            path, num_prompts=settings.num_prompts, seed=settings.seed, tokenizer=tokenizer
-        )
-    if kind == "shared-prefix":
-        return workloads.shared_prefix_workload(
-            num_conversations=settings.num_conversations,
-            num_turns=settings.num_turns,
-            prefix_len=512 if settings.prefix_len is None else settings.prefix_len,
-            turn_len=settings.input_len,
-            output_len=settings.output_len,
-            seed=settings.seed,
-            tokenizer=tokenizer,
-        )
-    return workloads.random_workload(
-        num_prompts=settings.num_prompts,
-        input_len=settings.input_len,
-        output_len=settings.output_len,
-        seed=settings.seed,
-        tokenizer=tokenizer,
-        range_ratio=settings.random_range_ratio,
-        prefix_len=settings.prefix_len or 0,
-        prefix_groups=settings.prefix_groups,
-    )
+    return make_workload(settings, tokenizer)
 
 
 def header_dict(items: list[str] | tuple[str, ...]) -> dict[str, str]:

@@ -44,8 +44,8 @@ class ServeSettings:
         "streamed answers (default true)",
         off="ask for whole answers instead of streams (TTFT = latency; TPOT n/a)",
     )
-    workload: Literal["random", "jsonl", "sharegpt", "shared-prefix", "trace"] = option(
-        "random", "random, jsonl, sharegpt, shared-prefix or trace"
+    workload: str = option(  # a registered kind (rocmkit.infer.workload_kinds), checked there
+        "random", "random, jsonl, sharegpt, shared-prefix, trace or a registered one"
     )
     prompts: Path | None = option(
         None, "file for jsonl, sharegpt or trace (BurstGPT .csv, Mooncake .jsonl)"

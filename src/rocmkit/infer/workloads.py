@@ -1,9 +1,12 @@
-"""Prompt sets for the server benchmark: random, JSONL file, ShareGPT file, multi-turn shared prefix.
+"""Prompt sets for the server benchmark: random, JSONL file, ShareGPT file, multi-turn shared prefix,
+trace replay, and any other a package registers.
 
 Every workload yields `Prompt`s holding both a chat `messages` list and the same text flattened for
 the completions API, so one workload drives either endpoint. Token counts come from a local
 tokenizer directory when one is given; without one, lengths are counted in words (noted in the
 result), which is what `Prompt.length_unit` records.
+
+`--workload NAME` picks one of the kinds registered in `rocmkit.infer.workload_kinds`.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Rows are (measurement name/params, metric) so any suite compares the same way. A
 "<first run> / <other run>" (`rocmkit report mi300x/ h100/` -> "MI300X / H100 = 1.31x"): for rates
 (TFLOPS, GB/s, tokens/s) above 1 means the first run is faster, for times and energies above 1
 means it is slower. Differences in suites, sizes or dtypes are reported as notes. Suites with a
-registered layout (report.layouts: the inference suites) lay their rows out their own way.
+layout with columns (report.layouts: the inference suites) lay their rows out their own way.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from rocmkit.errors import UserError
 from rocmkit.measure.noise import CONTENTION_CORES
-from rocmkit.report.layouts import LAYOUTS
+from rocmkit.report.layouts import layout_for, suite_title
 from rocmkit.report.tables import (
     NOISY_MARK,
     Table,
@@ -27,7 +27,6 @@ from rocmkit.report.tables import (
     ratio_cell,
     row_key,
     run_label,
-    suite_title,
     suites_in,
 )
 from rocmkit.results import Measurement, RunResult
@@ -57,12 +56,13 @@ def compare_runs(runs: Sequence[RunResult]) -> Comparison:
         raise UserError("a comparison needs at least two runs")
     labels = unique_labels(runs)
     all_measurements = [m for run in runs for m in run.measurements]
-    tables = [
-        LAYOUTS[suite].comparison(runs, labels, suite)
-        if suite in LAYOUTS
-        else _suite_table(suite, runs, labels)
-        for suite in suites_in(all_measurements)
-    ]
+    tables = []
+    for suite in suites_in(all_measurements):
+        layout = layout_for(suite)
+        if layout is not None and layout.has_columns:
+            tables.append(layout.comparison(runs, labels, suite))
+        else:
+            tables.append(_suite_table(suite, runs, labels))
     return Comparison(labels=labels, tables=tables, notes=comparability_notes(runs, labels))
 
 

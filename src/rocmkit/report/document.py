@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 
 from rocmkit.errors import UserError
 from rocmkit.report.compare import compare_runs, unique_labels
-from rocmkit.report.layouts import suite_table
+from rocmkit.report.layouts import suite_table, suite_title
 from rocmkit.report.summary import environment_summary
-from rocmkit.report.tables import Table, suite_title, suites_in
+from rocmkit.report.tables import Table, suites_in
 from rocmkit.results import RunResult
 
 

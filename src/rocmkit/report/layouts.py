@@ -1,18 +1,28 @@
-"""Registered table layouts: suites whose rows read better as parameter columns plus chosen metrics.
+"""The one layout registry of reports: how each result kind is printed and each suite titled,
+tabled and plotted, keyed by the kind or suite name.
 
-The generic table (tables.run_table) names a row by its measurement name and shows every metric.
-An inference run has ~30 metrics per row (mean, p50, p90, p95, p99 of four latencies...), so its
-layout names rows by their parameters (model, precision, shape; or workload, rate, concurrency) and
-shows the figures people compare first: latency, throughput, goodput, energy efficiency, as in the
-guide's inference table. The other metrics stay in result.json and a note says so. Register a
-layout with `register_layout`; suites without one keep the generic rendering.
+A `SuiteLayout` gives a title, the metrics the generic table shows first, optionally its own
+columns and a plot. The generic table (tables.run_table) names a row by its measurement name and
+shows every metric. An inference run has ~30 metrics per row (mean, p50, p90, p95, p99 of four
+latencies...), so its layout names rows by their parameters (model, precision, shape; or workload,
+rate, concurrency) and shows the figures people compare first: latency, throughput, goodput, energy
+efficiency, as in the guide's inference table. The other metrics stay in result.json and a note
+says so.
+
+A result kind's console view (`view`: what `rocmkit X` and `rocmkit report RUN` print for a doctor,
+port, hipify, train or profile result; report.views) sits in the same entry; a kind without one
+gets the standard report. Where a suite's layout comes from (`layout_for`): one registered here with `register_layout` (the
+inference suites, power, train's curves), else the one the bench suite of that name declares
+(`rocmkit.bench.Suite.layout`, built-in or from another package's entry point), else none: the
+generic table under the suite's name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import importlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocmkit.report.tables import (
     Table,
@@ -24,14 +34,40 @@ from rocmkit.report.tables import (
 )
 from rocmkit.results import Measurement, RunResult
 
+if TYPE_CHECKING:
+    from rocmkit.report.views import View
+
+# (runs, their labels) -> PNG bytes, or None when the runs hold nothing for this figure.
+Plot = Callable[[Sequence[RunResult], Sequence[str]], "bytes | None"]
+
 
 @dataclass(kw_only=True, frozen=True, slots=True)
 class SuiteLayout:
-    """A suite's columns: parameters that name a row, then metrics, each (key, header)."""
+    """How a suite reads in a report. `keys` and `metrics` ((key, header) pairs): parameters that
+    name a row, then chosen metrics; without them the generic table (a row per name/params, every
+    metric, `first_metrics` first). `plot`: a function of (runs, labels) -> PNG or None, or its
+    "module:function" name, imported when a report draws (matplotlib stays unloaded otherwise).
+    `title` "" is the suite's name. `view`: for a result kind, its console view (a function or
+    its "module:function" name, see report.views)."""
 
-    title: str
-    keys: tuple[tuple[str, str], ...]
-    metrics: tuple[tuple[str, str], ...]
+    title: str = ""
+    keys: tuple[tuple[str, str], ...] = ()
+    metrics: tuple[tuple[str, str], ...] = ()
+    first_metrics: tuple[str, ...] = ()
+    plot: Plot | str | None = None
+    view: View | str | None = None
+
+    @property
+    def has_columns(self) -> bool:
+        return bool(self.metrics)
+
+    def plot_function(self) -> Plot | None:
+        plot: Plot | None = _resolve(self.plot)
+        return plot
+
+    def view_function(self) -> View | None:
+        view: View | None = _resolve(self.view)
+        return view
 
     def _key_columns(self, measurements: Sequence[Measurement]) -> list[tuple[str, str]]:
         """The key parameters these measurements have; the measurement name if none."""
@@ -96,6 +132,14 @@ class SuiteLayout:
         )
 
 
+def _resolve(target: Any) -> Any:
+    """A function, or the function a "module:function" name gives (imported only now)."""
+    if not isinstance(target, str):
+        return target
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 def _rows(measurements: Sequence[Measurement]) -> dict[str, dict[str, Measurement]]:
     rows: dict[str, dict[str, Measurement]] = {}
     for m in measurements:
@@ -120,6 +164,7 @@ def _cell(m: Measurement | None) -> str:
 
 INFER_LOCAL = SuiteLayout(
     title="Inference: local model (transformers generate)",
+    plot="rocmkit.report.plots:local_throughput_plot",
     keys=(
         ("model", "model"),
         ("precision", "precision"),
@@ -143,6 +188,7 @@ INFER_LOCAL = SuiteLayout(
 
 INFER_SERVE = SuiteLayout(
     title="Inference: server benchmark",
+    plot="rocmkit.report.plots:serve_latency_plot",
     keys=(
         ("model", "model"),
         ("workload", "workload"),
@@ -166,14 +212,66 @@ INFER_SERVE = SuiteLayout(
     ),
 )
 
-LAYOUTS: dict[str, SuiteLayout] = {"infer-local": INFER_LOCAL, "infer-serve": INFER_SERVE}
+# Layouts of what no bench suite declares: rows bench adds to every run (power), the inference
+# commands' suites, and the result kinds with a console view of their own (train's curves plot
+# from result.data, keyed by the kind).
+_REPORT = "rocmkit.report."
+LAYOUTS: dict[str, SuiteLayout] = {
+    "power": SuiteLayout(title="Power and energy", first_metrics=("avg_power", "energy")),
+    "infer-local": INFER_LOCAL,
+    "infer-serve": INFER_SERVE,
+    "train": SuiteLayout(
+        plot=_REPORT + "plots:train_curve_plot", view=_REPORT + "view_train:render"
+    ),
+    "train-export": SuiteLayout(view=_REPORT + "view_train:render_export"),
+    "doctor": SuiteLayout(view=_REPORT + "view_doctor:render"),
+    "doctor-checks": SuiteLayout(view=_REPORT + "view_doctor:render_checks"),
+    "port": SuiteLayout(view=_REPORT + "view_port:render"),
+    "port-rules": SuiteLayout(view=_REPORT + "view_port:render_rules"),
+    "hipify": SuiteLayout(view=_REPORT + "view_hipify:render"),
+    "profile-train": SuiteLayout(view=_REPORT + "view_profile:render_trace"),
+    "profile-infer": SuiteLayout(view=_REPORT + "view_profile:render_trace"),
+    "profile-memory": SuiteLayout(view=_REPORT + "view_profile:render_estimate"),
+    "report": SuiteLayout(view=_REPORT + "view_report:render"),
+}
 
 
 def register_layout(suite: str, layout: SuiteLayout) -> None:
-    """Lay out `suite`'s tables with `layout` from now on (replaces any earlier one)."""
+    """Lay out `suite`'s tables (or a result kind's plot) with `layout` from now on (replaces
+    any earlier one, and the layout a bench suite of that name declares)."""
     LAYOUTS[suite] = layout
 
 
+def layout_for(suite: str) -> SuiteLayout | None:
+    """The layout of `suite`: registered here, else its bench suite's, else None (generic)."""
+    if suite in LAYOUTS:
+        return LAYOUTS[suite]
+    return _bench_layout(suite)
+
+
+def _bench_layout(suite: str) -> SuiteLayout | None:
+    from rocmkit.bench import SUITES, get_suite
+    from rocmkit.errors import UserError
+
+    try:
+        return (SUITES.get(suite) or get_suite(suite)).layout
+    except UserError:  # not a bench suite (memory, floors, a suite of an uninstalled package)
+        return None
+
+
+def suite_title(suite: str) -> str:
+    """A suite's table title: its layout's, else `Inference: NAME` for inference, else its name."""
+    layout = layout_for(suite)
+    if layout is not None and layout.title:
+        return layout.title
+    if suite.startswith("infer"):
+        return f"Inference: {suite}"
+    return suite
+
+
 def suite_table(run: RunResult, suite: str) -> Table:
-    """One suite of one run: its registered layout, else the generic table."""
-    return LAYOUTS[suite].table(run, suite) if suite in LAYOUTS else run_table(run, suite)
+    """One suite of one run: its layout's columns, else the generic table."""
+    layout = layout_for(suite)
+    if layout is not None and layout.has_columns:
+        return layout.table(run, suite)
+    return run_table(run, suite)

@@ -1,14 +1,15 @@
-"""PNG plots of known suites (matplotlib, Agg, no pyplot state): one function per figure.
+"""PNG plots (matplotlib, Agg, no pyplot state): one function per figure, named by the layouts.
 
 Each function takes runs and their labels and returns PNG bytes, or None when the runs hold no data
-for that figure. Several runs share the axes, so machines compare at a glance.
+for that figure. Several runs share the axes, so machines compare at a glance. A suite's layout
+(report.layouts) names its function; `line_plot` draws any suite's metric against a size parameter.
 """
 
 from __future__ import annotations
 
 import io
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from rocmkit.errors import require_extra
@@ -134,23 +135,27 @@ def gemm_plot(runs: Sequence[RunResult], labels: Sequence[str]) -> bytes | None:
     return _png(figure)
 
 
-def _lines(
+def line_plot(
     runs: Sequence[RunResult],
     labels: Sequence[str],
+    *,
     suite: str,
     metric: str,
-    size_key: str,
+    x: str,
     xlabel: str,
     ylabel: str,
     title: str,
+    series: str = "op",
 ) -> bytes | None:
+    """Lines of `metric` against the size parameter `x` (log2 axis), one per value of the
+    parameter `series` (x run); None with fewer than three sizes. Any suite's plot can be this."""
     curves: dict[str, list[tuple[float, float]]] = {}
     for run, label in zip(runs, labels, strict=True):
         prefix = f"{label} " if len(runs) > 1 else ""
         for params, value in _values(run, suite, metric):
-            if size_key in params:
-                curves.setdefault(f"{prefix}{params.get('op')}", []).append(
-                    (float(params[size_key]), value)
+            if x in params:
+                curves.setdefault(f"{prefix}{params.get(series, suite)}", []).append(
+                    (float(params[x]), value)
                 )
     if not curves or max(len({x for x, _ in p}) for p in curves.values()) < MIN_LINE_POINTS:
         return None
@@ -169,28 +174,28 @@ def _lines(
 
 
 def bandwidth_plot(runs: Sequence[RunResult], labels: Sequence[str]) -> bytes | None:
-    return _lines(
+    return line_plot(
         runs,
         labels,
-        "bandwidth",
-        "gbps",
-        "size_mib",
-        "array size (MiB)",
-        "GB/s",
-        "Bandwidth vs size",
+        suite="bandwidth",
+        metric="gbps",
+        x="size_mib",
+        xlabel="array size (MiB)",
+        ylabel="GB/s",
+        title="Bandwidth vs size",
     )
 
 
 def busbw_plot(runs: Sequence[RunResult], labels: Sequence[str]) -> bytes | None:
-    return _lines(
+    return line_plot(
         runs,
         labels,
-        "collectives",
-        "busbw",
-        "size_bytes",
-        "message size (bytes)",
-        "busbw (GB/s)",
-        "Collectives: busbw vs size",
+        suite="collectives",
+        metric="busbw",
+        x="size_bytes",
+        xlabel="message size (bytes)",
+        ylabel="busbw (GB/s)",
+        title="Collectives: busbw vs size",
     )
 
 
@@ -324,22 +329,19 @@ def train_curve_plot(runs: Sequence[RunResult], labels: Sequence[str]) -> bytes 
     return _png(figure)
 
 
-PLOTS: dict[str, Callable[[Sequence[RunResult], Sequence[str]], bytes | None]] = {
-    "train": train_curve_plot,
-    "infer-local": local_throughput_plot,
-    "infer-serve": serve_latency_plot,
-    "train-precision": precision_plot,
-    "gemm": gemm_plot,
-    "bandwidth": bandwidth_plot,
-    "collectives": busbw_plot,
-}
-
-
 def all_plots(runs: Sequence[RunResult], labels: Sequence[str]) -> dict[str, bytes]:
-    """suite -> PNG for every known suite with data."""
+    """suite (or kind) -> PNG for every suite in the runs whose layout has a plot with data.
+
+    The plot comes from the suite's layout (report.layouts.layout_for): registered in report,
+    or declared by the bench suite of that name, including other packages' suites."""
+    from rocmkit.report.layouts import layout_for
+
+    measured = [m.suite for run in runs for m in run.measurements]
     plots = {}
-    for suite, make in PLOTS.items():
-        png = make(runs, labels)
+    for suite in dict.fromkeys([*measured, *(run.kind for run in runs)]):
+        layout = layout_for(suite)
+        make = layout.plot_function() if layout is not None else None
+        png = make(runs, labels) if make is not None else None
         if png is not None:
             plots[suite] = png
     return plots

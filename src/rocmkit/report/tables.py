@@ -1,7 +1,8 @@
 """Turn measurements of ANY suite into tables: rows = measurement name/params, columns = metrics.
 
-Known suites get a title and a preferred column order; an unknown suite (e.g. one added by the
-infer command) renders the same generic way. Pure: no printing, no drawing.
+A suite with a layout (report.layouts: registered, or declared by its bench suite) gets its title
+and the metrics it shows first; any other suite renders the same generic way under its name.
+Pure: no printing, no drawing.
 """
 
 from __future__ import annotations
@@ -13,19 +14,6 @@ from dataclasses import dataclass, field
 
 from rocmkit.results import Measurement, RunResult
 
-# Titles and the metrics to show first for the suites rocmkit ships; anything else keeps its order.
-KNOWN_SUITES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "gemm": ("GEMM throughput", ("tflops", "gflops", "pct_of_peak")),
-    "bandwidth": ("Memory bandwidth", ("gbps", "pct_of_peak")),
-    "collectives": ("Collectives (nccl-tests algbw/busbw)", ("time_us", "algbw", "busbw")),
-    "attention": ("Attention (SDPA)", ("time_ms", "tflops", "gflops")),
-    "train-precision": (
-        "Training precision comparison",
-        ("throughput", "speedup_vs_fp32", "peak_memory", "memory_saving_vs_fp32", "mfu"),
-    ),
-    "power": ("Power and energy", ("avg_power", "energy")),
-}
-
 
 @dataclass(kw_only=True)
 class Table:
@@ -36,14 +24,6 @@ class Table:
     columns: list[str]
     rows: list[list[str]]
     notes: list[str] = field(default_factory=list)
-
-
-def suite_title(suite: str) -> str:
-    if suite in KNOWN_SUITES:
-        return KNOWN_SUITES[suite][0]
-    if suite.startswith("infer"):
-        return f"Inference: {suite}"
-    return suite
 
 
 def format_value(value: float | None) -> str:
@@ -223,9 +203,12 @@ def suites_in(measurements: Iterable[Measurement]) -> list[str]:
 
 
 def ordered_metrics(suite: str, measurements: Iterable[Measurement]) -> list[tuple[str, str]]:
-    """(metric, unit) pairs of a suite, known metrics first."""
+    """(metric, unit) pairs of a suite, its layout's first metrics first."""
+    from rocmkit.report.layouts import layout_for  # the layouts build on these tables
+
     seen = dict.fromkeys((m.metric, m.unit) for m in measurements if m.suite == suite)
-    preferred = KNOWN_SUITES.get(suite, ("", ()))[1]
+    layout = layout_for(suite)
+    preferred = layout.first_metrics if layout is not None else ()
     rank = {name: i for i, name in enumerate(preferred)}
     return sorted(seen, key=lambda mu: rank.get(mu[0], len(rank)))
 
@@ -248,6 +231,8 @@ def run_table(run: RunResult, suite: str) -> Table:
     A column whose unit differs between rows (tokens/s vs images/s) shows the unit in each cell;
     columns with no value at all are left out and named in a note.
     """
+    from rocmkit.report.layouts import suite_title  # the layouts build on these tables
+
     rows_of = [m for m in run.measurements if m.suite == suite]
     cells: dict[str, dict[str, Measurement]] = {}
     names: dict[str, str] = {}

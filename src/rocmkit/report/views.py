@@ -4,15 +4,18 @@ and what `rocmkit report RUN` prints for that run, from the same saved document.
 A view is `(RunResult, Console) -> None` and reads only the result (its measurements, `data` and
 `config`), never live objects, so a result.json written yesterday renders the same cells. Kinds
 without a view get the standard report: a table per suite (`report.document`). A new kind is one
-module with a view function and one `register_view(kind, view)` call, or an entry in `BUILTIN`.
+module with a view function and one `register_view(kind, view)` call. The views live in the one
+layout registry (`report.layouts.LAYOUTS`, keyed by kind), beside the suites' tables and plots.
 """
 
 from __future__ import annotations
 
-import importlib
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from rocmkit.report.layouts import LAYOUTS, SuiteLayout
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -29,37 +32,18 @@ class ViewOptions:
 
 View = Callable[["RunResult", "Console", ViewOptions], None]
 
-# Built-in views, imported when first needed: kind -> "module:function".
-BUILTIN: dict[str, str] = {
-    "doctor": "rocmkit.report.view_doctor:render",
-    "doctor-checks": "rocmkit.report.view_doctor:render_checks",
-    "port": "rocmkit.report.view_port:render",
-    "port-rules": "rocmkit.report.view_port:render_rules",
-    "hipify": "rocmkit.report.view_hipify:render",
-    "train": "rocmkit.report.view_train:render",
-    "train-export": "rocmkit.report.view_train:render_export",
-    "profile-train": "rocmkit.report.view_profile:render_trace",
-    "profile-infer": "rocmkit.report.view_profile:render_trace",
-    "profile-memory": "rocmkit.report.view_profile:render_estimate",
-    "report": "rocmkit.report.view_report:render",
-}
-_REGISTERED: dict[str, View] = {}
-
 
 def register_view(kind: str, view: View) -> None:
     """Render results of `kind` with `view` from now on (replaces a built-in one)."""
-    _REGISTERED[kind] = view
+    LAYOUTS[kind] = dataclasses.replace(LAYOUTS.get(kind) or SuiteLayout(), view=view)
 
 
 def view_for(kind: str) -> View:
-    """The view of a kind: a registered one, else a built-in one, else the standard report."""
-    if kind in _REGISTERED:
-        return _REGISTERED[kind]
-    if kind in BUILTIN:
-        module, _, name = BUILTIN[kind].partition(":")
-        view: View = getattr(importlib.import_module(module), name)
-        return view
-    return standard
+    """The view of a kind: the one in its layout, else the standard report. Only the layouts
+    registered in report are read: a kind is never a bench suite."""
+    layout = LAYOUTS.get(kind)
+    view = layout.view_function() if layout is not None else None
+    return view or standard
 
 
 def render_view(result: RunResult, console: Console, options: ViewOptions | None = None) -> None:
