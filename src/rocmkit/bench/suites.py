@@ -8,6 +8,7 @@ Sizes scale with the device: a 2-core CPU gets tiny problems, a GPU gets sizes t
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import socket
 import time
@@ -27,6 +28,7 @@ from rocmkit.bench.collectives import (
 from rocmkit.bench.floors import apply_floors, check_floors, check_fraction
 from rocmkit.bench.gemm import GemmConfig, run_gemm
 from rocmkit.bench.sizing import Mode
+from rocmkit.bench.sustained import with_telemetry
 from rocmkit.bench.train_precision import (
     TrainPrecisionConfig,
     TrainUnavailable,
@@ -328,7 +330,14 @@ def run_bench(
             if on_suite is not None:
                 on_suite(name, _num_figures(get_suite(name), config, platform))
             with listening(on_figure):
-                measurements.extend(_run_suite(get_suite(name), config, platform, reader))
+                measurements.extend(
+                    with_telemetry(
+                        name,
+                        platform,
+                        functools.partial(_run_suite, get_suite(name), config, platform, reader),
+                        enabled=config.power,
+                    )
+                )
             interrupted = None
     except KeyboardInterrupt:
         if on_note is not None:
@@ -473,3 +482,6 @@ def _run_suite(
         Measurement(metric="avg_power", value=watts, unit="W", **common),
         Measurement(metric="energy", value=energy, unit="J", **common),
     ]
+
+
+from rocmkit.bench import burnin as _burnin  # noqa: E402, F401  (registers the burn-in suite)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from rocmkit.errors import require_extra
+from rocmkit.report.plot_burnin import burnin_plot
 from rocmkit.report.tables import row_key
 from rocmkit.results import RunResult
 
@@ -332,6 +333,7 @@ PLOTS: dict[str, Callable[[Sequence[RunResult], Sequence[str]], bytes | None]] =
     "gemm": gemm_plot,
     "bandwidth": bandwidth_plot,
     "collectives": busbw_plot,
+    "burn-in": burnin_plot,
 }
 
 
