@@ -485,3 +485,4 @@ def _run_suite(
 
 
 from rocmkit.bench import burnin as _burnin  # noqa: E402, F401  (registers the burn-in suite)
+from rocmkit.bench import links as _links  # noqa: E402, F401  (registers the links suite)
