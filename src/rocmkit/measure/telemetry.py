@@ -5,13 +5,13 @@ A reader is `() -> tuple[DeviceReading, ...]` (every visible GPU at once). `tele
 picks the best one: the pynvml or amdsmi Python library when importable, else `nvidia-smi
 --query-gpu`, `amd-smi metric --json` or `rocm-smi --showallinfo --json` run through the one
 runner with a deadline (`platform.smi.run_command`). No tool, no library, no GPU: no reader and
-the reason, never an exception. The parsers are pure (`measure.telemetry_parsers`).
+the reason, never an exception. The readers live in `measure.telemetry_readers`, the pure parsers in
+`measure.telemetry_parsers`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import statistics
 import threading
 import time
@@ -19,24 +19,15 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rocmkit.measure.telemetry_parsers import (
-    NVIDIA_TELEMETRY_FIELDS,
-    DeviceReading,
-    decode_nvml_reasons,
-    parse_amd_smi_metric,
-    parse_nvidia_smi_telemetry,
-    parse_rocm_smi_telemetry,
-    slowdowns,
-)
-from rocmkit.platform.smi import Runner, SmiParseError, run_command
+from rocmkit.measure.telemetry_parsers import DeviceReading, slowdowns
+from rocmkit.measure.telemetry_readers import TelemetryReader, command_reader, telemetry_reader
 
-TelemetryReader = Callable[[], "tuple[DeviceReading, ...]"]
-COMMAND_TIMEOUT_S = 5.0
 DEFAULT_INTERVAL_S = 0.5
 MAX_SAMPLES = 2048  # a 5-minute burn-in at 0.5 s fits; longer runs keep every 2nd, 4th... sample
 
 __all__ = [
     "DeviceReading",
+    "TelemetryReader",
     "TelemetrySample",
     "TelemetrySampler",
     "command_reader",
@@ -49,194 +40,6 @@ __all__ = [
 class TelemetrySample:
     time_s: float  # on the sampler's clock
     devices: tuple[DeviceReading, ...]
-
-
-# ---------------------------------------------------------------------------- readers
-
-
-def command_reader(
-    argv: Sequence[str],
-    parse: Callable[[str], tuple[DeviceReading, ...]],
-    runner: Runner = run_command,
-) -> TelemetryReader:
-    """Run `argv` with a deadline and parse its stdout; a failed run or unreadable output reads
-    as no devices (the sampler counts it as an error)."""
-
-    def read() -> tuple[DeviceReading, ...]:
-        done = runner(list(argv), COMMAND_TIMEOUT_S)
-        if not done.ran:
-            raise OSError(f"{argv[0]}: {done.error}")
-        return parse(done.stdout)
-
-    return read
-
-
-def _nvml_reader(import_module: Callable[[str], Any]) -> TelemetryReader:
-    nvml = import_module("pynvml")
-    nvml.nvmlInit()
-    handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in range(nvml.nvmlDeviceGetCount())]
-    if not handles:
-        raise RuntimeError("NVML sees no GPU")
-
-    def field_or_none(call: Callable[..., Any], *args: Any) -> Any:
-        try:
-            return call(*args)
-        except Exception:  # NVMLError_NotSupported on boards without the sensor or ECC
-            return None
-
-    def reasons(handle: Any) -> tuple[str, ...] | None:
-        get = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or getattr(
-            nvml, "nvmlDeviceGetCurrentClocksThrottleReasons", None
-        )
-        mask = field_or_none(get, handle) if get else None
-        return decode_nvml_reasons(int(mask)) if mask is not None else None
-
-    def read() -> tuple[DeviceReading, ...]:
-        readings = []
-        for index, h in enumerate(handles):
-            milliwatts = field_or_none(nvml.nvmlDeviceGetPowerUsage, h)
-            ecc = nvml.NVML_MEMORY_ERROR_TYPE_CORRECTED, nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED
-            counts = [
-                field_or_none(nvml.nvmlDeviceGetTotalEccErrors, h, kind, nvml.NVML_VOLATILE_ECC)
-                for kind in ecc
-            ]
-            readings.append(
-                DeviceReading(
-                    index=index,
-                    sm_clock_mhz=field_or_none(nvml.nvmlDeviceGetClockInfo, h, nvml.NVML_CLOCK_SM),
-                    memory_clock_mhz=field_or_none(
-                        nvml.nvmlDeviceGetClockInfo, h, nvml.NVML_CLOCK_MEM
-                    ),
-                    power_w=milliwatts / 1e3 if milliwatts is not None else None,
-                    temperature_c=field_or_none(
-                        nvml.nvmlDeviceGetTemperature, h, nvml.NVML_TEMPERATURE_GPU
-                    ),
-                    clock_reasons=reasons(h),
-                    ecc_corrected=counts[0],
-                    ecc_uncorrected=counts[1],
-                )
-            )
-        return tuple(readings)
-
-    return read
-
-
-def _amdsmi_reader(import_module: Callable[[str], Any]) -> TelemetryReader:
-    amd = import_module("amdsmi")
-    amd.amdsmi_init()
-    handles = list(amd.amdsmi_get_processor_handles())
-    if not handles:
-        raise RuntimeError("amdsmi sees no GPU")
-
-    def get(call: str, *args: Any) -> Any:
-        try:
-            return getattr(amd, call)(*args)
-        except Exception:  # not supported on this ASIC (violation status is MI300+ only)
-            return None
-
-    def read() -> tuple[DeviceReading, ...]:
-        readings = []
-        temp, metric = amd.AmdSmiTemperatureType, amd.AmdSmiTemperatureMetric
-        for index, h in enumerate(handles):
-            power = get("amdsmi_get_power_info", h) or {}
-            ecc = get("amdsmi_get_gpu_total_ecc_count", h) or {}
-            violations = get("amdsmi_get_violation_status", h) or {}
-            active = [
-                name for name, key in _AMDSMI_VIOLATIONS if violations.get(f"active_{key}") is True
-            ]
-            hotspot = get("amdsmi_get_temp_metric", h, temp.HOTSPOT, metric.CURRENT)
-            readings.append(
-                DeviceReading(
-                    index=index,
-                    sm_clock_mhz=(get("amdsmi_get_clock_info", h, amd.AmdSmiClkType.GFX) or {}).get(
-                        "clk"
-                    ),
-                    memory_clock_mhz=(
-                        get("amdsmi_get_clock_info", h, amd.AmdSmiClkType.MEM) or {}
-                    ).get("clk"),
-                    power_w=_watts(power),
-                    temperature_c=hotspot
-                    if hotspot is not None
-                    else get("amdsmi_get_temp_metric", h, temp.EDGE, metric.CURRENT),
-                    memory_temperature_c=get(
-                        "amdsmi_get_temp_metric", h, temp.VRAM, metric.CURRENT
-                    ),
-                    clock_reasons=tuple(active) if violations else None,
-                    ecc_corrected=_int_or_none(ecc.get("correctable_count")),
-                    ecc_uncorrected=_int_or_none(ecc.get("uncorrectable_count")),
-                )
-            )
-        return tuple(readings)
-
-    return read
-
-
-# amdsmi_get_violation_status keys (`active_<key>`, MI300+) -> our reason names
-_AMDSMI_VIOLATIONS = (
-    ("prochot", "prochot_thrm"),
-    ("ppt", "ppt_pwr"),
-    ("socket_thermal", "socket_thrm"),
-    ("vr_thermal", "vr_thrm"),
-    ("hbm_thermal", "hbm_thrm"),
-)
-
-
-def _watts(power: dict[str, Any]) -> float | None:
-    for key in ("current_socket_power", "average_socket_power", "socket_power"):
-        value = power.get(key)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-    return None
-
-
-def _int_or_none(value: Any) -> int | None:
-    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-_COMMANDS: dict[str, list[tuple[tuple[str, ...], Callable[[str], tuple[DeviceReading, ...]]]]] = {
-    "nvidia": [
-        (
-            (
-                "nvidia-smi",
-                f"--query-gpu={','.join(NVIDIA_TELEMETRY_FIELDS)}",
-                "--format=csv,nounits",
-            ),
-            parse_nvidia_smi_telemetry,
-        )
-    ],
-    "amd": [
-        (("amd-smi", "metric", "--json"), parse_amd_smi_metric),
-        (("rocm-smi", "--showallinfo", "--json"), parse_rocm_smi_telemetry),
-    ],
-}
-_LIBRARIES = {"nvidia": ("pynvml", _nvml_reader), "amd": ("amdsmi", _amdsmi_reader)}
-
-
-def telemetry_reader(
-    vendor: str,
-    *,
-    runner: Runner = run_command,
-    import_module: Callable[[str], Any] = importlib.import_module,
-) -> tuple[TelemetryReader | None, str]:
-    """The best reader for a GPU vendor ("amd" / "nvidia") and its name, or (None, why not).
-    A command-line reader is kept only when one trial run parses."""
-    if vendor not in _COMMANDS:
-        return None, "no GPU telemetry on a CPU-only run"
-    library, make = _LIBRARIES[vendor]
-    why = []
-    try:
-        return make(import_module), library
-    except Exception as exc:  # no module, no driver, no device
-        why.append(f"{library}: {str(exc).strip() or type(exc).__name__}")
-    for argv, parse in _COMMANDS[vendor]:
-        reader = command_reader(argv, parse, runner)
-        try:
-            reader()
-        except (OSError, SmiParseError) as exc:
-            why.append(str(exc) if isinstance(exc, OSError) else f"{argv[0]}: {exc}")
-            continue
-        return reader, argv[0]
-    return None, "no telemetry: " + "; ".join(why)
 
 
 # ---------------------------------------------------------------------------- sampler
