@@ -225,18 +225,25 @@ def test_amd_falls_back_to_rocm_smi_when_amd_smi_prints_nothing():
     assert calls[:2] == ["amd-smi", "rocm-smi"]
 
 
-def test_nvidia_smi_reader_queries_the_telemetry_fields():
+def test_nvidia_smi_reader_falls_back_to_the_pre_535_reason_field():
     seen = []
 
-    def runner(argv, timeout_s):
+    def runner(argv, timeout_s):  # an old driver: the new field name is refused
         seen.append(argv)
-        text = "index, clocks.sm [MHz]\n0, 1500\n"
+        if "clocks_event_reasons.active" in argv[1]:
+            text = 'Field "clocks_event_reasons.active" is not a valid field to query.\n'
+            return CommandResult(argv=tuple(argv), returncode=2, stdout=text)
+        text = (
+            "index, clocks.sm [MHz], clocks_throttle_reasons.active\n0, 1500, 0x0000000000000004\n"
+        )
         return CommandResult(argv=tuple(argv), returncode=0, stdout=text)
 
     reader, name = telemetry_reader("nvidia", runner=runner, import_module=_no_module)
     assert name == "nvidia-smi" and reader is not None
-    assert reader()[0].sm_clock_mhz == 1500
-    assert "clocks_throttle_reasons.active" in seen[0][1]
+    (gpu,) = reader()
+    assert gpu.sm_clock_mhz == 1500 and gpu.clock_reasons == ("sw_power_cap",)
+    assert "clocks_event_reasons.active" in seen[0][1]
+    assert "clocks_throttle_reasons.active" in seen[-1][1]
 
 
 class _FakeNvml:

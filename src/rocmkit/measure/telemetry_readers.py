@@ -163,16 +163,20 @@ def _int_or_none(value: Any) -> int | None:
     return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _nvidia_query(reasons_field: str) -> tuple[str, ...]:
+    fields = [
+        reasons_field if f == "clocks_throttle_reasons.active" else f
+        for f in NVIDIA_TELEMETRY_FIELDS
+    ]
+    return ("nvidia-smi", f"--query-gpu={','.join(fields)}", "--format=csv,nounits")
+
+
+# nvidia-smi refuses a whole query with one unknown field: drivers from 535 name the reasons
+# `clocks_event_reasons.*` (the old name stays as an alias there), older ones only the old name.
 _COMMANDS: dict[str, list[tuple[tuple[str, ...], Callable[[str], tuple[DeviceReading, ...]]]]] = {
     "nvidia": [
-        (
-            (
-                "nvidia-smi",
-                f"--query-gpu={','.join(NVIDIA_TELEMETRY_FIELDS)}",
-                "--format=csv,nounits",
-            ),
-            parse_nvidia_smi_telemetry,
-        )
+        (_nvidia_query("clocks_event_reasons.active"), parse_nvidia_smi_telemetry),
+        (_nvidia_query("clocks_throttle_reasons.active"), parse_nvidia_smi_telemetry),
     ],
     "amd": [
         (("amd-smi", "metric", "--json"), parse_amd_smi_metric),
