@@ -220,3 +220,14 @@ def test_the_cli_flag_runs_the_burn_in_saves_its_series_and_fails_on_a_wrong_res
     saved = json.loads((tmp_path / "bad" / "result.json").read_text())
     assert saved["outcome"] == "failed"
     assert "WRONG" in capsys.readouterr().out
+
+
+def test_a_device_that_fails_ends_the_burn_in_at_once_with_its_error():
+    def broken(device, iteration, elapsed_s, kind, output):
+        if iteration == 1:
+            raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match="illegal memory access"):
+        run_burn_in(BurnInConfig(duration_s=30.0, **SHORT), ["cpu"], fault=broken)
+    assert time.monotonic() - started < 10  # not the 30 s asked for

@@ -187,9 +187,9 @@ class _Worker:
 
         torch.matmul(self.a, self.b, out=self.c)
 
-    def run(self, start: float, deadline: float) -> None:
+    def run(self, start: float, deadline: float, stop: threading.Event) -> None:
         iteration = 0
-        while time.perf_counter() < deadline:
+        while time.perf_counter() < deadline and not stop.is_set():
             self._gemm_burst(start, iteration)
             self._memory_pass(start, iteration)
             iteration += 1
@@ -264,20 +264,26 @@ def run_burn_in(
     for worker in workers:
         worker.calibrate()
     errors: list[BaseException] = []
+    stop = threading.Event()
     start_mono, start = time.monotonic(), time.perf_counter()
     deadline = start + config.duration_s
 
     def work(worker: _Worker) -> None:
         try:
-            worker.run(start, deadline)
+            worker.run(start, deadline, stop)
         except BaseException as exc:  # re-raised in the caller's thread
             errors.append(exc)
+            stop.set()  # one device failing ends the burn-in of all
 
     threads = [threading.Thread(target=work, args=(w,), daemon=True) for w in workers]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join()
+    try:
+        for thread in threads:
+            thread.join()
+    except BaseException:  # Ctrl-C: the workers stop after their current iteration
+        stop.set()
+        raise
     if errors:
         raise errors[0]
     logs = [log for w in workers for log in (w.gemm, w.memory)]
