@@ -147,7 +147,16 @@ def test_an_entry_point_may_name_the_suite_object_and_runs_after_the_built_ins(f
     source = SUITE_MODULE.replace("BENCH_SUITE = register_suite(", "SUITE_OBJECT = (")
     _fake_package(fresh_registry, "extobj", "ext-copy = extobj:SUITE_OBJECT", source)
     names = list(suites.discovered())
-    assert names == ["gemm", "bandwidth", "collectives", "attention", "train-precision", "ext-copy"]
+    assert names == [
+        "gemm",
+        "bandwidth",
+        "collectives",
+        "attention",
+        "train-precision",
+        "links",
+        "burn-in",
+        "ext-copy",
+    ]
     assert suites.default_suites("quick") == ["gemm", "bandwidth", "train-precision"]
     assert "ext-copy" in suites.suite_help()
     from rocmkit.report.layouts import suite_title

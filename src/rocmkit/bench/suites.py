@@ -11,6 +11,7 @@ Sizes scale with the device: a 2-core CPU gets tiny problems, a GPU gets sizes t
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import os
 import socket
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from rocmkit.bench import fleet
 from rocmkit.bench.floors import apply_floors, check_floors, check_fraction
 from rocmkit.bench.sizing import Mode
+from rocmkit.bench.sustained import with_telemetry
 from rocmkit.config import flatten_dotted, from_dict, merge_dotted, to_dict
 from rocmkit.errors import UserError
 from rocmkit.extensions import BENCH_SUITES, load_group
@@ -42,6 +44,8 @@ BUILTIN_SUITES = (
     "rocmkit.bench.collectives",
     "rocmkit.bench.attention",
     "rocmkit.bench.train_precision",
+    "rocmkit.bench.links",
+    "rocmkit.bench.burnin",
 )
 # Environment variables that change what a benchmark measures; recorded with every run.
 ENV_PREFIXES = (
@@ -338,7 +342,14 @@ def run_bench(
             if on_suite is not None:
                 on_suite(name, _num_figures(get_suite(name), config, platform))
             with listening(on_figure):
-                measurements.extend(_run_suite(get_suite(name), config, platform, reader))
+                measurements.extend(
+                    with_telemetry(
+                        name,
+                        platform,
+                        functools.partial(_run_suite, get_suite(name), config, platform, reader),
+                        enabled=config.power,
+                    )
+                )
             interrupted = None
     except KeyboardInterrupt:
         if on_note is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 
+from rocmkit.bench.burnin import BurnInAction
 from rocmkit.cli.pipeline import add_output_options, handler
 from rocmkit.cli.train_options import add_train_shortcuts
 from rocmkit.extensions import LazyText
@@ -58,6 +59,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="torch CPU threads (default: OMP_NUM_THREADS, else the cores free when a suite starts)",
     )
     parser.add_argument("--no-power", action="store_true", help="do not sample GPU power")
+    parser.add_argument(
+        "--burn-in",
+        action=BurnInAction,
+        metavar="DURATION",
+        help="sustained GEMM + memory pattern test on every device for DURATION (60s, 5m), "
+        "results checked throughout; flags a device that errs, decays or throttles",
+    )
     parser.add_argument(
         "--expect",
         metavar="FRACTION|FILE",
