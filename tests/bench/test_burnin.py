@@ -14,11 +14,11 @@ from rocmkit.bench import burnin_rows
 from rocmkit.bench.burnin import (
     BurnInConfig,
     BurnLog,
-    parse_duration,
     run_burn_in,
     run_burn_in_suite,
     windows,
 )
+from rocmkit.bench.burnin_option import parse_duration
 from rocmkit.cli.main import main
 from rocmkit.errors import UserError
 from rocmkit.measure.telemetry import TelemetrySample, TelemetrySampler

@@ -89,7 +89,7 @@ def test_a_suite_from_another_package_reaches_help_results_table_and_plot(tmp_pa
     helped = _rocmkit(tmp_path, "bench", "--help")
     assert helped.returncode == 0
     suite_line = " ".join(helped.stdout.split()).replace("- ", "-")  # argparse wraps at hyphens
-    assert "train-precision, ext-copy (default: gemm,bandwidth,train-precision;" in suite_line
+    assert "burn-in, ext-copy (default: gemm,bandwidth,train-precision;" in suite_line
 
     run = tmp_path / "run"
     argv = ["bench", "--suite", "ext-copy", "--device", "cpu", "--no-power", "--out", str(run)]

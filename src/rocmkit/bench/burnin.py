@@ -17,8 +17,6 @@ Any flag fails the run (exit 1).
 
 from __future__ import annotations
 
-import argparse
-import re
 import statistics
 import threading
 import time
@@ -27,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rocmkit.bench import burnin_rows
+from rocmkit.bench.burnin_option import SUITE
 from rocmkit.bench.suites import Suite, register_suite
 from rocmkit.errors import UserError
 from rocmkit.platform import Platform
@@ -39,25 +38,8 @@ if TYPE_CHECKING:
     from rocmkit.bench.sizing import Mode
     from rocmkit.measure.power import PowerSampler
 
-SUITE = "burn-in"
-_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
 # (device label, iteration, elapsed s, "gemm" | "memory", output) -> None: tests corrupt or stall
 FaultHook = Callable[[str, int, float, str, "torch.Tensor"], None]
-
-
-def parse_duration(text: str) -> float:
-    """ "60s", "5m", "1h", "1m30s" or plain seconds "90" -> seconds; UserError otherwise."""
-    text = text.strip().lower()
-    if re.fullmatch(r"\d+(\.\d+)?", text):
-        seconds = float(text)
-    else:
-        parts = re.findall(r"(\d+(?:\.\d+)?)([smh])", text)
-        if not parts or "".join(n + u for n, u in parts) != text:
-            raise UserError(f"--burn-in {text!r}: write a duration like 60s, 5m, 1h or 1m30s")
-        seconds = sum(float(n) * _UNITS[u] for n, u in parts)
-    if seconds <= 0:
-        raise UserError(f"--burn-in {text!r}: the duration must be more than 0")
-    return seconds
 
 
 @dataclass(kw_only=True)
@@ -107,19 +89,6 @@ class BurnLog:
     num_wrong_checks: int = 0
     max_error: float = 0.0
     first_wrong: dict[str, Any] | None = None
-
-
-class BurnInAction(argparse.Action):
-    """`--burn-in DURATION`: adds the burn-in suite and its duration to the run."""
-
-    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
-        try:
-            seconds = parse_duration(str(values))
-        except UserError as exc:
-            parser.error(str(exc))
-        namespace.suite = [*(getattr(namespace, "suite", None) or []), SUITE]
-        overrides = list(getattr(namespace, "overrides", None) or [])
-        namespace.overrides = [*overrides, f"suite_configs.burn_in.duration_s={seconds:g}"]
 
 
 # ---------------------------------------------------------------------------- the work

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from rocmkit.bench.burnin import BurnInAction
+from rocmkit.bench.burnin_option import BurnInAction
 from rocmkit.cli.pipeline import add_output_options, handler
 from rocmkit.cli.train_options import add_train_shortcuts
 from rocmkit.extensions import LazyText
