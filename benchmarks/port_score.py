@@ -89,6 +89,10 @@ RULE_KINDS: dict[str, set[str]] = {
     "cmake-cuda-only": {"cmake-no-hip"},
     "torch-pypi-pin": {"torch-cuda-pin"},
     "cuda-python": _CODE,
+    "vllm-pypi": _CODE,
+    "sglang-pypi": _CODE,
+    "eetq": _CODE,
+    "transformer-engine-pypi": _CODE,
     "cuda-extension": {"cuda-extension-no-hip"},
     "nvcc-only-flags": {"gencode-flags"},
 }

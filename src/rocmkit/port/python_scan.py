@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import bisect
 import functools
+import os
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -49,7 +50,13 @@ VENDOR_TOKENS: tuple[str, ...] = (
         "amd_",
     ),
     *("'amd'", '"amd"', "AMD", "'nvidia'", '"nvidia"', "nvidia_", "_nvidia", "nvml", "nvsmi"),
+    *("amd-smi", "amdsmi"),
 )
+# The AMD tools (amd-smi and its Python API, rocm-smi, rocminfo): a `try:` whose handler falls
+# back to one of them (`try: nvidia-smi ... except FileNotFoundError: rocm-smi ...`) is a vendor
+# switch by trial: its body is the NVIDIA side (ROCm documents these as the amd-smi / rocm-smi
+# replacements of nvidia-smi / NVML).
+_AMD_TOOLS = frozenset({"amd-smi", "rocm-smi", "rocminfo", "amdsmi", "pyrsmi", "rocm_smi"})
 # A name that says HIP/ROCm/AMD (is_hip, _is_hip(), HIP_BUILD, IS_ROCM, current_platform.is_rocm())
 # tests the vendor, unless it is read from the environment (ROCM_VERSION = os.environ.get(...)):
 # an environment variable says what the user asked for, not which torch is installed.
@@ -506,6 +513,8 @@ class _Visitor:
 
     def visit_try(self, node: ast.Try) -> None:
         self.visit_body(node)
+        if self.vendor_possible and not self.gated and _falls_back_to_amd_tool(node):
+            self.gate_children.update(id(s) for s in node.body)
         caught = set()
         for handler in node.handlers:
             if handler.type is None:
@@ -857,6 +866,20 @@ def _exits(statement: ast.stmt) -> bool:
         and isinstance(statement.value, ast.Call)
         and _call_name(statement.value.func) in _EXIT_CALLS
     )
+
+
+def _falls_back_to_amd_tool(node: ast.Try) -> bool:
+    """Whether an `except` of this `try` runs or imports an AMD tool (rocm-smi, amd-smi, amdsmi):
+    the `try` body is then the NVIDIA side of a vendor switch by trial."""
+    for handler in node.handlers:
+        for n in ast.walk(handler):
+            if isinstance(n, ast.Constant) and isinstance(n.value, str):
+                words = n.value.split()
+                if words and os.path.basename(words[0]) in _AMD_TOOLS:
+                    return True
+            elif isinstance(n, (ast.Import, ast.ImportFrom)) and _top_module(n) in _AMD_TOOLS:
+                return True
+    return False
 
 
 def _top_module(node: ast.Import | ast.ImportFrom) -> str:
