@@ -125,8 +125,8 @@ def dispatched_dsl_dirs(files: Iterable[tuple[str, str, str]]) -> frozenset[str]
         parts = rel.split("/")[:-1]
         for i, part in enumerate(parts):
             if part.lower().lstrip("_") in NVIDIA_DSL_DIRS:
-                module = parts[1 : i + 1] if parts[0] == "src" else parts[: i + 1]
-                dsl_dirs.setdefault("/".join(parts[: i + 1]), ".".join(module))
+                dotted = parts[1 : i + 1] if parts[0] == "src" else parts[: i + 1]
+                dsl_dirs.setdefault("/".join(parts[: i + 1]), ".".join(dotted))
                 break
     if not dsl_dirs:
         return frozenset()
