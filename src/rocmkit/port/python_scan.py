@@ -57,6 +57,7 @@ VENDOR_TOKENS: tuple[str, ...] = (
 # switch by trial: its body is the NVIDIA side (ROCm documents these as the amd-smi / rocm-smi
 # replacements of nvidia-smi / NVML).
 _AMD_TOOLS = frozenset({"amd-smi", "rocm-smi", "rocminfo", "amdsmi", "pyrsmi", "rocm_smi"})
+_AMD_TOOL_TEXT = re.compile("|".join(sorted(_AMD_TOOLS)))
 # A name that says HIP/ROCm/AMD (is_hip, _is_hip(), HIP_BUILD, IS_ROCM, current_platform.is_rocm())
 # tests the vendor, unless it is read from the environment (ROCM_VERSION = os.environ.get(...)):
 # an environment variable says what the user asked for, not which torch is installed.
@@ -122,7 +123,12 @@ def _import_confirm(rules: RuleSet, own: frozenset[str]) -> re.Pattern[str]:
 
 
 def scan_python(
-    text: str, rules: RuleSet, *, is_setup: bool = False, own: frozenset[str] = frozenset()
+    text: str,
+    rules: RuleSet,
+    *,
+    is_setup: bool = False,
+    own: frozenset[str] = frozenset(),
+    exhaustive: bool = False,
 ) -> tuple[list[Hit], bool]:
     """(findings, parsed?) for one Python file; raises ScanError when it does not parse. `own`:
     the project's own top-level packages, whose imports are never findings.
@@ -130,19 +136,23 @@ def scan_python(
     Only the top-level statements (a function, a class, an `if` block) that hold a trigger are
     parsed, each at its own line numbers; the whole file is parsed when that fails or when the
     pieces would be most of it. In setup.py the statements holding the setup() keywords
-    (install_requires, extras_require, setup_requires) are pieces too."""
+    (install_requires, extras_require, setup_requires) are pieces too. `exhaustive`: parse and
+    walk the whole file instead (the reference the pruned scan is tested against)."""
     offsets = _trigger_offsets(text, rules, own)
     if is_setup:  # its requirement lists: the keywords of the setup() call
         offsets += [m.start() for m in _SETUP_KEYWORDS.finditer(text)]
     if offsets and any(m in text for m in _BUILD_MARKERS):
         # nvcc flags count anywhere in a file that builds an extension: their places are pieces.
         offsets += [m.start() for m in _NVCC_TEXT.finditer(text)]
-    if not offsets:
+    if not offsets and not exhaustive:
         return [], False
     offsets += _stored_uses(text)
     visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
-    lines = _interesting_lines(text, offsets, visitor.vendor_possible)
-    source = _pieces(text, offsets)
+    lines: list[int] | None = None
+    source = None
+    if not exhaustive:
+        lines = _interesting_lines(text, offsets, visitor.vendor_possible)
+        source = _pieces(text, offsets)
     if source is not None:
         try:
             return visitor.run(ast.parse(source), lines), True
@@ -341,7 +351,9 @@ class _Visitor:
         # Names read from the environment (found in the text: a piece of the file may be parsed
         # without the module-level assignment).
         self.env_names: set[str] = (
-            set(_ENV_ASSIGN.findall(text)) if self.vendor_possible and "environ" in text else set()
+            set(_ENV_ASSIGN.findall(text))
+            if self.vendor_possible and ("environ" in text or "getenv" in text)
+            else set()
         )
         self.vendor_names: set[str] = set()  # names holding a vendor test (has_cuda = ...)
         self.compares: dict[str, list[ast.Compare]] = {}  # name -> comparisons that read it
@@ -513,7 +525,17 @@ class _Visitor:
 
     def visit_try(self, node: ast.Try) -> None:
         self.visit_body(node)
-        if self.vendor_possible and not self.gated and _falls_back_to_amd_tool(node):
+        if (
+            self.vendor_possible
+            and not self.gated
+            and node.handlers
+            and _AMD_TOOL_TEXT.search(
+                "\n".join(
+                    self.lines[node.handlers[0].lineno - 1 : node.handlers[-1].end_lineno or 0]
+                )
+            )
+            and _falls_back_to_amd_tool(node)
+        ):
             self.gate_children.update(id(s) for s in node.body)
         caught = set()
         for handler in node.handlers:
