@@ -119,7 +119,9 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=6000)
     parser.add_argument("--hot", type=float, default=0.05, help="share of files with findings")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--part", help="time a part of the real corpus instead (dev, test, test2, test3)")
+    parser.add_argument(
+        "--part", help="time a part of the real corpus instead (dev, test, test2, test3)"
+    )
     add_result_args(parser, "port_speed")
     args = parser.parse_args()
     if args.part:
