@@ -30,7 +30,7 @@ MANIFEST = Path(__file__).resolve().parent / "port_corpus.toml"
 HAZARDS = REPO / "tests" / "fixtures" / "port_hazards"
 CACHE = REPO / ".cache" / "port-corpus"
 # test2 is the fresh held-out part added after the first test part had been scored and reported.
-PARTS = ("dev", "test", "test2")
+PARTS = ("dev", "test", "test2", "test3")
 SEVERITIES = ("warn", "error")
 
 # The hazard kinds a list may use; the scorer maps rule ids onto them (port_score.RULE_KINDS).

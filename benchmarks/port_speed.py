@@ -15,7 +15,7 @@ module shape everywhere); real trees are scored by another benchmark (port_score
 
     OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/port_speed.py [--files 6000] [--rounds 3]
 
-With --part dev|test|test2 the tree is not generated: port scans the pinned real projects of that
+With --part dev|test|test2|test3 the tree is not generated: port scans the pinned real projects of that
 part of benchmarks/port_corpus.toml (their listed subsets, every file kind), alternated with a
 plain read + ast.parse of the same .py files; the result goes to port_speed_<part>.json.
 
@@ -119,7 +119,9 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=6000)
     parser.add_argument("--hot", type=float, default=0.05, help="share of files with findings")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--part", help="time a part of the real corpus instead (dev, test, test2)")
+    parser.add_argument(
+        "--part", help="time a part of the real corpus instead (dev, test, test2, test3)"
+    )
     add_result_args(parser, "port_speed")
     args = parser.parse_args()
     if args.part:

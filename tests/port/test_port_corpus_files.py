@@ -35,23 +35,26 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_150_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 was added whole, later.
-    first = [p.name for p in PROJECTS if p.part != "test2"]
+    # The first split is a rule over the first 13 projects; test2 and test3 were added whole, later.
+    first = [p.name for p in PROJECTS if p.part not in ("test2", "test3")]
     by_hash = sorted(first, key=lambda n: hashlib.sha256(n.encode()).hexdigest())
     expected_test = by_hash[: math.ceil(0.3 * len(first))]
     assert sorted(SPLIT["test"]) == sorted(expected_test)
-    for part in ("test", "test2"):
+    for part in ("test", "test2", "test3"):
         assert {p.name for p in PROJECTS if p.part == part} == set(SPLIT[part])
     assert all(p.part in port_corpus.PARTS for p in PROJECTS)
-    held_out = len(SPLIT["test"]) + len(SPLIT["test2"])
+    held_out = len(SPLIT["test"]) + len(SPLIT["test2"]) + len(SPLIT["test3"])
     assert len(SPLIT["test"]) / len(first) >= 0.3 and held_out / len(PROJECTS) >= 0.3
 
 
-def test_test2_holds_at_least_four_projects_of_different_kinds_with_hazards() -> None:
-    test2 = [p for p in PROJECTS if p.part == "test2"]
-    assert len(test2) >= 4 and len({p.kind for p in test2}) == len(test2)
-    num_hazards = sum(len(port_corpus.load_hazards(p.name)["hazard"]) for p in test2)
-    assert num_hazards >= 8
+@pytest.mark.parametrize(("part", "min_hazards"), [("test2", 8), ("test3", 6)])
+def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
+    part: str, min_hazards: int
+) -> None:
+    chosen = [p for p in PROJECTS if p.part == part]
+    assert len(chosen) >= 4 and len({p.kind for p in chosen}) == len(chosen)
+    num_hazards = sum(len(port_corpus.load_hazards(p.name)["hazard"]) for p in chosen)
+    assert num_hazards >= min_hazards
 
 
 def test_every_project_has_a_hazard_file_and_no_other_file_is_there() -> None:

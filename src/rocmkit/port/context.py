@@ -9,19 +9,28 @@ NVIDIA path, not a porting hazard: it is kept at info with "has a ROCm counterpa
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 # Name tokens (split on - _ . and path separators) that mark a vendor variant of a file.
 ROCM_TOKENS = frozenset({"rocm", "hip", "amd", "mi300", "mi300x", "mi250", "mi200", "mi355"})
 NVIDIA_TOKENS = frozenset({"cuda", "nvidia", "cu", "gpu", "nv"})
-# Folder names that hold only NVIDIA-specific code by definition of the product they name.
+# Folder names that hold only NVIDIA-specific code by definition of the product they name: NVIDIA
+# architectures, TensorRT, and NVIDIA's kernel DSLs (CUTLASS and its CuTe DSL, cuTile), which
+# compile for NVIDIA GPUs only (docs.nvidia.com/cutlass pythonDSL overview; NVIDIA cuda-tile).
+# A leading underscore (a private backend package, _cutedsl/) does not change what it names.
 NVIDIA_ONLY_DIRS = frozenset(
     {"nvidia", "hopper", "blackwell", "sm90", "sm100", "tensorrt", "trtllm"}
 )
+# A folder named for one of NVIDIA's kernel DSLs is an implementation written in it; it is the
+# NVIDIA path of a run-time choice only when nothing outside it imports it at module level (a
+# backend registry, importlib, or a lazy import in a function picks it); imported at module
+# level it is what every user gets, so its findings stand.
+NVIDIA_DSL_DIRS = frozenset({"cutlass", "cute", "cutedsl", "cute_dsl", "cutile", "cuda_tile"})
 _TOKEN = re.compile(r"[-_.]+")
 _CU_TAG = re.compile(r"^cu\d+$|^cuda\d+$")
 
@@ -33,6 +42,7 @@ class ProjectContext:
     own_packages: frozenset[str] = frozenset()
     counterparts: dict[str, str] = field(default_factory=dict)  # rel path -> ROCm variant
     cuda_only_sources: dict[str, str] = field(default_factory=dict)  # rel path -> where decided
+    dispatched_dirs: frozenset[str] = frozenset()  # NVIDIA DSL folders reached only at run time
 
     def note_for(self, rel: str) -> str:
         """Why every finding of this file is info, or '' when it is not."""
@@ -43,9 +53,14 @@ class ProjectContext:
         if built:
             return f"built only for CUDA ({built}: the ROCm build leaves it out)"
         parts = rel.split("/")
-        for part in parts[:-1]:
+        for i, part in enumerate(parts[:-1]):
             if part.lower() in NVIDIA_ONLY_DIRS:
                 return f"NVIDIA-only part of the project ({part}/)"
+            if "/".join(parts[: i + 1]) in self.dispatched_dirs:
+                return (
+                    f"NVIDIA-only backend ({part}/, written in an NVIDIA kernel DSL) that the"
+                    " project picks at run time: nothing outside it imports it at module level"
+                )
         for part in parts:
             if any(t in ROCM_TOKENS for t in _tokens(part)):
                 return f"ROCm-specific by its name ({part})"
@@ -85,8 +100,93 @@ def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectCo
             for source, line in cuda_only_sources(path).items():
                 cuda_only[prefix + source] = f"{rel}:{line}"
     return ProjectContext(
-        own_packages=frozenset(own), counterparts=counterparts, cuda_only_sources=cuda_only
+        own_packages=frozenset(own),
+        counterparts=counterparts,
+        cuda_only_sources=cuda_only,
+        dispatched_dirs=dispatched_dsl_dirs(files),
     )
+
+
+# A module-level import: at column 0, or one indent deep under a top-level try/if/with.
+_IMPORT_LINE = re.compile(
+    r"(?m)^([ \t]*)(?:from[ \t]+(\.*[\w.]*)[ \t]+import|import[ \t]+([\w., \t]+))"
+)
+_TOP_BLOCK = re.compile(r"(?:try|if|elif|else|except|with)\b")
+
+
+def dispatched_dsl_dirs(files: Iterable[tuple[str, str, str]]) -> frozenset[str]:
+    """Folders (relative paths) named for an NVIDIA kernel DSL (NVIDIA_DSL_DIRS) that no Python
+    file outside them imports at module level: a registry, importlib or a lazy import picks them."""
+    files = list(files)
+    dsl_dirs: dict[str, str] = {}  # rel folder -> dotted module prefix
+    for _, rel, kind in files:
+        if kind != "python":
+            continue
+        parts = rel.split("/")[:-1]
+        for i, part in enumerate(parts):
+            if part.lower().lstrip("_") in NVIDIA_DSL_DIRS:
+                dotted = parts[1 : i + 1] if parts[0] == "src" else parts[: i + 1]
+                dsl_dirs.setdefault("/".join(parts[: i + 1]), ".".join(dotted))
+                break
+    if not dsl_dirs:
+        return frozenset()
+    reached: set[str] = set()
+    names = tuple({p.rsplit(".", 1)[-1] for p in dsl_dirs.values()})
+    for path, rel, kind in files:
+        if kind != "python":
+            continue
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            continue
+        if not any(n in text for n in names):
+            continue
+        for module in _module_level_imports(text, rel):
+            for folder, prefix in dsl_dirs.items():
+                if not rel.startswith(folder + "/") and (
+                    module == prefix or module.startswith(prefix + ".")
+                ):
+                    reached.add(folder)
+    return frozenset(dsl_dirs) - reached
+
+
+def _module_level_imports(text: str, rel: str) -> Iterator[str]:
+    """Dotted modules a file imports at module level (relative imports resolved against `rel`)."""
+    package = rel.split("/")[:-1]
+    if package and package[0] == "src":
+        package = package[1:]
+    lines = text.splitlines()
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    for match in _IMPORT_LINE.finditer(text):
+        if match.group(1):
+            # Indented: counts only one level under a top-level try/if/with (not in a def).
+            number = bisect.bisect_right(offsets, match.start()) - 1
+            opener = next(
+                (
+                    lines[k]
+                    for k in range(number - 1, -1, -1)
+                    if lines[k][:1] not in ("", " ", "\t", "#")
+                ),
+                "",
+            )
+            if not _TOP_BLOCK.match(opener):
+                continue
+        source = match.group(2)
+        if source is not None:
+            dots = len(source) - len(source.lstrip("."))
+            if dots:
+                base = package[: len(package) - dots + 1] if dots <= len(package) else []
+                rest = source[dots:]
+                source = ".".join([*base, rest] if rest else base)
+            yield source
+        else:
+            for name in match.group(3).split(","):
+                name = name.strip().split(" ")[0]
+                if name:
+                    yield name
 
 
 _ROCM_NAME = re.compile(r"(?i)(?:^|_)(?:is_?)?(?:hip|rocm)(?:_|$)")
@@ -169,6 +269,15 @@ def enclosing_packages(root: str) -> set[str]:
     return {top} if top else set()
 
 
+def name_vendor(name: str) -> str:
+    """'rocm' or 'nvidia' when a name (an extra, an index, a folder) says which vendor it is for
+    by one of its tokens (cuda, cu128, nvidia / rocm, hip, amd); '' when neither or both."""
+    tokens = _tokens(name)
+    rocm = any(t in ROCM_TOKENS or t.startswith("rocm") for t in tokens)
+    nvidia = any(t in NVIDIA_TOKENS or _CU_TAG.match(t) for t in tokens)
+    return "rocm" if rocm and not nvidia else "nvidia" if nvidia and not rocm else ""
+
+
 def _tokens(name: str) -> list[str]:
     return [t for t in _TOKEN.split(name.lower()) if t]
 
@@ -215,4 +324,23 @@ def rocm_counterpart(path: str) -> str:
                 os.path.join(parent, sibling, name)
             ):
                 return f"../{sibling}/{name}"
+    return _variant_folder(parent, folder)
+
+
+def _variant_folder(parent: str, folder: str) -> str:
+    """'../<sibling>/' when `folder` is the NVIDIA variant of a sibling folder (docker-cuda beside
+    docker-rocm, nvidia_configs beside amd_configs): same name once the vendor tokens are out."""
+    tokens = _tokens(folder)
+    if not any(t in NVIDIA_TOKENS for t in tokens) or any(t in ROCM_TOKENS for t in tokens):
+        return ""
+    mine = _strip(tokens, NVIDIA_TOKENS)
+    for sibling in _listdir(parent or "."):
+        theirs = _tokens(sibling)
+        if (
+            sibling != folder
+            and any(t in ROCM_TOKENS for t in theirs)
+            and _strip(theirs, ROCM_TOKENS) == mine
+            and os.path.isdir(os.path.join(parent, sibling))
+        ):
+            return f"../{sibling}/"
     return ""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import bisect
 import functools
+import os
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -49,7 +50,14 @@ VENDOR_TOKENS: tuple[str, ...] = (
         "amd_",
     ),
     *("'amd'", '"amd"', "AMD", "'nvidia'", '"nvidia"', "nvidia_", "_nvidia", "nvml", "nvsmi"),
+    *("amd-smi", "amdsmi"),
 )
+# The AMD tools (amd-smi and its Python API, rocm-smi, rocminfo): a `try:` whose handler falls
+# back to one of them (`try: nvidia-smi ... except FileNotFoundError: rocm-smi ...`) is a vendor
+# switch by trial: its body is the NVIDIA side (ROCm documents these as the amd-smi / rocm-smi
+# replacements of nvidia-smi / NVML).
+_AMD_TOOLS = frozenset({"amd-smi", "rocm-smi", "rocminfo", "amdsmi", "pyrsmi", "rocm_smi"})
+_AMD_TOOL_TEXT = re.compile("|".join(sorted(_AMD_TOOLS)))
 # A name that says HIP/ROCm/AMD (is_hip, _is_hip(), HIP_BUILD, IS_ROCM, current_platform.is_rocm())
 # tests the vendor, unless it is read from the environment (ROCM_VERSION = os.environ.get(...)):
 # an environment variable says what the user asked for, not which torch is installed.
@@ -115,7 +123,12 @@ def _import_confirm(rules: RuleSet, own: frozenset[str]) -> re.Pattern[str]:
 
 
 def scan_python(
-    text: str, rules: RuleSet, *, is_setup: bool = False, own: frozenset[str] = frozenset()
+    text: str,
+    rules: RuleSet,
+    *,
+    is_setup: bool = False,
+    own: frozenset[str] = frozenset(),
+    exhaustive: bool = False,
 ) -> tuple[list[Hit], bool]:
     """(findings, parsed?) for one Python file; raises ScanError when it does not parse. `own`:
     the project's own top-level packages, whose imports are never findings.
@@ -123,19 +136,23 @@ def scan_python(
     Only the top-level statements (a function, a class, an `if` block) that hold a trigger are
     parsed, each at its own line numbers; the whole file is parsed when that fails or when the
     pieces would be most of it. In setup.py the statements holding the setup() keywords
-    (install_requires, extras_require, setup_requires) are pieces too."""
+    (install_requires, extras_require, setup_requires) are pieces too. `exhaustive`: parse and
+    walk the whole file instead (the reference the pruned scan is tested against)."""
     offsets = _trigger_offsets(text, rules, own)
     if is_setup:  # its requirement lists: the keywords of the setup() call
         offsets += [m.start() for m in _SETUP_KEYWORDS.finditer(text)]
     if offsets and any(m in text for m in _BUILD_MARKERS):
         # nvcc flags count anywhere in a file that builds an extension: their places are pieces.
         offsets += [m.start() for m in _NVCC_TEXT.finditer(text)]
-    if not offsets:
+    if not offsets and not exhaustive:
         return [], False
     offsets += _stored_uses(text)
     visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
-    lines = _interesting_lines(text, offsets, visitor.vendor_possible)
-    source = _pieces(text, offsets)
+    lines: list[int] | None = None
+    source = None
+    if not exhaustive:
+        lines = _interesting_lines(text, offsets, visitor.vendor_possible)
+        source = _pieces(text, offsets)
     if source is not None:
         try:
             return visitor.run(ast.parse(source), lines), True
@@ -334,7 +351,9 @@ class _Visitor:
         # Names read from the environment (found in the text: a piece of the file may be parsed
         # without the module-level assignment).
         self.env_names: set[str] = (
-            set(_ENV_ASSIGN.findall(text)) if self.vendor_possible and "environ" in text else set()
+            set(_ENV_ASSIGN.findall(text))
+            if self.vendor_possible and ("environ" in text or "getenv" in text)
+            else set()
         )
         self.vendor_names: set[str] = set()  # names holding a vendor test (has_cuda = ...)
         self.compares: dict[str, list[ast.Compare]] = {}  # name -> comparisons that read it
@@ -506,6 +525,18 @@ class _Visitor:
 
     def visit_try(self, node: ast.Try) -> None:
         self.visit_body(node)
+        if (
+            self.vendor_possible
+            and not self.gated
+            and node.handlers
+            and _AMD_TOOL_TEXT.search(
+                "\n".join(
+                    self.lines[node.handlers[0].lineno - 1 : node.handlers[-1].end_lineno or 0]
+                )
+            )
+            and _falls_back_to_amd_tool(node)
+        ):
+            self.gate_children.update(id(s) for s in node.body)
         caught = set()
         for handler in node.handlers:
             if handler.type is None:
@@ -857,6 +888,20 @@ def _exits(statement: ast.stmt) -> bool:
         and isinstance(statement.value, ast.Call)
         and _call_name(statement.value.func) in _EXIT_CALLS
     )
+
+
+def _falls_back_to_amd_tool(node: ast.Try) -> bool:
+    """Whether an `except` of this `try` runs or imports an AMD tool (rocm-smi, amd-smi, amdsmi):
+    the `try` body is then the NVIDIA side of a vendor switch by trial."""
+    for handler in node.handlers:
+        for n in ast.walk(handler):
+            if isinstance(n, ast.Constant) and isinstance(n.value, str):
+                words = n.value.split()
+                if words and os.path.basename(words[0]) in _AMD_TOOLS:
+                    return True
+            elif isinstance(n, (ast.Import, ast.ImportFrom)) and _top_module(n) in _AMD_TOOLS:
+                return True
+    return False
 
 
 def _top_module(node: ast.Import | ast.ImportFrom) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from rocmkit.port.context import name_vendor
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.rules import RuleSet, Severity
 from rocmkit.port.text_scan import ScanError, text_rule_hits
@@ -238,13 +239,36 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
         raise ScanError(f"invalid TOML ({exc})") from None
     lines = text.splitlines()
     hits = text_rule_hits(text, "pyproject", rules)
+    if _ROCM_INDEX.search(text):
+        # The file offers a ROCm wheel index too (uv's torch-cuda / torch-rocm indexes picked by
+        # extra): a CUDA index beside it is the NVIDIA variant, not what a ROCm user gets.
+        hits = [
+            _demoted(h, "info", "the NVIDIA variant: a ROCm index is offered beside it")
+            if h.rule.id == "torch-cuda-index" and h.severity != "info"
+            else h
+            for h in hits
+        ]
     torch_index = has_torch_index(text)
+    extras = list(data.get("project", {}).get("optional-dependencies", {}))
+    rocm_extras = [e for e in extras if name_vendor(e) == "rocm"]
     for group, requirements, contributors in _pyproject_requirements(data):
         placed = [(r, _line_of(lines, r)) for r in requirements]
-        hits.extend(
-            group_hits(group, placed, rules, torch_index=torch_index, contributors=contributors)
-        )
+        if group is not None and rocm_extras and name_vendor(group) == "nvidia":
+            why = f"extra {group!r} is the NVIDIA variant of extra {rocm_extras[0]!r}"
+            found = [
+                _demoted(h, "info", why) if h.severity != "info" else h
+                for h in group_hits(None, placed, rules, torch_index=torch_index)
+            ]
+        else:
+            found = group_hits(
+                group, placed, rules, torch_index=torch_index, contributors=contributors
+            )
+        hits.extend(found)
     return hits
+
+
+# A PyTorch ROCm wheel index (download.pytorch.org/whl/rocm6.4, repo.radeon.com's wheels).
+_ROCM_INDEX = re.compile(r"download\.pytorch\.org/whl/(?:nightly/)?rocm|repo\.radeon\.com")
 
 
 # Groups only a project's contributors install (PEP 735 dependency groups are all of this kind).
@@ -264,8 +288,9 @@ def group_hits(
 ) -> list[Hit]:
     """Findings for the requirements of one group: None = what every install pulls; a named
     extra is opt-in, so what it breaks is at most a warning (the base install works); an extra
-    made only of NVIDIA-only packages is the NVIDIA variant, and a contributors' group (dev, test,
-    docs) is not what users install: both are info, with the reason."""
+    made only of NVIDIA-only packages that keep a ROCm path is the NVIDIA variant (so is one
+    named for NVIDIA beside one named for ROCm: see scan_pyproject), and a contributors' group (dev, test, docs) is not what users install: both are
+    info, with the reason."""
     per_requirement = [
         list(requirement_hits(text, line, rules, torch_index=torch_index))
         for text, line in requirements
@@ -274,8 +299,14 @@ def group_hits(
     if group is None:
         return hits
     contributors = contributors or group.lower() in _CONTRIBUTOR_GROUPS
-    nvidia_only = bool(per_requirement) and all(
-        any(h.severity != "info" for h in found) for found in per_requirement
+    # An extra of NVIDIA-only packages is the NVIDIA variant when its name says so (cuda, cu128,
+    # nvidia: no ROCm user asks for it) or when each of them still has a ROCm path (warn: built from source, a fork); one that holds a package
+    # with no ROCm build at all (error: vLLM or Transformer Engine from PyPI) breaks the ROCm
+    # install of whoever asks for it, so it stays a finding (at warn: the base install works).
+    nvidia_only = (
+        bool(per_requirement)
+        and all(any(h.severity != "info" for h in found) for found in per_requirement)
+        and (name_vendor(group) == "nvidia" or all(h.severity != "error" for h in hits))
     )
     out = []
     for h in hits:

@@ -80,16 +80,29 @@ class RuleSet:
 
     def package_rule(self, name: str, extras: frozenset[str] = frozenset()) -> Rule | None:
         """The first rule whose packages (and extras, when it names some) match a requirement."""
-        return _first_match(self.rules, "packages", _normalise(name), extras)
+        return self._lookup("packages", _normalise(name), extras)
 
     def conda_rule(self, name: str) -> Rule | None:
-        return _first_match(self.rules, "conda", name.lower(), frozenset())
+        return self._lookup("conda", name.lower(), frozenset())
 
     def env_rule(self, name: str) -> Rule | None:
-        return _first_match(self.rules, "env", name, frozenset())
+        return self._lookup("env", name, frozenset())
 
     def command_rule(self, command: str) -> Rule | None:
-        return _first_match(self.rules, "commands", command, frozenset())
+        return self._lookup("commands", command, frozenset())
+
+    def _lookup(self, attribute: str, name: str, extras: frozenset[str]) -> Rule | None:
+        # Memoised per rule set: a scan asks for the same few names (torch, NCCL_DEBUG, ...) in
+        # file after file, and each miss otherwise globs every pattern of every rule.
+        key = (attribute, name, extras)
+        cache = self._matches
+        if key not in cache:
+            cache[key] = _first_match(self.rules, attribute, name, extras)
+        return cache[key]
+
+    @functools.cached_property
+    def _matches(self) -> dict[tuple[str, str, frozenset[str]], Rule | None]:
+        return {}
 
     @functools.cached_property
     def env_prefixes(self) -> tuple[str, ...]:

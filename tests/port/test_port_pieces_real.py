@@ -1,0 +1,57 @@
+"""The pruned Python scan (a substring test per file, then only the top-level statements that hold
+a trigger are parsed and walked) finds exactly what parsing and walking every whole file finds, on
+every Python file of the real corpus parts dev and test (issue 26 speed). Skipped when the corpus
+has not been fetched (python benchmarks/port_corpus.py)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import port_corpus
+
+from rocmkit.port import load_rules
+from rocmkit.port.python_scan import scan_python
+from rocmkit.port.text_scan import ScanError
+
+PROJECTS = [p for p in port_corpus.load_manifest() if p.part in ("dev", "test")]
+
+
+def _python_files(project: port_corpus.Project) -> list[Path]:
+    root = project.root()
+    files: list[Path] = []
+    for entry in project.scan:
+        path = root / entry
+        if path.is_file() and path.suffix == ".py":
+            files.append(path)
+        elif path.is_dir():
+            files.extend(sorted(path.rglob("*.py")))
+    return files
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("project", PROJECTS, ids=[p.name for p in PROJECTS])
+def test_pruned_scan_equals_whole_file_scan_on_real_projects(
+    project: port_corpus.Project,
+) -> None:
+    if not project.root().is_dir():
+        pytest.skip(f"{project.name} is not fetched (python benchmarks/port_corpus.py)")
+    rules = load_rules()
+    compared = 0
+    for path in _python_files(project):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        setup = os.path.basename(path) == "setup.py"
+        try:
+            whole, _ = scan_python(text, rules, is_setup=setup, exhaustive=True)
+        except ScanError:
+            continue  # does not parse as a whole: the pruned scan reports it too (or skips it)
+        pruned, _ = scan_python(text, rules, is_setup=setup)
+        key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
+        assert sorted(map(key, pruned)) == sorted(map(key, whole)), path
+        compared += 1
+    assert compared > 0
