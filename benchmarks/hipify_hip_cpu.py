@@ -349,7 +349,11 @@ def build_and_run(
     built = subprocess.run(cmd, capture_output=True, text=True)
     compile_s = time.monotonic() - started
     if built.returncode != 0:
-        first = next((ln for ln in built.stderr.splitlines() if "error" in ln), built.stderr[:200])
+        lines = built.stderr.splitlines()
+        # a link failure names its missing symbol on an "undefined reference" line, not "error"
+        first = next((ln for ln in lines if "undefined reference" in ln), None) or next(
+            (ln for ln in lines if "error" in ln), built.stderr[:200]
+        )
         return Program(candidate.name, "compile error", first.split("/")[-1][:240], compile_s)
     started = time.monotonic()
     try:
@@ -444,8 +448,8 @@ def record(run: ResultRun, args: argparse.Namespace, programs: list[Program]) ->
     run.notes.append(f"HIP-CPU {commit or '(not a git checkout)'}; programs from {pinned}")
     compiler = subprocess.run(["g++", "--version"], capture_output=True, text=True).stdout
     run.notes.append(f"compiler: {compiler.splitlines()[0] if compiler else 'g++ not found'}")
-    run.notes.append(f"build defines {' '.join(_ROCM_GUARDS)}: the ROCm header guards the "
-                     "translated helpers test, which HIP-CPU's headers do not define")  # fmt: skip
+    run.notes.append(f"build defines {' '.join(_ROCM_GUARDS)}: the ROCm header guard the "
+                     "translated helper tests, which HIP-CPU's headers do not define")  # fmt: skip
     document = run.record()
     document["programs"] = [asdict(p) for p in sorted(programs, key=lambda p: p.name)]
     if run.path is not None:
