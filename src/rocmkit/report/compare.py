@@ -5,10 +5,13 @@ Rows are (measurement name/params, metric) so any suite compares the same way. A
 (TFLOPS, GB/s, tokens/s) above 1 means the first run is faster, for times and energies above 1
 means it is slower. Differences in suites, sizes or dtypes are reported as notes. Suites with a
 layout with columns (report.layouts: the inference suites) lay their rows out their own way.
+Training rows are matched without their backend, so a torch run and a JAX run of one preset and
+precision share a row and get a ratio ("torch / jax").
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -67,7 +70,26 @@ def compare_runs(runs: Sequence[RunResult]) -> Comparison:
 
 
 def _index(run: RunResult, suite: str) -> dict[tuple[str, str, str], Measurement]:
-    return {(row_key(m), m.metric, m.unit): m for m in run.measurements if m.suite == suite}
+    return {(comparison_key(m), m.metric, m.unit): m for m in run.measurements if m.suite == suite}
+
+
+def comparison_key(m: Measurement) -> str:
+    """The row a figure lines up on across runs: row_key, less a training run's backend (train
+    names a JAX row "<preset> <precision> jax" with params backend=jax; torch's row has neither)."""
+    backend = m.params.get("backend")
+    if m.suite != "train" or not isinstance(backend, str):
+        return row_key(m)
+    params = {k: v for k, v in m.params.items() if k != "backend"}
+    return f"{m.name.removesuffix(' ' + backend)}|{json.dumps(params, sort_keys=True, default=str)}"
+
+
+def _train_backend(run: RunResult) -> str | None:
+    """The training framework of a train run (torch when its rows name none), else None."""
+    rows = [m for m in run.measurements if m.suite == "train"]
+    if not rows:
+        return None
+    backend = rows[0].params.get("backend")
+    return backend if isinstance(backend, str) else "torch"
 
 
 def _suite_table(suite: str, runs: Sequence[RunResult], labels: list[str]) -> Table:
@@ -110,6 +132,8 @@ def comparability_notes(runs: Sequence[RunResult], labels: list[str]) -> list[st
     base = runs[0]
     base_suites = set(suites_in(base.measurements))
     for run, label in zip(runs[1:], labels[1:], strict=True):
+        frameworks = (_train_backend(base), _train_backend(run))
+        mixed = None not in frameworks and frameworks[0] != frameworks[1]
         suites = set(suites_in(run.measurements))
         if suites != base_suites:
             only_base = ", ".join(sorted(base_suites - suites)) or "none"
@@ -118,21 +142,30 @@ def comparability_notes(runs: Sequence[RunResult], labels: list[str]) -> list[st
                 f"not comparable: different suites (only in {labels[0]}: {only_base}; only in {label}: {only_run})"
             )
         for suite in sorted(base_suites & suites):
-            a = {row_key(m) for m in base.measurements if m.suite == suite}
-            b = {row_key(m) for m in run.measurements if m.suite == suite}
+            a = {comparison_key(m) for m in base.measurements if m.suite == suite}
+            b = {comparison_key(m) for m in run.measurements if m.suite == suite}
             units_a = {(m.metric, m.unit) for m in base.measurements if m.suite == suite}
             units_b = {(m.metric, m.unit) for m in run.measurements if m.suite == suite}
             if units_a != units_b:
                 only = sorted(metric_header(metric, unit) for metric, unit in units_a ^ units_b)
                 notes.append(
-                    f"not comparable: {suite} has different metrics/units in {labels[0]} and "
-                    f"{label}: {', '.join(only)}"
+                    f"{suite}: measured by one framework only: {', '.join(only)}"
+                    if mixed and suite == "train"
+                    else f"not comparable: {suite} has different metrics/units in {labels[0]} "
+                    f"and {label}: {', '.join(only)}"
                 )
             if a != b:
                 notes.append(
                     f"not comparable: {suite} ran different sizes/dtypes in {labels[0]} and {label} "
                     f"({len(a - b)} rows only in {labels[0]}, {len(b - a)} only in {label}); ratios cover shared rows"
                 )
+        if mixed:
+            notes.append(
+                f"{labels[0]} trained with {frameworks[0]}, {label} with {frameworks[1]}: rows of "
+                f"one preset and precision line up, so {labels[0]} / {label} is {frameworks[0]} "
+                f"over {frameworks[1]} (tokens/s above 1: {frameworks[0]} faster; step time above "
+                f"1: {frameworks[0]} slower)"
+            )
         if any(is_noisy(m) for m in base.measurements + run.measurements):
             notes.append(
                 f"some figures of {labels[0]} or {label} are flagged noisy: their ratios read "
@@ -155,8 +188,11 @@ def comparability_notes(runs: Sequence[RunResult], labels: list[str]) -> list[st
 
 def _load(run: RunResult) -> list[str]:
     """Suites that started while other processes kept cores busy (bench's environment "load"
-    record, measure.noise.prepare_cpu), said once per run."""
+    record, train's data "cpu" record: measure.noise.prepare_cpu), said once per run."""
     load = run.environment.get("load")
+    cpu = run.data.get("cpu") if isinstance(run.data, dict) else None
+    if not isinstance(load, dict) and isinstance(cpu, dict):
+        load = {run.kind: cpu}  # a training run: one record, before its first step
     if not isinstance(load, dict):
         return []
     busy = []
