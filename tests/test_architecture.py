@@ -76,7 +76,7 @@ def test_the_lower_layers_know_no_capability(lower: str) -> None:
     assert _violations(lower, upper) == []
 
 
-@pytest.mark.parametrize("core", ["errors", "atomic", "results", "config", "options"])
+@pytest.mark.parametrize("core", ["errors", "atomic", "results", "config", "options", "lazy"])
 def test_the_core_modules_know_no_capability(core: str) -> None:
     assert _violations(core, CAPABILITIES | {"cli", "driver", "measure", "platform"}) == []
 

@@ -6,7 +6,9 @@ links, burn-in), power.
 `--burn-in` from `rocmkit.bench.burnin_option`, and `rocmkit --help` must not load the registry.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rocmkit.lazy import lazy_names
 
 if TYPE_CHECKING:
     from rocmkit.bench.suites import (
@@ -33,15 +35,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'rocmkit.bench' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
 __all__ = [

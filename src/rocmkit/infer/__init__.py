@@ -6,7 +6,9 @@ maths (`summarize`, `parse_slo`) are pure functions. Importing this package load
 nor the HTTP client.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rocmkit.lazy import lazy_names
 
 if TYPE_CHECKING:
     from rocmkit.infer.client import Endpoint
@@ -50,15 +52,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'rocmkit.infer' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
 __all__ = [

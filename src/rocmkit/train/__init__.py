@@ -5,7 +5,9 @@ config = load_train_config(preset="gpt-tiny", overrides={"precision.dtype": "bf1
 result = train(config)
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rocmkit.lazy import lazy_names
 
 if TYPE_CHECKING:
     from rocmkit.train.checkpoint import export_checkpoint
@@ -33,15 +35,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'rocmkit.train' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
 __all__ = [
