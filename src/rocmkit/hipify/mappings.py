@@ -16,7 +16,14 @@ from importlib import resources
 from typing import Any, Literal, NamedTuple
 
 from rocmkit.hipify.guards import GuardTable
-from rocmkit.hipify.versions import hip_names, is_checked, resolve_version
+from rocmkit.hipify.versions import (
+    hip_names,
+    is_checked,
+    library_names,
+    library_of,
+    library_source,
+    resolve_version,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -91,6 +98,9 @@ class MappingTable:
     kept_prefixes: tuple[str, ...]
     sources: tuple[str, ...] = field(default=())
     guards: GuardTable = field(default_factory=lambda: GuardTable({}, {}, {}))
+    # Target namespace -> (the names its library declares, where that list comes from), for the
+    # C++ libraries a namespace maps to (`cub::X` -> `hipcub::X`); empty when not checked.
+    namespace_members: dict[str, tuple[frozenset[str], str]] = field(default_factory=dict)
 
     def candidate_prefixes(self) -> list[str]:
         """Starts of every name worth looking up: the CUDA-looking two-letter prefixes, plus the
@@ -146,15 +156,26 @@ def load_table(source: MappingSource = "auto") -> MappingTable:
 
 @functools.cache
 def table_for_version(source: MappingSource, version: str) -> MappingTable:
-    """`load_table(source)` without the mappings whose HIP name HIP `version` does not declare:
-    those names become `unsupported` (reported, never emitted)."""
+    """`load_table(source)` without the mappings whose HIP name HIP `version` (or the HIP library
+    of the same ROCm release) does not declare: those names become `unsupported` (reported,
+    never emitted)."""
     shipped = resolve_version(version)
     table = load_table(source)
     known = hip_names(shipped)
+    libraries = library_names(shipped)
+    tag = library_source(shipped)
     identifiers = dict(table.identifiers)
     unsupported = dict(table.unsupported)
     for name, mapping in table.identifiers.items():
-        if is_checked(mapping.hip) and mapping.hip not in known:
+        library = library_of(mapping.hip)
+        if library is not None and mapping.hip not in libraries:
+            del identifiers[name]
+            unsupported[name] = f"{mapping.hip} is not declared by {library}'s headers at {tag}"
+        elif is_checked(mapping.hip) and mapping.hip not in known:
             del identifiers[name]
             unsupported[name] = f"{mapping.hip} is not declared by HIP {shipped}'s headers"
-    return dataclasses.replace(table, identifiers=identifiers, unsupported=unsupported)
+    hipcub = frozenset(n.removeprefix("hipcub::") for n in libraries if n.startswith("hipcub::"))
+    members = {"hipcub": (hipcub, f"hipCUB's headers at {tag}")}
+    return dataclasses.replace(
+        table, identifiers=identifiers, unsupported=unsupported, namespace_members=members
+    )

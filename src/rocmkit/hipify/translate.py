@@ -164,6 +164,7 @@ def _shared_hip_types(source: MappingSource, hip_version: str | None) -> dict[st
 # CUDA names of types: `cudaError_t`, `cudaStream_t`, `CUresult`, `CUstream`, `CUdeviceptr`.
 _DRIVER_TYPE = re.compile(r"CU[a-z]\w*")
 _TYPE_NAME = re.compile(r"(?:cuda\w*_t|CU[a-z]\w*)\Z")
+_MEMBER = re.compile(r"\s*([A-Za-z_]\w*)")
 
 
 @functools.cache
@@ -250,7 +251,16 @@ class _Scan:
             else:
                 self.findings.append((match.start(), "unconverted", "cuda::", "libcu++", ""))
             return
-        self.edits.append(Edit(match.start(), end, self.table.namespaces[name], "CUB"))
+        target = self.table.namespaces[name]
+        checked = self.table.namespace_members.get(target)
+        if checked is not None:
+            member = _MEMBER.match(self.text, end + 2)
+            if member is not None and member.group(1) not in checked[0]:
+                spelled = f"{name}::{member.group(1)}"
+                message = f"{target}::{member.group(1)} is not declared by {checked[1]}"
+                self.findings.append((match.start(), "unsupported", spelled, "CUB", message))
+                return
+        self.edits.append(Edit(match.start(), end, target, "CUB"))
 
     def include(self, match: re.Match[str]) -> None:
         path = match.group("path")
