@@ -11,6 +11,7 @@ from rocmkit.hipify import TranslateOptions, translate
 from rocmkit.hipify.mappings import table_for_version
 from rocmkit.hipify.versions import (
     LIBRARIES,
+    absent_libraries,
     library_names,
     library_names_in_headers,
     library_of,
@@ -95,3 +96,62 @@ def test_installed_hiprand_declares_every_hiprand_name_emitted_for_5_2():
     table = table_for_version("auto", "5.2")
     emitted = {m.hip for m in table.identifiers.values() if library_of(m.hip) == "hipRAND"}
     assert emitted and emitted <= installed
+
+
+GL = (
+    "#include <cuda_gl_interop.h>\n"
+    "void share(GLuint vbo, cudaGraphicsResource_t* r) {\n"
+    "  cudaGraphicsGLRegisterBuffer(r, vbo, cudaGraphicsMapFlagsNone);\n"
+    "}\n"
+)
+
+
+def test_gl_interop_maps_to_the_header_that_declares_it_in_each_release():
+    """HIP 6.2 has hip_gl_interop.h; HIP 5.2 declares the same calls in hip_runtime_api.h."""
+    old = translate(GL, options=TranslateOptions(hip_version="5.2"))
+    assert "#include <hip/hip_runtime_api.h>\n" in old.text
+    assert "hipGraphicsGLRegisterBuffer(r, vbo, hipGraphicsRegisterFlagsNone)" in old.text
+    assert not [d for d in old.diagnostics if d.kind == "unsupported"]
+    new = translate(GL, options=TranslateOptions(hip_version="6.2"))
+    assert "#include <hip/hip_gl_interop.h>" in new.text
+    assert "hipGraphicsGLRegisterBuffer(r, vbo, hipGraphicsRegisterFlagsNone)" in new.text
+    assert not [d for d in new.diagnostics if d.kind == "unsupported"]
+
+
+def test_an_include_whose_hip_header_the_release_lacks_is_reported_and_kept():
+    from rocmkit.hipify.mappings import _includes_for
+
+    kept, lacking = _includes_for(
+        {"cudaEGL.h": "hip/hip_egl.h", "cuda.h": "hip/hip_runtime.h"}, "6.2"
+    )
+    assert kept == {"cuda.h": "hip/hip_runtime.h"}
+    assert "HIP 6.2 has no <hip/hip_egl.h>" in lacking["cudaEGL.h"]
+
+
+def test_a_library_the_target_lacks_is_reported_at_its_include(tmp_path):
+    (tmp_path / "hip").mkdir()
+    (tmp_path / "hiprand").mkdir()
+    table_folders = {"rccl", "hiprand", "thrust"}
+    absent = absent_libraries(tmp_path, table_folders)
+    assert absent == {"rccl", "thrust"}
+    text = '#include <nccl.h>\n#include <curand.h>\n#include "thrust/local.h"\n'
+    found = translate(text, options=TranslateOptions(absent_libraries=absent)).diagnostics
+    (missing,) = [d for d in found if d.category == "missing-library"]
+    assert missing.line == 1 and missing.name == "rccl/rccl.h" and "rccl/" in missing.message
+    quiet = translate(text).diagnostics
+    assert not [d for d in quiet if d.category == "missing-library"]
+
+
+def test_the_table_names_the_library_folders_a_target_may_lack():
+    folders = table_for_version("auto", "5.2").library_folders()
+    assert {"rccl", "hipcub", "hipblas", "hiprand", "thrust"} <= folders and "hip" not in folders
+
+
+@pytest.mark.slow
+@pytest.mark.hipcc
+def test_gl_interop_translated_for_5_2_compiles_with_hip_5_2(tmp_path):
+    from hipcc_compile import compile_for_gfx90a
+
+    text = translate(GL, options=TranslateOptions(hip_version="5.2")).text
+    answer = compile_for_gfx90a(text, tmp_path)
+    assert answer.returncode == 0, answer.stderr

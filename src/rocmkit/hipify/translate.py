@@ -25,6 +25,7 @@ from rocmkit.hipify import (
     launch,
     overloads,
     props,
+    redefinitions,
     signatures,
     warp,
     warpsize,
@@ -38,7 +39,13 @@ from rocmkit.hipify.mappings import (
     load_table,
     table_for_version,
 )
-from rocmkit.hipify.versions import device_prop_fields, hip_names, resolve_version
+from rocmkit.hipify.versions import (
+    LATEST,
+    device_prop_fields,
+    hip_definitions,
+    hip_names,
+    resolve_version,
+)
 
 HIP_RUNTIME_INCLUDE = "#include <hip/hip_runtime.h>\n"
 _RUNTIME_CATEGORIES = frozenset({"runtime", "driver"})
@@ -69,6 +76,9 @@ class TranslateOptions:
     # Headers the project has itself (`cuda.h` beside the sources), as an `#include "..."` spells
     # them: such an include names the project's file and is never remapped (project.py fills it).
     project_headers: frozenset[str] = frozenset()
+    # Library header folders the target lacks (`versions.absent_libraries` next to hipcc finds
+    # them: `rccl`, `thrust` on Debian 12): an include of one is reported at its line.
+    absent_libraries: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.hip_version is not None:
@@ -264,6 +274,10 @@ class _Scan:
 
     def include(self, match: re.Match[str]) -> None:
         path = match.group("path")
+        if path in self.table.unsupported_includes and not self._project_header(match, path):
+            reason = self.table.unsupported_includes[path]
+            self.findings.append((match.start("path"), "unsupported", path, "include", reason))
+            return
         new_path = self.table.includes.get(path)
         if new_path is not None and self._project_header(match, path):
             new_path = None
@@ -271,6 +285,13 @@ class _Scan:
             self.edits.append(Edit(match.start("path"), match.end("path"), new_path, "include"))
             self.num_includes_rewritten += 1
             path = new_path
+        folder = path.split("/", 1)[0]
+        if folder in self.options.absent_libraries and match.group("open") == "<":
+            message = (
+                f"<{path}> cannot be found: the target has no {folder}/ headers next to hipcc "
+                f"(install the {folder} development package, or build without it)"
+            )
+            self.findings.append((match.start("path"), "hazard", path, "missing-library", message))
         # HIP 5.2's other headers (cooperative groups...) need the runtime header included first.
         if self.first_hip_include is None and path.startswith("hip/"):
             self.first_hip_include = path
@@ -460,6 +481,12 @@ class _Scan:
         for offset, snippet, message, same_as in warpsize.findings(text, self.in_protected):
             if (text.rfind("\n", 0, offset), same_as) not in lines_reported:
                 self.findings.append((offset, "hazard", snippet, warpsize.CODE, message))
+        version = resolve_version(self.options.hip_version or LATEST)
+        defined = hip_definitions(version)
+        for found in redefinitions.find(text, defined, version, self.in_protected):
+            self.findings.append(
+                (found.offset, "hazard", found.signature, redefinitions.CODE, found.message)
+            )
 
     def _lower_warp_sync(self, text: str) -> str:
         """HIP releases without `__shfl_xor_sync` & co. get the maskless intrinsics, reported."""

@@ -92,6 +92,24 @@ def library_names(version: str) -> frozenset[str]:
 
 
 @functools.cache
+def hip_headers(version: str) -> frozenset[str]:
+    """The `hip/...` headers HIP `version` installs (a shipped list, see resolve_version)."""
+    return _shipped_list(f"{version}.headers.txt")
+
+
+@functools.cache
+def hip_definitions(version: str) -> frozenset[str]:
+    """The global helpers HIP `version`'s headers define (see redefinitions.py)."""
+    return _shipped_list(f"{version}.definitions.txt")
+
+
+def absent_libraries(include_root: Path, directories: Iterable[str]) -> frozenset[str]:
+    """The library header folders (`rccl`, `thrust`...) missing under a target's include
+    directory (the one next to hipcc): includes of them cannot compile there."""
+    return frozenset(d for d in directories if not (include_root / d).is_dir())
+
+
+@functools.cache
 def library_source(version: str) -> str:
     """The ROCm tag the library list of `version` was read at (its first line)."""
     data = resources.files("rocmkit.hipify").joinpath("hip_names", f"{version}.libraries.txt")
