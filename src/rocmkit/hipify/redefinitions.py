@@ -21,15 +21,14 @@ from typing import NamedTuple
 from rocmkit.hipify.lexer import mask_protected
 
 CODE = "redefinition"
-# Cheap test on the raw text before any masking: most files define none of these.
-TRIGGER = re.compile(r"\b(?:min|max|make_\w+|operator\s*[-+*/%^|&<>]{1,2}=)\s*\(")
+# A definition's name, parameters and opening brace: calls (`min(a, b);`) never match, so the raw
+# text is searched first and most files stop there. A leading `template <...>` is looked up
+# behind the name (a pattern starting with an optional group would be tried at every offset).
 _DEFINITION = re.compile(
-    r"(?:template\s*<(?P<tparams>[^<>{};]*)>)?"
-    # the return type and specifiers; never a `template`, which must open the match
-    r"(?:(?!template\b)[\w \t\n*&:])*?"
-    r"(?P<name>\b(?:min|max|make_\w+)|\boperator\s*(?:<<=|>>=|[-+*/%^|&]=))"
+    r"(?<![\w$])(?P<name>min|max|make_\w+|operator\s*(?:<<=|>>=|[-+*/%^|&]=))"
     r"\s*\((?P<params>[^(){};]*)\)\s*(?:const\s*)?(?:noexcept\s*)?\{"
 )
+_TEMPLATE_BEFORE = re.compile(r"template\s*<(?P<tparams>[^<>{};]*)>[\w \t\n*&:]*\Z")
 # An invocation starts its line (the `#define` of the macro does not).
 _MAKE = re.compile(
     r"^[ \t]*DECLOP_MAKE_(ONE|TWO|THREE|FOUR)_COMPONENT\(\s*([\w ]+?)\s*,\s*(\w+)\s*\)",
@@ -67,7 +66,7 @@ def definitions_in_headers(texts: Iterable[str]) -> set[str]:
             found.add(f"{name}<2>(T0,T1)")
         for match in _DEFINITION.finditer(code):
             if not match.group("name").startswith("operator"):
-                found.add(_signature(match, frozenset()))
+                found.add(_signature(code, match, frozenset()))
         for match in _MEMBER_OPERATOR.finditer(code):
             second = "vector" if "HIP_vector_type" in match.group("param") else "scalar"
             found.add(f"operator{match.group('op')}(vector&,{second})")
@@ -86,7 +85,7 @@ def find(
     protected: Callable[[int], bool],
 ) -> Iterator[Redefinition]:
     """Global definitions in `text` whose signature HIP `version` already defines."""
-    if TRIGGER.search(text) is None:
+    if _DEFINITION.search(text) is None:
         return
     code = mask_protected(text)
     vectors = vector_types(defined)
@@ -95,14 +94,15 @@ def find(
         name_at = match.start("name")
         if protected(name_at) or not depth.is_global(match.start()):
             continue
-        signature = _signature(match, vectors)
+        signature = _signature(code, match, vectors)
         if signature in defined:
             yield Redefinition(name_at, signature, _message(signature, version))
 
 
-def _signature(match: re.Match[str], vectors: frozenset[str]) -> str:
+def _signature(code: str, match: re.Match[str], vectors: frozenset[str]) -> str:
     name = re.sub(r"\s+", "", match.group("name"))
-    templated = match.group("tparams")
+    head = _TEMPLATE_BEFORE.search(code, max(0, match.start() - 300), match.start())
+    templated = head.group("tparams") if head is not None else None
     renames: dict[str, str] = {}
     if templated is not None:
         for index, parameter in enumerate(templated.split(",")):

@@ -192,6 +192,14 @@ def _device_prop_target(hip_version: str) -> tuple[str, frozenset[str]]:
     return shipped, device_prop_fields(shipped)
 
 
+@functools.cache
+def _definitions_for(hip_version: str | None) -> tuple[str, frozenset[str]]:
+    """The release whose helper definitions a file is checked against (the newest list when no
+    version is given: they change little) and its list; once per process."""
+    shipped = resolve_version(hip_version or LATEST)
+    return shipped, hip_definitions(shipped)
+
+
 def translate(text: str, *, options: TranslateOptions = DEFAULT_OPTIONS) -> Translation:
     """Translate CUDA source text to HIP; pure (no I/O), deterministic and idempotent."""
     table, scanner = _scanner(options.mappings, options.hip_version)
@@ -481,8 +489,7 @@ class _Scan:
         for offset, snippet, message, same_as in warpsize.findings(text, self.in_protected):
             if (text.rfind("\n", 0, offset), same_as) not in lines_reported:
                 self.findings.append((offset, "hazard", snippet, warpsize.CODE, message))
-        version = resolve_version(self.options.hip_version or LATEST)
-        defined = hip_definitions(version)
+        version, defined = _definitions_for(self.options.hip_version)
         for found in redefinitions.find(text, defined, version, self.in_protected):
             self.findings.append(
                 (found.offset, "hazard", found.signature, redefinitions.CODE, found.message)
