@@ -23,9 +23,10 @@ from rocmkit.hipify.lexer import mask_protected
 CODE = "redefinition"
 # A definition's name, parameters and opening brace: calls (`min(a, b);`) never match, so the raw
 # text is searched first and most files stop there. A leading `template <...>` is looked up
-# behind the name (a pattern starting with an optional group would be tried at every offset).
+# behind the name (a pattern starting with an optional group would be tried at every offset);
+# the lookahead on the first letter lets the engine skip other offsets cheaply (lexer.py).
 _DEFINITION = re.compile(
-    r"(?<![\w$])(?P<name>min|max|make_\w+|operator\s*(?:<<=|>>=|[-+*/%^|&]=))"
+    r"(?=[mo])(?<![\w$])(?P<name>min|max|make_\w+|operator\s*(?:<<=|>>=|[-+*/%^|&]=))"
     r"\s*\((?P<params>[^(){};]*)\)\s*(?:const\s*)?(?:noexcept\s*)?\{"
 )
 _TEMPLATE_BEFORE = re.compile(r"template\s*<(?P<tparams>[^<>{};]*)>[\w \t\n*&:]*\Z")
