@@ -108,9 +108,10 @@ def original_line(original: str, translated: str, line: int) -> int:
     )
     for tag, a0, a1, b0, b1 in matcher.get_opcodes():
         if b0 <= line - 1 < b1:
-            # equal and same-size replaced blocks map line for line (a rewritten include)
-            offset = line - 1 - b0 if tag == "equal" or a1 - a0 == b1 - b0 else 0
-            return min(a0 + offset, max(a1 - 1, a0)) + 1
+            if tag == "equal" or a1 - a0 == b1 - b0:  # line for line (a rewritten include)
+                return a0 + (line - 1 - b0) + 1
+            # lines were added (the runtime include, `#if 0` guards): count from the block's end
+            return max(a0, a1 - (b1 - (line - 1))) + 1
     return line
 
 
