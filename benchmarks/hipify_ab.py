@@ -5,12 +5,17 @@ the two versions on the same file one after the other, in one process, cancels m
 The earlier commit's `src/rocmkit` is extracted with `git archive` and imported as a renamed
 package (`rocmkit_base`), so both run side by side on the corpus tree of hipify_throughput.py.
 
-    python benchmarks/hipify_ab.py --base 773ac0c --mb 2 --repeat 5
+    python benchmarks/hipify_ab.py --base 773ac0c 3ffae72 --mb 2 --repeat 5
+
+Writes benchmarks/results/hipify_ab.json through resultfile.py: per base, every run's now/base
+ratio of CPU time (thread time of this process; both sides alternate file by file) and each
+side's CPU milliseconds, with the load around the run.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import io
 import re
 import subprocess
@@ -26,27 +31,26 @@ sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from hipify_throughput import build_tree  # noqa: E402
+from resultfile import ResultRun, add_result_args  # noqa: E402
 
 from rocmkit.hipify import TranslateOptions, translate  # noqa: E402
 
 
 def load_base(ref: str, into: Path) -> tuple[Callable[..., object], type]:
-    """`translate` and `TranslateOptions` of commit `ref`, imported as package rocmkit_base."""
+    """`translate` and `TranslateOptions` of commit `ref`, imported as package rocmkit_base_<ref>."""
     archive = subprocess.run(
         ["git", "-C", str(REPO), "archive", ref, "src/rocmkit"], capture_output=True, check=True
     ).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(into, filter="data")
-    package = into / "rocmkit_base"
+    name = f"rocmkit_base_{ref}"
+    package = into / name
     (into / "src" / "rocmkit").rename(package)
     for source in package.rglob("*.py"):
-        source.write_text(re.sub(r"\brocmkit\b", "rocmkit_base", source.read_text()))
+        source.write_text(re.sub(r"\brocmkit\b", name, source.read_text()))
     sys.path.insert(0, str(into))
-    from rocmkit_base.hipify import (
-        TranslateOptions as BaseOptions,  # type: ignore[import-not-found]
-    )
-    from rocmkit_base.hipify import translate as base_translate
-
+    module = importlib.import_module(f"{name}.hipify")
+    base_translate, BaseOptions = module.translate, module.TranslateOptions
     return base_translate, BaseOptions
 
 
@@ -76,31 +80,40 @@ def measure(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--base", required=True, help="git ref to compare with (e.g. a commit)")
+    parser.add_argument("--base", nargs="+", required=True, help="git refs to compare with")
     parser.add_argument("--mb", type=float, default=2.0)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--hip-version", default="5.2")
+    add_result_args(parser, "hipify_ab")
     args = parser.parse_args()
+    run = ResultRun.start("hipify_ab", args)
     with tempfile.TemporaryDirectory() as scratch:  # the base package reads its data files
-        base_translate, base_options_type = load_base(args.base, Path(scratch) / "base")
         tree = Path(scratch) / "tree"
         tree.mkdir()
         build_tree(tree, int(args.mb * 1e6), 6)
         texts = [path.read_text() for path in sorted(tree.rglob("*.cu"))]
         head_options = TranslateOptions(hip_version=args.hip_version)
-        base_options = base_options_type(hip_version=args.hip_version)
-        ratios, base_ms, head_ms = measure(
-            texts, (base_translate, base_options), (translate, head_options), args.repeat
-        )
-    ratios.sort()
-    print(
-        f"{len(texts)} files, {sum(map(len, texts)) / 1e6:.2f} MB, hip_version {args.hip_version}"
+        print(f"{len(texts)} files, {sum(map(len, texts)) / 1e6:.2f} MB, HIP {args.hip_version}")
+        for ref in args.base:
+            base_translate, base_options_type = load_base(ref, Path(scratch) / f"base-{ref}")
+            base_options = base_options_type(hip_version=args.hip_version)
+            ratios, base_ms, head_ms = measure(
+                texts, (base_translate, base_options), (translate, head_options), args.repeat
+            )
+            run.add(f"vs_{ref}.now_over_base", ratios, unit="x CPU time", higher_is_better=False,
+                    baseline=f"translate() of commit {ref}, alternated file by file")  # fmt: skip
+            run.add(f"vs_{ref}.base_cpu_ms", base_ms, unit="ms", higher_is_better=False)
+            run.add(f"vs_{ref}.now_cpu_ms", head_ms, unit="ms", higher_is_better=False)
+            ratios.sort()
+            print(
+                f"now / {ref}: median {ratios[len(ratios) // 2]:.3f} (min {ratios[0]:.3f}, "
+                f"max {ratios[-1]:.3f}) over {args.repeat} runs; best {min(base_ms):.0f} ms "
+                f"-> {min(head_ms):.0f} ms CPU"
+            )
+    run.notes.append(
+        f"{len(texts)} corpus-tree files, hip_version {args.hip_version}, thread CPU time"
     )
-    print(f"base {args.base}: best {min(base_ms):.0f} ms CPU; now: best {min(head_ms):.0f} ms CPU")
-    print(
-        f"now / base: median {ratios[len(ratios) // 2]:.3f} "
-        f"(min {ratios[0]:.3f}, max {ratios[-1]:.3f}) over {args.repeat} interleaved runs"
-    )
+    run.finish()
 
 
 if __name__ == "__main__":

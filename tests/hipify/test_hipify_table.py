@@ -60,8 +60,17 @@ FIXED = {
 
 @pytest.mark.parametrize(("cuda", "hip"), sorted(FIXED.items()))
 def test_wrong_and_missing_entries_now_translate(cuda, hip):
-    text = translate(f"x = {cuda};\n", options=TranslateOptions(hip_version="5.2")).text
+    # hipRAND 5.2 declares hiprandStateSobol64 on NVIDIA only (hiprand_kernel_nvcc.h) and hipSOLVER
+    # 5.2 has no sparse API: both are declared for AMD by ROCm 6.2.
+    version = "6.2" if cuda in _AMD_SINCE_6 else "5.2"
+    text = translate(f"x = {cuda};\n", options=TranslateOptions(hip_version=version)).text
     assert text.endswith(f"x = {hip};\n")
+    if version != "5.2":
+        kept = translate(f"x = {cuda};\n", options=TranslateOptions(hip_version="5.2"))
+        assert kept.text.endswith(f"x = {cuda};\n") and kept.diagnostics[0].kind == "unsupported"
+
+
+_AMD_SINCE_6 = {"curandStateSobol64", "cusolverSpCreate"}
 
 
 def test_every_hip_runtime_target_exists_in_some_shipped_hip_release():

@@ -16,7 +16,15 @@ from importlib import resources
 from typing import Any, Literal, NamedTuple
 
 from rocmkit.hipify.guards import GuardTable
-from rocmkit.hipify.versions import hip_names, is_checked, resolve_version
+from rocmkit.hipify.versions import (
+    hip_headers,
+    hip_names,
+    is_checked,
+    library_names,
+    library_of,
+    library_source,
+    resolve_version,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -27,7 +35,7 @@ MappingSource = Literal["auto", "builtin"]
 
 _CUDA_PREFIXES = ("cu", "CU", "nv", "NV", "nc", "NC")
 _SPECIAL_SECTIONS = {"includes", "namespaces", "unsupported", "kept", "ignored"}
-_SPECIAL_SECTIONS |= {"guards", "guards_defined_only", "version_macros"}
+_SPECIAL_SECTIONS |= {"guards", "guards_defined_only", "version_macros", "include_fallbacks"}
 
 # Library prefixes decide the category of a name PyTorch's table gives without one, and of an
 # unconverted name in diagnostics. Longest prefixes first.
@@ -91,6 +99,17 @@ class MappingTable:
     kept_prefixes: tuple[str, ...]
     sources: tuple[str, ...] = field(default=())
     guards: GuardTable = field(default_factory=lambda: GuardTable({}, {}, {}))
+    # Target namespace -> (the names its library declares, where that list comes from), for the
+    # C++ libraries a namespace maps to (`cub::X` -> `hipcub::X`); empty when not checked.
+    namespace_members: dict[str, tuple[frozenset[str], str]] = field(default_factory=dict)
+    # CUDA include path -> why it is not rewritten: its HIP header is missing from the target.
+    unsupported_includes: dict[str, str] = field(default_factory=dict)
+
+    def library_folders(self) -> frozenset[str]:
+        """The first folder of every library header an include becomes (`rccl`, `hipcub`...),
+        and `thrust` (rocThrust keeps CUDA's paths): what a target may lack."""
+        found = {path.split("/")[0] for path in self.includes.values() if "/" in path}
+        return frozenset(found - {"hip"} | {"thrust"})
 
     def candidate_prefixes(self) -> list[str]:
         """Starts of every name worth looking up: the CUDA-looking two-letter prefixes, plus the
@@ -146,15 +165,52 @@ def load_table(source: MappingSource = "auto") -> MappingTable:
 
 @functools.cache
 def table_for_version(source: MappingSource, version: str) -> MappingTable:
-    """`load_table(source)` without the mappings whose HIP name HIP `version` does not declare:
-    those names become `unsupported` (reported, never emitted)."""
+    """`load_table(source)` without the mappings whose HIP name HIP `version` (or the HIP library
+    of the same ROCm release) does not declare: those names become `unsupported` (reported,
+    never emitted)."""
     shipped = resolve_version(version)
     table = load_table(source)
     known = hip_names(shipped)
+    libraries = library_names(shipped)
+    tag = library_source(shipped)
     identifiers = dict(table.identifiers)
     unsupported = dict(table.unsupported)
     for name, mapping in table.identifiers.items():
-        if is_checked(mapping.hip) and mapping.hip not in known:
+        library = library_of(mapping.hip)
+        if library is not None and mapping.hip not in libraries:
+            del identifiers[name]
+            unsupported[name] = f"{mapping.hip} is not declared by {library}'s headers at {tag}"
+        elif is_checked(mapping.hip) and mapping.hip not in known:
             del identifiers[name]
             unsupported[name] = f"{mapping.hip} is not declared by HIP {shipped}'s headers"
-    return dataclasses.replace(table, identifiers=identifiers, unsupported=unsupported)
+    hipcub = frozenset(n.removeprefix("hipcub::") for n in libraries if n.startswith("hipcub::"))
+    members = {"hipcub": (hipcub, f"hipCUB's headers at {tag}")}
+    includes, lacking = _includes_for(table.includes, shipped)
+    return dataclasses.replace(
+        table,
+        identifiers=identifiers,
+        unsupported=unsupported,
+        namespace_members=members,
+        includes=includes,
+        unsupported_includes=lacking,
+    )
+
+
+def _includes_for(includes: dict[str, str], shipped: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The include mappings whose HIP header release `shipped` has (or the header where that
+    release declares the same API), and why the others are not rewritten."""
+    headers = hip_headers(shipped)
+    fallbacks = _read_data("mappings.toml").get("include_fallbacks", {})
+    kept, lacking = dict(includes), {}
+    for cuda_path, hip_path in includes.items():
+        if not hip_path.startswith("hip/") or hip_path in headers:
+            continue
+        if fallbacks.get(hip_path) in headers:
+            kept[cuda_path] = fallbacks[hip_path]
+            continue
+        del kept[cuda_path]
+        lacking[cuda_path] = (
+            f"HIP {shipped} has no <{hip_path}>: the APIs of <{cuda_path}> "
+            "have no HIP header on this target (it arrived later)"
+        )
+    return kept, lacking

@@ -25,6 +25,7 @@ from rocmkit.hipify import (
     launch,
     overloads,
     props,
+    redefinitions,
     signatures,
     warp,
     warpsize,
@@ -38,7 +39,13 @@ from rocmkit.hipify.mappings import (
     load_table,
     table_for_version,
 )
-from rocmkit.hipify.versions import device_prop_fields, hip_names, resolve_version
+from rocmkit.hipify.versions import (
+    LATEST,
+    device_prop_fields,
+    hip_definitions,
+    hip_names,
+    resolve_version,
+)
 
 HIP_RUNTIME_INCLUDE = "#include <hip/hip_runtime.h>\n"
 _RUNTIME_CATEGORIES = frozenset({"runtime", "driver"})
@@ -69,6 +76,9 @@ class TranslateOptions:
     # Headers the project has itself (`cuda.h` beside the sources), as an `#include "..."` spells
     # them: such an include names the project's file and is never remapped (project.py fills it).
     project_headers: frozenset[str] = frozenset()
+    # Library header folders the target lacks (`versions.absent_libraries` next to hipcc finds
+    # them: `rccl`, `thrust` on Debian 12): an include of one is reported at its line.
+    absent_libraries: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.hip_version is not None:
@@ -164,6 +174,7 @@ def _shared_hip_types(source: MappingSource, hip_version: str | None) -> dict[st
 # CUDA names of types: `cudaError_t`, `cudaStream_t`, `CUresult`, `CUstream`, `CUdeviceptr`.
 _DRIVER_TYPE = re.compile(r"CU[a-z]\w*")
 _TYPE_NAME = re.compile(r"(?:cuda\w*_t|CU[a-z]\w*)\Z")
+_MEMBER = re.compile(r"\s*([A-Za-z_]\w*)")
 
 
 @functools.cache
@@ -179,6 +190,14 @@ def _device_prop_target(hip_version: str) -> tuple[str, frozenset[str]]:
     process, not a listing of the name-list folder per file."""
     shipped = resolve_version(hip_version)
     return shipped, device_prop_fields(shipped)
+
+
+@functools.cache
+def _definitions_for(hip_version: str | None) -> tuple[str, frozenset[str]]:
+    """The release whose helper definitions a file is checked against (the newest list when no
+    version is given: they change little) and its list; once per process."""
+    shipped = resolve_version(hip_version or LATEST)
+    return shipped, hip_definitions(shipped)
 
 
 def translate(text: str, *, options: TranslateOptions = DEFAULT_OPTIONS) -> Translation:
@@ -250,10 +269,23 @@ class _Scan:
             else:
                 self.findings.append((match.start(), "unconverted", "cuda::", "libcu++", ""))
             return
-        self.edits.append(Edit(match.start(), end, self.table.namespaces[name], "CUB"))
+        target = self.table.namespaces[name]
+        checked = self.table.namespace_members.get(target)
+        if checked is not None:
+            member = _MEMBER.match(self.text, end + 2)
+            if member is not None and member.group(1) not in checked[0]:
+                spelled = f"{name}::{member.group(1)}"
+                message = f"{target}::{member.group(1)} is not declared by {checked[1]}"
+                self.findings.append((match.start(), "unsupported", spelled, "CUB", message))
+                return
+        self.edits.append(Edit(match.start(), end, target, "CUB"))
 
     def include(self, match: re.Match[str]) -> None:
         path = match.group("path")
+        if path in self.table.unsupported_includes and not self._project_header(match, path):
+            reason = self.table.unsupported_includes[path]
+            self.findings.append((match.start("path"), "unsupported", path, "include", reason))
+            return
         new_path = self.table.includes.get(path)
         if new_path is not None and self._project_header(match, path):
             new_path = None
@@ -261,6 +293,13 @@ class _Scan:
             self.edits.append(Edit(match.start("path"), match.end("path"), new_path, "include"))
             self.num_includes_rewritten += 1
             path = new_path
+        folder = path.split("/", 1)[0]
+        if folder in self.options.absent_libraries and match.group("open") == "<":
+            message = (
+                f"<{path}> cannot be found: the target has no {folder}/ headers next to hipcc "
+                f"(install the {folder} development package, or build without it)"
+            )
+            self.findings.append((match.start("path"), "hazard", path, "missing-library", message))
         # HIP 5.2's other headers (cooperative groups...) need the runtime header included first.
         if self.first_hip_include is None and path.startswith("hip/"):
             self.first_hip_include = path
@@ -450,6 +489,11 @@ class _Scan:
         for offset, snippet, message, same_as in warpsize.findings(text, self.in_protected):
             if (text.rfind("\n", 0, offset), same_as) not in lines_reported:
                 self.findings.append((offset, "hazard", snippet, warpsize.CODE, message))
+        version, defined = _definitions_for(self.options.hip_version)
+        for found in redefinitions.find(text, defined, version, self.in_protected):
+            self.findings.append(
+                (found.offset, "hazard", found.signature, redefinitions.CODE, found.message)
+            )
 
     def _lower_warp_sync(self, text: str) -> str:
         """HIP releases without `__shfl_xor_sync` & co. get the maskless intrinsics, reported."""

@@ -35,6 +35,22 @@ _VERSION = re.compile(r"\A(\d+)\.(\d+)\Z")
 _MEMBER = re.compile(r"(\w+)\s*(?:\[[^\]]*\]\s*)*(?::\s*\d+\s*)?;")
 _HEADER_VERSION = re.compile(r"#define\s+HIP_VERSION_(MAJOR|MINOR)\s+(\d+)")
 
+# The HIP libraries rocmkit emits names of, by the prefixes of their C names. Their headers ship in
+# packages of their own; hip_names/<X.Y>.libraries.txt lists what each spells at the ROCm tag of
+# that release (benchmarks/hipify_library_names.py). hipCUB is C++: its entries are `hipcub::Name`.
+LIBRARIES: dict[str, tuple[str, ...]] = {
+    "hipBLAS": ("hipblas", "HIPBLAS"),
+    "hipCUB": ("hipcub::",),
+    "hipFFT": ("hipfft", "HIPFFT"),
+    "hipRAND": ("hiprand", "HIPRAND"),
+    "hipSOLVER": ("hipsolver", "HIPSOLVER"),
+    "hipSPARSE": ("hipsparse", "HIPSPARSE"),
+}
+_LIBRARY_PREFIXES = tuple((p, lib) for lib, ps in LIBRARIES.items() for p in ps if p[-1] != ":")
+_LIBRARY_DECLARED = re.compile(rf"(?<![\w$])(?:{'|'.join(p for p, _ in _LIBRARY_PREFIXES)})\w*")
+_UNLISTED = ("hipblasLt", "HIPBLASLT", "hipsparseLt", "HIPSPARSELT")
+_IDENTIFIER = re.compile(r"(?<![\w$])[A-Za-z_]\w*")
+
 
 def names_in_headers(texts: Iterable[str]) -> set[str]:
     """Every HIP-looking identifier the header texts spell outside comments and literals."""
@@ -42,6 +58,63 @@ def names_in_headers(texts: Iterable[str]) -> set[str]:
     for text in texts:
         names.update(_DECLARED.findall(mask_protected(text)))
     return names
+
+
+def library_names_in_headers(texts: Iterable[str], *, hipcub: bool = False) -> set[str]:
+    """The library names (`hipblasSgemm`, `HIPRAND_STATUS_SUCCESS`) the header texts spell
+    outside comments and literals; for hipCUB, every identifier as `hipcub::Name` (a superset of
+    what its namespace declares: a name it never spells is surely missing)."""
+    names: set[str] = set()
+    for text in texts:
+        code = mask_protected(text)
+        if hipcub:
+            names.update(f"hipcub::{name}" for name in _IDENTIFIER.findall(code))
+        else:
+            names.update(_LIBRARY_DECLARED.findall(code))
+    return names
+
+
+def library_of(hip_name: str) -> str | None:
+    """The HIP library (`hipBLAS`...) whose headers declare `hip_name`, by its prefix; None for
+    HIP's own names and for hipBLASLt/hipSPARSELt (separate libraries no list is shipped for)."""
+    if hip_name.startswith(_UNLISTED):
+        return None
+    for prefix, library in _LIBRARY_PREFIXES:
+        if hip_name.startswith(prefix):
+            return library
+    return None
+
+
+@functools.cache
+def library_names(version: str) -> frozenset[str]:
+    """The names HIP `version`'s libraries declare (a shipped list, see resolve_version)."""
+    return _shipped_list(f"{version}.libraries.txt")
+
+
+@functools.cache
+def hip_headers(version: str) -> frozenset[str]:
+    """The `hip/...` headers HIP `version` installs (a shipped list, see resolve_version)."""
+    return _shipped_list(f"{version}.headers.txt")
+
+
+@functools.cache
+def hip_definitions(version: str) -> frozenset[str]:
+    """The global helpers HIP `version`'s headers define (see redefinitions.py)."""
+    return _shipped_list(f"{version}.definitions.txt")
+
+
+def absent_libraries(include_root: Path, directories: Iterable[str]) -> frozenset[str]:
+    """The library header folders (`rccl`, `thrust`...) missing under a target's include
+    directory (the one next to hipcc): includes of them cannot compile there."""
+    return frozenset(d for d in directories if not (include_root / d).is_dir())
+
+
+@functools.cache
+def library_source(version: str) -> str:
+    """The ROCm tag the library list of `version` was read at (its first line)."""
+    data = resources.files("rocmkit.hipify").joinpath("hip_names", f"{version}.libraries.txt")
+    match = re.search(r"ROCm tag (\S+)", data.read_text())
+    return match.group(1) if match else f"HIP {version}"
 
 
 def struct_fields(header: str, struct: str) -> list[str]:
