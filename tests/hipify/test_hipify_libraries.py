@@ -155,3 +155,43 @@ def test_gl_interop_translated_for_5_2_compiles_with_hip_5_2(tmp_path):
     text = translate(GL, options=TranslateOptions(hip_version="5.2")).text
     answer = compile_for_gfx90a(text, tmp_path)
     assert answer.returncode == 0, answer.stderr
+
+
+def test_the_libraries_missing_beside_the_installed_hipcc_are_the_targets(tmp_path):
+    from rocmkit.hipify.check import absent_next_to_hipcc
+
+    hipcc = tmp_path / "rocm" / "bin" / "hipcc"
+    hipcc.parent.mkdir(parents=True)
+    hipcc.write_text("#!/bin/sh\n")
+    for folder in ("hip", "hiprand", "hipcub"):
+        (tmp_path / "rocm" / "include" / folder).mkdir(parents=True)
+    absent = absent_next_to_hipcc("5.2", str(hipcc))
+    assert {"rccl", "thrust"} <= absent and not {"hiprand", "hipcub"} & absent
+    assert absent_next_to_hipcc("5.2", None) == frozenset()
+
+
+def test_the_command_reports_a_library_the_installed_hipcc_lacks(tmp_path, monkeypatch, capsys):
+    """`rocmkit hipify` targeting the installed hipcc warns at an include its tree cannot
+    satisfy; with --hip-version (no installed target) it says nothing of it."""
+    import json
+
+    from rocmkit.cli.main import main
+    from rocmkit.hipify import check
+
+    root = tmp_path / "rocm"
+    (root / "bin").mkdir(parents=True)
+    (root / "include" / "hip").mkdir(parents=True)
+    (root / "bin" / "hipcc").write_text("#!/bin/sh\n")
+    monkeypatch.setattr(check, "find_hipcc", lambda: str(root / "bin" / "hipcc"))
+    monkeypatch.setattr(
+        check,
+        "hip_version_and_source",
+        lambda asked: (asked, "--hip-version") if asked else ("5.2", "installed hipcc"),
+    )
+    source = tmp_path / "a.cu"
+    source.write_text("#include <nccl.h>\nint main() { return 0; }\n")
+    assert main(["hipify", str(source), "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert "missing-library" in json.dumps(document["data"])
+    assert main(["hipify", str(source), "--json", "--hip-version", "5.2"]) == 0
+    assert "missing-library" not in capsys.readouterr().out

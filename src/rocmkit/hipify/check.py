@@ -151,6 +151,21 @@ def hip_version_and_source(asked: str | None) -> tuple[str, str]:
     return LATEST, "default: no hipcc found, rocmkit's newest name list"
 
 
+def absent_next_to_hipcc(hip_version: str, hipcc: str | None) -> frozenset[str]:
+    """The library header folders (`rccl`, `thrust`...) missing in the include directory beside
+    `hipcc` (bin/../include), when that hipcc is the target: includes of them will not compile
+    there. No hipcc: nothing is known to be missing."""
+    from rocmkit.hipify.mappings import table_for_version
+    from rocmkit.hipify.versions import absent_libraries
+
+    if hipcc is None:
+        return frozenset()
+    root = Path(hipcc).resolve().parent.parent / "include"
+    if not root.is_dir():
+        return frozenset()
+    return absent_libraries(root, table_for_version("auto", hip_version).library_folders())
+
+
 def check_report(
     report: HipifyReport,
     *,

@@ -111,7 +111,7 @@ class HipifySettings:
         """The run these settings ask for: the translation config (extensions, where the code
         goes, the HIP version to target) and the check and report options; outputs that cannot
         be written are refused here, before any file is translated."""
-        from rocmkit.hipify.check import hip_version_and_source
+        from rocmkit.hipify.check import absent_next_to_hipcc, find_hipcc, hip_version_and_source
         from rocmkit.hipify.project import SOURCE_EXTENSIONS
         from rocmkit.hipify.translate import TranslateOptions
 
@@ -122,6 +122,10 @@ class HipifySettings:
             add_runtime_include=self.runtime_include,
             mappings=self.mappings,
             hip_version=hip_version,
+            # the installed hipcc is the target: its missing libraries are known
+            absent_libraries=absent_next_to_hipcc(hip_version, find_hipcc())
+            if hip_version_source.startswith("installed hipcc")
+            else frozenset(),
         )
         extensions = tuple(e if e.startswith(".") else f".{e}" for e in self.ext)
         writes = bool(self.output or self.output_dir or self.inplace)
