@@ -8,7 +8,7 @@ pool of batches already on the device, and the loss read every 10 steps. rocmkit
 public `rocmkit.jaxtrain.train()` with checkpoints off. The two alternate in one process (reference,
 rocmkit, reference, ...), each run compiled and warmed up before it is timed; the clock is process
 CPU time on a CPU (XLA's thread pool included; run with OMP_NUM_THREADS=1 on a shared machine),
-wall time on a GPU. The figure is milliseconds per step and the ratio rocmkit / reference per round.
+wall time on a GPU; XLA runs one CPU thread for both unless XLA_FLAGS is set. The figure is milliseconds per step and the ratio rocmkit / reference per round.
 
     OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/jax_at_par.py [--precision bf16]
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import statistics
 import sys
 import tempfile
@@ -25,16 +26,22 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import jax
-import jax.numpy as jnp
-import optax
+# One XLA CPU thread for both loops unless XLA_FLAGS says otherwise: on a shared machine a busy
+# Eigen pool charges contention to the process's CPU time (as OMP_NUM_THREADS=1 does for torch).
+SINGLE_THREAD_XLA = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+if "XLA_FLAGS" not in os.environ:
+    os.environ["XLA_FLAGS"] = SINGLE_THREAD_XLA
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import optax  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from resultfile import ResultRun, add_result_args, ratios
+from resultfile import ResultRun, add_result_args, ratios  # noqa: E402
 
-from rocmkit.train import load_train_config
-from rocmkit.train.config import TrainConfig
+from rocmkit.train import load_train_config  # noqa: E402
+from rocmkit.train.config import TrainConfig  # noqa: E402
 
 # gpt-tiny as shipped, and a larger one: twice the width and the sequence, 8x the vocabulary
 # (jax_vs_torch.py's larger shape).
@@ -230,6 +237,7 @@ def main() -> None:
     if args.warmup % READ_EVERY or args.steps % READ_EVERY:
         parser.error(f"--warmup and --steps must be multiples of {READ_EVERY} (the read points)")
     run = ResultRun.start("jax_at_par", args)
+    run.notes.append(f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r} for both loops")
     clock = "wall" if _on_gpu() else "process"
     unit = "ms/step" if clock == "wall" else "CPU-ms/step"
     with tempfile.TemporaryDirectory(prefix="rocmkit-jax-at-par-") as tmp:
