@@ -79,7 +79,7 @@ def timed_run(config: TrainConfig, loop: str, warmup: int, steps: int) -> tuple[
         from rocmkit.jaxtrain import train as runner
     else:
         runner = train
-    result = runner(config, callbacks=[on_step], save_result=False)
+    result = runner(config, callbacks=[on_step], handle_signals=False)
     tokens = steps * config.train.micro_batch * config.model.seq_len
     return tokens / (stamps[warmup + steps] - stamps[warmup]), float(result.final_loss)
 

@@ -81,6 +81,7 @@ BENCHMARKS = (
     Benchmark("infer_client_overhead"),
     Benchmark("infer_local_fast"),
     Benchmark("jax_vs_torch", needs=_needs_jax),
+    Benchmark("jax_at_par", needs=_needs_jax),
     # eager on a CPU: compiling both loops 3 times each takes most of an hour on 2 shared cores
     Benchmark("train_vs_reference", ("--no-compile", "--steps", "10", "--warmup", "10")),
     Benchmark("hipify_compile", needs=_needs_cuda_samples),

@@ -15,7 +15,7 @@ from jax_helpers import small_config  # noqa: E402
 
 from rocmkit.errors import UserError  # noqa: E402
 from rocmkit.jaxtrain import train  # noqa: E402
-from rocmkit.jaxtrain.loop import device_batch, setup  # noqa: E402
+from rocmkit.jaxtrain.loop import setup, step_input  # noqa: E402
 from rocmkit.platform import detect  # noqa: E402
 
 
@@ -74,7 +74,7 @@ def test_fp16_overflow_skips_the_step_counts_it_and_backs_off(tmp_path):
     )
     session = setup(config, detect())
     before = _params(session)
-    state, metrics = session.step_fn(session.state, device_batch(session, 0), jnp.float32(1e-3))
+    state, metrics = session.step_fn(session.state, step_input(session, 0), jnp.float32(1e-3))
     assert bool(metrics["skipped"])
     for x, y in zip(before, [np.asarray(p) for p in jax.tree.leaves(state["params"])], strict=True):
         np.testing.assert_array_equal(x, y)

@@ -5,6 +5,12 @@ Data parallel: a 1-D `jax.sharding.Mesh` over the devices used ("data" axis); th
 replicated, each micro-batch of micro_batch x num_devices samples is split on its sample axis.
 Device d gets exactly the samples torch's DDP rank d would get (rocmkit.train.data numbering),
 so a JAX run on D devices and a torch run on D ranks see the same tokens in the same steps.
+
+The host never waits for a step it has just launched: synthetic batches are made inside the step
+(rocmkit.jaxtrain.data), file batches are built and sent while the device works, and the steps'
+scalars stay on the device until a sync point (the first step, every logging.log_every steps, a
+checkpoint, the last step, a stop signal), where one read brings them all to the host, NaN/inf
+is checked and their metrics are made, as in rocmkit.train.loop.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from rocmkit.config import to_dict
 from rocmkit.errors import UserError, warn_once
 from rocmkit.jaxtrain import checkpoint as ckpt
 from rocmkit.jaxtrain.bench import XLA_MEMORY_METRIC, XLA_MEMORY_SOURCE
+from rocmkit.jaxtrain.data import DeviceTokens, device_tokens
 from rocmkit.jaxtrain.measure import compiled_peak_bytes, jax_environment, peak_memory_bytes
 from rocmkit.jaxtrain.model import GPT
 from rocmkit.jaxtrain.precision import Policy, build_policy
@@ -67,6 +74,7 @@ class Session:
     state: dict[str, Any]
     step_fn: Any  # the compiled step: (state, batch, lr) -> (state, metrics)
     batch_sharding: NamedSharding
+    make_batch: DeviceTokens | None  # synthetic data: the step makes its own batch (batch=None)
     num_params: int
     flops_per_sample: float
     peak_flops: float | None
@@ -77,13 +85,15 @@ class Session:
     signal_received: bool = False
     stop_signal: str | None = None  # SIGTERM or SIGINT: checkpoint after this step and stop
     history: list[StepMetrics] = field(default_factory=list)
+    host_step: int = 0  # state["step"] as the host counts it: reading the device would wait
+    start_step: int = 0
 
     def receive_signal(self, name: str) -> None:
         self.signal_received, self.stop_signal = True, name
 
     @property
     def step(self) -> int:
-        return int(self.state["step"])
+        return self.host_step
 
     @property
     def num_devices(self) -> int:
@@ -161,15 +171,23 @@ def setup(config: TrainConfig, platform: Platform) -> Session:
     optimizer = make_optimizer(config.train)
     state = jax.device_put(init_state(params, optimizer, policy), replicated)
     num_params = sum(int(leaf.size) for leaf in jax.tree.leaves(params))
+    data = build_data(config.data, config.model)
+    batch_sharding = NamedSharding(mesh, PartitionSpec(None, "data"))
+    make_batch = device_tokens(
+        data,
+        micro_batch_size=config.train.micro_batch * len(devices),
+        grad_accum=config.train.grad_accum,
+    )
     session = Session(
         config=config,
         platform=platform,
         devices=devices,
         policy=policy,
-        data=build_data(config.data, config.model),
+        data=data,
         state=state,
         step_fn=None,
-        batch_sharding=NamedSharding(mesh, PartitionSpec(None, "data")),
+        batch_sharding=batch_sharding,
+        make_batch=make_batch,
         num_params=num_params,
         flops_per_sample=gpt_flops_per_token(config.model, num_params) * config.model.seq_len,
         peak_flops=_peak_flops(platform, devices, config.precision.dtype),
@@ -178,10 +196,16 @@ def setup(config: TrainConfig, platform: Platform) -> Session:
         ),
     )
     jitted = make_train_step(
-        graphdef, optimizer, policy, grad_clip=config.train.grad_clip, replicated=replicated
+        graphdef,
+        optimizer,
+        policy,
+        grad_clip=config.train.grad_clip,
+        replicated=replicated,
+        make_batch=make_batch,
+        batch_sharding=batch_sharding,
     )
-    lr = jnp.float32(config.train.lr)
-    session.step_fn = jitted.lower(session.state, device_batch(session, 0), lr).compile()
+    lr = np.float32(config.train.lr)
+    session.step_fn = jitted.lower(session.state, step_input(session, 0), lr).compile()
     session.step_memory_bytes = compiled_peak_bytes(session.step_fn)
     _maybe_resume(session)
     return session
@@ -240,7 +264,15 @@ def host_batch(session: Session, step: int) -> dict[str, np.ndarray]:
 
 def device_batch(session: Session, step: int) -> dict[str, jax.Array]:
     """Step `step`'s batch, split over the devices on its sample axis."""
+    if session.make_batch is not None:
+        made = jax.jit(session.make_batch, out_shardings=session.batch_sharding)(jnp.int32(step))
+        return made  # type: ignore[no-any-return]
     return jax.device_put(host_batch(session, step), session.batch_sharding)  # type: ignore[no-any-return]
+
+
+def step_input(session: Session, step: int) -> dict[str, jax.Array] | None:
+    """What the compiled step takes as its batch: None where it makes the batch itself."""
+    return None if session.make_batch is not None else device_batch(session, step)
 
 
 def _maybe_resume(session: Session) -> None:
@@ -260,6 +292,16 @@ def _maybe_resume(session: Session) -> None:
         )
     session.state = source.restore(step, session.state)
     session.last_saved_step = step
+    session.host_step = session.start_step = int(jax.device_get(session.state["step"]))
+
+
+@dataclass(kw_only=True)
+class _Pending:
+    """A launched step whose scalars are still on the device."""
+
+    step: int
+    lr: float
+    values: dict[str, jax.Array]
 
 
 def _run(session: Session, callbacks: Sequence[Callback]) -> TrainResult:
@@ -268,26 +310,32 @@ def _run(session: Session, callbacks: Sequence[Callback]) -> TrainResult:
     log = JsonlLog(run_dir)
     meter = MemoryMeter("cpu")
     last_step = min(config.train.steps, config.train.stop_at_step or config.train.steps)
+    pending: list[_Pending] = []
+    window_start = time.perf_counter()
     try:
-        batch = device_batch(session, session.step) if session.step < last_step else None
-        while batch is not None:
-            start = time.perf_counter()
+        batch = step_input(session, session.step) if session.step < last_step else None
+        while session.step < last_step:
             lr = lr_at(session.step, config.train)
-            session.state, step_metrics = session.step_fn(session.state, batch, jnp.float32(lr))
-            step = session.step
-            # The next batch is made on the host while the device still works on this step.
-            batch = device_batch(session, step) if step < last_step else None
-            values = jax.device_get(step_metrics)
-            metrics = _step_metrics(session, values, lr, time.perf_counter() - start, meter)
-            _check_finite(session, metrics)
-            session.history.append(metrics)
-            if metrics.step % config.logging.log_every == 0 or metrics.step == last_step:
-                log.write(step_record(metrics))
-            for callback in callbacks:
-                callback(metrics)
+            session.state, values = session.step_fn(session.state, batch, np.float32(lr))
+            session.host_step += 1
+            pending.append(_Pending(step=session.step, lr=lr, values=values))
+            if session.step < last_step:
+                # Host-made batches are built and sent while the device runs this step.
+                batch = step_input(session, session.step)
+            if not _sync_due(session, last_step):
+                continue
+            for metrics in _drain(session, pending, window_start, meter):
+                session.history.append(metrics)
+                if metrics.step % config.logging.log_every == 0 or metrics.step == last_step:
+                    log.write(step_record(metrics))
+                for callback in callbacks:
+                    callback(metrics)
+            pending = []
             if _checkpoint_due(session):
                 _save(session)
-                batch = None if session.signal_received else batch
+                if session.signal_received:
+                    break
+            window_start = time.perf_counter()
     finally:
         log.close()
     if config.checkpoint.save_final and session.last_saved_step != session.step:
@@ -295,36 +343,78 @@ def _run(session: Session, callbacks: Sequence[Callback]) -> TrainResult:
     return _finish(session, run_dir)
 
 
+def _sync_due(session: Session, last_step: int) -> bool:
+    """Steps at which the host reads the device (the same points as the torch loop's)."""
+    step, config = session.step, session.config
+    every = config.checkpoint.every
+    return (
+        step == session.start_step + 1  # the first step: an early estimate of the run's length
+        or step % config.logging.log_every == 0
+        or step >= last_step
+        or bool(every and step % every == 0)
+        or session.signal_received
+    )
+
+
+def read_device(values: Any) -> Any:
+    """The one device-to-host read of a sync point (waits for the steps that made `values`)."""
+    return jax.device_get(values)
+
+
+def _drain(
+    session: Session, pending: list[_Pending], window_start: float, meter: MemoryMeter
+) -> list[StepMetrics]:
+    """Read the pending steps' scalars at once, check them, make their metrics.
+
+    The device ran the window's steps back to back, so each is given the window's mean time
+    (from the end of the previous sync point to the end of this read)."""
+    values = read_device([p.values for p in pending])
+    step_time_s = max(time.perf_counter() - window_start, 1e-9) / len(pending)
+    peak_memory = peak_memory_bytes(session.devices[0], meter)
+    metrics = []
+    for record, host in zip(pending, values, strict=True):
+        metrics.append(_step_metrics(session, record, host, step_time_s, peak_memory))
+        _check_finite(session, metrics[-1])
+    return metrics
+
+
 def _step_metrics(
-    session: Session, values: dict[str, Any], lr: float, step_time_s: float, meter: MemoryMeter
+    session: Session,
+    record: _Pending,
+    values: dict[str, Any],
+    step_time_s: float,
+    peak_memory: int | None,
 ) -> StepMetrics:
     train, seq_len = session.config.train, session.config.model.seq_len
     samples_per_device = train.micro_batch * train.grad_accum
     per_device = samples_per_device * seq_len / step_time_s
     norm = float(values["grad_norm"])
+    scaling = session.policy.uses_loss_scaling
     return StepMetrics(
-        step=session.step,
+        step=record.step,
         loss=float(values["loss"]),
-        lr=lr,
+        lr=record.lr,
         grad_norm=norm if math.isfinite(norm) else None,
         step_time_s=step_time_s,
         units_per_s=per_device * session.num_devices,
         units_per_s_per_device=per_device,
         mfu=mfu(session.flops_per_sample, samples_per_device, step_time_s, session.peak_flops),
-        peak_memory_bytes=peak_memory_bytes(session.devices[0], meter),
-        skipped=bool(values["skipped"]),
-        loss_scale=float(values["loss_scale"]) if session.policy.uses_loss_scaling else None,
+        peak_memory_bytes=peak_memory,
+        skipped=bool(values["skipped"]) if scaling else False,
+        loss_scale=float(values["loss_scale"]) if scaling else None,
         unit_name="tokens",
     )
 
 
 def _check_finite(session: Session, metrics: StepMetrics) -> None:
+    """NaN/inf loss: stop (exit 3); under fp16 the step skipped itself, stop only if it persists."""
+    scaling = session.policy.uses_loss_scaling
     session.consecutive_skips = count_bad_step(
-        metrics.skipped,
+        metrics.skipped if scaling else not math.isfinite(metrics.loss),
         metrics.loss,
         step=metrics.step,
         consecutive_skips=session.consecutive_skips,
-        uses_loss_scaling=session.policy.uses_loss_scaling,
+        uses_loss_scaling=scaling,
         max_consecutive_skips=session.config.precision.max_consecutive_skips,
         last_saved_step=session.last_saved_step,
     )
@@ -347,7 +437,7 @@ def _finish(session: Session, run_dir: Path) -> TrainResult:
         config=config_dict,
         history=session.history,
         unit_name="tokens",
-        num_skipped_steps=int(session.state["num_skipped_steps"]),
+        num_skipped_steps=int(read_device(session.state["num_skipped_steps"])),
         run_dir=run_dir,
         world_size=session.num_devices,
     )

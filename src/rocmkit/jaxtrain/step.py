@@ -1,14 +1,17 @@
-"""One optimizer step as one compiled XLA program: accumulate, unscale, clip, AdamW, maybe skip.
+"""One optimizer step as one compiled XLA program: accumulate, unscale, clip, AdamW, (fp16) skip.
 
 The state is a plain pytree {params, opt_state, loss_scale, step, num_skipped_steps}; the model's
 structure (NNX graphdef) is static and closed over, so `jax.jit` traces a pure function and the
 whole step, loss and accumulation loop (`lax.scan` over micro-batches) included, runs without a
-return to Python. Under a data-parallel mesh the state is replicated and the batch split on its
+return to Python. Synthetic batches are made inside the step from the step number
+(rocmkit.jaxtrain.data). Only under fp16 loss scaling does the step check its gradients for
+inf/NaN and skip itself. Under a data-parallel mesh the state is replicated and the batch split on its
 sample axis: XLA inserts the gradient all-reduce itself.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -83,38 +86,49 @@ def _accumulate(graphdef: Any, params: Any, batch: Batch, scale: jax.Array) -> t
 
 def _train_step(
     state: State,
-    batch: Batch,
+    batch: Batch | None,
     lr: jax.Array,
     *,
     graphdef: Any,
     optimizer: optax.GradientTransformation,
     policy: Policy,
     grad_clip: float,
+    make_batch: Callable[[jax.Array], Batch] | None,
+    batch_sharding: jax.sharding.Sharding | None,
 ) -> tuple[State, dict[str, jax.Array]]:
+    if batch is None:  # made on the device from the step number: no host work, no copy
+        assert make_batch is not None
+        batch = make_batch(state["step"])
+        if batch_sharding is not None:  # each device makes only its own samples
+            batch = jax.lax.with_sharding_constraint(batch, batch_sharding)
     params, scale = state["params"], state["loss_scale"]["scale"]
     grads, loss = _accumulate(graphdef, params, batch, scale)
-    grads = jax.tree.map(lambda g: g / scale, grads)
-    finite = all_finite(grads) & jnp.isfinite(loss)
+    if policy.uses_loss_scaling:
+        grads = jax.tree.map(lambda g: g / scale, grads)
     norm = jnp.sqrt(sum(jnp.sum(jnp.square(g)) for g in jax.tree.leaves(grads)))
     if grad_clip > 0:
         coef = jnp.minimum(1.0, grad_clip / (norm + _CLIP_EPS))
         grads = jax.tree.map(lambda g: g * coef, grads)
     updates, opt_state = optimizer.update(grads, state["opt_state"], params)
     stepped = jax.tree.map(lambda p, u: p - lr * u, params, updates)
+    new_state = {**state, "params": stepped, "opt_state": opt_state, "step": state["step"] + 1}
+    metrics = {"loss": loss, "grad_norm": norm}
+    if not policy.uses_loss_scaling:
+        # No step can be skipped: a NaN/inf loss stops the run at the next sync point (as torch
+        # does), so no finiteness pass over the gradients and no select over the whole state.
+        return new_state, metrics
 
-    # An overflowing (fp16) or non-finite step leaves weights and optimizer state untouched.
+    # An overflowing fp16 step leaves weights and optimizer state untouched.
+    finite = all_finite(grads) & jnp.isfinite(loss)
+
     def unless_overflow(new: Any, old: Any) -> Any:
         return jax.tree.map(lambda a, b: jnp.where(finite, a, b), new, old)
 
-    new_state = {
-        "params": unless_overflow(stepped, params),
-        "opt_state": unless_overflow(opt_state, state["opt_state"]),
-        "loss_scale": next_loss_scale(policy, state["loss_scale"], finite),
-        "step": state["step"] + 1,
-        "num_skipped_steps": state["num_skipped_steps"] + jnp.where(finite, 0, 1),
-    }
-    metrics = {"loss": loss, "grad_norm": norm, "skipped": ~finite, "loss_scale": scale}
-    return new_state, metrics
+    new_state["params"] = unless_overflow(stepped, params)
+    new_state["opt_state"] = unless_overflow(opt_state, state["opt_state"])
+    new_state["loss_scale"] = next_loss_scale(policy, state["loss_scale"], finite)
+    new_state["num_skipped_steps"] = state["num_skipped_steps"] + jnp.where(finite, 0, 1)
+    return new_state, {**metrics, "skipped": ~finite, "loss_scale": scale}
 
 
 def make_train_step(
@@ -124,10 +138,21 @@ def make_train_step(
     *,
     grad_clip: float,
     replicated: jax.sharding.Sharding | None = None,
+    make_batch: Callable[[jax.Array], Batch] | None = None,
+    batch_sharding: jax.sharding.Sharding | None = None,
 ) -> jax.stages.Wrapped:
-    """The jitted step(state, batch, lr) -> (state, metrics); the old state's buffers are donated."""
+    """The jitted step(state, batch, lr) -> (state, metrics); the old state's buffers are donated.
+
+    With `make_batch`, pass batch=None: the step makes its batch from state["step"] on the device.
+    The metrics are loss and grad_norm, plus skipped and loss_scale under loss scaling."""
     step = partial(
-        _train_step, graphdef=graphdef, optimizer=optimizer, policy=policy, grad_clip=grad_clip
+        _train_step,
+        graphdef=graphdef,
+        optimizer=optimizer,
+        policy=policy,
+        grad_clip=grad_clip,
+        make_batch=make_batch,
+        batch_sharding=batch_sharding,
     )
     if replicated is None:
         return jax.jit(step, donate_argnums=0)
