@@ -2,8 +2,8 @@
 
 Every log is explained in process with the public `rocmkit.doctor.explain` and graded against the
 answer written when the log was collected: right / partly / wrong / nothing (rules in the corpus
-README and in `grade` below). Reports per part (dev, test, test2, test3) and per family, and times the CLI
-(`python -m rocmkit doctor --explain FILE --json`, median of N runs, process wall and CPU).
+README and in `grade` below). Reports per part (dev, test, test2, test3, test4) and per family,
+and times the CLI (`python -m rocmkit doctor --explain FILE --json`, median of N runs, process wall and CPU).
 
     python benchmarks/doctor_explain_score.py                 # all parts, table
     python benchmarks/doctor_explain_score.py --part dev      # develop against dev only
@@ -44,7 +44,7 @@ from resultfile import cpu_model  # noqa: E402 - the benchmarks' one machine rec
 CORPUS = REPO / "tests" / "fixtures" / "explain_field"
 RESULT = REPO / "benchmarks" / "results" / "doctor_explain_score.json"
 GRADES = ("right", "partly", "wrong", "nothing")
-PARTS = ("dev", "test", "test2", "test3")
+PARTS = ("dev", "test", "test2", "test3", "test4")
 
 
 def load_corpus(root: Path = CORPUS) -> tuple[list[dict[str, Any]], dict[str, str]]:
