@@ -16,7 +16,8 @@ import importlib
 import os
 import socket
 import time
-from collections.abc import Callable
+import typing
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -24,7 +25,7 @@ from rocmkit.bench import fleet
 from rocmkit.bench.floors import apply_floors, check_floors, check_fraction
 from rocmkit.bench.sizing import Mode
 from rocmkit.bench.sustained import with_telemetry
-from rocmkit.config import flatten_dotted, from_dict, merge_dotted, to_dict
+from rocmkit.config import check_settings, flatten_dotted, from_dict, merge_dotted, to_dict
 from rocmkit.errors import UserError
 from rocmkit.extensions import BENCH_SUITES, load_group
 from rocmkit.measure.noise import prepare_cpu
@@ -233,6 +234,36 @@ def suite_config(config: BenchConfig, suite: Suite) -> Any:
     if section in _TYPED_SECTIONS:
         return getattr(config, section)
     return config.suite_configs.get(section)
+
+
+def check_sections(data: dict[str, Any]) -> None:
+    """Check the suite sections of a BenchConfig-shaped dict (typed sections and
+    `suite_configs.<section>`) by name and type without sizing them, and remove them from `data`
+    (the rest is the general settings). An unknown `suite_configs` section raises UserError."""
+    hints = typing.get_type_hints(BenchConfig)
+    for name in sorted(set(data) & _TYPED_SECTIONS - {"suite_configs"}):
+        value = data.pop(name)
+        if value is not None:
+            section_type = next(a for a in typing.get_args(hints[name]) if a is not type(None))
+            _check_section(section_type, value, f"{name}.")
+    extra = data.pop("suite_configs", None) or {}
+    if not isinstance(extra, Mapping):
+        raise UserError("'suite_configs' must be a table of suite sections")
+    by_section = {s.config_section: s for s in discovered().values()}
+    for section, value in extra.items():
+        suite = by_section.get(section)
+        if suite is None:
+            known = ", ".join(sorted(by_section)) or "none"
+            raise UserError(f"no suite has settings 'suite_configs.{section}'; known: {known}")
+        if suite.config_type is not None:
+            _check_section(suite.config_type, value, f"suite_configs.{section}.")
+
+
+def _check_section(section_type: type, value: Any, prefix: str) -> None:
+    """Names and types only: a section's own value checks (`gemm.sizes 0`) need the device's
+    sizes under the user's settings, so they run when the config is sized (still exit 2, and no
+    run directory is left)."""
+    check_settings(section_type, value, prefix=prefix)
 
 
 def device_defaults(platform: Platform, mode: Mode) -> dict[str, Any]:
