@@ -23,7 +23,7 @@ from rocmkit.errors import UserError
 from rocmkit.results import RunResult
 
 if TYPE_CHECKING:
-    from rocmkit.profile.commands import EstimateRequest
+    from rocmkit.profile.commands import EstimateRequest, ScheduleOptions
     from rocmkit.profile.estimator import EstimateConfig
     from rocmkit.profile.trace import ProfileSchedule
     from rocmkit.train import TrainConfig
@@ -66,18 +66,15 @@ class MemoryJob:
 Job = TrainProfileJob | InferProfileJob | MemoryJob
 
 
-def _schedule(args: argparse.Namespace) -> ProfileSchedule:
+def _schedule(args: argparse.Namespace) -> ScheduleOptions:
     from rocmkit.measure.noise import use_passive_wait_policy
-    from rocmkit.profile.commands import make_schedule
+    from rocmkit.options import from_args
+    from rocmkit.profile.commands import ScheduleOptions
 
     # Before torch starts its OpenMP pool (see rocmkit.measure.noise); profile train and infer
     # both come through here.
     use_passive_wait_policy()
-    threads = getattr(args, "threads", None)
-    if threads is not None and threads < 1:
-        raise UserError(f"--threads must be a positive integer (got {threads})")
-
-    return make_schedule(wait=args.wait, warmup=args.warmup, active=args.active, top=args.top)
+    return from_args(ScheduleOptions, args)
 
 
 def build_train(args: argparse.Namespace) -> TrainProfileJob:
@@ -85,31 +82,35 @@ def build_train(args: argparse.Namespace) -> TrainProfileJob:
     from rocmkit.profile.commands import profile_train_config
     from rocmkit.train.shortcuts import shortcut_overrides
 
-    schedule = _schedule(args)
+    options = _schedule(args)
     overrides: dict[str, Any] = dict(shortcut_overrides(vars(args)))
     overrides.update(parse_overrides(getattr(args, "overrides", None) or []))
     config = profile_train_config(preset=args.preset, path=args.config, overrides=overrides)
     name = args.preset or Path(args.config).stem
     return TrainProfileJob(
-        config=config, schedule=schedule, name=name, top=args.top, threads=args.threads
+        config=config,
+        schedule=options.schedule(),
+        name=name,
+        top=options.top,
+        threads=options.threads,
     )
 
 
 def build_infer(args: argparse.Namespace) -> InferProfileJob:
     from rocmkit.profile.commands import check_model_dir
 
-    schedule = _schedule(args)
+    options = _schedule(args)
     model_dir = Path(args.model_dir)
     check_model_dir(model_dir)  # a wrong path is answered before torch loads
     if args.max_new_tokens < 1:
         raise UserError(f"--max-new-tokens must be at least 1 (got {args.max_new_tokens})")
     return InferProfileJob(
         model_dir=model_dir,
-        schedule=schedule,
+        schedule=options.schedule(),
         prompt=args.prompt,
         max_new_tokens=args.max_new_tokens,
-        top=args.top,
-        threads=args.threads,
+        top=options.top,
+        threads=options.threads,
     )
 
 

@@ -46,11 +46,33 @@ if TYPE_CHECKING:
 SHAPE_FIELDS = ("n_layer", "d_model", "n_head", "seq_len", "vocab_size")
 
 
+@dataclass(kw_only=True)
+class ScheduleOptions:
+    """The step schedule and listing of `profile train` and `profile infer` (their flags are
+    generated from these fields by `rocmkit.options`)."""
+
+    wait: int = option(1, "steps run before profiling (default 1)")
+    warmup: int = option(1, "profiled but discarded steps (default 1)")
+    active: int = option(3, "recorded steps (default 3)")
+    top: int = option(10, "operators/kernels to list (default 10)")
+    threads: int | None = option(
+        None, "torch CPU threads on CPU (default: OMP_NUM_THREADS, else the cores free at start)"
+    )
+
+    def __post_init__(self) -> None:
+        if self.top < 1:
+            raise UserError(f"--top must be at least 1 (got {self.top})")
+        if self.threads is not None and self.threads < 1:
+            raise UserError(f"--threads must be a positive integer (got {self.threads})")
+
+    def schedule(self) -> ProfileSchedule:
+        """The profiler's step schedule (ProfileSchedule checks wait, warmup and active)."""
+        return ProfileSchedule(wait=self.wait, warmup=self.warmup, active=self.active)
+
+
 def make_schedule(*, wait: int, warmup: int, active: int, top: int) -> ProfileSchedule:
     """The profiler's step schedule; `top` (operators listed) is checked here too."""
-    if top < 1:
-        raise UserError(f"--top must be at least 1 (got {top})")
-    return ProfileSchedule(wait=wait, warmup=warmup, active=active)
+    return ScheduleOptions(wait=wait, warmup=warmup, active=active, top=top).schedule()
 
 
 def profile_train_config(
