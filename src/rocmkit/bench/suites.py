@@ -16,7 +16,6 @@ import importlib
 import os
 import socket
 import time
-import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -238,32 +237,36 @@ def suite_config(config: BenchConfig, suite: Suite) -> Any:
 
 def check_sections(data: dict[str, Any]) -> None:
     """Check the suite sections of a BenchConfig-shaped dict (typed sections and
-    `suite_configs.<section>`) by name and type without sizing them, and remove them from `data`
-    (the rest is the general settings). An unknown `suite_configs` section raises UserError."""
-    hints = typing.get_type_hints(BenchConfig)
-    for name in sorted(set(data) & _TYPED_SECTIONS - {"suite_configs"}):
-        value = data.pop(name)
-        if value is not None:
-            section_type = next(a for a in typing.get_args(hints[name]) if a is not type(None))
-            _check_section(section_type, value, f"{name}.")
+    `suite_configs.<section>`) without sizing the config for the device, and remove them from
+    `data` (the rest is the general settings). An unknown section raises UserError."""
+    mode = data.get("mode", "quick")
+    by_section = {s.config_section: s for s in discovered().values()}
+    sections = {name: data.pop(name) for name in sorted(set(data) & _TYPED_SECTIONS)}
     extra = data.pop("suite_configs", None) or {}
     if not isinstance(extra, Mapping):
         raise UserError("'suite_configs' must be a table of suite sections")
-    by_section = {s.config_section: s for s in discovered().values()}
-    for section, value in extra.items():
-        suite = by_section.get(section)
-        if suite is None:
+    for section in extra:
+        if section not in by_section:
             known = ", ".join(sorted(by_section)) or "none"
             raise UserError(f"no suite has settings 'suite_configs.{section}'; known: {known}")
-        if suite.config_type is not None:
-            _check_section(suite.config_type, value, f"suite_configs.{section}.")
+    for prefix, section, value in [
+        *((f"{name}.", name, value) for name, value in sections.items()),
+        *((f"suite_configs.{name}.", name, value) for name, value in extra.items()),
+    ]:
+        suite = by_section.get(section)
+        if value is not None and suite is not None and suite.config_type is not None:
+            _check_section(suite, value, prefix, mode)
 
 
-def _check_section(section_type: type, value: Any, prefix: str) -> None:
-    """Names and types only: a section's own value checks (`gemm.sizes 0`) need the device's
-    sizes under the user's settings, so they run when the config is sized (still exit 2, and no
-    run directory is left)."""
-    check_settings(section_type, value, prefix=prefix)
+def _check_section(suite: Suite, value: Any, prefix: str, mode: Mode) -> None:
+    """Names and types of the user's settings; then the section's own value checks
+    (`gemm.dtypes fp64`, `timing` min <= max) on them over the suite's sizes for a CPU, which
+    need no torch (a stand-in: the run sizes the whole config for its device, once)."""
+    assert suite.config_type is not None
+    check_settings(suite.config_type, value, prefix=prefix)
+    cpu = Platform(backend="cpu", torch_version=None)
+    base = suite.defaults(cpu, mode) if suite.defaults else {}
+    from_dict(suite.config_type, merge_dotted(base, flatten_dotted(value)), prefix=prefix)
 
 
 def device_defaults(platform: Platform, mode: Mode) -> dict[str, Any]:
