@@ -8,6 +8,7 @@ document carries the summary and the hints in `data`, and the headline numbers a
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -206,8 +207,9 @@ _SHAPE_HELP = "model shape (overrides the preset)"
 @dataclass(kw_only=True)
 class EstimateRequest:
     """What `profile memory` is asked: a preset and/or a model shape, how it is trained, and
-    whether to measure and draw it. The command's flags are generated from these fields
-    (`rocmkit.options`); `estimate_config` resolves them against the preset."""
+    whether to measure and draw it: the one config of `rocmkit profile memory` (its flags are
+    generated from these fields by `rocmkit.options`). `config` is the EstimateConfig the
+    estimator takes, resolved against the preset once (`estimate_config`)."""
 
     preset: str | None = option(None, "a GPT preset of rocmkit.train (gpt-tiny, gpt2-124m, ...)")
     n_layer: int | None = option(None, _SHAPE_HELP)
@@ -228,6 +230,12 @@ class EstimateRequest:
         "auto", "where --measure runs its step (auto: the GPU when there is one)"
     )
     plot: Path | None = option(None, "write the breakdown chart (PNG) here")
+
+    @functools.cached_property
+    def config(self) -> EstimateConfig:
+        """The estimator's input: the preset's shape, batch and precision under these settings
+        (a bad combination raises UserError)."""
+        return estimate_config(self)
 
 
 def estimate_config(request: EstimateRequest) -> EstimateConfig:
