@@ -105,6 +105,9 @@ def test_profile_infer_prints_the_view_of_its_saved_document(tmp_path, monkeypat
     [
         ["profile", "train", "--preset", "gpt-tiny", "--wait", "x"],
         ["profile", "train", "--preset", "gpt-tiny", "--threads", "0"],
+        ["profile", "train", "--preset", "gpt-tiny", "--top", "0"],
+        ["profile", "train", "--preset", "gpt-tiny", "--active", "0"],
+        ["profile", "memory", "--preset", "gpt-tiny", "--world-size", "2", "--out", "runs/m"],
         ["profile", "memory", "--preset", "gpt-tiny", "--parallel", "nope"],
         ["profile", "infer"],
     ],
