@@ -127,6 +127,39 @@ def from_dict(cls: type[T], data: Mapping[str, Any], *, prefix: str = "") -> T:
     return cls(**kwargs)
 
 
+def check_settings(cls: type, data: Mapping[str, Any], *, prefix: str = "") -> None:
+    """Check the names and types of `data` against dataclass `cls` without building it: the
+    settings a user gave before the rest is filled in (bench sizes its suites for the device only
+    when it runs). Unknown keys and values of the wrong type raise UserError as `from_dict` does;
+    fields left out are not an error."""
+    if not isinstance(data, Mapping):
+        raise UserError(f"'{prefix.rstrip('.') or cls.__name__}' must be a table of settings")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        where = f"'{prefix}{unknown[0]}'"
+        raise UserError(
+            f"unknown setting {where}{_closest(unknown[0], data[unknown[0]], fields, prefix)}; "
+            f"known in this section: {', '.join(sorted(fields))}"
+        )
+    for name, value in data.items():
+        section = _dataclass_of(hints[name])
+        if section is not None and isinstance(value, Mapping):
+            check_settings(section, value, prefix=f"{prefix}{name}.")
+        else:
+            coerce(value, hints[name], f"{prefix}{name}")
+
+
+def _dataclass_of(annotation: Any) -> type | None:
+    """The dataclass `annotation` is (`X` or `X | None`), else None."""
+    options = get_args(annotation) if get_origin(annotation) in (Union, types.UnionType) else ()
+    for candidate in (annotation, *options):
+        if dataclasses.is_dataclass(candidate) and isinstance(candidate, type):
+            return candidate
+    return None
+
+
 def _closest(name: str, value: Any, fields: Iterable[str], prefix: str) -> str:
     """ " (did you mean 'train.steps'?)" for an unknown key (a section's first key kept)."""
     close = difflib.get_close_matches(name, list(fields), n=1, cutoff=0.6)

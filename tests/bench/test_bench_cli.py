@@ -204,3 +204,34 @@ def test_exit_codes_follow_the_outcome(tmp_path, capsys, monkeypatch):
     argv = ["bench", "--device", "cpu", "--no-power", "--suite", "sum"]
     assert main([*argv, "--out", str(tmp_path / "wrong")]) == 1
     assert load_result(tmp_path / "wrong").outcome == "failed"
+
+
+def test_the_config_is_sized_for_the_device_once_and_bad_settings_fail_before_it(
+    tmp_path, monkeypatch
+):
+    """`build` checks the settings with no device sizes; `run` sizes the config once. A bad
+    setting (unknown key, suite or section, a word for a number, a bad value) fails in `build`:
+    exit 2, no run directory, nothing sized for a device."""
+    from rocmkit.bench import command
+
+    calls: list[str] = []
+    real = command.device_defaults
+
+    def counted(platform, mode):
+        calls.append(platform.backend)
+        return real(platform, mode)
+
+    monkeypatch.setattr(command, "device_defaults", counted)
+    for bad in (
+        ["--gemm.sizez", "32"],
+        ["--gemm.sizes", "x"],
+        ["--gemm.dtypes", "fp64"],
+        ["--suite_configs.nosuch.size", "3"],
+        ["--suite", "nosuch"],
+    ):
+        assert main(_tiny(tmp_path / "bad", *bad)) == 2, bad
+        assert not (tmp_path / "bad").exists() and calls == [], bad
+    assert main(_tiny(tmp_path / "ok", "--label", "once")) == 0
+    assert len(calls) == 1  # sized once, for the device the run found
+    saved = json.loads((tmp_path / "ok" / "result.json").read_text())
+    assert saved["config"]["gemm"]["sizes"] == [32]  # the user's size over the device's

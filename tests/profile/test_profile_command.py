@@ -73,12 +73,17 @@ def test_profile_memory_prints_the_view_and_json_is_the_saved_document(
 
 
 def test_profile_memory_from_python_returns_the_estimate_quietly(capsys):
-    from rocmkit.profile.command import MemoryJob, run
-    from rocmkit.profile.commands import EstimateRequest, estimate_config
+    """The command's one config is the request: the library call takes it as the flags make it,
+    and a bad combination is a UserError there too."""
+    from rocmkit.errors import UserError
+    from rocmkit.profile.command import run
+    from rocmkit.profile.commands import EstimateRequest
 
-    result = run(MemoryJob(config=estimate_config(EstimateRequest(preset="gpt2-124m"))))
+    result = run(EstimateRequest(preset="gpt2-124m"))
     assert result.kind == "profile-memory" and result.data["label"] == "bf16"
     assert capsys.readouterr() == ("", "")
+    with pytest.raises(UserError, match="world size above 1"):
+        run(EstimateRequest(preset="gpt2-124m", world_size=2))
 
 
 def test_profile_infer_prints_the_view_of_its_saved_document(tmp_path, monkeypatch, capsys):
@@ -100,6 +105,9 @@ def test_profile_infer_prints_the_view_of_its_saved_document(tmp_path, monkeypat
     [
         ["profile", "train", "--preset", "gpt-tiny", "--wait", "x"],
         ["profile", "train", "--preset", "gpt-tiny", "--threads", "0"],
+        ["profile", "train", "--preset", "gpt-tiny", "--top", "0"],
+        ["profile", "train", "--preset", "gpt-tiny", "--active", "0"],
+        ["profile", "memory", "--preset", "gpt-tiny", "--world-size", "2", "--out", "runs/m"],
         ["profile", "memory", "--preset", "gpt-tiny", "--parallel", "nope"],
         ["profile", "infer"],
     ],

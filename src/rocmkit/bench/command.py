@@ -1,5 +1,6 @@
 """`rocmkit bench` as a command of the one driver: `build` turns the parsed flags into a
-`BenchRequest` (checked before torch loads), `run(config, ctx)` sizes it for the device found,
+`BenchRequest` (its settings checked by name and type, before torch loads and with no device
+sizes), `run(config, ctx)` sizes it for the device found, once,
 runs the suites and returns the `RunResult`. From Python:
 `rocmkit.bench.command.run(BenchRequest(suites=("gemm",)))`, or `run(BenchConfig(...))`.
 
@@ -18,13 +19,38 @@ from typing import TYPE_CHECKING
 from rocmkit.bench.sizing import Mode
 from rocmkit.bench.suites import BenchConfig, Device, default_suites, device_defaults
 from rocmkit.bench.train_precision import with_train_shortcuts
-from rocmkit.config import load_config
+from rocmkit.config import from_dict, load_config
 from rocmkit.driver import Command, Context
 from rocmkit.platform import Platform
 from rocmkit.results import RunResult
 
 if TYPE_CHECKING:
     from rocmkit.console import ProgressHandle
+
+
+def _settings(
+    *,
+    mode: Mode,
+    suites: Sequence[str],
+    label: str | None,
+    threads: int | None,
+    device: Device,
+    power: bool,
+    expect: float | None,
+    floors: Mapping[str, float] | None,
+    outlier_threshold: float | None,
+) -> dict[str, object]:
+    """The general settings the user gave, shaped like a BenchConfig (no suite sections)."""
+    base: dict[str, object] = {"mode": mode, "power": power, "device": device}
+    # no suites named: the ones registered to run in this mode (collectives need torchrun)
+    base["suites"] = list(suites) if suites else default_suites(mode)
+    optional = {"label": label, "threads": threads, "expect": expect}
+    base.update({k: v for k, v in optional.items() if v is not None and v != ""})
+    if floors:
+        base["floors"] = dict(floors)
+    if outlier_threshold is not None:
+        base["outlier_threshold"] = outlier_threshold
+    return base
 
 
 def bench_config(
@@ -44,22 +70,20 @@ def bench_config(
 ) -> BenchConfig:
     """The run's config: device-sized defaults <- these settings <- dotted `overrides` <- the
     train-precision suite's `train_shortcuts` (rocmkit.train.shortcuts overrides)."""
-    base: dict[str, object] = {"mode": mode, "power": power, "device": device}
-    base.update(device_defaults(platform, mode))
-    if suites:
-        base["suites"] = list(suites)
-    else:  # the suites registered to run in this mode (collectives need torchrun: by name only)
-        base["suites"] = default_suites(mode)
-    if label:
-        base["label"] = label
-    if threads is not None:
-        base["threads"] = threads
-    if expect is not None:
-        base["expect"] = expect
-    if floors:
-        base["floors"] = dict(floors)
-    if outlier_threshold is not None:
-        base["outlier_threshold"] = outlier_threshold
+    base: dict[str, object] = dict(device_defaults(platform, mode))
+    base.update(
+        _settings(
+            mode=mode,
+            suites=suites,
+            label=label,
+            threads=threads,
+            device=device,
+            power=power,
+            expect=expect,
+            floors=floors,
+            outlier_threshold=outlier_threshold,
+        )
+    )
     config = load_config(BenchConfig, base=base, overrides=dict(overrides or {}))
     if config.train_precision is not None and train_shortcuts:
         config.train_precision = with_train_shortcuts(config.train_precision, train_shortcuts)
@@ -83,7 +107,29 @@ class BenchRequest:
     floors: Mapping[str, float] = field(default_factory=dict)  # "suite/name/metric" -> minimum
     outlier_threshold: float | None = None  # None: BenchConfig's default
 
+    def check(self) -> None:
+        """Check the settings without sizing them (no device, no torch): unknown suites, keys
+        and sections, values of the wrong type and bad general settings raise UserError."""
+        from rocmkit.bench.suites import check_sections
+        from rocmkit.config import merge_dotted
+
+        general = _settings(
+            mode=self.mode,
+            suites=self.suites,
+            label=self.label,
+            threads=self.threads,
+            device=self.device,
+            power=self.power,
+            expect=self.expect,
+            floors=self.floors,
+            outlier_threshold=self.outlier_threshold,
+        )
+        data = merge_dotted(general, dict(self.overrides))
+        check_sections(data)  # the suites' sections, checked by name and type; removed from data
+        from_dict(BenchConfig, data)  # the general settings and the suite names
+
     def config(self, platform: Platform) -> BenchConfig:
+        """The BenchConfig sized for `platform` (built once, when the run starts)."""
         return bench_config(
             platform,
             mode=self.mode,
@@ -102,7 +148,8 @@ class BenchRequest:
 
 def build(args: argparse.Namespace) -> BenchRequest:
     """The request the flags make. Bad suites, flags and overrides fail here in a fraction of a
-    second, before torch loads (checked against a CPU with no torch)."""
+    second, before torch loads and before the run directory exists; the config is sized for the
+    device once, in `run`."""
     from rocmkit.bench.floors import parse_expect
     from rocmkit.config import parse_overrides
     from rocmkit.measure.noise import use_passive_wait_policy
@@ -123,7 +170,7 @@ def build(args: argparse.Namespace) -> BenchRequest:
         floors=floors,
         outlier_threshold=getattr(args, "outlier_threshold", None),
     )
-    request.config(Platform(backend="cpu", torch_version=None))
+    request.check()
     return request
 
 

@@ -16,7 +16,7 @@ import importlib
 import os
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -24,7 +24,7 @@ from rocmkit.bench import fleet
 from rocmkit.bench.floors import apply_floors, check_floors, check_fraction
 from rocmkit.bench.sizing import Mode
 from rocmkit.bench.sustained import with_telemetry
-from rocmkit.config import flatten_dotted, from_dict, merge_dotted, to_dict
+from rocmkit.config import check_settings, flatten_dotted, from_dict, merge_dotted, to_dict
 from rocmkit.errors import UserError
 from rocmkit.extensions import BENCH_SUITES, load_group
 from rocmkit.measure.noise import prepare_cpu
@@ -233,6 +233,40 @@ def suite_config(config: BenchConfig, suite: Suite) -> Any:
     if section in _TYPED_SECTIONS:
         return getattr(config, section)
     return config.suite_configs.get(section)
+
+
+def check_sections(data: dict[str, Any]) -> None:
+    """Check the suite sections of a BenchConfig-shaped dict (typed sections and
+    `suite_configs.<section>`) without sizing the config for the device, and remove them from
+    `data` (the rest is the general settings). An unknown section raises UserError."""
+    mode = data.get("mode", "quick")
+    by_section = {s.config_section: s for s in discovered().values()}
+    sections = {name: data.pop(name) for name in sorted(set(data) & _TYPED_SECTIONS)}
+    extra = data.pop("suite_configs", None) or {}
+    if not isinstance(extra, Mapping):
+        raise UserError("'suite_configs' must be a table of suite sections")
+    for section in extra:
+        if section not in by_section:
+            known = ", ".join(sorted(by_section)) or "none"
+            raise UserError(f"no suite has settings 'suite_configs.{section}'; known: {known}")
+    for prefix, section, value in [
+        *((f"{name}.", name, value) for name, value in sections.items()),
+        *((f"suite_configs.{name}.", name, value) for name, value in extra.items()),
+    ]:
+        suite = by_section.get(section)
+        if value is not None and suite is not None and suite.config_type is not None:
+            _check_section(suite, value, prefix, mode)
+
+
+def _check_section(suite: Suite, value: Any, prefix: str, mode: Mode) -> None:
+    """Names and types of the user's settings; then the section's own value checks
+    (`gemm.dtypes fp64`, `timing` min <= max) on them over the suite's sizes for a CPU, which
+    need no torch (a stand-in: the run sizes the whole config for its device, once)."""
+    assert suite.config_type is not None
+    check_settings(suite.config_type, value, prefix=prefix)
+    cpu = Platform(backend="cpu", torch_version=None)
+    base = suite.defaults(cpu, mode) if suite.defaults else {}
+    from_dict(suite.config_type, merge_dotted(base, flatten_dotted(value)), prefix=prefix)
 
 
 def device_defaults(platform: Platform, mode: Mode) -> dict[str, Any]:

@@ -31,22 +31,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def _add_schedule(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--wait", type=int, default=1, help="steps run before profiling (default 1)"
-    )
-    parser.add_argument(
-        "--warmup", type=int, default=1, help="profiled but discarded steps (default 1)"
-    )
-    parser.add_argument("--active", type=int, default=3, help="recorded steps (default 3)")
-    parser.add_argument(
-        "--top", type=int, default=10, help="operators/kernels to list (default 10)"
-    )
-    parser.add_argument(
-        "--threads",
-        type=int,
-        default=None,
-        help="torch CPU threads on CPU (default: OMP_NUM_THREADS, else the cores free at start)",
-    )
+    """--wait --warmup --active --top --threads, from `rocmkit.profile.commands.ScheduleOptions`."""
+    add_config_flags(parser, "rocmkit.profile.commands", "ScheduleOptions")
 
 
 def _add_train(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

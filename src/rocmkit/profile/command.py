@@ -5,9 +5,9 @@ driver saves and renders (`rocmkit.report.view_profile`): "profile-train" and "p
 (a trace.json in the run directory, the summary and hints in `data`), "profile-memory" (an
 estimate, saved only with --out; `--plot` draws its chart). From Python:
 
-    from rocmkit.profile.command import memory_job, run
+    from rocmkit.profile.command import run
     from rocmkit.profile.commands import EstimateRequest
-    result = run(memory_job(EstimateRequest(preset="gpt2-124m")))
+    result = run(EstimateRequest(preset="gpt2-124m"))
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 from rocmkit import runs
 from rocmkit.driver import Command, Context
 from rocmkit.errors import UserError
+from rocmkit.profile.commands import EstimateRequest
 from rocmkit.results import RunResult
 
 if TYPE_CHECKING:
-    from rocmkit.profile.commands import EstimateRequest
-    from rocmkit.profile.estimator import EstimateConfig
+    from rocmkit.profile.commands import ScheduleOptions
     from rocmkit.profile.trace import ProfileSchedule
     from rocmkit.train import TrainConfig
 
@@ -52,32 +52,20 @@ class InferProfileJob:
     threads: int | None = None  # --threads: torch CPU threads on CPU
 
 
-@dataclass(kw_only=True)
-class MemoryJob:
-    """`profile memory`: the estimate, optionally one measured step and a chart."""
-
-    config: EstimateConfig
-    preset: str | None = None
-    measure: bool = False
-    device: str = "auto"  # where --measure runs its step: auto, cpu or gpu
-    plot: Path | None = None
-
+MemoryJob = EstimateRequest  # `profile memory`'s job is its request (kept for library users)
 
 Job = TrainProfileJob | InferProfileJob | MemoryJob
 
 
-def _schedule(args: argparse.Namespace) -> ProfileSchedule:
+def _schedule(args: argparse.Namespace) -> ScheduleOptions:
     from rocmkit.measure.noise import use_passive_wait_policy
-    from rocmkit.profile.commands import make_schedule
+    from rocmkit.options import from_args
+    from rocmkit.profile.commands import ScheduleOptions
 
     # Before torch starts its OpenMP pool (see rocmkit.measure.noise); profile train and infer
     # both come through here.
     use_passive_wait_policy()
-    threads = getattr(args, "threads", None)
-    if threads is not None and threads < 1:
-        raise UserError(f"--threads must be a positive integer (got {threads})")
-
-    return make_schedule(wait=args.wait, warmup=args.warmup, active=args.active, top=args.top)
+    return from_args(ScheduleOptions, args)
 
 
 def build_train(args: argparse.Namespace) -> TrainProfileJob:
@@ -85,40 +73,43 @@ def build_train(args: argparse.Namespace) -> TrainProfileJob:
     from rocmkit.profile.commands import profile_train_config
     from rocmkit.train.shortcuts import shortcut_overrides
 
-    schedule = _schedule(args)
+    options = _schedule(args)
     overrides: dict[str, Any] = dict(shortcut_overrides(vars(args)))
     overrides.update(parse_overrides(getattr(args, "overrides", None) or []))
     config = profile_train_config(preset=args.preset, path=args.config, overrides=overrides)
     name = args.preset or Path(args.config).stem
     return TrainProfileJob(
-        config=config, schedule=schedule, name=name, top=args.top, threads=args.threads
+        config=config,
+        schedule=options.schedule(),
+        name=name,
+        top=options.top,
+        threads=options.threads,
     )
 
 
 def build_infer(args: argparse.Namespace) -> InferProfileJob:
     from rocmkit.profile.commands import check_model_dir
 
-    schedule = _schedule(args)
+    options = _schedule(args)
     model_dir = Path(args.model_dir)
     check_model_dir(model_dir)  # a wrong path is answered before torch loads
     if args.max_new_tokens < 1:
         raise UserError(f"--max-new-tokens must be at least 1 (got {args.max_new_tokens})")
     return InferProfileJob(
         model_dir=model_dir,
-        schedule=schedule,
+        schedule=options.schedule(),
         prompt=args.prompt,
         max_new_tokens=args.max_new_tokens,
-        top=args.top,
-        threads=args.threads,
+        top=options.top,
+        threads=options.threads,
     )
 
 
-def build_memory(args: argparse.Namespace) -> MemoryJob:
+def build_memory(args: argparse.Namespace) -> EstimateRequest:
     """The estimate the flags ask for (generated from `EstimateRequest`), resolved against the
-    preset; an unwritable --plot file is refused before any work."""
+    preset here so a bad combination fails before any work; an unwritable --plot file too."""
     from rocmkit.atomic import check_writable_file
     from rocmkit.options import from_args
-    from rocmkit.profile.commands import EstimateRequest
 
     request = from_args(EstimateRequest, args)
     if request.plot is not None:
@@ -126,17 +117,10 @@ def build_memory(args: argparse.Namespace) -> MemoryJob:
     return memory_job(request)
 
 
-def memory_job(request: EstimateRequest) -> MemoryJob:
-    """The `profile memory` job a request asks for (its estimate config resolved)."""
-    from rocmkit.profile.commands import estimate_config
-
-    return MemoryJob(
-        config=estimate_config(request),
-        preset=request.preset,
-        measure=request.measure,
-        device=request.device,
-        plot=request.plot,
-    )
+def memory_job(request: EstimateRequest) -> EstimateRequest:
+    """`request` with its estimate config resolved (checked): what `run` takes."""
+    _ = request.config
+    return request
 
 
 def build_missing(args: argparse.Namespace) -> Job:
@@ -148,7 +132,7 @@ def build_missing(args: argparse.Namespace) -> Job:
 def run(job: Job, ctx: Context | None = None) -> RunResult:
     """Profile (or estimate) and return the result document; quiet with the default Context."""
     ctx = ctx or Context()
-    if isinstance(job, MemoryJob):
+    if isinstance(job, EstimateRequest):
         return _memory(job, ctx)
     out = ctx.out or runs.default_out(
         "profile-train" if isinstance(job, TrainProfileJob) else "profile-infer"
@@ -212,7 +196,7 @@ def _prepare_cpu(threads: int | None, *, on_cpu: bool) -> dict[str, Any]:
     return prepare_cpu(threads, on_cpu=on_cpu, flag="--threads")
 
 
-def _memory(job: MemoryJob, ctx: Context) -> RunResult:
+def _memory(job: EstimateRequest, ctx: Context) -> RunResult:
     from rocmkit.profile.commands import chart_estimates, estimate_record, measure_device
     from rocmkit.profile.estimator import estimate
 

@@ -8,6 +8,7 @@ document carries the summary and the hints in `data`, and the headline numbers a
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -46,11 +47,33 @@ if TYPE_CHECKING:
 SHAPE_FIELDS = ("n_layer", "d_model", "n_head", "seq_len", "vocab_size")
 
 
+@dataclass(kw_only=True)
+class ScheduleOptions:
+    """The step schedule and listing of `profile train` and `profile infer` (their flags are
+    generated from these fields by `rocmkit.options`)."""
+
+    wait: int = option(1, "steps run before profiling (default 1)")
+    warmup: int = option(1, "profiled but discarded steps (default 1)")
+    active: int = option(3, "recorded steps (default 3)")
+    top: int = option(10, "operators/kernels to list (default 10)")
+    threads: int | None = option(
+        None, "torch CPU threads on CPU (default: OMP_NUM_THREADS, else the cores free at start)"
+    )
+
+    def __post_init__(self) -> None:
+        if self.top < 1:
+            raise UserError(f"--top must be at least 1 (got {self.top})")
+        if self.threads is not None and self.threads < 1:
+            raise UserError(f"--threads must be a positive integer (got {self.threads})")
+
+    def schedule(self) -> ProfileSchedule:
+        """The profiler's step schedule (ProfileSchedule checks wait, warmup and active)."""
+        return ProfileSchedule(wait=self.wait, warmup=self.warmup, active=self.active)
+
+
 def make_schedule(*, wait: int, warmup: int, active: int, top: int) -> ProfileSchedule:
     """The profiler's step schedule; `top` (operators listed) is checked here too."""
-    if top < 1:
-        raise UserError(f"--top must be at least 1 (got {top})")
-    return ProfileSchedule(wait=wait, warmup=warmup, active=active)
+    return ScheduleOptions(wait=wait, warmup=warmup, active=active, top=top).schedule()
 
 
 def profile_train_config(
@@ -184,8 +207,9 @@ _SHAPE_HELP = "model shape (overrides the preset)"
 @dataclass(kw_only=True)
 class EstimateRequest:
     """What `profile memory` is asked: a preset and/or a model shape, how it is trained, and
-    whether to measure and draw it. The command's flags are generated from these fields
-    (`rocmkit.options`); `estimate_config` resolves them against the preset."""
+    whether to measure and draw it: the one config of `rocmkit profile memory` (its flags are
+    generated from these fields by `rocmkit.options`). `config` is the EstimateConfig the
+    estimator takes, resolved against the preset once (`estimate_config`)."""
 
     preset: str | None = option(None, "a GPT preset of rocmkit.train (gpt-tiny, gpt2-124m, ...)")
     n_layer: int | None = option(None, _SHAPE_HELP)
@@ -206,6 +230,12 @@ class EstimateRequest:
         "auto", "where --measure runs its step (auto: the GPU when there is one)"
     )
     plot: Path | None = option(None, "write the breakdown chart (PNG) here")
+
+    @functools.cached_property
+    def config(self) -> EstimateConfig:
+        """The estimator's input: the preset's shape, batch and precision under these settings
+        (a bad combination raises UserError)."""
+        return estimate_config(self)
 
 
 def estimate_config(request: EstimateRequest) -> EstimateConfig:
