@@ -5,6 +5,8 @@ For each figure of the quick CPU (or GPU) suite sizes, rounds alternate an unche
 timed output), each with a fixed sample count so both sides do the same timed work, and read the
 process CPU time (time.process_time) of each side. The check's own CPU time is also read directly
 (around the check call on the last output) and divided by the CPU time of the timed samples.
+For copy and triad the full bit-for-bit comparison of the same output (`check_equal`, the check the
+one-read checksum + sampled lines replaced) is timed too, alternated with the check: the baseline.
 Goal: checking costs < 2% of the timed work.
 
 Writes benchmarks/results/bench_check_cost.json (commit, command, machine, load, every run, median,
@@ -16,27 +18,22 @@ spread).
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform as host
-import socket
 import statistics
-import subprocess
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import torch
+from resultfile import ResultRun, add_result_args
 
+from rocmkit.bench import suites  # noqa: F401  (loads the suites before their modules)
 from rocmkit.bench.attention import AttentionConfig, attention_problem
 from rocmkit.bench.bandwidth import op_problem
+from rocmkit.bench.checks import ExactReference, check_equal
 from rocmkit.bench.gemm import matmul_problem
 from rocmkit.measure import timing
 from rocmkit.measure.timing import TimingConfig
 
-RESULT = Path(__file__).parent / "results" / "bench_check_cost.json"
 Problem = tuple[Callable[[], Any], Callable[[object], Any]]
 
 
@@ -71,93 +68,97 @@ def cpu_seconds(action: Callable[[], Any]) -> tuple[float, Any]:
 def one_round(
     problem: Problem, config: TimingConfig, device: str, checked_first: bool
 ) -> dict[str, float]:
-    """One unchecked and one checked timing of the figure, in the order given."""
+    """One unchecked and one checked timing of the figure, in the order given, then the check
+    alone on the last timed output and, for an exact check, the full bit-for-bit comparison of
+    that output (the check it replaced) in the order given too."""
     fn, check = problem
     sides: dict[str, float] = {}
     for side in ("checked", "unchecked") if checked_first else ("unchecked", "checked"):
         with_check = check if side == "checked" else None
         seconds, stats = cpu_seconds(
-            lambda check=with_check: timing._measure_once(fn, config, device, check)
+            lambda: timing._measure_once(fn, config, device, with_check)  # noqa: B023
         )
         sides[f"{side}_cpu_s"] = seconds
         assert with_check is None or stats.checked.correct
     timed, (_, last) = cpu_seconds(lambda: timing._time_callable(fn, config, device))
-    check_alone, verdict = cpu_seconds(lambda: check(last))
-    assert verdict.correct
-    return {
-        **sides,
-        "checked_first": checked_first,
-        "timed_cpu_s": timed,
-        "check_cpu_s": check_alone,
-        "check_over_timed": check_alone / timed,
-    }
+    run = {**sides, "timed_cpu_s": timed}
+    reference = _exact_reference(check)
+    order = ["check", "full"] if reference is not None else ["check"]
+    for what in order if checked_first else order[::-1]:
+        if what == "check":
+            seconds, verdict = cpu_seconds(lambda: check(last))
+        else:
+            assert reference is not None
+            full = reference
+            seconds, verdict = cpu_seconds(
+                lambda: check_equal(last, full.expected, full.what)  # noqa: B023 (called at once)
+            )
+        assert verdict.correct
+        run[f"{what}_cpu_s"] = seconds
+        run[f"{what}_over_timed"] = seconds / timed
+    return run
 
 
-def spread(values: list[float]) -> dict[str, float]:
-    return {"min": min(values), "max": max(values), "median": statistics.median(values)}
+def _exact_reference(check: Callable[[object], Any]) -> ExactReference | None:
+    """The reference an exact (copy, triad) check closes over, if `check` is one."""
+    cells = [c.cell_contents for c in getattr(check, "__closure__", None) or ()]
+    return next((c for c in cells if isinstance(c, ExactReference)), None)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--samples", type=int, default=None, help="timed samples per figure")
+    parser.add_argument("--only", default=None, help="figures whose name contains this")
+    add_result_args(parser, "bench_check_cost")
     args = parser.parse_args()
     device = "cuda" if torch.cuda.is_available() else "cpu"
     # the quick suite's sample cap (bench.sizing.timing_for); the budget never stops it early
     samples = args.samples or (200 if device == "cuda" else 50)
+    args.samples = samples
+    result = ResultRun.start("bench_check_cost", args)
     config = TimingConfig(warmup=1, min_samples=samples, max_samples=samples, budget_s=1e9)
     timing.MIN_LOAD_WINDOW_S = 0.0  # compare the timed work only, not the load-reading tail
-    load_before = os.getloadavg()
-    document: dict[str, Any] = {
-        "schema": "rocmkit.bench_check_cost",
-        "schema_version": 1,
-        "command": " ".join(["python", *sys.argv]),
-        "environment": environment(device),
-        "samples_per_figure": samples,
-        "rounds": args.rounds,
-        "figures": {},
-    }
+    worst = 0.0
     for name, make in figures(device).items():
+        if args.only and args.only not in name:
+            continue
         problem = make()
         # which side goes first alternates between rounds: drift hits both
         runs = [one_round(problem, config, device, i % 2 == 1) for i in range(args.rounds)]
-        overhead = [r["checked_cpu_s"] / r["unchecked_cpu_s"] - 1 for r in runs]
+        key = name.replace(" ", "_")
         direct = [r["check_over_timed"] for r in runs]
-        document["figures"][name] = {
-            "runs": runs,
-            "checked_minus_unchecked": spread(overhead),
-            "check_over_timed": spread(direct),
-        }
-        print(
-            f"{name:28} check/timed median {statistics.median(direct):7.3%} "
-            f"(min {min(direct):.3%}, max {max(direct):.3%}); checked vs unchecked "
-            f"{statistics.median(overhead):+7.2%} (min {min(overhead):+.2%}, max {max(overhead):+.2%})"
+        overhead = [r["checked_cpu_s"] / r["unchecked_cpu_s"] - 1 for r in runs]
+        figure = result.add(
+            f"{key}.check_over_timed",
+            [100 * v for v in direct],
+            unit="% of the timed CPU time",
+            higher_is_better=False,
+            note=f"the check of the last output over {samples} timed samples; goal < 2%",
         )
-    document["load_average"] = {"before": load_before, "after": os.getloadavg()}
-    worst = max(f["check_over_timed"]["median"] for f in document["figures"].values())
-    document["worst_median_check_over_timed"] = worst
-    RESULT.parent.mkdir(parents=True, exist_ok=True)
-    RESULT.write_text(json.dumps(document, indent=1) + "\n")
-    print(f"worst median check/timed {worst:.3%} ({'under' if worst < 0.02 else 'OVER'} 2%)")
-    print(f"wrote {RESULT}")
-
-
-def environment(device: str) -> dict[str, Any]:
-    def git(*argv: str) -> str:
-        return subprocess.run(["git", *argv], capture_output=True, text=True).stdout.strip()
-
-    return {
-        "commit": git("rev-parse", "HEAD"),
-        "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
-        "hostname": socket.gethostname(),
-        "machine": host.processor() or host.machine(),
-        "cpu_count": os.cpu_count(),
-        "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
-        "torch": torch.__version__,
-        "torch_threads": torch.get_num_threads(),
-        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
-        "python": host.python_version(),
-    }
+        line = f"{name:28} check/timed median {figure['median']:6.3f}% ({figure['min']:.3f}-"
+        line += f"{figure['max']:.3f})"
+        worst = max(worst, figure["median"])
+        if "full_over_timed" in runs[0]:
+            full = result.add(
+                f"{key}.full_compare_over_timed",
+                [100 * r["full_over_timed"] for r in runs],
+                unit="% of the timed CPU time",
+                higher_is_better=False,
+                baseline="the full bit-for-bit comparison (check_equal) of the same output",
+            )
+            line += f"; full comparison {full['median']:6.3f}%"
+        result.add(
+            f"{key}.checked_minus_unchecked",
+            [100 * v for v in overhead],
+            unit="% CPU time, whole figure",
+            higher_is_better=False,
+            note="checked vs unchecked _measure_once; the load makes it noisier than the check",
+        )
+        print(line + f"; checked vs unchecked {statistics.median(overhead):+.2%}")
+    result.notes.append(f"worst median check/timed {worst:.3f}% (goal < 2%)")
+    print(f"worst median check/timed {worst:.3f}% ({'under' if worst < 2 else 'OVER'} 2%)")
+    result.finish()
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rocmkit.bench.checks import Check, check_equal
+from rocmkit.bench.checks import Check, check_exact_output, exact_reference
 from rocmkit.bench.sizing import Mode, timing_for
 from rocmkit.bench.suites import Suite, register_suite
 from rocmkit.config import to_dict
@@ -88,11 +88,14 @@ def op_problem(
 
 
 def _expect(expected: torch.Tensor, what: str) -> Callable[[object], Check]:
+    """The check of a timed destination: bit for bit against `expected`, summarised now."""
     import torch
+
+    reference = exact_reference(expected, what)
 
     def check(output: object) -> Check:
         assert isinstance(output, torch.Tensor)
-        return check_equal(output, expected, what)
+        return check_exact_output(reference, output)
 
     return check
 

@@ -25,7 +25,15 @@ Tolerances (u = unit roundoff of a format: fp32 2^-24, tf32/fp16 2^-11, bf16 2^-
   and PV add the probabilistic term. The reference and tolerance are made once from the inputs
   before timing; the check of the timed output is a few passes over it.
 - Copies and STREAM kernels move exact small integers: the destination must equal the expected
-  pattern bit for bit (tolerance 0).
+  pattern bit for bit (tolerance 0). Checked in one read of the destination (`exact_reference`,
+  `check_exact_output`): the sum of its bits as int64 words, wrapping modulo 2^64, must equal the
+  expected array's (summed once before timing), and a rotating sample of its 64-byte lines (every
+  SAMPLE_STRIDE-th, starting one line further at each check) must equal the expected lines. One
+  wrong element, or any set of them whose bit changes do not cancel modulo 2^64, changes the sum:
+  caught for certain. Bits moved between places (a swap, a misplaced block) keep the sum; they are
+  caught when a sampled line holds one of them, so for certain once a misplaced run spans
+  SAMPLE_STRIDE lines (4 KiB). Only when that fails is the destination compared in full (for
+  `num_wrong` and `max_error`).
 """
 
 from __future__ import annotations
@@ -41,6 +49,8 @@ LAMBDA = 10.0
 ATTENTION_FACTOR = 8.0
 TINY = 2.0**-1000  # a floor for tolerances: every ratio error/tolerance is defined
 TINY_FP32 = 2.0**-120
+SAMPLE_STRIDE = 64  # an exact check compares every 64th 64-byte line besides the checksum
+LINE_WORDS = 8  # int64 words in a 64-byte line
 UNIT_ROUNDOFF = {"fp32": 2.0**-24, "tf32": 2.0**-11, "fp16": 2.0**-11, "bf16": 2.0**-8}
 
 
@@ -229,3 +239,68 @@ def _bits(tensor: torch.Tensor) -> torch.Tensor:
     if tensor.is_contiguous() and tensor.element_size() == 4 and tensor.numel() % 2 == 0:
         return tensor.view(torch.int64)
     return tensor
+
+
+@dataclass(kw_only=True)
+class ExactReference:
+    """What an exact output must be, summarised once before timing: its bit checksum."""
+
+    expected: torch.Tensor
+    checksum: int | None  # the int64 words of `expected` summed modulo 2^64 (None: no words)
+    what: str
+    checks: int = 0  # checks so far: the sampled lines start one line further each time
+
+
+def exact_reference(expected: torch.Tensor, what: str) -> ExactReference:
+    """The checksum of `expected` for `check_exact_output` (one pass, before timing)."""
+    expected = expected.contiguous()
+    words = _words(expected)
+    checksum = None if words is None else _checksum(words)
+    return ExactReference(expected=expected, checksum=checksum, what=what)
+
+
+def check_exact_output(reference: ExactReference, got: torch.Tensor) -> Check:
+    """`got` must equal the expected array bit for bit: its checksum and a rotating sample of its
+    lines are compared (one read of `got`, on its own device); the full comparison only when
+    they disagree."""
+    import torch
+
+    start = reference.checks % SAMPLE_STRIDE
+    reference.checks += 1
+    expected, words = reference.expected, _words(got)
+    if reference.checksum is None or words is None or got.shape != expected.shape:
+        return check_equal(got, expected, reference.what)
+    expected_words = _words(expected)
+    assert expected_words is not None
+    sample = _lines(words)[start::SAMPLE_STRIDE].to(expected.device)
+    if _checksum(words) == reference.checksum and torch.equal(
+        sample, _lines(expected_words)[start::SAMPLE_STRIDE]
+    ):
+        return Check(correct=True, max_error=0.0, tolerance=0.0, num_wrong=0, what=reference.what)
+    return check_equal(got, expected, reference.what)
+
+
+def _words(tensor: torch.Tensor) -> torch.Tensor | None:
+    """The tensor's bits as int64 words (int32 ones for an odd count of 4-byte elements); None
+    for a tensor that is not a contiguous array of 4- or 8-byte elements."""
+    import torch
+
+    if not tensor.is_contiguous() or tensor.element_size() not in (4, 8):
+        return None
+    if tensor.element_size() == 4 and tensor.numel() % 2:
+        return tensor.view(torch.int32).view(-1)
+    return tensor.view(torch.int64).view(-1)
+
+
+def _checksum(words: torch.Tensor) -> int:
+    """The words summed as int64, wrapping modulo 2^64 (int32 words are widened first)."""
+    import torch
+
+    return int(words.sum(dtype=torch.int64))
+
+
+def _lines(words: torch.Tensor) -> torch.Tensor:
+    """64-byte lines of int64 words (single words when the count does not divide)."""
+    if words.element_size() == 8 and words.numel() % LINE_WORDS == 0:
+        return words.view(-1, LINE_WORDS)
+    return words
