@@ -19,12 +19,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import re
 import types
 import typing
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from rocmkit.config import coerce, from_dict
+from rocmkit.errors import UserError
 
 T = TypeVar("T")
 
@@ -180,3 +182,22 @@ def _shown(value: Any) -> str:
     if value is None:
         return "none"
     return "inf" if isinstance(value, float) and math.isinf(value) else str(value)
+
+
+_DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str, flag: str) -> float:
+    """ "60s", "5m", "1h", "1m30s" or plain seconds "90" -> seconds; a UserError naming `flag`
+    otherwise (also for 0 or less)."""
+    text = text.strip().lower()
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        seconds = float(text)
+    else:
+        parts = re.findall(r"(\d+(?:\.\d+)?)([smh])", text)
+        if not parts or "".join(n + u for n, u in parts) != text:
+            raise UserError(f"{flag} {text!r}: write a duration like 60s, 5m, 1h or 1m30s")
+        seconds = sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
+    if seconds <= 0:
+        raise UserError(f"{flag} {text!r}: the duration must be more than 0")
+    return seconds

@@ -18,11 +18,11 @@ from rocmkit.bench.burnin import (
     run_burn_in_suite,
     windows,
 )
-from rocmkit.bench.burnin_option import parse_duration
 from rocmkit.cli.main import main
 from rocmkit.errors import UserError
 from rocmkit.measure.telemetry import TelemetrySample, TelemetrySampler
 from rocmkit.measure.telemetry_parsers import DeviceReading
+from rocmkit.options import parse_duration
 from rocmkit.platform import Platform
 from rocmkit.results import load_result
 
@@ -41,18 +41,18 @@ def _by(rows, name, metric):
     ("text", "seconds"), [("60s", 60), ("5m", 300), ("1h", 3600), ("1m30s", 90), ("2.5", 2.5)]
 )
 def test_durations(text, seconds):
-    assert parse_duration(text) == seconds
+    assert parse_duration(text, "--burn-in") == seconds
 
 
 @pytest.mark.parametrize("text", ["", "5x", "m", "-3s", "5 minutes"])
 def test_bad_durations_say_how_to_write_one(text):
     with pytest.raises(UserError, match="60s, 5m"):
-        parse_duration(text)
+        parse_duration(text, "--burn-in")
 
 
 def test_zero_duration_is_refused():
     with pytest.raises(UserError, match="more than 0"):
-        parse_duration("0s")
+        parse_duration("0s", "--burn-in")
     with pytest.raises(UserError, match="decay_threshold"):
         BurnInConfig(decay_threshold=1.5)
 

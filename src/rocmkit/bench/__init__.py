@@ -2,41 +2,13 @@
 links, burn-in), power.
 
 `run_bench(BenchConfig(...), platform)` runs suites by name and returns a `RunResult` whose
-`result.json` `rocmkit report` renders. Importing this package loads no suite: the CLI declares
-`--burn-in` from `rocmkit.bench.burnin_option`, and `rocmkit --help` must not load the registry.
+`result.json` `rocmkit report` renders. Importing this package loads the suite registry (the
+suite modules import it to register themselves), so the CLI imports nothing from here to
+declare its flags: `rocmkit --help` stays fast.
 """
 
-from typing import TYPE_CHECKING
-
-from rocmkit.lazy import lazy_names
-
-if TYPE_CHECKING:
-    from rocmkit.bench.suites import (
-        SUITES,
-        BenchConfig,
-        Suite,
-        get_suite,
-        register_suite,
-        run_bench,
-    )
-    from rocmkit.measure.timing import Stats, TimingConfig, measure, summarize
-
-_LAZY = {
-    "SUITES": "rocmkit.bench.suites",
-    "BenchConfig": "rocmkit.bench.suites",
-    "Suite": "rocmkit.bench.suites",
-    "get_suite": "rocmkit.bench.suites",
-    "register_suite": "rocmkit.bench.suites",
-    "run_bench": "rocmkit.bench.suites",
-    "Stats": "rocmkit.measure.timing",
-    "TimingConfig": "rocmkit.measure.timing",
-    "measure": "rocmkit.measure.timing",
-    "summarize": "rocmkit.measure.timing",
-}
-
-
-__getattr__ = lazy_names(__name__, _LAZY)
-
+from rocmkit.bench.suites import SUITES, BenchConfig, Suite, get_suite, register_suite, run_bench
+from rocmkit.measure.timing import Stats, TimingConfig, measure, summarize
 
 __all__ = [
     "SUITES",

@@ -8,11 +8,13 @@ Any suite setting can be overridden with dotted flags, e.g. `--gemm.sizes 256,51
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-from rocmkit.bench.burnin_option import BurnInAction
 from rocmkit.cli.pipeline import add_output_options, handler
 from rocmkit.cli.train_options import add_train_shortcuts
+from rocmkit.errors import UserError
 from rocmkit.extensions import LazyText
+from rocmkit.options import parse_duration
 
 # The train-precision suite trains each model in each dtype: these short train flags apply to it
 # (`rocmkit.bench.command.build` reads the ones given from the `train_shortcuts` default).
@@ -103,3 +105,16 @@ def _suite_help() -> str:
     from rocmkit.bench.suites import suite_help  # the registry loads only when help is shown
 
     return suite_help()
+
+
+class BurnInAction(argparse.Action):
+    """`--burn-in DURATION`: adds the burn-in suite and its duration (a dotted override)."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        try:
+            seconds = parse_duration(str(values), "--burn-in")
+        except UserError as exc:
+            parser.error(str(exc))
+        namespace.suite = [*(getattr(namespace, "suite", None) or []), "burn-in"]
+        overrides = list(getattr(namespace, "overrides", None) or [])
+        namespace.overrides = [*overrides, f"suite_configs.burn_in.duration_s={seconds:g}"]
