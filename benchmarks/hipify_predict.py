@@ -45,11 +45,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import hipify_corpus
 from resultfile import ResultRun, add_result_args
 
-from rocmkit.hipify.check import compile_one, find_hipcc
-from rocmkit.hipify.mappings import table_for_version
+from rocmkit.hipify.check import absent_next_to_hipcc, compile_one, find_hipcc
 from rocmkit.hipify.project import HipifyConfig, hipify_paths
 from rocmkit.hipify.translate import Diagnostic, TranslateOptions
-from rocmkit.hipify.versions import absent_libraries, installed_version
+from rocmkit.hipify.versions import installed_version
 
 MANIFEST = Path(__file__).resolve().parent / "hipify_predict_corpus.toml"
 CACHE = hipify_corpus.REPO / ".cache" / "hipify-predict"
@@ -93,12 +92,6 @@ def translate(
             relative = result.source.relative_to(source).as_posix()
             found[relative] += [d for d in result.diagnostics if d.kind != "note"]
     return found
-
-
-def _absent_libraries(hipcc: str, hip_version: str) -> frozenset[str]:
-    """The library header folders missing next to hipcc (bin/../include)."""
-    root = Path(hipcc).resolve().parent.parent / "include"
-    return absent_libraries(root, table_for_version("auto", hip_version).library_folders())
 
 
 def original_line(original: str, translated: str, line: int) -> int:
@@ -172,7 +165,7 @@ def score_project(
     project: hipify_corpus.Project, side: str, hip_version: str, hipcc: str, jobs: int, work: Path
 ) -> tuple[list[Unit], dict[str, list[Diagnostic]]]:
     tree = work / project.name
-    warnings = translate(project, tree, hip_version, _absent_libraries(hipcc, hip_version))
+    warnings = translate(project, tree, hip_version, absent_next_to_hipcc(hip_version, hipcc))
     source = project.root(CACHE)
     units = []
     for relative, message, where in compile_units(project, tree, hipcc, jobs):

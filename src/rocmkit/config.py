@@ -105,13 +105,7 @@ def from_dict(cls: type[T], data: Mapping[str, Any], *, prefix: str = "") -> T:
         raise UserError(f"'{prefix or cls.__name__}' must be a table of settings")
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
-    unknown = sorted(set(data) - set(fields))
-    if unknown:
-        where = f"'{prefix}{unknown[0]}'"
-        raise UserError(
-            f"unknown setting {where}{_closest(unknown[0], data[unknown[0]], fields, prefix)}; "
-            f"known in this section: {', '.join(sorted(fields))}"
-        )
+    _refuse_unknown(data, fields, prefix)
     kwargs = {}
     for name, value in data.items():
         kwargs[name] = coerce(value, hints[name], f"{prefix}{name}")
@@ -127,6 +121,17 @@ def from_dict(cls: type[T], data: Mapping[str, Any], *, prefix: str = "") -> T:
     return cls(**kwargs)
 
 
+def _refuse_unknown(data: Mapping[str, Any], fields: Mapping[str, Any], prefix: str) -> None:
+    """A UserError naming the first key of `data` that is not a field, with a "did you mean"."""
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        where = f"'{prefix}{unknown[0]}'"
+        raise UserError(
+            f"unknown setting {where}{_closest(unknown[0], data[unknown[0]], fields, prefix)}; "
+            f"known in this section: {', '.join(sorted(fields))}"
+        )
+
+
 def check_settings(cls: type, data: Mapping[str, Any], *, prefix: str = "") -> None:
     """Check the names and types of `data` against dataclass `cls` without building it: the
     settings a user gave before the rest is filled in (bench sizes its suites for the device only
@@ -136,13 +141,7 @@ def check_settings(cls: type, data: Mapping[str, Any], *, prefix: str = "") -> N
         raise UserError(f"'{prefix.rstrip('.') or cls.__name__}' must be a table of settings")
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    unknown = sorted(set(data) - set(fields))
-    if unknown:
-        where = f"'{prefix}{unknown[0]}'"
-        raise UserError(
-            f"unknown setting {where}{_closest(unknown[0], data[unknown[0]], fields, prefix)}; "
-            f"known in this section: {', '.join(sorted(fields))}"
-        )
+    _refuse_unknown(data, fields, prefix)
     for name, value in data.items():
         section = _dataclass_of(hints[name])
         if section is not None and isinstance(value, Mapping):

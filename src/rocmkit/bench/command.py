@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rocmkit.bench.sizing import Mode
 from rocmkit.bench.suites import BenchConfig, Device, default_suites, device_defaults
@@ -113,17 +113,7 @@ class BenchRequest:
         from rocmkit.bench.suites import check_sections
         from rocmkit.config import merge_dotted
 
-        general = _settings(
-            mode=self.mode,
-            suites=self.suites,
-            label=self.label,
-            threads=self.threads,
-            device=self.device,
-            power=self.power,
-            expect=self.expect,
-            floors=self.floors,
-            outlier_threshold=self.outlier_threshold,
-        )
+        general = _settings(**self._general())
         data = merge_dotted(general, dict(self.overrides))
         check_sections(data)  # the suites' sections, checked by name and type; removed from data
         from_dict(BenchConfig, data)  # the general settings and the suite names
@@ -132,18 +122,24 @@ class BenchRequest:
         """The BenchConfig sized for `platform` (built once, when the run starts)."""
         return bench_config(
             platform,
-            mode=self.mode,
-            suites=self.suites,
-            label=self.label,
-            threads=self.threads,
-            device=self.device,
-            power=self.power,
+            **self._general(),
             overrides=self.overrides,
             train_shortcuts=self.train_shortcuts,
-            expect=self.expect,
-            floors=self.floors,
-            outlier_threshold=self.outlier_threshold,
         )
+
+    def _general(self) -> dict[str, Any]:
+        """The general settings (everything but the dotted overrides and train shortcuts)."""
+        return {
+            "mode": self.mode,
+            "suites": self.suites,
+            "label": self.label,
+            "threads": self.threads,
+            "device": self.device,
+            "power": self.power,
+            "expect": self.expect,
+            "floors": self.floors,
+            "outlier_threshold": self.outlier_threshold,
+        }
 
 
 def build(args: argparse.Namespace) -> BenchRequest:
