@@ -1,0 +1,126 @@
+"""The scanning engine's shortcuts (byte pre-filter, trigger tests, partial parsing) change no
+finding (issue 26 speed): the fixture trees give the stored findings, pruned and whole-file scans of
+every fixture Python file agree, and a rule added to a rule set is seen by the fast path without
+any second list of trigger words."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import engine_snapshot
+import pytest
+
+from rocmkit.port import PortConfig, load_rules, scan_project
+from rocmkit.port.python_scan import scan_python
+from rocmkit.port.rules import parse_rules
+from rocmkit.port.text_scan import ScanError
+
+# A module of plain code around the lines that matter, so that a file holds far more text than
+# the statements a rule can match (the shape where partial parsing pays).
+FILLER = "".join(
+    f"def helper_{i}(x):\n    return [x * {i} for _ in range(3)]\n\n" for i in range(40)
+)
+
+
+def test_findings_on_the_fixture_trees_equal_the_stored_snapshot() -> None:
+    stored = json.loads(engine_snapshot.SNAPSHOT.read_text())
+    now = engine_snapshot.current()
+    differ = sorted(k for k in stored.keys() | now.keys() if stored.get(k) != now.get(k))
+    assert not differ, (
+        f"findings changed on {differ}; an engine change must not change them (for an intended"
+        " rule change: PYTHONPATH=src python tests/port/engine_snapshot.py --write)"
+    )
+
+
+def _fixture_python_files() -> list[Path]:
+    return sorted(engine_snapshot.FIXTURES.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", _fixture_python_files(), ids=lambda p: p.name)
+def test_pruned_scan_equals_whole_file_scan_on_fixture_python_files(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    rules, setup = load_rules(), os.path.basename(path) == "setup.py"
+    try:
+        whole, _ = scan_python(text, rules, is_setup=setup, exhaustive=True)
+    except ScanError:
+        pytest.skip("does not parse as a whole")
+    pruned, _ = scan_python(text, rules, is_setup=setup)
+    key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
+    assert sorted(map(key, pruned)) == sorted(map(key, whole))
+
+
+NEW_RULES = """
+[[rule]]
+id = "zz-import"
+severity = "error"
+title = "a CUDA-only module"
+fix = "drop it"
+source = "https://example.org/zz"
+imports = ["zzcudalib"]
+
+[[rule]]
+id = "zz-env"
+severity = "warn"
+title = "an NVIDIA-only variable"
+fix = "drop it"
+source = "https://example.org/zz"
+env = ["ZZGPU_*"]
+
+[[rule]]
+id = "zz-command"
+severity = "warn"
+title = "an NVIDIA-only tool"
+fix = "use the AMD one"
+source = "https://example.org/zz"
+commands = ["zz-smi"]
+
+[[rule]]
+id = "zz-url"
+severity = "error"
+title = "a CUDA-only index"
+fix = "use the ROCm one"
+source = "https://example.org/zz"
+files = ["python", "dockerfile"]
+pattern = 'zzwheels\\.example/cu\\d+'
+triggers = ["zzwheels.example"]
+"""
+
+NEW_HAZARDS = (
+    FILLER
+    + "import zzcudalib\n\n\n"
+    + "class Launcher:\n"
+    + "    '''Starts jobs.'''\n\n"
+    + "".join(f"    def step_{i}(self):\n        return {i}\n\n" for i in range(30))
+    + "    def run(self):\n"
+    + "        os.environ['ZZGPU_MODE'] = '1'\n"
+    + "        subprocess.run(['zz-smi', '-q'])\n"
+    + "        return 'https://zzwheels.example/cu121'\n"
+    + FILLER
+)
+
+
+def test_a_rule_added_to_a_rule_set_is_found_by_the_fast_path(tmp_path: Path) -> None:
+    builtin = (Path(__file__).resolve().parents[2] / "src/rocmkit/port/rules.toml").read_text()
+    rules = parse_rules(builtin + NEW_RULES)
+    (tmp_path / "launch.py").write_text(NEW_HAZARDS)
+    (tmp_path / "Dockerfile").write_text(
+        "FROM ubuntu\nRUN pip install -f https://zzwheels.example/cu121 x\n"
+    )
+    config = PortConfig(path=tmp_path, show_info=True)
+    found = {(f.path, f.line, f.rule_id) for f in scan_project(config, rules).findings}
+    lines = NEW_HAZARDS.splitlines()
+
+    def at(text: str) -> int:
+        return lines.index(text) + 1
+
+    assert found == {
+        ("launch.py", at("import zzcudalib"), "zz-import"),
+        ("launch.py", at("        os.environ['ZZGPU_MODE'] = '1'"), "zz-env"),
+        ("launch.py", at("        subprocess.run(['zz-smi', '-q'])"), "zz-command"),
+        ("launch.py", at("        return 'https://zzwheels.example/cu121'"), "zz-url"),
+        ("Dockerfile", 2, "zz-url"),
+    }
+    # The built-in rules know none of these words: the same tree gives nothing.
+    assert scan_project(config).findings == ()
