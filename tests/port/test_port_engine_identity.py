@@ -12,7 +12,7 @@ from pathlib import Path
 import engine_snapshot
 import pytest
 
-from rocmkit.port import PortConfig, load_rules, scan_project
+from rocmkit.port import PortConfig, load_rules, pieces, scan_project
 from rocmkit.port.python_scan import scan_python
 from rocmkit.port.rules import parse_rules
 from rocmkit.port.text_scan import ScanError
@@ -124,3 +124,49 @@ def test_a_rule_added_to_a_rule_set_is_found_by_the_fast_path(tmp_path: Path) ->
     }
     # The built-in rules know none of these words: the same tree gives nothing.
     assert scan_project(config).findings == ()
+
+
+CLASS_MODULE = (
+    "import torch\n\n\n"
+    "class Builder(Base):\n"
+    '    """A builder.\n\n'
+    "    def looks_like_a_method(self):  (inside the docstring)\n"
+    '    """\n\n'
+    "    WARP_SIZE = 32\n\n"
+    + "".join(f"    def step_{i}(self):\n        return {i}\n\n" for i in range(40))
+    + "    @staticmethod\n"
+    "    def flags():\n"
+    "        if torch.version.hip:\n"
+    "            return []\n"
+    "        return ['-gencode', 'arch=compute_80,code=sm_80']\n\n"
+    "    def version(self):\n"
+    "        major = torch.version.cuda \\\n"
+    "    .split('.')[0]\n"
+    "        return major\n\n"
+    "    def capability(self):\n"
+    "        cap = torch.cuda.get_device_capability()\n"
+    "        return cap >= (9, 0)\n"
+    + "".join(f"    def other_{i}(self):\n        return {i}\n\n" for i in range(40))
+    + "from torch.utils.cpp_extension import CUDAExtension\n"
+)
+
+
+def test_a_class_is_parsed_in_pieces_and_judged_as_a_whole() -> None:
+    rules = load_rules()
+    whole, _ = scan_python(CLASS_MODULE, rules, exhaustive=True)
+    pruned, _ = scan_python(CLASS_MODULE, rules)
+    key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
+    assert sorted(map(key, pruned)) == sorted(map(key, whole))
+    assert {h.rule.id for h in whole} == {
+        "warp-size-32",
+        "nvcc-only-flags",  # gated by the `if torch.version.hip: return` above it: info
+        "torch-version-cuda",
+        "device-capability",
+    }
+    # Only the class header and the methods holding a trigger are parsed, at their own lines.
+    offsets = [CLASS_MODULE.index(t) for t in ("WARP_SIZE", "-gencode", "version.cuda", "get_dev")]
+    source = pieces.plan(CLASS_MODULE, offsets, None).sources[0]
+    line = "    def flags():"
+    assert source.splitlines().index(line) == CLASS_MODULE.splitlines().index(line)
+    assert "class Builder(Base):" in source and "def flags" in source and "def step_3" not in source
+    assert len(source.replace("\n", "")) < len(CLASS_MODULE) // 4

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from rocmkit.port import pieces
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.requirements import group_hits
 from rocmkit.port.rules import Rule, RuleSet, Severity
@@ -148,16 +149,16 @@ def scan_python(
         return [], False
     offsets += _stored_uses(text)
     visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
+    vendor_words = _VENDOR_TEXT if visitor.vendor_possible else None
     lines: list[int] | None = None
-    source = None
     if not exhaustive:
-        lines = _interesting_lines(text, offsets, visitor.vendor_possible)
-        source = _pieces(text, offsets)
-    if source is not None:
-        try:
-            return visitor.run(ast.parse(source), lines), True
-        except (SyntaxError, ValueError):
-            visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
+        plan = pieces.plan(text, offsets, vendor_words)
+        for source in plan.sources:
+            try:
+                return visitor.run(ast.parse(source), plan.lines), True
+            except (SyntaxError, ValueError):
+                visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
+        lines = plan.lines if not plan.sources else _whole_lines(text, offsets, vendor_words)
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError) as exc:
@@ -171,23 +172,11 @@ def scan_python(
 _VENDOR_TEXT = re.compile("|".join(re.escape(t) for t in VENDOR_TOKENS))
 
 
-def _interesting_lines(text: str, offsets: list[int], vendor_possible: bool) -> list[int]:
-    """Sorted line numbers of the triggers (see _stored_uses) and of the vendor words."""
-    positions = list(offsets)
-    if vendor_possible:
-        positions += [m.start() for m in _VENDOR_TEXT.finditer(text)]
-    positions.sort()
-    newlines = [m.start() for m in _NEWLINE.finditer(text)] if len(positions) > 8 else None
-    lines = set()
-    for position in positions:
-        if newlines is None:
-            lines.add(text.count("\n", 0, position) + 1)
-        else:
-            lines.add(bisect.bisect_left(newlines, position) + 1)
-    return sorted(lines)
+def _whole_lines(text: str, offsets: list[int], vendor_words: re.Pattern[str] | None) -> list[int]:
+    """The lines of the triggers and of the vendor words in the whole file."""
+    return pieces.line_numbers(text, pieces.whole_positions(text, offsets, vendor_words))
 
 
-_NEWLINE = re.compile("\n")
 _STORE_TARGET = re.compile(r"[ \t]*([\w, ()\[\]]+?)[ \t]*(?::[^=]+)?=(?!=)")
 
 
@@ -222,43 +211,6 @@ def _stored_names(text: str, token: str) -> set[str]:
 _ENV_ASSIGN = re.compile(r"(?m)^[ \t]*(\w+)[ \t]*(?::[^=\n]+)?=[^=\n][^\n]*(?:environ|getenv)")
 _NVCC_TEXT = re.compile(r"-gencode|arch=compute_\d|-arch=sm_\d|-Xptxas|--ptxas-options")
 _SETUP_KEYWORDS = re.compile(r"\b(?:install_requires|extras_require|setup_requires)\b")
-_STATEMENT_START = re.compile(r"(?m)^(?![ \t#\n)\]}]|else\b|elif\b|except\b|finally\b|case\b)")
-_TRIPLE = re.compile(r"\"\"\"|\'\'\'")
-
-
-def _pieces(text: str, offsets: list[int]) -> str | None:
-    """The top-level statements that hold an offset, blank lines elsewhere (line numbers kept);
-    None when they are most of the file (parsing it whole is then as cheap)."""
-    starts = [m.start() for m in _STATEMENT_START.finditer(text)]
-    # A statement start inside a triple-quoted string is not one: drop starts where an odd
-    # number of triple quotes precede (a cheap approximation; a wrong cut fails to parse and
-    # the whole file is parsed instead).
-    if '"""' in text or "'''" in text:
-        quotes = [m.start() for m in _TRIPLE.finditer(text)]
-        starts = [s for s in starts if bisect.bisect_left(quotes, s) % 2 == 0]
-    if not starts or starts[0] != 0:
-        starts.insert(0, 0)
-    chosen: set[int] = set()
-    for offset in offsets:
-        i = bisect.bisect_right(starts, offset) - 1
-        while i > 0 and text.startswith("@", starts[i - 1]):
-            i -= 1  # the decorators above a def belong to it
-        chosen.add(i)
-    spans = []
-    for i in sorted(chosen):
-        j = i
-        while j + 1 < len(starts) and text.startswith("@", starts[j]):
-            j += 1  # ... and the def below a decorator
-        spans.append((starts[i], starts[j + 1] if j + 1 < len(starts) else len(text)))
-    if sum(b - a for a, b in spans) > len(text) // 2:
-        return None
-    out, position = [], 0
-    for a, b in spans:
-        a = max(a, position)
-        out.append("\n" * text.count("\n", position, a))
-        out.append(text[a:b])
-        position = max(position, b)
-    return "".join(out)
 
 
 def _trigger_offsets(text: str, rules: RuleSet, own: frozenset[str]) -> list[int]:
