@@ -130,6 +130,7 @@ def scan_python(
     is_setup: bool = False,
     own: frozenset[str] = frozenset(),
     exhaustive: bool = False,
+    keys: tuple[str, ...] | None = None,
 ) -> tuple[list[Hit], bool]:
     """(findings, parsed?) for one Python file; raises ScanError when it does not parse. `own`:
     the project's own top-level packages, whose imports are never findings.
@@ -138,8 +139,9 @@ def scan_python(
     parsed, each at its own line numbers; the whole file is parsed when that fails or when the
     pieces would be most of it. In setup.py the statements holding the setup() keywords
     (install_requires, extras_require, setup_requires) are pieces too. `exhaustive`: parse and
-    walk the whole file instead (the reference the pruned scan is tested against)."""
-    offsets = _trigger_offsets(text, rules, own)
+    walk the whole file instead (the reference the pruned scan is tested against). `keys`: the
+    trigger keys of the file when the caller has looked for them (trigger_keys)."""
+    offsets = _trigger_offsets(text, rules, own, keys)
     if is_setup:  # its requirement lists: the keywords of the setup() call
         offsets += [m.start() for m in _SETUP_KEYWORDS.finditer(text)]
     if offsets and any(m in text for m in _BUILD_MARKERS):
@@ -213,20 +215,40 @@ _NVCC_TEXT = re.compile(r"-gencode|arch=compute_\d|-arch=sm_\d|-Xptxas|--ptxas-o
 _SETUP_KEYWORDS = re.compile(r"\b(?:install_requires|extras_require|setup_requires)\b")
 
 
-def _trigger_offsets(text: str, rules: RuleSet, own: frozenset[str]) -> list[int]:
+def _trigger_offsets(
+    text: str, rules: RuleSet, own: frozenset[str], keys: tuple[str, ...] | None = None
+) -> list[int]:
     """Where in the file a rule's construct may be (see the confirm regexes); [] when nowhere.
-    The project's own package names never count (an xformers module importing xformers)."""
+    The project's own package names never count (an xformers module importing xformers).
+    `keys`: the trigger keys the file holds, when a pre-filter (trigger_keys) found them."""
     confirm = _confirmers(rules)
     offsets: list[int] = []
-    imports = False
-    low = text.lower()  # one pass; then a few lower-case keys stand for groups of triggers
-    for key, triggers in _trigger_groups(rules):
-        if key not in low:
-            continue
-        offsets, imports = _group_offsets(text, triggers, own, confirm, offsets, imports)
-    if imports:
-        offsets += [m.start() for m in _import_confirm(rules, own).finditer(text)]
+    present: list[str] = []  # import triggers in the text
+    if keys is None:
+        low = text.lower()  # one pass; then a few lower-case keys stand for groups of triggers
+        keys = tuple(k for k, _ in _trigger_groups(rules) if k in low)
+    groups = _groups_by_key(rules)
+    for key in keys:
+        offsets = _group_offsets(text, groups[key], own, confirm, offsets, present)
+    if any(t not in own for t in present):
+        offsets += _import_lines(text, rules, own, present)
     return offsets
+
+
+def trigger_keys(data: bytes, rules: RuleSet) -> tuple[str, ...]:
+    """The trigger keys (lower case) that the raw bytes of a Python file hold; none: no rule can
+    match the file, which then need not even be decoded. Every trigger holds its key, so a file
+    holding a trigger holds its key in either case."""
+    low = data.lower()
+    return tuple(k for k, b in _byte_keys(rules) if b in low)
+
+
+@functools.lru_cache(maxsize=8)
+def _byte_keys(rules: RuleSet) -> tuple[tuple[str, bytes], ...]:
+    keys = [k for k, _ in _trigger_groups(rules)]
+    # bytes.lower() folds ASCII only: a non-ASCII key could hide in upper case, so it is looked
+    # for as the empty string, which every file holds.
+    return tuple((k, k.encode() if k.isascii() else b"") for k in keys)
 
 
 _GROUP_KEYS = ("cuda", "nvidia", "warp", "extension")
@@ -242,20 +264,27 @@ def _trigger_groups(rules: RuleSet) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple((k, tuple(v)) for k, v in groups.items())
 
 
+@functools.lru_cache(maxsize=8)
+def _groups_by_key(rules: RuleSet) -> dict[str, tuple[str, ...]]:
+    return dict(_trigger_groups(rules))
+
+
 def _group_offsets(
     text: str,
     triggers: tuple[str, ...],
     own: frozenset[str],
     confirm: dict[str, str],
     offsets: list[int],
-    imports: bool,
-) -> tuple[list[int], bool]:
+    present: list[str],
+) -> list[int]:
     for trigger in triggers:
-        if trigger not in text or trigger in own:
+        if trigger not in text:
             continue
         kind = confirm.get(trigger)
         if kind == "import":
-            imports = True
+            present.append(trigger)  # the project's own name too: it may be part of another's
+            continue
+        if trigger in own:
             continue
         pattern = _WARP_CONFIRM if kind == "warp" else None
         if pattern is not None:
@@ -265,7 +294,28 @@ def _group_offsets(
         while position >= 0 and len(offsets) < 400:
             offsets.append(position)
             position = text.find(trigger, position + 1)
-    return offsets, imports
+    return offsets
+
+
+def _import_lines(text: str, rules: RuleSet, own: frozenset[str], present: list[str]) -> list[int]:
+    """Starts of the lines that import a rule's module (the import confirm regex), tested only on
+    the lines where such a module's name occurs: the regex itself scans every line slowly."""
+    pattern = _import_confirm(rules, own)
+    modules = _modules_holding(rules)
+    starts: set[int] = set()
+    for module in {m for t in present for m in modules[t]}:
+        position = text.find(module)
+        while position >= 0:
+            starts.add(text.rfind("\n", 0, position) + 1)
+            position = text.find(module, position + 1)
+    return [m.start() for s in sorted(starts) if (m := pattern.match(text, s)) is not None]
+
+
+@functools.lru_cache(maxsize=8)
+def _modules_holding(rules: RuleSet) -> dict[str, tuple[str, ...]]:
+    """import trigger -> the rules' modules that contain it (whose names are then looked for)."""
+    triggers = [t for t, kind in _confirmers(rules).items() if kind == "import"]
+    return {t: tuple(m for m in rules.imports if t in m) for t in triggers}
 
 
 @functools.lru_cache(maxsize=8)
