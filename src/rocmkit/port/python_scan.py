@@ -12,7 +12,7 @@ import bisect
 import functools
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from rocmkit.port import pieces
@@ -143,10 +143,10 @@ def scan_python(
     trigger keys of the file when the caller has looked for them (trigger_keys)."""
     offsets = _trigger_offsets(text, rules, own, keys)
     if is_setup:  # its requirement lists: the keywords of the setup() call
-        offsets += [m.start() for m in _SETUP_KEYWORDS.finditer(text)]
+        offsets += _word_offsets(text, _SETUP_WORDS)
     if offsets and any(m in text for m in _BUILD_MARKERS):
         # nvcc flags count anywhere in a file that builds an extension: their places are pieces.
-        offsets += [m.start() for m in _NVCC_TEXT.finditer(text)]
+        offsets += _nvcc_offsets(text)
     if not offsets and not exhaustive:
         return [], False
     offsets += _stored_uses(text)
@@ -190,10 +190,53 @@ def _stored_uses(text: str) -> list[int]:
     for token in ("get_device_capability", "version.cuda"):
         if token in text:
             names |= _stored_names(text, token)
-    if not names:
-        return []
-    used = re.compile(r"\b(?:" + "|".join(sorted(names)) + r")\b")
-    return [m.start() for m in used.finditer(text)]
+    return _word_offsets(text, names) if names else []
+
+
+def _word_offsets(text: str, words: Iterable[str]) -> list[int]:
+    """Sorted starts of the whole-word occurrences of identifiers (as `\\b(?:a|b)\\b` finds
+    them: a regex alternation tests every character, str.find skips to candidates)."""
+    found = []
+    for word in words:
+        size = len(word)
+        position = text.find(word)
+        while position >= 0:
+            end = position + size
+            if (position == 0 or not _is_word(text[position - 1])) and (
+                end == len(text) or not _is_word(text[end])
+            ):
+                found.append(position)
+            position = text.find(word, end)
+    found.sort()
+    return found
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"  # the \\w of re for str patterns
+
+
+# nvcc-only flag texts (the same as _NVCC_FLAG, anywhere in a string): (literal, digit follows?)
+_NVCC_LITERALS = (
+    ("-gencode", False),
+    ("arch=compute_", True),
+    ("-arch=sm_", True),
+    ("-Xptxas", False),
+    ("--ptxas-options", False),
+)
+
+
+def _nvcc_offsets(text: str) -> list[int]:
+    """Starts of the nvcc flag texts (none of them can overlap another)."""
+    found = []
+    for literal, digit in _NVCC_LITERALS:
+        position = text.find(literal)
+        while position >= 0:
+            end = position + len(literal)
+            if not digit or text[end : end + 1].isdecimal():  # \d: any decimal digit
+                found.append(position)
+            position = text.find(literal, end if not digit else position + 1)
+    found.sort()
+    return found
 
 
 def _stored_names(text: str, token: str) -> set[str]:
@@ -211,8 +254,18 @@ def _stored_names(text: str, token: str) -> set[str]:
 
 
 _ENV_ASSIGN = re.compile(r"(?m)^[ \t]*(\w+)[ \t]*(?::[^=\n]+)?=[^=\n][^\n]*(?:environ|getenv)")
-_NVCC_TEXT = re.compile(r"-gencode|arch=compute_\d|-arch=sm_\d|-Xptxas|--ptxas-options")
-_SETUP_KEYWORDS = re.compile(r"\b(?:install_requires|extras_require|setup_requires)\b")
+_SETUP_WORDS = ("install_requires", "extras_require", "setup_requires")
+
+
+def _env_assigned(text: str) -> set[str]:
+    """The names _ENV_ASSIGN assigns, tested only on the lines that read the environment."""
+    starts: set[int] = set()
+    for word in ("environ", "getenv"):
+        position = text.find(word)
+        while position >= 0:
+            starts.add(text.rfind("\n", 0, position) + 1)
+            position = text.find(word, position + 1)
+    return {m.group(1) for s in starts if (m := _ENV_ASSIGN.match(text, s)) is not None}
 
 
 def _trigger_offsets(
@@ -228,8 +281,9 @@ def _trigger_offsets(
         low = text.lower()  # one pass; then a few lower-case keys stand for groups of triggers
         keys = tuple(k for k, _ in _trigger_groups(rules) if k in low)
     groups = _groups_by_key(rules)
+    memo: dict[str, list[int]] = {}
     for key in keys:
-        offsets = _group_offsets(text, groups[key], own, confirm, offsets, present)
+        offsets = _group_offsets(text, groups[key], own, confirm, offsets, present, memo)
     if any(t not in own for t in present):
         offsets += _import_lines(text, rules, own, present)
     return offsets
@@ -276,6 +330,7 @@ def _group_offsets(
     confirm: dict[str, str],
     offsets: list[int],
     present: list[str],
+    memo: dict[str, list[int]],
 ) -> list[int]:
     for trigger in triggers:
         if trigger not in text:
@@ -286,9 +341,10 @@ def _group_offsets(
             continue
         if trigger in own:
             continue
-        pattern = _WARP_CONFIRM if kind == "warp" else None
-        if pattern is not None:
-            offsets += [m.start() for m in pattern.finditer(text)]
+        if kind == "warp":  # the confirm regex once a file, its places once per trigger
+            if "warp" not in memo:
+                memo["warp"] = [m.start() for m in _WARP_CONFIRM.finditer(text)]
+            offsets += memo["warp"]
             continue
         position = text.find(trigger)
         while position >= 0 and len(offsets) < 400:
@@ -353,7 +409,7 @@ class _Visitor:
         # Names read from the environment (found in the text: a piece of the file may be parsed
         # without the module-level assignment).
         self.env_names: set[str] = (
-            set(_ENV_ASSIGN.findall(text))
+            _env_assigned(text)
             if self.vendor_possible and ("environ" in text or "getenv" in text)
             else set()
         )
