@@ -12,7 +12,7 @@ from pathlib import Path
 import engine_snapshot
 import pytest
 
-from rocmkit.port import PortConfig, load_rules, pieces, scan_project
+from rocmkit.port import PortConfig, load_rules, pieces, python_scan, scan_project
 from rocmkit.port.python_scan import scan_python
 from rocmkit.port.rules import parse_rules
 from rocmkit.port.text_scan import ScanError
@@ -170,3 +170,13 @@ def test_a_class_is_parsed_in_pieces_and_judged_as_a_whole() -> None:
     assert source.splitlines().index(line) == CLASS_MODULE.splitlines().index(line)
     assert "class Builder(Base):" in source and "def flags" in source and "def step_3" not in source
     assert len(source.replace("\n", "")) < len(CLASS_MODULE) // 4
+
+
+def test_trigger_keys_on_the_raw_bytes_equal_a_substring_test_per_key() -> None:
+    rules = load_rules()
+    keys = [k for k, _ in python_scan._trigger_groups(rules)]
+    samples = [path.read_bytes() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
+    samples += [b"CUDNN Cutlass cudacudnn NVITOP nvidia_x", b"", "caf\u00e9 Warp".encode()]
+    for data in samples:
+        text = data.decode("utf-8").lower()
+        assert python_scan.trigger_keys(data, rules) == tuple(k for k in keys if k in text)
