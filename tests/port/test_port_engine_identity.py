@@ -180,3 +180,11 @@ def test_trigger_keys_on_the_raw_bytes_equal_a_substring_test_per_key() -> None:
     for data in samples:
         text = data.decode("utf-8").lower()
         assert python_scan.trigger_keys(data, rules) == tuple(k for k in keys if k in text)
+
+
+def test_warp_places_equal_the_confirm_regex_scan() -> None:
+    texts = [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
+    texts.append("THREADS_PER_WARP = 32; warp_size=32 lanes_per_warp: int = 32\nWARPSIZE = 64\n")
+    for text in texts:
+        expected = [m.start() for m in python_scan._WARP_CONFIRM.finditer(text)]
+        assert python_scan._warp_confirmed(text) == expected

@@ -111,6 +111,30 @@ _WARP_CONFIRM = re.compile(
 )
 
 
+# Where a _WARP_CONFIRM match can start, relative to a "warp" in it (every alternative has one).
+_WARP_WORD = re.compile("(?i)warp")
+_WARP_STARTS = (0, len("threads_per_"), len("lanes_per_"))
+
+
+def _warp_confirmed(text: str) -> list[int]:
+    """The starts _WARP_CONFIRM.finditer gives, from matches tried only where a "warp" is (the
+    case-insensitive alternation is slow to scan for): leftmost first, none inside the last."""
+    starts = sorted(
+        {
+            p.start() - back
+            for p in _WARP_WORD.finditer(text)
+            for back in _WARP_STARTS
+            if p.start() >= back
+        }
+    )
+    found, end = [], 0
+    for start in starts:
+        if start >= end and (match := _WARP_CONFIRM.match(text, start)) is not None:
+            found.append(start)
+            end = match.end()
+    return found
+
+
 @functools.lru_cache(maxsize=64)
 def _import_confirm(rules: RuleSet, own: frozenset[str]) -> re.Pattern[str]:
     modules = sorted(
@@ -373,7 +397,7 @@ def _group_offsets(
             continue
         if kind == "warp":  # the confirm regex once a file, its places once per trigger
             if "warp" not in memo:
-                memo["warp"] = [m.start() for m in _WARP_CONFIRM.finditer(text)]
+                memo["warp"] = _warp_confirmed(text)
             offsets += memo["warp"]
             continue
         position = text.find(trigger)
