@@ -188,3 +188,17 @@ def test_warp_places_equal_the_confirm_regex_scan() -> None:
     for text in texts:
         expected = [m.start() for m in python_scan._WARP_CONFIRM.finditer(text)]
         assert python_scan._warp_confirmed(text) == expected
+
+
+def test_files_skipped_on_their_bytes_are_still_checked_for_utf8(tmp_path: Path) -> None:
+    # None of these holds a trigger: the fast path never decodes them, yet a file that is not
+    # UTF-8 or is binary is reported as before, and valid UTF-8 beyond ASCII is not.
+    (tmp_path / "latin1.py").write_bytes("# caf\xe9\nx = 1\n".encode("latin-1"))
+    (tmp_path / "binary.py").write_bytes(b"\x00\x01x = 1\n")
+    (tmp_path / "utf8.py").write_text("# caf\xe9, \u00fcber\nx = 1\n", encoding="utf-8")
+    report = scan_project(PortConfig(path=tmp_path))
+    assert {i.path: i.reason for i in report.issues} == {
+        "latin1.py": "not UTF-8 (byte 5); skipped",
+        "binary.py": "binary file; skipped",
+    }
+    assert report.num_files == {"python": 3}
