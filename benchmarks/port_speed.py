@@ -23,8 +23,9 @@ port_speed_<part>.json.
     OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/port_speed.py --part test --rounds 5
 
 --against COMMIT adds port at an older commit (its src/ from git archive), alternated with this
-tree's, each round in a fresh process for both sides: a before/after figure on the same machine
-under the same load (a shared machine's load moves the absolute figures by a third).
+tree's, each round in a fresh process for both sides (the median of three warm scans there): a
+before/after figure on the same machine under the same load (a shared machine's load moves the
+absolute figures by a third).
 """
 
 from __future__ import annotations
@@ -221,11 +222,11 @@ def corpus_speed(args: argparse.Namespace) -> None:
     if args.against:
         ref = "".join(c for c in args.against if c.isalnum())
         run.add(f"port_{ref}_files_per_cpu_s", [num_all / t for t in times["then"]],
-                unit="files/CPU-s", note=f"src/ at {args.against}, one round per process")  # fmt: skip
+                unit="files/CPU-s", note=f"src/ at {args.against}, a fresh process per round")  # fmt: skip
         run.add("port_in_process_files_per_cpu_s", [num_all / t for t in times["now"]],
-                unit="files/CPU-s", note="this tree, one round per process")  # fmt: skip
+                unit="files/CPU-s", note="this tree, a fresh process per round")  # fmt: skip
         run.add(f"port_over_{ref}", ratios(times["then"], times["now"]), unit="x",
-                baseline=f"port at {args.against}, alternated, one round per fresh process")  # fmt: skip
+                baseline=f"port at {args.against}, alternated, a fresh process per round")  # fmt: skip
     run.notes.append(f"projects: {', '.join(f'{p.name} {p.version}' for p in projects)}")
     for key in ("port", "baseline"):
         median = statistics.median(times[key])
@@ -234,7 +235,7 @@ def corpus_speed(args: argparse.Namespace) -> None:
           f"files/CPU-s, read+parse {len(files) / statistics.median(times['baseline']):,.0f}")  # fmt: skip
     if args.against:
         earlier, now = (num_all / statistics.median(times[k]) for k in ("then", "now"))
-        print(f"one round a process: at {args.against} {earlier:,.0f} files/CPU-s, now {now:,.0f}")
+        print(f"a process a round: at {args.against} {earlier:,.0f} files/CPU-s, now {now:,.0f}")
     run.finish()
 
 
@@ -247,10 +248,13 @@ import port_corpus, port_score
 projects = [p for p in port_corpus.load_manifest() if p.part == {part!r}]
 for p in projects:
     port_score.scan(p)  # warm: rule tables, regexes, page cache
-start = time.process_time()
-for p in projects:
-    port_score.scan(p)
-print(time.process_time() - start)
+rounds = []
+for _ in range(3):
+    start = time.process_time()
+    for p in projects:
+        port_score.scan(p)
+    rounds.append(time.process_time() - start)
+print(sorted(rounds)[1])
 """
 
 
@@ -262,7 +266,8 @@ def _export_src(commit: str, into: Path) -> None:
 
 
 def _round_in_process(src: Path, part: str) -> float:
-    """CPU seconds of one warm round of port over a part, run by the rocmkit under `src`."""
+    """CPU seconds of a warm round of port over a part (the median of three in one process), run by
+    the rocmkit under `src`."""
     code = _ROUND.format(bench=str(REPO / "benchmarks"), part=part)
     env = {**os.environ, "PYTHONPATH": str(src), "OMP_NUM_THREADS": "1"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
