@@ -15,11 +15,17 @@ module shape everywhere); real trees are scored by another benchmark (port_score
 
     OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/port_speed.py [--files 6000] [--rounds 3]
 
-With --part dev|test|test2|test3 the tree is not generated: port scans the pinned real projects of that
-part of benchmarks/port_corpus.toml (their listed subsets, every file kind), alternated with a
-plain read + ast.parse of the same .py files; the result goes to port_speed_<part>.json.
+With --part PART (any part benchmarks/port_corpus.toml names: dev, test, test2, ...) the tree is
+not generated: port scans the pinned real projects of that part (their listed subsets, every file
+kind), alternated with a plain walk + read + ast.parse of the same .py files; the result goes to
+port_speed_<part>.json.
 
     OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/port_speed.py --part test --rounds 5
+
+--against COMMIT adds port at an older commit (its src/ from git archive), alternated with this
+tree's, each round in a fresh process for both sides (the median of three warm scans there): a
+before/after figure on the same machine under the same load (a shared machine's load moves the
+absolute figures by a third).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import ast
 import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -120,7 +127,13 @@ def main() -> None:
     parser.add_argument("--hot", type=float, default=0.05, help="share of files with findings")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
-        "--part", help="time a part of the real corpus instead (dev, test, test2, test3)"
+        "--part", help="time a part of the real corpus instead (a part of port_corpus.toml)"
+    )
+    parser.add_argument(
+        "--against",
+        metavar="COMMIT",
+        help="with --part: also time port's src/ at COMMIT against this tree's, each round in a"
+        " fresh process for both, alternated (figure port_over_COMMIT)",
     )
     add_result_args(parser, "port_speed")
     args = parser.parse_args()
@@ -167,9 +180,11 @@ def corpus_speed(args: argparse.Namespace) -> None:
     import port_corpus
     import port_score
 
-    projects = [p for p in port_corpus.load_manifest() if p.part == args.part]
-    if not projects:
-        raise SystemExit(f"no project in part {args.part!r}; parts: {port_corpus.PARTS}")
+    manifest = port_corpus.load_manifest()
+    projects = [p for p in manifest if p.part == args.part]
+    if not projects:  # the parts are whatever the manifest names (a new one needs no code)
+        parts = ", ".join(sorted({p.part for p in manifest}))
+        raise SystemExit(f"no project in part {args.part!r}; parts: {parts}")
     problems = port_corpus.fetch(projects)
     if problems:
         raise SystemExit("port corpus: could not fetch " + "; ".join(problems))
@@ -181,15 +196,21 @@ def corpus_speed(args: argparse.Namespace) -> None:
     scans = [port_score.scan(p) for p in projects]  # warm the page cache and the rule tables
     num_all = sum(s.num_files for s in scans)
     num_py = sum(s.num_python for s in scans)
-    times: dict[str, list[float]] = {"port": [], "baseline": []}
-    for _ in range(args.rounds):
-        start = time.process_time()
-        for p in projects:
-            port_score.scan(p)
-        times["port"].append(time.process_time() - start)
-        start = time.process_time()
-        port_score.parse_all(files)
-        times["baseline"].append(time.process_time() - start)
+    times: dict[str, list[float]] = {"port": [], "baseline": [], "now": [], "then": []}
+    with tempfile.TemporaryDirectory(prefix="rocmkit-port-then-") as then:
+        if args.against:
+            _export_src(args.against, Path(then))
+        for _ in range(args.rounds):
+            start = time.process_time()
+            for p in projects:
+                port_score.scan(p)
+            times["port"].append(time.process_time() - start)
+            start = time.process_time()  # the walk is timed too, as it is in port's rounds
+            port_score.parse_all([f for p in projects for f in port_score.python_files(p)])
+            times["baseline"].append(time.process_time() - start)
+            if args.against:
+                times["then"].append(_round_in_process(Path(then) / "src", args.part))
+                times["now"].append(_round_in_process(REPO / "src", args.part))
     run.add("port_files_per_cpu_s", [num_all / t for t in times["port"]], unit="files/CPU-s",
             note=f"all {num_all} files port reads ({num_py} Python)")  # fmt: skip
     run.add("port_python_files_per_cpu_s", [num_py / t for t in times["port"]],
@@ -198,13 +219,61 @@ def corpus_speed(args: argparse.Namespace) -> None:
             unit="files/CPU-s", note="os.walk + read + ast.parse of every .py file")  # fmt: skip
     run.add("port_over_baseline", ratios(times["baseline"], times["port"]), unit="x",
             baseline="read + ast.parse of the same .py files (port also reads the other files)")  # fmt: skip
+    if args.against:
+        ref = "".join(c for c in args.against if c.isalnum())
+        run.add(f"port_{ref}_files_per_cpu_s", [num_all / t for t in times["then"]],
+                unit="files/CPU-s", note=f"src/ at {args.against}, a fresh process per round")  # fmt: skip
+        run.add("port_in_process_files_per_cpu_s", [num_all / t for t in times["now"]],
+                unit="files/CPU-s", note="this tree, a fresh process per round")  # fmt: skip
+        run.add(f"port_over_{ref}", ratios(times["then"], times["now"]), unit="x",
+                baseline=f"port at {args.against}, alternated, a fresh process per round")  # fmt: skip
     run.notes.append(f"projects: {', '.join(f'{p.name} {p.version}' for p in projects)}")
     for key in ("port", "baseline"):
         median = statistics.median(times[key])
         print(f"  {key:9} {median:.3f} CPU-s a round (median of {args.rounds})")
     print(f"{num_all} files ({num_py} Python): port {num_all / statistics.median(times['port']):,.0f} "
           f"files/CPU-s, read+parse {len(files) / statistics.median(times['baseline']):,.0f}")  # fmt: skip
+    if args.against:
+        earlier, now = (num_all / statistics.median(times[k]) for k in ("then", "now"))
+        print(f"a process a round: at {args.against} {earlier:,.0f} files/CPU-s, now {now:,.0f}")
     run.finish()
+
+
+REPO = Path(__file__).resolve().parent.parent
+_ROUND = """
+import sys, time
+import rocmkit.port  # from PYTHONPATH, before the benchmarks put this tree's src/ first
+sys.path.insert(0, {bench!r})
+import port_corpus, port_score
+projects = [p for p in port_corpus.load_manifest() if p.part == {part!r}]
+for p in projects:
+    port_score.scan(p)  # warm: rule tables, regexes, page cache
+rounds = []
+for _ in range(3):
+    start = time.process_time()
+    for p in projects:
+        port_score.scan(p)
+    rounds.append(time.process_time() - start)
+print(sorted(rounds)[1])
+"""
+
+
+def _export_src(commit: str, into: Path) -> None:
+    archive = subprocess.run(
+        ["git", "archive", commit, "src"], cwd=REPO, capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+
+
+def _round_in_process(src: Path, part: str) -> float:
+    """CPU seconds of a warm round of port over a part (the median of three in one process), run by
+    the rocmkit under `src`."""
+    code = _ROUND.format(bench=str(REPO / "benchmarks"), part=part)
+    env = {**os.environ, "PYTHONPATH": str(src), "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"port at {src} failed: {out.stderr.strip().splitlines()[-1:]}")
+    return float(out.stdout.strip().splitlines()[-1])
 
 
 if __name__ == "__main__":

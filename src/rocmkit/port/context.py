@@ -77,12 +77,14 @@ def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectCo
             top = rel.split("/")
             if len(top) > 1 and top[0] == "src":
                 top = top[1:]
-            directory = os.path.dirname(path)
-            if len(top) > 1 and os.path.exists(os.path.join(os.path.dirname(path), "__init__.py")):
-                own.add(top[0])
-            elif len(top) == 1 and top[0] != "setup.py":
+            if len(top) > 1:
+                # One stat per package, not per module: a known package needs no look.
+                if top[0] not in own and os.path.exists(
+                    os.path.join(os.path.dirname(path), "__init__.py")
+                ):
+                    own.add(top[0])
+            elif top[0] != "setup.py":
                 own.add(top[0][:-3])  # a top-level module
-            del directory
         # A Python module is a vendor variant only if its own name says so (ops_cuda.py beside
         # ops_rocm.py); configuration files also pair a plain name with a ROCm one.
         if kind == "python" and not any(t in NVIDIA_TOKENS for t in _tokens(rel)):

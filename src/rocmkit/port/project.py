@@ -28,7 +28,7 @@ from rocmkit.port.findings import (
     PortFinding,
     PortReport,
 )
-from rocmkit.port.python_scan import scan_python
+from rocmkit.port.python_scan import scan_python, trigger_keys
 from rocmkit.port.requirements import scan_conda, scan_pyproject, scan_requirements_txt
 from rocmkit.port.rules import SEVERITIES, RuleSet, Severity, load_rules, severity_rank
 from rocmkit.port.suppress import drop_ignored, inline_ignores, read_baseline, write_baseline
@@ -200,12 +200,21 @@ def scan_file(
     path: str, kind: str, rules: RuleSet, max_bytes: int, own: frozenset[str] = frozenset()
 ) -> tuple[list[Hit], bool, str]:
     """(hits, parsed-as-Python?, text) for one file; ScanError when it cannot be read as text."""
-    text = read_text(path, max_bytes)
+    data = read_bytes(path, max_bytes)
     if kind == "python":
-        hits, parsed = scan_python(
-            text, rules, is_setup=os.path.basename(path) == "setup.py", own=own
-        )
+        # Most Python files hold no trigger: that is decided on the raw bytes, and such a file is
+        # only checked for valid UTF-8 (free when it is ASCII), never decoded or scanned. A
+        # setup.py is always scanned: its requirement lists hold packages, not trigger words.
+        setup = os.path.basename(path) == "setup.py"
+        keys = trigger_keys(data, rules)
+        if not keys and not setup:
+            if not data.isascii():
+                decode(data)
+            return [], False, ""
+        text = decode(data)
+        hits, parsed = scan_python(text, rules, is_setup=setup, own=own, keys=keys)
         return hits, parsed, text
+    text = decode(data)
     scanner = _SCANNERS.get(kind)
     if scanner is None:
         return [], False, text
@@ -265,20 +274,42 @@ def _apply_baseline(
 
 def read_text(path: str, max_bytes: int) -> str:
     """The UTF-8 text of a file; ScanError for unreadable, huge, binary or non-UTF-8 content."""
+    return decode(read_bytes(path, max_bytes))
+
+
+# A FIFO or device named *.py must not block the open; for a regular file the flag does nothing.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+
+
+def read_bytes(path: str, max_bytes: int) -> bytes:
+    """The bytes of a regular text file; ScanError for unreadable, huge or binary content."""
     try:
-        # Stat first: a FIFO or device named *.py would block or never end, and the size check
-        # avoids read(max_bytes + 1), which allocates max_bytes for every file.
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            raise ScanError("not a regular file; skipped")
-        if info.st_size > max_bytes:
-            raise ScanError(f"larger than {max_bytes} bytes; skipped (see --max-bytes)")
-        with open(path, "rb") as f:
-            data = f.read()
+        # One open, fstat and read: the size check avoids reading max_bytes for every file, and
+        # a FIFO or device is refused before any read.
+        fd = os.open(path, _OPEN_FLAGS)
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise ScanError("not a regular file; skipped")
+            if info.st_size > max_bytes:
+                raise ScanError(f"larger than {max_bytes} bytes; skipped (see --max-bytes)")
+            data = os.read(fd, info.st_size + 1)
+            if len(data) > info.st_size:  # it grew since fstat: read the rest, as read() would
+                chunks = [data]
+                while chunk := os.read(fd, 1 << 20):
+                    chunks.append(chunk)
+                data = b"".join(chunks)
+        finally:
+            os.close(fd)
     except OSError as exc:
         raise ScanError(f"cannot read it ({exc.strerror or exc})") from None
-    if b"\x00" in data[:8192]:
+    if data.find(b"\x00", 0, 8192) >= 0:
         raise ScanError("binary file; skipped")
+    return data
+
+
+def decode(data: bytes) -> str:
+    """UTF-8 text (a byte-order mark dropped); ScanError when it is not UTF-8."""
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -12,9 +12,10 @@ import bisect
 import functools
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from rocmkit.port import pieces
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.requirements import group_hits
 from rocmkit.port.rules import Rule, RuleSet, Severity
@@ -110,6 +111,30 @@ _WARP_CONFIRM = re.compile(
 )
 
 
+# Where a _WARP_CONFIRM match can start, relative to a "warp" in it (every alternative has one).
+_WARP_WORD = re.compile("(?i)warp")
+_WARP_STARTS = (0, len("threads_per_"), len("lanes_per_"))
+
+
+def _warp_confirmed(text: str) -> list[int]:
+    """The starts _WARP_CONFIRM.finditer gives, from matches tried only where a "warp" is (the
+    case-insensitive alternation is slow to scan for): leftmost first, none inside the last."""
+    starts = sorted(
+        {
+            p.start() - back
+            for p in _WARP_WORD.finditer(text)
+            for back in _WARP_STARTS
+            if p.start() >= back
+        }
+    )
+    found, end = [], 0
+    for start in starts:
+        if start >= end and (match := _WARP_CONFIRM.match(text, start)) is not None:
+            found.append(start)
+            end = match.end()
+    return found
+
+
 @functools.lru_cache(maxsize=64)
 def _import_confirm(rules: RuleSet, own: frozenset[str]) -> re.Pattern[str]:
     modules = sorted(
@@ -129,6 +154,7 @@ def scan_python(
     is_setup: bool = False,
     own: frozenset[str] = frozenset(),
     exhaustive: bool = False,
+    keys: tuple[str, ...] | None = None,
 ) -> tuple[list[Hit], bool]:
     """(findings, parsed?) for one Python file; raises ScanError when it does not parse. `own`:
     the project's own top-level packages, whose imports are never findings.
@@ -137,27 +163,28 @@ def scan_python(
     parsed, each at its own line numbers; the whole file is parsed when that fails or when the
     pieces would be most of it. In setup.py the statements holding the setup() keywords
     (install_requires, extras_require, setup_requires) are pieces too. `exhaustive`: parse and
-    walk the whole file instead (the reference the pruned scan is tested against)."""
-    offsets = _trigger_offsets(text, rules, own)
+    walk the whole file instead (the reference the pruned scan is tested against). `keys`: the
+    trigger keys of the file when the caller has looked for them (trigger_keys)."""
+    offsets = _trigger_offsets(text, rules, own, keys)
     if is_setup:  # its requirement lists: the keywords of the setup() call
-        offsets += [m.start() for m in _SETUP_KEYWORDS.finditer(text)]
+        offsets += _word_offsets(text, _SETUP_WORDS)
     if offsets and any(m in text for m in _BUILD_MARKERS):
         # nvcc flags count anywhere in a file that builds an extension: their places are pieces.
-        offsets += [m.start() for m in _NVCC_TEXT.finditer(text)]
+        offsets += _nvcc_offsets(text)
     if not offsets and not exhaustive:
         return [], False
     offsets += _stored_uses(text)
     visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
+    vendor_words = _VENDOR_TEXT if visitor.vendor_possible else None
     lines: list[int] | None = None
-    source = None
     if not exhaustive:
-        lines = _interesting_lines(text, offsets, visitor.vendor_possible)
-        source = _pieces(text, offsets)
-    if source is not None:
-        try:
-            return visitor.run(ast.parse(source), lines), True
-        except (SyntaxError, ValueError):
-            visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
+        plan = pieces.plan(text, offsets, vendor_words)
+        for source in plan.sources:
+            try:
+                return visitor.run(ast.parse(source), plan.lines), True
+            except (SyntaxError, ValueError):
+                visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
+        lines = plan.lines if not plan.sources else _whole_lines(text, offsets, vendor_words)
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError) as exc:
@@ -171,23 +198,11 @@ def scan_python(
 _VENDOR_TEXT = re.compile("|".join(re.escape(t) for t in VENDOR_TOKENS))
 
 
-def _interesting_lines(text: str, offsets: list[int], vendor_possible: bool) -> list[int]:
-    """Sorted line numbers of the triggers (see _stored_uses) and of the vendor words."""
-    positions = list(offsets)
-    if vendor_possible:
-        positions += [m.start() for m in _VENDOR_TEXT.finditer(text)]
-    positions.sort()
-    newlines = [m.start() for m in _NEWLINE.finditer(text)] if len(positions) > 8 else None
-    lines = set()
-    for position in positions:
-        if newlines is None:
-            lines.add(text.count("\n", 0, position) + 1)
-        else:
-            lines.add(bisect.bisect_left(newlines, position) + 1)
-    return sorted(lines)
+def _whole_lines(text: str, offsets: list[int], vendor_words: re.Pattern[str] | None) -> list[int]:
+    """The lines of the triggers and of the vendor words in the whole file."""
+    return pieces.line_numbers(text, pieces.whole_positions(text, offsets, vendor_words))
 
 
-_NEWLINE = re.compile("\n")
 _STORE_TARGET = re.compile(r"[ \t]*([\w, ()\[\]]+?)[ \t]*(?::[^=]+)?=(?!=)")
 
 
@@ -199,10 +214,53 @@ def _stored_uses(text: str) -> list[int]:
     for token in ("get_device_capability", "version.cuda"):
         if token in text:
             names |= _stored_names(text, token)
-    if not names:
-        return []
-    used = re.compile(r"\b(?:" + "|".join(sorted(names)) + r")\b")
-    return [m.start() for m in used.finditer(text)]
+    return _word_offsets(text, names) if names else []
+
+
+def _word_offsets(text: str, words: Iterable[str]) -> list[int]:
+    """Sorted starts of the whole-word occurrences of identifiers (as `\\b(?:a|b)\\b` finds
+    them: a regex alternation tests every character, str.find skips to candidates)."""
+    found = []
+    for word in words:
+        size = len(word)
+        position = text.find(word)
+        while position >= 0:
+            end = position + size
+            if (position == 0 or not _is_word(text[position - 1])) and (
+                end == len(text) or not _is_word(text[end])
+            ):
+                found.append(position)
+            position = text.find(word, end)
+    found.sort()
+    return found
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"  # the \\w of re for str patterns
+
+
+# nvcc-only flag texts (the same as _NVCC_FLAG, anywhere in a string): (literal, digit follows?)
+_NVCC_LITERALS = (
+    ("-gencode", False),
+    ("arch=compute_", True),
+    ("-arch=sm_", True),
+    ("-Xptxas", False),
+    ("--ptxas-options", False),
+)
+
+
+def _nvcc_offsets(text: str) -> list[int]:
+    """Starts of the nvcc flag texts (none of them can overlap another)."""
+    found = []
+    for literal, digit in _NVCC_LITERALS:
+        position = text.find(literal)
+        while position >= 0:
+            end = position + len(literal)
+            if not digit or text[end : end + 1].isdecimal():  # \d: any decimal digit
+                found.append(position)
+            position = text.find(literal, end if not digit else position + 1)
+    found.sort()
+    return found
 
 
 def _stored_names(text: str, token: str) -> set[str]:
@@ -220,61 +278,85 @@ def _stored_names(text: str, token: str) -> set[str]:
 
 
 _ENV_ASSIGN = re.compile(r"(?m)^[ \t]*(\w+)[ \t]*(?::[^=\n]+)?=[^=\n][^\n]*(?:environ|getenv)")
-_NVCC_TEXT = re.compile(r"-gencode|arch=compute_\d|-arch=sm_\d|-Xptxas|--ptxas-options")
-_SETUP_KEYWORDS = re.compile(r"\b(?:install_requires|extras_require|setup_requires)\b")
-_STATEMENT_START = re.compile(r"(?m)^(?![ \t#\n)\]}]|else\b|elif\b|except\b|finally\b|case\b)")
-_TRIPLE = re.compile(r"\"\"\"|\'\'\'")
+_SETUP_WORDS = ("install_requires", "extras_require", "setup_requires")
 
 
-def _pieces(text: str, offsets: list[int]) -> str | None:
-    """The top-level statements that hold an offset, blank lines elsewhere (line numbers kept);
-    None when they are most of the file (parsing it whole is then as cheap)."""
-    starts = [m.start() for m in _STATEMENT_START.finditer(text)]
-    # A statement start inside a triple-quoted string is not one: drop starts where an odd
-    # number of triple quotes precede (a cheap approximation; a wrong cut fails to parse and
-    # the whole file is parsed instead).
-    if '"""' in text or "'''" in text:
-        quotes = [m.start() for m in _TRIPLE.finditer(text)]
-        starts = [s for s in starts if bisect.bisect_left(quotes, s) % 2 == 0]
-    if not starts or starts[0] != 0:
-        starts.insert(0, 0)
-    chosen: set[int] = set()
-    for offset in offsets:
-        i = bisect.bisect_right(starts, offset) - 1
-        while i > 0 and text.startswith("@", starts[i - 1]):
-            i -= 1  # the decorators above a def belong to it
-        chosen.add(i)
-    spans = []
-    for i in sorted(chosen):
-        j = i
-        while j + 1 < len(starts) and text.startswith("@", starts[j]):
-            j += 1  # ... and the def below a decorator
-        spans.append((starts[i], starts[j + 1] if j + 1 < len(starts) else len(text)))
-    if sum(b - a for a, b in spans) > len(text) // 2:
-        return None
-    out, position = [], 0
-    for a, b in spans:
-        a = max(a, position)
-        out.append("\n" * text.count("\n", position, a))
-        out.append(text[a:b])
-        position = max(position, b)
-    return "".join(out)
+def _env_assigned(text: str) -> set[str]:
+    """The names _ENV_ASSIGN assigns, tested only on the lines that read the environment."""
+    starts: set[int] = set()
+    for word in ("environ", "getenv"):
+        position = text.find(word)
+        while position >= 0:
+            starts.add(text.rfind("\n", 0, position) + 1)
+            position = text.find(word, position + 1)
+    return {m.group(1) for s in starts if (m := _ENV_ASSIGN.match(text, s)) is not None}
 
 
-def _trigger_offsets(text: str, rules: RuleSet, own: frozenset[str]) -> list[int]:
+def _trigger_offsets(
+    text: str, rules: RuleSet, own: frozenset[str], keys: tuple[str, ...] | None = None
+) -> list[int]:
     """Where in the file a rule's construct may be (see the confirm regexes); [] when nowhere.
-    The project's own package names never count (an xformers module importing xformers)."""
+    The project's own package names never count (an xformers module importing xformers).
+    `keys`: the trigger keys the file holds, when a pre-filter (trigger_keys) found them."""
     confirm = _confirmers(rules)
     offsets: list[int] = []
-    imports = False
-    low = text.lower()  # one pass; then a few lower-case keys stand for groups of triggers
-    for key, triggers in _trigger_groups(rules):
-        if key not in low:
-            continue
-        offsets, imports = _group_offsets(text, triggers, own, confirm, offsets, imports)
-    if imports:
-        offsets += [m.start() for m in _import_confirm(rules, own).finditer(text)]
+    present: list[str] = []  # import triggers in the text
+    if keys is None:
+        low = text.lower()  # one pass; then a few lower-case keys stand for groups of triggers
+        keys = tuple(k for k, _ in _trigger_groups(rules) if k in low)
+    groups = _groups_by_key(rules)
+    memo: dict[str, list[int]] = {}
+    for key in keys:
+        offsets = _group_offsets(text, groups[key], own, confirm, offsets, present, memo)
+    if any(t not in own for t in present):
+        offsets += _import_lines(text, rules, own, present)
     return offsets
+
+
+def trigger_keys(data: bytes, rules: RuleSet) -> tuple[str, ...]:
+    """The trigger keys (lower case) that the raw bytes of a Python file hold; none: no rule can
+    match the file, which then need not even be decoded. Every trigger holds its key, so a file
+    holding a trigger holds its key in either case."""
+    low = data.lower()
+    found: set[bytes] = set()
+    for key, pattern in _key_searches(rules):
+        if pattern is None:
+            if key in low:
+                found.add(key)
+        else:
+            found.update(pattern.findall(low))
+    if found:  # a key inside a longer one (cuda in cudart) is there when the longer one is
+        found.update([k for _, k in _byte_keys(rules) if any(k in f for f in found)])
+    return tuple(k for k, b in _byte_keys(rules) if b in found)
+
+
+@functools.lru_cache(maxsize=8)
+def _byte_keys(rules: RuleSet) -> tuple[tuple[str, bytes], ...]:
+    keys = [k for k, _ in _trigger_groups(rules)]
+    # bytes.lower() folds ASCII only: a non-ASCII key could hide in upper case, so it is looked
+    # for as the empty string, which every file holds.
+    return tuple((k, k.encode() if k.isascii() else b"") for k in keys)
+
+
+@functools.lru_cache(maxsize=8)
+def _key_searches(rules: RuleSet) -> tuple[tuple[bytes, re.Pattern[bytes] | None], ...]:
+    """How trigger_keys looks for each key: alone with `in`, or, for keys that share their first
+    two bytes (cuda, cudnn, cutlass), one findall of `cu(?:da|dnn|tlass)`, which `re` runs as
+    fast as one `in` (it searches its literal prefix). Only keys none of which can start inside
+    another (no later byte equals the first) share a pattern, so findall misses none (a key
+    that is the start of a longer one is added by trigger_keys)."""
+    by_prefix: dict[bytes, list[bytes]] = {}
+    for _, key in _byte_keys(rules):
+        by_prefix.setdefault(key[:2], []).append(key)
+    searches: list[tuple[bytes, re.Pattern[bytes] | None]] = []
+    for prefix, keys in by_prefix.items():
+        if len(keys) < 2 or len(prefix) < 2 or any(k[:1] in k[1:] for k in keys):
+            searches.extend((k, None) for k in keys)
+            continue
+        rests = b"|".join(re.escape(k[2:]) for k in sorted(keys, key=len, reverse=True))
+        pattern = re.compile(re.escape(prefix) + b"(?:" + rests + b")")
+        searches.append((b"", pattern))
+    return tuple(searches)
 
 
 _GROUP_KEYS = ("cuda", "nvidia", "warp", "extension")
@@ -290,30 +372,60 @@ def _trigger_groups(rules: RuleSet) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple((k, tuple(v)) for k, v in groups.items())
 
 
+@functools.lru_cache(maxsize=8)
+def _groups_by_key(rules: RuleSet) -> dict[str, tuple[str, ...]]:
+    return dict(_trigger_groups(rules))
+
+
 def _group_offsets(
     text: str,
     triggers: tuple[str, ...],
     own: frozenset[str],
     confirm: dict[str, str],
     offsets: list[int],
-    imports: bool,
-) -> tuple[list[int], bool]:
+    present: list[str],
+    memo: dict[str, list[int]],
+) -> list[int]:
     for trigger in triggers:
-        if trigger not in text or trigger in own:
+        if trigger not in text:
             continue
         kind = confirm.get(trigger)
         if kind == "import":
-            imports = True
+            present.append(trigger)  # the project's own name too: it may be part of another's
             continue
-        pattern = _WARP_CONFIRM if kind == "warp" else None
-        if pattern is not None:
-            offsets += [m.start() for m in pattern.finditer(text)]
+        if trigger in own:
+            continue
+        if kind == "warp":  # the confirm regex once a file, its places once per trigger
+            if "warp" not in memo:
+                memo["warp"] = _warp_confirmed(text)
+            offsets += memo["warp"]
             continue
         position = text.find(trigger)
         while position >= 0 and len(offsets) < 400:
             offsets.append(position)
             position = text.find(trigger, position + 1)
-    return offsets, imports
+    return offsets
+
+
+def _import_lines(text: str, rules: RuleSet, own: frozenset[str], present: list[str]) -> list[int]:
+    """Starts of the lines that import a rule's module (the import confirm regex), tested only on
+    the lines where such a module's name occurs: the regex itself scans every line slowly."""
+    pattern = _import_confirm(rules, own)
+    modules = _modules_holding(rules)
+    starts: set[int] = set()
+    for module in {m for t in present for m in modules[t]}:
+        position = text.find(module)
+        while position >= 0:
+            starts.add(text.rfind("\n", 0, position) + 1)
+            position = text.find(module, position + 1)
+    return [m.start() for s in sorted(starts) if (m := pattern.match(text, s)) is not None]
+
+
+@functools.lru_cache(maxsize=8)
+def _modules_holding(rules: RuleSet) -> dict[str, tuple[str, ...]]:
+    """import trigger -> the rules' modules that contain it (whose names are then looked for)."""
+    triggers = [t for t, kind in _confirmers(rules).items() if kind == "import"]
+    return {t: tuple(m for m in rules.imports if t in m) for t in triggers}
 
 
 @functools.lru_cache(maxsize=8)
@@ -351,7 +463,7 @@ class _Visitor:
         # Names read from the environment (found in the text: a piece of the file may be parsed
         # without the module-level assignment).
         self.env_names: set[str] = (
-            set(_ENV_ASSIGN.findall(text))
+            _env_assigned(text)
             if self.vendor_possible and ("environ" in text or "getenv" in text)
             else set()
         )

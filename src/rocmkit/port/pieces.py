@@ -1,0 +1,246 @@
+"""The parts of a Python file worth parsing: the statements that hold a trigger, cut from the text at
+their own line numbers, with blank lines elsewhere, so that `ast.parse` reads a small fraction of a
+large module and every node keeps its place.
+
+A top-level statement (a function, a class, an `if` block, with its decorators) is kept whole when
+it holds a trigger. A class is cut once more: its header and the statements of its body that hold a
+trigger or a vendor word; the visitor walks no other statement of a class body (its walk visits
+only the nodes that span such a line, and a class body is not a block it reads for vendor
+switches), so the findings are those of the whole class. Cuts are found on the text, not the
+syntax tree; a wrong cut fails to parse, and the caller then parses more.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+from dataclasses import dataclass
+
+_CONTINUATION = r"(?![ \t#\n)\]}]|else\b|elif\b|except\b|finally\b|case\b)"
+# A statement starts a line at column 0 that is not blank, a comment, a closing bracket or the
+# continuation of a compound statement. The pattern begins with a literal newline, which `re`
+# searches fast (a `^` under MULTILINE is tested at every character).
+_TOP_AFTER_NEWLINE = re.compile(r"\n" + _CONTINUATION)
+_TOP_AT_START = re.compile(_CONTINUATION)
+
+
+@functools.lru_cache(maxsize=16)
+def _body_starts(indent: str) -> re.Pattern[str]:
+    """Statements at one indentation: a class body's."""
+    return re.compile("\n" + re.escape(indent) + _CONTINUATION)
+
+
+def top_level_starts(text: str) -> list[int]:
+    """Offsets where a top-level statement starts (0 always counts as one)."""
+    starts = [m.start() + 1 for m in _TOP_AFTER_NEWLINE.finditer(text)]
+    if _TOP_AT_START.match(text):
+        starts.insert(0, 0)
+    return starts
+
+
+def triple_quotes(text: str) -> list[int]:
+    """Sorted offsets of every triple quote (as a left-to-right scan pairs them)."""
+    found: list[int] = []
+    for quote in ('"""', "'''"):
+        position = text.find(quote)
+        while position >= 0:
+            found.append(position)
+            position = text.find(quote, position + 3)
+    found.sort()
+    return found
+
+
+def outside_strings(starts: list[int], quotes: list[int]) -> list[int]:
+    """Drop starts after an odd number of triple quotes: inside a string (a cheap approximation;
+    a wrong cut fails to parse and more of the file is parsed)."""
+    if not quotes:
+        return starts
+    return [s for s in starts if bisect.bisect_left(quotes, s) % 2 == 0]
+
+
+def statement_spans(
+    text: str, starts: list[int], offsets: list[int], width: int = 0
+) -> list[tuple[int, int]]:
+    """(start, end) of each statement of `starts` (at indentation `width`) that holds an offset,
+    decorators included."""
+    chosen: set[int] = set()
+    for offset in offsets:
+        i = bisect.bisect_right(starts, offset) - 1
+        if i < 0:
+            continue
+        while i > 0 and text.startswith("@", starts[i - 1] + width):
+            i -= 1  # the decorators above a def belong to it
+        chosen.add(i)
+    spans = []
+    for i in sorted(chosen):
+        j = i
+        while j + 1 < len(starts) and text.startswith("@", starts[j] + width):
+            j += 1  # ... and the def below a decorator
+        spans.append((starts[i], starts[j + 1] if j + 1 < len(starts) else len(text)))
+    return spans
+
+
+def class_cuts(
+    text: str, span: tuple[int, int], positions: list[int], quotes: list[int]
+) -> list[tuple[int, int]] | None:
+    """The header of the class in `span` and its body statements that hold a position; None when
+    the span is no class, a one-line one, or only its header holds a position."""
+    start, end = span
+    keyword = start
+    while text.startswith("@", keyword):  # decorators: the class line is the first other one
+        keyword = text.find("\n", keyword) + 1
+        if keyword <= 0 or keyword >= end:
+            return None
+    if not (text.startswith("class", keyword) and text[keyword + 5 : keyword + 6] in (" ", "\t")):
+        return None
+    body = _header_end(text, keyword, end)
+    if body < 0:
+        return None
+    indent = _indent_of_first_line(text, body, end)
+    if not indent:
+        return None
+    starts = [m.start() + 1 for m in _body_starts(indent).finditer(text, body - 1, end)]
+    starts = [s for s in outside_strings(starts, quotes) if not _continued(text, s)]
+    if not starts:
+        return None
+    first = bisect.bisect_left(positions, starts[0])
+    inside = positions[first : bisect.bisect_left(positions, end)]
+    if not inside:
+        return None
+    statements = statement_spans(text, starts, inside, len(indent))
+    return [(start, starts[0]), *((a, min(b, end)) for a, b in statements)]
+
+
+def _header_end(text: str, keyword: int, end: int) -> int:
+    """Offset of the line after `class X(...):`, or -1 when the body is on the same line or the
+    header cannot be read (brackets are counted; strings in a header are rare enough)."""
+    depth = 0
+    i = keyword
+    while i < end:
+        char = text[i]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == ":" and depth == 0:
+            newline = text.find("\n", i)
+            if newline < 0 or newline >= end:
+                return -1
+            rest = text[i + 1 : newline].strip()
+            return newline + 1 if not rest or rest.startswith("#") else -1
+        i += 1
+    return -1
+
+
+def _indent_of_first_line(text: str, body: int, end: int) -> str:
+    """The indentation of the first code line of a block ('' when there is none)."""
+    line = body
+    while line < end:
+        newline = text.find("\n", line, end)
+        content = text[line : newline if newline >= 0 else end]
+        stripped = content.lstrip(" \t")
+        if stripped.strip() and not stripped.startswith("#"):
+            return content[: len(content) - len(stripped)]
+        if newline < 0:
+            return ""
+        line = newline + 1
+    return ""
+
+
+def _continued(text: str, start: int) -> bool:
+    """Whether the line before `start` ends in a backslash (then `start` is no statement)."""
+    return text[max(0, start - 3) : start - 1].rstrip("\r").endswith("\\")
+
+
+def assemble(text: str, spans: list[tuple[int, int]]) -> str:
+    """The text of the spans at their own offsets' lines, blank lines between them."""
+    out, position = [], 0
+    for a, b in spans:
+        a = max(a, position)
+        out.append("\n" * text.count("\n", position, a))
+        out.append(text[a:b])
+        position = max(position, b)
+    return "".join(out)
+
+
+def line_numbers(text: str, positions: list[int]) -> list[int]:
+    """Sorted distinct line numbers (1-based) of sorted offsets: one pass counting newlines."""
+    lines: list[int] = []
+    line, last = 1, 0
+    for position in positions:
+        line += text.count("\n", last, position)
+        last = position
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What to parse of one file: `sources` to try in turn (the cut statements, then the top-level
+    statements alone when a class cut does not parse); `lines`: the lines the walk visits."""
+
+    sources: tuple[str, ...]
+    lines: list[int]
+
+
+def plan(text: str, offsets: list[int], vendor_words: re.Pattern[str] | None) -> Plan:
+    """The pieces of `text` that hold `offsets` (trigger places) and, with `vendor_words`, the
+    vendor words the walk also visits. No sources: the whole file is parsed (see whole_lines).
+
+    The choice of top-level statements is that of a whole-file walk: when the statements that hold
+    a trigger are at most half of the file, those; otherwise every statement a whole-file walk
+    would visit (a trigger or a vendor word on one of its lines) and every top-level `if` that
+    could gate the statements after it (`if <vendor test>: raise`)."""
+    offsets = sorted(offsets)
+    quotes = triple_quotes(text) if ('"""' in text or "'''" in text) else []
+    starts = outside_strings(top_level_starts(text), quotes)
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    spans = statement_spans(text, starts, offsets)
+    sources: list[str] = []
+    if _size(spans) <= len(text) // 2:
+        words = [p for a, b in spans for p in _matches(vendor_words, text, a, b)]
+        positions = sorted(offsets + words)
+        sources.append(assemble(text, spans))
+    else:
+        positions = whole_positions(text, offsets, vendor_words)
+        spans = statement_spans(text, starts, positions)
+        if vendor_words is not None:
+            spans = sorted({*spans, *_gates(text, starts)})
+    cut = [c for span in spans for c in (class_cuts(text, span, positions, quotes) or [span])]
+    if _size(cut) <= len(text) // 2:
+        source = assemble(text, cut)
+        if source not in sources:
+            sources.insert(0, source)
+    return Plan(sources=tuple(sources), lines=line_numbers(text, positions))
+
+
+def whole_positions(
+    text: str, offsets: list[int], vendor_words: re.Pattern[str] | None
+) -> list[int]:
+    """The trigger offsets and every vendor word's offset in the whole file, sorted."""
+    return sorted(offsets + _matches(vendor_words, text, 0, len(text)))
+
+
+def _matches(pattern: re.Pattern[str] | None, text: str, start: int, end: int) -> list[int]:
+    if pattern is None:
+        return []
+    return [m.start() for m in pattern.finditer(text, start, end)]
+
+
+def _gates(text: str, starts: list[int]) -> list[tuple[int, int]]:
+    """Top-level `if` statements that end a branch with raise or return (candidates for a vendor
+    gate over the statements after them)."""
+    gates = []
+    for i, start in enumerate(starts):
+        if text.startswith("if", start) and text[start + 2 : start + 3] in (" ", "(", "\t"):
+            end = starts[i + 1] if i + 1 < len(starts) else len(text)
+            if text.find("raise", start, end) >= 0 or text.find("return", start, end) >= 0:
+                gates.append((start, end))
+    return gates
+
+
+def _size(spans: list[tuple[int, int]]) -> int:
+    return sum(b - a for a, b in spans)

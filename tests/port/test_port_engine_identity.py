@@ -1,0 +1,204 @@
+"""The scanning engine's shortcuts (byte pre-filter, trigger tests, partial parsing) change no
+finding (issue 26 speed): the fixture trees give the stored findings, pruned and whole-file scans of
+every fixture Python file agree, and a rule added to a rule set is seen by the fast path without
+any second list of trigger words."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import engine_snapshot
+import pytest
+
+from rocmkit.port import PortConfig, load_rules, pieces, python_scan, scan_project
+from rocmkit.port.python_scan import scan_python
+from rocmkit.port.rules import parse_rules
+from rocmkit.port.text_scan import ScanError
+
+# A module of plain code around the lines that matter, so that a file holds far more text than
+# the statements a rule can match (the shape where partial parsing pays).
+FILLER = "".join(
+    f"def helper_{i}(x):\n    return [x * {i} for _ in range(3)]\n\n" for i in range(40)
+)
+
+
+def test_findings_on_the_fixture_trees_equal_the_stored_snapshot() -> None:
+    stored = json.loads(engine_snapshot.SNAPSHOT.read_text())
+    now = engine_snapshot.current()
+    differ = sorted(k for k in stored.keys() | now.keys() if stored.get(k) != now.get(k))
+    assert not differ, (
+        f"findings changed on {differ}; an engine change must not change them (for an intended"
+        " rule change: PYTHONPATH=src python tests/port/engine_snapshot.py --write)"
+    )
+
+
+def _fixture_python_files() -> list[Path]:
+    return sorted(engine_snapshot.FIXTURES.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", _fixture_python_files(), ids=lambda p: p.name)
+def test_pruned_scan_equals_whole_file_scan_on_fixture_python_files(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    rules, setup = load_rules(), os.path.basename(path) == "setup.py"
+    try:
+        whole, _ = scan_python(text, rules, is_setup=setup, exhaustive=True)
+    except ScanError:
+        pytest.skip("does not parse as a whole")
+    pruned, _ = scan_python(text, rules, is_setup=setup)
+    key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
+    assert sorted(map(key, pruned)) == sorted(map(key, whole))
+
+
+NEW_RULES = """
+[[rule]]
+id = "zz-import"
+severity = "error"
+title = "a CUDA-only module"
+fix = "drop it"
+source = "https://example.org/zz"
+imports = ["zzcudalib"]
+
+[[rule]]
+id = "zz-env"
+severity = "warn"
+title = "an NVIDIA-only variable"
+fix = "drop it"
+source = "https://example.org/zz"
+env = ["ZZGPU_*"]
+
+[[rule]]
+id = "zz-command"
+severity = "warn"
+title = "an NVIDIA-only tool"
+fix = "use the AMD one"
+source = "https://example.org/zz"
+commands = ["zz-smi"]
+
+[[rule]]
+id = "zz-url"
+severity = "error"
+title = "a CUDA-only index"
+fix = "use the ROCm one"
+source = "https://example.org/zz"
+files = ["python", "dockerfile"]
+pattern = 'zzwheels\\.example/cu\\d+'
+triggers = ["zzwheels.example"]
+"""
+
+NEW_HAZARDS = (
+    FILLER
+    + "import zzcudalib\n\n\n"
+    + "class Launcher:\n"
+    + "    '''Starts jobs.'''\n\n"
+    + "".join(f"    def step_{i}(self):\n        return {i}\n\n" for i in range(30))
+    + "    def run(self):\n"
+    + "        os.environ['ZZGPU_MODE'] = '1'\n"
+    + "        subprocess.run(['zz-smi', '-q'])\n"
+    + "        return 'https://zzwheels.example/cu121'\n"
+    + FILLER
+)
+
+
+def test_a_rule_added_to_a_rule_set_is_found_by_the_fast_path(tmp_path: Path) -> None:
+    builtin = (Path(__file__).resolve().parents[2] / "src/rocmkit/port/rules.toml").read_text()
+    rules = parse_rules(builtin + NEW_RULES)
+    (tmp_path / "launch.py").write_text(NEW_HAZARDS)
+    (tmp_path / "Dockerfile").write_text(
+        "FROM ubuntu\nRUN pip install -f https://zzwheels.example/cu121 x\n"
+    )
+    config = PortConfig(path=tmp_path, show_info=True)
+    found = {(f.path, f.line, f.rule_id) for f in scan_project(config, rules).findings}
+    lines = NEW_HAZARDS.splitlines()
+
+    def at(text: str) -> int:
+        return lines.index(text) + 1
+
+    assert found == {
+        ("launch.py", at("import zzcudalib"), "zz-import"),
+        ("launch.py", at("        os.environ['ZZGPU_MODE'] = '1'"), "zz-env"),
+        ("launch.py", at("        subprocess.run(['zz-smi', '-q'])"), "zz-command"),
+        ("launch.py", at("        return 'https://zzwheels.example/cu121'"), "zz-url"),
+        ("Dockerfile", 2, "zz-url"),
+    }
+    # The built-in rules know none of these words: the same tree gives nothing.
+    assert scan_project(config).findings == ()
+
+
+CLASS_MODULE = (
+    "import torch\n\n\n"
+    "class Builder(Base):\n"
+    '    """A builder.\n\n'
+    "    def looks_like_a_method(self):  (inside the docstring)\n"
+    '    """\n\n'
+    "    WARP_SIZE = 32\n\n"
+    + "".join(f"    def step_{i}(self):\n        return {i}\n\n" for i in range(40))
+    + "    @staticmethod\n"
+    "    def flags():\n"
+    "        if torch.version.hip:\n"
+    "            return []\n"
+    "        return ['-gencode', 'arch=compute_80,code=sm_80']\n\n"
+    "    def version(self):\n"
+    "        major = torch.version.cuda \\\n"
+    "    .split('.')[0]\n"
+    "        return major\n\n"
+    "    def capability(self):\n"
+    "        cap = torch.cuda.get_device_capability()\n"
+    "        return cap >= (9, 0)\n"
+    + "".join(f"    def other_{i}(self):\n        return {i}\n\n" for i in range(40))
+    + "from torch.utils.cpp_extension import CUDAExtension\n"
+)
+
+
+def test_a_class_is_parsed_in_pieces_and_judged_as_a_whole() -> None:
+    rules = load_rules()
+    whole, _ = scan_python(CLASS_MODULE, rules, exhaustive=True)
+    pruned, _ = scan_python(CLASS_MODULE, rules)
+    key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
+    assert sorted(map(key, pruned)) == sorted(map(key, whole))
+    assert {h.rule.id for h in whole} == {
+        "warp-size-32",
+        "nvcc-only-flags",  # gated by the `if torch.version.hip: return` above it: info
+        "torch-version-cuda",
+        "device-capability",
+    }
+    # Only the class header and the methods holding a trigger are parsed, at their own lines.
+    offsets = [CLASS_MODULE.index(t) for t in ("WARP_SIZE", "-gencode", "version.cuda", "get_dev")]
+    source = pieces.plan(CLASS_MODULE, offsets, None).sources[0]
+    line = "    def flags():"
+    assert source.splitlines().index(line) == CLASS_MODULE.splitlines().index(line)
+    assert "class Builder(Base):" in source and "def flags" in source and "def step_3" not in source
+    assert len(source.replace("\n", "")) < len(CLASS_MODULE) // 4
+
+
+def test_trigger_keys_on_the_raw_bytes_equal_a_substring_test_per_key() -> None:
+    rules = load_rules()
+    keys = [k for k, _ in python_scan._trigger_groups(rules)]
+    samples = [path.read_bytes() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
+    samples += [b"CUDNN Cutlass cudacudnn NVITOP nvidia_x", b"", "caf\u00e9 Warp".encode()]
+    for data in samples:
+        text = data.decode("utf-8").lower()
+        assert python_scan.trigger_keys(data, rules) == tuple(k for k in keys if k in text)
+
+
+def test_warp_places_equal_the_confirm_regex_scan() -> None:
+    texts = [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
+    texts.append("THREADS_PER_WARP = 32; warp_size=32 lanes_per_warp: int = 32\nWARPSIZE = 64\n")
+    for text in texts:
+        expected = [m.start() for m in python_scan._WARP_CONFIRM.finditer(text)]
+        assert python_scan._warp_confirmed(text) == expected
+
+
+def test_files_skipped_on_their_bytes_are_still_checked_for_utf8(tmp_path: Path) -> None:
+    # None of these holds a trigger: the fast path never decodes them, yet a file that is not
+    # UTF-8 or is binary is reported as before, and valid UTF-8 beyond ASCII is not.
+    (tmp_path / "latin1.py").write_bytes("# caf\xe9\nx = 1\n".encode("latin-1"))
+    (tmp_path / "binary.py").write_bytes(b"\x00\x01x = 1\n")
+    (tmp_path / "utf8.py").write_text("# caf\xe9, \u00fcber\nx = 1\n", encoding="utf-8")
+    report = scan_project(PortConfig(path=tmp_path))
+    assert {i.path: i.reason for i in report.issues} == {
+        "latin1.py": "not UTF-8 (byte 5); skipped",
+        "binary.py": "binary file; skipped",
+    }
+    assert report.num_files == {"python": 3}
