@@ -483,7 +483,15 @@ class _Scan:
         text = self.text
         lines_reported: set[tuple[int, str]] = set()  # (line start, rule code)
         for offset, rule, snippet in hazards.find_hazards(text):
-            if not self.in_protected(offset):
+            if self.in_protected(offset):
+                continue
+            branch = hazards.ptx_fallback(text, offset) if rule.code == "inline-ptx" else None
+            if branch is not None:
+                # the project wrote another branch for targets without PTX: a note, not a warning
+                message = f"{rule.message}; it sits under `{branch}`, whose group has another "
+                message += "branch: that one is compiled if the condition is false on AMD"
+                self.findings.append((offset, "note", snippet.strip(), rule.code, message))
+            else:
                 self.findings.append((offset, "hazard", snippet.strip(), rule.code, rule.message))
                 lines_reported.add((text.rfind("\n", 0, offset), rule.code))
         for offset, snippet, message, same_as in warpsize.findings(text, self.in_protected):
