@@ -251,6 +251,12 @@ class _Scan:
         """A candidate name with no mapping: a namespace, a known gap, or an unconverted name."""
         if name in self.table.namespaces or name == "cuda":
             self._namespace(match, name)
+        elif name in self.table.absent_device_functions:
+            reason = (
+                f"a CUDA device function HIP {self.options.hip_version}'s headers do not declare; "
+                "use what HIP has (the round-to-nearest `_rn` form, a plain operator) or guard it"
+            )
+            self.findings.append((match.start(), "unsupported", name, DEVICE_FUNCTION, reason))
         elif name in self.table.unsupported:
             reason = self.table.unsupported[name]
             self.findings.append((match.start(), "unsupported", name, category_of(name), reason))
@@ -538,11 +544,13 @@ class _Scan:
     def _diagnostics(self) -> tuple[Diagnostic, ...]:
         if not self.findings:
             return ()
-        has_unconverted = any(kind == "unconverted" for _, kind, *_ in self.findings)
+        has_unconverted = any(_may_be_users(kind, cat) for _, kind, _, cat, _ in self.findings)
         user_defined = self._user_defined_names() if has_unconverted else set()
         self.defined_names = frozenset(user_defined)
         findings = [
-            f for f in sorted(self.findings) if f[1] != "unconverted" or f[2] not in user_defined
+            f
+            for f in sorted(self.findings)
+            if not _may_be_users(f[1], f[3]) or f[2] not in user_defined
         ]
         positions = line_columns(self.text, [f[0] for f in findings])
         result = []
@@ -558,12 +566,21 @@ class _Scan:
         # Every occurrence of an unconverted name outside comments and literals is already a
         # finding, so one pass over the findings (not one scan of the text per name) suffices.
         defined: set[str] = set()
-        for offset, kind, name, *_ in self.findings:
-            if kind != "unconverted" or name in defined:
+        for offset, kind, name, category, _ in self.findings:
+            if not _may_be_users(kind, category) or name in defined:
                 continue
             if _DEFINITION_BEFORE.search(self.text, max(0, offset - 80), offset):
                 defined.add(name)
         return defined
+
+
+# A device-function name HIP lacks (`umin`, `mulhi`) may be the project's own function.
+DEVICE_FUNCTION = "device-function"
+
+
+def _may_be_users(kind: str, category: str) -> bool:
+    """Whether a finding's name may be one the file defines itself (then it is not reported)."""
+    return kind == "unconverted" or category == DEVICE_FUNCTION
 
 
 _START = itemgetter(0)
