@@ -19,6 +19,7 @@ from typing import Literal, NamedTuple
 
 from rocmkit.errors import UserError
 from rocmkit.hipify import (
+    amd_branches,
     arch,
     guards,
     hazards,
@@ -552,6 +553,7 @@ class _Scan:
             for f in sorted(self.findings)
             if not _may_be_users(f[1], f[3]) or f[2] not in user_defined
         ]
+        findings = self._in_dead_branches(findings)
         positions = line_columns(self.text, [f[0] for f in findings])
         result = []
         for (_, kind, name, category, message), (line, column) in zip(
@@ -561,6 +563,24 @@ class _Scan:
                 message = f"no HIP equivalent known for {category} name '{name}'"
             result.append(Diagnostic(kind, line, column, name, category, message))  # type: ignore[arg-type]
         return tuple(result)
+
+    def _in_dead_branches(
+        self, findings: list[tuple[int, str, str, str, str]]
+    ) -> list[tuple[int, str, str, str, str]]:
+        """Warnings inside a branch no AMD compile takes (`#ifndef __HIP_PLATFORM_AMD__`) become
+        notes: hip-clang never sees that code."""
+        spans = amd_branches.dead_spans(self.text)
+        if not spans:
+            return findings
+        result = []
+        for offset, kind, name, category, message in findings:
+            branch = amd_branches.dead_branch(spans, offset) if kind != "note" else None
+            if branch is not None:
+                message = message or f"no HIP equivalent known for {category} name '{name}'"
+                message += f" (not compiled for AMD: under `{branch}`)"
+                kind = "note"
+            result.append((offset, kind, name, category, message))
+        return result
 
     def _user_defined_names(self) -> set[str]:
         # Every occurrence of an unconverted name outside comments and literals is already a
