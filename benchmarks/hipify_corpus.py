@@ -70,6 +70,7 @@ class Project:
     python_include: bool = False
     perl_only: tuple[str, ...] = ()
     min_compile: int = 0
+    url: str = ""  # the file's address on the index, where the manifest records it
 
     def root(self, cache: Path = CACHE) -> Path:
         """The unpacked package (its single top folder, for an sdist)."""

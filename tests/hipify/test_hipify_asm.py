@@ -47,3 +47,54 @@ def test_device_side_asm_is_reported(source):
 )
 def test_host_asm_is_quiet(source):
     assert _asm_findings(source) == []
+
+
+# Field corpus (issue 29, DeepSpeed's memory_access_utils.h): 54 PTX loads under `#ifdef
+# PTX_AVAILABLE` with a portable `#else`, all of them harmless on AMD, were warnings.
+_LANE_PTX = '  int id; asm volatile("mov.u32 %0, %%laneid;" : "=r"(id)); return id;\n'
+
+
+def _asm_kinds(source: str) -> list[str]:
+    return [d.kind for d in translate(source).diagnostics if d.category == "inline-ptx"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # a project macro with the project's own fallback
+        f"__device__ int lane() {{\n#ifdef PTX_AVAILABLE\n{_LANE_PTX}#else\n  return 0;\n#endif\n}}\n",
+        f"__device__ int lane() {{\n#if defined(USE_PTX) && X > 2\n{_LANE_PTX}#elif Y\n  return 1;\n#endif\n}}\n",
+        # in the #else of a test that AMD takes
+        f"__device__ int lane() {{\n#ifdef __HIP_PLATFORM_AMD__\n  return 0;\n#else\n{_LANE_PTX}#endif\n}}\n",
+    ],
+)
+def test_ptx_with_a_fallback_branch_is_a_note(source):
+    assert _asm_kinds(source) == ["note"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        f"__device__ int lane() {{\n{_LANE_PTX}}}\n",
+        # guarded, but with no other branch: nothing replaces it
+        f"__device__ int lane() {{\n#ifdef PTX_AVAILABLE\n{_LANE_PTX}#endif\n  return 0;\n}}\n",
+        # a branch every AMD compile takes (__CUDACC__ becomes __HIPCC__)
+        f"__device__ int lane() {{\n#ifdef __CUDACC__\n{_LANE_PTX}#else\n  return 0;\n#endif\n}}\n",
+        f"__device__ int lane() {{\n#if !defined(__HIP_PLATFORM_AMD__)\n  return 0;\n#else\n{_LANE_PTX}#endif\n}}\n",
+        # a nested group closed before the asm does not count as its fallback
+        f"__device__ int lane() {{\n#ifdef A\n  int a;\n#else\n  int b;\n#endif\n{_LANE_PTX}}}\n",
+    ],
+)
+def test_ptx_that_amd_compiles_stays_a_warning(source):
+    assert _asm_kinds(source) == ["hazard"]
+
+
+@pytest.mark.parametrize("defined", [False, True])
+def test_the_note_case_compiles_unless_the_project_defines_the_macro(tmp_path, defined):
+    from hipcc_compile import compile_for_gfx90a
+
+    source = f"__global__ void k(int* out) {{\n#ifdef PTX_AVAILABLE\n{_LANE_PTX.replace('return id;', 'out[0] = id;')}#else\n  out[0] = 0;\n#endif\n}}\n"
+    if defined:
+        source = "#define PTX_AVAILABLE\n" + source
+    answer = compile_for_gfx90a(translate(source).text, tmp_path)
+    assert (answer.returncode == 0) is (not defined), answer.stderr[-400:]

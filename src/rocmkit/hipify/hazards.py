@@ -74,6 +74,75 @@ def _inside_body(code: str, declaration_end: int, position: int) -> bool:
     return opened and depth > 0
 
 
+# One preprocessor conditional line; a directive continued with `\` is rare around asm.
+_BRANCH = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b([^\n]*)", re.MULTILINE)
+# Macros hip-clang defines in every AMD compile (and the CUDA ones rocmkit turns into them): a
+# branch selected by one of them is compiled for AMD.
+_AMD_DEFINED = frozenset(
+    {"__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIPCC__", "__HIP__", "__CUDACC__"}
+)
+_TESTED = re.compile(r"\A(!?)\s*(?:defined\s*\(?\s*)?(\w+)\s*\)?\s*(?://.*|/\*.*)?\Z")
+
+
+def ptx_fallback(code: str, start: int) -> str | None:
+    """The directive of the branch holding the asm at `start` when its `#if` group has another
+    branch (the project's own path for targets without PTX) and nothing says AMD compiles this
+    one; None when the asm is unconditional, alone in its group, or surely compiled for AMD."""
+    stack: list[list[tuple[str, str]]] = []  # open groups: their branches (keyword, condition)
+    for match in _BRANCH.finditer(code, 0, start):
+        keyword, condition = match.group(1), match.group(2).strip()
+        if keyword.startswith("if"):
+            stack.append([(keyword, condition)])
+        elif keyword == "endif":
+            if stack:
+                stack.pop()
+        elif stack:
+            stack[-1].append((keyword, condition))
+    if not stack:
+        return None
+    branches = stack[-1]
+    if len(branches) == 1 and not _has_later_branch(code, start):
+        return None
+    if _compiled_for_amd(branches):
+        return None
+    keyword, condition = branches[-1]
+    return f"#{keyword} {condition}".strip()
+
+
+def _has_later_branch(code: str, start: int) -> bool:
+    """Whether the innermost group open at `start` has an `#elif`/`#else` after it."""
+    depth = 0
+    for match in _BRANCH.finditer(code, start):
+        keyword = match.group(1)
+        if keyword.startswith("if"):
+            depth += 1
+        elif keyword == "endif":
+            if depth == 0:
+                return False
+            depth -= 1
+        elif depth == 0:
+            return True
+    return False
+
+
+def _compiled_for_amd(branches: list[tuple[str, str]]) -> bool:
+    """Whether the last branch is selected by a macro every AMD compile defines (`#ifdef
+    __HIP_PLATFORM_AMD__`), or is the `#else` of a test that such a macro is undefined."""
+    keyword, condition = branches[-1]
+    if keyword == "else":
+        keyword, condition = branches[0]
+        negated = keyword == "ifndef" or condition.startswith("!")
+        return len(branches) == 2 and negated and _tested(condition) in _AMD_DEFINED
+    if keyword == "ifndef" or condition.startswith("!"):
+        return False
+    return _tested(condition) in _AMD_DEFINED
+
+
+def _tested(condition: str) -> str | None:
+    match = _TESTED.match(condition)
+    return match.group(2) if match else None
+
+
 _WARP_SIZE_MESSAGE = (
     "warp size written as the literal 32; AMD CDNA wavefronts are 64 lanes (use warpSize)"
 )

@@ -17,6 +17,7 @@ from typing import Any, Literal, NamedTuple
 
 from rocmkit.hipify.guards import GuardTable
 from rocmkit.hipify.versions import (
+    absent_device_functions,
     hip_headers,
     hip_names,
     is_checked,
@@ -25,6 +26,7 @@ from rocmkit.hipify.versions import (
     library_source,
     resolve_version,
 )
+from rocmkit.hipify.warp import LOWERED
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -104,6 +106,8 @@ class MappingTable:
     namespace_members: dict[str, tuple[frozenset[str], str]] = field(default_factory=dict)
     # CUDA include path -> why it is not rewritten: its HIP header is missing from the target.
     unsupported_includes: dict[str, str] = field(default_factory=dict)
+    # CUDA device functions the target's headers do not declare (`__frcp_rd`): reported.
+    absent_device_functions: frozenset[str] = frozenset()
 
     def library_folders(self) -> frozenset[str]:
         """The first folder of every library header an include becomes (`rccl`, `hipcub`...),
@@ -115,7 +119,12 @@ class MappingTable:
         """Starts of every name worth looking up: the CUDA-looking two-letter prefixes, plus the
         whole name of the few table entries that start otherwise (`__CUDACC__`, `make_cuComplex`).
         Listing `__` or `ma` instead would send every `__global__` and `max` to Python code."""
-        names = [*self.identifiers, *self.unsupported, *self.namespaces]
+        names = [
+            *self.identifiers,
+            *self.unsupported,
+            *self.namespaces,
+            *self.absent_device_functions,
+        ]
         return sorted(set(_CUDA_PREFIXES) | {n for n in names if not n.startswith(_CUDA_PREFIXES)})
 
 
@@ -186,8 +195,11 @@ def table_for_version(source: MappingSource, version: str) -> MappingTable:
     hipcub = frozenset(n.removeprefix("hipcub::") for n in libraries if n.startswith("hipcub::"))
     members = {"hipcub": (hipcub, f"hipCUB's headers at {tag}")}
     includes, lacking = _includes_for(table.includes, shipped)
+    # the `*_sync` warp calls are lowered (warp.py), the mapped names translated: not absent
+    absent = absent_device_functions(shipped) - identifiers.keys() - unsupported.keys()
     return dataclasses.replace(
         table,
+        absent_device_functions=frozenset(absent - LOWERED.keys()),
         identifiers=identifiers,
         unsupported=unsupported,
         namespace_members=members,

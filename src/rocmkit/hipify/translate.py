@@ -19,6 +19,7 @@ from typing import Literal, NamedTuple
 
 from rocmkit.errors import UserError
 from rocmkit.hipify import (
+    amd_branches,
     arch,
     guards,
     hazards,
@@ -251,6 +252,12 @@ class _Scan:
         """A candidate name with no mapping: a namespace, a known gap, or an unconverted name."""
         if name in self.table.namespaces or name == "cuda":
             self._namespace(match, name)
+        elif name in self.table.absent_device_functions:
+            reason = (
+                f"a CUDA device function HIP {self.options.hip_version}'s headers do not declare; "
+                "use what HIP has (the round-to-nearest `_rn` form, a plain operator) or guard it"
+            )
+            self.findings.append((match.start(), "unsupported", name, DEVICE_FUNCTION, reason))
         elif name in self.table.unsupported:
             reason = self.table.unsupported[name]
             self.findings.append((match.start(), "unsupported", name, category_of(name), reason))
@@ -483,7 +490,15 @@ class _Scan:
         text = self.text
         lines_reported: set[tuple[int, str]] = set()  # (line start, rule code)
         for offset, rule, snippet in hazards.find_hazards(text):
-            if not self.in_protected(offset):
+            if self.in_protected(offset):
+                continue
+            branch = hazards.ptx_fallback(text, offset) if rule.code == "inline-ptx" else None
+            if branch is not None:
+                # the project wrote another branch for targets without PTX: a note, not a warning
+                message = f"{rule.message}; it sits under `{branch}`, whose group has another "
+                message += "branch: that one is compiled if the condition is false on AMD"
+                self.findings.append((offset, "note", snippet.strip(), rule.code, message))
+            else:
                 self.findings.append((offset, "hazard", snippet.strip(), rule.code, rule.message))
                 lines_reported.add((text.rfind("\n", 0, offset), rule.code))
         for offset, snippet, message, same_as in warpsize.findings(text, self.in_protected):
@@ -530,12 +545,15 @@ class _Scan:
     def _diagnostics(self) -> tuple[Diagnostic, ...]:
         if not self.findings:
             return ()
-        has_unconverted = any(kind == "unconverted" for _, kind, *_ in self.findings)
+        has_unconverted = any(_may_be_users(kind, cat) for _, kind, _, cat, _ in self.findings)
         user_defined = self._user_defined_names() if has_unconverted else set()
         self.defined_names = frozenset(user_defined)
         findings = [
-            f for f in sorted(self.findings) if f[1] != "unconverted" or f[2] not in user_defined
+            f
+            for f in sorted(self.findings)
+            if not _may_be_users(f[1], f[3]) or f[2] not in user_defined
         ]
+        findings = self._in_dead_branches(findings)
         positions = line_columns(self.text, [f[0] for f in findings])
         result = []
         for (_, kind, name, category, message), (line, column) in zip(
@@ -546,16 +564,43 @@ class _Scan:
             result.append(Diagnostic(kind, line, column, name, category, message))  # type: ignore[arg-type]
         return tuple(result)
 
+    def _in_dead_branches(
+        self, findings: list[tuple[int, str, str, str, str]]
+    ) -> list[tuple[int, str, str, str, str]]:
+        """Warnings inside a branch no AMD compile takes (`#ifndef __HIP_PLATFORM_AMD__`) become
+        notes: hip-clang never sees that code."""
+        spans = amd_branches.dead_spans(self.text)
+        if not spans:
+            return findings
+        result = []
+        for offset, kind, name, category, message in findings:
+            branch = amd_branches.dead_branch(spans, offset) if kind != "note" else None
+            if branch is not None:
+                message = message or f"no HIP equivalent known for {category} name '{name}'"
+                message += f" (not compiled for AMD: under `{branch}`)"
+                kind = "note"
+            result.append((offset, kind, name, category, message))
+        return result
+
     def _user_defined_names(self) -> set[str]:
         # Every occurrence of an unconverted name outside comments and literals is already a
         # finding, so one pass over the findings (not one scan of the text per name) suffices.
         defined: set[str] = set()
-        for offset, kind, name, *_ in self.findings:
-            if kind != "unconverted" or name in defined:
+        for offset, kind, name, category, _ in self.findings:
+            if not _may_be_users(kind, category) or name in defined:
                 continue
             if _DEFINITION_BEFORE.search(self.text, max(0, offset - 80), offset):
                 defined.add(name)
         return defined
+
+
+# A device-function name HIP lacks (`umin`, `mulhi`) may be the project's own function.
+DEVICE_FUNCTION = "device-function"
+
+
+def _may_be_users(kind: str, category: str) -> bool:
+    """Whether a finding's name may be one the file defines itself (then it is not reported)."""
+    return kind == "unconverted" or category == DEVICE_FUNCTION
 
 
 _START = itemgetter(0)
