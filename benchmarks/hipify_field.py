@@ -276,15 +276,29 @@ def write(run: ResultRun, side_name: str, side: dict[str, Any], path: Path) -> N
 
     document = run.record()
     previous = json.loads(path.read_text()) if path.exists() else {}
+    tools = tuple(side["tools"])
+    old_side = previous.get("details", {}).get(side_name, {})
+    kept = {t: c for t, c in old_side.get("tools", {}).items() if t not in tools}
     figures = {
-        k: v for k, v in previous.get("figures", {}).items() if not k.startswith(f"{side_name}.")
+        k: v
+        for k, v in previous.get("figures", {}).items()
+        if not k.startswith(f"{side_name}.") or any(k.startswith(f"{side_name}.{t}.") for t in kept)
     }
     document["figures"] = figures | document["figures"]
+    # A run of a subset of the tools (--tools) replaces those tools' figures and keeps the others';
+    # runs[] records when and where each run (all tools, or the subset) ran.
     runs = previous.get("runs", {})
-    runs[side_name] = {k: document[k] for k in ("started", "finished", "environment", "load")}
+    key = side_name if set(tools) == set(TOOLS) else f"{side_name} ({', '.join(tools)})"
+    runs[key] = {k: document[k] for k in ("started", "finished", "environment", "load")}
     document["runs"] = runs
     details = previous.get("details", {})
-    details[side_name] = side
+    merged = {**old_side, **side, "tools": kept | side["tools"]}
+    if "timing" in old_side and "timing" in side:
+        merged["timing"] = {
+            "files": side["timing"]["files"],
+            "cpu_s": {**old_side["timing"]["cpu_s"], **side["timing"]["cpu_s"]},
+        }
+    details[side_name] = merged
     document["details"] = details
     atomic_write_json(path, document)
     print(f"result: {path}")
