@@ -28,6 +28,7 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "cudnn-disabled": ("cudnn",),
     "warp-size-32": ("warp", "WARP", "Warp"),
     "cuda-extension": ("CUDAExtension",),
+    "nvml-call": ("nvmlInit",),  # NVML's first call: where an AMD machine loses the feature
     # The flags are only looked for in extension builds, so the build markers are the trigger.
     "nvcc-flags": ("cpp_extension", "BuildExtension", "CUDAExtension"),
 }
