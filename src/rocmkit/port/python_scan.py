@@ -67,6 +67,28 @@ _VENDOR_NAME = re.compile(r"(?i)(?:^|_)(?:is_?)?(?:hip|rocm|amd)(?:_|$|available
 # NVIDIA side by its own declaration; `_is_cuda()` / `current_platform.is_cuda()` called with no
 # argument asks for the platform (tensor.is_cuda, an attribute, is True on ROCm too and is not).
 _NVIDIA_FUNCTION = re.compile(r"(?i)(?:^|_)(?:nvidia|nvml|nvsmi|nvlink)(?:_|$)")
+# ... but only where the module has another vendor's side: a function or name for AMD/ROCm/HIP
+# (_check_amd_connectivity beside _check_nvidia_connectivity) or an AMD tool (rocm-smi, amdsmi).
+# A lone check_cuda_with_nvidia_smi() is the project's only GPU detection, not one side of two.
+_OTHER_VENDOR_DEF = re.compile(r"(?i)\bdef\s+\w*?(?:^|_)(?:amd|rocm|hip)(?:_|\b)")
+# A function named for an NVIDIA-only product (TensorRT, TensorRT-LLM: no ROCm build exists) is
+# that product's feature: the user reaches it only by asking for it (an export or inference target).
+_DEF_NAME = re.compile(r"\bdef\s+(\w+)")
+_ROCM_WORDS = frozenset({"rocm", "hip", "amd", "amdsmi"})
+_NVIDIA_WORDS = frozenset({"cuda", "nvidia", "nvml", "nvsmi", "nv"})
+
+
+def _without_vendor(name: str) -> tuple[str, ...]:
+    """A function name without its vendor words: cuda_platform_plugin and rocm_platform_plugin
+    are both ('platform', 'plugin'); a name with no vendor word gives () (matches nothing)."""
+    words = name.lower().strip("_").split("_")
+    rest = tuple(w for w in words if w not in _ROCM_WORDS and w not in _NVIDIA_WORDS)
+    return rest if len(rest) < len(words) else ()
+
+
+# A ROCm container image (rocm/pytorch:6.4..., rocm/dev-ubuntu-22.04:6.4): AMD's Docker Hub names.
+_ROCM_IMAGE = re.compile(r"(?<![\w/.-])rocm/[\w.-]+:")
+_NVIDIA_PRODUCT_FUNCTION = re.compile(r"(?i)(?:^|_)(?:tensorrt|trt|trtllm)(?:_|$)")
 _IS_CUDA_CALL = re.compile(r"(?i)^_*is_?(?:cuda|nvidia)(?:_platform|_available)?$")
 _VENDOR_WORDS = frozenset({"amd", "rocm", "hip", "nvidia", "cuda", "advanced micro devices"})
 _EXIT_CALLS = frozenset({"exit", "_exit", "SystemExit", "abort"})
@@ -344,6 +366,26 @@ class _Visitor:
         self.own = own
         self.vendor_possible = any(t in text for t in VENDOR_TOKENS)
         self.lines = text.splitlines() if self.vendor_possible else []
+        self.other_vendor_side = bool(
+            self.vendor_possible and (_AMD_TOOL_TEXT.search(text) or _OTHER_VENDOR_DEF.search(text))
+        )
+        # Imports of rules that name a lazy-import note (TensorRT) made inside a function.
+        self.lazy_modules = tuple(
+            m for m, r in rules.imports.items() if r.lazy_import_note and m in text
+        )
+        self.lazy: set[int] = set()
+        # Functions named for ROCm/AMD (rocm_platform_plugin), by their name without the vendor
+        # word: cuda_platform_plugin beside them is the NVIDIA side of a dispatch by name.
+        self.rocm_functions = (
+            {
+                _without_vendor(n)
+                for n in _DEF_NAME.findall(text)
+                if any(t in _ROCM_WORDS for t in n.lower().split("_")) and _without_vendor(n)
+            }
+            if self.vendor_possible
+            else set()
+        )
+        self.rocm_image = "rocm/" in text and bool(_ROCM_IMAGE.search(text))
         self.gated = False  # the node being handled is on one side of a vendor switch
         self.gate_children: set[int] = set()  # children a handler put behind a switch
         self.tested: set[int] = set()  # torch.version.cuda nodes used as a truth value
@@ -474,7 +516,8 @@ class _Visitor:
     def visit_bool_op(self, node: ast.BoolOp) -> None:
         for value in node.values:
             self._truth_test(value)
-        if self.vendor_possible and not self.gated and isinstance(node.op, ast.And):
+        # `is_hip and X` / `bool(torch.version.hip) or X`: X runs on one vendor only either way.
+        if self.vendor_possible and not self.gated:
             for i, value in enumerate(node.values):
                 if self.is_vendor_test(value):
                     self.gate_children.update(id(v) for v in node.values[i + 1 :])
@@ -596,6 +639,11 @@ class _Visitor:
         )
         if rule is None:
             return
+        if id(node) in self.lazy and rule.lazy_import_note and not self.gated:
+            line, column = node.lineno, node.col_offset + 1  # type: ignore[attr-defined]
+            evidence = f"import {module}  ({rule.lazy_import_note})"
+            self.hits.append(hit(line, column, rule, evidence, "info"))
+            return
         if id(node) in self.optional and rule.severity != "info":
             line, column = node.lineno, node.col_offset + 1  # type: ignore[attr-defined]
             evidence = f"import {module}  (optional: inside try/except ImportError)"
@@ -630,10 +678,31 @@ class _Visitor:
         for rule in self.rules.text_rules:
             if "python" in rule.files and any(t in value for t in rule.triggers):
                 assert rule.pattern is not None
-                if rule.pattern.search(value):
-                    self.add(node, rule, repr(value))
+                match = rule.pattern.search(value)
+                if match:
+                    self._string_match(node, rule, value, match)
         if self.builds_extension and _NVCC_FLAG.match(value):
             self.add(node, "nvcc-flags", repr(value))
+
+    def _string_match(
+        self, node: ast.Constant, rule: Rule, value: str, match: re.Match[str]
+    ) -> None:
+        """A text rule matched inside a string literal. In a multi-line string (a Dockerfile or
+        script the project writes out) the finding is at the matched line; an image of the
+        NVIDIA variant is info when the same module also writes a ROCm image (rocm/...:tag)."""
+        if "\n" not in value:
+            self.add(node, rule, repr(value))
+            return
+        start = value.rfind("\n", 0, match.start()) + 1
+        end = value.find("\n", match.end())
+        shown = value[start : end if end >= 0 else len(value)].strip()
+        line = node.lineno + value.count("\n", 0, match.start())
+        place = ast.Constant(value=shown, lineno=line, col_offset=0)
+        if rule.id == "cuda-image" and self.rocm_image:
+            why = "a ROCm image is written beside it in this module"
+            self.hits.append(hit(line, 1, rule, f"{shown}  ({why})", "info"))
+            return
+        self.add(place, rule, shown)
 
     # -- torch.version.cuda, cudnn settings, warp size ----------------------------------------
     def visit_attribute(self, node: ast.Attribute) -> None:
@@ -666,7 +735,12 @@ class _Visitor:
         self.displayed.add(id(node.value))
 
     def visit_dict(self, node: ast.Dict) -> None:
-        self.recorded.update(id(v) for v in node.values)
+        for value in node.values:
+            # {"CUDA": torch.version.cuda if cuda else None}: still only recorded.
+            while isinstance(value, ast.IfExp):
+                self.recorded.add(id(value.orelse))
+                value = value.body
+            self.recorded.add(id(value))
 
     def visit_call(self, node: ast.Call) -> None:
         name = _call_name(node.func)
@@ -676,6 +750,11 @@ class _Visitor:
             self.capability_calls.append((node, self.gated))
         elif name == "CUDAExtension":
             self.add(node, "cuda-extension", f"{_dotted(node.func)}(...)")
+        elif name.startswith("nvmlInit"):
+            # NVML must be initialised before any query (NVML API reference, nvmlInit_v2): the
+            # call is where an AMD machine loses the feature, whether or not the import was
+            # optional (pynvml installs on ROCm; nvmlInit raises NVMLError_LibraryNotFound).
+            self.add(node, "nvml-call", f"{_dotted(node.func) or name}()  (NVML sees no AMD GPU)")
         for keyword in node.keywords:
             if keyword.arg and _WARP_NAME.match(keyword.arg) and _is_32(keyword.value):
                 self.add(keyword.value, "warp-size-32", f"{keyword.arg}=32")
@@ -762,8 +841,16 @@ class _Visitor:
         if self.reads_capability:
             self.functions.append((node.lineno, node.end_lineno or node.lineno))
         self.visit_body(node)
-        if _NVIDIA_FUNCTION.search(node.name):
+        if (
+            (_NVIDIA_FUNCTION.search(node.name) and self.other_vendor_side)
+            or _NVIDIA_PRODUCT_FUNCTION.search(node.name)
+            or (self.rocm_functions and _without_vendor(node.name) in self.rocm_functions)
+        ):
             self.gate_children.update(id(s) for s in node.body)
+        if self.lazy_modules:
+            self.lazy.update(
+                id(n) for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom))
+            )
         args = node.args
         positional = [*args.posonlyargs, *args.args]
         pairs = list(

@@ -1,0 +1,230 @@
+"""Issue 26, third round: general mechanisms behind the false positives and misses of the seen
+corpus parts. Each has a case where it applies and one where it must not (a real hazard next to
+the structure is still found), on small synthetic trees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rocmkit.port import PortConfig, scan_project
+
+_PTX = '__global__ void k(int *x) {\n  asm volatile("mov.u32 %0, %%laneid;" : "=r"(x[0]));\n}\n'
+
+
+def _scan(root: Path, files: dict[str, str]):  # type: ignore[no-untyped-def]
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+    return scan_project(PortConfig(path=root, show_info=True))
+
+
+def _rows(report) -> set[tuple[str, str, str]]:  # type: ignore[no-untyped-def]
+    return {(f.path, f.rule_id, f.severity) for f in report.findings}
+
+
+def _by_path(report, path: str):  # type: ignore[no-untyped-def]
+    return [f for f in report.findings if f.path == path]
+
+
+# -- a cuda/ folder with a hip/ sibling, at any depth ---------------------------------------------
+
+
+def test_files_deep_in_a_cuda_folder_beside_a_hip_folder_are_info(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            "ext/cuda/marlin/kernel.cu": _PTX,
+            "ext/hip/unpack.cu": "__global__ void k() {}\n",
+            "ext/common/fast.cu": _PTX,  # beside the structure, not in it: still an error
+        },
+    )
+    deep = _by_path(report, "ext/cuda/marlin/kernel.cu")
+    assert [f.severity for f in deep] == ["info"]
+    assert "has a ROCm counterpart: ext/hip/" in deep[0].note
+    assert ("ext/common/fast.cu", "cuda-inline-ptx", "error") in _rows(report)
+
+
+def test_a_cuda_folder_with_no_rocm_sibling_keeps_its_findings(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"ext/cuda/marlin/kernel.cu": _PTX, "ext/cpu/x.cpp": "int x;\n"})
+    assert ("ext/cuda/marlin/kernel.cu", "cuda-inline-ptx", "error") in _rows(report)
+
+
+# -- short-circuit vendor tests: `torch.version.hip or ...` -------------------------------------
+
+_BF16 = "import torch\n\ndef bf16():\n    return {test}\n"
+
+
+def test_a_capability_test_after_a_hip_test_in_an_or_is_info(tmp_path: Path) -> None:
+    test = "bool(torch.version.hip) or torch.cuda.get_device_capability()[0] >= 8"
+    report = _scan(tmp_path, {"m.py": _BF16.format(test=test)})
+    assert _rows(report) == {("m.py", "device-capability", "info")}
+
+
+def test_a_capability_test_before_a_plain_or_stays_a_warning(tmp_path: Path) -> None:
+    test = "torch.cuda.get_device_capability()[0] >= 9 or FORCE_FP8"
+    report = _scan(tmp_path, {"m.py": _BF16.format(test=test)})
+    assert _rows(report) == {("m.py", "device-capability", "warn")}
+
+
+# -- NVML: the requirement installs, the call is the hazard -------------------------------------
+
+
+def test_an_optional_nvml_import_with_an_unconditional_init_is_a_warning_at_the_call(
+    tmp_path: Path,
+) -> None:
+    source = (
+        "class GPUInfo:\n"
+        "    def __init__(self):\n"
+        "        try:\n"
+        "            import pynvml\n"
+        "            pynvml.nvmlInit()\n"
+        "        except Exception:\n"
+        "            pass\n"
+    )
+    report = _scan(tmp_path, {"pick.py": source, "requirements.txt": "nvidia-ml-py>=12\n"})
+    warned = [f for f in report.findings if f.severity == "warn"]
+    assert [(f.path, f.rule_id, f.line) for f in warned] == [("pick.py", "nvml", 5)]
+    requirement = _by_path(report, "requirements.txt")
+    assert [f.severity for f in requirement] == ["info"]
+    assert "installs on ROCm" in requirement[0].evidence
+
+
+def test_an_nvml_init_on_the_cuda_side_of_a_vendor_switch_is_info(tmp_path: Path) -> None:
+    source = (
+        "import torch\n\n"
+        "def energy():\n"
+        "    if torch.version.hip:\n"
+        "        import amdsmi\n"
+        "        return amdsmi.amdsmi_init()\n"
+        "    else:\n"
+        "        import pynvml\n"
+        "        pynvml.nvmlInit()\n"
+    )
+    report = _scan(tmp_path, {"energy.py": source})
+    assert {f.severity for f in report.findings} == {"info"}
+
+
+# -- a function named for a vendor is one side only if the other side exists --------------------
+
+_SMI = (
+    "import subprocess\n\n"
+    "def check_cuda_with_nvidia_smi():\n"
+    "    out = subprocess.check_output(['nvidia-smi', '-L'])\n"
+    "    return len(out.splitlines())\n"
+)
+
+
+def test_a_lone_nvidia_named_gpu_detection_is_a_warning(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"connector.py": _SMI})
+    assert _rows(report) == {("connector.py", "nvidia-smi", "warn")}
+
+
+def test_an_nvidia_named_function_beside_an_amd_one_is_gated(tmp_path: Path) -> None:
+    amd = "\ndef check_amd_with_rocm_smi():\n    return subprocess.check_output(['rocm-smi'])\n"
+    report = _scan(tmp_path, {"connector.py": _SMI + amd})
+    assert _rows(report) == {("connector.py", "nvidia-smi", "info")}
+
+
+_PLUGIN = (
+    "def cuda_platform_plugin():\n    import pynvml\n    pynvml.nvmlInit()\n    return 'cuda'\n"
+)
+
+
+def test_a_cuda_named_function_beside_its_rocm_twin_is_gated(tmp_path: Path) -> None:
+    rocm = "\ndef rocm_platform_plugin():\n    import amdsmi\n    return 'rocm'\n"
+    report = _scan(tmp_path, {"platforms.py": _PLUGIN + rocm})
+    assert {f.severity for f in report.findings} == {"info"}
+
+
+def test_a_cuda_named_function_without_a_rocm_twin_is_not_gated(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"platforms.py": _PLUGIN})
+    assert ("platforms.py", "nvml", "warn") in _rows(report)
+
+
+# -- a Dockerfile written by a Python program ----------------------------------------------------
+
+_TEMPLATE = (
+    'CUDA_TEMPLATE = """# base\nFROM nvidia/cuda:12.4.1-base-ubuntu22.04\nRUN pip install x\n"""\n'
+)
+
+
+def test_a_cuda_image_in_a_python_dockerfile_template_is_found_at_its_line(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"docker_builder.py": _TEMPLATE})
+    (finding,) = report.findings
+    assert (finding.rule_id, finding.severity, finding.line) == ("cuda-image", "error", 2)
+    assert finding.evidence.startswith("FROM nvidia/cuda:12.4.1")
+
+
+def test_a_cuda_template_beside_a_rocm_template_is_info(tmp_path: Path) -> None:
+    rocm = 'ROCM_TEMPLATE = """FROM rocm/pytorch:rocm6.4_ubuntu22.04_py3.10\n"""\n'
+    report = _scan(tmp_path, {"docker_builder.py": _TEMPLATE + rocm})
+    assert _rows(report) == {("docker_builder.py", "cuda-image", "info")}
+
+
+# -- TensorRT: an optional export target ---------------------------------------------------------
+
+
+def test_tensorrt_imported_inside_an_export_function_is_info(tmp_path: Path) -> None:
+    source = (
+        "import torch\n\n"
+        "def export_engine(model):\n"
+        "    import tensorrt as trt\n"
+        "    return trt.Builder\n\n"
+        "def check_tensorrt():\n"
+        "    major = torch.version.cuda.split('.')[0]\n"
+        "    return f'tensorrt-cu{major}'\n"
+    )
+    report = _scan(tmp_path, {"export.py": source})
+    assert {f.severity for f in report.findings} == {"info"}
+    tensorrt = [f for f in report.findings if f.rule_id == "tensorrt"]
+    assert "TensorRT feature" in tensorrt[0].evidence
+
+
+def test_tensorrt_imported_at_module_level_and_a_plain_version_split_stay(tmp_path: Path) -> None:
+    source = (
+        "import tensorrt as trt\nimport torch\n\n"
+        "def wheel_tag():\n"
+        "    return torch.version.cuda.split('.')[0]\n"
+    )
+    report = _scan(tmp_path, {"serve.py": source})
+    assert _rows(report) == {
+        ("serve.py", "tensorrt", "error"),
+        ("serve.py", "torch-version-cuda", "warn"),
+    }
+
+
+# -- a version recorded in a dict through a conditional expression ------------------------------
+
+
+def test_a_cuda_version_recorded_in_a_dict_behind_a_condition_is_info(tmp_path: Path) -> None:
+    source = "import torch\n\ninfo = {'CUDA': torch.version.cuda if torch.cuda.is_available() else None}\n"
+    report = _scan(tmp_path, {"env.py": source})
+    assert _rows(report) == {("env.py", "torch-version-cuda", "info")}
+
+
+# -- files named for another accelerator or for NVIDIA-only hardware -----------------------------
+
+
+def test_requirements_for_another_accelerator_are_info(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path,
+        {"requirements/npu.txt": "torch==2.7.1\n", "requirements/base.txt": "torch==2.7.1\n"},
+    )
+    assert _rows(report) == {
+        ("requirements/npu.txt", "torch-pypi-pin", "info"),
+        ("requirements/base.txt", "torch-pypi-pin", "warn"),
+    }
+    (npu,) = _by_path(report, "requirements/npu.txt")
+    assert "another accelerator" in npu.note
+
+
+def test_a_dockerfile_named_for_blackwell_is_info_and_a_plain_one_is_not(tmp_path: Path) -> None:
+    image = "FROM nvidia/cuda:12.8.0-devel-ubuntu22.04\n"
+    report = _scan(
+        tmp_path, {"docker/Dockerfile-cloud-blackwell": image, "docker/Dockerfile": image}
+    )
+    assert _rows(report) == {
+        ("docker/Dockerfile-cloud-blackwell", "cuda-base-image", "info"),
+        ("docker/Dockerfile", "cuda-base-image", "error"),
+    }
