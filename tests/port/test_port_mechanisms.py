@@ -228,3 +228,19 @@ def test_a_dockerfile_named_for_blackwell_is_info_and_a_plain_one_is_not(tmp_pat
         ("docker/Dockerfile-cloud-blackwell", "cuda-base-image", "info"),
         ("docker/Dockerfile", "cuda-base-image", "error"),
     }
+
+
+def test_a_cuda_version_stored_through_a_conditional_and_printed_is_not_a_warning(
+    tmp_path: Path,
+) -> None:
+    printed = (
+        "import torch\n\n"
+        "def report():\n"
+        "    v = torch.version.cuda if torch.cuda.is_available() else 'n/a'\n"
+        "    print(f'CUDA version: {v}')\n"
+    )
+    split = printed.replace("print(f'CUDA version: {v}')", "return v.split('.')[0]")
+    quiet = _scan(tmp_path / "a", {"env.py": printed})
+    loud = _scan(tmp_path / "b", {"env.py": split})
+    assert not [f for f in quiet.findings if f.severity != "info"]
+    assert _rows(loud) == {("env.py", "torch-version-cuda", "warn")}

@@ -770,14 +770,10 @@ class _Visitor:
                 self.env_names.add(targets[0].id)
             elif self.is_vendor_test(node.value):
                 self.vendor_names.add(targets[0].id)
-        if (
-            isinstance(node.value, ast.Attribute)
-            and node.value.attr == "cuda"
-            and len(targets) == 1
-            and isinstance(targets[0], ast.Name)
-            and _dotted(node.value.value) == "torch.version"
-        ):
-            self.stored.add(id(node.value))
+        version = _version_cuda_in(node.value)
+        if version is not None and len(targets) == 1 and isinstance(targets[0], ast.Name):
+            # `v = torch.version.cuda` (or `... if available else "n/a"`): judged where v is used
+            self.stored.add(id(version))
             self.cuda_names[targets[0].id] = node
         elif isinstance(targets[0], ast.Name) and targets[0].id in self.cuda_names:
             del self.cuda_names[targets[0].id]  # reassigned: no longer the version
@@ -907,6 +903,20 @@ def _children(node: ast.AST) -> Iterator[ast.AST]:
             yield from (v for v in value if isinstance(v, ast.AST))
         elif isinstance(value, ast.AST):
             yield value
+
+
+def _version_cuda_in(value: ast.AST | None) -> ast.Attribute | None:
+    """The torch.version.cuda of `torch.version.cuda` or of a branch of `a if test else b`."""
+    while isinstance(value, ast.IfExp):
+        body, orelse = value.body, value.orelse
+        value = body if _version_cuda_in(body) is not None else orelse
+    if (
+        isinstance(value, ast.Attribute)
+        and value.attr == "cuda"
+        and _dotted(value.value) == "torch.version"
+    ):
+        return value
+    return None
 
 
 def _none_test_of_version_cuda(test: ast.AST) -> ast.Attribute | None:
