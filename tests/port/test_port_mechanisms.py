@@ -244,3 +244,32 @@ def test_a_cuda_version_stored_through_a_conditional_and_printed_is_not_a_warnin
     loud = _scan(tmp_path / "b", {"env.py": split})
     assert not [f for f in quiet.findings if f.severity != "info"]
     assert _rows(loud) == {("env.py", "torch-version-cuda", "warn")}
+
+
+# -- a module the project loads only under `if torch.version.cuda:` -----------------------------
+
+_GATED_INIT = "import torch\n\nif torch.version.cuda:\n    from .cuda import *\nelse:\n    from .cpu import *\n"
+_EXTENSION = {
+    "pkg/__init__.py": "",
+    "pkg/ext/cuda/__init__.py": "import torch\nCAP = torch.cuda.get_device_capability()[0] >= 9\n",
+    "pkg/ext/cuda/kernel.cu": _PTX,
+    "pkg/ext/cpu/__init__.py": "",
+}
+
+
+def test_a_module_imported_only_under_a_cuda_test_is_info(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {**_EXTENSION, "pkg/ext/__init__.py": _GATED_INIT})
+    assert {f.severity for f in report.findings} == {"info"}
+    assert all("loaded only on a CUDA torch" in f.note for f in report.findings)
+    assert "pkg/ext/__init__.py:4" in report.findings[0].note
+
+
+def test_a_gated_module_imported_elsewhere_or_behind_a_device_test_keeps_its_findings(
+    tmp_path: Path,
+) -> None:
+    also = {"pkg/model.py": "from pkg.ext.cuda import CAP\n"}
+    report = _scan(tmp_path / "a", {**_EXTENSION, "pkg/ext/__init__.py": _GATED_INIT, **also})
+    assert ("pkg/ext/cuda/kernel.cu", "cuda-inline-ptx", "error") in _rows(report)
+    by_device = _GATED_INIT.replace("torch.version.cuda", "torch.cuda.is_available()")
+    report = _scan(tmp_path / "b", {**_EXTENSION, "pkg/ext/__init__.py": by_device})
+    assert ("pkg/ext/cuda/kernel.cu", "cuda-inline-ptx", "error") in _rows(report)

@@ -17,6 +17,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from rocmkit.port.vendor_loading import CudaLoading
+
 # Name tokens (split on - _ . and path separators) that mark a vendor variant of a file.
 ROCM_TOKENS = frozenset({"rocm", "hip", "amd", "mi300", "mi300x", "mi250", "mi200", "mi355"})
 NVIDIA_TOKENS = frozenset({"cuda", "nvidia", "cu", "gpu", "nv"})
@@ -55,6 +57,8 @@ class ProjectContext:
     counterparts: dict[str, str] = field(default_factory=dict)  # rel path -> ROCm variant
     cuda_only_sources: dict[str, str] = field(default_factory=dict)  # rel path -> where decided
     dispatched_dirs: frozenset[str] = frozenset()  # NVIDIA DSL folders reached only at run time
+    # Modules imported only under `if torch.version.cuda:` (asked lazily, per file with findings)
+    cuda_loading: CudaLoading | None = field(default=None, compare=False)
 
     def note_for(self, rel: str) -> str:
         """Why every finding of this file is info, or '' when it is not."""
@@ -83,7 +87,7 @@ class ProjectContext:
         hardware = next((t for t in _tokens(parts[-1]) if t in NVIDIA_HARDWARE_TOKENS), "")
         if hardware:
             return f"built for NVIDIA {hardware} GPUs by its name ({parts[-1]})"
-        return ""
+        return self.cuda_loading.note_for(rel) if self.cuda_loading is not None else ""
 
 
 def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectContext:
@@ -129,6 +133,7 @@ def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectCo
         counterparts=counterparts,
         cuda_only_sources=cuda_only,
         dispatched_dirs=dispatched_dsl_dirs(files),
+        cuda_loading=CudaLoading(files),
     )
 
 
