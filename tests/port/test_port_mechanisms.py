@@ -273,3 +273,28 @@ def test_a_gated_module_imported_elsewhere_or_behind_a_device_test_keeps_its_fin
     by_device = _GATED_INIT.replace("torch.version.cuda", "torch.cuda.is_available()")
     report = _scan(tmp_path / "b", {**_EXTENSION, "pkg/ext/__init__.py": by_device})
     assert ("pkg/ext/cuda/kernel.cu", "cuda-inline-ptx", "error") in _rows(report)
+
+
+# -- capability: a chip's tuning table is not a feature floor ------------------------------------
+
+_TILES = (
+    "import torch\n\n"
+    "def block_size(device):\n"
+    "    major, minor = torch.cuda.get_device_capability(device)\n"
+    "    is_sm8x = major == 8 and minor > 0\n"
+    "    is_sm90 = major == 9 and minor == 0\n"
+    "    return 64 if is_sm8x or is_sm90 else 128\n"
+)
+
+
+def test_a_per_chip_tuning_table_on_major_and_minor_is_info(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"tiles.py": _TILES})
+    (finding,) = report.findings
+    assert (finding.rule_id, finding.severity) == ("device-capability", "info")
+    assert "check what the branch picks" in finding.evidence
+
+
+def test_a_feature_floor_on_the_unpacked_major_stays_a_warning(tmp_path: Path) -> None:
+    floor = _TILES.replace("is_sm90 = major == 9 and minor == 0", "is_sm90 = major >= 9")
+    report = _scan(tmp_path, {"tiles.py": floor})
+    assert _rows(report) == {("tiles.py", "device-capability", "warn")}

@@ -412,6 +412,7 @@ class _Visitor:
         # CUDA version or capability there is harmless, so those are not findings.
         self.displayed: set[int] = set()
         self.disabling: set[int] = set()  # capability compares whose branch only returns False
+        self.importing: set[int] = set()  # compares whose `if` body imports a module
         # Names holding torch.version.cuda (`v = torch.version.cuda`) -> the assignment; a use
         # of the name as a value is the finding, at the assignment.
         self.cuda_names: dict[str, ast.AST] = {}
@@ -499,6 +500,10 @@ class _Visitor:
         attribute = _none_test_of_version_cuda(node.test)
         if attribute is not None and node.body and _exits(node.body[-1]):
             self.rejects.add(id(attribute))
+        if self.reads_capability and any(
+            isinstance(n, (ast.Import, ast.ImportFrom)) for s in node.body for n in ast.walk(s)
+        ):
+            self.importing.update(id(n) for n in ast.walk(node.test) if isinstance(n, ast.Compare))
         if _returns_off(node.body):
             # `if cap >= (9, 0): return False`: a misfire only turns a path off on AMD.
             self.disabling.update(id(n) for n in ast.walk(node.test) if isinstance(n, ast.Compare))
@@ -779,9 +784,7 @@ class _Visitor:
             del self.cuda_names[targets[0].id]  # reassigned: no longer the version
         call = _capability_call(node.value) if self.reads_capability and node.value else None
         if call is not None:
-            self.stored_as[id(call)] = [
-                n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)
-            ]
+            self.stored_as[id(call)] = [n for t in targets for n in _capability_names(t)]
         for target in targets:
             dotted = _dotted(target)
             if ".cudnn." in f".{dotted}" and isinstance(target, ast.Attribute):
@@ -800,10 +803,23 @@ class _Visitor:
         for name in self.stored_as.get(id(node), ()):
             compares += [c for c in self.compares.get(name, ()) if first <= c.lineno <= last]
         verdicts = ["safe" if id(c) in self.disabling else _capability_verdict(c) for c in compares]
+        # An equality whose branch imports something loads that chip's code on an AMD GPU.
+        verdicts = [
+            "warn" if v == "unsure" and id(c) in self.importing else v
+            for v, c in zip(verdicts, compares, strict=True)
+        ]
         if not compares:
             self.add_at(node, "device-capability", shown + "  (read, never compared)", "info")
         elif any(v == "warn" for v in verdicts):
             self.add(node, "device-capability", shown + "  (compared with an Ada/Hopper threshold)")
+        elif any(v == "unsure" for v in verdicts):
+            self.add_at(
+                node,
+                "device-capability",
+                shown + "  (equated with a Hopper SM: MI200 reports (9, 0) too; check what the"
+                " branch picks)",
+                "info",
+            )
         else:
             self.add_at(
                 node,
@@ -1017,6 +1033,15 @@ def _reads_env(value: ast.AST) -> bool:
     return False
 
 
+def _capability_names(target: ast.AST) -> list[str]:
+    """Names a capability is stored in whose comparisons carry the verdict: in `major, minor =
+    ...` only the major (the minor alone decides nothing: AMD's minor sits beside a gfx major)."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        first = target.elts[0] if target.elts else None
+        return [first.id] if isinstance(first, ast.Name) else []
+    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
 def _capability_call(node: ast.AST) -> ast.Call | None:
     """The get_device_capability() call of `call`, `call[0]` or `call()[0] * 10 + ...`."""
     while isinstance(node, (ast.Subscript, ast.BinOp)):
@@ -1061,7 +1086,9 @@ def _capability_verdict(compare: ast.Compare) -> str:
     for op in compare.ops:
         if isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
             if any(v >= 9 for v in values):
-                return "warn"
+                # One chip's SM (Hopper's (9, 0)), which MI200 also reports: usually a per-chip
+                # tuning choice (a tile size, a heuristic); what the branch picks decides.
+                return "unsure"
             continue
         below = isinstance(op, (ast.Lt, ast.LtE)) != constant_left  # capability < threshold
         if not below or any(v >= _CAPABILITY_SAFE_BELOW for v in values):
