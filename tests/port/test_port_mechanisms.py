@@ -298,3 +298,30 @@ def test_a_feature_floor_on_the_unpacked_major_stays_a_warning(tmp_path: Path) -
     floor = _TILES.replace("is_sm90 = major == 9 and minor == 0", "is_sm90 = major >= 9")
     report = _scan(tmp_path, {"tiles.py": floor})
     assert _rows(report) == {("tiles.py", "device-capability", "warn")}
+
+
+# -- uv's torch backend picks the PyTorch index ---------------------------------------------------
+
+
+def test_a_cuda_uv_torch_backend_and_its_default_are_found(tmp_path: Path) -> None:
+    dockerfile = (
+        "FROM rocm/dev-ubuntu-22.04:6.4\n"
+        'ARG TORCH_BACKEND="cu130"\n'
+        "RUN UV_TORCH_BACKEND=$TORCH_BACKEND uv pip install torch==2.9.0\n"
+    )
+    script = "uv pip install --torch-backend cu128 torch\n"
+    report = _scan(tmp_path, {"Dockerfile": dockerfile, "setup.sh": script})
+    found = {(f.path, f.rule_id, f.severity, f.lines) for f in report.findings}
+    assert ("Dockerfile", "torch-cuda-index", "error", (2, 3)) in found
+    assert ("setup.sh", "torch-cuda-index", "error", (1,)) in found
+
+
+def test_a_rocm_or_auto_uv_torch_backend_is_not_a_finding(tmp_path: Path) -> None:
+    script = (
+        "# uv pip install --torch-backend cu128 torch\n"
+        "TORCH_BACKEND=${TORCH_BACKEND:-rocm6.4}\n"
+        'uv pip install --torch-backend "$TORCH_BACKEND" torch\n'
+        "uv pip install --torch-backend=auto torchvision\n"
+    )
+    report = _scan(tmp_path, {"setup.sh": script})
+    assert report.findings == ()
