@@ -325,3 +325,21 @@ def test_a_rocm_or_auto_uv_torch_backend_is_not_a_finding(tmp_path: Path) -> Non
     )
     report = _scan(tmp_path, {"setup.sh": script})
     assert report.findings == ()
+
+
+# -- a file scanned alone keeps its folder's meaning ---------------------------------------------
+
+
+def test_a_file_scanned_alone_in_an_nvidia_only_folder_is_info(tmp_path: Path) -> None:
+    setup = (
+        "from torch.utils.cpp_extension import CUDAExtension\n"
+        "flags = ['-gencode', 'arch=compute_90a,code=sm_90a']\n"
+    )
+    for folder in ("hopper", "build"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "setup.py").write_text(setup)
+    hopper = scan_project(PortConfig(path=tmp_path / "hopper" / "setup.py", show_info=True))
+    plain = scan_project(PortConfig(path=tmp_path / "build" / "setup.py", show_info=True))
+    assert {f.severity for f in hopper.findings} == {"info"}
+    assert "NVIDIA-only part of the project (hopper/)" in hopper.findings[0].note
+    assert "warn" in {f.severity for f in plain.findings}

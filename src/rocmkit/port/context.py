@@ -59,6 +59,7 @@ class ProjectContext:
     dispatched_dirs: frozenset[str] = frozenset()  # NVIDIA DSL folders reached only at run time
     # Modules imported only under `if torch.version.cuda:` (asked lazily, per file with findings)
     cuda_loading: CudaLoading | None = field(default=None, compare=False)
+    outer: tuple[str, ...] = ()  # the folder of a file scanned alone
 
     def note_for(self, rel: str) -> str:
         """Why every finding of this file is info, or '' when it is not."""
@@ -68,7 +69,8 @@ class ProjectContext:
         built = self.cuda_only_sources.get(rel)
         if built:
             return f"built only for CUDA ({built}: the ROCm build leaves it out)"
-        parts = rel.split("/")
+        # One file scanned alone (port hopper/setup.py): its folder still says what it is for.
+        parts = [*self.outer, *rel.split("/")]
         for i, part in enumerate(parts[:-1]):
             if part.lower() in NVIDIA_ONLY_DIRS:
                 return f"NVIDIA-only part of the project ({part}/)"
@@ -134,6 +136,9 @@ def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectCo
         cuda_only_sources=cuda_only,
         dispatched_dirs=dispatched_dsl_dirs(files),
         cuda_loading=CudaLoading(files),
+        outer=(os.path.basename(os.path.dirname(os.path.abspath(root))),)
+        if os.path.isfile(root)
+        else (),
     )
 
 
