@@ -26,7 +26,7 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "device-capability": ("get_device_capability",),
     "cudnn-setting": ("cudnn",),
     "cudnn-disabled": ("cudnn",),
-    "warp-size-32": ("warp", "WARP", "Warp"),
+    "warp-size-32": ("warp", "WARP", "Warp", "wavefront", "WAVEFRONT", "Wavefront"),
     "cuda-extension": ("CUDAExtension",),
     "nvml-call": ("nvmlInit",),  # NVML's first call: where an AMD machine loses the feature
     # The flags are only looked for in extension builds, so the build markers are the trigger.
@@ -129,7 +129,8 @@ def python_triggers(rules: RuleSet) -> tuple[str, ...]:
 # unrelated code (`num_warps` for "warp", a docstring naming a package), a regex confirms that the
 # construct a rule matches is there before the file is parsed.
 _WARP_CONFIRM = re.compile(
-    r"(?i)(?:warp_?size|threads_per_warp|lanes_per_warp)[\w\]\[ .'\":]*=\s*32\b"
+    r"(?i)(?:warp_?size|threads_per_warp|lanes_per_warp|wavefront_?size)[\w\]\[ .'\":]*=\s*"
+    r"[\"']?32\b"
 )
 
 
