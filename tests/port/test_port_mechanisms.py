@@ -343,3 +343,33 @@ def test_a_file_scanned_alone_in_an_nvidia_only_folder_is_info(tmp_path: Path) -
     assert {f.severity for f in hopper.findings} == {"info"}
     assert "NVIDIA-only part of the project (hopper/)" in hopper.findings[0].note
     assert "warn" in {f.severity for f in plain.findings}
+
+
+def test_the_rocm_twin_itself_is_not_gated_and_a_wavefront_fallback_of_32_is_found(
+    tmp_path: Path,
+) -> None:
+    source = (
+        "import subprocess\n\n"
+        "def get_rocm_wavefront_size():\n"
+        "    try:\n"
+        "        return subprocess.check_output(['rocminfo']).decode()\n"
+        "    except FileNotFoundError:\n"
+        "        rocm_wavefront_size = '32'\n"
+        "    return rocm_wavefront_size\n\n"
+        "def get_cuda_wavefront_size():\n"
+        "    wavefront_size = 32\n"
+        "    return wavefront_size\n"
+    )
+    report = _scan(tmp_path, {"builder.py": source})
+    severities = {(f.line, f.severity) for f in report.findings}
+    assert (7, "warn") in severities  # the ROCm side's own fallback: a hazard on ROCm
+    assert (11, "info") in severities  # the CUDA twin of a ROCm function
+
+
+def test_a_cache_named_for_rocm_is_not_a_vendor_switch_but_a_rocm_flag_is(tmp_path: Path) -> None:
+    body = "    if {test}:\n        return None\n    return torch.version.cuda.split('.')\n"
+    head = "import torch\n\ndef version():\n"
+    cache = _scan(tmp_path / "a", {"v.py": head + body.format(test="_rocm_version_cache")})
+    flag = _scan(tmp_path / "b", {"v.py": head + body.format(test="IS_ROCM")})
+    assert _rows(cache) == {("v.py", "torch-version-cuda", "warn")}
+    assert _rows(flag) == {("v.py", "torch-version-cuda", "info")}

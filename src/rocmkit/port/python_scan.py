@@ -62,7 +62,13 @@ _AMD_TOOL_TEXT = re.compile("|".join(sorted(_AMD_TOOLS)))
 # A name that says HIP/ROCm/AMD (is_hip, _is_hip(), HIP_BUILD, IS_ROCM, current_platform.is_rocm())
 # tests the vendor, unless it is read from the environment (ROCM_VERSION = os.environ.get(...)):
 # an environment variable says what the user asked for, not which torch is installed.
-_VENDOR_NAME = re.compile(r"(?i)(?:^|_)(?:is_?)?(?:hip|rocm|amd)(?:_|$|available)")
+# The vendor word ends the name or is followed by a word that makes it a flag (IS_ROCM,
+# use_hip, rocm_available, HIP_BUILD, is_rocm_pytorch); a value about ROCm named after it
+# (_rocm_wavefront_size, rocm_gpu_arch, a cache) is not a vendor test.
+_VENDOR_NAME = re.compile(
+    r"(?i)(?:^|_)(?:is_?)?(?:hip|rocm|amd)(?:$|available|_(?:available|build|built|enabled|"
+    r"platform|version|backend|torch|pytorch|only|supported|system|env|device|gpu)?$)"
+)
 # A function named for NVIDIA (_check_nvidia_connectivity, _nvidia_smi, get_nvml_info) is the
 # NVIDIA side by its own declaration; `_is_cuda()` / `current_platform.is_cuda()` called with no
 # argument asks for the platform (tensor.is_cuda, an attribute, is True on ROCm too and is not).
@@ -102,7 +108,11 @@ _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "
 # is the hazard.
 _CAPABILITY_SAFE_BELOW = 8.7
 _BUILD_MARKERS = ("cpp_extension", "CUDAExtension", "BuildExtension")
-_WARP_NAME = re.compile(r"(?i)^(?:\w*_)?(?:warp_?size|threads_per_warp|lanes_per_warp)$")
+# AMD's word for the warp is the wavefront (64 lanes on CDNA; RDNA runs 32 or 64): a wavefront
+# size that falls back to 32 builds CDNA code for half its lanes.
+_WARP_NAME = re.compile(
+    r"(?i)^(?:\w*_)?(?:warp_?size|threads_per_warp|lanes_per_warp|wavefront_?size)$"
+)
 _NVCC_FLAG = re.compile(
     r"^(?:-gencode\b|-?-?arch=compute_\d|-arch=sm_\d|-Xptxas\b|--ptxas-options)"
 )
@@ -857,7 +867,11 @@ class _Visitor:
         if (
             (_NVIDIA_FUNCTION.search(node.name) and self.other_vendor_side)
             or _NVIDIA_PRODUCT_FUNCTION.search(node.name)
-            or (self.rocm_functions and _without_vendor(node.name) in self.rocm_functions)
+            or (
+                self.rocm_functions
+                and any(w in _NVIDIA_WORDS for w in node.name.lower().split("_"))
+                and _without_vendor(node.name) in self.rocm_functions
+            )
         ):
             self.gate_children.update(id(s) for s in node.body)
         if self.lazy_modules:
@@ -1116,7 +1130,10 @@ def _call_name(func: ast.AST) -> str:
 
 
 def _is_32(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and type(node.value) is int and node.value == 32
+    """32 written down (also as the string "32", a value passed on as a -D flag)."""
+    return (
+        isinstance(node, ast.Constant) and node.value in (32, "32") and type(node.value) is not bool
+    )
 
 
 def _requirement_groups(node: ast.AST) -> Iterator[tuple[str | None, list[ast.Constant]]]:
