@@ -113,7 +113,10 @@ def test_capability_checks_are_hazards_only_where_an_amd_gfx_number_decides_them
     assert severities("ok = torch.cuda.get_device_capability() < (8, 0)\n") == ["info"]
     assert severities("fp8 = torch.cuda.get_device_capability() >= (8, 9)\n") == ["warn"]
     assert severities("use = torch.cuda.get_device_capability()[0] >= 8\n") == ["warn"]
-    assert severities("h100 = torch.cuda.get_device_capability() == (9, 0)\n") == ["warn"]
+    # An equality with Hopper's SM (MI200 reports (9, 0) too) is info unless its branch imports.
+    assert severities("h100 = torch.cuda.get_device_capability() == (9, 0)\n") == ["info"]
+    fa3 = "if torch.cuda.get_device_capability() == (9, 0):\n    import flash_attn_3\n"
+    assert severities(fa3) == ["warn"]
     assert severities("a100 = torch.cuda.get_device_capability() == (8, 0)\n") == ["info"]
     stored = "cap = torch.cuda.get_device_capability()\nif cap[0] < 8:\n    pass\n"
     assert severities(stored) == ["info"]

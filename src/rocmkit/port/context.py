@@ -12,9 +12,12 @@ import ast
 import bisect
 import functools
 import os
+import posixpath
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+
+from rocmkit.port.vendor_loading import CudaLoading
 
 # Name tokens (split on - _ . and path separators) that mark a vendor variant of a file.
 ROCM_TOKENS = frozenset({"rocm", "hip", "amd", "mi300", "mi300x", "mi250", "mi200", "mi355"})
@@ -31,6 +34,17 @@ NVIDIA_ONLY_DIRS = frozenset(
 # backend registry, importlib, or a lazy import in a function picks it); imported at module
 # level it is what every user gets, so its findings stand.
 NVIDIA_DSL_DIRS = frozenset({"cutlass", "cute", "cutedsl", "cute_dsl", "cutile", "cuda_tile"})
+# File-name tokens that name NVIDIA-only hardware (Dockerfile-cloud-blackwell-uv, gemm_sm90.py):
+# the file is built for those GPUs by its own name.
+NVIDIA_HARDWARE_TOKENS = frozenset(
+    {"hopper", "blackwell", "sm90", "sm90a", "sm100", "sm100a", "h100", "h200", "b200", "gb200"}
+)
+# Tokens that name another accelerator (Ascend NPU, Intel XPU/Gaudi HPU, TPU, Apple MPS, AWS
+# Neuron, Moore Threads MUSA, Cambricon MLU): requirements/npu.txt or platforms/tpu.py are for
+# that accelerator; a ROCm user does not install or run them.
+OTHER_ACCELERATOR_TOKENS = frozenset(
+    {"npu", "xpu", "hpu", "tpu", "mps", "neuron", "gaudi", "ascend", "musa", "mlu", "habana"}
+)
 _TOKEN = re.compile(r"[-_.]+")
 _CU_TAG = re.compile(r"^cu\d+$|^cuda\d+$")
 
@@ -43,6 +57,9 @@ class ProjectContext:
     counterparts: dict[str, str] = field(default_factory=dict)  # rel path -> ROCm variant
     cuda_only_sources: dict[str, str] = field(default_factory=dict)  # rel path -> where decided
     dispatched_dirs: frozenset[str] = frozenset()  # NVIDIA DSL folders reached only at run time
+    # Modules imported only under `if torch.version.cuda:` (asked lazily, per file with findings)
+    cuda_loading: CudaLoading | None = field(default=None, compare=False)
+    outer: tuple[str, ...] = ()  # the folder of a file scanned alone
 
     def note_for(self, rel: str) -> str:
         """Why every finding of this file is info, or '' when it is not."""
@@ -52,7 +69,8 @@ class ProjectContext:
         built = self.cuda_only_sources.get(rel)
         if built:
             return f"built only for CUDA ({built}: the ROCm build leaves it out)"
-        parts = rel.split("/")
+        # One file scanned alone (port hopper/setup.py): its folder still says what it is for.
+        parts = [*self.outer, *rel.split("/")]
         for i, part in enumerate(parts[:-1]):
             if part.lower() in NVIDIA_ONLY_DIRS:
                 return f"NVIDIA-only part of the project ({part}/)"
@@ -62,9 +80,16 @@ class ProjectContext:
                     " project picks at run time: nothing outside it imports it at module level"
                 )
         for part in parts:
-            if any(t in ROCM_TOKENS for t in _tokens(part)):
+            tokens = _tokens(part)
+            if any(t in ROCM_TOKENS for t in tokens):
                 return f"ROCm-specific by its name ({part})"
-        return ""
+            other = next((t for t in tokens if t in OTHER_ACCELERATOR_TOKENS), "")
+            if other:
+                return f"for another accelerator by its name ({part}: {other})"
+        hardware = next((t for t in _tokens(parts[-1]) if t in NVIDIA_HARDWARE_TOKENS), "")
+        if hardware:
+            return f"built for NVIDIA {hardware} GPUs by its name ({parts[-1]})"
+        return self.cuda_loading.note_for(rel) if self.cuda_loading is not None else ""
 
 
 def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectContext:
@@ -93,6 +118,12 @@ def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectCo
         if counterpart:
             rel_dir = rel.rsplit("/", 1)[0] + "/" if "/" in rel else ""
             counterparts[rel] = rel_dir + counterpart
+    folder_variants = _FolderVariants(root)
+    for _, rel, _ in files:
+        if rel not in counterparts:
+            variant = folder_variants.of(rel)
+            if variant:
+                counterparts[rel] = variant
     own |= enclosing_packages(root)
     cuda_only: dict[str, str] = {}
     has_sources = any(kind in ("cuda", "header") for _, _, kind in files)
@@ -106,6 +137,10 @@ def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectCo
         counterparts=counterparts,
         cuda_only_sources=cuda_only,
         dispatched_dirs=dispatched_dsl_dirs(files),
+        cuda_loading=CudaLoading(files),
+        outer=(os.path.basename(os.path.dirname(os.path.abspath(root))),)
+        if os.path.isfile(root)
+        else (),
     )
 
 
@@ -327,6 +362,33 @@ def rocm_counterpart(path: str) -> str:
             ):
                 return f"../{sibling}/{name}"
     return _variant_folder(parent, folder)
+
+
+class _FolderVariants:
+    """The ROCm variant of a file's enclosing folder at any depth: every file under
+    `extensions/cuda/` (also `extensions/cuda/marlin/x.cu`) has a counterpart when
+    `extensions/hip/` sits beside `extensions/cuda/`. The folder pair is the project's vendor
+    structure; which files each side holds is the project's choice (a kernel with no HIP port is
+    a feature the ROCm side lacks, not code a ROCm build compiles). One answer per folder."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root if os.path.isdir(root) else os.path.dirname(root)
+        self.cache: dict[str, str] = {}
+
+    def of(self, rel: str) -> str:
+        """'<ancestor>/../<sibling>/' for the nearest NVIDIA folder with a ROCm sibling, or ''."""
+        folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        return self._folder(folder) if folder else ""
+
+    def _folder(self, folder: str) -> str:
+        if folder not in self.cache:
+            parent, _, name = folder.rpartition("/")
+            sibling = _variant_folder(os.path.join(self.root, parent), name)
+            if sibling:
+                self.cache[folder] = posixpath.normpath(f"{folder}/{sibling}") + "/"
+            else:
+                self.cache[folder] = self._folder(parent) if parent else ""
+        return self.cache[folder]
 
 
 def _variant_folder(parent: str, folder: str) -> str:

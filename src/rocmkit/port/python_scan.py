@@ -27,8 +27,9 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "device-capability": ("get_device_capability",),
     "cudnn-setting": ("cudnn",),
     "cudnn-disabled": ("cudnn",),
-    "warp-size-32": ("warp", "WARP", "Warp"),
+    "warp-size-32": ("warp", "WARP", "Warp", "wavefront", "WAVEFRONT", "Wavefront"),
     "cuda-extension": ("CUDAExtension",),
+    "nvml-call": ("nvmlInit",),  # NVML's first call: where an AMD machine loses the feature
     # The flags are only looked for in extension builds, so the build markers are the trigger.
     "nvcc-flags": ("cpp_extension", "BuildExtension", "CUDAExtension"),
 }
@@ -62,11 +63,39 @@ _AMD_TOOL_TEXT = re.compile("|".join(sorted(_AMD_TOOLS)))
 # A name that says HIP/ROCm/AMD (is_hip, _is_hip(), HIP_BUILD, IS_ROCM, current_platform.is_rocm())
 # tests the vendor, unless it is read from the environment (ROCM_VERSION = os.environ.get(...)):
 # an environment variable says what the user asked for, not which torch is installed.
-_VENDOR_NAME = re.compile(r"(?i)(?:^|_)(?:is_?)?(?:hip|rocm|amd)(?:_|$|available)")
+# The vendor word ends the name or is followed by a word that makes it a flag (IS_ROCM,
+# use_hip, rocm_available, HIP_BUILD, is_rocm_pytorch); a value about ROCm named after it
+# (_rocm_wavefront_size, rocm_gpu_arch, a cache) is not a vendor test.
+_VENDOR_NAME = re.compile(
+    r"(?i)(?:^|_)(?:is_?)?(?:hip|rocm|amd)(?:$|available|_(?:available|build|built|enabled|"
+    r"platform|version|backend|torch|pytorch|only|supported|system|env|device|gpu)?$)"
+)
 # A function named for NVIDIA (_check_nvidia_connectivity, _nvidia_smi, get_nvml_info) is the
 # NVIDIA side by its own declaration; `_is_cuda()` / `current_platform.is_cuda()` called with no
 # argument asks for the platform (tensor.is_cuda, an attribute, is True on ROCm too and is not).
 _NVIDIA_FUNCTION = re.compile(r"(?i)(?:^|_)(?:nvidia|nvml|nvsmi|nvlink)(?:_|$)")
+# ... but only where the module has another vendor's side: a function or name for AMD/ROCm/HIP
+# (_check_amd_connectivity beside _check_nvidia_connectivity) or an AMD tool (rocm-smi, amdsmi).
+# A lone check_cuda_with_nvidia_smi() is the project's only GPU detection, not one side of two.
+_OTHER_VENDOR_DEF = re.compile(r"(?i)\bdef\s+\w*?(?:^|_)(?:amd|rocm|hip)(?:_|\b)")
+# A function named for an NVIDIA-only product (TensorRT, TensorRT-LLM: no ROCm build exists) is
+# that product's feature: the user reaches it only by asking for it (an export or inference target).
+_DEF_NAME = re.compile(r"\bdef\s+(\w+)")
+_ROCM_WORDS = frozenset({"rocm", "hip", "amd", "amdsmi"})
+_NVIDIA_WORDS = frozenset({"cuda", "nvidia", "nvml", "nvsmi", "nv"})
+
+
+def _without_vendor(name: str) -> tuple[str, ...]:
+    """A function name without its vendor words: cuda_platform_plugin and rocm_platform_plugin
+    are both ('platform', 'plugin'); a name with no vendor word gives () (matches nothing)."""
+    words = name.lower().strip("_").split("_")
+    rest = tuple(w for w in words if w not in _ROCM_WORDS and w not in _NVIDIA_WORDS)
+    return rest if len(rest) < len(words) else ()
+
+
+# A ROCm container image (rocm/pytorch:6.4..., rocm/dev-ubuntu-22.04:6.4): AMD's Docker Hub names.
+_ROCM_IMAGE = re.compile(r"(?<![\w/.-])rocm/[\w.-]+:")
+_NVIDIA_PRODUCT_FUNCTION = re.compile(r"(?i)(?:^|_)(?:tensorrt|trt|trtllm)(?:_|$)")
 _IS_CUDA_CALL = re.compile(r"(?i)^_*is_?(?:cuda|nvidia)(?:_platform|_available)?$")
 _VENDOR_WORDS = frozenset({"amd", "rocm", "hip", "nvidia", "cuda", "advanced micro devices"})
 _EXIT_CALLS = frozenset({"exit", "_exit", "SystemExit", "abort"})
@@ -80,7 +109,11 @@ _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "
 # is the hazard.
 _CAPABILITY_SAFE_BELOW = 8.7
 _BUILD_MARKERS = ("cpp_extension", "CUDAExtension", "BuildExtension")
-_WARP_NAME = re.compile(r"(?i)^(?:\w*_)?(?:warp_?size|threads_per_warp|lanes_per_warp)$")
+# AMD's word for the warp is the wavefront (64 lanes on CDNA; RDNA runs 32 or 64): a wavefront
+# size that falls back to 32 builds CDNA code for half its lanes.
+_WARP_NAME = re.compile(
+    r"(?i)^(?:\w*_)?(?:warp_?size|threads_per_warp|lanes_per_warp|wavefront_?size)$"
+)
 _NVCC_FLAG = re.compile(
     r"^(?:-gencode\b|-?-?arch=compute_\d|-arch=sm_\d|-Xptxas\b|--ptxas-options)"
 )
@@ -107,7 +140,8 @@ def python_triggers(rules: RuleSet) -> tuple[str, ...]:
 # unrelated code (`num_warps` for "warp", a docstring naming a package), a regex confirms that the
 # construct a rule matches is there before the file is parsed.
 _WARP_CONFIRM = re.compile(
-    r"(?i)(?:warp_?size|threads_per_warp|lanes_per_warp)[\w\]\[ .'\":]*=\s*32\b"
+    r"(?i)(?:warp_?size|threads_per_warp|lanes_per_warp|wavefront_?size)[\w\]\[ .'\":]*=\s*"
+    r"[\"']?32\b"
 )
 
 
@@ -455,6 +489,26 @@ class _Visitor:
         self.own = own
         self.vendor_possible = any(t in text for t in VENDOR_TOKENS)
         self.lines = text.splitlines() if self.vendor_possible else []
+        self.other_vendor_side = bool(
+            self.vendor_possible and (_AMD_TOOL_TEXT.search(text) or _OTHER_VENDOR_DEF.search(text))
+        )
+        # Imports of rules that name a lazy-import note (TensorRT) made inside a function.
+        self.lazy_modules = tuple(
+            m for m, r in rules.imports.items() if r.lazy_import_note and m in text
+        )
+        self.lazy: set[int] = set()
+        # Functions named for ROCm/AMD (rocm_platform_plugin), by their name without the vendor
+        # word: cuda_platform_plugin beside them is the NVIDIA side of a dispatch by name.
+        self.rocm_functions = (
+            {
+                _without_vendor(n)
+                for n in _DEF_NAME.findall(text)
+                if any(t in _ROCM_WORDS for t in n.lower().split("_")) and _without_vendor(n)
+            }
+            if self.vendor_possible
+            else set()
+        )
+        self.rocm_image = "rocm/" in text and bool(_ROCM_IMAGE.search(text))
         self.gated = False  # the node being handled is on one side of a vendor switch
         self.gate_children: set[int] = set()  # children a handler put behind a switch
         self.tested: set[int] = set()  # torch.version.cuda nodes used as a truth value
@@ -481,6 +535,7 @@ class _Visitor:
         # CUDA version or capability there is harmless, so those are not findings.
         self.displayed: set[int] = set()
         self.disabling: set[int] = set()  # capability compares whose branch only returns False
+        self.importing: set[int] = set()  # compares whose `if` body imports a module
         # Names holding torch.version.cuda (`v = torch.version.cuda`) -> the assignment; a use
         # of the name as a value is the finding, at the assignment.
         self.cuda_names: dict[str, ast.AST] = {}
@@ -568,6 +623,10 @@ class _Visitor:
         attribute = _none_test_of_version_cuda(node.test)
         if attribute is not None and node.body and _exits(node.body[-1]):
             self.rejects.add(id(attribute))
+        if self.reads_capability and any(
+            isinstance(n, (ast.Import, ast.ImportFrom)) for s in node.body for n in ast.walk(s)
+        ):
+            self.importing.update(id(n) for n in ast.walk(node.test) if isinstance(n, ast.Compare))
         if _returns_off(node.body):
             # `if cap >= (9, 0): return False`: a misfire only turns a path off on AMD.
             self.disabling.update(id(n) for n in ast.walk(node.test) if isinstance(n, ast.Compare))
@@ -585,7 +644,8 @@ class _Visitor:
     def visit_bool_op(self, node: ast.BoolOp) -> None:
         for value in node.values:
             self._truth_test(value)
-        if self.vendor_possible and not self.gated and isinstance(node.op, ast.And):
+        # `is_hip and X` / `bool(torch.version.hip) or X`: X runs on one vendor only either way.
+        if self.vendor_possible and not self.gated:
             for i, value in enumerate(node.values):
                 if self.is_vendor_test(value):
                     self.gate_children.update(id(v) for v in node.values[i + 1 :])
@@ -707,6 +767,11 @@ class _Visitor:
         )
         if rule is None:
             return
+        if id(node) in self.lazy and rule.lazy_import_note and not self.gated:
+            line, column = node.lineno, node.col_offset + 1  # type: ignore[attr-defined]
+            evidence = f"import {module}  ({rule.lazy_import_note})"
+            self.hits.append(hit(line, column, rule, evidence, "info"))
+            return
         if id(node) in self.optional and rule.severity != "info":
             line, column = node.lineno, node.col_offset + 1  # type: ignore[attr-defined]
             evidence = f"import {module}  (optional: inside try/except ImportError)"
@@ -741,10 +806,31 @@ class _Visitor:
         for rule in self.rules.text_rules:
             if "python" in rule.files and any(t in value for t in rule.triggers):
                 assert rule.pattern is not None
-                if rule.pattern.search(value):
-                    self.add(node, rule, repr(value))
+                match = rule.pattern.search(value)
+                if match:
+                    self._string_match(node, rule, value, match)
         if self.builds_extension and _NVCC_FLAG.match(value):
             self.add(node, "nvcc-flags", repr(value))
+
+    def _string_match(
+        self, node: ast.Constant, rule: Rule, value: str, match: re.Match[str]
+    ) -> None:
+        """A text rule matched inside a string literal. In a multi-line string (a Dockerfile or
+        script the project writes out) the finding is at the matched line; an image of the
+        NVIDIA variant is info when the same module also writes a ROCm image (rocm/...:tag)."""
+        if "\n" not in value:
+            self.add(node, rule, repr(value))
+            return
+        start = value.rfind("\n", 0, match.start()) + 1
+        end = value.find("\n", match.end())
+        shown = value[start : end if end >= 0 else len(value)].strip()
+        line = node.lineno + value.count("\n", 0, match.start())
+        place = ast.Constant(value=shown, lineno=line, col_offset=0)
+        if rule.id == "cuda-image" and self.rocm_image:
+            why = "a ROCm image is written beside it in this module"
+            self.hits.append(hit(line, 1, rule, f"{shown}  ({why})", "info"))
+            return
+        self.add(place, rule, shown)
 
     # -- torch.version.cuda, cudnn settings, warp size ----------------------------------------
     def visit_attribute(self, node: ast.Attribute) -> None:
@@ -777,7 +863,12 @@ class _Visitor:
         self.displayed.add(id(node.value))
 
     def visit_dict(self, node: ast.Dict) -> None:
-        self.recorded.update(id(v) for v in node.values)
+        for value in node.values:
+            # {"CUDA": torch.version.cuda if cuda else None}: still only recorded.
+            while isinstance(value, ast.IfExp):
+                self.recorded.add(id(value.orelse))
+                value = value.body
+            self.recorded.add(id(value))
 
     def visit_call(self, node: ast.Call) -> None:
         name = _call_name(node.func)
@@ -787,6 +878,11 @@ class _Visitor:
             self.capability_calls.append((node, self.gated))
         elif name == "CUDAExtension":
             self.add(node, "cuda-extension", f"{_dotted(node.func)}(...)")
+        elif name.startswith("nvmlInit"):
+            # NVML must be initialised before any query (NVML API reference, nvmlInit_v2): the
+            # call is where an AMD machine loses the feature, whether or not the import was
+            # optional (pynvml installs on ROCm; nvmlInit raises NVMLError_LibraryNotFound).
+            self.add(node, "nvml-call", f"{_dotted(node.func) or name}()  (NVML sees no AMD GPU)")
         for keyword in node.keywords:
             if keyword.arg and _WARP_NAME.match(keyword.arg) and _is_32(keyword.value):
                 self.add(keyword.value, "warp-size-32", f"{keyword.arg}=32")
@@ -802,22 +898,16 @@ class _Visitor:
                 self.env_names.add(targets[0].id)
             elif self.is_vendor_test(node.value):
                 self.vendor_names.add(targets[0].id)
-        if (
-            isinstance(node.value, ast.Attribute)
-            and node.value.attr == "cuda"
-            and len(targets) == 1
-            and isinstance(targets[0], ast.Name)
-            and _dotted(node.value.value) == "torch.version"
-        ):
-            self.stored.add(id(node.value))
+        version = _version_cuda_in(node.value)
+        if version is not None and len(targets) == 1 and isinstance(targets[0], ast.Name):
+            # `v = torch.version.cuda` (or `... if available else "n/a"`): judged where v is used
+            self.stored.add(id(version))
             self.cuda_names[targets[0].id] = node
         elif isinstance(targets[0], ast.Name) and targets[0].id in self.cuda_names:
             del self.cuda_names[targets[0].id]  # reassigned: no longer the version
         call = _capability_call(node.value) if self.reads_capability and node.value else None
         if call is not None:
-            self.stored_as[id(call)] = [
-                n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)
-            ]
+            self.stored_as[id(call)] = [n for t in targets for n in _capability_names(t)]
         for target in targets:
             dotted = _dotted(target)
             if ".cudnn." in f".{dotted}" and isinstance(target, ast.Attribute):
@@ -836,10 +926,23 @@ class _Visitor:
         for name in self.stored_as.get(id(node), ()):
             compares += [c for c in self.compares.get(name, ()) if first <= c.lineno <= last]
         verdicts = ["safe" if id(c) in self.disabling else _capability_verdict(c) for c in compares]
+        # An equality whose branch imports something loads that chip's code on an AMD GPU.
+        verdicts = [
+            "warn" if v == "unsure" and id(c) in self.importing else v
+            for v, c in zip(verdicts, compares, strict=True)
+        ]
         if not compares:
             self.add_at(node, "device-capability", shown + "  (read, never compared)", "info")
         elif any(v == "warn" for v in verdicts):
             self.add(node, "device-capability", shown + "  (compared with an Ada/Hopper threshold)")
+        elif any(v == "unsure" for v in verdicts):
+            self.add_at(
+                node,
+                "device-capability",
+                shown + "  (equated with a Hopper SM: MI200 reports (9, 0) too; check what the"
+                " branch picks)",
+                "info",
+            )
         else:
             self.add_at(
                 node,
@@ -873,8 +976,20 @@ class _Visitor:
         if self.reads_capability:
             self.functions.append((node.lineno, node.end_lineno or node.lineno))
         self.visit_body(node)
-        if _NVIDIA_FUNCTION.search(node.name):
+        if (
+            (_NVIDIA_FUNCTION.search(node.name) and self.other_vendor_side)
+            or _NVIDIA_PRODUCT_FUNCTION.search(node.name)
+            or (
+                self.rocm_functions
+                and any(w in _NVIDIA_WORDS for w in node.name.lower().split("_"))
+                and _without_vendor(node.name) in self.rocm_functions
+            )
+        ):
             self.gate_children.update(id(s) for s in node.body)
+        if self.lazy_modules:
+            self.lazy.update(
+                id(n) for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom))
+            )
         args = node.args
         positional = [*args.posonlyargs, *args.args]
         pairs = list(
@@ -931,6 +1046,20 @@ def _children(node: ast.AST) -> Iterator[ast.AST]:
             yield from (v for v in value if isinstance(v, ast.AST))
         elif isinstance(value, ast.AST):
             yield value
+
+
+def _version_cuda_in(value: ast.AST | None) -> ast.Attribute | None:
+    """The torch.version.cuda of `torch.version.cuda` or of a branch of `a if test else b`."""
+    while isinstance(value, ast.IfExp):
+        body, orelse = value.body, value.orelse
+        value = body if _version_cuda_in(body) is not None else orelse
+    if (
+        isinstance(value, ast.Attribute)
+        and value.attr == "cuda"
+        and _dotted(value.value) == "torch.version"
+    ):
+        return value
+    return None
 
 
 def _none_test_of_version_cuda(test: ast.AST) -> ast.Attribute | None:
@@ -1031,6 +1160,15 @@ def _reads_env(value: ast.AST) -> bool:
     return False
 
 
+def _capability_names(target: ast.AST) -> list[str]:
+    """Names a capability is stored in whose comparisons carry the verdict: in `major, minor =
+    ...` only the major (the minor alone decides nothing: AMD's minor sits beside a gfx major)."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        first = target.elts[0] if target.elts else None
+        return [first.id] if isinstance(first, ast.Name) else []
+    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
 def _capability_call(node: ast.AST) -> ast.Call | None:
     """The get_device_capability() call of `call`, `call[0]` or `call()[0] * 10 + ...`."""
     while isinstance(node, (ast.Subscript, ast.BinOp)):
@@ -1075,7 +1213,9 @@ def _capability_verdict(compare: ast.Compare) -> str:
     for op in compare.ops:
         if isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
             if any(v >= 9 for v in values):
-                return "warn"
+                # One chip's SM (Hopper's (9, 0)), which MI200 also reports: usually a per-chip
+                # tuning choice (a tile size, a heuristic); what the branch picks decides.
+                return "unsure"
             continue
         below = isinstance(op, (ast.Lt, ast.LtE)) != constant_left  # capability < threshold
         if not below or any(v >= _CAPABILITY_SAFE_BELOW for v in values):
@@ -1102,7 +1242,10 @@ def _call_name(func: ast.AST) -> str:
 
 
 def _is_32(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and type(node.value) is int and node.value == 32
+    """32 written down (also as the string "32", a value passed on as a -D flag)."""
+    return (
+        isinstance(node, ast.Constant) and node.value in (32, "32") and type(node.value) is not bool
+    )
 
 
 def _requirement_groups(node: ast.AST) -> Iterator[tuple[str | None, list[ast.Constant]]]:

@@ -98,7 +98,10 @@ def requirement_hits(
             and _allows(req.specifier, rule.min_version)
         ):
             severity = rule.severity_if_recent
-        yield hit(line, 0, rule, text.strip(), severity)
+        if rule.requirement_note:
+            yield hit(line, 0, rule, f"{text.strip()}  ({rule.requirement_note})", "info")
+        else:
+            yield hit(line, 0, rule, text.strip(), severity)
     tag_rule = rules.by_check.get("requirement-cuda-tag")
     if tag_rule is not None and _CUDA_TAG.search(req.specifier + " " + req.url):
         yield hit(line, 0, tag_rule, text.strip())

@@ -51,6 +51,10 @@ class Rule:
     files: tuple[str, ...] = ()
     triggers: tuple[str, ...] = ()
     check: str | None = None
+    # Why a requirement on the package is info (it installs on ROCm; its use is the hazard).
+    requirement_note: str = ""
+    # Why an import made inside a function is info (an optional feature the user picks).
+    lazy_import_note: str = ""
 
     def __post_init__(self) -> None:
         assert self.severity in SEVERITIES, (self.id, self.severity)

@@ -9,7 +9,7 @@ import functools
 import re
 
 from rocmkit.port.findings import Hit, hit
-from rocmkit.port.rules import RuleSet
+from rocmkit.port.rules import Rule, RuleSet
 
 
 class ScanError(Exception):
@@ -64,6 +64,42 @@ def scan_cmake(text: str, rules: RuleSet) -> list[Hit]:
     return [hit(number, 1, rule, text.splitlines()[number - 1].strip())]
 
 
+# uv picks the PyTorch index from its torch backend (--torch-backend / UV_TORCH_BACKEND; a
+# cuXXX value is download.pytorch.org/whl/cuXXX: docs.astral.sh/uv/guides/integration/pytorch).
+# The value is often a variable with a CUDA default (ARG TORCH_BACKEND="cu130",
+# TORCH_BACKEND=${TORCH_BACKEND:-cu130}): the default and every install that uses it count.
+_UV_BACKEND = re.compile(
+    r"""(?:UV_TORCH_BACKEND=|--torch-backend[= \t]+)["']?(\$\{?\w+\}?|cu\d+)"""
+)
+_BACKEND_DEFAULT = re.compile(
+    r"""(?m)^[ \t]*(?:ARG[ \t]+|ENV[ \t]+|export[ \t]+)?(\w*TORCH_BACKEND)[ \t]*=[ \t]*["']?"""
+    r"""(?:\$\{\w+:-)?(cu\d+)"""
+)
+
+
+def uv_backend_hits(text: str, rules: RuleSet) -> list[Hit]:
+    """uv installs that select a CUDA torch through its torch backend, and the CUDA defaults of
+    the variables they use."""
+    rule = rules.by_id.get("torch-cuda-index")
+    upper = text.upper()
+    if rule is None or ("TORCH_BACKEND" not in upper and "TORCH-BACKEND" not in upper):
+        return []
+    cuda_vars = {m.group(1): m for m in _BACKEND_DEFAULT.finditer(text)}
+    hits = [_line_hit(text, m.start(2), rule) for m in cuda_vars.values()]
+    for match in _UV_BACKEND.finditer(text):
+        value = match.group(1).strip("${}")
+        if match.group(1).startswith("cu") or value in cuda_vars:
+            hits.append(_line_hit(text, match.start(), rule))
+    return [h for h in hits if not h.evidence.startswith("#")]
+
+
+def _line_hit(text: str, position: int, rule: Rule) -> Hit:
+    start = text.rfind("\n", 0, position) + 1
+    end = text.find("\n", position)
+    line = text[start : end if end >= 0 else len(text)].strip()
+    return hit(text.count("\n", 0, position) + 1, position - start + 1, rule, line)
+
+
 def scan_text(text: str, kind: str, rules: RuleSet) -> list[Hit]:
     """Dockerfile, shell script or compose file: regex rules, environment variables, commands,
     and the packages of `pip install` lines."""
@@ -72,6 +108,7 @@ def scan_text(text: str, kind: str, rules: RuleSet) -> list[Hit]:
     hits = text_rule_hits(text, kind, rules)
     if kind in ("dockerfile", "shell"):
         hits += pip_install_hits(text, rules)
+        hits += uv_backend_hits(text, rules)
     env_pattern, command_pattern = _word_patterns(rules)
     env_possible = any(p in text for p in rules.env_prefixes)
     command_possible = command_pattern is not None and any(c in text for c in rules.commands)
