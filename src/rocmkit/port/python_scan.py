@@ -145,8 +145,9 @@ _WARP_CONFIRM = re.compile(
 )
 
 
-# Where a _WARP_CONFIRM match can start, relative to a "warp" in it (every alternative has one).
-_WARP_WORD = re.compile("(?i)warp")
+# Where a _WARP_CONFIRM match can start, relative to a "warp" or "wavefront" in it (every
+# alternative has one of them).
+_WARP_WORD = re.compile("(?i)warp|wavefront")
 _WARP_STARTS = (0, len("threads_per_"), len("lanes_per_"))
 
 
