@@ -172,6 +172,41 @@ def test_a_class_is_parsed_in_pieces_and_judged_as_a_whole() -> None:
     assert len(source.replace("\n", "")) < len(CLASS_MODULE) // 4
 
 
+FUNCTION_MODULE = (
+    "from torch.utils.cpp_extension import CUDAExtension\n"
+    "import torch\n\n"
+    "ready = torch.version.hip is not None\n\n\n"
+    "def build(sources):\n"
+    '    """Build the kernels.\n\n'
+    "    if not ready:  (inside the docstring)\n"
+    '    """\n'
+    + "".join(f"    step_{i} = [s * {i} for s in sources]\n" for i in range(60))
+    + "    if not ready:\n"  # no vendor word, yet a gate: ready holds a vendor test
+    "        return None\n"
+    + "".join(f"    more_{i} = [s + {i} for s in sources]\n" for i in range(60))
+    + "    flags = ['-gencode', 'arch=compute_80,code=sm_80']\n"
+    "    return CUDAExtension('k', sources, extra_compile_args={'nvcc': flags})\n"
+)
+
+
+def test_a_function_body_is_parsed_in_pieces_and_judged_as_a_whole() -> None:
+    rules = load_rules()
+    whole, _ = scan_python(FUNCTION_MODULE, rules, exhaustive=True)
+    pruned, _ = scan_python(FUNCTION_MODULE, rules)
+    key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
+    assert sorted(map(key, pruned)) == sorted(map(key, whole))
+    # The flags and the extension come after `if not ready: return`: one side of a switch.
+    assert {(h.rule.id, h.severity) for h in whole} >= {("nvcc-only-flags", "info")}
+    offsets = [FUNCTION_MODULE.index(t) for t in ("-gencode", "CUDAExtension('k'", "version.hip")]
+    source = pieces.plan(FUNCTION_MODULE, offsets, None).sources[0]
+    # The statements that hold a trigger and the `if ...: return` that may gate them, at their
+    # own lines; the other statements of the body are not parsed.
+    line = "    if not ready:"
+    assert source.splitlines().index(line) == FUNCTION_MODULE.splitlines().index(line)
+    assert "step_3 =" not in source and "more_3 =" not in source and "-gencode" in source
+    assert len(source.replace("\n", "")) < len(FUNCTION_MODULE) // 4
+
+
 def test_trigger_keys_on_the_raw_bytes_equal_a_substring_test_per_key() -> None:
     rules = load_rules()
     keys = [k for k, _ in python_scan._trigger_groups(rules)]

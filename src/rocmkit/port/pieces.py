@@ -112,6 +112,67 @@ def class_cuts(
     return [(start, starts[0]), *((a, min(b, end)) for a, b in statements)]
 
 
+def def_cuts(
+    text: str, span: tuple[int, int], positions: list[int], quotes: list[int]
+) -> list[tuple[int, int]] | None:
+    """The header of the function in `span` and the statements of its body that hold a position
+    or could gate the statements after them (an `if` whose text holds `raise` or `return`: the
+    walk reads a function body for `if <vendor test>: return` switches); None when the span is
+    no function, a one-line one, or nothing of its body can be left out.
+
+    The walk visits only the body statements that hold a position, each of them whole, so the
+    findings are those of the whole function; only the function's end line moves up, which
+    nothing that holds a position can tell."""
+    start, end = span
+    keyword = start
+    while True:  # decorators and indentation: the def line is the first other one
+        keyword = _skip_blanks(text, keyword, end)
+        if not text.startswith("@", keyword):
+            break
+        keyword = text.find("\n", keyword) + 1
+        if keyword <= 0 or keyword >= end:
+            return None
+    if text.startswith("async", keyword):
+        keyword = _skip_blanks(text, keyword + 5, end)
+    if not (text.startswith("def", keyword) and text[keyword + 3 : keyword + 4] in (" ", "\t")):
+        return None
+    body = _header_end(text, keyword, end)
+    if body < 0:
+        return None
+    indent = _indent_of_first_line(text, body, end)
+    if not indent:
+        return None
+    starts = [m.start() + 1 for m in _body_starts(indent).finditer(text, body - 1, end)]
+    starts = [s for s in outside_strings(starts, quotes) if not _continued(text, s)]
+    if not starts:
+        return None
+    first = bisect.bisect_left(positions, starts[0])
+    inside = positions[first : bisect.bisect_left(positions, end)]
+    if not inside:
+        return None
+    width = len(indent)
+    gates = [
+        starts[i]
+        for i, s in enumerate(starts)
+        if text.startswith("if", s + width)
+        and text[s + width + 2 : s + width + 3] in (" ", "(", "\t")
+        and _holds_exit(text, s, starts[i + 1] if i + 1 < len(starts) else end)
+    ]
+    statements = statement_spans(text, starts, sorted(inside + gates), width)
+    kept = [(start, starts[0]), *((a, min(b, end)) for a, b in statements)]
+    return kept if _size(kept) < end - start else None
+
+
+def _holds_exit(text: str, start: int, end: int) -> bool:
+    return text.find("raise", start, end) >= 0 or text.find("return", start, end) >= 0
+
+
+def _skip_blanks(text: str, position: int, end: int) -> int:
+    while position < end and text[position] in " \t":
+        position += 1
+    return position
+
+
 def _header_end(text: str, keyword: int, end: int) -> int:
     """Offset of the line after `class X(...):`, or -1 when the body is on the same line or the
     header cannot be read (brackets are counted; strings in a header are rare enough)."""
@@ -210,10 +271,14 @@ def plan(text: str, offsets: list[int], vendor_words: re.Pattern[str] | None) ->
         if vendor_words is not None:
             spans = sorted({*spans, *_gates(text, starts)})
     cut = [c for span in spans for c in (class_cuts(text, span, positions, quotes) or [span])]
-    if _size(cut) <= len(text) // 2:
-        source = assemble(text, cut)
-        if source not in sources:
-            sources.insert(0, source)
+    # Finer still: a function's (or method's) body statements that hold a position, and those
+    # that could gate the ones after them (see def_cuts); tried first, the coarser cuts after.
+    finer = [c for span in cut for c in (def_cuts(text, span, positions, quotes) or [span])]
+    for candidate in (cut, finer) if finer != cut else (cut,):
+        if _size(candidate) <= len(text) // 2:
+            source = assemble(text, candidate)
+            if source not in sources:
+                sources.insert(0, source)
     return Plan(sources=tuple(sources), lines=line_numbers(text, positions))
 
 
