@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import bisect
 import functools
+import gc
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -181,12 +182,13 @@ def scan_python(
         plan = pieces.plan(text, offsets, vendor_words)
         for source in plan.sources:
             try:
-                return visitor.run(ast.parse(source), plan.lines), True
+                tree = _parse(source)
             except (SyntaxError, ValueError):
-                visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
+                continue  # a cut that does not parse: the next, coarser one (the visitor is new)
+            return visitor.run(tree, plan.lines), True
         lines = plan.lines if not plan.sources else _whole_lines(text, offsets, vendor_words)
     try:
-        tree = ast.parse(text)
+        tree = _parse(text)
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", None)
         raise ScanError(
@@ -196,6 +198,19 @@ def scan_python(
 
 
 _VENDOR_TEXT = re.compile("|".join(re.escape(t) for t in VENDOR_TOKENS))
+
+
+def _parse(source: str) -> ast.Module:
+    """ast.parse with the cyclic collector paused: a syntax tree is thousands of new objects and
+    no reference cycle, so the collections its allocations trigger find nothing to free (about
+    a tenth of a parse's time on the corpus)."""
+    if not gc.isenabled():
+        return ast.parse(source)
+    gc.disable()
+    try:
+        return ast.parse(source)
+    finally:
+        gc.enable()
 
 
 def _whole_lines(text: str, offsets: list[int], vendor_words: re.Pattern[str] | None) -> list[int]:
