@@ -511,17 +511,23 @@ class _Visitor:
         # ast.walk costs ~40% more than this explicit stack (generators per node). Nodes are
         # handled in source order, parents before children: the docstring and gating bookkeeping
         # rely on it, and a flag (HIP_BUILD = ...) is seen before the `if` that tests it.
-        handlers, node_type = _HANDLERS, ast.AST
+        handlers, node_type, walked = _HANDLERS, ast.AST, _WALKED_FIELDS
         stack: list[tuple[ast.AST, bool]] = [(tree, False)]
         gate_children = self.gate_children
         while stack:
             node, gated = stack.pop()
             self.gated = gated
-            handler = handlers.get(type(node))
+            kind = type(node)
+            handler = handlers.get(kind)
             if handler is not None:
                 handler(self, node)
+            fields = walked.get(kind)
+            if fields is None:
+                fields = walked[kind] = _walked_fields(kind)
+            if not fields:
+                continue
             children: list[tuple[ast.AST, bool]] = []
-            for name in node._fields:
+            for name in fields:
                 value = getattr(node, name, None)
                 if isinstance(value, list):
                     if lines is not None and value:
@@ -928,6 +934,20 @@ _HANDLERS: dict[type, Callable[[_Visitor, Any], None]] = {
     ast.For: _Visitor.visit_body,
     ast.With: _Visitor.visit_body,
 }
+
+
+# Fields that never hold a node the walk handles, by the grammar (Python's Parser/Python.asdl):
+# names and other identifiers, ints, type comments, and `ctx` (Load/Store/Del: one shared
+# instance per kind, with no children and no handler). The walk used to push every Name's ctx.
+_LEAF_FIELDS = frozenset(
+    {"ctx", "id", "attr", "arg", "name", "asname", "module", "level", "rest", "kind"}
+    | {"type_comment", "is_async", "conversion", "simple"}
+)
+_WALKED_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}  # a constant's value: no node
+
+
+def _walked_fields(node_type: type) -> tuple[str, ...]:
+    return tuple(f for f in getattr(node_type, "_fields", ()) if f not in _LEAF_FIELDS)
 
 
 def _spans(node: Any, lines: list[int]) -> bool:
