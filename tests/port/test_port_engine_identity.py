@@ -217,6 +217,14 @@ def test_trigger_keys_on_the_raw_bytes_equal_a_substring_test_per_key() -> None:
         assert python_scan.trigger_keys(data, rules) == tuple(k for k in keys if k in text)
 
 
+def test_the_vendor_token_pre_check_equals_a_substring_test_per_token() -> None:
+    texts = [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
+    texts += [*python_scan.VENDOR_TOKENS, "x = HIP_VISIBLE", "IS_CUDA", "Hip", "import os"]
+    for text in texts:
+        expected = any(t in text for t in python_scan.VENDOR_TOKENS)
+        assert python_scan.vendor_possible(text) is expected, text
+
+
 def test_warp_places_equal_the_confirm_regex_scan() -> None:
     texts = [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
     texts.append("THREADS_PER_WARP = 32; warp_size=32 lanes_per_warp: int = 32\nWARPSIZE = 64\n")
