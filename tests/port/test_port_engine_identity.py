@@ -217,6 +217,39 @@ def test_trigger_keys_on_the_raw_bytes_equal_a_substring_test_per_key() -> None:
         assert python_scan.trigger_keys(data, rules) == tuple(k for k in keys if k in text)
 
 
+IF_MODULE = (
+    "import torch\n\n"
+    "if torch.version.cuda is None:\n"
+    + "".join(f"    step_{i} = [{i}] * 3\n" for i in range(60))
+    + "    raise RuntimeError('this build needs CUDA')\n"
+    "elif FAST:\n"
+    + "".join(f"    fast_{i} = [{i}] * 3\n" for i in range(60))
+    + "    import flash_attn\n"
+    + "".join(f"    more_{i} = [{i}] * 3\n" for i in range(60))
+    + "else:\n"
+    + "".join(f"    slow_{i} = [{i}] * 3\n" for i in range(60))
+)
+
+
+def test_a_top_level_if_is_parsed_in_pieces_and_judged_as_a_whole() -> None:
+    rules = load_rules()
+    whole, _ = scan_python(IF_MODULE, rules, exhaustive=True)
+    pruned, _ = scan_python(IF_MODULE, rules)
+    key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
+    assert sorted(map(key, pruned)) == sorted(map(key, whole))
+    # The branch ends in raise, 60 lines below the test: the check refuses every ROCm build.
+    assert any("rejects ROCm" in h.evidence for h in whole)
+    assert ("flash-attn", "info") in {(h.rule.id, h.severity) for h in whole}  # gated
+    offsets = [IF_MODULE.index(t) for t in ("version.cuda", "flash_attn")]
+    source = pieces.plan(IF_MODULE, offsets, None).sources[0]
+    # Each clause's header, first and last statements and the one holding the import.
+    for line in ("elif FAST:", "else:", "    import flash_attn", "    raise RuntimeError('this"):
+        at = [i for i, text in enumerate(IF_MODULE.splitlines()) if text.startswith(line)]
+        assert [i for i, text in enumerate(source.splitlines()) if text.startswith(line)] == at
+    assert "step_3 =" not in source and "fast_3 =" not in source and "slow_3 =" not in source
+    assert len(source.replace("\n", "")) < len(IF_MODULE) // 4
+
+
 def test_the_vendor_token_pre_check_equals_a_substring_test_per_token() -> None:
     texts = [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
     texts += [*python_scan.VENDOR_TOKENS, "x = HIP_VISIBLE", "IS_CUDA", "Hip", "import os"]

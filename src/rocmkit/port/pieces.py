@@ -163,6 +163,64 @@ def def_cuts(
     return kept if _size(kept) < end - start else None
 
 
+_CLAUSE = re.compile(r"\n(?:elif\b|else[ \t]*:)")
+
+
+def if_cuts(
+    text: str, span: tuple[int, int], positions: list[int], quotes: list[int]
+) -> list[tuple[int, int]] | None:
+    """A top-level `if` statement with each clause's header and, of each clause's body, the
+    statements that hold a position, those that could gate the ones after them, and the first
+    and the last (the walk reads a branch's last statement, `if ...: raise`, and whether it is
+    a lone `return`); None when the span is no top-level `if` or nothing can be left out.
+    Every other statement of a body is one the walk would not visit."""
+    start, end = span
+    if not (text.startswith("if", start) and text[start + 2 : start + 3] in (" ", "(", "\t")):
+        return None
+    headers = [start]
+    headers += [m.start() + 1 for m in _CLAUSE.finditer(text, start, end)]
+    headers = [h for h in outside_strings(headers, quotes) if h == start or not _continued(text, h)]
+    kept: list[tuple[int, int]] = []
+    for i, header in enumerate(headers):
+        clause_end = headers[i + 1] if i + 1 < len(headers) else end
+        body = _header_end(text, header, clause_end)
+        if body < 0:
+            return None
+        statements = _kept_statements(text, body, clause_end, positions, quotes)
+        if statements is None:
+            return None
+        kept.append((header, statements[0][0] if statements else clause_end))
+        kept += statements
+    return kept if _size(kept) < end - start else None
+
+
+def _kept_statements(
+    text: str, body: int, end: int, positions: list[int], quotes: list[int]
+) -> list[tuple[int, int]] | None:
+    """Of the block from `body` to `end`: its first and last statements, those that hold a
+    position and the `if`s holding raise or return."""
+    indent = _indent_of_first_line(text, body, end)
+    if not indent:
+        return None
+    starts = [m.start() + 1 for m in _body_starts(indent).finditer(text, body - 1, end)]
+    starts = [s for s in outside_strings(starts, quotes) if not _continued(text, s)]
+    if not starts:
+        return None
+    width = len(indent)
+    inside = positions[
+        bisect.bisect_left(positions, starts[0]) : bisect.bisect_left(positions, end)
+    ]
+    gates = [
+        s
+        for i, s in enumerate(starts)
+        if text.startswith("if", s + width)
+        and text[s + width + 2 : s + width + 3] in (" ", "(", "\t")
+        and _holds_exit(text, s, starts[i + 1] if i + 1 < len(starts) else end)
+    ]
+    chosen = sorted({starts[0], starts[-1], *inside, *gates})
+    return [(a, min(b, end)) for a, b in statement_spans(text, starts, chosen, width)]
+
+
 def _holds_exit(text: str, start: int, end: int) -> bool:
     return text.find("raise", start, end) >= 0 or text.find("return", start, end) >= 0
 
@@ -273,7 +331,15 @@ def plan(text: str, offsets: list[int], vendor_words: re.Pattern[str] | None) ->
     cut = [c for span in spans for c in (class_cuts(text, span, positions, quotes) or [span])]
     # Finer still: a function's (or method's) body statements that hold a position, and those
     # that could gate the ones after them (see def_cuts); tried first, the coarser cuts after.
-    finer = [c for span in cut for c in (def_cuts(text, span, positions, quotes) or [span])]
+    finer = [
+        c
+        for span in cut
+        for c in (
+            def_cuts(text, span, positions, quotes)
+            or if_cuts(text, span, positions, quotes)
+            or [span]
+        )
+    ]
     for candidate in (cut, finer) if finer != cut else (cut,):
         if _size(candidate) <= len(text) // 2:
             source = assemble(text, candidate)
