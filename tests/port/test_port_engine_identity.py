@@ -258,6 +258,15 @@ def test_the_vendor_token_pre_check_equals_a_substring_test_per_token() -> None:
         assert python_scan.vendor_possible(text) is expected, text
 
 
+def test_vendor_word_places_equal_the_alternation_regex_scan() -> None:
+    texts = [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
+    texts += ["version.hip_amd_ x_hip_rocm_amd-smi amdsmi 'amd' nvidia_nvml HIPHIP", ""]
+    for text in texts:
+        for start, end in ((0, len(text)), (3, len(text) // 2)):
+            expected = [m.start() for m in python_scan._VENDOR_TEXT.finditer(text, start, end)]
+            assert python_scan.vendor_starts(text, start, end) == expected
+
+
 def test_warp_places_equal_the_confirm_regex_scan() -> None:
     texts = [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
     texts.append("THREADS_PER_WARP = 32; warp_size=32 lanes_per_warp: int = 32\nWARPSIZE = 64\n")

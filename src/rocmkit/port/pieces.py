@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 _CONTINUATION = r"(?![ \t#\n)\]}]|else\b|elif\b|except\b|finally\b|case\b)"
@@ -295,6 +296,11 @@ def line_numbers(text: str, positions: list[int]) -> list[int]:
     return lines
 
 
+# Where the words of a vocabulary start in text[start:end], as `re.finditer` of their alternation
+# would find them (python_scan.vendor_starts).
+WordStarts = Callable[[str, int, int], list[int]]
+
+
 @dataclass(frozen=True, slots=True)
 class Plan:
     """What to parse of one file: `sources` to try in turn (the cut statements, then the top-level
@@ -304,7 +310,7 @@ class Plan:
     lines: list[int]
 
 
-def plan(text: str, offsets: list[int], vendor_words: re.Pattern[str] | None) -> Plan:
+def plan(text: str, offsets: list[int], vendor_words: WordStarts | None) -> Plan:
     """The pieces of `text` that hold `offsets` (trigger places) and, with `vendor_words`, the
     vendor words the walk also visits. No sources: the whole file is parsed (see whole_lines).
 
@@ -348,17 +354,13 @@ def plan(text: str, offsets: list[int], vendor_words: re.Pattern[str] | None) ->
     return Plan(sources=tuple(sources), lines=line_numbers(text, positions))
 
 
-def whole_positions(
-    text: str, offsets: list[int], vendor_words: re.Pattern[str] | None
-) -> list[int]:
+def whole_positions(text: str, offsets: list[int], vendor_words: WordStarts | None) -> list[int]:
     """The trigger offsets and every vendor word's offset in the whole file, sorted."""
     return sorted(offsets + _matches(vendor_words, text, 0, len(text)))
 
 
-def _matches(pattern: re.Pattern[str] | None, text: str, start: int, end: int) -> list[int]:
-    if pattern is None:
-        return []
-    return [m.start() for m in pattern.finditer(text, start, end)]
+def _matches(words: WordStarts | None, text: str, start: int, end: int) -> list[int]:
+    return [] if words is None else words(text, start, end)
 
 
 def _gates(text: str, starts: list[int]) -> list[tuple[int, int]]:

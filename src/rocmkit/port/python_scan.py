@@ -176,7 +176,7 @@ def scan_python(
         return [], False
     offsets += _stored_uses(text)
     visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
-    vendor_words = _VENDOR_TEXT if visitor.vendor_possible else None
+    vendor_words = vendor_starts if visitor.vendor_possible else None
     lines: list[int] | None = None
     if not exhaustive:
         plan = pieces.plan(text, offsets, vendor_words)
@@ -198,6 +198,28 @@ def scan_python(
 
 
 _VENDOR_TEXT = re.compile("|".join(re.escape(t) for t in VENDOR_TOKENS))
+
+
+def vendor_starts(text: str, start: int = 0, end: int | None = None) -> list[int]:
+    """Where _VENDOR_TEXT.finditer(text, start, end) finds a vendor token, found with one
+    str.find loop per token (the alternation is tried at every character: 1.5x slower): at each
+    place the first token in VENDOR_TOKENS order, the next match only after its end."""
+    end = len(text) if end is None else end
+    first: dict[int, int] = {}  # place -> index of the first token there
+    for index, token in enumerate(VENDOR_TOKENS):
+        position = text.find(token, start, end)
+        while position >= 0:
+            if first.setdefault(position, index) > index:
+                first[position] = index
+            position = text.find(token, position + 1, end)
+    found, after = [], start
+    for position in sorted(first):
+        if position >= after:
+            found.append(position)
+            after = position + len(VENDOR_TOKENS[first[position]])
+    return found
+
+
 # Every vendor token holds one of these in lower case: a file with none of them in its lower-cased
 # text has no token (8 substring passes instead of 23 for the files that have none; "cuda" alone
 # would not do: nearly every file that gets this far holds it).
@@ -229,7 +251,9 @@ def _parse(source: str) -> ast.Module:
         gc.enable()
 
 
-def _whole_lines(text: str, offsets: list[int], vendor_words: re.Pattern[str] | None) -> list[int]:
+def _whole_lines(
+    text: str, offsets: list[int], vendor_words: pieces.WordStarts | None
+) -> list[int]:
     """The lines of the triggers and of the vendor words in the whole file."""
     return pieces.line_numbers(text, pieces.whole_positions(text, offsets, vendor_words))
 
