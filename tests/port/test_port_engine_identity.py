@@ -172,6 +172,41 @@ def test_a_class_is_parsed_in_pieces_and_judged_as_a_whole() -> None:
     assert len(source.replace("\n", "")) < len(CLASS_MODULE) // 4
 
 
+FUNCTION_MODULE = (
+    "from torch.utils.cpp_extension import CUDAExtension\n"
+    "import torch\n\n"
+    "ready = torch.version.hip is not None\n\n\n"
+    "def build(sources):\n"
+    '    """Build the kernels.\n\n'
+    "    if not ready:  (inside the docstring)\n"
+    '    """\n'
+    + "".join(f"    step_{i} = [s * {i} for s in sources]\n" for i in range(60))
+    + "    if not ready:\n"  # no vendor word, yet a gate: ready holds a vendor test
+    "        return None\n"
+    + "".join(f"    more_{i} = [s + {i} for s in sources]\n" for i in range(60))
+    + "    flags = ['-gencode', 'arch=compute_80,code=sm_80']\n"
+    "    return CUDAExtension('k', sources, extra_compile_args={'nvcc': flags})\n"
+)
+
+
+def test_a_function_body_is_parsed_in_pieces_and_judged_as_a_whole() -> None:
+    rules = load_rules()
+    whole, _ = scan_python(FUNCTION_MODULE, rules, exhaustive=True)
+    pruned, _ = scan_python(FUNCTION_MODULE, rules)
+    key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
+    assert sorted(map(key, pruned)) == sorted(map(key, whole))
+    # The flags and the extension come after `if not ready: return`: one side of a switch.
+    assert {(h.rule.id, h.severity) for h in whole} >= {("nvcc-only-flags", "info")}
+    offsets = [FUNCTION_MODULE.index(t) for t in ("-gencode", "CUDAExtension('k'", "version.hip")]
+    source = pieces.plan(FUNCTION_MODULE, offsets, None).sources[0]
+    # The statements that hold a trigger and the `if ...: return` that may gate them, at their
+    # own lines; the other statements of the body are not parsed.
+    line = "    if not ready:"
+    assert source.splitlines().index(line) == FUNCTION_MODULE.splitlines().index(line)
+    assert "step_3 =" not in source and "more_3 =" not in source and "-gencode" in source
+    assert len(source.replace("\n", "")) < len(FUNCTION_MODULE) // 4
+
+
 def test_trigger_keys_on_the_raw_bytes_equal_a_substring_test_per_key() -> None:
     rules = load_rules()
     keys = [k for k, _ in python_scan._trigger_groups(rules)]
@@ -180,6 +215,56 @@ def test_trigger_keys_on_the_raw_bytes_equal_a_substring_test_per_key() -> None:
     for data in samples:
         text = data.decode("utf-8").lower()
         assert python_scan.trigger_keys(data, rules) == tuple(k for k in keys if k in text)
+
+
+IF_MODULE = (
+    "import torch\n\n"
+    "if torch.version.cuda is None:\n"
+    + "".join(f"    step_{i} = [{i}] * 3\n" for i in range(60))
+    + "    raise RuntimeError('this build needs CUDA')\n"
+    "elif FAST:\n"
+    + "".join(f"    fast_{i} = [{i}] * 3\n" for i in range(60))
+    + "    import flash_attn\n"
+    + "".join(f"    more_{i} = [{i}] * 3\n" for i in range(60))
+    + "else:\n"
+    + "".join(f"    slow_{i} = [{i}] * 3\n" for i in range(60))
+)
+
+
+def test_a_top_level_if_is_parsed_in_pieces_and_judged_as_a_whole() -> None:
+    rules = load_rules()
+    whole, _ = scan_python(IF_MODULE, rules, exhaustive=True)
+    pruned, _ = scan_python(IF_MODULE, rules)
+    key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
+    assert sorted(map(key, pruned)) == sorted(map(key, whole))
+    # The branch ends in raise, 60 lines below the test: the check refuses every ROCm build.
+    assert any("rejects ROCm" in h.evidence for h in whole)
+    assert ("flash-attn", "info") in {(h.rule.id, h.severity) for h in whole}  # gated
+    offsets = [IF_MODULE.index(t) for t in ("version.cuda", "flash_attn")]
+    source = pieces.plan(IF_MODULE, offsets, None).sources[0]
+    # Each clause's header, first and last statements and the one holding the import.
+    for line in ("elif FAST:", "else:", "    import flash_attn", "    raise RuntimeError('this"):
+        at = [i for i, text in enumerate(IF_MODULE.splitlines()) if text.startswith(line)]
+        assert [i for i, text in enumerate(source.splitlines()) if text.startswith(line)] == at
+    assert "step_3 =" not in source and "fast_3 =" not in source and "slow_3 =" not in source
+    assert len(source.replace("\n", "")) < len(IF_MODULE) // 4
+
+
+def test_the_vendor_token_pre_check_equals_a_substring_test_per_token() -> None:
+    texts = [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
+    texts += [*python_scan.VENDOR_TOKENS, "x = HIP_VISIBLE", "IS_CUDA", "Hip", "import os"]
+    for text in texts:
+        expected = any(t in text for t in python_scan.VENDOR_TOKENS)
+        assert python_scan.vendor_possible(text) is expected, text
+
+
+def test_vendor_word_places_equal_the_alternation_regex_scan() -> None:
+    texts = [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
+    texts += ["version.hip_amd_ x_hip_rocm_amd-smi amdsmi 'amd' nvidia_nvml HIPHIP", ""]
+    for text in texts:
+        for start, end in ((0, len(text)), (3, len(text) // 2)):
+            expected = [m.start() for m in python_scan._VENDOR_TEXT.finditer(text, start, end)]
+            assert python_scan.vendor_starts(text, start, end) == expected
 
 
 def test_warp_places_equal_the_confirm_regex_scan() -> None:

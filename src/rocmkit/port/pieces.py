@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 _CONTINUATION = r"(?![ \t#\n)\]}]|else\b|elif\b|except\b|finally\b|case\b)"
@@ -112,6 +113,125 @@ def class_cuts(
     return [(start, starts[0]), *((a, min(b, end)) for a, b in statements)]
 
 
+def def_cuts(
+    text: str, span: tuple[int, int], positions: list[int], quotes: list[int]
+) -> list[tuple[int, int]] | None:
+    """The header of the function in `span` and the statements of its body that hold a position
+    or could gate the statements after them (an `if` whose text holds `raise` or `return`: the
+    walk reads a function body for `if <vendor test>: return` switches); None when the span is
+    no function, a one-line one, or nothing of its body can be left out.
+
+    The walk visits only the body statements that hold a position, each of them whole, so the
+    findings are those of the whole function; only the function's end line moves up, which
+    nothing that holds a position can tell."""
+    start, end = span
+    keyword = start
+    while True:  # decorators and indentation: the def line is the first other one
+        keyword = _skip_blanks(text, keyword, end)
+        if not text.startswith("@", keyword):
+            break
+        keyword = text.find("\n", keyword) + 1
+        if keyword <= 0 or keyword >= end:
+            return None
+    if text.startswith("async", keyword):
+        keyword = _skip_blanks(text, keyword + 5, end)
+    if not (text.startswith("def", keyword) and text[keyword + 3 : keyword + 4] in (" ", "\t")):
+        return None
+    body = _header_end(text, keyword, end)
+    if body < 0:
+        return None
+    indent = _indent_of_first_line(text, body, end)
+    if not indent:
+        return None
+    starts = [m.start() + 1 for m in _body_starts(indent).finditer(text, body - 1, end)]
+    starts = [s for s in outside_strings(starts, quotes) if not _continued(text, s)]
+    if not starts:
+        return None
+    first = bisect.bisect_left(positions, starts[0])
+    inside = positions[first : bisect.bisect_left(positions, end)]
+    if not inside:
+        return None
+    width = len(indent)
+    gates = [
+        starts[i]
+        for i, s in enumerate(starts)
+        if text.startswith("if", s + width)
+        and text[s + width + 2 : s + width + 3] in (" ", "(", "\t")
+        and _holds_exit(text, s, starts[i + 1] if i + 1 < len(starts) else end)
+    ]
+    statements = statement_spans(text, starts, sorted(inside + gates), width)
+    kept = [(start, starts[0]), *((a, min(b, end)) for a, b in statements)]
+    return kept if _size(kept) < end - start else None
+
+
+_CLAUSE = re.compile(r"\n(?:elif\b|else[ \t]*:)")
+
+
+def if_cuts(
+    text: str, span: tuple[int, int], positions: list[int], quotes: list[int]
+) -> list[tuple[int, int]] | None:
+    """A top-level `if` statement with each clause's header and, of each clause's body, the
+    statements that hold a position, those that could gate the ones after them, and the first
+    and the last (the walk reads a branch's last statement, `if ...: raise`, and whether it is
+    a lone `return`); None when the span is no top-level `if` or nothing can be left out.
+    Every other statement of a body is one the walk would not visit."""
+    start, end = span
+    if not (text.startswith("if", start) and text[start + 2 : start + 3] in (" ", "(", "\t")):
+        return None
+    headers = [start]
+    headers += [m.start() + 1 for m in _CLAUSE.finditer(text, start, end)]
+    headers = [h for h in outside_strings(headers, quotes) if h == start or not _continued(text, h)]
+    kept: list[tuple[int, int]] = []
+    for i, header in enumerate(headers):
+        clause_end = headers[i + 1] if i + 1 < len(headers) else end
+        body = _header_end(text, header, clause_end)
+        if body < 0:
+            return None
+        statements = _kept_statements(text, body, clause_end, positions, quotes)
+        if statements is None:
+            return None
+        kept.append((header, statements[0][0] if statements else clause_end))
+        kept += statements
+    return kept if _size(kept) < end - start else None
+
+
+def _kept_statements(
+    text: str, body: int, end: int, positions: list[int], quotes: list[int]
+) -> list[tuple[int, int]] | None:
+    """Of the block from `body` to `end`: its first and last statements, those that hold a
+    position and the `if`s holding raise or return."""
+    indent = _indent_of_first_line(text, body, end)
+    if not indent:
+        return None
+    starts = [m.start() + 1 for m in _body_starts(indent).finditer(text, body - 1, end)]
+    starts = [s for s in outside_strings(starts, quotes) if not _continued(text, s)]
+    if not starts:
+        return None
+    width = len(indent)
+    inside = positions[
+        bisect.bisect_left(positions, starts[0]) : bisect.bisect_left(positions, end)
+    ]
+    gates = [
+        s
+        for i, s in enumerate(starts)
+        if text.startswith("if", s + width)
+        and text[s + width + 2 : s + width + 3] in (" ", "(", "\t")
+        and _holds_exit(text, s, starts[i + 1] if i + 1 < len(starts) else end)
+    ]
+    chosen = sorted({starts[0], starts[-1], *inside, *gates})
+    return [(a, min(b, end)) for a, b in statement_spans(text, starts, chosen, width)]
+
+
+def _holds_exit(text: str, start: int, end: int) -> bool:
+    return text.find("raise", start, end) >= 0 or text.find("return", start, end) >= 0
+
+
+def _skip_blanks(text: str, position: int, end: int) -> int:
+    while position < end and text[position] in " \t":
+        position += 1
+    return position
+
+
 def _header_end(text: str, keyword: int, end: int) -> int:
     """Offset of the line after `class X(...):`, or -1 when the body is on the same line or the
     header cannot be read (brackets are counted; strings in a header are rare enough)."""
@@ -176,6 +296,11 @@ def line_numbers(text: str, positions: list[int]) -> list[int]:
     return lines
 
 
+# Where the words of a vocabulary start in text[start:end], as `re.finditer` of their alternation
+# would find them (python_scan.vendor_starts).
+WordStarts = Callable[[str, int, int], list[int]]
+
+
 @dataclass(frozen=True, slots=True)
 class Plan:
     """What to parse of one file: `sources` to try in turn (the cut statements, then the top-level
@@ -185,7 +310,7 @@ class Plan:
     lines: list[int]
 
 
-def plan(text: str, offsets: list[int], vendor_words: re.Pattern[str] | None) -> Plan:
+def plan(text: str, offsets: list[int], vendor_words: WordStarts | None) -> Plan:
     """The pieces of `text` that hold `offsets` (trigger places) and, with `vendor_words`, the
     vendor words the walk also visits. No sources: the whole file is parsed (see whole_lines).
 
@@ -210,24 +335,32 @@ def plan(text: str, offsets: list[int], vendor_words: re.Pattern[str] | None) ->
         if vendor_words is not None:
             spans = sorted({*spans, *_gates(text, starts)})
     cut = [c for span in spans for c in (class_cuts(text, span, positions, quotes) or [span])]
-    if _size(cut) <= len(text) // 2:
-        source = assemble(text, cut)
-        if source not in sources:
-            sources.insert(0, source)
+    # Finer still: a function's (or method's) body statements that hold a position, and those
+    # that could gate the ones after them (see def_cuts); tried first, the coarser cuts after.
+    finer = [
+        c
+        for span in cut
+        for c in (
+            def_cuts(text, span, positions, quotes)
+            or if_cuts(text, span, positions, quotes)
+            or [span]
+        )
+    ]
+    for candidate in (cut, finer) if finer != cut else (cut,):
+        if _size(candidate) <= len(text) // 2:
+            source = assemble(text, candidate)
+            if source not in sources:
+                sources.insert(0, source)
     return Plan(sources=tuple(sources), lines=line_numbers(text, positions))
 
 
-def whole_positions(
-    text: str, offsets: list[int], vendor_words: re.Pattern[str] | None
-) -> list[int]:
+def whole_positions(text: str, offsets: list[int], vendor_words: WordStarts | None) -> list[int]:
     """The trigger offsets and every vendor word's offset in the whole file, sorted."""
     return sorted(offsets + _matches(vendor_words, text, 0, len(text)))
 
 
-def _matches(pattern: re.Pattern[str] | None, text: str, start: int, end: int) -> list[int]:
-    if pattern is None:
-        return []
-    return [m.start() for m in pattern.finditer(text, start, end)]
+def _matches(words: WordStarts | None, text: str, start: int, end: int) -> list[int]:
+    return [] if words is None else words(text, start, end)
 
 
 def _gates(text: str, starts: list[int]) -> list[tuple[int, int]]:
