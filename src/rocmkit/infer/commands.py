@@ -106,10 +106,11 @@ def run_serve(
 
 def serve_outcome(stopped: str | None, failure: str | None) -> str:
     """How a serve run ended (`RunResult.outcome`, the exit code through `rocmkit.driver`):
-    interrupted by Ctrl-C (130); failed when all or too many requests of a point failed or the
-    server went away (1); else ok (0), a run cut short by --run-timeout included."""
-    if stopped == "interrupted":
-        return "interrupted"
+    interrupted by Ctrl-C (130) or stopped by SIGTERM (143), what finished saved; failed when all
+    or too many requests of a point failed or the server went away (1); else ok (0), a run cut
+    short by --run-timeout included."""
+    if stopped in ("interrupted", "terminated"):
+        return stopped
     return "failed" if failure else "ok"
 
 
