@@ -216,7 +216,11 @@ def test_model_dir_without_config_is_one_line_exit_2(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_ctrl_c_saves_the_partial_result(tmp_path):
+@pytest.mark.parametrize(
+    ("signum", "code", "why"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+)
+def test_ctrl_c_or_sigterm_saves_the_partial_result(tmp_path, signum, code, why):
     server = StubServer(StubConfig(ttft_s=0.01, itl_s=0.0)).start()
     out = tmp_path / "partial"
     env = {**os.environ, "PYTHONPATH": SRC, "OMP_NUM_THREADS": "1"}
@@ -229,12 +233,12 @@ def test_ctrl_c_saves_the_partial_result(tmp_path):
         deadline = time.monotonic() + 20
         while server.stats.num_requests < 20 and time.monotonic() < deadline:
             time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         stdout, stderr = proc.communicate(timeout=30)
     finally:
         server.stop()
-    assert proc.returncode == 130, stderr
-    assert "partial run: interrupted" in stdout
+    assert proc.returncode == code, stderr  # the driver's exit-code table
+    assert f"partial run: {why}" in stdout and load_result(out).outcome == why
     done = {m.metric: m.value for m in load_result(out).measurements}
     assert 0 < done["num_completed"] < 3000
     # requests never sent are unsent, not failed: only the <= 4 in flight were cut off

@@ -10,7 +10,7 @@ import pytest
 from stub_server import StubConfig, StubServer
 
 from rocmkit.cli.main import main
-from rocmkit.infer import Endpoint, LocalConfig, ServeConfig, benchmark_local, random_workload
+from rocmkit.infer import LocalConfig, ServeConfig, benchmark_local, random_workload
 from rocmkit.infer.local import local_measurements
 from rocmkit.infer.serve import benchmark_server, serve_measurements
 from rocmkit.platform import Platform
@@ -111,9 +111,10 @@ def test_cpu_run_reports_energy_as_na(cpu_platform, tiny_model, tmp_path, capsys
 
 def _serve(stub, power: str, reader=None):
     config = ServeConfig(
-        endpoint=Endpoint(base_url=stub.base_url, model="stub"),
-        max_concurrencies=(4,),
-        num_warmup=0,
+        url=stub.base_url,
+        model="stub",
+        concurrency=(4,),
+        warmup=0,
         power=power,  # type: ignore[arg-type]
         power_interval_s=0.005,
     )

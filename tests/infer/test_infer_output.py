@@ -38,10 +38,13 @@ def _table_rows(printed: str) -> list[list[str]]:
 def test_serve_prints_the_figures_rocmkit_report_prints(stub, tmp_path, capsys):
     run_dir = tmp_path / "run"
     assert main(_serve(stub.base_url, "--slo", "ttft=1s", "--out", str(run_dir))) == 0
-    served = _table_rows(capsys.readouterr().out)
+    printed = capsys.readouterr().out
+    served = _table_rows(printed)
     assert main(["report", str(run_dir)]) == 0
-    reported = _table_rows(capsys.readouterr().out)
+    shown = capsys.readouterr().out
+    reported = _table_rows(shown)
     assert len(served) == 2 and served == reported
+    assert printed == shown  # the notes and the environment too
     # and every cell is result.json's value through the report's one formatter
     result = load_result(run_dir)
     for row in served:

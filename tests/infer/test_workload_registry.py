@@ -14,6 +14,8 @@ from rocmkit.infer import workload_kinds as workloads
 from rocmkit.infer.settings import ServeSettings
 from rocmkit.results import load_result
 
+URL = "http://127.0.0.1:9/v1"  # never contacted: these tests only make prompts
+
 PACKAGE_MODULE = """
 from rocmkit.infer.workload_kinds import WorkloadKind
 from rocmkit.infer.workloads import Prompt, Workload
@@ -73,11 +75,15 @@ def test_every_built_in_kind_is_registered_and_an_unknown_one_lists_them(package
         "fixed-questions",
     ]
     with pytest.raises(UserError, match=r"choose from random, jsonl, .*fixed-questions"):
-        workloads.make_workload(ServeSettings(workload="nope"), None)
+        workloads.make_workload(ServeSettings(url=URL, workload="nope"), None)
 
 
 def test_options_another_kind_reads_are_refused_by_name(package):
     with pytest.raises(UserError, match=r"--prefix-groups applies to the random workload$"):
-        workloads.make_workload(ServeSettings(workload="fixed-questions", prefix_groups=2), None)
+        workloads.make_workload(
+            ServeSettings(url=URL, workload="fixed-questions", prefix_groups=2), None
+        )
     with pytest.raises(UserError, match="--prefix-len applies to the random and shared-prefix"):
-        workloads.make_workload(ServeSettings(workload="fixed-questions", prefix_len=8), None)
+        workloads.make_workload(
+            ServeSettings(url=URL, workload="fixed-questions", prefix_len=8), None
+        )

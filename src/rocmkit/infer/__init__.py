@@ -1,8 +1,9 @@
 """LLM inference benchmarks: a local transformers model, or an OpenAI-compatible server.
 
 Library entry points (the CLI `rocmkit infer` is a thin layer over them):
-`benchmark_local(LocalConfig, Platform)` and `benchmark_server(ServeConfig, Workload)`; the metric
-maths (`summarize`, `parse_slo`) are pure functions. Importing this package loads neither torch
+`benchmark_local(LocalConfig, Platform)` and `benchmark_server(ServeConfig, Workload)`, whose
+configs are the commands' own (`ServeConfig(url=..., model=..., rate=(1.0, 4.0))`: every keyword a
+flag of `rocmkit infer serve`); the metric maths (`summarize`, `parse_slo`) are pure functions. Importing this package loads neither torch
 nor the HTTP client.
 """
 
@@ -15,7 +16,8 @@ if TYPE_CHECKING:
     from rocmkit.infer.loadgen import LoadConfig, run_load
     from rocmkit.infer.local import LocalConfig, LocalResult, benchmark_local
     from rocmkit.infer.metrics import RequestRecord, ServeSummary, parse_slo, summarize
-    from rocmkit.infer.serve import ServeConfig, ServeResult, benchmark_server
+    from rocmkit.infer.serve import ServeResult, benchmark_server
+    from rocmkit.infer.settings import ServeConfig
     from rocmkit.infer.workloads import (
         Prompt,
         Tokenizer,
@@ -39,7 +41,7 @@ _LAZY = {
     "ServeSummary": "rocmkit.infer.metrics",
     "parse_slo": "rocmkit.infer.metrics",
     "summarize": "rocmkit.infer.metrics",
-    "ServeConfig": "rocmkit.infer.serve",
+    "ServeConfig": "rocmkit.infer.settings",
     "ServeResult": "rocmkit.infer.serve",
     "benchmark_server": "rocmkit.infer.serve",
     "Prompt": "rocmkit.infer.workloads",

@@ -1,8 +1,9 @@
 """`rocmkit infer serve` and `rocmkit infer local` as commands of the one driver (`SERVE`, `LOCAL`).
 
-`build_serve` / `build_local` turn the parsed flags into checked settings (preset <- `--config` TOML
-<- dotted overrides <- flags): every bad option, prompts file or model directory is refused there,
-before any run directory. `run(config, ctx)` benchmarks and returns the `RunResult` with its
+`build_serve` / `build_local` turn the parsed flags into the checked config (preset <- `--config`
+TOML <- dotted overrides <- flags; `ServeSettings` / `LocalSettings`, the very classes the flags are
+generated from and the benchmarks run): every bad option, prompts file or model directory is
+refused there, before any run directory. `run(config, ctx)` benchmarks and returns the `RunResult` with its
 `outcome` (failed: the server failed the run; interrupted: Ctrl-C), which the driver saves, prints
 and turns into the exit code. From Python:
 `rocmkit.infer.command.run(ServeSettings(url=..., model=...))` or `run(LocalSettings(model_dir=...))`.
@@ -17,14 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from rocmkit.driver import Command, Context
 from rocmkit.errors import UserError
-from rocmkit.infer.commands import (
-    ServePlan,
-    local_config,
-    metadata_dict,
-    plan_serve,
-    run_local,
-    run_serve,
-)
+from rocmkit.infer.commands import ServePlan, local_config, plan_serve, run_local, run_serve
 from rocmkit.infer.settings import LocalSettings, ServeSettings
 from rocmkit.results import RunResult
 
@@ -48,7 +42,8 @@ def settings_from_args(args: argparse.Namespace, mode: str) -> Any:
 
 
 def build_serve(args: argparse.Namespace) -> ServePlan:
-    """Settings, endpoint config and prompts, all checked (the server is not contacted yet)."""
+    """The config (its endpoint, SLOs and sweep points checked) and the prompts; the server is
+    not contacted yet."""
     return plan_serve(settings_from_args(args, "serve"))
 
 
@@ -60,8 +55,7 @@ def build_local(args: argparse.Namespace) -> LocalSettings:
         from rocmkit.infer.tiny import tiny_model
 
         settings = dataclasses.replace(settings, model_dir=tiny_model())
-    local_config(settings)  # a missing or bad model directory is refused here
-    metadata_dict(settings.metadata)
+    local_config(settings)  # a missing model directory is refused here
     return settings
 
 

@@ -94,7 +94,7 @@ class LoadConfig:
 class LoadResult:
     records: list[RequestRecord]
     duration_s: float
-    stopped: str | None = None  # None, "run timeout" or "interrupted"
+    stopped: str | None = None  # None, "run timeout", "interrupted" (Ctrl-C) or "terminated"
     start_s: float = 0.0  # perf_counter when the measured phase began (warm-up done)
     num_unsent: int = 0  # prompts never put on the wire (the run stopped first)
 
@@ -177,7 +177,7 @@ async def run_load(
         if why is not None:
             halt(why)
 
-    with _on_ctrl_c(lambda: halt("interrupted")):
+    with _on_stop_signals(halt):
         if config.num_warmup:
             warm = [prompts[i % len(prompts)] for i in range(config.num_warmup)]
             warm_tasks: list[asyncio.Future[RequestRecord]] = [
@@ -292,16 +292,24 @@ def _past(deadline_s: float | None) -> bool:
     return deadline_s is not None and time.perf_counter() >= deadline_s
 
 
+# How a signal ends a run: its reason, which `rocmkit.driver` turns into exit code 130 or 143.
+_STOP_SIGNALS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
+
+
 @contextlib.contextmanager
-def _on_ctrl_c(callback: Callable[[], None]) -> Iterator[None]:
-    """Route SIGINT to `callback` while the run lasts, so Ctrl-C ends it with a partial result."""
+def _on_stop_signals(halt: Callable[[str], None]) -> Iterator[None]:
+    """Route Ctrl-C (SIGINT) and SIGTERM (a scheduler or `kill`) to `halt` while the run lasts,
+    so either ends it with a partial result that is saved."""
     loop = asyncio.get_running_loop()
+    added = []
     try:
-        loop.add_signal_handler(signal.SIGINT, callback)
+        for signum, why in _STOP_SIGNALS.items():
+            loop.add_signal_handler(signum, halt, why)
+            added.append(signum)
     except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
-        yield
-        return
+        pass
     try:
         yield
     finally:
-        loop.remove_signal_handler(signal.SIGINT)
+        for signum in added:
+            loop.remove_signal_handler(signum)

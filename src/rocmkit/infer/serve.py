@@ -1,7 +1,9 @@
 """The server benchmark: a workload sent at each point of a rate x concurrency sweep, summarised.
 
 `benchmark_server(config, workload)` checks the server answers at all, then runs one measured load
-per (rate, concurrency) point with the same prompts, and returns every point's summary. A run
+per (rate, concurrency) point with the same prompts, and returns every point's summary. The
+config is the command's own (`ServeConfig` is `rocmkit.infer.settings.ServeSettings`, the class
+the flags, TOML keys and presets come from); the runner reads its fields and derived views. A run
 deadline covers the whole sweep; Ctrl-C or the deadline end it early with what was measured.
 With `power="local"` (the server runs on this machine) bench's power sampler reads this machine's
 GPU during the sweep and each point's measured phase becomes an energy window; a client cannot read
@@ -11,19 +13,15 @@ a remote server's GPU, so this is opt-in.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from rocmkit.errors import UserError
 from rocmkit.infer import http
 from rocmkit.infer.client import Client, Endpoint
 from rocmkit.infer.guards import (
-    DEFAULT_MAX_ERROR_RATE,
-    DEFAULT_WARMUP_RETRIES,
     UnreachableWatch,
     check_warmup,
     point_failure,
@@ -31,15 +29,9 @@ from rocmkit.infer.guards import (
 )
 from rocmkit.infer.loadgen import LoadConfig, LoadResult, Ramp, SendFn, run_load
 from rocmkit.infer.measurements import energy_values, measurement_rows
-from rocmkit.infer.metrics import (
-    PERCENTILES,
-    RequestRecord,
-    ServeSummary,
-    parse_percentiles,
-    percentile_name,
-    summarize,
-)
+from rocmkit.infer.metrics import RequestRecord, ServeSummary, percentile_name, summarize
 from rocmkit.infer.readiness import prepare_endpoint
+from rocmkit.infer.settings import ServeConfig
 from rocmkit.infer.workloads import Prompt, Workload
 from rocmkit.measure.power import (
     EnergyWindow,
@@ -51,63 +43,6 @@ from rocmkit.results import Measurement
 
 if TYPE_CHECKING:
     from rocmkit.platform import Platform
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class ServeConfig:
-    """What to send where, and under which load points."""
-
-    endpoint: Endpoint
-    request_rates: tuple[float, ...] = (math.inf,)  # requests/s per sweep point
-    max_concurrencies: tuple[int | None, ...] = (None,)
-    burstiness: float = 1.0
-    num_warmup: int = 1
-    seed: int = 0
-    run_timeout_s: float | None = None  # whole run, all points together
-    slo: dict[str, float] | None = None  # seconds per metric, from metrics.parse_slo
-    power: Literal["none", "local"] = "none"  # "local": the server's GPU is this machine's
-    power_interval_s: float = 0.1
-    max_error_rate: float = DEFAULT_MAX_ERROR_RATE  # failed share above which a point fails
-    ramp_up_s: float = 0.0  # each point's rate climbs linearly from 0 over this time
-    ramp: Ramp | None = None  # each point's rate moves between two rates over its requests
-    warmup_retries: int = DEFAULT_WARMUP_RETRIES  # per warm-up request, after a non-4xx failure
-    percentiles: tuple[float, ...] = PERCENTILES  # reported for every latency (p50 always)
-    wait_ready_s: float = 0.0  # wait up to this long for the server to answer 200 at /models
-    unreachable_timeout_s: float = 10.0  # stop sending after this long without a connection
-
-    def __post_init__(self) -> None:
-        if not self.request_rates or not self.max_concurrencies:
-            raise UserError("give at least one request rate and one concurrency")
-        if not 0.0 <= self.max_error_rate <= 1.0:
-            raise UserError(f"--max-error-rate must be between 0 and 1 (got {self.max_error_rate})")
-        if not self.unreachable_timeout_s > 0:
-            raise UserError("--unreachable-timeout must be positive")
-        if self.power not in ("none", "local"):
-            raise UserError(f"--power takes none or local (got {self.power!r})")
-        if not self.power_interval_s > 0:
-            raise UserError("the power sampling interval must be positive")
-        if self.run_timeout_s is not None and self.run_timeout_s <= 0:
-            raise UserError("--run-timeout must be positive")
-        if self.wait_ready_s < 0:
-            raise UserError("--wait-ready must be >= 0 seconds")
-        if self.warmup_retries < 0:
-            raise UserError("--warmup-retries must be >= 0")
-        if self.slo and "tpot" in self.slo and not self.endpoint.stream:
-            raise UserError("--slo tpot needs streamed answers: TPOT is n/a with --no-stream")
-        object.__setattr__(self, "percentiles", parse_percentiles(self.percentiles))
-        for rate, concurrency in self.points():
-            LoadConfig(
-                ramp=self.ramp,
-                ramp_up_s=self.ramp_up_s,
-                request_rate=rate,
-                max_concurrency=concurrency,
-                burstiness=self.burstiness,
-                num_warmup=self.num_warmup,
-            )
-
-    def points(self) -> list[tuple[float, int | None]]:
-        """(rate, concurrency) of every sweep point, concurrency-major."""
-        return [(rate, conc) for conc in self.max_concurrencies for rate in self.request_rates]
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)
@@ -156,8 +91,8 @@ async def benchmark_server_async(
     With config.power == "local", power comes from `power_reader` (e.g. a fake in tests), else
     from the sensor of `platform` (detected when not given).
     """
-    endpoint = await prepare_endpoint(config.endpoint, wait_ready_s=config.wait_ready_s)
-    config = dataclasses.replace(config, endpoint=endpoint)
+    # the endpoint as used: the model filled in from /models when the config names none
+    endpoint = await prepare_endpoint(config.endpoint, wait_ready_s=config.wait_ready)
     result = ServeResult(endpoint=endpoint)
     reader, why = _power_reader(config, platform, power_reader)
     result.power_reader = why if reader is not None else None
@@ -186,19 +121,19 @@ async def _sweep(
     sampler: PowerSampler | None,
     no_power: str,
 ) -> None:
-    deadline = None if config.run_timeout_s is None else time.perf_counter() + config.run_timeout_s
+    deadline = None if config.run_timeout is None else time.perf_counter() + config.run_timeout
     for rate, concurrency in config.points():
         load = LoadConfig(
             request_rate=rate,
             burstiness=config.burstiness,
             max_concurrency=concurrency,
-            num_warmup=config.num_warmup,
+            num_warmup=config.warmup,
             seed=config.seed,
             deadline_s=deadline,
-            ramp_up_s=config.ramp_up_s,
+            ramp_up_s=config.ramp_up_time,
             ramp=config.ramp,
         )
-        watch = UnreachableWatch(config.unreachable_timeout_s)
+        watch = UnreachableWatch(config.unreachable_timeout)
         outcome = await run_load(
             workload.prompts,
             send,
@@ -211,7 +146,7 @@ async def _sweep(
             summary = summarize(
                 outcome.records,
                 max(outcome.duration_s, 1e-9),
-                config.slo,
+                config.slo_seconds,
                 outcome.start_s,
                 percentiles=config.percentiles,
                 num_unsent=outcome.num_unsent,

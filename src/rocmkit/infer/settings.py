@@ -1,20 +1,25 @@
-"""The settings of `rocmkit infer serve` and `infer local`, through `rocmkit.config` like train and bench.
+"""The configs of `rocmkit infer serve` and `infer local`, through `rocmkit.config` like train and bench.
 
-One flat dataclass per mode holds every option; a preset (`infer/presets/<mode>/<name>.toml`), a
-`--config` TOML file (the option names as keys, dashes or underscores), dotted overrides
-(`--serve.num_prompts 200`) and the flags typed on the command line fill it, later sources winning,
-and `rocmkit.config` coerces and checks each value once. The CLI's flags are generated from these
-fields by `rocmkit.options.add_flags`, so a setting's flag, help text and default are written once,
-here.
+One flat dataclass per mode holds every option and is also what the benchmark runs
+(`ServeConfig` is `ServeSettings`, `LocalConfig` is `LocalSettings`); a preset
+(`infer/presets/<mode>/<name>.toml`), a `--config` TOML file (the option names as keys, dashes or
+underscores), dotted overrides (`--serve.num_prompts 200`) and the flags typed on the command line
+fill it, later sources winning, and `rocmkit.config` coerces each value once. The CLI's flags are
+generated from these fields by `rocmkit.options.add_flags`, so a setting's flag, help text and
+default are written once, here. What the serve runner reads in another shape (the `endpoint`
+requests go to, the SLOs in seconds, the ramp, the sweep points) is derived from the fields here,
+once, and checked when the config is made.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from rocmkit.config import from_dict, load_toml
 from rocmkit.errors import UserError
@@ -22,12 +27,17 @@ from rocmkit.infer.guards import DEFAULT_MAX_ERROR_RATE, DEFAULT_WARMUP_RETRIES
 from rocmkit.infer.metrics import PERCENTILES
 from rocmkit.options import option
 
+if TYPE_CHECKING:
+    from rocmkit.infer.client import Endpoint
+    from rocmkit.infer.loadgen import Ramp
+
 PRESET_PACKAGE = "rocmkit.infer.presets"
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, frozen=True)
 class ServeSettings:
-    """Every option of `rocmkit infer serve`."""
+    """Every option of `rocmkit infer serve`, and the config `benchmark_server` runs (also known
+    as `ServeConfig`): checked once, here. Frozen, so the derived views below stay true."""
 
     url: str | None = option(None, "base URL with /v1, e.g. http://127.0.0.1:8000/v1 (required)")
     model: str | None = option(None, "model name the server expects (default: the first it lists)")
@@ -100,6 +110,142 @@ class ServeSettings:
     append_results: Path | None = option(
         None, "also append one JSON line per sweep point to this .jsonl file"
     )
+    power_interval_s: float = option(0.1, "sampling period of the power reader", cli=False)
+
+    def __post_init__(self) -> None:
+        from rocmkit.infer.metrics import parse_percentiles
+
+        if not self.url:
+            raise UserError("--url is required (on the command line or in --config)")
+        if not self.rate:
+            raise UserError("--rate needs at least one value, e.g. 1,4,inf")
+        if not 0.0 <= self.max_error_rate <= 1.0:
+            raise UserError(f"--max-error-rate must be between 0 and 1 (got {self.max_error_rate})")
+        for name, value in _POSITIVE_SECONDS.items():
+            if getattr(self, value) is not None and not getattr(self, value) > 0:
+                raise UserError(f"{name} must be positive")
+        if self.wait_ready < 0:
+            raise UserError("--wait-ready must be >= 0 seconds")
+        if self.warmup_retries < 0:
+            raise UserError("--warmup-retries must be >= 0")
+        # the sorted, distinct percentiles are what the run reports and result.json records
+        object.__setattr__(self, "percentiles", parse_percentiles(self.percentiles))
+        metadata_dict(self.metadata)
+        endpoint = self.endpoint  # made here so a bad URL, header or extra body fails now
+        if self.slo_seconds and "tpot" in self.slo_seconds and not endpoint.stream:
+            raise UserError("--slo tpot needs streamed answers: TPOT is n/a with --no-stream")
+        self._check_points()
+
+    @cached_property
+    def endpoint(self) -> Endpoint:
+        """Where and how requests go (the API key falls back to $OPENAI_API_KEY; an empty model
+        is the first one the server lists, filled in when the run starts)."""
+        from rocmkit.infer.client import Endpoint, api_key_from_env
+
+        extra = self.extra_body
+        return Endpoint(
+            base_url=str(self.url),
+            model=self.model or "",
+            api=self.api,
+            timeout_s=self.timeout,
+            ignore_eos=self.ignore_eos,
+            stream=self.stream,
+            api_key=self.api_key or api_key_from_env(),
+            headers=header_dict(self.header),
+            extra_body=json_object(extra, "--extra-body")
+            if isinstance(extra, str)
+            else extra or {},
+            temperature=self.temperature,
+            top_p=self.top_p,
+            top_k=self.top_k,
+        )
+
+    @cached_property
+    def slo_seconds(self) -> dict[str, float] | None:
+        """`--slo` as seconds per metric (`ttft`, `tpot`, `e2e`); None without one."""
+        from rocmkit.infer.metrics import parse_slo
+
+        return parse_slo(self.slo) if self.slo else None
+
+    @cached_property
+    def ramp(self) -> Ramp | None:
+        """`--ramp-up linear|exponential` between the two rates; None without it."""
+        from rocmkit.infer.loadgen import Ramp
+
+        start, end = self.ramp_up_start_rate, self.ramp_up_end_rate
+        if self.ramp_up == "none":
+            if start is not None or end is not None:
+                raise UserError(
+                    "--ramp-up-start-rate and --ramp-up-end-rate need --ramp-up linear|exponential"
+                )
+            return None
+        if start is None or end is None:
+            raise UserError(
+                f"--ramp-up {self.ramp_up} needs --ramp-up-start-rate and --ramp-up-end-rate"
+            )
+        return Ramp(strategy=self.ramp_up, start_rate=start, end_rate=end)
+
+    def points(self) -> list[tuple[float, int | None]]:
+        """(rate, concurrency) of every sweep point, concurrency-major."""
+        return [(rate, conc) for conc in self.concurrency or (None,) for rate in self.rate]
+
+    def _check_points(self) -> None:
+        """Each sweep point is a load the generator accepts (rates, ramps, concurrency)."""
+        from rocmkit.infer.loadgen import LoadConfig
+
+        for rate, concurrency in self.points():
+            LoadConfig(
+                ramp=self.ramp,
+                ramp_up_s=self.ramp_up_time,
+                request_rate=rate,
+                max_concurrency=concurrency,
+                burstiness=self.burstiness,
+                num_warmup=self.warmup,
+            )
+
+
+ServeConfig = ServeSettings  # its name as a library call, beside LocalConfig
+
+_POSITIVE_SECONDS = {
+    "--run-timeout": "run_timeout",
+    "--unreachable-timeout": "unreachable_timeout",
+    "the power sampling interval": "power_interval_s",
+}
+
+
+def header_dict(items: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """`--header NAME:VALUE` items as a dict; a malformed one is a UserError."""
+    headers = {}
+    for item in items:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise UserError(f"--header takes NAME:VALUE (got {item!r})")
+        headers[name.strip()] = value.strip()
+    return headers
+
+
+def metadata_dict(items: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """`--metadata KEY=VALUE` items as a dict (later items win); a malformed one is a UserError."""
+    metadata = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"--metadata takes KEY=VALUE (got {item!r})")
+        metadata[key.strip()] = value.strip()
+    return metadata
+
+
+def json_object(text: str | None, flag: str) -> dict[str, Any]:
+    """A JSON object given on the command line (`--extra-body`); anything else is a UserError."""
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{flag} is not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(value, dict):
+        raise UserError(f"{flag} must be a JSON object, e.g. '{{\"seed\": 1}}'")
+    return value
 
 
 Precision = Literal["fp32", "fp16", "bf16"]
@@ -151,6 +297,7 @@ class LocalSettings:
             raise UserError("--iters must be >= 1 and --warmup >= 0")
         if not self.power_interval_s > 0:
             raise UserError("the power sampling interval must be positive")
+        metadata_dict(self.metadata)
         if self.model_dir is not None and not self.tiny:  # --tiny's model is rocmkit's own
             _check_model_dir(Path(self.model_dir))
 
