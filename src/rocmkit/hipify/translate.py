@@ -27,6 +27,7 @@ from rocmkit.hipify import (
     props,
     redefinitions,
     signatures,
+    toolkit,
     warp,
     warpsize,
 )
@@ -246,6 +247,9 @@ class _Scan:
         self.protected: list[tuple[int, int]] = []  # comment and literal spans, in order
         self.defined_names: frozenset[str] = frozenset()
         self.num_casts = 0
+        self.toolkit_release, self.toolkit_verdicts = toolkit.header_verdicts(
+            options.hip_version or LATEST
+        )
 
     def unmapped(self, match: re.Match[str], name: str) -> None:
         """A candidate name with no mapping: a namespace, a known gap, or an unconverted name."""
@@ -287,7 +291,9 @@ class _Scan:
             self.findings.append((match.start("path"), "unsupported", path, "include", reason))
             return
         new_path = self.table.includes.get(path)
-        if new_path is not None and self._project_header(match, path):
+        if new_path is None and path in self.toolkit_verdicts:
+            new_path = self._toolkit_header(match, path)
+        elif new_path is not None and self._project_header(match, path):
             new_path = None
         if new_path is not None and new_path != path:
             self.edits.append(Edit(match.start("path"), match.end("path"), new_path, "include"))
@@ -303,6 +309,32 @@ class _Scan:
         # HIP 5.2's other headers (cooperative groups...) need the runtime header included first.
         if self.first_hip_include is None and path.startswith("hip/"):
             self.first_hip_include = path
+
+    def _toolkit_header(self, match: re.Match[str], path: str) -> str | None:
+        """A CUDA toolkit header the table does not map: HIP's runtime header when HIP declares
+        what it declares, else reported at its line (toolkit.py; data from the headers)."""
+        if self._project_header(match, path):
+            return None
+        decided = self.toolkit_verdicts[path]
+        release = self.toolkit_release
+        header = f"<{path}> is a CUDA {toolkit.cuda_version()} toolkit header"
+        if decided.startswith("="):
+            return decided[2:]
+        target, _, missing = decided[2:].partition(" - ")
+        if decided.startswith("~"):
+            message = (
+                f"{header}; HIP {release} declares most of it ({target}), not: {missing} "
+                "(a use of those will not compile)"
+            )
+            self.findings.append((match.start("path"), "note", path, "include", message))
+            return target
+        message = (
+            f"{header} with no HIP counterpart in HIP {release} (HIP's headers lack {target}): "
+            "remove the include and port or drop the code that needs it "
+            "(or keep it out of AMD builds with #ifndef __HIP_PLATFORM_AMD__)"
+        )
+        self.findings.append((match.start("path"), "unsupported", path, "include", message))
+        return None
 
     def _project_header(self, match: re.Match[str], path: str) -> bool:
         """`#include "cuda.h"` where the project has its own cuda.h: the project's file."""
