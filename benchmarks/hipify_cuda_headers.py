@@ -52,7 +52,9 @@ def cuda_release(include_dir: Path) -> str:
     text = (include_dir / "cuda_runtime_api.h").read_text(errors="replace")
     number = int(_RUNTIME_VERSION.search(text).group(1))  # type: ignore[union-attr]
     release = f"{number // 1000}.{number % 1000 // 10}"
-    infos = sorted(p.name.removesuffix(".dist-info") for p in include_dir.parent.glob("*/*.dist-info"))
+    infos = sorted(
+        p.name.removesuffix(".dist-info") for p in include_dir.parent.glob("*/*.dist-info")
+    )
     return f"{release} ({', '.join(infos)})" if infos else release
 
 

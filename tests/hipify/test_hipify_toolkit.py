@@ -16,6 +16,7 @@ from rocmkit.hipify.toolkit import (
     header_verdicts,
     toolkit_headers,
 )
+from rocmkit.hipify.translate import Diagnostic, Translation
 
 HIP52 = TranslateOptions(hip_version="5.2")
 SOURCE = (
@@ -31,11 +32,11 @@ SOURCE = (
 )
 
 
-def _by_line(result):
+def _by_line(result: Translation) -> dict[int, Diagnostic]:
     return {d.line: d for d in result.diagnostics if d.category == "include"}
 
 
-def test_toolkit_headers_are_mapped_or_reported_at_their_line():
+def test_toolkit_headers_are_mapped_or_reported_at_their_line() -> None:
     result = translate(SOURCE, options=HIP52)
     lines = result.text.splitlines()
     assert lines[0] == lines[1] == "#include <hip/hip_runtime.h>"
@@ -51,12 +52,12 @@ def test_toolkit_headers_are_mapped_or_reported_at_their_line():
     assert 2 not in found and 6 not in found and 7 not in found and 8 not in found
 
 
-def test_the_translation_is_idempotent():
+def test_the_translation_is_idempotent() -> None:
     once = translate(SOURCE, options=HIP52).text
     assert translate(once, options=HIP52).text == once
 
 
-def test_a_project_header_of_the_same_name_is_untouched(tmp_path):
+def test_a_project_header_of_the_same_name_is_untouched(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "sm_61_intrinsics.h").write_text("#pragma once\n#define DOT 4\n")
     (tmp_path / "src" / "k.cu").write_text(
@@ -73,7 +74,7 @@ def test_a_project_header_of_the_same_name_is_untouched(tmp_path):
     assert kinds == {(1, "note"), (2, "unsupported")}  # quotes: the project's file
 
 
-def test_each_release_has_its_own_verdicts():
+def test_each_release_has_its_own_verdicts() -> None:
     release_52, verdicts_52 = header_verdicts("5.2")
     release_62, verdicts_62 = header_verdicts("6.4")  # the newest list not newer: 6.2
     assert (release_52, release_62) == ("5.2", "6.2")
@@ -84,7 +85,7 @@ def test_each_release_has_its_own_verdicts():
     assert re.fullmatch(r"\d+\.\d+", cuda_version())
 
 
-def test_declared_names_are_the_api_not_the_plumbing():
+def test_declared_names_are_the_api_not_the_plumbing() -> None:
     header = (
         "#define __DEVICE_FUNCTIONS_DECL__ static __device__\n"
         "/* int commented(int); */\n"
@@ -100,11 +101,13 @@ CUDA_INCLUDE = Path("/usr/local/cuda/include")
 
 
 @pytest.mark.skipif(not CUDA_INCLUDE.is_dir(), reason="no CUDA toolkit installed")
-def test_every_installed_toolkit_header_is_listed():
+def test_every_installed_toolkit_header_is_listed() -> None:
     """The list is complete for the installed toolkit when it is the release it was built from
     (benchmarks/hipify_cuda_headers.py regenerates it for another)."""
     text = (CUDA_INCLUDE / "cuda_runtime_api.h").read_text(errors="replace")
-    number = int(re.search(r"#define\s+CUDART_VERSION\s+(\d+)", text).group(1))
+    found = re.search(r"#define\s+CUDART_VERSION\s+(\d+)", text)
+    assert found is not None
+    number = int(found.group(1))
     if f"{number // 1000}.{number % 1000 // 10}" != cuda_version():
         pytest.skip(f"the lists are for CUDA {cuda_version()}")
     listed = set(header_verdicts("5.2")[1])
@@ -113,7 +116,7 @@ def test_every_installed_toolkit_header_is_listed():
 
 @pytest.mark.slow
 @pytest.mark.hipcc
-def test_the_mapped_toolkit_includes_compile(tmp_path):
+def test_the_mapped_toolkit_includes_compile(tmp_path: Path) -> None:
     """Every header mapped to HIP's runtime header compiles in its place, and the code that
     used the CUDA header's API (atomicAdd(float*), the launch parameters) compiles with it."""
     source = (

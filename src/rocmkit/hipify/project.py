@@ -25,10 +25,10 @@ from rocmkit.atomic import atomic_write_bytes
 from rocmkit.errors import UserError
 from rocmkit.hipify.cmake import cmake_notes, is_cmake_file
 from rocmkit.hipify.mappings import load_table
-from rocmkit.hipify.toolkit import header_verdicts
-from rocmkit.hipify.versions import LATEST
 from rocmkit.hipify.safety import check_input, check_output_location
+from rocmkit.hipify.toolkit import header_verdicts
 from rocmkit.hipify.translate import Diagnostic, TranslateOptions, TranslationStats, translate
+from rocmkit.hipify.versions import LATEST
 
 BACKUP_SUFFIX = ".prehip"
 # Text is decoded so that every byte survives the round trip (see _run_job).
