@@ -7,7 +7,8 @@ were written) is translated by rocmkit for the installed HIP, then each listed u
 - coverage: of the units that fail, the share whose first compile error (the innermost location
   inside the project when it is in a system header) has a rocmkit warning (kind unsupported,
   unconverted or hazard: notes do not count) in the same file within 3 lines, mapped back to the
-  original line numbers;
+  original line numbers; an error inside a macro expansion also counts a warning within 3 lines
+  of the macro's definition that clang names under it ("note: expanded from macro");
 - false positives per warning class: of the warnings of a class that predicts a compile failure
   (unsupported/unconverted names, redefinitions, missing libraries), the share sitting in a unit that
   compiles. Classes that predict run-time behaviour (warp size, lowered `*_sync`, device-property
@@ -142,10 +143,29 @@ def error_site(output: str, tree: Path) -> tuple[str | None, tuple[Path, int] | 
     return (lines[0] if lines else "no output"), None
 
 
+_MACRO_NOTE = re.compile(r"^(/[^:]+):(\d+):\d+: note: expanded from macro")
+
+
+def macro_sites(output: str, tree: Path) -> list[tuple[Path, int]]:
+    """Where the macros the first error expanded from are defined, inside `tree`: clang prints
+    them under the error ("note: expanded from macro"), and the name at fault is spelled there."""
+    lines = output.splitlines()
+    first = next((i for i, text in enumerate(lines) if _ERROR.match(text.strip())), None)
+    sites = []
+    for text in lines[first + 1 :] if first is not None else ():
+        if _ERROR.match(text.strip()):
+            break
+        note = _MACRO_NOTE.match(text.strip())
+        if note is not None and Path(note.group(1)).is_relative_to(tree):
+            sites.append((Path(note.group(1)), int(note.group(2))))
+    return sites
+
+
 def compile_units(
     project: hipify_corpus.Project, tree: Path, hipcc: str, jobs: int
-) -> list[tuple[str, str | None, tuple[Path, int] | None]]:
-    """Per listed unit: (path, first error or None, its location in the translated tree)."""
+) -> list[tuple[str, str | None, tuple[Path, int] | None, list[tuple[Path, int]]]]:
+    """Per listed unit: (path, first error or None, its location in the translated tree, the
+    definitions of the macros it was expanded from)."""
     includes = [tree / d for d in project.include if (tree / d).is_dir()]
     if project.python_include:
         includes.append(Path(sysconfig.get_paths()["include"]))
@@ -156,7 +176,9 @@ def compile_units(
         outputs[command[5]] = done.stderr + "\n" + done.stdout
         return done
 
-    def one(relative: str) -> tuple[str, str | None, tuple[Path, int] | None]:
+    def one(
+        relative: str,
+    ) -> tuple[str, str | None, tuple[Path, int] | None, list[tuple[Path, int]]]:
         path = tree / relative
         result = compile_one(
             path,
@@ -167,9 +189,10 @@ def compile_units(
             runner=runner,
         )
         if result.ok:
-            return relative, None, None
-        message, where = error_site(outputs.get(str(path), result.first_error), tree)
-        return relative, message, where
+            return relative, None, None, []
+        output = outputs.get(str(path), result.first_error)
+        message, where = error_site(output, tree)
+        return relative, message, where, macro_sites(output, tree)
 
     with ThreadPoolExecutor(jobs) as pool:
         return list(pool.map(one, project.compile))
@@ -189,15 +212,16 @@ def score_project(
     warnings = translate(project, tree, hip_version, absent, cache)
     source = project.root(cache)
     units = []
-    for relative, message, where in compile_units(project, tree, hipcc, jobs):
+    for relative, message, where, macros in compile_units(project, tree, hipcc, jobs):
         unit = Unit(project.name, side, relative, message)
-        if where is not None:
-            file = where[0].relative_to(tree).as_posix()
+        for index, site in enumerate([where, *macros] if where is not None else []):
+            file = site[0].relative_to(tree).as_posix()
             original = (source / file).read_text(errors="replace")
-            line = original_line(original, where[0].read_text(errors="replace"), where[1])
-            unit.error_at = (file, line)
-            unit.covered_by = [
-                f"{d.category}:{d.line}"
+            line = original_line(original, site[0].read_text(errors="replace"), site[1])
+            if index == 0:
+                unit.error_at = (file, line)
+            unit.covered_by += [
+                f"{d.category}:{d.line}" + (" (macro)" if index else "")
                 for d in warnings.get(file, ())
                 if abs(d.line - line) <= WITHIN_LINES
             ]

@@ -11,6 +11,7 @@ from hipcc_compile import compile_for_gfx90a
 from rocmkit.hipify import TranslateOptions, translate
 from rocmkit.hipify.project import HipifyConfig, hipify_paths
 from rocmkit.hipify.toolkit import (
+    absent_device_api,
     cuda_version,
     declared_names,
     header_verdicts,
@@ -130,3 +131,47 @@ def test_the_mapped_toolkit_includes_compile(tmp_path: Path) -> None:
     assert "<device_atomic_functions.h>" not in result.text
     done = compile_for_gfx90a(result.text, tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+DEVICE = (
+    "__device__ float f(float a) { return __fmaf_rd(a, a, a) + __fmaf_rn(a, a, a); }\n"
+    "// __dp4a in a comment\n"
+    '__device__ int g(int a) { const char* s = "__dp4a"; return __dp4a(a, a, a); }\n'
+    "__device__ unsigned atomicInc_system(unsigned* p, unsigned v) { return *p + v; }\n"
+    "__device__ void h(unsigned* p) { atomicInc_system(p, 1u); __fmaf_rdx(1); }\n"
+)
+
+
+def test_device_functions_the_target_lacks_are_reported_at_each_call() -> None:
+    found = [d for d in translate(DEVICE, options=HIP52).diagnostics if d.category == "device"]
+    assert [(d.line, d.name, d.kind) for d in found] == [
+        (1, "__fmaf_rd", "unsupported"),
+        (3, "__dp4a", "unsupported"),
+    ]
+    assert "HIP has __fmaf_rn" in found[0].message and "HIP 5.2" in found[0].message
+    # the project's own atomicInc_system, comments, literals and longer names stay quiet;
+    # without a target nothing is checked, as for names
+    assert not [d for d in translate(DEVICE).diagnostics if d.category == "device"]
+
+
+def test_the_absent_device_list_names_what_the_compiler_rejects() -> None:
+    absent = absent_device_api("5.2")
+    assert {"__fmaf_rd", "__dp4a", "atomicInc_system"} <= set(absent.entries)
+    # what HIP 5.2 declares is never listed (atomicAdd, the round-to-nearest forms, __ldg)
+    assert not {"atomicAdd", "__fmaf_rn", "__ldg", "__popc"} & set(absent.entries)
+    assert absent.entries["__dp4a"][0] == "sm_61_intrinsics.h"
+
+
+@pytest.mark.slow
+@pytest.mark.hipcc
+def test_each_reported_device_call_fails_and_the_quiet_ones_compile(tmp_path: Path) -> None:
+    for call, ok in (
+        ("__fmaf_rd(a, a, a)", False),
+        ("__dp4a(1, 2, 3)", False),
+        ("__fmaf_rn(a, a, a)", True),
+    ):
+        source = f"__global__ void k(float* x, float a) {{ x[0] = {call}; }}\n"
+        result = translate(source, options=HIP52)
+        reported = any(d.category == "device" for d in result.diagnostics)
+        done = compile_for_gfx90a(result.text, tmp_path)
+        assert (done.returncode == 0, reported) == (ok, not ok), (call, done.stderr[-800:])

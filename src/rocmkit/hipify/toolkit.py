@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable, Iterable
 from importlib import resources
 from pathlib import Path
+from typing import NamedTuple
 
 from rocmkit.hipify.lexer import mask_protected
 from rocmkit.hipify.versions import available_versions, resolve_version
@@ -138,3 +139,57 @@ def cuda_version() -> str:
             if match:
                 return match.group(1)
     return "?"
+
+
+class AbsentDeviceApi(NamedTuple):
+    """The CUDA device functions a HIP release lacks, and a pattern that finds their uses."""
+
+    release: str
+    entries: dict[str, tuple[str, str]]  # name -> (CUDA header, hint)
+    pattern: re.Pattern[str] | None
+
+
+@functools.cache
+def absent_device_api(version: str) -> AbsentDeviceApi:
+    """`hip_names/<X.Y>.cuda_device_absent.txt` for target `version` (the newest list not
+    newer): CUDA device API (`__fmaf_rd`, `__dp4a`, `atomicInc_system`) its headers never
+    declare, read from both sides' headers by benchmarks/hipify_cuda_headers.py."""
+    release = _release_with_list(version)
+    if release is None:
+        return AbsentDeviceApi(version, {}, None)
+    path = resources.files("rocmkit.hipify").joinpath(
+        "hip_names", f"{release}.cuda_device_absent.txt"
+    )
+    entries = {}
+    for line in path.read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, header, *hint = line.split("\t")
+            entries[name] = (header, hint[0] if hint else "")
+    if not entries:
+        return AbsentDeviceApi(release, {}, None)
+    alternation = _trie(sorted(entries))
+    return AbsentDeviceApi(release, entries, re.compile(rf"(?<![\w$])(?:{alternation})(?![\w$])"))
+
+
+def _trie(words: list[str]) -> str:
+    """A regex alternation of `words` factored by common prefix: one branch per first character,
+    so the engine rejects most positions after a character or two."""
+    groups: dict[str, list[str]] = {}
+    ends = False
+    for word in words:
+        if word:
+            groups.setdefault(word[0], []).append(word[1:])
+        else:
+            ends = True
+    branches = [re.escape(first) + _trie(rests) for first, rests in sorted(groups.items())]
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+    return f"(?:{body})?" if ends else body
+
+
+def defines(text: str, name: str) -> bool:
+    """Whether `text` defines `name` itself (a macro, or a function with a body): the project's
+    own helper, not CUDA's."""
+    pattern = rf"\#[ \t]*define[ \t]+{name}\b|\b{name}\s*\([^;{{}}]*\)\s*(?:const\s*)?\{{"
+    return re.search(pattern, text) is not None

@@ -383,6 +383,8 @@ class _Scan:
             text = self._lower_warp_sync(text)
         if self.options.report_hazards:
             self._hazards()
+        if self.options.hip_version is not None:
+            self._absent_device_api(self.options.hip_version)
         diagnostics = self._diagnostics()
         stats = TranslationStats(
             converted=dict(+converted),
@@ -526,6 +528,28 @@ class _Scan:
             self.findings.append(
                 (found.offset, "hazard", found.signature, redefinitions.CODE, found.message)
             )
+
+    def _absent_device_api(self, version: str) -> None:
+        """Calls of CUDA device functions the target's headers do not declare (`__fmaf_rd`,
+        `__dp4a`), unless the file defines the name itself (toolkit.py)."""
+        absent = toolkit.absent_device_api(version)
+        if absent.pattern is None:
+            return
+        own: dict[str, bool] = {}
+        for match in absent.pattern.finditer(self.text):
+            name = match.group()
+            if self.in_protected(match.start()):
+                continue
+            if name not in own:
+                own[name] = toolkit.defines(self.text, name)
+            if own[name]:
+                continue
+            header, hint = absent.entries[name]
+            message = (
+                f"{name} (CUDA's {header}) is not declared by HIP {absent.release}'s headers"
+                f"{': ' + hint if hint else ''}; port the call or keep it out of AMD builds"
+            )
+            self.findings.append((match.start(), "unsupported", name, "device", message))
 
     def _lower_warp_sync(self, text: str) -> str:
         """HIP releases without `__shfl_xor_sync` & co. get the maskless intrinsics, reported."""
