@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,23 +28,27 @@ from resultfile import ResultRun, add_result_args
 
 REPO = Path(__file__).resolve().parent.parent
 CORPORA = ("seen", "predict")
+_SKIP = shutil.ignore_patterns("results", "__pycache__")
 
 
-def export_source(commit: str, into: Path) -> Path:
-    """rocmkit's `src/` at `commit`, unpacked under `into`."""
+def export_tree(commit: str, into: Path) -> Path:
+    """A tree with rocmkit's `src/` at `commit` and this commit's benchmarks (the scripts put
+    their own tree's src/ first on the path), sharing this tree's downloaded corpora."""
     archive = subprocess.run(
         ["git", "-C", str(REPO), "archive", commit, "src"], capture_output=True, check=True
     )
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
-    return into / "src"
+    shutil.copytree(REPO / "benchmarks", into / "benchmarks", ignore=_SKIP)
+    (into / ".cache").symlink_to(REPO / ".cache")
+    return into
 
 
-def score(corpus: str, source: Path, scratch: Path, jobs: int) -> dict[str, Any]:
-    """hipify_predict.py's details for `corpus`, with rocmkit imported from `source`."""
-    out = scratch / f"{corpus}-{source.parent.name}.json"
+def score(corpus: str, tree: Path, scratch: Path, jobs: int) -> dict[str, Any]:
+    """hipify_predict.py's details for `corpus`, run from `tree` (its src/ is the rocmkit)."""
+    out = scratch / f"{corpus}-{tree.name}.json"
     command = [
         sys.executable,
-        str(REPO / "benchmarks" / "hipify_predict.py"),
+        str(tree / "benchmarks" / "hipify_predict.py"),
         "--corpus",
         corpus,
         "--jobs",
@@ -51,7 +56,7 @@ def score(corpus: str, source: Path, scratch: Path, jobs: int) -> dict[str, Any]
         "--result",
         str(out),
     ]
-    env = {**os.environ, "PYTHONPATH": str(source), "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "PYTHONPATH": str(tree / "src"), "OMP_NUM_THREADS": "1"}
     subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
     details: dict[str, Any] = json.loads(out.read_text())["details"]
     return details
@@ -68,10 +73,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="hipify-seen-") as scratch_dir:
         scratch = Path(scratch_dir)
         (scratch / "before").mkdir()
-        versions = {"before": export_source(args.base, scratch / "before"), "after": REPO / "src"}
+        versions = {"before": export_tree(args.base, scratch / "before"), "after": REPO}
         for corpus in CORPORA:
-            for label, source in versions.items():
-                for side, summary in score(corpus, source, scratch, args.jobs).items():
+            for label, tree in versions.items():
+                for side, summary in score(corpus, tree, scratch, args.jobs).items():
                     key = f"{corpus}.{side}.{label}"
                     results[key] = summary
                     run.count(f"{key}.units_compiling", summary["compile"], unit="units")

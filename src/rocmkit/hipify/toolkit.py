@@ -146,7 +146,7 @@ class AbsentDeviceApi(NamedTuple):
 
     release: str
     entries: dict[str, tuple[str, str]]  # name -> (CUDA header, hint)
-    pattern: re.Pattern[str] | None
+    patterns: tuple[re.Pattern[str], ...]
 
 
 @functools.cache
@@ -156,7 +156,7 @@ def absent_device_api(version: str) -> AbsentDeviceApi:
     declare, read from both sides' headers by benchmarks/hipify_cuda_headers.py."""
     release = _release_with_list(version)
     if release is None:
-        return AbsentDeviceApi(version, {}, None)
+        return AbsentDeviceApi(version, {}, ())
     path = resources.files("rocmkit.hipify").joinpath(
         "hip_names", f"{release}.cuda_device_absent.txt"
     )
@@ -166,9 +166,18 @@ def absent_device_api(version: str) -> AbsentDeviceApi:
             name, header, *hint = line.split("\t")
             entries[name] = (header, hint[0] if hint else "")
     if not entries:
-        return AbsentDeviceApi(release, {}, None)
-    alternation = _trie(sorted(entries))
-    return AbsentDeviceApi(release, entries, re.compile(rf"(?<![\w$])(?:{alternation})(?![\w$])"))
+        return AbsentDeviceApi(release, {}, ())
+    # One pattern per literal start (`__`, `atomic`): the regex engine searches a literal prefix
+    # in C; the character before a match is checked by the caller (a look-behind first, or an
+    # alternation at the top, would try every position).
+    starts: dict[str, list[str]] = {}
+    for name in sorted(entries):
+        start = "__" if name.startswith("__") else name[:6]
+        starts.setdefault(start, []).append(name[len(start) :])
+    patterns = tuple(
+        re.compile(rf"{re.escape(start)}{_trie(rests)}(?![\w$])") for start, rests in starts.items()
+    )
+    return AbsentDeviceApi(release, entries, patterns)
 
 
 def _trie(words: list[str]) -> str:

@@ -533,12 +533,14 @@ class _Scan:
         """Calls of CUDA device functions the target's headers do not declare (`__fmaf_rd`,
         `__dp4a`), unless the file defines the name itself (toolkit.py)."""
         absent = toolkit.absent_device_api(version)
-        if absent.pattern is None:
-            return
         own: dict[str, bool] = {}
-        for match in absent.pattern.finditer(self.text):
-            name = match.group()
-            if self.in_protected(match.start()):
+        text = self.text
+        matches = [m for pattern in absent.patterns for m in pattern.finditer(text)]
+        for match in sorted(matches, key=lambda m: m.start()):
+            name, start = match.group(), match.start()
+            if start and (text[start - 1].isalnum() or text[start - 1] in "_$"):
+                continue  # inside a longer name
+            if self.in_protected(start):
                 continue
             if name not in own:
                 own[name] = toolkit.defines(self.text, name)
@@ -549,7 +551,7 @@ class _Scan:
                 f"{name} (CUDA's {header}) is not declared by HIP {absent.release}'s headers"
                 f"{': ' + hint if hint else ''}; port the call or keep it out of AMD builds"
             )
-            self.findings.append((match.start(), "unsupported", name, "device", message))
+            self.findings.append((start, "unsupported", name, "device", message))
 
     def _lower_warp_sync(self, text: str) -> str:
         """HIP releases without `__shfl_xor_sync` & co. get the maskless intrinsics, reported."""
