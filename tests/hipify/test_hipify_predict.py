@@ -21,7 +21,9 @@ def test_an_error_line_maps_back_over_an_added_include_and_rewritten_lines() -> 
     assert hipify_predict.original_line(original, translated, 4) == 3  # the rccl include
 
 
-def test_an_error_in_a_system_header_is_charged_to_the_project_line_that_included_it(tmp_path: Path) -> None:
+def test_an_error_in_a_system_header_is_charged_to_the_project_line_that_included_it(
+    tmp_path: Path,
+) -> None:
     tree = tmp_path / "tree"
     output = (
         f"In file included from {tree}/src/a.cu:3:\n"
