@@ -7,7 +7,8 @@ were written) is translated by rocmkit for the installed HIP, then each listed u
 - coverage: of the units that fail, the share whose first compile error (the innermost location
   inside the project when it is in a system header) has a rocmkit warning (kind unsupported,
   unconverted or hazard: notes do not count) in the same file within 3 lines, mapped back to the
-  original line numbers;
+  original line numbers; an error inside a macro expansion also counts a warning within 3 lines
+  of the macro's definition that clang names under it ("note: expanded from macro");
 - false positives per warning class: of the warnings of a class that predicts a compile failure
   (unsupported/unconverted names, redefinitions, missing libraries), the share sitting in a unit that
   compiles. Classes that predict run-time behaviour (warp size, lowered `*_sync`, device-property
@@ -17,6 +18,7 @@ Deterministic counts (one run is exact); written to benchmarks/results/hipify_pr
 
     python benchmarks/hipify_predict.py              # both sides, writes the result file
     python benchmarks/hipify_predict.py --side dev --no-result --show   # while improving rules
+    python benchmarks/hipify_predict.py --corpus seen --no-result --show  # hipify_corpus.toml's packages
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -52,6 +55,8 @@ from rocmkit.hipify.versions import installed_version
 
 MANIFEST = Path(__file__).resolve().parent / "hipify_predict_corpus.toml"
 CACHE = hipify_corpus.REPO / ".cache" / "hipify-predict"
+# The compile corpus of issue 13 (hipify_corpus.toml), one side "seen": tuned on, never held out.
+CORPORA = {"predict": (MANIFEST, CACHE), "seen": (hipify_corpus.MANIFEST, hipify_corpus.CACHE)}
 WITHIN_LINES = 3
 # Hazard categories that say "this will not compile": judged by the compile. The others describe
 # run-time behaviour and are only counted.
@@ -71,17 +76,25 @@ class Unit:
 
 
 def load_split(path: Path = MANIFEST) -> dict[str, str]:
-    """project name -> "dev" or "held_out"."""
-    split = tomllib.loads(path.read_text())["split"]
+    """project name -> "dev" or "held_out" (or "seen" for every project of a manifest without a
+    split)."""
+    data = tomllib.loads(path.read_text())
+    if "split" not in data:
+        return {project["name"]: "seen" for project in data["project"]}
+    split = data["split"]
     return {name: side for side in ("dev", "held_out") for name in split[side]}
 
 
 def translate(
-    project: hipify_corpus.Project, out: Path, hip_version: str, absent: frozenset[str]
+    project: hipify_corpus.Project,
+    out: Path,
+    hip_version: str,
+    absent: frozenset[str],
+    cache: Path = CACHE,
 ) -> dict[str, list[Diagnostic]]:
     """The package copied to `out` with its translate folders run through rocmkit; returns
     package-relative path -> its warnings (lines of the original file)."""
-    source = project.root(CACHE)
+    source = project.root(cache)
     shutil.rmtree(out, ignore_errors=True)
     shutil.copytree(source, out, symlinks=True)
     options = TranslateOptions(hip_version=hip_version, absent_libraries=absent)
@@ -130,11 +143,32 @@ def error_site(output: str, tree: Path) -> tuple[str | None, tuple[Path, int] | 
     return (lines[0] if lines else "no output"), None
 
 
+_MACRO_NOTE = re.compile(r"^(/[^:]+):(\d+):\d+: note: expanded from macro")
+
+
+def macro_sites(output: str, tree: Path) -> list[tuple[Path, int]]:
+    """Where the macros the first error expanded from are defined, inside `tree`: clang prints
+    them under the error ("note: expanded from macro"), and the name at fault is spelled there."""
+    lines = output.splitlines()
+    first = next((i for i, text in enumerate(lines) if _ERROR.match(text.strip())), None)
+    sites = []
+    for text in lines[first + 1 :] if first is not None else ():
+        if _ERROR.match(text.strip()):
+            break
+        note = _MACRO_NOTE.match(text.strip())
+        if note is not None and Path(note.group(1)).is_relative_to(tree):
+            sites.append((Path(note.group(1)), int(note.group(2))))
+    return sites
+
+
 def compile_units(
     project: hipify_corpus.Project, tree: Path, hipcc: str, jobs: int
-) -> list[tuple[str, str | None, tuple[Path, int] | None]]:
-    """Per listed unit: (path, first error or None, its location in the translated tree)."""
+) -> list[tuple[str, str | None, tuple[Path, int] | None, list[tuple[Path, int]]]]:
+    """Per listed unit: (path, first error or None, its location in the translated tree, the
+    definitions of the macros it was expanded from)."""
     includes = [tree / d for d in project.include if (tree / d).is_dir()]
+    if project.python_include:
+        includes.append(Path(sysconfig.get_paths()["include"]))
     outputs: dict[str, str] = {}
 
     def runner(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -142,7 +176,9 @@ def compile_units(
         outputs[command[5]] = done.stderr + "\n" + done.stdout
         return done
 
-    def one(relative: str) -> tuple[str, str | None, tuple[Path, int] | None]:
+    def one(
+        relative: str,
+    ) -> tuple[str, str | None, tuple[Path, int] | None, list[tuple[Path, int]]]:
         path = tree / relative
         result = compile_one(
             path,
@@ -153,30 +189,39 @@ def compile_units(
             runner=runner,
         )
         if result.ok:
-            return relative, None, None
-        message, where = error_site(outputs.get(str(path), result.first_error), tree)
-        return relative, message, where
+            return relative, None, None, []
+        output = outputs.get(str(path), result.first_error)
+        message, where = error_site(output, tree)
+        return relative, message, where, macro_sites(output, tree)
 
     with ThreadPoolExecutor(jobs) as pool:
         return list(pool.map(one, project.compile))
 
 
 def score_project(
-    project: hipify_corpus.Project, side: str, hip_version: str, hipcc: str, jobs: int, work: Path
+    project: hipify_corpus.Project,
+    side: str,
+    hip_version: str,
+    hipcc: str,
+    jobs: int,
+    work: Path,
+    cache: Path = CACHE,
 ) -> tuple[list[Unit], dict[str, list[Diagnostic]]]:
     tree = work / project.name
-    warnings = translate(project, tree, hip_version, absent_next_to_hipcc(hip_version, hipcc))
-    source = project.root(CACHE)
+    absent = absent_next_to_hipcc(hip_version, hipcc)
+    warnings = translate(project, tree, hip_version, absent, cache)
+    source = project.root(cache)
     units = []
-    for relative, message, where in compile_units(project, tree, hipcc, jobs):
+    for relative, message, where, macros in compile_units(project, tree, hipcc, jobs):
         unit = Unit(project.name, side, relative, message)
-        if where is not None:
-            file = where[0].relative_to(tree).as_posix()
+        for index, site in enumerate([where, *macros] if where is not None else []):
+            file = site[0].relative_to(tree).as_posix()
             original = (source / file).read_text(errors="replace")
-            line = original_line(original, where[0].read_text(errors="replace"), where[1])
-            unit.error_at = (file, line)
-            unit.covered_by = [
-                f"{d.category}:{d.line}"
+            line = original_line(original, site[0].read_text(errors="replace"), site[1])
+            if index == 0:
+                unit.error_at = (file, line)
+            unit.covered_by += [
+                f"{d.category}:{d.line}" + (" (macro)" if index else "")
                 for d in warnings.get(file, ())
                 if abs(d.line - line) <= WITHIN_LINES
             ]
@@ -231,6 +276,12 @@ def summarize(
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--side", choices=("dev", "held_out", "both"), default="both")
+    parser.add_argument(
+        "--corpus",
+        choices=sorted(CORPORA),
+        default="predict",
+        help="predict: hipify_predict_corpus.toml (dev/held out); seen: hipify_corpus.toml",
+    )
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--show", action="store_true", help="print every unit's outcome")
     add_result_args(parser, "hipify_predict")
@@ -241,11 +292,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("needs hipcc with its HIP headers (Debian: apt-get install hipcc)", file=sys.stderr)
         return 2
     run = ResultRun.start("hipify_predict", args)
-    split = load_split()
+    manifest, cache = CORPORA[args.corpus]
+    split = load_split(manifest)
     projects = [
-        p for p in hipify_corpus.load_manifest(MANIFEST) if args.side in ("both", split[p.name])
+        p
+        for p in hipify_corpus.load_manifest(manifest)
+        if args.side == "both" or split[p.name] in (args.side, "seen")
     ]
-    problems = hipify_corpus.fetch(projects, CACHE)
+    problems = hipify_corpus.fetch(projects, cache)
     if problems:
         print("\n".join(problems), file=sys.stderr)
         return 1
@@ -255,7 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for project in projects:
             side = split[project.name]
             units, warnings = score_project(
-                project, side, hip_version, hipcc, args.jobs, Path(scratch)
+                project, side, hip_version, hipcc, args.jobs, Path(scratch), cache
             )
             all_units, all_warnings = by_side.setdefault(side, ([], {}))
             all_units += units

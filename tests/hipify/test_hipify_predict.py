@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import hipify_predict
 
 
-def test_an_error_line_maps_back_over_an_added_include_and_rewritten_lines():
+def test_an_error_line_maps_back_over_an_added_include_and_rewritten_lines() -> None:
     original = "// c\n#include <cuda.h>\n#include <nccl.h>\nint x;\nbad;\n"
     translated = (
         "// c\n#include <hip/hip_runtime.h>\n#include <hip/hip_runtime.h>\n"
@@ -21,7 +21,9 @@ def test_an_error_line_maps_back_over_an_added_include_and_rewritten_lines():
     assert hipify_predict.original_line(original, translated, 4) == 3  # the rccl include
 
 
-def test_an_error_in_a_system_header_is_charged_to_the_project_line_that_included_it(tmp_path):
+def test_an_error_in_a_system_header_is_charged_to_the_project_line_that_included_it(
+    tmp_path: Path,
+) -> None:
     tree = tmp_path / "tree"
     output = (
         f"In file included from {tree}/src/a.cu:3:\n"
@@ -34,7 +36,7 @@ def test_an_error_in_a_system_header_is_charged_to_the_project_line_that_include
     assert hipify_predict.error_site("clang: error: no input\n", tree)[1] is None
 
 
-def test_the_split_holds_out_whole_projects_and_at_least_30_percent_of_units():
+def test_the_split_holds_out_whole_projects_and_at_least_30_percent_of_units() -> None:
     import hipify_corpus
 
     split = hipify_predict.load_split()
@@ -46,3 +48,16 @@ def test_the_split_holds_out_whole_projects_and_at_least_30_percent_of_units():
     }
     assert units["held_out"] / (units["dev"] + units["held_out"]) >= 0.30
     assert sum(units.values()) >= 40 and len(projects) >= 3
+
+
+def test_an_error_in_a_macro_expansion_names_the_macro_definition(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    output = (
+        f"{tree}/inc/utils.h:63:3: error: use of undeclared identifier 'cuGetErrorName'\n"
+        f"{tree}/inc/utils.h:20:5: note: expanded from macro 'CUDA_SAFE_CALL'\n"
+        "/usr/include/x.h:5:1: note: expanded from macro 'OUTSIDE'\n"
+        f"{tree}/inc/utils.h:70:3: error: later\n"
+        f"{tree}/inc/utils.h:30:5: note: expanded from macro 'OTHER'\n"
+    )
+    assert hipify_predict.macro_sites(output, tree) == [(tree / "inc" / "utils.h", 20)]
+    assert hipify_predict.macro_sites("no errors\n", tree) == []

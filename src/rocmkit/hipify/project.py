@@ -15,7 +15,7 @@ import os
 import shutil
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +26,9 @@ from rocmkit.errors import UserError
 from rocmkit.hipify.cmake import cmake_notes, is_cmake_file
 from rocmkit.hipify.mappings import load_table
 from rocmkit.hipify.safety import check_input, check_output_location
+from rocmkit.hipify.toolkit import header_verdicts
 from rocmkit.hipify.translate import Diagnostic, TranslateOptions, TranslationStats, translate
+from rocmkit.hipify.versions import LATEST
 
 BACKUP_SUFFIX = ".prehip"
 # Text is decoded so that every byte survives the round trip (see _run_job).
@@ -133,7 +135,9 @@ class _Job:
 def hipify_paths(config: HipifyConfig) -> HipifyReport:
     """Translate every selected file of `config.paths`; returns per-file results in walk order."""
     started = time.perf_counter()
-    headers = project_headers(config.paths, load_table(config.options.mappings).includes)
+    cuda_headers = header_verdicts(config.options.hip_version or LATEST)[1]
+    known = [*load_table(config.options.mappings).includes, *cuda_headers]
+    headers = project_headers(config.paths, known)
     if headers:
         options = dataclasses.replace(config.options, project_headers=headers)
         config = dataclasses.replace(config, options=options)
@@ -149,8 +153,8 @@ def hipify_paths(config: HipifyConfig) -> HipifyReport:
     return HipifyReport(_drop_project_names(results), time.perf_counter() - started)
 
 
-def project_headers(paths: tuple[Path, ...], includes: dict[str, str]) -> frozenset[str]:
-    """The include paths of the mapping table (`cuda.h`, `cuda_runtime.h`...) that name a file of
+def project_headers(paths: tuple[Path, ...], includes: Collection[str]) -> frozenset[str]:
+    """The CUDA include paths (`cuda.h`, `cuda_runtime.h`, the toolkit's...) that name a file of
     the project itself: under a directory given, or beside a file given. Every path suffix
     counts (`include/cuda.h` and `cuda.h`), as `#include "..."` may spell either; only the few
     that collide with the table are kept, so the set stays small when shipped to workers."""

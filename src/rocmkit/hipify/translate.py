@@ -28,6 +28,7 @@ from rocmkit.hipify import (
     props,
     redefinitions,
     signatures,
+    toolkit,
     warp,
     warpsize,
 )
@@ -247,12 +248,18 @@ class _Scan:
         self.protected: list[tuple[int, int]] = []  # comment and literal spans, in order
         self.defined_names: frozenset[str] = frozenset()
         self.num_casts = 0
+        self.toolkit_release, self.toolkit_verdicts = toolkit.header_verdicts(
+            options.hip_version or LATEST
+        )
 
     def unmapped(self, match: re.Match[str], name: str) -> None:
         """A candidate name with no mapping: a namespace, a known gap, or an unconverted name."""
         if name in self.table.namespaces or name == "cuda":
             self._namespace(match, name)
         elif name in self.table.absent_device_functions:
+            version = self.options.hip_version
+            if version is not None and name in toolkit.absent_device_api(version).entries:
+                return  # reported, with CUDA's header and HIP's nearest form, by _absent_device_api
             reason = (
                 f"a CUDA device function HIP {self.options.hip_version}'s headers do not declare; "
                 "use what HIP has (the round-to-nearest `_rn` form, a plain operator) or guard it"
@@ -294,7 +301,9 @@ class _Scan:
             self.findings.append((match.start("path"), "unsupported", path, "include", reason))
             return
         new_path = self.table.includes.get(path)
-        if new_path is not None and self._project_header(match, path):
+        if new_path is None and path in self.toolkit_verdicts:
+            new_path = self._toolkit_header(match, path)
+        elif new_path is not None and self._project_header(match, path):
             new_path = None
         if new_path is not None and new_path != path:
             self.edits.append(Edit(match.start("path"), match.end("path"), new_path, "include"))
@@ -310,6 +319,32 @@ class _Scan:
         # HIP 5.2's other headers (cooperative groups...) need the runtime header included first.
         if self.first_hip_include is None and path.startswith("hip/"):
             self.first_hip_include = path
+
+    def _toolkit_header(self, match: re.Match[str], path: str) -> str | None:
+        """A CUDA toolkit header the table does not map: HIP's runtime header when HIP declares
+        what it declares, else reported at its line (toolkit.py; data from the headers)."""
+        if self._project_header(match, path):
+            return None
+        decided = self.toolkit_verdicts[path]
+        release = self.toolkit_release
+        header = f"<{path}> is a CUDA {toolkit.cuda_version()} toolkit header"
+        if decided.startswith("="):
+            return decided[2:]
+        target, _, missing = decided[2:].partition(" - ")
+        if decided.startswith("~"):
+            message = (
+                f"{header}; HIP {release} declares most of it ({target}), not: {missing} "
+                "(a use of those will not compile)"
+            )
+            self.findings.append((match.start("path"), "note", path, "include", message))
+            return target
+        message = (
+            f"{header} with no HIP counterpart in HIP {release} (HIP's headers lack {target}): "
+            "remove the include and port or drop the code that needs it "
+            "(or keep it out of AMD builds with #ifndef __HIP_PLATFORM_AMD__)"
+        )
+        self.findings.append((match.start("path"), "unsupported", path, "include", message))
+        return None
 
     def _project_header(self, match: re.Match[str], path: str) -> bool:
         """`#include "cuda.h"` where the project has its own cuda.h: the project's file."""
@@ -358,6 +393,8 @@ class _Scan:
             text = self._lower_warp_sync(text)
         if self.options.report_hazards:
             self._hazards()
+        if self.options.hip_version is not None:
+            self._absent_device_api(self.options.hip_version)
         diagnostics = self._diagnostics()
         stats = TranslationStats(
             converted=dict(+converted),
@@ -509,6 +546,30 @@ class _Scan:
             self.findings.append(
                 (found.offset, "hazard", found.signature, redefinitions.CODE, found.message)
             )
+
+    def _absent_device_api(self, version: str) -> None:
+        """Calls of CUDA device functions the target's headers do not declare (`__fmaf_rd`,
+        `__dp4a`), unless the file defines the name itself (toolkit.py)."""
+        absent = toolkit.absent_device_api(version)
+        own: dict[str, bool] = {}
+        text = self.text
+        matches = [m for pattern in absent.patterns for m in pattern.finditer(text)]
+        for match in sorted(matches, key=lambda m: m.start()):
+            name, start = match.group(), match.start()
+            if start and (text[start - 1].isalnum() or text[start - 1] in "_$"):
+                continue  # inside a longer name
+            if self.in_protected(start):
+                continue
+            if name not in own:
+                own[name] = toolkit.defines(self.text, name)
+            if own[name]:
+                continue
+            header, hint = absent.entries[name]
+            message = (
+                f"{name} (CUDA's {header}) is not declared by HIP {absent.release}'s headers"
+                f"{': ' + hint if hint else ''}; port the call or keep it out of AMD builds"
+            )
+            self.findings.append((start, "unsupported", name, "device", message))
 
     def _lower_warp_sync(self, text: str) -> str:
         """HIP releases without `__shfl_xor_sync` & co. get the maskless intrinsics, reported."""

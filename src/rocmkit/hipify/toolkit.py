@@ -1,0 +1,204 @@
+"""CUDA toolkit headers and what a HIP release has for each: `#include <X>` decided from definitions.
+
+`hip_names/<X.Y>.cuda_headers.txt` lists every header a CUDA toolkit installs (the CUDA version
+and components in its first lines) with a verdict for HIP X.Y, built by
+benchmarks/hipify_cuda_headers.py from both sides' headers:
+
+- `= hip/hip_runtime.h`: every function and macro the CUDA header declares is declared by HIP's
+  headers that hip_runtime.h brings in (hip-clang's wrappers included), so the include becomes
+  HIP's runtime header;
+- `= hipcub/hipcub.hpp`: a CUB header (hipCUB's umbrella header declares the same API);
+- `- NAME ...`: what the CUDA header declares that HIP's headers never spell (the first few):
+  there is no counterpart, the include is reported at its line.
+
+The include table of mappings.toml wins over this list; a project's own header of the same name
+(`#include "..."` of a file in the tree) is never touched.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterable
+from importlib import resources
+from pathlib import Path
+from typing import NamedTuple
+
+from rocmkit.hipify.lexer import mask_protected
+from rocmkit.hipify.versions import available_versions, resolve_version
+
+# Folders nvcc searches for `#include <X>`: the toolkit's include/ and, since CUDA 13, include/cccl
+# (CUB, Thrust, libcu++). Thrust is left out: rocThrust installs the same paths.
+_SEARCHED = ("", "cccl")
+_SKIPPED = ("thrust/",)
+RUNTIME = "hip/hip_runtime.h"
+# `type name(` at the start of a declaration: the name a header declares as a function.
+_FUNCTION = re.compile(r"(?:[\w*&]\s+|[*&])([A-Za-z_]\w*)\s*\(")
+_TYPE = re.compile(r"\b(?:struct|class|union)\s+(?:__\w+__\s+)*([A-Za-z_]\w*)\s*[:{]")
+_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+# Words `_FUNCTION` finds that are not declarations, and the header's own plumbing: include
+# guards, declaration macros (`__DEVICE_FUNCTIONS_DECL__`), nvcc internals (`__nv_*`, `__cuda*`).
+# ALL-CAPS macros are mostly the headers' plumbing; `__x__` names are attributes and qualifiers
+# (`__device_builtin__`; hip_runtime.h defines the ones a program spells); `__` + camel case are
+# nvcc's internal builtins (`__iAtomicAdd`, behind the public `atomicAdd`).
+_NOT_API = re.compile(
+    r"(?:if|for|while|switch|return|sizeof|defined|decltype|alignof|static_assert|operator"
+    r"|__attribute__|__declspec|__asm__|asm|__builtin\w*|_*[A-Z][A-Z0-9_]*[a-z]?|_[A-Z]\w*"
+    r"|__\w+__|__[a-z]+[A-Z]\w*|__nv_dummy\w*|__cuda\w*|__cudart\w*|__internal\w*|__CUDA\w*|__NV\w*"
+    r"|__cdecl|__stdcall|__alignof|__specialization_static|va_\w+|intptr_t|ret_type|fn_name|local)\Z"
+)
+
+
+def toolkit_headers(include_dir: Path) -> dict[str, Path]:
+    """Every header `#include <X>` reaches in a CUDA toolkit's include directory: X -> file."""
+    found: dict[str, Path] = {}
+    for sub in _SEARCHED:
+        root = include_dir / sub if sub else include_dir
+        if not root.is_dir():
+            continue
+        for path in sorted(root.rglob("*")):
+            relative = path.relative_to(root).as_posix()
+            if path.is_dir() or (not sub and relative.startswith("cccl/")):
+                continue
+            if not relative.startswith(_SKIPPED):
+                found.setdefault(relative, path)
+    return found
+
+
+def declared_names(text: str) -> set[str]:
+    """The functions and macros a header text declares (comments and literals skipped), without
+    its plumbing (guards, declaration macros, nvcc internals)."""
+    code = mask_protected(text)
+    names = set(_FUNCTION.findall(code)) | set(_MACRO.findall(code)) | set(_TYPE.findall(code))
+    return {name for name in names if not _NOT_API.match(name)}
+
+
+def spelled_names(texts: Iterable[str]) -> set[str]:
+    """Every identifier the texts spell outside comments and literals: what a HIP release's
+    headers declare, generously (a name never spelled is surely not declared)."""
+    names: set[str] = set()
+    for text in texts:
+        names.update(_IDENTIFIER.findall(mask_protected(text)))
+    return names
+
+
+def verdict(
+    declared: set[str], hip_spelled: set[str], hip_name: Callable[[str], str | None], limit: int = 6
+) -> str:
+    """What HIP has for a header declaring `declared` (a CUDA name as `hip_name` translates it;
+    None: no HIP name): `= hip/hip_runtime.h` when HIP spells every name; `~ hip/hip_runtime.h -
+    MISSING...` when it spells most (the include is mapped, what is missing is noted); else
+    `- MISSING...` (no counterpart)."""
+    missing = sorted(n for n in declared if hip_name(n) not in hip_spelled)
+    if not missing:
+        return f"= {RUNTIME}"
+    more = f" (+{len(missing) - limit} more)" if len(missing) > limit else ""
+    listed = " ".join(missing[:limit]) + more
+    if len(declared) - len(missing) >= len(missing):
+        return f"~ {RUNTIME} - {listed}"
+    return f"- {listed}"
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def _release_with_list(version: str) -> str | None:
+    """The newest release not newer than `version` that ships a cuda_headers list."""
+    folder = resources.files("rocmkit.hipify").joinpath("hip_names")
+    shipped = {e.name.removesuffix(".cuda_headers.txt") for e in folder.iterdir()}
+    release = resolve_version(version)
+    newest = _key(release)
+    candidates = [v for v in available_versions() if v in shipped and _key(v) <= newest]
+    return candidates[-1] if candidates else None
+
+
+@functools.cache
+def header_verdicts(version: str) -> tuple[str, dict[str, str]]:
+    """(the HIP release the verdicts are for, CUDA header -> verdict) for target `version`."""
+    release = _release_with_list(version)
+    if release is None:
+        return version, {}
+    data = resources.files("rocmkit.hipify").joinpath("hip_names", f"{release}.cuda_headers.txt")
+    verdicts = {}
+    for line in data.read_text().splitlines():
+        if line and not line.startswith("#"):
+            header, _, decided = line.partition("\t")
+            verdicts[header] = decided
+    return release, verdicts
+
+
+@functools.cache
+def cuda_version() -> str:
+    """The CUDA version the shipped header lists were read from (their `# CUDA` line)."""
+    folder = resources.files("rocmkit.hipify").joinpath("hip_names")
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".cuda_headers.txt"):
+            match = re.search(r"^# CUDA (\S+)", entry.read_text(), re.MULTILINE)
+            if match:
+                return match.group(1)
+    return "?"
+
+
+class AbsentDeviceApi(NamedTuple):
+    """The CUDA device functions a HIP release lacks, and a pattern that finds their uses."""
+
+    release: str
+    entries: dict[str, tuple[str, str]]  # name -> (CUDA header, hint)
+    patterns: tuple[re.Pattern[str], ...]
+
+
+@functools.cache
+def absent_device_api(version: str) -> AbsentDeviceApi:
+    """`hip_names/<X.Y>.cuda_device_absent.txt` for target `version` (the newest list not
+    newer): CUDA device API (`__fmaf_rd`, `__dp4a`, `atomicInc_system`) its headers never
+    declare, read from both sides' headers by benchmarks/hipify_cuda_headers.py."""
+    release = _release_with_list(version)
+    if release is None:
+        return AbsentDeviceApi(version, {}, ())
+    path = resources.files("rocmkit.hipify").joinpath(
+        "hip_names", f"{release}.cuda_device_absent.txt"
+    )
+    entries = {}
+    for line in path.read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, header, *hint = line.split("\t")
+            entries[name] = (header, hint[0] if hint else "")
+    if not entries:
+        return AbsentDeviceApi(release, {}, ())
+    # One pattern per literal start (`__`, `atomic`): the regex engine searches a literal prefix
+    # in C; the character before a match is checked by the caller (a look-behind first, or an
+    # alternation at the top, would try every position).
+    starts: dict[str, list[str]] = {}
+    for name in sorted(entries):
+        start = "__" if name.startswith("__") else name[:6]
+        starts.setdefault(start, []).append(name[len(start) :])
+    patterns = tuple(
+        re.compile(rf"{re.escape(start)}{_trie(rests)}(?![\w$])") for start, rests in starts.items()
+    )
+    return AbsentDeviceApi(release, entries, patterns)
+
+
+def _trie(words: list[str]) -> str:
+    """A regex alternation of `words` factored by common prefix: one branch per first character,
+    so the engine rejects most positions after a character or two."""
+    groups: dict[str, list[str]] = {}
+    ends = False
+    for word in words:
+        if word:
+            groups.setdefault(word[0], []).append(word[1:])
+        else:
+            ends = True
+    branches = [re.escape(first) + _trie(rests) for first, rests in sorted(groups.items())]
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+    return f"(?:{body})?" if ends else body
+
+
+def defines(text: str, name: str) -> bool:
+    """Whether `text` defines `name` itself (a macro, or a function with a body): the project's
+    own helper, not CUDA's."""
+    pattern = rf"\#[ \t]*define[ \t]+{name}\b|\b{name}\s*\([^;{{}}]*\)\s*(?:const\s*)?\{{"
+    return re.search(pattern, text) is not None
