@@ -305,7 +305,8 @@ def _judge_unit(
     verdict["excluded"] = exclusion(output, hip_version, hipcc, perl)
     covered: list[str] = []
     if where is not None:
-        file = where[0].relative_to(tree).as_posix()
+        # hipcc names an included file as the include spelled it (`cuda/3d/../2d/fft.h`)
+        file = Path(os.path.normpath(where[0])).relative_to(tree).as_posix()
         original = (source / file).read_text(errors="replace")
         line = hipify_predict.original_line(
             original, where[0].read_text(errors="replace"), where[1]
