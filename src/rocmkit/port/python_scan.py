@@ -192,6 +192,66 @@ def scan_python(
     exhaustive: bool = False,
     keys: tuple[str, ...] | None = None,
 ) -> tuple[list[Hit], bool]:
+    """(findings, parsed?) for one Python file: see _scan_python; in setup.py also the
+    requirement lists that setup() is given by name (install_requires=install_requires)."""
+    hits, parsed = _scan_python(
+        text, rules, is_setup=is_setup, own=own, exhaustive=exhaustive, keys=keys
+    )
+    if is_setup:
+        hits = hits + _named_requirement_hits(text, rules)
+    return hits, parsed
+
+
+def _named_requirement_hits(text: str, rules: RuleSet) -> list[Hit]:
+    """Requirements that setup(...) receives as a module-level name: `reqs = [...]` and
+    `extras = {...}` / `extras["x"] = [...]` (a list built that way is what pip installs)."""
+    try:
+        tree = _parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    passed: dict[str, str] = {}  # module-level name -> setup() keyword it is given to
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _dotted(node.func).split(".")[-1] == "setup":
+            for keyword in node.keywords:
+                if keyword.arg in _REQUIREMENT_KEYWORDS and isinstance(keyword.value, ast.Name):
+                    passed[keyword.value.id] = keyword.arg
+    if not passed:
+        return []
+    hits: list[Hit] = []
+    for statement in tree.body:
+        if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+            continue
+        target, value = statement.targets[0], statement.value
+        if isinstance(target, ast.Name) and target.id in passed:
+            groups = list(_requirement_groups(value))
+            if passed[target.id] == "extras_require":
+                groups = [(g if g is not None else "?", c) for g, c in groups if g is not None]
+        elif (
+            isinstance(target, ast.Subscript)
+            and isinstance(target.value, ast.Name)
+            and passed.get(target.value.id) == "extras_require"
+            and isinstance(value, (ast.List, ast.Tuple))
+        ):
+            key = target.slice
+            name = str(key.value) if isinstance(key, ast.Constant) else "?"
+            groups = [(name, _string_constants(value.elts))]
+        else:
+            continue
+        for group, constants in groups:
+            placed = [(str(c.value), c.lineno) for c in constants]
+            hits.extend(group_hits(group, placed, rules))
+    return hits
+
+
+def _scan_python(
+    text: str,
+    rules: RuleSet,
+    *,
+    is_setup: bool = False,
+    own: frozenset[str] = frozenset(),
+    exhaustive: bool = False,
+    keys: tuple[str, ...] | None = None,
+) -> tuple[list[Hit], bool]:
     """(findings, parsed?) for one Python file; raises ScanError when it does not parse. `own`:
     the project's own top-level packages, whose imports are never findings.
 
@@ -943,6 +1003,15 @@ class _Visitor:
 
     def visit_call(self, node: ast.Call) -> None:
         name = _call_name(node.func)
+        if node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
+            # An argv list (subprocess.run(["docker", "run", "--gpus", ...])): the command line
+            # it stands for, so the text rules see "docker run ... --gpus" as in a script.
+            argv = " ".join(str(c.value) for c in _string_constants(node.args[0].elts))
+            for rule in self.rules.text_rules:
+                if "python" in rule.files and any(t in argv for t in rule.triggers):
+                    assert rule.pattern is not None
+                    if rule.pattern.search(argv):
+                        self.add(node.args[0], rule, repr(argv))
         if name in _DISPLAY_CALLS:
             self.displayed.update(id(arg) for arg in node.args)
         if name == "get_device_capability" and id(node) not in self.displayed:
@@ -1004,8 +1073,32 @@ class _Visitor:
         ]
         if not compares:
             self.add_at(node, "device-capability", shown + "  (read, never compared)", "info")
+        elif any(
+            v == "warn" and id(c) in self.importing for v, c in zip(verdicts, compares, strict=True)
+        ):
+            # What the branch does is known: it loads code built for that NVIDIA chip.
+            self.add_at(
+                node,
+                "device-capability",
+                shown + "  (an Ada/Hopper threshold decides what is imported)",
+                "warn",
+            )
+        elif any(v == "warn" and _fp8_line(c) for v, c in zip(verdicts, compares, strict=True)):
+            # (8, 9) is NVIDIA's FP8 line (Ada): the answer to "has FP8?" is wrong on AMD.
+            self.add_at(
+                node,
+                "device-capability",
+                shown + "  (compared with (8, 9), NVIDIA's FP8 line: MI200 reports (9, 0) and has"
+                " no FP8; MI300's FP8 is the fnuz format, not e4m3fn)",
+                "warn",
+            )
         elif any(v == "warn" for v in verdicts):
-            self.add(node, "device-capability", shown + "  (compared with an Ada/Hopper threshold)")
+            self.add_at(
+                node,
+                "device-capability",
+                shown + "  (compared with an Ada/Hopper threshold: check what it gates)",
+                "info",
+            )
         elif any(v == "unsure" for v in verdicts):
             self.add_at(
                 node,
@@ -1279,6 +1372,12 @@ def _capability_value(node: ast.AST) -> list[float]:
             return [major + minor / 10]
         return [v for item in items for v in _capability_value(item)]
     return []
+
+
+def _fp8_line(compare: ast.Compare) -> bool:
+    """The comparison's threshold is 8.9, where NVIDIA's FP8 starts (Ada, sm_89)."""
+    sides = [compare.left, *compare.comparators]
+    return any(abs(v - 8.9) < 1e-9 for side in sides for v in _capability_value(side))
 
 
 def _capability_verdict(compare: ast.Compare) -> str:
