@@ -302,3 +302,19 @@ def test_gpus_is_a_docker_hazard_only_as_an_option_of_docker_run() -> None:
     assert [h.rule.id for h in scan_python(argv, rules)[0]] == ["docker-gpus"]
     wrapped = "import os\nos.system('docker run -it \\\\\\n  --gpus all img')\n"
     assert [h.rule.id for h in scan_python(wrapped, rules)[0]] == ["docker-gpus"]
+
+
+def test_refusing_to_build_without_cuda_home_is_an_error_only_with_no_rocm_path() -> None:
+    # torch.utils.cpp_extension: CUDA_HOME = ... if torch.version.cuda else None.
+    refuse = (
+        "from torch.utils.cpp_extension import CUDA_HOME\n"
+        "def check():\n"
+        "    if CUDA_HOME is None:\n"
+        "        raise RuntimeError('install CUDA')\n"
+    )
+    hits, _ = scan_python(refuse, load_rules())
+    assert [(h.line, h.rule.id, h.severity) for h in hits] == [(3, "cuda-extension", "error")]
+    with_rocm = refuse.replace("import CUDA_HOME", "import CUDA_HOME, ROCM_HOME")
+    assert scan_python(with_rocm, load_rules())[0] == []
+    chooses = refuse.replace("raise RuntimeError('install CUDA')", "home = '/usr/local/cuda'")
+    assert scan_python(chooses, load_rules())[0] == []

@@ -29,11 +29,13 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "cudnn-setting": ("cudnn",),
     "cudnn-disabled": ("cudnn",),
     "warp-size-32": ("warp", "WARP", "Warp", "wavefront", "WAVEFRONT", "Wavefront"),
-    "cuda-extension": ("CUDAExtension",),
+    "cuda-extension": ("CUDAExtension", "CUDA_HOME"),
     "nvml-call": ("nvmlInit",),  # NVML's first call: where an AMD machine loses the feature
     # The flags are only looked for in extension builds, so the build markers are the trigger.
     "nvcc-flags": ("cpp_extension", "BuildExtension", "CUDAExtension"),
 }
+# A file holding one of these looks at the ROCm side of an extension build.
+_HIP_BUILD_WORDS = ("ROCM_HOME", "HIP_HOME", "IS_HIP_EXTENSION", "version.hip", "is_rocm", "hipcc")
 # Vendor switches: code under `if torch.version.hip:` / `if torch.version.cuda:` / `if is_rocm():`
 # (either branch), after `if torch.version.hip: raise/return`, or after `has_cuda and ...` is on
 # one side of a switch the project already has: its findings are info ("gated"). Only files that
@@ -610,6 +612,9 @@ class _Visitor:
         self, rules: RuleSet, text: str, *, is_setup: bool, own: frozenset[str] = frozenset()
     ) -> None:
         self.rules = rules
+        # torch.utils.cpp_extension sets CUDA_HOME only on a CUDA torch (`... if
+        # torch.version.cuda else None`): a file that never looks at ROCm's side has no HIP path.
+        self.hip_build_aware = any(w in text for w in _HIP_BUILD_WORDS)
         self.hits: list[Hit] = []
         self.own = own
         self.vendor_possible = vendor_possible(text)
@@ -762,6 +767,19 @@ class _Visitor:
             # `if cap >= (9, 0): return False`: a misfire only turns a path off on AMD.
             self.disabling.update(id(n) for n in ast.walk(node.test) if isinstance(n, ast.Compare))
         repaired = _none_test_of_name(node.test)
+        if (
+            repaired == "CUDA_HOME"
+            and not self.hip_build_aware
+            and node.body
+            and _exits(node.body[-1])
+        ):
+            self.add_at(
+                node,
+                "cuda-extension",
+                "if not CUDA_HOME: raise  (torch's CUDA_HOME is None on every ROCm torch and this"
+                " file has no ROCM_HOME / torch.version.hip path: the build or load always stops)",
+                "error",
+            )
         if repaired in self.cuda_names and _assigns(node.body, repaired):
             del self.cuda_names[repaired]  # `if not v: v = fallback`: None does not get past
         self.visit_if(node)
