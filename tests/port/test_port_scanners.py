@@ -318,3 +318,13 @@ def test_refusing_to_build_without_cuda_home_is_an_error_only_with_no_rocm_path(
     assert scan_python(with_rocm, load_rules())[0] == []
     chooses = refuse.replace("raise RuntimeError('install CUDA')", "home = '/usr/local/cuda'")
     assert scan_python(chooses, load_rules())[0] == []
+
+
+def test_a_command_inside_an_error_message_is_advice_not_a_hazard() -> None:
+    cuda_index = "pip install torch --index-url https://download.pytorch.org/whl/cu121"
+    told = f"def check():\n    raise RuntimeError('torch too old; run `{cuda_index}`')\n"
+    hits, _ = scan_python(told, load_rules())
+    assert [(h.rule.id, h.severity) for h in hits] == [("torch-cuda-index", "info")]
+    run = f"import os\nos.system('{cuda_index}')\n"
+    hits, _ = scan_python(run, load_rules())
+    assert [(h.rule.id, h.severity) for h in hits] == [("torch-cuda-index", "error")]

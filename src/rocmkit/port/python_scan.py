@@ -664,6 +664,7 @@ class _Visitor:
         # Values only shown to a person (print/log arguments, f-string fields): reporting the
         # CUDA version or capability there is harmless, so those are not findings.
         self.displayed: set[int] = set()
+        self.in_message: set[int] = set()  # string constants inside a `raise ...(...)` statement
         self.disabling: set[int] = set()  # capability compares whose branch only returns False
         self.importing: set[int] = set()  # compares whose `if` body imports a module
         # Names holding torch.version.cuda (`v = torch.version.cuda`) -> the assignment; a use
@@ -967,6 +968,11 @@ class _Visitor:
         """A text rule matched inside a string literal. In a multi-line string (a Dockerfile or
         script the project writes out) the finding is at the matched line; an image of the
         NVIDIA variant is info when the same module also writes a ROCm image (rocm/...:tag)."""
+        if id(node) in self.in_message:
+            # An exception's message is shown to the user, never run (a command in it is advice).
+            why = f"{value!r}  (in an error message: shown, not run)"
+            self.hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "info"))
+            return
         if "\n" not in value:
             self.add(node, rule, repr(value))
             return
@@ -1018,6 +1024,14 @@ class _Visitor:
                 self.recorded.add(id(value.orelse))
                 value = value.body
             self.recorded.add(id(value))
+
+    def visit_raise(self, node: ast.Raise) -> None:
+        if node.exc is not None:
+            self.in_message.update(
+                id(n)
+                for n in ast.walk(node.exc)
+                if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            )
 
     def visit_call(self, node: ast.Call) -> None:
         name = _call_name(node.func)
@@ -1192,6 +1206,7 @@ _HANDLERS: dict[type, Callable[[_Visitor, Any], None]] = {
     ast.Constant: _Visitor.visit_constant,
     ast.Attribute: _Visitor.visit_attribute,
     ast.Call: _Visitor.visit_call,
+    ast.Raise: _Visitor.visit_raise,
     ast.FormattedValue: _Visitor.visit_formatted_value,
     ast.Dict: _Visitor.visit_dict,
     ast.Name: _Visitor.visit_name,
