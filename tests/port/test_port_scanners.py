@@ -120,8 +120,10 @@ def test_capability_checks_are_hazards_only_where_an_amd_gfx_number_decides_them
     assert severities("use = torch.cuda.get_device_capability()[0] >= 8\n") == ["info"]
     # An equality with Hopper's SM (MI200 reports (9, 0) too) is info unless its branch imports.
     assert severities("h100 = torch.cuda.get_device_capability() == (9, 0)\n") == ["info"]
-    fa3 = "if torch.cuda.get_device_capability() == (9, 0):\n    import flash_attn_3\n"
-    assert severities(fa3) == ["warn"]
+    # ... that imports a module a rule calls CUDA-only (TensorRT).
+    fa3 = "if torch.cuda.get_device_capability() == (9, 0):\n    import tensorrt\n"
+    hits, _ = scan_python("import torch\n" + fa3, load_rules())
+    assert [(h.rule.id, h.severity) for h in hits if h.line == 2] == [("device-capability", "warn")]
     assert severities("a100 = torch.cuda.get_device_capability() == (8, 0)\n") == ["info"]
     stored = "cap = torch.cuda.get_device_capability()\nif cap[0] < 8:\n    pass\n"
     assert severities(stored) == ["info"]
@@ -328,3 +330,17 @@ def test_a_command_inside_an_error_message_is_advice_not_a_hazard() -> None:
     run = f"import os\nos.system('{cuda_index}')\n"
     hits, _ = scan_python(run, load_rules())
     assert [(h.rule.id, h.severity) for h in hits] == [("torch-cuda-index", "error")]
+
+
+def test_a_capability_branch_importing_a_package_with_a_rocm_build_is_not_established() -> None:
+    def severities(code: str) -> list[str]:
+        hits, _ = scan_python("import torch\n" + code, load_rules())
+        return [h.severity for h in hits if h.rule.id == "device-capability"]
+
+    # flash_attn builds for ROCm (its rule is info): what the branch loads exists there too.
+    rocm_built = "if torch.cuda.get_device_capability()[0] >= 8:\n    import flash_attn\n"
+    assert severities(rocm_built) == ["info"]
+    unknown = "if torch.cuda.get_device_capability()[0] >= 8:\n    import marlin_kernels\n"
+    assert severities(unknown) == ["info"]  # no rule knows it: not established
+    chip_only = "if torch.cuda.get_device_capability()[0] >= 8:\n    import pycuda.autoinit\n"
+    assert severities(chip_only) == ["warn"]

@@ -761,7 +761,7 @@ class _Visitor:
         if attribute is not None and node.body and _exits(node.body[-1]):
             self.rejects.add(id(attribute))
         if self.reads_capability and any(
-            isinstance(n, (ast.Import, ast.ImportFrom)) for s in node.body for n in ast.walk(s)
+            self._chip_specific_import(n) for s in node.body for n in ast.walk(s)
         ):
             self.importing.update(id(n) for n in ast.walk(node.test) if isinstance(n, ast.Compare))
         if _returns_off(node.body):
@@ -785,6 +785,22 @@ class _Visitor:
             del self.cuda_names[repaired]  # `if not v: v = fallback`: None does not get past
         self.visit_if(node)
         self.visit_body(node)
+
+    def _chip_specific_import(self, node: ast.AST) -> bool:
+        """An import of a module a rule calls CUDA-only (warn/error: pycuda, tensorrt, apex...):
+        the branch then loads NVIDIA-only code. A module with a ROCm build (an info rule:
+        flash_attn, xformers) or one no rule knows is not evidence either way."""
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module]
+        else:
+            return False
+        for name in names:
+            rule = self.rules._lookup("imports", name.split(".")[0], frozenset())
+            if rule is not None and rule.severity != "info":
+                return True
+        return False
 
     def visit_if(self, node: ast.If | ast.IfExp | ast.While) -> None:
         self._truth_test(node.test)
