@@ -93,6 +93,11 @@ RULE_KINDS: dict[str, set[str]] = {
     "sglang-pypi": _CODE,
     "eetq": _CODE,
     "transformer-engine-pypi": _CODE,
+    "auto-gptq-pypi": _CODE,
+    "grouped-gemm": _CODE,
+    "ctranslate2-pypi": _CODE,
+    "xformers-pypi": _CODE,
+    "autoawq-kernels": _CODE,
     "cuda-extension": {"cuda-extension-no-hip"},
     "nvcc-only-flags": {"gencode-flags"},
 }

@@ -48,7 +48,11 @@ def test_requirement_lines_with_continuations_options_and_markers() -> None:
     text = "-r base.txt\n--hash=sha256:0\nflash-attn==2.6.3 \\\n  --hash=sha256:abc\n"
     text += "xformers ; platform_system == 'Linux'  # attention\n-e git+https://x/y.git#egg=apex\n"
     hits = scan_requirements_txt(text, load_rules())
-    assert [(h.line, h.rule.id) for h in hits] == [(3, "flash-attn"), (5, "xformers"), (6, "apex")]
+    assert [(h.line, h.rule.id) for h in hits] == [
+        (3, "flash-attn"),
+        (5, "xformers-pypi"),
+        (6, "apex"),
+    ]
 
 
 def test_wheel_urls_and_vcs_urls_give_their_package_name() -> None:
@@ -67,7 +71,7 @@ def test_without_packaging_names_and_extras_still_match(monkeypatch: pytest.Monk
     hits = scan_requirements_txt(text, load_rules())
     # The version analysis needs packaging: without it a pin is never guessed to be old.
     assert [(h.rule.id, h.severity) for h in hits] == [
-        ("flash-attn", "warn"),
+        ("flash-attn", "info"),
         ("jax-cuda-extra", "warn"),
         ("bitsandbytes-old", "info"),
     ]
@@ -112,11 +116,14 @@ def test_capability_checks_are_hazards_only_where_an_amd_gfx_number_decides_them
 
     assert severities("ok = torch.cuda.get_device_capability() < (8, 0)\n") == ["info"]
     assert severities("fp8 = torch.cuda.get_device_capability() >= (8, 9)\n") == ["warn"]
-    assert severities("use = torch.cuda.get_device_capability()[0] >= 8\n") == ["warn"]
+    # A floor that is not the FP8 line: what it turns on decides; info, check what it gates.
+    assert severities("use = torch.cuda.get_device_capability()[0] >= 8\n") == ["info"]
     # An equality with Hopper's SM (MI200 reports (9, 0) too) is info unless its branch imports.
     assert severities("h100 = torch.cuda.get_device_capability() == (9, 0)\n") == ["info"]
-    fa3 = "if torch.cuda.get_device_capability() == (9, 0):\n    import flash_attn_3\n"
-    assert severities(fa3) == ["warn"]
+    # ... that imports a module a rule calls CUDA-only (TensorRT).
+    fa3 = "if torch.cuda.get_device_capability() == (9, 0):\n    import tensorrt\n"
+    hits, _ = scan_python("import torch\n" + fa3, load_rules())
+    assert [(h.rule.id, h.severity) for h in hits if h.line == 2] == [("device-capability", "warn")]
     assert severities("a100 = torch.cuda.get_device_capability() == (8, 0)\n") == ["info"]
     stored = "cap = torch.cuda.get_device_capability()\nif cap[0] < 8:\n    pass\n"
     assert severities(stored) == ["info"]
@@ -254,3 +261,86 @@ def test_lane_arithmetic_with_32_in_a_file_with_a_hip_path_is_info(tmp_path: Pat
     body = "__global__ void k(float* x) { int col = threadIdx.x % 32; x[col] = 0; }\n"
     report = _scan(tmp_path, {"a.cu": body, "b.cu": "#ifdef USE_ROCM\n#endif\n" + body})
     assert [(f.path, f.severity) for f in report.findings] == [("a.cu", "warn"), ("b.cu", "info")]
+
+
+def test_requirement_lists_given_to_setup_by_name_are_scanned() -> None:
+    text = (
+        "from setuptools import setup\n"
+        "install_requires = ['torch>=2.7.0,<2.7.1', 'numpy']\n"
+        "extra_deps = {}\n"
+        "extra_deps['moe'] = ['grouped-gemm==0.3.0']\n"
+        "unused = ['grouped-gemm']\n"
+        "setup(name='x', install_requires=install_requires, extras_require=extra_deps)\n"
+    )
+    hits, _ = scan_python(text, load_rules(), is_setup=True)
+    # The list setup() never receives (`unused`) is not what pip installs.
+    assert sorted((h.line, h.rule.id, h.severity) for h in hits) == [
+        (2, "torch-pypi-pin", "warn"),
+        (4, "grouped-gemm", "warn"),  # an opt-in extra: at most a warning
+    ]
+    assert scan_python(text, load_rules(), is_setup=False)[0] == []
+
+
+@pytest.mark.parametrize(
+    ("line", "found"),
+    [
+        ("torch>=2.2.0,<=2.5.1", True),  # excludes every release with ROCm 6.4 wheels
+        ("torch<2.8", True),
+        ("torch>=2.2,<3", False),
+        ("torch>=2.4", False),
+        ("torch==2.4.1+rocm6.1", False),  # a local version names its build
+    ],
+)
+def test_a_torch_range_that_excludes_current_rocm_releases_is_a_pin(line: str, found: bool) -> None:
+    hits = scan_requirements_txt(line + "\n", load_rules())
+    assert any(h.rule.id == "torch-pypi-pin" for h in hits) is found
+
+
+def test_gpus_is_a_docker_hazard_only_as_an_option_of_docker_run() -> None:
+    rules = load_rules()
+    argparse_flag = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--gpus')\n"
+    assert scan_python(argparse_flag, rules)[0] == []
+    argv = "import subprocess\nsubprocess.run(['docker', 'run', '--gpus', 'all', 'img'])\n"
+    assert [h.rule.id for h in scan_python(argv, rules)[0]] == ["docker-gpus"]
+    wrapped = "import os\nos.system('docker run -it \\\\\\n  --gpus all img')\n"
+    assert [h.rule.id for h in scan_python(wrapped, rules)[0]] == ["docker-gpus"]
+
+
+def test_refusing_to_build_without_cuda_home_is_an_error_only_with_no_rocm_path() -> None:
+    # torch.utils.cpp_extension: CUDA_HOME = ... if torch.version.cuda else None.
+    refuse = (
+        "from torch.utils.cpp_extension import CUDA_HOME\n"
+        "def check():\n"
+        "    if CUDA_HOME is None:\n"
+        "        raise RuntimeError('install CUDA')\n"
+    )
+    hits, _ = scan_python(refuse, load_rules())
+    assert [(h.line, h.rule.id, h.severity) for h in hits] == [(3, "cuda-extension", "error")]
+    with_rocm = refuse.replace("import CUDA_HOME", "import CUDA_HOME, ROCM_HOME")
+    assert scan_python(with_rocm, load_rules())[0] == []
+    chooses = refuse.replace("raise RuntimeError('install CUDA')", "home = '/usr/local/cuda'")
+    assert scan_python(chooses, load_rules())[0] == []
+
+
+def test_a_command_inside_an_error_message_is_advice_not_a_hazard() -> None:
+    cuda_index = "pip install torch --index-url https://download.pytorch.org/whl/cu121"
+    told = f"def check():\n    raise RuntimeError('torch too old; run `{cuda_index}`')\n"
+    hits, _ = scan_python(told, load_rules())
+    assert [(h.rule.id, h.severity) for h in hits] == [("torch-cuda-index", "info")]
+    run = f"import os\nos.system('{cuda_index}')\n"
+    hits, _ = scan_python(run, load_rules())
+    assert [(h.rule.id, h.severity) for h in hits] == [("torch-cuda-index", "error")]
+
+
+def test_a_capability_branch_importing_a_package_with_a_rocm_build_is_not_established() -> None:
+    def severities(code: str) -> list[str]:
+        hits, _ = scan_python("import torch\n" + code, load_rules())
+        return [h.severity for h in hits if h.rule.id == "device-capability"]
+
+    # flash_attn builds for ROCm (its rule is info): what the branch loads exists there too.
+    rocm_built = "if torch.cuda.get_device_capability()[0] >= 8:\n    import flash_attn\n"
+    assert severities(rocm_built) == ["info"]
+    unknown = "if torch.cuda.get_device_capability()[0] >= 8:\n    import marlin_kernels\n"
+    assert severities(unknown) == ["info"]  # no rule knows it: not established
+    chip_only = "if torch.cuda.get_device_capability()[0] >= 8:\n    import pycuda.autoinit\n"
+    assert severities(chip_only) == ["warn"]

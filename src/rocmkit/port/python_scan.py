@@ -29,11 +29,13 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "cudnn-setting": ("cudnn",),
     "cudnn-disabled": ("cudnn",),
     "warp-size-32": ("warp", "WARP", "Warp", "wavefront", "WAVEFRONT", "Wavefront"),
-    "cuda-extension": ("CUDAExtension",),
+    "cuda-extension": ("CUDAExtension", "CUDA_HOME"),
     "nvml-call": ("nvmlInit",),  # NVML's first call: where an AMD machine loses the feature
     # The flags are only looked for in extension builds, so the build markers are the trigger.
     "nvcc-flags": ("cpp_extension", "BuildExtension", "CUDAExtension"),
 }
+# A file holding one of these looks at the ROCm side of an extension build.
+_HIP_BUILD_WORDS = ("ROCM_HOME", "HIP_HOME", "IS_HIP_EXTENSION", "version.hip", "is_rocm", "hipcc")
 # Vendor switches: code under `if torch.version.hip:` / `if torch.version.cuda:` / `if is_rocm():`
 # (either branch), after `if torch.version.hip: raise/return`, or after `has_cuda and ...` is on
 # one side of a switch the project already has: its findings are info ("gated"). Only files that
@@ -184,6 +186,66 @@ def _import_confirm(rules: RuleSet, own: frozenset[str]) -> re.Pattern[str]:
 
 
 def scan_python(
+    text: str,
+    rules: RuleSet,
+    *,
+    is_setup: bool = False,
+    own: frozenset[str] = frozenset(),
+    exhaustive: bool = False,
+    keys: tuple[str, ...] | None = None,
+) -> tuple[list[Hit], bool]:
+    """(findings, parsed?) for one Python file: see _scan_python; in setup.py also the
+    requirement lists that setup() is given by name (install_requires=install_requires)."""
+    hits, parsed = _scan_python(
+        text, rules, is_setup=is_setup, own=own, exhaustive=exhaustive, keys=keys
+    )
+    if is_setup:
+        hits = hits + _named_requirement_hits(text, rules)
+    return hits, parsed
+
+
+def _named_requirement_hits(text: str, rules: RuleSet) -> list[Hit]:
+    """Requirements that setup(...) receives as a module-level name: `reqs = [...]` and
+    `extras = {...}` / `extras["x"] = [...]` (a list built that way is what pip installs)."""
+    try:
+        tree = _parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    passed: dict[str, str] = {}  # module-level name -> setup() keyword it is given to
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _dotted(node.func).split(".")[-1] == "setup":
+            for keyword in node.keywords:
+                if keyword.arg in _REQUIREMENT_KEYWORDS and isinstance(keyword.value, ast.Name):
+                    passed[keyword.value.id] = keyword.arg
+    if not passed:
+        return []
+    hits: list[Hit] = []
+    for statement in tree.body:
+        if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+            continue
+        target, value = statement.targets[0], statement.value
+        if isinstance(target, ast.Name) and target.id in passed:
+            groups = list(_requirement_groups(value))
+            if passed[target.id] == "extras_require":
+                groups = [(g if g is not None else "?", c) for g, c in groups if g is not None]
+        elif (
+            isinstance(target, ast.Subscript)
+            and isinstance(target.value, ast.Name)
+            and passed.get(target.value.id) == "extras_require"
+            and isinstance(value, (ast.List, ast.Tuple))
+        ):
+            key = target.slice
+            name = str(key.value) if isinstance(key, ast.Constant) else "?"
+            groups = [(name, _string_constants(value.elts))]
+        else:
+            continue
+        for group, constants in groups:
+            placed = [(str(c.value), c.lineno) for c in constants]
+            hits.extend(group_hits(group, placed, rules))
+    return hits
+
+
+def _scan_python(
     text: str,
     rules: RuleSet,
     *,
@@ -550,6 +612,9 @@ class _Visitor:
         self, rules: RuleSet, text: str, *, is_setup: bool, own: frozenset[str] = frozenset()
     ) -> None:
         self.rules = rules
+        # torch.utils.cpp_extension sets CUDA_HOME only on a CUDA torch (`... if
+        # torch.version.cuda else None`): a file that never looks at ROCm's side has no HIP path.
+        self.hip_build_aware = any(w in text for w in _HIP_BUILD_WORDS)
         self.hits: list[Hit] = []
         self.own = own
         self.vendor_possible = vendor_possible(text)
@@ -599,6 +664,7 @@ class _Visitor:
         # Values only shown to a person (print/log arguments, f-string fields): reporting the
         # CUDA version or capability there is harmless, so those are not findings.
         self.displayed: set[int] = set()
+        self.in_message: set[int] = set()  # string constants inside a `raise ...(...)` statement
         self.disabling: set[int] = set()  # capability compares whose branch only returns False
         self.importing: set[int] = set()  # compares whose `if` body imports a module
         # Names holding torch.version.cuda (`v = torch.version.cuda`) -> the assignment; a use
@@ -695,17 +761,46 @@ class _Visitor:
         if attribute is not None and node.body and _exits(node.body[-1]):
             self.rejects.add(id(attribute))
         if self.reads_capability and any(
-            isinstance(n, (ast.Import, ast.ImportFrom)) for s in node.body for n in ast.walk(s)
+            self._chip_specific_import(n) for s in node.body for n in ast.walk(s)
         ):
             self.importing.update(id(n) for n in ast.walk(node.test) if isinstance(n, ast.Compare))
         if _returns_off(node.body):
             # `if cap >= (9, 0): return False`: a misfire only turns a path off on AMD.
             self.disabling.update(id(n) for n in ast.walk(node.test) if isinstance(n, ast.Compare))
         repaired = _none_test_of_name(node.test)
+        if (
+            repaired == "CUDA_HOME"
+            and not self.hip_build_aware
+            and node.body
+            and _exits(node.body[-1])
+        ):
+            self.add_at(
+                node,
+                "cuda-extension",
+                "if not CUDA_HOME: raise  (torch's CUDA_HOME is None on every ROCm torch and this"
+                " file has no ROCM_HOME / torch.version.hip path: the build or load always stops)",
+                "error",
+            )
         if repaired in self.cuda_names and _assigns(node.body, repaired):
             del self.cuda_names[repaired]  # `if not v: v = fallback`: None does not get past
         self.visit_if(node)
         self.visit_body(node)
+
+    def _chip_specific_import(self, node: ast.AST) -> bool:
+        """An import of a module a rule calls CUDA-only (warn/error: pycuda, tensorrt, apex...):
+        the branch then loads NVIDIA-only code. A module with a ROCm build (an info rule:
+        flash_attn, xformers) or one no rule knows is not evidence either way."""
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module]
+        else:
+            return False
+        for name in names:
+            rule = self.rules._lookup("imports", name.split(".")[0], frozenset())
+            if rule is not None and rule.severity != "info":
+                return True
+        return False
 
     def visit_if(self, node: ast.If | ast.IfExp | ast.While) -> None:
         self._truth_test(node.test)
@@ -889,6 +984,11 @@ class _Visitor:
         """A text rule matched inside a string literal. In a multi-line string (a Dockerfile or
         script the project writes out) the finding is at the matched line; an image of the
         NVIDIA variant is info when the same module also writes a ROCm image (rocm/...:tag)."""
+        if id(node) in self.in_message:
+            # An exception's message is shown to the user, never run (a command in it is advice).
+            why = f"{value!r}  (in an error message: shown, not run)"
+            self.hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "info"))
+            return
         if "\n" not in value:
             self.add(node, rule, repr(value))
             return
@@ -941,8 +1041,25 @@ class _Visitor:
                 value = value.body
             self.recorded.add(id(value))
 
+    def visit_raise(self, node: ast.Raise) -> None:
+        if node.exc is not None:
+            self.in_message.update(
+                id(n)
+                for n in ast.walk(node.exc)
+                if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            )
+
     def visit_call(self, node: ast.Call) -> None:
         name = _call_name(node.func)
+        if node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
+            # An argv list (subprocess.run(["docker", "run", "--gpus", ...])): the command line
+            # it stands for, so the text rules see "docker run ... --gpus" as in a script.
+            argv = " ".join(str(c.value) for c in _string_constants(node.args[0].elts))
+            for rule in self.rules.text_rules:
+                if "python" in rule.files and any(t in argv for t in rule.triggers):
+                    assert rule.pattern is not None
+                    if rule.pattern.search(argv):
+                        self.add(node.args[0], rule, repr(argv))
         if name in _DISPLAY_CALLS:
             self.displayed.update(id(arg) for arg in node.args)
         if name == "get_device_capability" and id(node) not in self.displayed:
@@ -1004,8 +1121,32 @@ class _Visitor:
         ]
         if not compares:
             self.add_at(node, "device-capability", shown + "  (read, never compared)", "info")
+        elif any(
+            v == "warn" and id(c) in self.importing for v, c in zip(verdicts, compares, strict=True)
+        ):
+            # What the branch does is known: it loads code built for that NVIDIA chip.
+            self.add_at(
+                node,
+                "device-capability",
+                shown + "  (an Ada/Hopper threshold decides what is imported)",
+                "warn",
+            )
+        elif any(v == "warn" and _fp8_line(c) for v, c in zip(verdicts, compares, strict=True)):
+            # (8, 9) is NVIDIA's FP8 line (Ada): the answer to "has FP8?" is wrong on AMD.
+            self.add_at(
+                node,
+                "device-capability",
+                shown + "  (compared with (8, 9), NVIDIA's FP8 line: MI200 reports (9, 0) and has"
+                " no FP8; MI300's FP8 is the fnuz format, not e4m3fn)",
+                "warn",
+            )
         elif any(v == "warn" for v in verdicts):
-            self.add(node, "device-capability", shown + "  (compared with an Ada/Hopper threshold)")
+            self.add_at(
+                node,
+                "device-capability",
+                shown + "  (compared with an Ada/Hopper threshold: check what it gates)",
+                "info",
+            )
         elif any(v == "unsure" for v in verdicts):
             self.add_at(
                 node,
@@ -1081,6 +1222,7 @@ _HANDLERS: dict[type, Callable[[_Visitor, Any], None]] = {
     ast.Constant: _Visitor.visit_constant,
     ast.Attribute: _Visitor.visit_attribute,
     ast.Call: _Visitor.visit_call,
+    ast.Raise: _Visitor.visit_raise,
     ast.FormattedValue: _Visitor.visit_formatted_value,
     ast.Dict: _Visitor.visit_dict,
     ast.Name: _Visitor.visit_name,
@@ -1279,6 +1421,12 @@ def _capability_value(node: ast.AST) -> list[float]:
             return [major + minor / 10]
         return [v for item in items for v in _capability_value(item)]
     return []
+
+
+def _fp8_line(compare: ast.Compare) -> bool:
+    """The comparison's threshold is 8.9, where NVIDIA's FP8 starts (Ada, sm_89)."""
+    sides = [compare.left, *compare.comparators]
+    return any(abs(v - 8.9) < 1e-9 for side in sides for v in _capability_value(side))
 
 
 def _capability_verdict(compare: ast.Compare) -> str:

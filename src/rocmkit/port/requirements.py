@@ -86,7 +86,14 @@ def requirement_hits(
         and not torch_index
         and req.name.lower() in _TORCH_PACKAGES
         and not req.url
-        and _exact_pin(req.specifier)
+        and (
+            _exact_pin(req.specifier)
+            or (
+                pin_rule.min_version
+                and "+" not in req.specifier  # a local version (+cu121, +rocm6.4): other rules
+                and not _allows(req.specifier, pin_rule.min_version)
+            )
+        )
     ):
         yield hit(line, 0, pin_rule, text.strip())
     rule = rules.package_rule(req.name, req.extras)
