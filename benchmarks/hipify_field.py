@@ -17,6 +17,10 @@ there). Translation CPU time of the three tools: >= 3 alternated rounds over the
 
     python benchmarks/hipify_field.py --side dev --hipify-perl /tmp/hipify-perl          # look
     python benchmarks/hipify_field.py --side held_out --hipify-perl /tmp/hipify-perl --write
+
+The projects' own dependencies must be installed: astra-toolbox needs Boost's headers
+(`apt-get install libboost-dev`), or its units fail on `<boost/...>` for every tool alike.
+`--tools` runs a subset; `--write` then replaces only those tools' figures of that side.
 """
 
 from __future__ import annotations
