@@ -95,21 +95,11 @@ def class_cuts(
             return None
     if not (text.startswith("class", keyword) and text[keyword + 5 : keyword + 6] in (" ", "\t")):
         return None
-    body = _header_end(text, keyword, end)
-    if body < 0:
+    found = _body(text, keyword, end, positions, quotes)
+    if found is None:
         return None
-    indent = _indent_of_first_line(text, body, end)
-    if not indent:
-        return None
-    starts = [m.start() + 1 for m in _body_starts(indent).finditer(text, body - 1, end)]
-    starts = [s for s in outside_strings(starts, quotes) if not _continued(text, s)]
-    if not starts:
-        return None
-    first = bisect.bisect_left(positions, starts[0])
-    inside = positions[first : bisect.bisect_left(positions, end)]
-    if not inside:
-        return None
-    statements = statement_spans(text, starts, inside, len(indent))
+    starts, inside, width = found
+    statements = statement_spans(text, starts, inside, width)
     return [(start, starts[0]), *((a, min(b, end)) for a, b in statements)]
 
 
@@ -137,6 +127,28 @@ def def_cuts(
         keyword = _skip_blanks(text, keyword + 5, end)
     if not (text.startswith("def", keyword) and text[keyword + 3 : keyword + 4] in (" ", "\t")):
         return None
+    found = _body(text, keyword, end, positions, quotes)
+    if found is None:
+        return None
+    starts, inside, width = found
+    gates = [
+        starts[i]
+        for i, s in enumerate(starts)
+        if text.startswith("if", s + width)
+        and text[s + width + 2 : s + width + 3] in (" ", "(", "\t")
+        and _holds_exit(text, s, starts[i + 1] if i + 1 < len(starts) else end)
+    ]
+    statements = statement_spans(text, starts, sorted(inside + gates), width)
+    kept = [(start, starts[0]), *((a, min(b, end)) for a, b in statements)]
+    return kept if _size(kept) < end - start else None
+
+
+def _body(
+    text: str, keyword: int, end: int, positions: list[int], quotes: list[int]
+) -> tuple[list[int], list[int], int] | None:
+    """The body of the class or def whose keyword is at `keyword`: where each of its statements
+    starts (outside strings, not a continued line), the positions inside it, and its indent
+    width; None for a one-line body or one that holds no position."""
     body = _header_end(text, keyword, end)
     if body < 0:
         return None
@@ -151,17 +163,7 @@ def def_cuts(
     inside = positions[first : bisect.bisect_left(positions, end)]
     if not inside:
         return None
-    width = len(indent)
-    gates = [
-        starts[i]
-        for i, s in enumerate(starts)
-        if text.startswith("if", s + width)
-        and text[s + width + 2 : s + width + 3] in (" ", "(", "\t")
-        and _holds_exit(text, s, starts[i + 1] if i + 1 < len(starts) else end)
-    ]
-    statements = statement_spans(text, starts, sorted(inside + gates), width)
-    kept = [(start, starts[0]), *((a, min(b, end)) for a, b in statements)]
-    return kept if _size(kept) < end - start else None
+    return starts, inside, len(indent)
 
 
 _CLAUSE = re.compile(r"\n(?:elif\b|else[ \t]*:)")
