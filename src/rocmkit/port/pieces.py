@@ -150,20 +150,28 @@ def _body(
     starts (outside strings, not a continued line), the positions inside it, and its indent
     width; None for a one-line body or one that holds no position."""
     body = _header_end(text, keyword, end)
-    if body < 0:
+    found = _statement_starts(text, body, end, quotes) if body >= 0 else None
+    if found is None:
         return None
+    starts, width = found
+    first = bisect.bisect_left(positions, starts[0])
+    inside = positions[first : bisect.bisect_left(positions, end)]
+    if not inside:
+        return None
+    return starts, inside, width
+
+
+def _statement_starts(
+    text: str, body: int, end: int, quotes: list[int]
+) -> tuple[list[int], int] | None:
+    """Where each statement of the block from `body` to `end` starts (outside strings, not a
+    continued line) and the block's indent width; None for a one-line block or none found."""
     indent = _indent_of_first_line(text, body, end)
     if not indent:
         return None
     starts = [m.start() + 1 for m in _body_starts(indent).finditer(text, body - 1, end)]
     starts = [s for s in outside_strings(starts, quotes) if not _continued(text, s)]
-    if not starts:
-        return None
-    first = bisect.bisect_left(positions, starts[0])
-    inside = positions[first : bisect.bisect_left(positions, end)]
-    if not inside:
-        return None
-    return starts, inside, len(indent)
+    return (starts, len(indent)) if starts else None
 
 
 _CLAUSE = re.compile(r"\n(?:elif\b|else[ \t]*:)")
@@ -202,14 +210,10 @@ def _kept_statements(
 ) -> list[tuple[int, int]] | None:
     """Of the block from `body` to `end`: its first and last statements, those that hold a
     position and the `if`s holding raise or return."""
-    indent = _indent_of_first_line(text, body, end)
-    if not indent:
+    found = _statement_starts(text, body, end, quotes)
+    if found is None:
         return None
-    starts = [m.start() + 1 for m in _body_starts(indent).finditer(text, body - 1, end)]
-    starts = [s for s in outside_strings(starts, quotes) if not _continued(text, s)]
-    if not starts:
-        return None
-    width = len(indent)
+    starts, width = found
     inside = positions[
         bisect.bisect_left(positions, starts[0]) : bisect.bisect_left(positions, end)
     ]
