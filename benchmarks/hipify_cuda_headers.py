@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hipify_hip_headers import from_directory, from_git  # noqa: E402
+from hipify_hip_headers import header_texts  # noqa: E402
 
 from rocmkit.atomic import atomic_write_text  # noqa: E402
 from rocmkit.hipify.mappings import CUDA_LOOKING, load_table  # noqa: E402
@@ -182,15 +182,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     include_dir = args.cuda / "include"
-    texts: dict[str, str] = {}
-    sources = []
-    if args.dir is not None:
-        texts |= from_directory(args.dir)
-        sources.append(args.source or str(args.dir))
-    for spec in args.git:
-        found, source = from_git(spec, args.tag)
-        texts |= found
-        sources.append(source)
+    texts, sources = header_texts(args)
     compiler = sorted(p for p in args.compiler_dir.glob("*.h") if _COMPILER_HIP.search(p.name))
     sources.append(f"{args.compiler_dir}: {', '.join(p.name for p in compiler)}")
     hip_texts = [*texts.values(), *(p.read_text() for p in compiler)]

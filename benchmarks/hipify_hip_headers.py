@@ -60,6 +60,20 @@ def from_git(spec: str, tag: str) -> tuple[dict[str, str], str]:
     return texts, f"{Path(repo).parent.name.replace('+', '/')} {tag} {commit} ({prefix}/)"
 
 
+def header_texts(args: argparse.Namespace) -> tuple[dict[str, str], list[str]]:
+    """The HIP headers `--dir` and `--git` name (path -> text), and where each set came from."""
+    texts: dict[str, str] = {}
+    sources = []
+    if args.dir is not None:
+        texts |= from_directory(args.dir)
+        sources.append(args.source or str(args.dir))
+    for spec in args.git:
+        found, source = from_git(spec, args.tag)
+        texts |= found
+        sources.append(source)
+    return texts, sources
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--version", required=True)
@@ -73,15 +87,7 @@ def main() -> None:
         help="the compiler's __clang_hip_math.h: hip-clang takes min/max from it, not from HIP",
     )
     args = parser.parse_args()
-    texts: dict[str, str] = {}
-    sources = []
-    if args.dir is not None:
-        texts |= from_directory(args.dir)
-        sources.append(args.source or str(args.dir))
-    for spec in args.git:
-        found, source = from_git(spec, args.tag)
-        texts |= found
-        sources.append(source)
+    texts, sources = header_texts(args)
     extra = []
     if args.compiler_header is not None:
         extra.append(args.compiler_header.read_text(errors="replace"))
