@@ -170,6 +170,21 @@ def test_mfu_uses_the_hardware_facts_peak_and_never_guesses():
     assert peak_flops_per_device(Platform(backend="cpu", torch_version="x"), "fp32") is None
 
 
+def test_a_cpu_run_on_a_gpu_machine_has_no_mfu(run_dir: Path):
+    """The GPU's peak says nothing about a run on the CPU (found on an H200 box)."""
+    from rocmkit.platform import DeviceInfo, Platform
+    from rocmkit.platform.specs import lookup_spec
+
+    mi300x = DeviceInfo(index=0, name="AMD Instinct MI300X", vendor="amd", arch="gfx942")
+    if lookup_spec("gfx942", "AMD Instinct MI300X") is None:
+        pytest.skip("the hardware-facts table has no MI300X row")
+    gpu_box = Platform(backend="rocm", torch_version="x", devices=(mi300x,), gpu_available=True)
+    seen: list[StepMetrics] = []
+    config = load_train_config(preset="gpt-tiny", overrides=tiny_overrides(run_dir))
+    train(config, gpu_box, callbacks=[seen.append])
+    assert seen and all(m.mfu is None for m in seen)
+
+
 def test_public_api_is_pinned():
     import rocmkit.train
 

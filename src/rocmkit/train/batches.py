@@ -46,6 +46,8 @@ class BatchFeeder:
         self.channels_last = channels_last
         # Prefetch only where it can overlap: host data feeding an accelerator.
         self.prefetch = device.type != "cpu" and not data.makes_on_device
+        if data.makes_on_device:
+            data.prepare(device)  # here, not in the first step: that copy waits for the device
         self._pool: ThreadPoolExecutor | None = None
         self._pending: tuple[Position, Future[Batch]] | None = None
 

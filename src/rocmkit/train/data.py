@@ -105,6 +105,12 @@ class DataSource(ABC):
         """The batch made of global samples `indices` (on the CPU)."""
         return self.samples_on(indices, torch.device("cpu"))
 
+    def prepare(self, device: torch.device) -> None:
+        """Put the tables a source makes batches from on `device`, once, before the first step:
+        a copy from pageable host memory makes the host wait for the device. Host sources keep
+        nothing on the device."""
+        return None
+
     @abstractmethod
     def samples_on(self, indices: range, device: torch.device) -> dict[str, torch.Tensor]:
         """The batch made of global samples `indices`; host sources ignore `device`."""
@@ -185,10 +191,13 @@ class SyntheticTokens(DataSource):
         )
         self._cycles: dict[torch.device, torch.Tensor] = {}
 
+    def prepare(self, device: torch.device) -> None:
+        if device not in self._cycles:
+            self._cycles[device] = self.cycle.to(device)
+
     def samples_on(self, indices: range, device: torch.device) -> dict[str, torch.Tensor]:
-        cycle = self._cycles.get(device)
-        if cycle is None:
-            cycle = self._cycles[device] = self.cycle.to(device)
+        self.prepare(device)
+        cycle = self._cycles[device]
         count, length = len(cycle), self.seq_len + 1
         keys = _sample_keys(self.seed, indices, device)
         # A walk around the cycle from a random start; a fraction of positions jump at random.
@@ -217,14 +226,13 @@ class SyntheticImages(DataSource):
         self.source_pixel = torch.arange(image_size) * _PROTOTYPE_PIXELS // image_size
         self._tables: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
 
+    def prepare(self, device: torch.device) -> None:
+        if device not in self._tables:
+            self._tables[device] = (self.prototypes.to(device), self.source_pixel.to(device))
+
     def samples_on(self, indices: range, device: torch.device) -> dict[str, torch.Tensor]:
-        tables = self._tables.get(device)
-        if tables is None:
-            tables = self._tables[device] = (
-                self.prototypes.to(device),
-                self.source_pixel.to(device),
-            )
-        prototypes, source_pixel = tables
+        self.prepare(device)
+        prototypes, source_pixel = self._tables[device]
         keys = _sample_keys(self.seed, indices, device)
         labels = hash32(keys) % len(prototypes)
         noise = _standard_normal(keys, prototypes[0].numel(), 1).view(-1, *prototypes.shape[1:])

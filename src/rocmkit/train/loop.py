@@ -206,7 +206,12 @@ def _setup(config: TrainConfig, platform: Platform, env: DistEnv, device_type: s
         precision=precision,
         feeder=feeder,
         meter=MemoryMeter(device.type),
-        peak_flops=peak_flops_per_device(platform, dtype, device.index or 0),
+        # A CPU run on a GPU box has no peak: the hardware facts are the GPUs'.
+        peak_flops=(
+            peak_flops_per_device(platform, dtype, device.index or 0)
+            if device.type == "cuda"
+            else None
+        ),
     )
 
 

@@ -118,6 +118,7 @@ def wrap_model(
         device_ids = [device.index] if device.type == "cuda" else None
         return DistributedDataParallel(module, device_ids=device_ids)
     if config.mode == "fsdp":
+        from torch.distributed.device_mesh import init_device_mesh
         from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
         # Parameters may be gathered in bf16 while the sharded fp32 copy stays the master
@@ -125,9 +126,12 @@ def wrap_model(
         policy = MixedPrecisionPolicy(
             param_dtype=fsdp_param_dtype(precision), reduce_dtype=torch.float32
         )
+        # The mesh is named on the training device: fully_shard's default mesh is on the
+        # accelerator whenever one exists, which moves a CPU run's parameters to the GPU.
+        mesh = init_device_mesh(device.type, (dist.get_world_size(),))
         for block in blocks:
-            fully_shard(block, mp_policy=policy)
-        fully_shard(module, mp_policy=policy)
+            fully_shard(block, mesh=mesh, mp_policy=policy)
+        fully_shard(module, mesh=mesh, mp_policy=policy)
     return module
 
 
