@@ -71,12 +71,13 @@ class Context:
     monitors: list[tuple[str, MemoryMonitor]] = field(default_factory=list)
 
     def say(self, text: str) -> None:
-        """A progress note on stderr (rich markup allowed); silent when quiet."""
+        """A progress note on stderr (rich markup allowed); silent when quiet. Never broken
+        into lines: a path or command in it must survive copy and paste."""
         if self.quiet or not self.is_main:
             return
         from rocmkit.console import make_console
 
-        make_console(stderr=True).print(text)
+        make_console(stderr=True).print(text, soft_wrap=True)
 
     def step(self, text: str) -> None:
         """A plain progress line of a long run (train's steps): stdout, or stderr when stdout

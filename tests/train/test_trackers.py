@@ -61,12 +61,13 @@ def test_the_run_says_its_tensorboard_logdir(tmp_path: Path, capsys):
     pytest.importorskip("tensorboard")
     from rocmkit.cli.main import main
 
-    out = tmp_path / "run"
+    out = tmp_path / ("a-long-folder-name-" * 4) / "run"  # wider than the terminal
     flags = [token for key, value in TINY.items() for token in (f"--{key}", value)]
     argv = ["train", "--preset", "gpt-tiny", *flags, "--logging.tensorboard", "true"]
     assert main([*argv, "--out", str(out)]) == 0
-    err = " ".join(capsys.readouterr().err.split())
-    assert f"TensorBoard: tensorboard --logdir {out / 'tensorboard'}" in err
+    lines = capsys.readouterr().err.splitlines()
+    # one line, as it can be pasted into a shell
+    assert f"TensorBoard: tensorboard --logdir {out / 'tensorboard'}" in lines
     assert (out / "tensorboard").is_dir()
 
 
