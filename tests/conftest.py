@@ -8,6 +8,10 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# Tables are laid out for a pipe (rocmkit.console.PIPE_WIDTH) whatever terminal started the suite;
+# a test about widths sets COLUMNS itself. (A shell that exports COLUMNS=80 failed layout tests.)
+os.environ.pop("COLUMNS", None)
+os.environ.pop("LINES", None)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"

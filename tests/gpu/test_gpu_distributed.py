@@ -93,7 +93,9 @@ def _steps_logged(run_dir: Path) -> list[int]:
 @pytest.mark.parametrize("mode", ["ddp", "fsdp"])
 def test_torchrun_on_one_gpu_stops_and_resumes(tmp_path: Path, mode: str):
     run_dir = tmp_path / "run"
-    flags = as_flags(tiny_gpt(run_dir, **{"train.steps": 6, "parallel.backend": "nccl"}))
+    # A GPU run reads its metrics every logging.log_every steps (10 by default): 1 logs each.
+    overrides = {"train.steps": 6, "parallel.backend": "nccl", "logging.log_every": 1}
+    flags = as_flags(tiny_gpt(run_dir, **overrides))
     common = ("train", "--preset", "gpt-tiny", "--parallel", mode, *flags)
     first = run_rocmkit(*common, "--train.stop_at_step", "3", torchrun_nproc=1)
     assert first.returncode == 0, explain(first)

@@ -84,7 +84,7 @@ def test_monitor_memory_sees_the_benchmark_arrays_on_the_gpu(tmp_path: Path, cap
     argv = ["bench", "--suite", "bandwidth", "--out", str(out), "--no-power", "--monitor-memory",
             "--bandwidth.sizes_mib", "256", "--bandwidth.ops", "triad"]  # fmt: skip
     assert main(argv) == 0, capsys.readouterr().err
-    assert "memory peak" in capsys.readouterr().out
+    assert "peak memory" in capsys.readouterr().out  # the run's memory table
     timeline = read_json(out / "memory.json")
     assert timeline["device"] == "cuda"
     assert timeline["peak_allocated_bytes"] >= 3 * 256 * 2**20  # triad's three 256 MiB arrays
@@ -95,7 +95,8 @@ def test_monitor_memory_sees_the_benchmark_arrays_on_the_gpu(tmp_path: Path, cap
 def test_doctor_passes_a_healthy_gpu_machine(tmp_path: Path):
     proc = run_rocmkit("doctor", "--json", cwd=tmp_path)
     assert proc.returncode == 0, explain(proc)
-    report = json.loads(proc.stdout)
+    document = json.loads(proc.stdout)  # the run document; the doctor's report is its data
+    report = document["data"]
     failed = [f"{f['id']}: {f['summary']}" for f in report["findings"] if f["status"] == "fail"]
     assert failed == [] and report["counts"]["fail"] == 0
     assert report["environment"]["gpu_available"] is True

@@ -4,6 +4,7 @@ arrival timestamps (taken when the bytes arrived, not when the client got round 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import itertools
 import json
 import socket
@@ -136,6 +137,14 @@ def _chunked(body: bytes, size: int) -> bytes:
     return b"".join(f"{len(p):x}\r\n".encode() + p + b"\r\n" for p in parts) + b"0\r\n\r\n"
 
 
+# The HTTP/1.1 client parses responses with httptools (the `serve` extra).
+needs_httptools = pytest.mark.skipif(
+    importlib.util.find_spec("httptools") is None,
+    reason="needs the serve extra (httptools): pip install 'rocmkit[serve]'",
+)
+
+
+@needs_httptools
 @settings(max_examples=60, deadline=None)
 @given(
     texts=st.lists(_TEXT, min_size=1, max_size=6),
@@ -176,6 +185,7 @@ def test_kernel_stamp_converts_the_wall_clock_and_ignores_stale_stamps():
     assert http.kernel_stamp_s([], now) == now
 
 
+@needs_httptools
 @pytest.mark.parametrize("runner", [asyncio.run, http.run], ids=["asyncio", "uvloop-if-installed"])
 @pytest.mark.parametrize("kernel", [True, False])
 def test_a_token_is_timed_when_it_arrived_even_if_the_client_reads_it_late(
