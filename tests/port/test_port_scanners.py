@@ -33,7 +33,9 @@ def _scan(tmp_path: Path, files: dict[str, str | bytes], **config) -> object:
         ("bitsandbytes==0.40.1.post1", "error"),
         ("bitsandbytes>=0.41", "info"),  # admits the ROCm-capable releases
         ("bitsandbytes==0.49.1", "info"),
-        ("bitsandbytes~=0.48.2", "info"),
+        ("bitsandbytes~=0.48.2", "error"),  # 0.48.*: no ROCm library in those wheels
+        ("bitsandbytes==0.48.2", "error"),
+        ("bitsandbytes~=0.49.0", "info"),
         ("bitsandbytes", "info"),
     ],
 )

@@ -1,4 +1,4 @@
-"""Dependencies: requirements files, pyproject.toml, setup.py lists and environment.yml.
+"""Dependencies: requirements files, pyproject.toml, setup.cfg, setup.py lists and environment.yml.
 
 Requirement strings are parsed with `packaging` (PEP 508) when it is installed; without it a small
 parser takes the name and extras and skips the version analysis (it never guesses a pin).
@@ -6,6 +6,7 @@ parser takes the name and extras and skips the version analysis (it never guesse
 
 from __future__ import annotations
 
+import configparser
 import re
 import sys
 from collections.abc import Iterable, Iterator
@@ -275,6 +276,72 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
             )
         hits.extend(found)
     return hits
+
+
+# setuptools' declarative config: the keys that hold requirement lists, one PEP 508 string a
+# line (https://setuptools.pypa.io/en/latest/userguide/declarative_config.html). `file:` and
+# `attr:` directives name other files, which are scanned on their own.
+_SETUP_CFG_LISTS = ("install_requires", "setup_requires")
+
+
+def scan_setup_cfg(text: str, rules: RuleSet) -> list[Hit]:
+    """setup.cfg: [options] install_requires / setup_requires (what every install pulls) and
+    each [options.extras_require] key (an extra), judged as pyproject's lists are."""
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]  # extras keep their case
+    try:
+        parser.read_string(text)
+    except configparser.Error as exc:
+        raise ScanError(f"invalid setup.cfg ({type(exc).__name__})") from None
+    hits = text_rule_hits(text, "requirements", rules)
+    places = _setup_cfg_places(text)
+    torch_index = has_torch_index(text)
+    groups: list[tuple[str | None, str, str]] = []
+    if parser.has_section("options"):
+        groups += [
+            (None, "options", k) for k in _SETUP_CFG_LISTS if parser.has_option("options", k)
+        ]
+    if parser.has_section("options.extras_require"):
+        groups += [(k, "options.extras_require", k) for k in parser["options.extras_require"]]
+    for group, section, key in groups:
+        value = parser[section][key]
+        if value.lstrip().startswith(("file:", "attr:")):
+            continue
+        lines = places.get((section, key), [])
+        placed = []
+        for item in _setup_cfg_items(value):
+            line = next((n for n, raw in lines if item in raw), lines[0][0] if lines else 1)
+            placed.append((item, line))
+        hits.extend(group_hits(group, placed, rules, torch_index=torch_index))
+    return hits
+
+
+def _setup_cfg_items(value: str) -> Iterator[str]:
+    """The requirement strings of one value (a dangling list: one a line; a `;` stays, it
+    starts an environment marker), comments and blank lines dropped."""
+    for raw in value.splitlines():
+        line = re.split(r"(?:^|\s)#", raw, maxsplit=1)[0].strip()
+        if line:
+            yield line
+
+
+def _setup_cfg_places(text: str) -> dict[tuple[str, str], list[tuple[int, str]]]:
+    """(section, key) -> the (line number, text) of the key's line and its continuation lines:
+    configparser keeps values, not where they are."""
+    places: dict[tuple[str, str], list[tuple[int, str]]] = {}
+    section, key = "", ""
+    for number, raw in enumerate(text.splitlines(), 1):
+        stripped = raw.strip()
+        if not stripped or stripped[0] in "#;":
+            continue
+        if raw[0] == "[":
+            section, key = stripped.strip("[]").strip(), ""
+        elif raw[0] in " \t" and key:
+            places[(section, key)].append((number, raw))
+        else:
+            key = re.split(r"\s*[=:]", stripped, maxsplit=1)[0]
+            places[(section, key)] = [(number, raw.split("=", 1)[-1] if "=" in raw else "")]
+    return places
 
 
 # A PyTorch ROCm wheel index (download.pytorch.org/whl/rocm6.4, repo.radeon.com's wheels).

@@ -1,0 +1,124 @@
+"""Issue 26, fourth round: the mechanisms behind test5's misses, each with a case where it applies
+and one where it must not, on small synthetic trees (shapes from setuptools' declarative config,
+bitsandbytes' release files and torch.utils.cpp_extension's arguments, not from the corpus)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rocmkit.port import PortConfig, scan_project
+
+_SETUP_CFG = """[metadata]
+name = demo
+
+[options]
+packages = find:
+install_requires =
+    torch>=2.4
+    bitsandbytes{spec}  # quantised layers
+    numpy
+
+[options.extras_require]
+serve =
+    vllm>=0.6
+dev =
+    bitsandbytes==0.41.1
+"""
+
+
+def _scan(root: Path, files: dict[str, str]):  # type: ignore[no-untyped-def]
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+    return scan_project(PortConfig(path=root, show_info=True))
+
+
+def _rows(report) -> set[tuple[str, int, str, str]]:  # type: ignore[no-untyped-def]
+    return {(f.path, line, f.rule_id, f.severity) for f in report.findings for line in f.lines}
+
+
+# -- setup.cfg goes through the requirement rules -------------------------------------------------
+
+
+def test_setup_cfg_install_requires_and_extras_are_read_with_their_lines(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"setup.cfg": _SETUP_CFG.format(spec="==0.41.1")})
+    assert _rows(report) == {
+        ("setup.cfg", 8, "bitsandbytes-old", "error"),  # what every install pulls
+        ("setup.cfg", 13, "vllm-pypi", "warn"),  # an opt-in extra: the base install works
+        ("setup.cfg", 15, "bitsandbytes-old", "info"),  # a contributors' group
+    }
+    assert not report.issues
+
+
+def test_setup_cfg_requirements_that_allow_rocm_releases_are_not_hazards(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"setup.cfg": _SETUP_CFG.format(spec=">=0.43")})
+    rows = _rows(report)
+    assert ("setup.cfg", 8, "bitsandbytes-old", "info") in rows
+    assert not [r for r in rows if r[1] == 8 and r[3] != "info"]
+
+
+def test_setup_cfg_file_directives_and_bad_files(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            "setup.cfg": "[options]\ninstall_requires = file: requirements.in\n",
+            "bad/setup.cfg": "install_requires = bitsandbytes==0.41.1\n",  # no section header
+        },
+    )
+    assert not report.findings
+    assert [(i.path, i.reason.split(" (")[0]) for i in report.issues] == [
+        ("bad/setup.cfg", "invalid setup.cfg")
+    ]
+
+
+# -- an import of a version-aware package follows the project's declared requirement --------------
+
+_QUANTIZE = "def quantize(layer):\n    import bitsandbytes as bnb\n    return bnb.nn.Linear4bit\n"
+
+
+def test_an_import_is_an_error_when_the_project_pins_a_release_without_rocm(
+    tmp_path: Path,
+) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            "setup.cfg": _SETUP_CFG.format(spec="==0.41.1"),
+            "src/demo/__init__.py": "",
+            "src/demo/quant.py": _QUANTIZE,
+            "src/demo/peft.py": "import bitsandbytes\n",
+        },
+    )
+    rows = _rows(report)
+    assert ("src/demo/quant.py", 2, "bitsandbytes-old", "error") in rows
+    assert ("src/demo/peft.py", 1, "bitsandbytes-old", "error") in rows
+    (finding,) = [f for f in report.findings if f.path == "src/demo/peft.py"]
+    assert "bitsandbytes==0.41.1 at setup.cfg:8" in finding.evidence
+
+
+def test_an_import_is_info_when_the_declaration_allows_rocm_releases_or_is_absent(
+    tmp_path: Path,
+) -> None:
+    allowed = _scan(
+        tmp_path / "allowed",
+        {"requirements.txt": "bitsandbytes>=0.45\n", "quant.py": _QUANTIZE},
+    )
+    undeclared = _scan(tmp_path / "undeclared", {"quant.py": _QUANTIZE})
+    for report, why in ((allowed, "declares bitsandbytes>=0.45"), (undeclared, "no version")):
+        (finding,) = [f for f in report.findings if f.path == "quant.py"]
+        assert finding.severity == "info" and why in finding.evidence
+
+
+def test_the_nvidia_variant_of_a_requirements_file_does_not_decide_the_import(
+    tmp_path: Path,
+) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            "requirements-cuda.txt": "bitsandbytes==0.41.1\n",
+            "requirements-rocm.txt": "bitsandbytes>=0.49\n",
+            "quant.py": _QUANTIZE,
+        },
+    )
+    (finding,) = [f for f in report.findings if f.path == "quant.py"]
+    assert finding.severity == "info"
