@@ -122,3 +122,95 @@ def test_the_nvidia_variant_of_a_requirements_file_does_not_decide_the_import(
     )
     (finding,) = [f for f in report.findings if f.path == "quant.py"]
     assert finding.severity == "info"
+
+
+# -- nvcc-only flags followed through names and local functions ----------------------------------
+
+_BUILD = """import torch
+from torch.utils.cpp_extension import CUDAExtension
+
+def nvcc_threads():
+    extra = ["--threads", "4"]
+    return extra
+
+def get_extensions():
+    flags = ["-O3", "-std=c++17", "-use_fast_math"]
+    args = {"cxx": ["-O3"]}
+{body}
+    return [CUDAExtension("demo._C", ["demo.cu"], extra_compile_args=args)]
+"""
+
+
+def test_nvcc_only_flags_are_followed_into_the_build_arguments(tmp_path: Path) -> None:
+    body = '    flags += ["-diag-suppress", "20012"]\n    args["nvcc"] = flags + nvcc_threads()\n'
+    report = _scan(tmp_path, {"setup.py": _BUILD.replace("{body}", body)})
+    rows = {r for r in _rows(report) if r[2] == "nvcc-only-flags"}
+    # the list extended by name, and the flag a local function returns, at the call
+    assert rows == {
+        ("setup.py", 11, "nvcc-only-flags", "warn"),
+        ("setup.py", 12, "nvcc-only-flags", "warn"),
+    }
+    (finding,) = [f for f in report.findings if f.rule_id == "nvcc-only-flags"]
+    assert "-diag-suppress" in finding.evidence
+
+
+def test_nvcc_only_flags_on_the_cuda_side_or_never_passed_are_not_hazards(tmp_path: Path) -> None:
+    gated = (
+        "    if torch.version.hip:\n"
+        '        args["nvcc"] = flags\n'
+        "    else:\n"
+        '        flags += ["--expt-relaxed-constexpr", "-diag-suppress", "186"]\n'
+        '        args["nvcc"] = flags\n'
+    )
+    report = _scan(tmp_path / "gated", {"setup.py": _BUILD.replace("{body}", gated)})
+    assert {r[3] for r in _rows(report) if r[2] == "nvcc-only-flags"} == {"info"}
+    # setuptools.setup() takes no extra_compile_args: the dict never reaches nvcc
+    unused = (
+        "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+        'setup(ext_modules=[CUDAExtension("a", ["a.cu"])],\n'
+        '      extra_compile_args={"nvcc": ["-O3", "--use_fast_math"]})\n'
+    )
+    report = _scan(tmp_path / "unused", {"setup.py": unused})
+    assert not [r for r in _rows(report) if r[2] == "nvcc-only-flags"]
+
+
+# -- a JIT build that only nvcc can start ---------------------------------------------------------
+
+_JIT = """import os
+from torch.utils.cpp_extension import _find_cuda_home, load
+{extra}
+def toolkit_available():
+    home = _find_cuda_home()
+    return bool(home) and os.path.isfile(os.path.join(home, "bin", "nvcc"))
+
+_C = None
+if toolkit_available():
+    _C = load(name="ext", sources=["ext.cu"])
+"""
+
+
+def test_a_jit_build_gated_on_finding_nvcc_is_an_error(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"backend.py": _JIT.replace("{extra}", "")})
+    assert ("backend.py", 9, "cuda-extension", "error") in _rows(report)
+
+
+def test_a_jit_build_that_looks_at_rocm_or_a_gate_with_no_build_is_not(tmp_path: Path) -> None:
+    rocm_aware = _JIT.replace("{extra}", "from torch.utils.cpp_extension import ROCM_HOME\n")
+    rocm_aware = rocm_aware.replace("bool(home)", "bool(home or ROCM_HOME)")
+    no_build = _JIT.replace("{extra}", "import torch\n").replace(
+        '_C = load(name="ext", sources=["ext.cu"])', '_C = torch.load("weights.pt")'
+    )
+    for name, text in (("aware", rocm_aware), ("nobuild", no_build)):
+        report = _scan(tmp_path / name, {"backend.py": text})
+        assert not [r for r in _rows(report) if r[3] == "error"], name
+
+
+def test_the_nvcc_only_list_holds_nvcc_options_clang_rejects_and_none_it_accepts() -> None:
+    from rocmkit.port.build_flags import nvcc_only, rejected_flags
+
+    alone, joined = nvcc_only()
+    assert {"-gencode", "-diag-suppress", "--expt-relaxed-constexpr", "--use_fast_math"} <= alone
+    assert {"-maxrregcount", "-rdc"} <= joined
+    # clang's own options and what clang takes otherwise (-use_fast_math is its -u <symbol>)
+    assert rejected_flags("-O3 -std=c++17 -use_fast_math -lineinfo -DFOO -Ifoo") == []
+    assert rejected_flags("-diag-suppress 20012") == ["-diag-suppress"]

@@ -56,8 +56,10 @@ class DeclaredVersions:
             return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], "info")
         rel, worst = max(declared, key=lambda d: severity_rank(d[1].severity))
         requirement = worst.evidence.split("  (")[0]
-        if worst.severity == "info":
-            why = f"the project declares {requirement} ({rel}:{worst.line}): ROCm builds exist"
+        if worst.severity == "info" or _admits_rocm_build(requirement, h):
+            # The import loads a release with a ROCm library; what the release lacks (partial
+            # support) is the requirement's finding, not every import's.
+            why = f"the project declares {requirement} ({rel}:{worst.line}): it has ROCm builds"
             return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], "info")
         why = f"the project declares {requirement} at {rel}:{worst.line}"
         return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], worst.severity)
@@ -72,6 +74,13 @@ class DeclaredVersions:
                     if h.rule.min_version and h.rule.imports:
                         self.hits.setdefault(h.rule.id, []).append((rel, h))
         return self.hits
+
+
+def _admits_rocm_build(requirement: str, h: Hit) -> bool:
+    from rocmkit.port.requirements import allows, parse_requirement
+
+    parsed = parse_requirement(requirement)
+    return parsed is not None and allows(parsed.specifier, h.rule.min_version or "0")
 
 
 def _versioned_import(h: Hit) -> bool:

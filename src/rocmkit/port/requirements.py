@@ -43,6 +43,7 @@ class ParsedRequirement:
     extras: frozenset[str]
     specifier: str  # '' when none (or when packaging is absent)
     url: str
+    on_linux: bool = True  # False: its environment marker leaves it out on Linux, where ROCm runs
 
 
 def parse_requirement(text: str) -> ParsedRequirement | None:
@@ -55,12 +56,38 @@ def parse_requirement(text: str) -> ParsedRequirement | None:
             req = Requirement(text)
         except InvalidRequirement:
             return None
-        return ParsedRequirement(req.name, frozenset(req.extras), str(req.specifier), req.url or "")
+        return ParsedRequirement(
+            req.name,
+            frozenset(req.extras),
+            str(req.specifier),
+            req.url or "",
+            _on_linux(req),
+        )
     match = _NAME.match(text)
     if not match:
         return None
     extras = frozenset(e.strip() for e in (match.group(2) or "").split(",") if e.strip())
     return ParsedRequirement(match.group(1), extras, "", text if "://" in text else "")
+
+
+# The machine a ROCm torch runs on (PyTorch's ROCm wheels are Linux x86-64 builds): the PEP 508
+# marker variables that decide whether pip installs a requirement there.
+_ROCM_MACHINE = {
+    "sys_platform": "linux",
+    "platform_system": "Linux",
+    "os_name": "posix",
+    "platform_machine": "x86_64",
+}
+
+
+def _on_linux(req: Any) -> bool:
+    """Whether pip installs the requirement on a Linux x86-64 machine (True when unknown)."""
+    if req.marker is None:
+        return True
+    try:
+        return bool(req.marker.evaluate({**_ROCM_MACHINE, "extra": ""}))
+    except Exception:  # an undefined variable (packaging's UndefinedEnvironmentName): keep it
+        return True
 
 
 def _from_url(url: str) -> ParsedRequirement | None:
@@ -81,6 +108,15 @@ def requirement_hits(
     req = parse_requirement(text)
     if req is None:
         return
+    if not req.on_linux:
+        # `...; sys_platform == 'darwin'`: pip never installs it where ROCm runs.
+        for found in requirement_hits(text.split(";")[0], line, rules, torch_index=torch_index):
+            if found.severity == "info":
+                yield found
+            else:
+                why = "its environment marker leaves it out on Linux, where ROCm runs"
+                yield _demoted(found, "info", why)
+        return
     pin_rule = rules.by_check.get("torch-pypi-pin")
     if (
         pin_rule is not None
@@ -92,24 +128,26 @@ def requirement_hits(
             or (
                 pin_rule.min_version
                 and "+" not in req.specifier  # a local version (+cu121, +rocm6.4): other rules
-                and not _allows(req.specifier, pin_rule.min_version)
+                and not allows(req.specifier, pin_rule.min_version)
             )
         )
     ):
         yield hit(line, 0, pin_rule, text.strip())
     rule = rules.package_rule(req.name, req.extras)
     if rule is not None:
-        severity = rule.severity
-        if (
-            rule.min_version
-            and rule.severity_if_recent
-            and _allows(req.specifier, rule.min_version)
-        ):
+        severity, why = rule.severity, ""
+        if rule.min_version and rule.severity_if_recent and allows(req.specifier, rule.min_version):
             severity = rule.severity_if_recent
+            if rule.full_version and not allows(req.specifier, rule.full_version):
+                # Releases with a ROCm build, but none with the complete support of full_version.
+                severity, why = (
+                    "warn",
+                    f"  (caps it below {rule.full_version}: {rule.partial_note})",
+                )
         if rule.requirement_note:
             yield hit(line, 0, rule, f"{text.strip()}  ({rule.requirement_note})", "info")
         else:
-            yield hit(line, 0, rule, text.strip(), severity)
+            yield hit(line, 0, rule, text.strip() + why, severity)
     tag_rule = rules.by_check.get("requirement-cuda-tag")
     if tag_rule is not None and _CUDA_TAG.search(req.specifier + " " + req.url):
         yield hit(line, 0, tag_rule, text.strip())
@@ -131,7 +169,7 @@ def has_torch_index(text: str) -> bool:
     return "download.pytorch.org" in text or "repo.radeon.com" in text
 
 
-def _allows(specifier: str, min_version: str) -> bool:
+def allows(specifier: str, min_version: str) -> bool:
     """Whether the specifier admits some version >= min_version (True when unknown)."""
     if not specifier or Requirement is None:
         return True
