@@ -109,6 +109,28 @@ def test_an_import_is_info_when_the_declaration_allows_rocm_releases_or_is_absen
         assert finding.severity == "info" and why in finding.evidence
 
 
+def test_a_sub_folder_scan_follows_the_enclosing_projects_declaration(tmp_path: Path) -> None:
+    _scan(
+        tmp_path, {"setup.cfg": _SETUP_CFG.format(spec="==0.41.1"), "src/demo/quant.py": _QUANTIZE}
+    )
+    report = scan_project(PortConfig(path=tmp_path / "src" / "demo", show_info=True))
+    (finding,) = report.findings
+    assert finding.severity == "error" and "setup.cfg:8" in finding.evidence
+
+
+def test_an_optional_or_vendor_gated_import_stays_info_under_an_old_pin(tmp_path: Path) -> None:
+    optional = "try:\n    import bitsandbytes\nexcept ImportError:\n    bitsandbytes = None\n"
+    gated = "import torch\nif torch.version.cuda:\n    import bitsandbytes\n"
+    report = _scan(
+        tmp_path,
+        {"requirements.txt": "bitsandbytes==0.41.1\n", "opt.py": optional, "gated.py": gated},
+    )
+    rows = _rows(report)
+    assert ("opt.py", 2, "bitsandbytes-old", "info") in rows
+    assert ("gated.py", 3, "bitsandbytes-old", "info") in rows
+    assert ("requirements.txt", 1, "bitsandbytes-old", "error") in rows
+
+
 def test_the_nvidia_variant_of_a_requirements_file_does_not_decide_the_import(
     tmp_path: Path,
 ) -> None:

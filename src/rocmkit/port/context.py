@@ -146,7 +146,7 @@ def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectCo
         if os.path.isfile(root)
         else (),
     )
-    return replace(context, declared=DeclaredVersions(files, context.note_for))
+    return replace(context, declared=DeclaredVersions(files, context.note_for, root))
 
 
 # A module-level import: at column 0, or one indent deep under a top-level try/if/with.

@@ -26,7 +26,10 @@ class DeclaredVersions:
     package (few projects do), once per scan."""
 
     def __init__(
-        self, files: Iterable[tuple[str, str, str]], note_for: Callable[[str], str]
+        self,
+        files: Iterable[tuple[str, str, str]],
+        note_for: Callable[[str], str],
+        root: str = "",
     ) -> None:
         self.files = [
             (path, rel, kind)
@@ -34,6 +37,7 @@ class DeclaredVersions:
             if kind in _REQUIREMENT_KINDS
             or (kind == "python" and os.path.basename(rel) == "setup.py")
         ]
+        self.root = root
         self.note_for = note_for
         self.hits: dict[str, list[tuple[str, Hit]]] | None = None  # rule id -> (rel, hit)
 
@@ -67,13 +71,43 @@ class DeclaredVersions:
     def _declared(self, rules: RuleSet) -> dict[str, list[tuple[str, Hit]]]:
         if self.hits is None:
             self.hits = {}
-            for path, rel, kind in self.files:
+            for path, rel, kind in self.files or _enclosing_project(self.root):
                 if self.note_for(rel):
                     continue  # the NVIDIA variant of a file, another accelerator's: not ROCm's
                 for h in _requirement_hits(path, kind, rules):
                     if h.rule.min_version and h.rule.imports:
                         self.hits.setdefault(h.rule.id, []).append((rel, h))
         return self.hits
+
+
+# The files that declare a project's requirements at its top, by name and scanner kind.
+_TOP_FILES = (
+    ("setup.cfg", "setupcfg"),
+    ("pyproject.toml", "pyproject"),
+    ("setup.py", "python"),
+    ("requirements.txt", "requirements"),
+)
+
+
+def _enclosing_project(root: str) -> list[tuple[str, str, str]]:
+    """The requirement files of the project a sub-folder belongs to (`port src/pkg`): the first
+    folder above it, up to four levels, that holds one of _TOP_FILES."""
+    if not root:
+        return []
+    folder = os.path.abspath(root if os.path.isdir(root) else os.path.dirname(root))
+    for _ in range(4):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return []
+        folder = parent
+        found = [
+            (os.path.join(folder, name), os.path.relpath(os.path.join(folder, name), root), kind)
+            for name, kind in _TOP_FILES
+            if os.path.isfile(os.path.join(folder, name))
+        ]
+        if found:
+            return found
+    return []
 
 
 def _admits_rocm_build(requirement: str, h: Hit) -> bool:
@@ -84,7 +118,14 @@ def _admits_rocm_build(requirement: str, h: Hit) -> bool:
 
 
 def _versioned_import(h: Hit) -> bool:
-    return bool(h.rule.min_version and h.rule.imports and h.evidence.startswith("import "))
+    """An import of a version-aware package that the scan did not already settle at info (an
+    optional import, one side of a vendor switch: those stay as they are)."""
+    return bool(
+        h.rule.min_version
+        and h.rule.imports
+        and h.severity != "info"
+        and h.evidence.startswith("import ")
+    )
 
 
 def _requirement_hits(path: str, kind: str, rules: RuleSet) -> list[Hit]:
