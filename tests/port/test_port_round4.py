@@ -211,9 +211,9 @@ if toolkit_available():
 """
 
 
-def test_a_jit_build_gated_on_finding_nvcc_is_an_error(tmp_path: Path) -> None:
+def test_a_jit_build_gated_on_finding_nvcc_is_a_warning(tmp_path: Path) -> None:
     report = _scan(tmp_path, {"backend.py": _JIT.replace("{extra}", "")})
-    assert ("backend.py", 9, "cuda-extension", "error") in _rows(report)
+    assert ("backend.py", 9, "cuda-extension", "warn") in _rows(report)
 
 
 def test_a_jit_build_that_looks_at_rocm_or_a_gate_with_no_build_is_not(tmp_path: Path) -> None:
@@ -224,7 +224,7 @@ def test_a_jit_build_that_looks_at_rocm_or_a_gate_with_no_build_is_not(tmp_path:
     )
     for name, text in (("aware", rocm_aware), ("nobuild", no_build)):
         report = _scan(tmp_path / name, {"backend.py": text})
-        assert not [r for r in _rows(report) if r[3] == "error"], name
+        assert not [r for r in _rows(report) if r[3] != "info"], name
 
 
 def test_the_nvcc_only_list_holds_nvcc_options_clang_rejects_and_none_it_accepts() -> None:

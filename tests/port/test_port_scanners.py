@@ -40,6 +40,9 @@ def _scan(tmp_path: Path, files: dict[str, str | bytes], **config) -> object:
         ("bitsandbytes>=0.50", "info"),
         ("bitsandbytes==0.41.1; sys_platform == 'darwin'", "info"),  # not installed on Linux
         ("bitsandbytes==0.41.1; sys_platform == 'linux'", "error"),
+        ("bitsandbytes==0.41.1; python_version >= '3.12'", "error"),  # not the scanner's Python
+        ("bitsandbytes==0.41.1; extra == 'quant'", "error"),
+        ("bitsandbytes==0.41.1; python_version < '3.8'", "info"),  # no ROCm torch there
         ("bitsandbytes", "info"),
     ],
 )

@@ -80,12 +80,23 @@ _ROCM_MACHINE = {
 }
 
 
+# ... with one of the Pythons torch 2.8+ publishes ROCm wheels for (the scanning interpreter's
+# own version must not decide).
+_ROCM_PYTHONS = ("3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
+
+
 def _on_linux(req: Any) -> bool:
-    """Whether pip installs the requirement on a Linux x86-64 machine (True when unknown)."""
-    if req.marker is None:
+    """Whether pip installs the requirement on such a machine with some such Python (True when
+    the marker cannot be judged: an `extra == ...` marker, an unknown variable)."""
+    if req.marker is None or "extra" in str(req.marker):
         return True
     try:
-        return bool(req.marker.evaluate({**_ROCM_MACHINE, "extra": ""}))
+        return any(
+            req.marker.evaluate(
+                {**_ROCM_MACHINE, "python_version": v, "python_full_version": v + ".0"}
+            )
+            for v in _ROCM_PYTHONS
+        )
     except Exception:  # an undefined variable (packaging's UndefinedEnvironmentName): keep it
         return True
 
