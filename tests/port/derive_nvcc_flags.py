@@ -73,17 +73,13 @@ def rejected(clang: str, args: list[str], workdir: Path) -> bool:
     return done.returncode != 0
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--nvcc", default="nvcc")
-    parser.add_argument("--clang", default="clang++")
-    parser.add_argument("--write", action="store_true")
-    args = parser.parse_args()
-    help_text = subprocess.run([args.nvcc, "--help"], capture_output=True, text=True).stdout
-    nvcc_version = subprocess.run([args.nvcc, "--version"], capture_output=True, text=True)
-    clang_version = subprocess.run([args.clang, "--version"], capture_output=True, text=True)
+def derive(nvcc: str, clang: str) -> str:
+    """The text of nvcc_only_flags.toml for these two compilers."""
+    help_text = subprocess.run([nvcc, "--help"], capture_output=True, text=True).stdout
+    nvcc_version = subprocess.run([nvcc, "--version"], capture_output=True, text=True)
+    clang_version = subprocess.run([clang, "--version"], capture_output=True, text=True)
     rows: dict[str, list[str]] = {"bare": [], "separate": [], "joined": []}
-    own = clang_options(args.clang)
+    own = clang_options(clang)
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         (workdir / "empty.hip").write_text("")
@@ -92,12 +88,12 @@ def main() -> None:
             if spelling in own or len(spelling) <= 2:
                 continue  # clang's own, or one letter (-O, -m, -t): no evidence in a list
             if sample is None:
-                if rejected(args.clang, [spelling], workdir):
+                if rejected(clang, [spelling], workdir):
                     rows["bare"].append(spelling)
                 continue
-            if rejected(args.clang, [spelling, sample], workdir):
+            if rejected(clang, [spelling, sample], workdir):
                 rows["separate"].append(spelling)
-            if rejected(args.clang, [f"{spelling}={sample}"], workdir):
+            if rejected(clang, [f"{spelling}={sample}"], workdir):
                 rows["joined"].append(spelling)
     text = "# nvcc options that clang's HIP driver rejects: written by tests/port/derive_nvcc_flags.py\n"
     text += f"# nvcc: {nvcc_version.stdout.strip().splitlines()[-1]}\n"
@@ -110,6 +106,16 @@ def main() -> None:
     for key, spellings in rows.items():
         listed = ",\n".join(f'    "{s}"' for s in sorted(set(spellings)))
         text += f"{key} = [\n{listed},\n]\n"
+    return text
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nvcc", default="nvcc")
+    parser.add_argument("--clang", default="clang++")
+    parser.add_argument("--write", action="store_true")
+    args = parser.parse_args()
+    text = derive(args.nvcc, args.clang)
     if args.write:
         OUT.write_text(text)
     print(text)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from rocmkit.port import PortConfig, scan_project
 
 _SETUP_CFG = """[metadata]
@@ -236,3 +238,24 @@ def test_the_nvcc_only_list_holds_nvcc_options_clang_rejects_and_none_it_accepts
     # clang's own options and what clang takes otherwise (-use_fast_math is its -u <symbol>)
     assert rejected_flags("-O3 -std=c++17 -use_fast_math -lineinfo -DFOO -Ifoo") == []
     assert rejected_flags("-diag-suppress 20012") == ["-diag-suppress"]
+
+
+@pytest.mark.slow
+def test_the_nvcc_only_list_is_what_the_installed_compilers_say() -> None:
+    """Re-derives the list where the same nvcc and clang are installed (a newer pair would
+    legitimately differ: then regenerate it with derive_nvcc_flags.py --write)."""
+    import shutil
+    import subprocess
+    import sys
+
+    nvcc, clang = shutil.which("nvcc"), shutil.which("clang++-15") or "/usr/lib/llvm-15/bin/clang++"
+    committed = (Path(__file__).parents[2] / "src/rocmkit/port/nvcc_only_flags.toml").read_text()
+    if nvcc is None or not Path(clang).exists():
+        pytest.skip("needs nvcc and clang 15")
+    versions = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+    if versions.strip().splitlines()[-1] not in committed:
+        pytest.skip("another nvcc than the one the list was derived with")
+    sys.path.insert(0, str(Path(__file__).parent))
+    from derive_nvcc_flags import derive
+
+    assert derive(nvcc, clang) == committed
