@@ -32,8 +32,17 @@ def _scan(tmp_path: Path, files: dict[str, str | bytes], **config) -> object:
         ("bitsandbytes<0.45", "error"),
         ("bitsandbytes==0.40.1.post1", "error"),
         ("bitsandbytes>=0.41", "info"),  # admits the ROCm-capable releases
-        ("bitsandbytes==0.49.1", "info"),
-        ("bitsandbytes~=0.48.2", "info"),
+        ("bitsandbytes~=0.48.2", "error"),  # 0.48.*: no ROCm library in those wheels
+        ("bitsandbytes==0.48.2", "error"),
+        ("bitsandbytes==0.49.1", "warn"),  # a ROCm library, QLoRA 4-bit partial (its README)
+        ("bitsandbytes~=0.49.0", "warn"),
+        ("bitsandbytes>=0.45,<0.50", "warn"),
+        ("bitsandbytes>=0.50", "info"),
+        ("bitsandbytes==0.41.1; sys_platform == 'darwin'", "info"),  # not installed on Linux
+        ("bitsandbytes==0.41.1; sys_platform == 'linux'", "error"),
+        ("bitsandbytes==0.41.1; python_version >= '3.12'", "error"),  # not the scanner's Python
+        ("bitsandbytes==0.41.1; extra == 'quant'", "error"),
+        ("bitsandbytes==0.41.1; python_version < '3.8'", "info"),  # no ROCm torch there
         ("bitsandbytes", "info"),
     ],
 )

@@ -15,8 +15,9 @@ import os
 import posixpath
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from rocmkit.port.declared import DeclaredVersions
 from rocmkit.port.vendor_loading import CudaLoading
 
 # Name tokens (split on - _ . and path separators) that mark a vendor variant of a file.
@@ -59,6 +60,9 @@ class ProjectContext:
     dispatched_dirs: frozenset[str] = frozenset()  # NVIDIA DSL folders reached only at run time
     # Modules imported only under `if torch.version.cuda:` (asked lazily, per file with findings)
     cuda_loading: CudaLoading | None = field(default=None, compare=False)
+    # The project's own requirement on a package whose ROCm support starts at a release (asked
+    # lazily, when a Python file imports one)
+    declared: DeclaredVersions | None = field(default=None, compare=False)
     outer: tuple[str, ...] = ()  # the folder of a file scanned alone
 
     def note_for(self, rel: str) -> str:
@@ -132,7 +136,7 @@ def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectCo
             prefix = rel[: -len("setup.py")]
             for source, line in cuda_only_sources(path).items():
                 cuda_only[prefix + source] = f"{rel}:{line}"
-    return ProjectContext(
+    context = ProjectContext(
         own_packages=frozenset(own),
         counterparts=counterparts,
         cuda_only_sources=cuda_only,
@@ -142,6 +146,7 @@ def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectCo
         if os.path.isfile(root)
         else (),
     )
+    return replace(context, declared=DeclaredVersions(files, context.note_for, root))
 
 
 # A module-level import: at column 0, or one indent deep under a top-level try/if/with.

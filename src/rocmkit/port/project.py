@@ -29,7 +29,12 @@ from rocmkit.port.findings import (
     PortReport,
 )
 from rocmkit.port.python_scan import scan_python, trigger_keys
-from rocmkit.port.requirements import scan_conda, scan_pyproject, scan_requirements_txt
+from rocmkit.port.requirements import (
+    scan_conda,
+    scan_pyproject,
+    scan_requirements_txt,
+    scan_setup_cfg,
+)
 from rocmkit.port.rules import SEVERITIES, RuleSet, Severity, load_rules, severity_rank
 from rocmkit.port.suppress import drop_ignored, inline_ignores, read_baseline, write_baseline
 from rocmkit.port.text_scan import ScanError, scan_cmake, scan_text
@@ -99,6 +104,8 @@ def classify(name: str, parent: str = "") -> str | None:
         return "python"
     if name == "pyproject.toml":
         return "pyproject"
+    if name == "setup.cfg":
+        return "setupcfg"
     if _REQUIREMENTS.match(name) or (parent == "requirements" and name.endswith((".txt", ".in"))):
         return "requirements"
     if _COMPOSE.match(name):
@@ -172,6 +179,8 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
         num_parsed += parsed
         if not hits:
             continue
+        if kind == "python" and context.declared is not None:
+            hits = context.declared.follow(hits, rules)
         ignores = inline_ignores(text)
         kept = drop_ignored(hits, ignores) if ignores else hits
         suppressed += len(hits) - len(kept)
@@ -319,6 +328,7 @@ def decode(data: bytes) -> str:
 _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "requirements": scan_requirements_txt,
     "pyproject": scan_pyproject,
+    "setupcfg": scan_setup_cfg,
     "conda": scan_conda,
     "dockerfile": lambda text, rules: scan_text(text, "dockerfile", rules),
     "shell": lambda text, rules: scan_text(text, "shell", rules),

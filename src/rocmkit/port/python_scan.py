@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import contextlib
 import functools
 import gc
 import os
@@ -16,7 +17,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from rocmkit.port import pieces
+from rocmkit.port import build_flags, pieces
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.requirements import group_hits
 from rocmkit.port.rules import Rule, RuleSet, Severity
@@ -201,7 +202,34 @@ def scan_python(
     )
     if is_setup:
         hits = hits + _named_requirement_hits(text, rules)
+    if "cpp_extension" in text and not any(w in text for w in _HIP_BUILD_WORDS):
+        hits = hits + _nvcc_gated_jit_hits(text, rules)
     return hits, parsed
+
+
+def _nvcc_gated_jit_hits(text: str, rules: RuleSet) -> list[Hit]:
+    """A JIT build that starts only where nvcc is found, in a module that never looks at ROCm's
+    side: on a ROCm machine (hipcc, no nvcc) the extension is never built (rule cuda-extension,
+    at warn: its kernels are missing; what runs instead, a fallback or nothing, the module's
+    other code decides)."""
+    rule = rules.by_check.get("cuda-extension")
+    if rule is None or not any(j in text for j in build_flags.JIT_CALLS):
+        return []
+    try:
+        tree = _parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    return [
+        hit(
+            node.lineno,
+            node.col_offset + 1,
+            rule,
+            f"if {ast.unparse(node.test)}: <JIT build>  ({probe}: a ROCm machine has hipcc, not"
+            " nvcc, and this module never looks for it, so the extension is never built)",
+            "warn",
+        )
+        for node, probe in build_flags.nvcc_gated_jit(tree)
+    ]
 
 
 def _named_requirement_hits(text: str, rules: RuleSet) -> list[Hit]:
@@ -273,6 +301,7 @@ def _scan_python(
         return [], False
     offsets += _stored_uses(text)
     visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
+    offsets += visitor.nvcc_offsets(text)  # where nvcc-only flags flow into a build's arguments
     vendor_words = vendor_starts if visitor.vendor_possible else None
     lines: list[int] | None = None
     if not exhaustive:
@@ -659,6 +688,12 @@ class _Visitor:
         self.functions: list[tuple[int, int]] = []  # (first, last line) of every function
         self.capability_calls: list[tuple[ast.Call, bool]] = []  # judged after the walk
         self.builds_extension = any(m in text for m in _BUILD_MARKERS)
+        # Strings that reach nvcc's arguments, followed through names and local functions.
+        self.nvcc_direct: set[tuple[int, str]] = set()
+        self.nvcc_returned: dict[tuple[int, str], str] = {}
+        if self.builds_extension and build_flags.mentions_nvcc_only(text):
+            with contextlib.suppress(SyntaxError, ValueError):  # the walk reports it
+                self.nvcc_direct, self.nvcc_returned = build_flags.nvcc_arguments(_parse(text))
         self.is_setup = is_setup
         self.docstrings: set[int] = set()
         # Values only shown to a person (print/log arguments, f-string fields): reporting the
@@ -674,6 +709,21 @@ class _Visitor:
         # Values only recorded or compared for equality (a dict value, `v == "12.1"`): None
         # there is reported or takes the other branch, it does not crash; info.
         self.recorded: set[int] = set()
+
+    def nvcc_offsets(self, text: str) -> list[int]:
+        """Offsets of the lines where an nvcc-only flag flows into a build (pieces to parse)."""
+        lines = sorted(
+            {line for line, value in self.nvcc_direct if build_flags.rejected_flags(value)}
+            | {line for line, _ in self.nvcc_returned}
+        )
+        if not lines:
+            return []
+        starts = [0]
+        position = text.find("\n")
+        while position >= 0 and len(starts) < lines[-1]:
+            starts.append(position + 1)
+            position = text.find("\n", position + 1)
+        return [starts[n - 1] for n in lines if n <= len(starts)]
 
     def run(self, tree: ast.AST, lines: list[int] | None = None) -> list[Hit]:
         """Handle every node of `tree`; with `lines` (sorted line numbers), only the statements
@@ -977,6 +1027,10 @@ class _Visitor:
                     self._string_match(node, rule, value, match)
         if self.builds_extension and _NVCC_FLAG.match(value):
             self.add(node, "nvcc-flags", repr(value))
+        elif self.nvcc_direct and (node.lineno, value) in self.nvcc_direct:
+            bad = build_flags.rejected_flags(value)
+            if bad:
+                self.add(node, "nvcc-flags", _nvcc_evidence(bad))
 
     def _string_match(
         self, node: ast.Constant, rule: Rule, value: str, match: re.Match[str]
@@ -1066,6 +1120,9 @@ class _Visitor:
             self.capability_calls.append((node, self.gated))
         elif name == "CUDAExtension":
             self.add(node, "cuda-extension", f"{_dotted(node.func)}(...)")
+        elif self.nvcc_returned and (node.lineno, name) in self.nvcc_returned:
+            flag = self.nvcc_returned[(node.lineno, name)]
+            self.add(node, "nvcc-flags", _nvcc_evidence([flag]) + f" (returned by {name}())")
         elif name.startswith("nvmlInit"):
             # NVML must be initialised before any query (NVML API reference, nvmlInit_v2): the
             # call is where an AMD machine loses the feature, whether or not the import was
@@ -1454,6 +1511,13 @@ def _capability_verdict(compare: ast.Compare) -> str:
         if not below or any(v >= _CAPABILITY_SAFE_BELOW for v in values):
             return "warn"
     return "safe"
+
+
+def _nvcc_evidence(flags: list[str]) -> str:
+    return (
+        f"{' '.join(flags)} reaches nvcc's arguments: on ROCm hipcc passes it to clang, which"
+        " rejects it"
+    )
 
 
 def _dotted(node: ast.AST) -> str:

@@ -1,4 +1,4 @@
-"""Dependencies: requirements files, pyproject.toml, setup.py lists and environment.yml.
+"""Dependencies: requirements files, pyproject.toml, setup.cfg, setup.py lists and environment.yml.
 
 Requirement strings are parsed with `packaging` (PEP 508) when it is installed; without it a small
 parser takes the name and extras and skips the version analysis (it never guesses a pin).
@@ -6,6 +6,7 @@ parser takes the name and extras and skips the version analysis (it never guesse
 
 from __future__ import annotations
 
+import configparser
 import re
 import sys
 from collections.abc import Iterable, Iterator
@@ -42,6 +43,7 @@ class ParsedRequirement:
     extras: frozenset[str]
     specifier: str  # '' when none (or when packaging is absent)
     url: str
+    on_linux: bool = True  # False: its environment marker leaves it out on Linux, where ROCm runs
 
 
 def parse_requirement(text: str) -> ParsedRequirement | None:
@@ -54,12 +56,49 @@ def parse_requirement(text: str) -> ParsedRequirement | None:
             req = Requirement(text)
         except InvalidRequirement:
             return None
-        return ParsedRequirement(req.name, frozenset(req.extras), str(req.specifier), req.url or "")
+        return ParsedRequirement(
+            req.name,
+            frozenset(req.extras),
+            str(req.specifier),
+            req.url or "",
+            _on_linux(req),
+        )
     match = _NAME.match(text)
     if not match:
         return None
     extras = frozenset(e.strip() for e in (match.group(2) or "").split(",") if e.strip())
     return ParsedRequirement(match.group(1), extras, "", text if "://" in text else "")
+
+
+# The machine a ROCm torch runs on (PyTorch's ROCm wheels are Linux x86-64 builds): the PEP 508
+# marker variables that decide whether pip installs a requirement there.
+_ROCM_MACHINE = {
+    "sys_platform": "linux",
+    "platform_system": "Linux",
+    "os_name": "posix",
+    "platform_machine": "x86_64",
+}
+
+
+# ... with one of the Pythons torch 2.8+ publishes ROCm wheels for (the scanning interpreter's
+# own version must not decide).
+_ROCM_PYTHONS = ("3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
+
+
+def _on_linux(req: Any) -> bool:
+    """Whether pip installs the requirement on such a machine with some such Python (True when
+    the marker cannot be judged: an `extra == ...` marker, an unknown variable)."""
+    if req.marker is None or "extra" in str(req.marker):
+        return True
+    try:
+        return any(
+            req.marker.evaluate(
+                {**_ROCM_MACHINE, "python_version": v, "python_full_version": v + ".0"}
+            )
+            for v in _ROCM_PYTHONS
+        )
+    except Exception:  # an undefined variable (packaging's UndefinedEnvironmentName): keep it
+        return True
 
 
 def _from_url(url: str) -> ParsedRequirement | None:
@@ -80,6 +119,15 @@ def requirement_hits(
     req = parse_requirement(text)
     if req is None:
         return
+    if not req.on_linux:
+        # `...; sys_platform == 'darwin'`: pip never installs it where ROCm runs.
+        for found in requirement_hits(text.split(";")[0], line, rules, torch_index=torch_index):
+            if found.severity == "info":
+                yield found
+            else:
+                why = "its environment marker leaves it out on Linux, where ROCm runs"
+                yield _demoted(found, "info", why)
+        return
     pin_rule = rules.by_check.get("torch-pypi-pin")
     if (
         pin_rule is not None
@@ -91,24 +139,26 @@ def requirement_hits(
             or (
                 pin_rule.min_version
                 and "+" not in req.specifier  # a local version (+cu121, +rocm6.4): other rules
-                and not _allows(req.specifier, pin_rule.min_version)
+                and not allows(req.specifier, pin_rule.min_version)
             )
         )
     ):
         yield hit(line, 0, pin_rule, text.strip())
     rule = rules.package_rule(req.name, req.extras)
     if rule is not None:
-        severity = rule.severity
-        if (
-            rule.min_version
-            and rule.severity_if_recent
-            and _allows(req.specifier, rule.min_version)
-        ):
+        severity, why = rule.severity, ""
+        if rule.min_version and rule.severity_if_recent and allows(req.specifier, rule.min_version):
             severity = rule.severity_if_recent
+            if rule.full_version and not allows(req.specifier, rule.full_version):
+                # Releases with a ROCm build, but none with the complete support of full_version.
+                severity, why = (
+                    "warn",
+                    f"  (caps it below {rule.full_version}: {rule.partial_note})",
+                )
         if rule.requirement_note:
             yield hit(line, 0, rule, f"{text.strip()}  ({rule.requirement_note})", "info")
         else:
-            yield hit(line, 0, rule, text.strip(), severity)
+            yield hit(line, 0, rule, text.strip() + why, severity)
     tag_rule = rules.by_check.get("requirement-cuda-tag")
     if tag_rule is not None and _CUDA_TAG.search(req.specifier + " " + req.url):
         yield hit(line, 0, tag_rule, text.strip())
@@ -130,7 +180,7 @@ def has_torch_index(text: str) -> bool:
     return "download.pytorch.org" in text or "repo.radeon.com" in text
 
 
-def _allows(specifier: str, min_version: str) -> bool:
+def allows(specifier: str, min_version: str) -> bool:
     """Whether the specifier admits some version >= min_version (True when unknown)."""
     if not specifier or Requirement is None:
         return True
@@ -275,6 +325,72 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
             )
         hits.extend(found)
     return hits
+
+
+# setuptools' declarative config: the keys that hold requirement lists, one PEP 508 string a
+# line (https://setuptools.pypa.io/en/latest/userguide/declarative_config.html). `file:` and
+# `attr:` directives name other files, which are scanned on their own.
+_SETUP_CFG_LISTS = ("install_requires", "setup_requires")
+
+
+def scan_setup_cfg(text: str, rules: RuleSet) -> list[Hit]:
+    """setup.cfg: [options] install_requires / setup_requires (what every install pulls) and
+    each [options.extras_require] key (an extra), judged as pyproject's lists are."""
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]  # extras keep their case
+    try:
+        parser.read_string(text)
+    except configparser.Error as exc:
+        raise ScanError(f"invalid setup.cfg ({type(exc).__name__})") from None
+    hits = text_rule_hits(text, "requirements", rules)
+    places = _setup_cfg_places(text)
+    torch_index = has_torch_index(text)
+    groups: list[tuple[str | None, str, str]] = []
+    if parser.has_section("options"):
+        groups += [
+            (None, "options", k) for k in _SETUP_CFG_LISTS if parser.has_option("options", k)
+        ]
+    if parser.has_section("options.extras_require"):
+        groups += [(k, "options.extras_require", k) for k in parser["options.extras_require"]]
+    for group, section, key in groups:
+        value = parser[section][key]
+        if value.lstrip().startswith(("file:", "attr:")):
+            continue
+        lines = places.get((section, key), [])
+        placed = []
+        for item in _setup_cfg_items(value):
+            line = next((n for n, raw in lines if item in raw), lines[0][0] if lines else 1)
+            placed.append((item, line))
+        hits.extend(group_hits(group, placed, rules, torch_index=torch_index))
+    return hits
+
+
+def _setup_cfg_items(value: str) -> Iterator[str]:
+    """The requirement strings of one value (a dangling list: one a line; a `;` stays, it
+    starts an environment marker), comments and blank lines dropped."""
+    for raw in value.splitlines():
+        line = re.split(r"(?:^|\s)#", raw, maxsplit=1)[0].strip()
+        if line:
+            yield line
+
+
+def _setup_cfg_places(text: str) -> dict[tuple[str, str], list[tuple[int, str]]]:
+    """(section, key) -> the (line number, text) of the key's line and its continuation lines:
+    configparser keeps values, not where they are."""
+    places: dict[tuple[str, str], list[tuple[int, str]]] = {}
+    section, key = "", ""
+    for number, raw in enumerate(text.splitlines(), 1):
+        stripped = raw.strip()
+        if not stripped or stripped[0] in "#;":
+            continue
+        if raw[0] == "[":
+            section, key = stripped.strip("[]").strip(), ""
+        elif raw[0] in " \t" and key:
+            places[(section, key)].append((number, raw))
+        else:
+            key = re.split(r"\s*[=:]", stripped, maxsplit=1)[0]
+            places[(section, key)] = [(number, raw.split("=", 1)[-1] if "=" in raw else "")]
+    return places
 
 
 # A PyTorch ROCm wheel index (download.pytorch.org/whl/rocm6.4, repo.radeon.com's wheels).

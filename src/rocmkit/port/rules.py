@@ -42,6 +42,10 @@ class Rule:
     packages: tuple[str, ...] = ()
     min_version: str | None = None
     severity_if_recent: Severity | None = None
+    # The first release with complete ROCm support, when min_version's was partial: a pin that
+    # admits min_version but excludes this one is warn, with partial_note saying what is missing.
+    full_version: str | None = None
+    partial_note: str = ""
     extras: tuple[str, ...] = ()
     conda: tuple[str, ...] = ()
     imports: tuple[str, ...] = ()

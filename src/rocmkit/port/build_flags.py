@@ -1,0 +1,272 @@
+"""What a Python build hands to nvcc, followed through the module, and JIT builds that only nvcc
+can start.
+
+On a ROCm torch, torch.utils.cpp_extension passes `extra_compile_args["nvcc"]` (and `load()`'s
+`extra_cuda_cflags`) to hipcc, which hands every option it does not handle to clang. Which nvcc
+options clang rejects is data (nvcc_only_flags.toml, derived from `nvcc --help` and clang itself
+by tests/port/derive_nvcc_flags.py). Flag lists are rarely written inline: they are assigned to a
+name, extended (`flags += [...]`, `.append`), put in a dict under "nvcc", or returned by a local
+function; `nvcc_arguments` follows those within the module to the strings that reach nvcc.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import sys
+from collections.abc import Iterator
+from importlib import resources
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+# Keywords whose value is nvcc's argument list (torch.utils.cpp_extension.load / load_inline).
+_SINK_KEYWORDS = frozenset({"extra_cuda_cflags"})
+_LIST_METHODS = frozenset({"append", "extend", "insert", "__iadd__"})
+# torch.utils.cpp_extension's JIT entry points (load, load_inline, and the private _jit_compile
+# that projects call to pass their own build directory).
+JIT_CALLS = frozenset({"load", "load_inline", "_jit_compile"})
+# How a module asks for nvcc: torch's CUDA_HOME (None on every ROCm torch), its finder, or the
+# nvcc executable by name.
+_NVCC_PROBES = frozenset({"CUDA_HOME", "_find_cuda_home", "CUDA_PATH"})
+
+
+@functools.lru_cache(maxsize=1)
+def nvcc_only() -> tuple[frozenset[str], frozenset[str]]:
+    """(spellings clang rejects alone or with their value as the next argument, spellings it
+    rejects as flag=value), from nvcc_only_flags.toml."""
+    text = resources.files("rocmkit.port").joinpath("nvcc_only_flags.toml").read_text("utf-8")
+    data = tomllib.loads(text)
+    return frozenset(data["bare"]) | frozenset(data["separate"]), frozenset(data["joined"])
+
+
+def rejected_flags(value: str) -> list[str]:
+    """The nvcc-only flags in one argument string (one that holds several, "-diag-suppress
+    20012", is read word by word: each word is meant for nvcc)."""
+    alone, joined = nvcc_only()
+    bad = []
+    for token in value.split():
+        name = token.split("=", 1)[0]
+        if token in alone or ("=" in token and name in joined):
+            bad.append(token)
+    return bad
+
+
+def mentions_nvcc_only(text: str) -> bool:
+    """Whether a module's text holds an nvcc-only spelling at all (before any parse)."""
+    alone, joined = nvcc_only()
+    return any(s in text for s in alone) or any(s + "=" in text for s in joined)
+
+
+class _Module:
+    """A module's functions and what each name is assigned or extended with (by name, over the
+    whole module: flag lists are built across a few lines of one function)."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        self.values: dict[str, list[ast.expr]] = {}
+        self.keyed: dict[str, list[ast.expr]] = {}  # X -> values of X["nvcc"] (=, +=, append)
+        self.sinks: list[ast.expr] = []  # nvcc argument lists (extra_cuda_cflags=...)
+        self.arg_dicts: list[ast.expr] = []  # extra_compile_args given to an extension or load()
+        self.jit_names: set[str] = set()  # names bound to cpp_extension's JIT entry points
+        self.jit_modules: set[str] = {"cpp_extension"}  # names bound to the module itself
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("cpp_extension"):
+                self.jit_names |= {a.asname or a.name for a in node.names if a.name in JIT_CALLS}
+            elif isinstance(node, ast.Import):  # import torch.utils.cpp_extension as ext
+                self.jit_modules |= {
+                    a.asname for a in node.names if a.asname and a.name.endswith("cpp_extension")
+                }
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions.setdefault(node.name, node)
+            elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                self._assignment(node)
+            elif isinstance(node, ast.Call):
+                self._call(node)
+
+    def _assignment(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if node.value is None:
+            return
+        for target in targets:
+            if isinstance(target, ast.Name):
+                self.values.setdefault(target.id, []).append(node.value)
+            elif (
+                isinstance(target, ast.Subscript)
+                and _is_nvcc(target.slice)
+                and isinstance(target.value, ast.Name)
+            ):
+                self.keyed.setdefault(target.value.id, []).append(node.value)
+
+    def _call(self, node: ast.Call) -> None:
+        self.sinks += [k.value for k in node.keywords if k.arg in _SINK_KEYWORDS]
+        if _name(node.func) != "setup":  # setuptools.setup() takes no extra_compile_args
+            self.arg_dicts += [k.value for k in node.keywords if k.arg == "extra_compile_args"]
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _LIST_METHODS:
+            base = func.value
+            if isinstance(base, ast.Name):
+                self.values.setdefault(base.id, []).extend(node.args)
+            elif (
+                isinstance(base, ast.Subscript)
+                and _is_nvcc(base.slice)
+                and isinstance(base.value, ast.Name)
+            ):
+                self.keyed.setdefault(base.value.id, []).extend(node.args)
+
+    def nvcc_lists(self) -> list[ast.expr]:
+        """The expressions that become nvcc's arguments: extra_cuda_cflags, and the "nvcc" entry
+        of the extra_compile_args dicts given to a build (a literal, a name, a local function's
+        return value)."""
+        found = list(self.sinks)
+        seen: set[str] = set()
+        stack = list(self.arg_dicts)
+        while stack:
+            for node in _flow(stack.pop()):
+                if isinstance(node, ast.Dict):
+                    found += [v for k, v in zip(node.keys, node.values, strict=True) if _is_nvcc(k)]
+                elif isinstance(node, ast.Name) and node.id not in seen:
+                    seen.add(node.id)
+                    stack.extend(self.values.get(node.id, ()))
+                    found.extend(self.keyed.get(node.id, ()))
+                elif isinstance(node, ast.Call) and _name(node.func) in self.functions:
+                    function = self.functions[_name(node.func)]
+                    stack += [
+                        n.value for n in ast.walk(function) if isinstance(n, ast.Return) and n.value
+                    ]
+        return found
+
+
+def _is_nvcc(key: ast.AST | None) -> bool:
+    return isinstance(key, ast.Constant) and key.value == "nvcc"
+
+
+def nvcc_arguments(tree: ast.Module) -> tuple[set[tuple[int, str]], dict[tuple[int, str], str]]:
+    """The strings that reach nvcc's arguments: ({(line, value)} written where they flow in,
+    {(line of a call, function name): value} for flags a local function returns, reported at
+    the call, whose place decides whether a vendor switch gates it)."""
+    module = _Module(tree)
+    direct: set[tuple[int, str]] = set()
+    returned: dict[tuple[int, str], str] = {}
+    seen: set[str] = set()
+    stack: list[ast.expr] = module.nvcc_lists()
+    while stack:
+        for node in _flow(stack.pop()):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                direct.add((node.lineno, node.value))
+            elif isinstance(node, ast.Name) and node.id not in seen:
+                seen.add(node.id)
+                stack.extend(module.values.get(node.id, ()))
+            elif isinstance(node, ast.Call):
+                stack.extend(node.args)
+                name = node.func.id if isinstance(node.func, ast.Name) else ""
+                function = module.functions.get(name)
+                if function is not None:
+                    for flag in _returned_flags(function, module):
+                        returned.setdefault((node.lineno, name), flag)
+    return direct, returned
+
+
+def _flow(node: ast.expr) -> Iterator[ast.expr]:
+    """The leaves an expression's value is made of: list items, both sides of `+` and of
+    `x if c else y`, starred items; names, calls and constants are leaves."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            stack.extend(node.elts)
+        elif isinstance(node, ast.BinOp):
+            stack += [node.left, node.right]
+        elif isinstance(node, ast.IfExp):
+            stack += [node.body, node.orelse]
+        elif isinstance(node, ast.Starred):
+            stack.append(node.value)
+        else:
+            yield node
+
+
+def _returned_flags(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, module: _Module
+) -> Iterator[str]:
+    """nvcc-only flags in what a local function returns (its own lists, by name, one level)."""
+    local = {
+        n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    stack = [n.value for n in ast.walk(function) if isinstance(n, ast.Return) and n.value]
+    seen: set[str] = set()
+    while stack:
+        for node in _flow(stack.pop()):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                yield from rejected_flags(node.value)
+            elif isinstance(node, ast.Name) and node.id in local and node.id not in seen:
+                seen.add(node.id)
+                stack.extend(module.values.get(node.id, ()))
+
+
+def nvcc_gated_jit(tree: ast.Module) -> Iterator[tuple[ast.If, str]]:
+    """`if <nvcc found>: <JIT build>` statements: the test asks for nvcc (CUDA_HOME, torch's
+    _find_cuda_home, "nvcc" on the PATH), directly or through a local function, and the body
+    starts a cpp_extension JIT build, directly or through a local function. On a ROCm machine
+    (hipcc, no nvcc) the build never starts. Yields (statement, how the test asks)."""
+    module = _Module(tree)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If):
+            continue
+        probe = _asks_for_nvcc(node.test, module)
+        if probe and any(_builds(s, module) for s in node.body):
+            yield node, probe
+
+
+def _asks_for_nvcc(test: ast.expr, module: _Module) -> str:
+    for node in ast.walk(test):
+        if isinstance(node, ast.Name) and node.id in _NVCC_PROBES:
+            return node.id
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            function = module.functions.get(node.func.id)
+            if function is not None and _probes_nvcc(function):
+                return f"{node.func.id}() looks for nvcc"
+    return ""
+
+
+def _probes_nvcc(function: ast.AST) -> bool:
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and node.id in _NVCC_PROBES:
+            return True
+        if isinstance(node, ast.Call) and _name(node.func) in _NVCC_PROBES:
+            return True
+        if isinstance(node, ast.Constant) and node.value == "nvcc":
+            return True
+    return False
+
+
+def _builds(statement: ast.stmt, module: _Module) -> bool:
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call):
+            if _is_jit(node.func, module):
+                return True
+            function = module.functions.get(_name(node.func))
+            if function is not None and any(
+                isinstance(n, ast.Call) and _is_jit(n.func, module) for n in ast.walk(function)
+            ):
+                return True
+    return False
+
+
+def _is_jit(func: ast.AST, module: _Module) -> bool:
+    """A call of cpp_extension's load/load_inline/_jit_compile (not json.load or torch.load)."""
+    if isinstance(func, ast.Name):
+        return func.id in module.jit_names
+    if isinstance(func, ast.Attribute) and func.attr in JIT_CALLS:
+        base = func.value
+        return (isinstance(base, ast.Attribute) and base.attr == "cpp_extension") or (
+            isinstance(base, ast.Name) and base.id in module.jit_modules
+        )
+    return False
+
+
+def _name(func: ast.AST) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
