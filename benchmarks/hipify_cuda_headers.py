@@ -2,18 +2,41 @@
 
 The CUDA side is a toolkit's include directory (nvcc's include/ and include/cccl/); its version is
 read from cuda_runtime_api.h (CUDART_VERSION) and its components from the dist-info folders of a
-pip-installed toolkit, when there are any. The HIP side is what an AMD build of HIP X.Y can see:
-its hip/ headers (a directory, or git checkouts at a tag, as in hipify_hip_headers.py) and the
-compiler's HIP wrapper headers (`__clang_hip_*.h` and what they include). Each CUDA header gets a
-verdict (see rocmkit.hipify.toolkit): `= hip/hip_runtime.h` when HIP spells every function and
-macro the header declares, including the toolkit headers it includes; `- NAMES` otherwise.
+pip-installed toolkit, when there are any. The library components a full toolkit adds (cuBLAS,
+cuFFT, cuRAND, cuSOLVER, cuSPARSE, NPP, nvJPEG, cuFile, OpenCL, NVML, nvrtc, nvJitLink...) come
+from NVIDIA's own wheels (`--wheel`, repeatable; their include/ is unpacked under `--cache`,
+outside the repository), each recorded with its version and sha256. The versions that ship with
+CUDA 13.0 are the pins of `cuda-toolkit==13.0.3.0` (its `all` extra):
 
+    pip download --no-deps --only-binary=:all: --platform manylinux_2_27_x86_64 \
+        --platform manylinux2014_x86_64 --platform manylinux_2_5_x86_64 \
+        --platform manylinux_2_12_x86_64 --python-version 3.11 -d /tmp/cuda13-wheels \
+        nvidia-cublas==13.1.1.3 nvidia-cufft==12.0.0.61 nvidia-curand==10.4.0.35 \
+        nvidia-cusolver==12.0.4.66 nvidia-cusparse==12.6.3.3 nvidia-npp==13.0.1.2 \
+        nvidia-nvjpeg==13.0.1.86 nvidia-cufile==1.15.1.6 nvidia-cuda-nvrtc==13.0.88 \
+        nvidia-cuda-opencl==13.0.85 nvidia-nvfatbin==13.0.85 nvidia-nvjitlink==13.0.88 \
+        nvidia-nvml-dev==13.0.87 nvidia-nvptxcompiler==13.0.88
+
+The HIP side is what an AMD build of HIP X.Y can see: its hip/ headers (a directory, or git
+checkouts at a tag, as in hipify_hip_headers.py) and the compiler's HIP wrapper headers
+(`__clang_hip_*.h` and what they include); for the library headers, the HIP libraries' public
+headers at the release's ROCm tag (`--library` checkouts, `--library-tag`; a library without the
+tag is absent from that release). Each CUDA header gets a verdict (see rocmkit.hipify.toolkit):
+`= hip/hip_runtime.h` when HIP spells every function and macro the header declares, including
+the toolkit headers it includes; for a library header, the HIP library header standing for it
+(`= hipfft/hipfftXt.h`, `~ ... - MISSING`, `! ... - NAMES` declared with other parameters, or
+`- <hipblaslt/hipblaslt.h> (...)` when the release does not install it); `- NAMES` otherwise.
+
+    W="--wheel /tmp/cuda13-wheels/*.whl" (each file), L="--library
+    /work/.mirror/ROCm+{hipBLAS,hipBLASLt,hipFFT,hipRAND,hipSOLVER,hipSPARSE}/repo" (each):
     python benchmarks/hipify_cuda_headers.py --cuda /usr/local/cuda --version 5.2 \
         --dir /usr/include --source "Debian bookworm libamdhip64-dev 5.2.3-8, /usr/include/hip" \
-        --compiler-dir /usr/lib/llvm-15/lib/clang/15.0.6/include --hipcc /usr/bin/hipcc
+        --compiler-dir /usr/lib/llvm-15/lib/clang/15.0.6/include --hipcc /usr/bin/hipcc \
+        $W --library-tag rocm-5.2.3 $L
     python benchmarks/hipify_cuda_headers.py --cuda /usr/local/cuda --version 6.2 --tag rocm-6.2.2 \
         --git /work/.mirror/ROCm+HIP/repo:include --git /work/.mirror/ROCm+clr/repo:hipamd/include \
-        --compiler-dir /usr/lib/llvm-15/lib/clang/15.0.6/include --hipcc /usr/bin/hipcc
+        --compiler-dir /usr/lib/llvm-15/lib/clang/15.0.6/include --hipcc /usr/bin/hipcc \
+        $W --library-tag rocm-6.2.2 $L
 """
 
 from __future__ import annotations
