@@ -311,6 +311,7 @@ def library_verdict(
     target: str,
     curated: bool,
     declared: set[str],
+    own: set[str],
     hip_spelled: set[str],
     libraries: HipLibraries,
     hip_name: Callable[[str], str | None],
@@ -321,7 +322,8 @@ def library_verdict(
     `hipblasSdot(handle, n, ...)`), so a translated call cannot compile and no use-site check
     sees it; else `~ TARGET - NAMES` for what it lacks, `= TARGET` for nothing. `_x` names are
     the header's internals. A counterpart the include table names stays one however much of
-    the API it lacks; one found by the names' prefix must have most of it."""
+    the API it lacks; one found by the names' prefix must have some of what the header itself
+    declares (`own`)."""
     if target not in libraries.headers:
         return f"- <{target}> (this release's HIP libraries do not install it)"
     spelled = hip_spelled | libraries.spelled
@@ -337,7 +339,10 @@ def library_verdict(
         more = f" (+{len(differing) - 6} more)" if len(differing) > 6 else ""
         return f"! {target} - {' '.join(differing[:6])}{more}"
     decided = verdict(public, spelled, hip_name, target=target)
-    if curated and decided.startswith("- "):
+    # kept as written, the include would hide what the library does have (hipSOLVER 6.2's
+    # SpCreate/csrlsvchol behind cusolverSp.h): mapped with a note unless it has none of it
+    has_some = any(hip_name(n) in spelled for n in own if not n.startswith("_"))
+    if decided.startswith("- ") and (curated or has_some):
         return f"~ {target} - {decided[2:]}"
     return decided
 
@@ -385,7 +390,15 @@ def decide(
             declared = set().union(*(names[h] for h in own))
             cuda_arity = arities([texts[h] for h in [header, *own]])
             decided[header] = library_verdict(
-                header, target, curated, declared, hip_spelled, libraries, hip_name, cuda_arity
+                header,
+                target,
+                curated,
+                declared,
+                names[header],
+                hip_spelled,
+                libraries,
+                hip_name,
+                cuda_arity,
             )
     return decided
 

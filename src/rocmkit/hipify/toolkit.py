@@ -144,7 +144,7 @@ def include_decision(
         return IncludeDecision(target, "hazard", message)
     if kind == "~":
         message = (
-            f"{header}; HIP {release} declares most of it ({target}), not: {names} "
+            f"{header}; its HIP {release} counterpart {target} lacks {names} "
             "(a use of those will not compile)"
         )
         return IncludeDecision(target, "note", message)
