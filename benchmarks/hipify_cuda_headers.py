@@ -2,38 +2,68 @@
 
 The CUDA side is a toolkit's include directory (nvcc's include/ and include/cccl/); its version is
 read from cuda_runtime_api.h (CUDART_VERSION) and its components from the dist-info folders of a
-pip-installed toolkit, when there are any. The HIP side is what an AMD build of HIP X.Y can see:
-its hip/ headers (a directory, or git checkouts at a tag, as in hipify_hip_headers.py) and the
-compiler's HIP wrapper headers (`__clang_hip_*.h` and what they include). Each CUDA header gets a
-verdict (see rocmkit.hipify.toolkit): `= hip/hip_runtime.h` when HIP spells every function and
-macro the header declares, including the toolkit headers it includes; `- NAMES` otherwise.
+pip-installed toolkit, when there are any. The library components a full toolkit adds (cuBLAS,
+cuFFT, cuRAND, cuSOLVER, cuSPARSE, NPP, nvJPEG, cuFile, OpenCL, NVML, nvrtc, nvJitLink...) come
+from NVIDIA's own wheels (`--wheel`, repeatable; their include/ is unpacked under `--cache`,
+outside the repository), each recorded with its version and sha256. The versions that ship with
+CUDA 13.0 are the pins of `cuda-toolkit==13.0.3.0` (its `all` extra):
 
+    pip download --no-deps --only-binary=:all: --platform manylinux_2_27_x86_64 \
+        --platform manylinux2014_x86_64 --platform manylinux_2_5_x86_64 \
+        --platform manylinux_2_12_x86_64 --python-version 3.11 -d /tmp/cuda13-wheels \
+        nvidia-cublas==13.1.1.3 nvidia-cufft==12.0.0.61 nvidia-curand==10.4.0.35 \
+        nvidia-cusolver==12.0.4.66 nvidia-cusparse==12.6.3.3 nvidia-npp==13.0.1.2 \
+        nvidia-nvjpeg==13.0.1.86 nvidia-cufile==1.15.1.6 nvidia-cuda-nvrtc==13.0.88 \
+        nvidia-cuda-opencl==13.0.85 nvidia-nvfatbin==13.0.85 nvidia-nvjitlink==13.0.88 \
+        nvidia-nvml-dev==13.0.87 nvidia-nvptxcompiler==13.0.88
+
+The HIP side is what an AMD build of HIP X.Y can see: its hip/ headers (a directory, or git
+checkouts at a tag, as in hipify_hip_headers.py) and the compiler's HIP wrapper headers
+(`__clang_hip_*.h` and what they include); for the library headers, the HIP libraries' public
+headers at the release's ROCm tag (`--library` checkouts, `--library-tag`; a library without the
+tag is absent from that release). Each CUDA header gets a verdict (see rocmkit.hipify.toolkit):
+`= hip/hip_runtime.h` when HIP spells every function and macro the header declares, including
+the toolkit headers it includes; for a library header, the HIP library header standing for it
+(`= hipfft/hipfftXt.h`, `~ ... - MISSING`, `! ... - NAMES` declared with other parameters, or
+`- <hipblaslt/hipblaslt.h> (...)` when the release does not install it); `- NAMES` otherwise.
+
+    W="--wheel /tmp/cuda13-wheels/*.whl" (each file), L="--library
+    /work/.mirror/ROCm+{hipBLAS,hipBLASLt,hipFFT,hipRAND,hipSOLVER,hipSPARSE}/repo" (each):
     python benchmarks/hipify_cuda_headers.py --cuda /usr/local/cuda --version 5.2 \
         --dir /usr/include --source "Debian bookworm libamdhip64-dev 5.2.3-8, /usr/include/hip" \
-        --compiler-dir /usr/lib/llvm-15/lib/clang/15.0.6/include --hipcc /usr/bin/hipcc
+        --compiler-dir /usr/lib/llvm-15/lib/clang/15.0.6/include --hipcc /usr/bin/hipcc \
+        $W --library-tag rocm-5.2.3 $L
     python benchmarks/hipify_cuda_headers.py --cuda /usr/local/cuda --version 6.2 --tag rocm-6.2.2 \
         --git /work/.mirror/ROCm+HIP/repo:include --git /work/.mirror/ROCm+clr/repo:hipamd/include \
-        --compiler-dir /usr/lib/llvm-15/lib/clang/15.0.6/include --hipcc /usr/bin/hipcc
+        --compiler-dir /usr/lib/llvm-15/lib/clang/15.0.6/include --hipcc /usr/bin/hipcc \
+        $W --library-tag rocm-6.2.2 $L
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import re
 import subprocess
 import sys
+import zipfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hipify_hip_headers import header_texts  # noqa: E402
+from hipify_library_names import header_texts as library_header_texts  # noqa: E402
 
 from rocmkit.atomic import atomic_write_text  # noqa: E402
-from rocmkit.hipify.mappings import CUDA_LOOKING, load_table  # noqa: E402
+from rocmkit.hipify.lexer import mask_protected  # noqa: E402
+from rocmkit.hipify.mappings import CUDA_LOOKING, MappingTable, load_table  # noqa: E402
 from rocmkit.hipify.toolkit import (  # noqa: E402
+    LIBRARY_FOLDERS,
     declared_names,
     spelled_names,
     toolkit_headers,
@@ -125,15 +155,84 @@ def cuda_release(include_dir: Path) -> str:
     return f"{release} ({', '.join(infos)})" if infos else release
 
 
-def closure(
-    header: str, files: dict[str, Path], names: dict[str, set[str]], mapped: set[str]
-) -> set[str]:
-    """What `header` declares together with the toolkit headers it includes, transitively; not
-    through headers the include table maps (`cuda_runtime_api.h`: translated on their own)."""
-    seen, todo, found = {header}, [header], set()
+def wheel_includes(wheel: Path, cache: Path) -> tuple[Path, str]:
+    """Unpack the include/ files of an NVIDIA component wheel (nvidia-cufft...) under `cache`,
+    outside the repository; return that include directory and `name version sha256:HEX`."""
+    digest = hashlib.sha256()
+    with wheel.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    name, version = wheel.name.split("-")[:2]
+    into = cache / f"{name}-{version}" / "include"
+    with zipfile.ZipFile(wheel) as archive:
+        for member in archive.namelist():
+            _, found, relative = member.partition("/include/")
+            if found and relative and not member.endswith("/"):
+                (into / relative).parent.mkdir(parents=True, exist_ok=True)
+                (into / relative).write_bytes(archive.read(member))
+    return into, f"{name.replace('_', '-')} {version} sha256:{digest.hexdigest()}"
+
+
+class HipLibraries(NamedTuple):
+    """What a ROCm release's HIP libraries install: header paths (`hipfft/hipfftXt.h`), the
+    identifiers those headers spell, and where each library's headers were read."""
+
+    headers: frozenset[str]
+    spelled: frozenset[str]
+    sources: tuple[str, ...]
+    arity: dict[str, int]  # function -> number of parameters, as first declared
+
+
+def hip_libraries(repos: list[Path], tag: str | None) -> HipLibraries:
+    """The AMD-side public headers of the HIP library checkouts at `tag` (as in
+    hipify_library_names.py), each at the path it installs to: every library installs its
+    library/include/ files under include/<library>/ (their CMakeLists at rocm-5.2.3 and 6.2.2)."""
+    headers: set[str] = set()
+    texts: list[str] = []
+    sources = []
+    for repo in sorted(repos):
+        library = repo.parent.name.split("+")[-1]
+        folder = library.lower()
+        commit = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "--verify", "-q", f"{tag}^{{commit}}"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        if not commit:
+            sources.append(f"{library}: no {tag} tag (not in this release)")
+            continue
+        found = library_header_texts(repo, str(tag))
+        for path in found:
+            relative = path.split("/include/", 1)[1].removesuffix(".in")
+            headers.add(relative if relative.startswith(f"{folder}/") else f"{folder}/{relative}")
+        texts.extend(found.values())
+        sources.append(f"github.com/ROCm/{library} {tag} {commit}")
+    spelled = frozenset(spelled_names(texts))
+    return HipLibraries(frozenset(headers), spelled, tuple(sources), arities(texts))
+
+
+_DECLARATION = re.compile(r"\b([A-Za-z_]\w*)\s*\(([^;{}()]*)\)\s*(?:[;{]|__\w+|[A-Z_]{4,})")
+
+
+def arities(texts: list[str]) -> dict[str, int]:
+    """Each function's parameter count where it is first declared (a prototype or a
+    definition with a plain parameter list): cuBLAS's legacy `cublasSdot(n, x, incx, y, incy)`
+    and hipBLAS's `hipblasSdot(handle, n, ...)` differ by the handle."""
+    found: dict[str, int] = {}
+    for text in texts:
+        for name, parameters in _DECLARATION.findall(mask_protected(text)):
+            plain = parameters.strip()
+            count = 0 if plain in ("", "void") else plain.count(",") + 1
+            found.setdefault(name, count)
+    return found
+
+
+def reachable(header: str, files: dict[str, Path], mapped: set[str]) -> set[str]:
+    """`header` and the toolkit headers it includes, transitively; not through headers the
+    include table maps (`cuda_runtime_api.h`: translated on their own) nor into libcu++."""
+    seen, todo = {header}, [header]
     while todo:
         current = todo.pop()
-        found |= names[current]
         text = files[current].read_text(errors="replace")
         folder = current.rpartition("/")[0]
         for included in _INCLUDE.findall(text):
@@ -144,27 +243,163 @@ def closure(
                     seen.add(candidate)
                     todo.append(candidate)
                     break
-    return found
+    return seen
 
 
-def decide(files: dict[str, Path], hip_spelled: set[str]) -> dict[str, str]:
-    table = load_table("auto")
-    mapped = set(table.includes)
+def closure(
+    header: str, files: dict[str, Path], names: dict[str, set[str]], mapped: set[str]
+) -> set[str]:
+    """What `header` declares together with the toolkit headers it reaches (see reachable)."""
+    return set().union(*(names[h] for h in reachable(header, files, mapped)))
 
+
+# A CUDA library name's HIP counterpart when the mapping table has none: HIP's libraries keep the
+# cuBLAS/cuFFT/cuRAND/cuSPARSE/cuSOLVER names after the prefix (hipblasSgemm, HIPFFT_R2C).
+_LIBRARY_PREFIX = re.compile(r"\A(cu|CU)(blas|BLAS|fft|FFT|rand|RAND|sparse|SPARSE|solver|SOLVER)")
+
+
+def _hip_name(table: MappingTable) -> Callable[[str], str | None]:
     def hip_name(name: str) -> str | None:
         if name in table.identifiers:
             return table.identifiers[name].hip
+        prefix = _LIBRARY_PREFIX.match(name)
+        if prefix is not None:  # cuBLAS's `_v2` entry points are hipBLAS's unsuffixed ones
+            renamed = ("hip" if prefix.group(1) == "cu" else "HIP") + name[2:]
+            return re.sub(r"_v2(?=_64\Z|\Z)", "", renamed)
         return None if name in table.unsupported or CUDA_LOOKING.match(name) else name
 
-    names = {h: declared_names(p.read_text(errors="replace")) for h, p in files.items()}
+    return hip_name
+
+
+def library_target(
+    header: str,
+    table: MappingTable,
+    reached: dict[str, set[str]],
+    translated: list[str | None],
+) -> tuple[str | None, bool]:
+    """The HIP library header standing for a CUDA library header, and whether the include table
+    says so: the table's own entry (`cufftXt.h` -> hipfft/hipfftXt.h), else that of a mapped
+    header whose includes reach it (`curand_normal.h` through curand_kernel.h); else the main
+    header of the HIP library most of its `translated` names belong to (`cusolverSp.h`:
+    hipsolver/hipsolver.h). None: a runtime header, or a library HIP has no counterpart of."""
+    target = table.includes.get(header)
+    if target is None:
+        reaching = sorted(m for m, found in reached.items() if header in found and m != header)
+        target = table.includes[reaching[0]] if reaching else None
+    if target is not None:
+        return (target, True) if target.split("/", 1)[0] in LIBRARY_FOLDERS else (None, False)
+    folders = [n.lower() for n in translated if n is not None]
+    library = [n for n in folders if n.startswith(LIBRARY_FOLDERS)]
+    if not library or len(library) * 2 < len(translated):
+        return None, False
+    main = max(LIBRARY_FOLDERS, key=lambda f: sum(n.startswith(f) for n in library))
+    return f"{main}/{main}.h", False
+
+
+# What a component header declares beyond functions and macros: `typedef ... Npp8u;`, constant
+# tables (`mtgp32dc_params_fast_11213[] = {`; not a parameter `float alpha_array[],`).
+_TYPEDEF = re.compile(r"\btypedef\b[^;{}]*?(?:\{[^{}]*\}\s*)?\**\s*([A-Za-z_]\w*)\s*;")
+_TABLE = re.compile(
+    r"^[ \t]*(?:(?:static|extern|const|inline|__\w+__)\s+)*\w+\s+([A-Za-z_]\w*)\s*\[[^\]]*\]"
+    r"[ \t]*(?:=|$)",
+    re.MULTILINE,
+)
+
+
+def library_verdict(
+    header: str,
+    target: str,
+    curated: bool,
+    declared: set[str],
+    own: set[str],
+    hip_spelled: set[str],
+    libraries: HipLibraries,
+    hip_name: Callable[[str], str | None],
+    cuda_arity: dict[str, int],
+) -> str:
+    """The verdict against a HIP library header. `! TARGET - NAMES`: the library declares
+    these with another number of parameters (cuBLAS's legacy `cublasSdot(n, ...)` against
+    `hipblasSdot(handle, n, ...)`), so a translated call cannot compile and no use-site check
+    sees it; else `~ TARGET - NAMES` for what it lacks, `= TARGET` for nothing. `_x` names are
+    the header's internals. A counterpart the include table names stays one however much of
+    the API it lacks; one found by the names' prefix must have some of what the header itself
+    declares (`own`)."""
+    if target not in libraries.headers:
+        return f"- <{target}> (this release's HIP libraries do not install it)"
+    spelled = hip_spelled | libraries.spelled
+    public = {n for n in declared if not n.startswith("_")}
+    differing = sorted(
+        n
+        for n in public
+        if hip_name(n) in libraries.arity
+        and n in cuda_arity
+        and cuda_arity[n] != libraries.arity[hip_name(n)]  # type: ignore[index]
+    )
+    if differing:
+        more = f" (+{len(differing) - 6} more)" if len(differing) > 6 else ""
+        return f"! {target} - {' '.join(differing[:6])}{more}"
+    decided = verdict(public, spelled, hip_name, target=target)
+    # kept as written, the include would hide what the library does have (hipSOLVER 6.2's
+    # SpCreate/csrlsvchol behind cusolverSp.h): mapped with a note unless it has none of it
+    has_some = any(hip_name(n) in spelled for n in own if not n.startswith("_"))
+    if decided.startswith("- ") and (curated or has_some):
+        return f"~ {target} - {decided[2:]}"
+    return decided
+
+
+def decide(
+    files: dict[str, Path], hip_spelled: set[str], libraries: HipLibraries, components: set[str]
+) -> dict[str, str]:
+    """Each header's verdict; `components` (headers from component wheels) also count their
+    typedefs and constant tables as declarations."""
+    table = load_table("auto")
+    mapped = set(table.includes)
+    hip_name = _hip_name(table)
+    texts = {h: p.read_text(errors="replace") for h, p in files.items()}
+    names = {h: declared_names(text) for h, text in texts.items()}
+    codes = {h: mask_protected(texts[h]) for h in components}
+    for header, code in codes.items():
+        names[header] |= set(_TYPEDEF.findall(code)) | set(_TABLE.findall(code))
+    for header, code in codes.items():
+        if not closure(header, files, names, mapped - {header}):
+            # macros only (CL/cl_version.h): those are its API
+            names[header] = {m for m in _DEFINE.findall(code) if not re.search(r"_H_*\Z", m)}
+    reached = {m: reachable(m, files, mapped - {m}) for m in mapped if m in files}
+    targets = {}
+    for header in files:
+        declared = closure(header, files, names, mapped - {header})
+        targets[header] = library_target(header, table, reached, [hip_name(n) for n in declared])
     decided = {}
     for header in files:
+        target, curated = targets[header]
         if header.startswith("cub/"):
             decided[header] = "= hipcub/hipcub.hpp"
         elif header.startswith(_LIBCUXX):
             decided[header] = "- libcu++ (cuda::, nv/target)"
+        elif target is None:
+            declared = closure(header, files, names, mapped - {header})
+            decided[header] = verdict(declared, hip_spelled, hip_name)
         else:
-            decided[header] = verdict(closure(header, files, names, mapped), hip_spelled, hip_name)
+            # the headers it reaches that stand for the same HIP header (cublasLt.h reaches
+            # cublas_api.h, hipBLAS's): their declarations, arities as first declared there
+            own = [
+                h
+                for h in sorted(reachable(header, files, mapped - {header}))
+                if h == header or targets[h][0] == target
+            ]
+            declared = set().union(*(names[h] for h in own))
+            cuda_arity = arities([texts[h] for h in [header, *own]])
+            decided[header] = library_verdict(
+                header,
+                target,
+                curated,
+                declared,
+                names[header],
+                hip_spelled,
+                libraries,
+                hip_name,
+                cuda_arity,
+            )
     return decided
 
 
@@ -180,6 +415,20 @@ def main() -> None:
     parser.add_argument(
         "--hipcc", help="a hipcc whose predefined macros count as defined (hipcc -dM -E)"
     )
+    parser.add_argument(
+        "--wheel",
+        type=Path,
+        action="append",
+        default=[],
+        help="an NVIDIA component wheel (nvidia-cublas...) whose include/ joins the toolkit's",
+    )
+    parser.add_argument(
+        "--cache", type=Path, default=Path("/tmp/rocmkit-cuda-wheels"), help="unpacked wheels"
+    )
+    parser.add_argument(
+        "--library", type=Path, action="append", default=[], help="a HIP library git checkout"
+    )
+    parser.add_argument("--library-tag", help="the ROCm tag of the --library checkouts")
     args = parser.parse_args()
     include_dir = args.cuda / "include"
     texts, sources = header_texts(args)
@@ -189,15 +438,25 @@ def main() -> None:
     defined = {m for text in hip_texts for m in _DEFINE.findall(text)} | predefined(args.hipcc)
     hip_spelled = spelled_names(active_text(text, defined) for text in hip_texts)
     files = toolkit_headers(include_dir)
-    decided = decide(files, hip_spelled)
     absent = device_absent(files, hip_spelled, set(LOWERED))
     head = [
         f"# CUDA {cuda_release(include_dir)}: {include_dir} and {include_dir}/cccl (no thrust/)",
         f"# HIP {args.version}: " + "; ".join(sources),
         "# built by benchmarks/hipify_cuda_headers.py; verdicts: rocmkit/hipify/toolkit.py",
     ]
+    components, from_wheels = [], set()
+    for wheel in args.wheel:
+        wheel_dir, component = wheel_includes(wheel, args.cache)
+        added = {h: p for h, p in toolkit_headers(wheel_dir).items() if h not in files}
+        files |= added
+        from_wheels |= set(added)
+        components.append(f"# component: {component} ({len(added)} headers)")
+    libraries = hip_libraries(args.library, args.library_tag)
+    components += [f"# HIP library: {source}" for source in libraries.sources]
+    decided = decide(files, hip_spelled, libraries, from_wheels)
     lines = [f"{header}\t{decided[header]}" for header in sorted(decided)]
-    atomic_write_text(OUT / f"{args.version}.cuda_headers.txt", "\n".join([*head, *lines]) + "\n")
+    listing = [*head, *components, *lines]
+    atomic_write_text(OUT / f"{args.version}.cuda_headers.txt", "\n".join(listing) + "\n")
     covered = sum(1 for v in decided.values() if v.startswith("="))
     rows = [f"{name}\t{header}\t{hint}".rstrip() for name, header, hint in absent]
     title = (

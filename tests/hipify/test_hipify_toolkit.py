@@ -11,11 +11,14 @@ from hipcc_compile import compile_for_gfx90a
 from rocmkit.hipify import TranslateOptions, translate
 from rocmkit.hipify.project import HipifyConfig, hipify_paths
 from rocmkit.hipify.toolkit import (
+    RUNTIME,
     absent_device_api,
     cuda_version,
     declared_names,
     header_verdicts,
-    toolkit_headers,
+    include_decision,
+    is_library_header,
+    unlisted_headers,
 )
 from rocmkit.hipify.translate import Diagnostic, Translation
 
@@ -104,15 +107,128 @@ CUDA_INCLUDE = Path("/usr/local/cuda/include")
 @pytest.mark.skipif(not CUDA_INCLUDE.is_dir(), reason="no CUDA toolkit installed")
 def test_every_installed_toolkit_header_is_listed() -> None:
     """The list is complete for the installed toolkit when it is the release it was built from
-    (benchmarks/hipify_cuda_headers.py regenerates it for another)."""
+    (benchmarks/hipify_cuda_headers.py regenerates it for another): a full toolkit's library
+    headers come from the component wheels the list names."""
     text = (CUDA_INCLUDE / "cuda_runtime_api.h").read_text(errors="replace")
     found = re.search(r"#define\s+CUDART_VERSION\s+(\d+)", text)
     assert found is not None
     number = int(found.group(1))
     if f"{number // 1000}.{number % 1000 // 10}" != cuda_version():
         pytest.skip(f"the lists are for CUDA {cuda_version()}")
-    listed = set(header_verdicts("5.2")[1])
-    assert set(toolkit_headers(CUDA_INCLUDE)) == listed
+    for version in ("5.2", "6.2"):
+        assert unlisted_headers(CUDA_INCLUDE, version) == [], version
+
+
+def test_a_header_the_list_lacks_is_found(tmp_path: Path) -> None:
+    """The completeness check names a toolkit header no list has (a component the list was
+    not built from), and nothing for headers it lists."""
+    for header in ("cublas_v2.h", "npp.h", "crt/host_defines.h", "nppi_future_filters.h"):
+        (tmp_path / header).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / header).write_text("#pragma once\n")
+    (tmp_path / "cccl" / "cub").mkdir(parents=True)
+    (tmp_path / "cccl" / "cub" / "cub.cuh").write_text("#pragma once\n")
+    assert unlisted_headers(tmp_path, "5.2") == ["nppi_future_filters.h"]
+
+
+# Headers of CUDA 13.0's library components (cuda-toolkit 13.0.3.0's pins), one or two each.
+COMPONENT_HEADERS = {
+    "nvidia-cublas": ("cublas.h", "cublasXt.h", "nvblas.h"),
+    "nvidia-cufft": ("cufftXt.h", "cudalibxt.h", "cufftw.h"),
+    "nvidia-curand": ("curand_mtgp32dc_p_11213.h", "curand_poisson.h"),
+    "nvidia-cusolver": ("cusolverSp.h", "cusolverMg.h"),
+    "nvidia-cusparse": ("cusparse_v2.h",),
+    "nvidia-npp": ("nppi_color_conversion.h", "nppi_morphological_operations.h", "npps.h"),
+    "nvidia-nvjpeg": ("nvjpeg.h",),
+    "nvidia-cufile": ("cufile.h",),
+    "nvidia-cuda-opencl": ("CL/cl.h",),
+    "nvidia-nvml-dev": ("nvml.h",),
+}
+
+
+@pytest.mark.parametrize("version", ["5.2", "6.2"])
+def test_the_lists_cover_the_library_components_with_their_wheels(version: str) -> None:
+    from importlib import resources
+
+    data = resources.files("rocmkit.hipify").joinpath("hip_names", f"{version}.cuda_headers.txt")
+    head = [line for line in data.read_text().splitlines() if line.startswith("# component:")]
+    recorded = {line.split()[2]: line for line in head}
+    verdicts = header_verdicts(version)[1]
+    for component, headers in COMPONENT_HEADERS.items():
+        assert re.search(r" \d+(\.\d+)+ sha256:[0-9a-f]{64} ", recorded[component]), component
+        for header in headers:
+            assert header in verdicts, (component, header)
+    # no HIP library: reported; a HIP library: its header, checked against what that ROCm
+    # release installs (hipBLASLt: first tagged rocm-5.5.0)
+    for header in ("npp.h", "nvjpeg.h", "cufile.h", "cublasXt.h", "cufftw.h", "nvml.h"):
+        assert verdicts[header].startswith("- "), header
+    assert verdicts["cublasLt.h"].startswith("- <hipblaslt" if version == "5.2" else "! ")
+    assert verdicts["cudalibxt.h"].split()[:2] == ["~", "hipfft/hipfftXt.h"]
+    # hipSOLVER's sparse API (hipsolverSpCreate, csrlsvchol) arrived after ROCm 5.2
+    sparse = verdicts["cusolverSp.h"].split()[:2]
+    assert sparse[0] == "-" if version == "5.2" else sparse == ["~", "hipsolver/hipsolver.h"]
+
+
+LIBRARY_SOURCE = (
+    "#include <npp.h>\n"  # 1: NPP, no HIP library
+    "#include <cufftXt.h>\n"  # 2: hipFFT's Xt header (5.2 and 6.2 install it)
+    "#include <cublas.h>\n"  # 3: the legacy cuBLAS API: hipBLAS takes a handle first
+    "#include <cublas_v2.h>\n"  # 4: hipBLAS
+    "#include <cublasLt.h>\n"  # 5: hipBLASLt: not in ROCm 5.2
+    "void f(cufftHandle p, float* x) {\n"
+    "  cufftXtSetGPUs(p, 2, 0);\n"  # 7: hipFFT has no multi-GPU plans
+    "  cublasSscal(4, 2.0f, x, 1);\n"
+    "}\n"
+)
+
+
+@pytest.mark.parametrize("version", ["5.2", "6.2"])
+def test_library_headers_get_their_verdict_at_the_include(version: str) -> None:
+    result = translate(LIBRARY_SOURCE, options=TranslateOptions(hip_version=version))
+    lines = result.text.splitlines()
+    found = _by_line(result)
+    assert lines[0] == "#include <npp.h>" and found[1].kind == "unsupported"
+    assert f"no HIP counterpart in HIP {version}" in found[1].message
+    assert "Npp16f" in found[1].message  # the first of what HIP lacks
+    # cuBLAS's legacy API: the include maps, the signatures do not
+    assert lines[2] == "#include <hipblas/hipblas.h>" and found[3].kind == "hazard"
+    assert "other parameters" in found[3].message and "cublasCaxpy" in found[3].message
+    # the v2 API and hipFFT's Xt header map silently; what hipFFT lacks is reported at its use
+    assert lines[1] == "#include <hipfft/hipfftXt.h>" and 2 not in found
+    assert lines[3] == "#include <hipblas/hipblas.h>" and 4 not in found
+    assert [d.name for d in result.diagnostics if d.line == 7] == ["cufftXtSetGPUs"]
+    if version == "5.2":
+        assert lines[4] == "#include <cublasLt.h>" and found[5].kind == "unsupported"
+        assert "hipblaslt/hipblaslt.h" in found[5].message
+    else:
+        assert lines[4] == "#include <hipblaslt/hipblaslt.h>" and found[5].kind == "hazard"
+
+
+def test_library_verdicts_name_the_include_tables_header() -> None:
+    """Where the include table maps a CUDA library header, the list judged that HIP header."""
+    from rocmkit.hipify.mappings import load_table
+
+    includes = load_table("auto").includes
+    for version in ("5.2", "6.2"):
+        verdicts = header_verdicts(version)[1]
+        judged = {
+            cuda: verdicts[cuda]
+            for cuda, hip in includes.items()
+            if cuda in verdicts and is_library_header(hip)
+        }
+        assert len(judged) >= 10, judged
+        for cuda, decided in judged.items():
+            target = decided.split()[1].strip("<>")
+            assert target == includes[cuda], (version, cuda, decided)
+
+
+def test_include_decisions_by_verdict() -> None:
+    assert include_decision("a.h", "= hip/hip_runtime.h", "5.2", None).path == RUNTIME
+    mapped = include_decision("cufft.h", "~ hipfft/hipfft.h - cufftX", "5.2", "hipfft/hipfft.h")
+    assert mapped == ("hipfft/hipfft.h", None, "")  # a library's missing names: at each use
+    noted = include_decision("b.h", "~ hip/hip_runtime.h - any", "5.2", None)
+    assert noted.kind == "note" and "hip/hip_runtime.h lacks any" in noted.message
+    dropped = include_decision("npp.h", "- nppiAdd", "6.2", None)
+    assert dropped.path is None and dropped.kind == "unsupported"
 
 
 @pytest.mark.slow

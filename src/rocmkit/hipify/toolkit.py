@@ -32,11 +32,16 @@ from rocmkit.hipify.versions import available_versions, resolve_version
 _SEARCHED = ("", "cccl")
 _SKIPPED = ("thrust/",)
 RUNTIME = "hip/hip_runtime.h"
+# The HIP libraries the include table maps CUDA's library headers to (cuBLAS -> hipBLAS...): the
+# lists judge these headers against what each library installs at the release's ROCm tag.
+LIBRARY_FOLDERS = ("hipblas", "hipblaslt", "hipfft", "hiprand", "hipsolver", "hipsparse")
 # `type name(` at the start of a declaration: the name a header declares as a function.
 _FUNCTION = re.compile(r"(?:[\w*&]\s+|[*&])([A-Za-z_]\w*)\s*\(")
 _TYPE = re.compile(r"\b(?:struct|class|union)\s+(?:__\w+__\s+)*([A-Za-z_]\w*)\s*[:{]")
 _MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+# `#pragma message("...")` and `_Pragma(...)` are not declarations (`message(` looks like one).
+_PRAGMA = re.compile(r"^[ \t]*#[ \t]*pragma\b.*$|\b_+Pragma\s*\([^)]*\)", re.MULTILINE)
 # Words `_FUNCTION` finds that are not declarations, and the header's own plumbing: include
 # guards, declaration macros (`__DEVICE_FUNCTIONS_DECL__`), nvcc internals (`__nv_*`, `__cuda*`).
 # ALL-CAPS macros are mostly the headers' plumbing; `__x__` names are attributes and qualifiers
@@ -69,7 +74,7 @@ def toolkit_headers(include_dir: Path) -> dict[str, Path]:
 def declared_names(text: str) -> set[str]:
     """The functions and macros a header text declares (comments and literals skipped), without
     its plumbing (guards, declaration macros, nvcc internals)."""
-    code = mask_protected(text)
+    code = _PRAGMA.sub("", mask_protected(text))
     names = set(_FUNCTION.findall(code)) | set(_MACRO.findall(code)) | set(_TYPE.findall(code))
     return {name for name in names if not _NOT_API.match(name)}
 
@@ -84,20 +89,71 @@ def spelled_names(texts: Iterable[str]) -> set[str]:
 
 
 def verdict(
-    declared: set[str], hip_spelled: set[str], hip_name: Callable[[str], str | None], limit: int = 6
+    declared: set[str],
+    hip_spelled: set[str],
+    hip_name: Callable[[str], str | None],
+    limit: int = 6,
+    target: str = RUNTIME,
 ) -> str:
     """What HIP has for a header declaring `declared` (a CUDA name as `hip_name` translates it;
-    None: no HIP name): `= hip/hip_runtime.h` when HIP spells every name; `~ hip/hip_runtime.h -
-    MISSING...` when it spells most (the include is mapped, what is missing is noted); else
-    `- MISSING...` (no counterpart)."""
+    None: no HIP name): `= TARGET` when HIP spells every name; `~ TARGET - MISSING...` when it
+    spells most (the include is mapped, what is missing is noted); else `- MISSING...` (no
+    counterpart). TARGET is HIP's runtime header, or a HIP library's (`hipfft/hipfftXt.h`)."""
     missing = sorted(n for n in declared if hip_name(n) not in hip_spelled)
     if not missing:
-        return f"= {RUNTIME}"
+        return f"= {target}"
     more = f" (+{len(missing) - limit} more)" if len(missing) > limit else ""
     listed = " ".join(missing[:limit]) + more
     if len(declared) - len(missing) >= len(missing):
-        return f"~ {RUNTIME} - {listed}"
+        return f"~ {target} - {listed}"
     return f"- {listed}"
+
+
+class IncludeDecision(NamedTuple):
+    """What `#include <X>` of a listed CUDA header becomes: the new path (None: kept as
+    written) and a diagnostic (kind None: silent)."""
+
+    path: str | None
+    kind: str | None
+    message: str
+
+
+def is_library_header(path: str) -> bool:
+    """A header of one of the HIP libraries the lists judge (`hipfft/hipfftXt.h`)."""
+    return path.split("/", 1)[0] in LIBRARY_FOLDERS
+
+
+def include_decision(
+    path: str, decided: str, release: str, table_path: str | None
+) -> IncludeDecision:
+    """The include of CUDA header `path` under its verdict `decided` for HIP `release`.
+    `table_path`: where the include table maps it (a library header: then a missing name is
+    left to the check at each use, and only a header the release lacks or a signature that
+    differs is reported here)."""
+    header = f"<{path}> is a CUDA {cuda_version()} toolkit header"
+    kind, _, rest = decided.partition(" ")
+    target, _, names = rest.partition(" - ")
+    if kind == "=" or (kind == "~" and table_path is not None):
+        return IncludeDecision(target, None, "")
+    if kind == "!":
+        message = (
+            f"{header}; HIP {release}'s {target} declares the counterparts of {names} with "
+            "other parameters (a translated call cannot compile: rewrite it to the HIP "
+            "library's signature)"
+        )
+        return IncludeDecision(target, "hazard", message)
+    if kind == "~":
+        message = (
+            f"{header}; its HIP {release} counterpart {target} lacks {names} "
+            "(a use of those will not compile)"
+        )
+        return IncludeDecision(target, "note", message)
+    message = (
+        f"{header} with no HIP counterpart in HIP {release} (HIP's headers lack {rest}): "
+        "remove the include and port or drop the code that needs it "
+        "(or keep it out of AMD builds with #ifndef __HIP_PLATFORM_AMD__)"
+    )
+    return IncludeDecision(None, "unsupported", message)
 
 
 def _key(version: str) -> tuple[int, ...]:
@@ -127,6 +183,13 @@ def header_verdicts(version: str) -> tuple[str, dict[str, str]]:
             header, _, decided = line.partition("\t")
             verdicts[header] = decided
     return release, verdicts
+
+
+def unlisted_headers(include_dir: Path, version: str) -> list[str]:
+    """The headers a CUDA toolkit's include directory has that the list for HIP `version`
+    lacks (regenerate it with benchmarks/hipify_cuda_headers.py, `--wheel` for a component)."""
+    listed = header_verdicts(version)[1]
+    return sorted(set(toolkit_headers(include_dir)) - set(listed))
 
 
 @functools.cache

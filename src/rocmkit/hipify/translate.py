@@ -301,8 +301,10 @@ class _Scan:
             self.findings.append((match.start("path"), "unsupported", path, "include", reason))
             return
         new_path = self.table.includes.get(path)
-        if new_path is None and path in self.toolkit_verdicts:
-            new_path = self._toolkit_header(match, path)
+        if path in self.toolkit_verdicts and (
+            new_path is None or toolkit.is_library_header(new_path)
+        ):
+            new_path = self._toolkit_header(match, path, new_path)
         elif new_path is not None and self._project_header(match, path):
             new_path = None
         if new_path is not None and new_path != path:
@@ -320,31 +322,21 @@ class _Scan:
         if self.first_hip_include is None and path.startswith("hip/"):
             self.first_hip_include = path
 
-    def _toolkit_header(self, match: re.Match[str], path: str) -> str | None:
-        """A CUDA toolkit header the table does not map: HIP's runtime header when HIP declares
-        what it declares, else reported at its line (toolkit.py; data from the headers)."""
+    def _toolkit_header(
+        self, match: re.Match[str], path: str, table_path: str | None
+    ) -> str | None:
+        """A CUDA toolkit header the table does not map, or maps to a HIP library: decided by its
+        verdict for the target (toolkit.py; data from both sides' headers)."""
         if self._project_header(match, path):
             return None
-        decided = self.toolkit_verdicts[path]
-        release = self.toolkit_release
-        header = f"<{path}> is a CUDA {toolkit.cuda_version()} toolkit header"
-        if decided.startswith("="):
-            return decided[2:]
-        target, _, missing = decided[2:].partition(" - ")
-        if decided.startswith("~"):
-            message = (
-                f"{header}; HIP {release} declares most of it ({target}), not: {missing} "
-                "(a use of those will not compile)"
-            )
-            self.findings.append((match.start("path"), "note", path, "include", message))
-            return target
-        message = (
-            f"{header} with no HIP counterpart in HIP {release} (HIP's headers lack {target}): "
-            "remove the include and port or drop the code that needs it "
-            "(or keep it out of AMD builds with #ifndef __HIP_PLATFORM_AMD__)"
+        decided = toolkit.include_decision(
+            path, self.toolkit_verdicts[path], self.toolkit_release, table_path
         )
-        self.findings.append((match.start("path"), "unsupported", path, "include", message))
-        return None
+        if decided.kind is not None:
+            self.findings.append(
+                (match.start("path"), decided.kind, path, "include", decided.message)
+            )
+        return decided.path
 
     def _project_header(self, match: re.Match[str], path: str) -> bool:
         """`#include "cuda.h"` where the project has its own cuda.h: the project's file."""
