@@ -13,6 +13,7 @@ import functools
 import gc
 import os
 import re
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -207,12 +208,16 @@ def scan_python(
 def _named_requirement_hits(text: str, rules: RuleSet) -> list[Hit]:
     """Requirements that setup(...) receives as a module-level name: `reqs = [...]` and
     `extras = {...}` / `extras["x"] = [...]` (a list built that way is what pip installs)."""
+    ascii_text = text.isascii()
+    lines = _named_keyword_lines(text) if ascii_text else None
+    if lines == []:
+        return []
     try:
         tree = _parse(text)
     except (SyntaxError, ValueError):
         return []
     passed: dict[str, str] = {}  # module-level name -> setup() keyword it is given to
-    for node in ast.walk(tree):
+    for node in _walk_lines(tree, lines):
         if isinstance(node, ast.Call) and _dotted(node.func).split(".")[-1] == "setup":
             for keyword in node.keywords:
                 if keyword.arg in _REQUIREMENT_KEYWORDS and isinstance(keyword.value, ast.Name):
@@ -243,6 +248,46 @@ def _named_requirement_hits(text: str, rules: RuleSet) -> list[Hit]:
             placed = [(str(c.value), c.lineno) for c in constants]
             hits.extend(group_hits(group, placed, rules))
     return hits
+
+
+# A setup() keyword given a name (install_requires=reqs, extras_require=(extras)), allowing what
+# may stand between (spaces, newlines, continuations, comments, parentheses): a file with none
+# passes no list by name. Only for ASCII text: a keyword is NFKC-normalised, so an exotic spelling
+# of install_requires would be the same keyword.
+_NAMED_KEYWORD = re.compile(
+    r"\b(?:install_requires|setup_requires|extras_require)(?:[\s\\]|#[^\n]*)*=(?!=)"
+    r"(?:[\s\\(]|#[^\n]*)*[A-Za-z_]"
+)
+
+
+def _named_keyword_lines(text: str) -> list[int]:
+    """The lines where _NAMED_KEYWORD starts (each keyword's own line)."""
+    lines, line, last = [], 1, 0
+    for match in _NAMED_KEYWORD.finditer(text):
+        line += text.count("\n", last, match.start())
+        last = match.start()
+        lines.append(line)
+    return lines
+
+
+def _walk_lines(tree: ast.Module, lines: list[int] | None) -> Iterator[ast.AST]:
+    """ast.walk(tree), less the top-level statements (decorators included) that span none of
+    `lines` (None: all of them), in ast.walk's order: a pruned breadth-first walk keeps it."""
+    if lines is None:
+        yield from ast.walk(tree)
+        return
+    kept = []
+    for statement in tree.body:
+        decorators = getattr(statement, "decorator_list", ())
+        first = min([statement.lineno, *(d.lineno for d in decorators)])
+        end = statement.end_lineno or statement.lineno
+        if any(first <= line <= end for line in lines):
+            kept.append(statement)
+    todo: deque[ast.AST] = deque(kept)
+    while todo:
+        node = todo.popleft()
+        todo.extend(ast.iter_child_nodes(node))
+        yield node
 
 
 def _scan_python(
