@@ -100,8 +100,8 @@ def _read(path: str) -> str:
 def _gated_imports(text: str, rel: str) -> dict[str, int]:
     """Own modules (relative imports) imported on the CUDA side of a torch.version test, and
     not imported anywhere else in the same file."""
-    if _RELATIVE_FROM.search(text) is None:  # no relative import: nothing to parse for
-        return {}
+    if _RELATIVE_FROM.search(text) is None or not _may_gate(text):
+        return {}  # no relative import, or no `if` that tests torch.version: nothing to parse for
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -121,6 +121,26 @@ def _gated_imports(text: str, rel: str) -> dict[str, int]:
             for dotted in _resolved(node, rel):
                 gated.pop(dotted, None)
     return gated
+
+
+# What may stand before a torch.version test's `version.cuda` on its line, when that line is part
+# of an `if`/`elif` header whose whole test is the attribute (`if not torch.version.cuda:`,
+# `elif (\n    torch.version.hip is None`, a continued line): anything else there (`x = `,
+# `"cuda": `, `# `) is not such a test.
+_GATE_PREFIX = re.compile(
+    r"[ \t\f(]*(?:(?:el)?if\b[ \t\f(]*)?(?:not\b[ \t\f(]*)?(?:torch[ \t\f]*\.[ \t\f]*)?"
+)
+
+
+def _may_gate(text: str) -> bool:
+    """Whether some `version.cuda`/`version.hip` may be the test of an `if` (_cuda_side)."""
+    for word in _GATE_WORDS:
+        position = text.find(word)
+        while position >= 0:
+            if _GATE_PREFIX.fullmatch(text, text.rfind("\n", 0, position) + 1, position):
+                return True
+            position = text.find(word, position + 1)
+    return False
 
 
 # `from .x import y`, `from . import y`, `from.x import y` (a relative import's only spellings).
