@@ -12,10 +12,12 @@ syntax tree; a wrong cut fails to parse, and the caller then parses more.
 
 from __future__ import annotations
 
+import ast
 import bisect
 import functools
 import re
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 _CONTINUATION = r"(?![ \t#\n)\]}]|else\b|elif\b|except\b|finally\b|case\b)"
@@ -383,3 +385,26 @@ def _gates(text: str, starts: list[int]) -> list[tuple[int, int]]:
 
 def _size(spans: list[tuple[int, int]]) -> int:
     return sum(b - a for a, b in spans)
+
+
+# The fields that hold statements (an `if` or an import is always a statement, and no expression
+# holds one), in the order every node type's _fields has them (Try: body, handlers, orelse,
+# finalbody), which is the order ast.walk visits them in.
+_BLOCK_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
+_FIELDS_OF: dict[type, tuple[str, ...]] = {}
+
+
+def statement_nodes(root: ast.AST) -> Iterator[ast.AST]:
+    """The nodes ast.walk(root) gives (root: a module or a statement), in its breadth-first
+    order, less the expressions and everything under them: statements, `except` handlers and
+    match cases. No expression holds a statement, so no `if` or import is left out (ast.walk
+    visits about ten times as many nodes)."""
+    todo = deque([root])
+    while todo:
+        node = todo.popleft()
+        fields = _FIELDS_OF.get(type(node))
+        if fields is None:
+            fields = _FIELDS_OF[type(node)] = tuple(f for f in _BLOCK_FIELDS if hasattr(node, f))
+        for name in fields:
+            todo.extend(getattr(node, name))
+        yield node

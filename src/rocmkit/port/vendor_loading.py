@@ -13,8 +13,9 @@ import ast
 import os
 import re
 import stat
-from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
+
+from rocmkit.port.pieces import statement_nodes
 
 _GATE_WORDS = ("version.cuda", "version.hip")
 _MAX_BYTES = 4 << 20  # the scan's default --max-bytes
@@ -108,15 +109,15 @@ def _gated_imports(text: str, rel: str) -> dict[str, int]:
         return {}
     gated: dict[str, int] = {}
     gated_nodes: set[int] = set()
-    for node in _statements(tree):
+    for node in statement_nodes(tree):
         if isinstance(node, ast.If):
             for statement in _cuda_side(node):
-                for n in _statements(statement):
+                for n in statement_nodes(statement):
                     if isinstance(n, ast.ImportFrom) and n.level:
                         gated_nodes.add(id(n))
                         for dotted in _resolved(n, rel):
                             gated.setdefault(dotted, n.lineno)
-    for node in _statements(tree):
+    for node in statement_nodes(tree):
         if isinstance(node, ast.ImportFrom) and node.level and id(node) not in gated_nodes:
             for dotted in _resolved(node, rel):
                 gated.pop(dotted, None)
@@ -145,26 +146,6 @@ def _may_gate(text: str) -> bool:
 
 # `from .x import y`, `from . import y`, `from.x import y` (a relative import's only spellings).
 _RELATIVE_FROM = re.compile(r"\bfrom[\s\\]*\.")
-# The fields that hold statements (an `if` or an import is always a statement, and no expression
-# holds one), in the order every node type's _fields has them (Try: body, handlers, orelse,
-# finalbody), which is the order ast.walk visits them in.
-_BLOCK_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
-_FIELDS_OF: dict[type, tuple[str, ...]] = {}
-
-
-def _statements(root: ast.AST) -> Iterator[ast.AST]:
-    """The nodes ast.walk(root) gives, in its (breadth-first) order, less the expressions and
-    everything under them: statements, `except` handlers and match cases. No expression holds
-    a statement, so no `if` or import is left out (ast.walk visits ten times as many nodes)."""
-    todo = deque([root])
-    while todo:
-        node = todo.popleft()
-        fields = _FIELDS_OF.get(type(node))
-        if fields is None:
-            fields = _FIELDS_OF[type(node)] = tuple(f for f in _BLOCK_FIELDS if hasattr(node, f))
-        for name in fields:
-            todo.extend(getattr(node, name))
-        yield node
 
 
 def _cuda_side(node: ast.If) -> list[ast.stmt]:
