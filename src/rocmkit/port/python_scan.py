@@ -448,20 +448,21 @@ def _stored_uses(text: str) -> list[int]:
 
 def _word_offsets(text: str, words: Iterable[str]) -> list[int]:
     """Sorted starts of the whole-word occurrences of identifiers (as `\\b(?:a|b)\\b` finds
-    them: a regex alternation tests every character, str.find skips to candidates)."""
+    them: a regex alternation tests every character; each word's own pattern skips to its
+    literal, and only the places that end a word come back to be checked at their start)."""
     found = []
     for word in words:
-        size = len(word)
-        position = text.find(word)
-        while position >= 0:
-            end = position + size
-            if (position == 0 or not _is_word(text[position - 1])) and (
-                end == len(text) or not _is_word(text[end])
-            ):
+        for match in _word_end(word).finditer(text):
+            position = match.start()
+            if position == 0 or not _is_word(text[position - 1]):
                 found.append(position)
-            position = text.find(word, end)
     found.sort()
     return found
+
+
+@functools.lru_cache(maxsize=256)
+def _word_end(word: str) -> re.Pattern[str]:
+    return re.compile(re.escape(word) + r"(?!\w)")
 
 
 def _is_word(char: str) -> bool:
