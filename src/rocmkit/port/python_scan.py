@@ -807,7 +807,7 @@ class _Visitor:
                 n in segment for n in self.vendor_names
             ):
                 return False
-        for node in ast.walk(expr):
+        for node in _nodes(expr):
             if isinstance(node, ast.Attribute):
                 if node.attr in ("hip", "cuda") and _dotted(node.value) == "torch.version":
                     return True
@@ -1336,6 +1336,27 @@ def _walked_fields(node_type: type) -> tuple[str, ...]:
     return tuple(f for f in getattr(node_type, "_fields", ()) if f not in _LEAF_FIELDS)
 
 
+def _nodes(root: ast.AST) -> Iterator[ast.AST]:
+    """The nodes ast.walk(root) gives but for the contexts (Load, Store), depth first: for the
+    tests that only ask whether some node is there (ast.walk's two generators a node cost
+    twice as much, and every name and attribute brings its context)."""
+    walked, node_type = _WALKED_FIELDS, ast.AST
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        kind = type(node)
+        fields = walked.get(kind)
+        if fields is None:
+            fields = walked[kind] = _walked_fields(kind)
+        for name in fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, node_type))
+            elif isinstance(value, node_type):
+                stack.append(value)
+
+
 def _spans(node: Any, lines: list[int]) -> bool:
     """Whether `node` covers one of the sorted `lines` (nodes without positions: yes)."""
     first = getattr(node, "lineno", None)
@@ -1458,7 +1479,7 @@ def _top_module(node: ast.Import | ast.ImportFrom) -> str:
 
 
 def _reads_env(value: ast.AST) -> bool:
-    for node in ast.walk(value):
+    for node in _nodes(value):
         if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv"):
             return True
         if isinstance(node, ast.Name) and node.id in ("getenv", "environ"):
