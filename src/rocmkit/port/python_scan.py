@@ -697,26 +697,12 @@ class _Visitor:
         self.own = own
         self.vendor_possible = vendor_possible(text)
         self.lines = text.splitlines() if self.vendor_possible else []
-        self.other_vendor_side = bool(
-            self.vendor_possible
-            and (any(t in text for t in _AMD_TOOLS) or _defines_other_vendor(text))
-        )
+        self.text = text  # for the facts asked lazily (other_vendor_side, rocm_functions)
         # Imports of rules that name a lazy-import note (TensorRT) made inside a function.
         self.lazy_modules = tuple(
             m for m, r in rules.imports.items() if r.lazy_import_note and m in text
         )
         self.lazy: set[int] = set()
-        # Functions named for ROCm/AMD (rocm_platform_plugin), by their name without the vendor
-        # word: cuda_platform_plugin beside them is the NVIDIA side of a dispatch by name.
-        self.rocm_functions = (
-            {
-                _without_vendor(n)
-                for n in _def_names(text)
-                if any(t in _ROCM_WORDS for t in n.lower().split("_")) and _without_vendor(n)
-            }
-            if self.vendor_possible
-            else set()
-        )
         self.rocm_image = "rocm/" in text and bool(_ROCM_IMAGE.search(text))
         self.gated = False  # the node being handled is on one side of a vendor switch
         self.gate_children: set[int] = set()  # children a handler put behind a switch
@@ -753,6 +739,28 @@ class _Visitor:
         # Values only recorded or compared for equality (a dict value, `v == "12.1"`): None
         # there is reported or takes the other branch, it does not crash; info.
         self.recorded: set[int] = set()
+
+    @functools.cached_property
+    def other_vendor_side(self) -> bool:
+        """The module has another vendor's side: an AMD tool, or a function named for AMD/ROCm/
+        HIP. Asked only for a function named for NVIDIA (each search reads the whole text)."""
+        text = self.text
+        return bool(
+            self.vendor_possible
+            and (any(t in text for t in _AMD_TOOLS) or _defines_other_vendor(text))
+        )
+
+    @functools.cached_property
+    def rocm_functions(self) -> set[tuple[str, ...]]:
+        """Functions named for ROCm/AMD (rocm_platform_plugin), by their name without the vendor
+        word: cuda_platform_plugin beside them is the NVIDIA side of a dispatch by name."""
+        if not self.vendor_possible:
+            return set()
+        return {
+            _without_vendor(n)
+            for n in _def_names(self.text)
+            if any(t in _ROCM_WORDS for t in n.lower().split("_")) and _without_vendor(n)
+        }
 
     def run(self, tree: ast.AST, lines: list[int] | None = None) -> list[Hit]:
         """Handle every node of `tree`; with `lines` (sorted line numbers), only the statements
@@ -1270,9 +1278,9 @@ class _Visitor:
         if (
             (_NVIDIA_FUNCTION.search(node.name) and self.other_vendor_side)
             or _NVIDIA_PRODUCT_FUNCTION.search(node.name)
-            or (
-                self.rocm_functions
-                and any(w in _NVIDIA_WORDS for w in node.name.lower().split("_"))
+            or (  # the name first: rocm_functions reads the whole text once asked
+                any(w in _NVIDIA_WORDS for w in node.name.lower().split("_"))
+                and self.rocm_functions
                 and _without_vendor(node.name) in self.rocm_functions
             )
         ):
