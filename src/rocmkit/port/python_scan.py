@@ -240,8 +240,7 @@ def scan_python(
 def _named_requirement_hits(text: str, rules: RuleSet) -> list[Hit]:
     """Requirements that setup(...) receives as a module-level name: `reqs = [...]` and
     `extras = {...}` / `extras["x"] = [...]` (a list built that way is what pip installs)."""
-    ascii_text = text.isascii()
-    lines = _named_keyword_lines(text) if ascii_text else None
+    lines = _named_keyword_lines(text) if text.isascii() else None
     if lines == []:
         return []
     try:
@@ -1346,8 +1345,8 @@ def _walked_fields(node_type: type) -> tuple[str, ...]:
 
 def _nodes(root: ast.AST) -> Iterator[ast.AST]:
     """The nodes ast.walk(root) gives but for the contexts (Load, Store), depth first: for the
-    tests that only ask whether some node is there (ast.walk's two generators a node cost
-    twice as much, and every name and attribute brings its context)."""
+    tests that only ask whether some node is there (ast.walk runs two generators per node and
+    costs about twice as much; every name and attribute also brings its context)."""
     walked, node_type = _WALKED_FIELDS, ast.AST
     stack = [root]
     while stack:
