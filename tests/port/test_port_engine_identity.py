@@ -5,14 +5,23 @@ any second list of trigger words."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 from pathlib import Path
 
 import engine_snapshot
 import pytest
 
-from rocmkit.port import PortConfig, load_rules, pieces, python_scan, scan_project
+from rocmkit.port import (
+    PortConfig,
+    load_rules,
+    pieces,
+    python_scan,
+    scan_project,
+    vendor_loading,
+)
 from rocmkit.port.python_scan import scan_python
 from rocmkit.port.rules import parse_rules
 from rocmkit.port.text_scan import ScanError
@@ -287,3 +296,128 @@ def test_files_skipped_on_their_bytes_are_still_checked_for_utf8(tmp_path: Path)
         "binary.py": "binary file; skipped",
     }
     assert report.num_files == {"python": 3}
+
+
+# -- the shortcuts of round four: each equals the plain code it replaces ----------------------
+
+
+def _fixture_texts() -> list[str]:
+    return [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
+
+
+def test_statement_nodes_are_the_statements_of_ast_walk_in_its_order() -> None:
+    blocks = (ast.Module, ast.stmt, ast.excepthandler, ast.match_case)
+    match = "match x:\n    case 1:\n        import a\n    case _:\n        pass\n"
+    for text in [*_fixture_texts(), match]:
+        tree = ast.parse(text)
+        expected = [n for n in ast.walk(tree) if isinstance(n, blocks)]
+        assert list(pieces.statement_nodes(tree)) == expected
+
+
+def test_the_node_search_finds_every_node_of_ast_walk_but_the_contexts() -> None:
+    for text in _fixture_texts():
+        tree = ast.parse(text)
+        expected = {id(n) for n in ast.walk(tree) if not isinstance(n, ast.expr_context)}
+        assert {id(n) for n in python_scan._nodes(tree)} == expected
+
+
+def _gated_by_a_whole_walk(text: str, rel: str) -> dict[str, int]:
+    """vendor_loading._gated_imports as it was: the whole file parsed, every node walked."""
+    tree = ast.parse(text)
+    gated: dict[str, int] = {}
+    gated_nodes: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            for statement in vendor_loading._cuda_side(node):
+                for n in ast.walk(statement):
+                    if isinstance(n, ast.ImportFrom) and n.level:
+                        gated_nodes.add(id(n))
+                        for dotted in vendor_loading._resolved(n, rel):
+                            gated.setdefault(dotted, n.lineno)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level and id(node) not in gated_nodes:
+            for dotted in vendor_loading._resolved(node, rel):
+                gated.pop(dotted, None)
+    return gated
+
+
+GATES = {
+    "if-else": "if torch.version.cuda:\n    from .cuda import *\nelse:\n    from .cpu import *\n",
+    "imported-again": "if torch.version.cuda:\n    from .cuda import *\nfrom .cuda import x\n",
+    "in-a-function": "def f():\n    if not torch.version.hip:\n        from . import ops\n    return 1\n",
+    "bracketed": "if (\n    torch.version.cuda\n):\n    from.cuda import k\n",
+    "continued": "if torch.\\\n        version.cuda is not None:\n    from .a import b\n",
+    "in-a-class": "class A:\n    if torch.version.hip is None:\n        from ..x import y\n",
+    "after-a-string": "x = '''\nif torch.version.cuda:\n'''\nif torch.version.cuda:\n    from .z import q\n",
+    "in-a-handler": "try:\n    pass\nexcept Exception:\n    if torch.version.cuda:\n        from .w import v\n",
+    "elif": "if torch.version.cuda:\n    from .a import b\nelif torch.version.hip:\n"
+    "    from .c import d\nelse:\n    from .e import f\n",
+    "not-a-test": "v = torch.version.cuda\nif v:\n    from .a import b\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(GATES))
+def test_cuda_loading_gates_equal_a_walk_of_the_whole_file(name: str) -> None:
+    text = "import torch\n" + FILLER + GATES[name]
+    expected = _gated_by_a_whole_walk(text, "pkg/m/__init__.py")
+    assert vendor_loading._gated_imports(text, "pkg/m/__init__.py") == expected
+    assert bool(expected) is (name not in ("imported-again", "not-a-test"))
+
+
+def test_def_name_searches_equal_their_regexes() -> None:
+    tricky = ["def def rocm_a", "undef x\ndef _amd_y", "DEF _rocm_x", "Def is_hip", "xdef _hip"]
+    tricky += ["\u00e9def _rocm_z", "def\n\n _hip_w(", "def"]
+    for text in [*_fixture_texts(), *tricky]:
+        assert python_scan._def_names(text) == python_scan._DEF_NAME.findall(text), text
+        expected = bool(python_scan._OTHER_VENDOR_DEF.search(text))
+        assert python_scan._defines_other_vendor(text) is expected, text
+
+
+def test_whole_word_places_equal_a_word_boundary_regex() -> None:
+    texts = [*_fixture_texts(), "_ a_ _a __ _\n major,minor=x; major_x xmajor \u00e9major major"]
+    for text in texts:
+        words = {"_", "major", "x", *re.findall(r"[A-Za-z_]\w*", text)[:20]}
+        expected = sorted(
+            {m.start() for w in words for m in re.finditer(rf"\b{re.escape(w)}\b", text)}
+        )
+        assert python_scan._word_offsets(text, words) == expected
+
+
+SETUPS = [
+    "setup(install_requires=reqs)\nreqs = ['flash-attn']\n",
+    "reqs = ['flash-attn', 'xformers']\nsetup(install_requires = \\\n    reqs)\n",
+    "reqs = ['xformers']\nsetup(\n    install_requires=  # pinned below\n    (reqs),\n)\n",
+    "extras = {'gpu': ['flash-attn']}\n"
+    "@decorate(setup(extras_require=extras))\ndef f():\n    pass\n",
+    "extras = {}\nextras['gpu'] = ['xformers']\n"
+    "if __name__ == '__main__':\n    setup(extras_require=extras)\n",
+    "reqs = ['flash-attn']\nsetup(install_requires=[*reqs])\n",
+    "reqs = ['flash-attn']\nsetup(install_requires=list(reqs), extras_require={'a': reqs})\n",
+]
+
+
+@pytest.mark.parametrize("index", range(len(SETUPS)))
+def test_requirement_lists_passed_by_name_equal_a_walk_of_the_whole_file(index: int) -> None:
+    rules = load_rules()
+    text = FILLER + SETUPS[index]
+    tree = ast.parse(text)
+    passed = {
+        keyword.value.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and python_scan._dotted(node.func).endswith("setup")
+        for keyword in node.keywords
+        if keyword.arg in python_scan._REQUIREMENT_KEYWORDS and isinstance(keyword.value, ast.Name)
+    }
+    hits = python_scan._named_requirement_hits(text, rules)
+    assert bool(passed) is (index < 5)
+    # Each requirement string of a list assigned to a passed name is found, at its line.
+    assigned = {
+        c.lineno
+        for n in tree.body
+        if isinstance(n, ast.Assign)
+        and {t.id for t in ast.walk(n.targets[0]) if isinstance(t, ast.Name)} & passed
+        for c in ast.walk(n.value)
+        if isinstance(c, ast.Constant) and c.value in ("flash-attn", "xformers")
+    }
+    assert {h.line for h in hits} == assigned
+    assert bool(assigned) is (index < 5)

@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
+from rocmkit.port import pieces
 from rocmkit.port.declared import DeclaredVersions
 from rocmkit.port.vendor_loading import CudaLoading
 
@@ -244,7 +245,7 @@ def cuda_only_sources(setup_py: str) -> dict[str, str | int]:
             text = f.read()
         if ".cu" not in text or not any(t in text for t in ("ROCM", "rocm", "HIP", "hip")):
             return {}
-        tree = ast.parse(text)
+        tree = pieces.parse(text)
     except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
         return {}
     cuda_side: dict[str, int] = {}

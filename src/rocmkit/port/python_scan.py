@@ -11,9 +11,9 @@ import ast
 import bisect
 import contextlib
 import functools
-import gc
 import os
 import re
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -85,6 +85,38 @@ _OTHER_VENDOR_DEF = re.compile(r"(?i)\bdef\s+\w*?(?:^|_)(?:amd|rocm|hip)(?:_|\b)
 # A function named for an NVIDIA-only product (TensorRT, TensorRT-LLM: no ROCm build exists) is
 # that product's feature: the user reaches it only by asking for it (an export or inference target).
 _DEF_NAME = re.compile(r"\bdef\s+(\w+)")
+# The two without their leading \b, which leaves `re` no literal to skip ahead to (it then tries
+# every character: 3x slower for the first, 15x for the second on real files); _defines_other_vendor
+# and _def_names test the boundary themselves.
+_OTHER_VENDOR_DEF_AT = re.compile(_OTHER_VENDOR_DEF.pattern.replace(r"\bdef", "def", 1))
+_DEF_NAME_AT = re.compile(_DEF_NAME.pattern.replace(r"\bdef", "def", 1))
+
+
+def _defines_other_vendor(text: str) -> bool:
+    """Whether _OTHER_VENDOR_DEF.search(text) finds something."""
+    start = 0
+    while (match := _OTHER_VENDOR_DEF_AT.search(text, start)) is not None:
+        if match.start() == 0 or not _is_word(text[match.start() - 1]):
+            return True
+        start = match.start() + 1
+    return False
+
+
+def _def_names(text: str) -> list[str]:
+    """_DEF_NAME.findall(text): the names after each `def` that starts a word."""
+    names, position = [], text.find("def")
+    while position >= 0:
+        match = None
+        if position == 0 or not _is_word(text[position - 1]):
+            match = _DEF_NAME_AT.match(text, position)
+        if match is None:
+            position = text.find("def", position + 1)
+        else:
+            names.append(match.group(1))
+            position = text.find("def", match.end())
+    return names
+
+
 _ROCM_WORDS = frozenset({"rocm", "hip", "amd", "amdsmi"})
 _NVIDIA_WORDS = frozenset({"cuda", "nvidia", "nvml", "nvsmi", "nv"})
 
@@ -235,12 +267,15 @@ def _nvcc_gated_jit_hits(text: str, rules: RuleSet) -> list[Hit]:
 def _named_requirement_hits(text: str, rules: RuleSet) -> list[Hit]:
     """Requirements that setup(...) receives as a module-level name: `reqs = [...]` and
     `extras = {...}` / `extras["x"] = [...]` (a list built that way is what pip installs)."""
+    lines = _named_keyword_lines(text) if text.isascii() else None
+    if lines == []:
+        return []
     try:
         tree = _parse(text)
     except (SyntaxError, ValueError):
         return []
     passed: dict[str, str] = {}  # module-level name -> setup() keyword it is given to
-    for node in ast.walk(tree):
+    for node in _walk_lines(tree, lines):
         if isinstance(node, ast.Call) and _dotted(node.func).split(".")[-1] == "setup":
             for keyword in node.keywords:
                 if keyword.arg in _REQUIREMENT_KEYWORDS and isinstance(keyword.value, ast.Name):
@@ -271,6 +306,46 @@ def _named_requirement_hits(text: str, rules: RuleSet) -> list[Hit]:
             placed = [(str(c.value), c.lineno) for c in constants]
             hits.extend(group_hits(group, placed, rules))
     return hits
+
+
+# A setup() keyword given a name (install_requires=reqs, extras_require=(extras)), allowing what
+# may stand between (spaces, newlines, continuations, comments, parentheses): a file with none
+# passes no list by name. Only for ASCII text: a keyword is NFKC-normalised, so an exotic spelling
+# of install_requires would be the same keyword.
+_NAMED_KEYWORD = re.compile(
+    r"\b(?:install_requires|setup_requires|extras_require)(?:[\s\\]|#[^\n]*)*=(?!=)"
+    r"(?:[\s\\(]|#[^\n]*)*[A-Za-z_]"
+)
+
+
+def _named_keyword_lines(text: str) -> list[int]:
+    """The lines where _NAMED_KEYWORD starts (each keyword's own line)."""
+    lines, line, last = [], 1, 0
+    for match in _NAMED_KEYWORD.finditer(text):
+        line += text.count("\n", last, match.start())
+        last = match.start()
+        lines.append(line)
+    return lines
+
+
+def _walk_lines(tree: ast.Module, lines: list[int] | None) -> Iterator[ast.AST]:
+    """ast.walk(tree), less the top-level statements (decorators included) that span none of
+    `lines` (None: all of them), in ast.walk's order: a pruned breadth-first walk keeps it."""
+    if lines is None:
+        yield from ast.walk(tree)
+        return
+    kept = []
+    for statement in tree.body:
+        decorators = getattr(statement, "decorator_list", ())
+        first = min([statement.lineno, *(d.lineno for d in decorators)])
+        end = statement.end_lineno or statement.lineno
+        if any(first <= line <= end for line in lines):
+            kept.append(statement)
+    todo: deque[ast.AST] = deque(kept)
+    while todo:
+        node = todo.popleft()
+        todo.extend(ast.iter_child_nodes(node))
+        yield node
 
 
 def _scan_python(
@@ -364,17 +439,7 @@ def vendor_possible(text: str) -> bool:
     return any(t in text for t in VENDOR_TOKENS)
 
 
-def _parse(source: str) -> ast.Module:
-    """ast.parse with the cyclic collector paused: a syntax tree is thousands of new objects and
-    no reference cycle, so the collections its allocations trigger find nothing to free (about
-    a tenth of a parse's time on the corpus)."""
-    if not gc.isenabled():
-        return ast.parse(source)
-    gc.disable()
-    try:
-        return ast.parse(source)
-    finally:
-        gc.enable()
+_parse = pieces.parse
 
 
 def _whole_lines(
@@ -400,20 +465,21 @@ def _stored_uses(text: str) -> list[int]:
 
 def _word_offsets(text: str, words: Iterable[str]) -> list[int]:
     """Sorted starts of the whole-word occurrences of identifiers (as `\\b(?:a|b)\\b` finds
-    them: a regex alternation tests every character, str.find skips to candidates)."""
+    them: a regex alternation tests every character; each word's own pattern skips to its
+    literal, and only the places that end a word come back to be checked at their start)."""
     found = []
     for word in words:
-        size = len(word)
-        position = text.find(word)
-        while position >= 0:
-            end = position + size
-            if (position == 0 or not _is_word(text[position - 1])) and (
-                end == len(text) or not _is_word(text[end])
-            ):
+        for match in _word_end(word).finditer(text):
+            position = match.start()
+            if position == 0 or not _is_word(text[position - 1]):
                 found.append(position)
-            position = text.find(word, end)
     found.sort()
     return found
+
+
+@functools.lru_cache(maxsize=256)
+def _word_end(word: str) -> re.Pattern[str]:
+    return re.compile(re.escape(word) + r"(?!\w)")
 
 
 def _is_word(char: str) -> bool:
@@ -648,25 +714,12 @@ class _Visitor:
         self.own = own
         self.vendor_possible = vendor_possible(text)
         self.lines = text.splitlines() if self.vendor_possible else []
-        self.other_vendor_side = bool(
-            self.vendor_possible and (_AMD_TOOL_TEXT.search(text) or _OTHER_VENDOR_DEF.search(text))
-        )
+        self.text = text  # for the facts asked lazily (other_vendor_side, rocm_functions)
         # Imports of rules that name a lazy-import note (TensorRT) made inside a function.
         self.lazy_modules = tuple(
             m for m, r in rules.imports.items() if r.lazy_import_note and m in text
         )
         self.lazy: set[int] = set()
-        # Functions named for ROCm/AMD (rocm_platform_plugin), by their name without the vendor
-        # word: cuda_platform_plugin beside them is the NVIDIA side of a dispatch by name.
-        self.rocm_functions = (
-            {
-                _without_vendor(n)
-                for n in _DEF_NAME.findall(text)
-                if any(t in _ROCM_WORDS for t in n.lower().split("_")) and _without_vendor(n)
-            }
-            if self.vendor_possible
-            else set()
-        )
         self.rocm_image = "rocm/" in text and bool(_ROCM_IMAGE.search(text))
         self.gated = False  # the node being handled is on one side of a vendor switch
         self.gate_children: set[int] = set()  # children a handler put behind a switch
@@ -725,6 +778,28 @@ class _Visitor:
             position = text.find("\n", position + 1)
         return [starts[n - 1] for n in lines if n <= len(starts)]
 
+    @functools.cached_property
+    def other_vendor_side(self) -> bool:
+        """The module has another vendor's side: an AMD tool, or a function named for AMD/ROCm/
+        HIP. Asked only for a function named for NVIDIA (each search reads the whole text)."""
+        text = self.text
+        return bool(
+            self.vendor_possible
+            and (any(t in text for t in _AMD_TOOLS) or _defines_other_vendor(text))
+        )
+
+    @functools.cached_property
+    def rocm_functions(self) -> set[tuple[str, ...]]:
+        """Functions named for ROCm/AMD (rocm_platform_plugin), by their name without the vendor
+        word: cuda_platform_plugin beside them is the NVIDIA side of a dispatch by name."""
+        if not self.vendor_possible:
+            return set()
+        return {
+            _without_vendor(n)
+            for n in _def_names(self.text)
+            if any(t in _ROCM_WORDS for t in n.lower().split("_")) and _without_vendor(n)
+        }
+
     def run(self, tree: ast.AST, lines: list[int] | None = None) -> list[Hit]:
         """Handle every node of `tree`; with `lines` (sorted line numbers), only the statements
         and list items that span one of them: a node holding no trigger and no vendor word
@@ -778,7 +853,7 @@ class _Visitor:
                 n in segment for n in self.vendor_names
             ):
                 return False
-        for node in ast.walk(expr):
+        for node in _nodes(expr):
             if isinstance(node, ast.Attribute):
                 if node.attr in ("hip", "cuda") and _dotted(node.value) == "torch.version":
                     return True
@@ -811,7 +886,7 @@ class _Visitor:
         if attribute is not None and node.body and _exits(node.body[-1]):
             self.rejects.add(id(attribute))
         if self.reads_capability and any(
-            self._chip_specific_import(n) for s in node.body for n in ast.walk(s)
+            self._chip_specific_import(n) for s in node.body for n in pieces.statement_nodes(s)
         ):
             self.importing.update(id(n) for n in ast.walk(node.test) if isinstance(n, ast.Compare))
         if _returns_off(node.body):
@@ -1248,9 +1323,9 @@ class _Visitor:
         if (
             (_NVIDIA_FUNCTION.search(node.name) and self.other_vendor_side)
             or _NVIDIA_PRODUCT_FUNCTION.search(node.name)
-            or (
-                self.rocm_functions
-                and any(w in _NVIDIA_WORDS for w in node.name.lower().split("_"))
+            or (  # the name first: rocm_functions reads the whole text once asked
+                any(w in _NVIDIA_WORDS for w in node.name.lower().split("_"))
+                and self.rocm_functions
                 and _without_vendor(node.name) in self.rocm_functions
             )
         ):
@@ -1312,6 +1387,27 @@ _WALKED_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}  # a constant's
 
 def _walked_fields(node_type: type) -> tuple[str, ...]:
     return tuple(f for f in getattr(node_type, "_fields", ()) if f not in _LEAF_FIELDS)
+
+
+def _nodes(root: ast.AST) -> Iterator[ast.AST]:
+    """The nodes ast.walk(root) gives but for the contexts (Load, Store), depth first: for the
+    tests that only ask whether some node is there (ast.walk runs two generators per node and
+    costs about twice as much; every name and attribute also brings its context)."""
+    walked, node_type = _WALKED_FIELDS, ast.AST
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        kind = type(node)
+        fields = walked.get(kind)
+        if fields is None:
+            fields = walked[kind] = _walked_fields(kind)
+        for name in fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, node_type))
+            elif isinstance(value, node_type):
+                stack.append(value)
 
 
 def _spans(node: Any, lines: list[int]) -> bool:
@@ -1436,7 +1532,7 @@ def _top_module(node: ast.Import | ast.ImportFrom) -> str:
 
 
 def _reads_env(value: ast.AST) -> bool:
-    for node in ast.walk(value):
+    for node in _nodes(value):
         if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv"):
             return True
         if isinstance(node, ast.Name) and node.id in ("getenv", "environ"):

@@ -15,6 +15,8 @@ import re
 import stat
 from collections.abc import Iterable
 
+from rocmkit.port import pieces
+
 _GATE_WORDS = ("version.cuda", "version.hip")
 _MAX_BYTES = 4 << 20  # the scan's default --max-bytes
 _IMPORT = re.compile(
@@ -99,25 +101,75 @@ def _read(path: str) -> str:
 def _gated_imports(text: str, rel: str) -> dict[str, int]:
     """Own modules (relative imports) imported on the CUDA side of a torch.version test, and
     not imported anywhere else in the same file."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return {}
+    places = _gate_places(text) if _RELATIVE_FROM.search(text) is not None else []
+    if not places:
+        return {}  # no relative import, or no `if` that tests torch.version: nothing to parse for
+    # The gates are looked for first in the top-level statements that hold them, parsed alone
+    # at their own lines (pieces): most such files gate no relative import. Only a file that
+    # does is parsed whole, for the imports of the same modules elsewhere in it.
+    piece = pieces.assemble(text, pieces.statement_spans(text, _top_starts(text), places))
+    for source in (piece, text):
+        try:
+            tree = pieces.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        gated, gated_nodes = _gated_in(tree, rel)
+        if gated and source is piece:
+            continue  # found: the whole file says which are imported elsewhere too
+        for node in pieces.statement_nodes(tree):
+            if isinstance(node, ast.ImportFrom) and node.level and id(node) not in gated_nodes:
+                for dotted in _resolved(node, rel):
+                    gated.pop(dotted, None)
+        return gated
+    return {}
+
+
+def _gated_in(tree: ast.AST, rel: str) -> tuple[dict[str, int], set[int]]:
+    """The relative imports on the CUDA side of every torch.version test in `tree` (the first
+    line of each module) and those import nodes."""
     gated: dict[str, int] = {}
     gated_nodes: set[int] = set()
-    for node in ast.walk(tree):
+    for node in pieces.statement_nodes(tree):
         if isinstance(node, ast.If):
             for statement in _cuda_side(node):
-                for n in ast.walk(statement):
+                for n in pieces.statement_nodes(statement):
                     if isinstance(n, ast.ImportFrom) and n.level:
                         gated_nodes.add(id(n))
                         for dotted in _resolved(n, rel):
                             gated.setdefault(dotted, n.lineno)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level and id(node) not in gated_nodes:
-            for dotted in _resolved(node, rel):
-                gated.pop(dotted, None)
-    return gated
+    return gated, gated_nodes
+
+
+def _top_starts(text: str) -> list[int]:
+    quotes = pieces.triple_quotes(text) if ('"""' in text or "'''" in text) else []
+    starts = pieces.outside_strings(pieces.top_level_starts(text), quotes)
+    return starts if starts and starts[0] == 0 else [0, *starts]
+
+
+# What may stand before a torch.version test's `version.cuda` on its line, when that line is part
+# of an `if`/`elif` header whose whole test is the attribute (`if not torch.version.cuda:`,
+# `elif (\n    torch.version.hip is None`, a continued line): anything else there (`x = `,
+# `"cuda": `, `# `) is not such a test.
+_GATE_PREFIX = re.compile(
+    r"[ \t\f(]*(?:(?:el)?if\b[ \t\f(]*)?(?:not\b[ \t\f(]*)?(?:torch[ \t\f]*\.[ \t\f]*)?"
+)
+
+
+def _gate_places(text: str) -> list[int]:
+    """Where a `version.cuda`/`version.hip` may be the test of an `if` (_cuda_side), sorted."""
+    places = []
+    for word in _GATE_WORDS:
+        position = text.find(word)
+        while position >= 0:
+            if _GATE_PREFIX.fullmatch(text, text.rfind("\n", 0, position) + 1, position):
+                places.append(position)
+            position = text.find(word, position + 1)
+    places.sort()
+    return places
+
+
+# `from .x import y`, `from . import y`, `from.x import y` (a relative import's only spellings).
+_RELATIVE_FROM = re.compile(r"\bfrom[\s\\]*\.")
 
 
 def _cuda_side(node: ast.If) -> list[ast.stmt]:
