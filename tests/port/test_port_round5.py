@@ -243,3 +243,60 @@ def test_a_cutlass_include_in_a_source_is_an_error_and_in_a_header_or_switch_not
     report = _scan(tmp_path, files)
     assert _shown(report) == {("csrc/gemm.cu", 2, "cuda-extension", "error")}
     assert ("csrc/switched.cu", 3, "cuda-extension", "info") in _rows(report)
+
+
+# -- faster-whisper: its releases' own ctranslate2 requirement decides -------------------------
+
+
+def test_faster_whisper_below_one_is_an_error_and_its_import_follows_the_pin(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "requirements.txt": "faster-whisper==0.10.1\n",
+        "asr.py": "from faster_whisper import WhisperModel\n",
+    }
+    rows = _shown(_scan(tmp_path, files))
+    assert rows == {
+        ("requirements.txt", 1, "faster-whisper-ctranslate2", "error"),
+        ("asr.py", 1, "faster-whisper-ctranslate2", "error"),
+    }
+
+
+def test_faster_whisper_from_one_warns_once_at_the_requirement_not_the_import(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "requirements.txt": "faster-whisper>=1.0\n",
+        "asr.py": "from faster_whisper import WhisperModel\n",
+    }
+    report = _scan(tmp_path, files)
+    assert _shown(report) == {("requirements.txt", 1, "faster-whisper-ctranslate2", "warn")}
+    assert ("asr.py", 1, "faster-whisper-ctranslate2", "info") in _rows(report)
+
+
+# -- CUDA_VISIBLE_DEVICES read as "an NVIDIA host" ---------------------------------------------
+
+_ACCEL = """import os
+
+
+def container_args(env):
+    args = []
+    for key, value in env.items():
+        if key == "CUDA_VISIBLE_DEVICES":
+            args += ["--gpus", "all"]
+    return args
+"""
+
+
+def test_cuda_visible_devices_taken_as_an_nvidia_host_warns(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"engine.py": _ACCEL})
+    assert _shown(report) == {("engine.py", 7, "cuda-visible-devices", "warn")}
+
+
+def test_cuda_visible_devices_passed_on_or_with_vendor_neutral_options_stays_info(
+    tmp_path: Path,
+) -> None:
+    neutral = _ACCEL.replace('["--gpus", "all"]', '["-e", f"{key}={value}"]')
+    report = _scan(tmp_path, {"engine.py": neutral})
+    assert _shown(report) == set()
+    assert ("engine.py", 7, "cuda-visible-devices", "info") in _rows(report)

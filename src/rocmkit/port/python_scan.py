@@ -202,11 +202,63 @@ def scan_python(
     )
     if is_setup:
         hits = hits + _named_requirement_hits(text, rules)
+    if "CUDA_VISIBLE_DEVICES" in text and ("--gpus" in text or "nvidia" in text):
+        hits = _visible_devices_as_vendor(text, rules) + hits  # first: it wins the line
     if "cpp_extension" in text and not any(w in text for w in _HIP_BUILD_WORDS):
         # First: at a line the walk also reported (a capability it saw only read), this verdict,
         # which knows where the value goes, is the one kept.
         hits = _cuda_build_hits(text, rules) + hits + _nvcc_gated_jit_hits(text, rules)
     return hits, parsed
+
+
+# What only an NVIDIA container gets: docker's --gpus (NVIDIA Container Toolkit), the CDI name
+# nvidia.com/gpu, the nvidia runtime.
+_NVIDIA_CONTAINER_WORDS = ("--gpus", "nvidia.com/gpu", "nvidia")
+
+
+def _visible_devices_as_vendor(text: str, rules: RuleSet) -> list[Hit]:
+    """`if <CUDA_VISIBLE_DEVICES is set>:` around NVIDIA-only container options: the variable's
+    presence is read as "an NVIDIA host", but the HIP runtime honours CUDA_VISIBLE_DEVICES too
+    (ROCm's GPU isolation page), so an AMD host where it is set gets NVIDIA's options (warn)."""
+    rule = rules.env_rule("CUDA_VISIBLE_DEVICES")
+    if rule is None:
+        return []
+    try:
+        tree = _parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    hits = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If):
+            continue
+        named = next(
+            (
+                n
+                for n in ast.walk(node.test)
+                if isinstance(n, ast.Constant) and n.value == "CUDA_VISIBLE_DEVICES"
+            ),
+            None,
+        )
+        if named is None:
+            continue
+        nvidia = next(
+            (
+                n.value
+                for s in node.body
+                for n in ast.walk(s)
+                if isinstance(n, ast.Constant)
+                and isinstance(n.value, str)
+                and any(w in n.value for w in _NVIDIA_CONTAINER_WORDS)
+            ),
+            None,
+        )
+        if nvidia is not None:
+            why = (
+                f"'CUDA_VISIBLE_DEVICES' taken as an NVIDIA host (then {nvidia!r}): the HIP"
+                " runtime honours it too, so an AMD host where it is set gets NVIDIA's options"
+            )
+            hits.append(hit(named.lineno, named.col_offset + 1, rule, why, "warn"))
+    return hits
 
 
 def _cuda_build_hits(text: str, rules: RuleSet) -> list[Hit]:
