@@ -300,3 +300,9 @@ def test_cuda_visible_devices_passed_on_or_with_vendor_neutral_options_stays_inf
     report = _scan(tmp_path, {"engine.py": neutral})
     assert _shown(report) == set()
     assert ("engine.py", 7, "cuda-visible-devices", "info") in _rows(report)
+
+
+def test_a_read_under_another_test_of_cuda_home_is_guarded(tmp_path: Path) -> None:
+    guarded = _TEMPLATE.replace('if version >= "11.8":', 'if CUDA_HOME and version >= "11.8":')
+    rows = _shown(_scan(tmp_path, {"setup.py": guarded}))
+    assert not {r for r in rows if r[2] == "cuda-extension"}

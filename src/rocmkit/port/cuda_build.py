@@ -37,8 +37,19 @@ def unbound_without_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.Name, str,
     for node in _module_scope(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             stores[node.id] = stores.get(node.id, 0) + 1
+    # A read under any test that names CUDA_HOME (`if CUDA_HOME and WITH_CUDA:`) is the
+    # project's own guard: only reads outside every such test count.
+    guarded = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.If)
+        and any(isinstance(m, ast.Name) and m.id in _CUDA_HOME_NAMES for m in ast.walk(n.test))
+    ]
     gated_lines = {
-        line for g in gates for s in g.body for line in range(s.lineno, (s.end_lineno or 0) + 1)
+        line
+        for g in guarded
+        for s in (g.test, *g.body)  # the test too: `CUDA_HOME and x` never reads x without it
+        for line in range(s.lineno, (s.end_lineno or s.lineno) + 1)
     }
     for gate in gates:
         inside = {
