@@ -48,8 +48,9 @@ def unbound_without_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.Name, str,
     gated_lines = {
         line
         for g in guarded
-        for s in (g.test, *g.body)  # the test too: `CUDA_HOME and x` never reads x without it
-        for line in range(s.lineno, (s.end_lineno or s.lineno) + 1)
+        # the test too: `CUDA_HOME and x` never reads x without it
+        for s in [g.test, *g.body]
+        for line in _lines(s)
     }
     for gate in gates:
         inside = {
@@ -64,6 +65,10 @@ def unbound_without_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.Name, str,
             read = _first_read_after(tree, name, gate.end_lineno or gate.lineno, gated_lines)
             if read is not None:
                 yield read, name, gate.lineno
+
+
+def _lines(node: ast.expr | ast.stmt) -> range:
+    return range(node.lineno, (node.end_lineno or node.lineno) + 1)
 
 
 def _module_scope(tree: ast.Module) -> Iterator[ast.AST]:
