@@ -39,19 +39,14 @@ def unbound_without_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.Name, str,
             stores[node.id] = stores.get(node.id, 0) + 1
     # A read under any test that names CUDA_HOME (`if CUDA_HOME and WITH_CUDA:`) is the
     # project's own guard: only reads outside every such test count.
-    guarded = [
-        n
-        for n in ast.walk(tree)
-        if isinstance(n, ast.If)
-        and any(isinstance(m, ast.Name) and m.id in _CUDA_HOME_NAMES for m in ast.walk(n.test))
-    ]
-    gated_lines = {
-        line
-        for g in guarded
-        # the test too: `CUDA_HOME and x` never reads x without it
-        for s in [g.test, *g.body]
-        for line in _lines(s)
-    }
+    gated_lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and any(
+            isinstance(m, ast.Name) and m.id in _CUDA_HOME_NAMES for m in ast.walk(node.test)
+        ):
+            # the test too: `CUDA_HOME and x` never reads x without it
+            for part in [node.test, *node.body]:
+                gated_lines.update(_lines(part))
     for gate in gates:
         inside = {
             n.id
