@@ -45,8 +45,9 @@ def unbound_without_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.Name, str,
             isinstance(m, ast.Name) and m.id in _CUDA_HOME_NAMES for m in ast.walk(node.test)
         ):
             # the test too: `CUDA_HOME and x` never reads x without it
-            for part in [node.test, *node.body]:
-                gated_lines.update(_lines(part))
+            gated_lines.update(_lines(node.test))
+            for statement in node.body:
+                gated_lines.update(_lines(statement))
     for gate in gates:
         inside = {
             n.id
