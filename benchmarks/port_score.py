@@ -95,6 +95,8 @@ RULE_KINDS: dict[str, set[str]] = {
     "transformer-engine-pypi": _CODE,
     "auto-gptq-pypi": _CODE,
     "grouped-gemm": _CODE,
+    "bitblas-pypi": _CODE,
+    "faster-whisper-ctranslate2": _CODE,
     "ctranslate2-pypi": _CODE,
     "xformers-pypi": _CODE,
     "autoawq-kernels": _CODE,

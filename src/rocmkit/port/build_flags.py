@@ -156,6 +156,14 @@ def nvcc_arguments(tree: ast.Module) -> tuple[set[tuple[int, str]], dict[tuple[i
         for node in _flow(stack.pop()):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 direct.add((node.lineno, node.value))
+            elif isinstance(node, ast.JoinedStr):
+                # f"--generate-code=arch=compute_{cap},code=sm_{cap}": the literal parts are
+                # what nvcc gets around the fields (the flag's name is in the first one).
+                direct.update(
+                    (part.lineno, part.value)
+                    for part in node.values
+                    if isinstance(part, ast.Constant) and isinstance(part.value, str)
+                )
             elif isinstance(node, ast.Name) and node.id not in seen:
                 seen.add(node.id)
                 stack.extend(module.values.get(node.id, ()))
@@ -208,7 +216,8 @@ def _returned_flags(
 def nvcc_gated_jit(tree: ast.Module) -> Iterator[tuple[ast.If, str]]:
     """`if <nvcc found>: <JIT build>` statements: the test asks for nvcc (CUDA_HOME, torch's
     _find_cuda_home, "nvcc" on the PATH), directly or through a local function, and the body
-    starts a cpp_extension JIT build, directly or through a local function. On a ROCm machine
+    starts a cpp_extension JIT build or makes a CUDAExtension, directly or through a local
+    function. On a ROCm machine
     (hipcc, no nvcc) the build never starts. Yields (statement, how the test asks)."""
     module = _Module(tree)
     for node in ast.walk(tree):
@@ -255,7 +264,11 @@ def _builds(statement: ast.stmt, module: _Module) -> bool:
 
 
 def _is_jit(func: ast.AST, module: _Module) -> bool:
-    """A call of cpp_extension's load/load_inline/_jit_compile (not json.load or torch.load)."""
+    """A call of cpp_extension's load/load_inline/_jit_compile (not json.load or torch.load), or
+    of its CUDAExtension: in a setup.py, `if <nvcc found>: ext_modules.append(CUDAExtension(...))`
+    leaves the GPU extension out of every ROCm install the same way."""
+    if _name(func) == "CUDAExtension":
+        return True
     if isinstance(func, ast.Name):
         return func.id in module.jit_names
     if isinstance(func, ast.Attribute) and func.attr in JIT_CALLS:

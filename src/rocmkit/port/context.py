@@ -31,6 +31,10 @@ NVIDIA_TOKENS = frozenset({"cuda", "nvidia", "cu", "gpu", "nv"})
 NVIDIA_ONLY_DIRS = frozenset(
     {"nvidia", "hopper", "blackwell", "sm90", "sm100", "tensorrt", "trtllm"}
 )
+# ... also as one word of a folder's name (runtime/triton_trtllm/, tensorrt_llm/, hopper-kernels/):
+# the product or architecture still names what the folder is for. The vendor's name alone
+# (ops_nvidia/) does not: with no ROCm variant beside it, it may be the only path there is.
+NVIDIA_PRODUCT_TOKENS = NVIDIA_ONLY_DIRS - {"nvidia"}
 # A folder named for one of NVIDIA's kernel DSLs is an implementation written in it; it is the
 # NVIDIA path of a run-time choice only when nothing outside it imports it at module level (a
 # backend registry, importlib, or a lazy import in a function picks it); imported at module
@@ -65,6 +69,12 @@ class ProjectContext:
     # lazily, when a Python file imports one)
     declared: DeclaredVersions | None = field(default=None, compare=False)
     outer: tuple[str, ...] = ()  # the folder of a file scanned alone
+    root: str = ""  # the scanned folder (or file)
+
+    def builds_cuda_extension(self, rel: str) -> bool:
+        """Whether the setup.py beside `rel` (a pyproject.toml) makes a CUDAExtension."""
+        base = self.root if os.path.isdir(self.root) else os.path.dirname(self.root)
+        return _makes_cuda_extension(os.path.join(base, os.path.dirname(rel), "setup.py"))
 
     def note_for(self, rel: str) -> str:
         """Why every finding of this file is info, or '' when it is not."""
@@ -77,7 +87,9 @@ class ProjectContext:
         # One file scanned alone (port hopper/setup.py): its folder still says what it is for.
         parts = [*self.outer, *rel.split("/")]
         for i, part in enumerate(parts[:-1]):
-            if part.lower() in NVIDIA_ONLY_DIRS:
+            if part.lower() in NVIDIA_ONLY_DIRS or any(
+                t in NVIDIA_PRODUCT_TOKENS for t in _tokens(part)
+            ):
                 return f"NVIDIA-only part of the project ({part}/)"
             if "/".join(parts[: i + 1]) in self.dispatched_dirs:
                 return (
@@ -146,8 +158,18 @@ def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectCo
         outer=(os.path.basename(os.path.dirname(os.path.abspath(root))),)
         if os.path.isfile(root)
         else (),
+        root=root,
     )
     return replace(context, declared=DeclaredVersions(files, context.note_for, root))
+
+
+@functools.lru_cache(maxsize=256)
+def _makes_cuda_extension(setup_py: str) -> bool:
+    try:
+        with open(setup_py, encoding="utf-8", errors="replace") as f:
+            return "CUDAExtension(" in f.read(1 << 20)
+    except OSError:
+        return False
 
 
 # A module-level import: at column 0, or one indent deep under a top-level try/if/with.

@@ -49,6 +49,8 @@ def scan_cuda_source(text: str, rules: RuleSet, *, header: bool = False) -> list
     switches = _vendor_switch_lines(text) if "#" in text else set()
     hip_aware = any(m in text for m in _HIP_AWARE)
     hits = _arch_guards(text, rules, switches)
+    if not header and ("cutlass/" in text or "cute/" in text) and not _HEADER_GUARD.search(text):
+        hits += _cutlass_includes(text, rules, switches)
     if any(m in text for m in _CUDA_PREFILTER):
         hits += _hipify_hazards(text, rules, switches, hip_aware)
     return hits
@@ -76,6 +78,45 @@ def _hipify_hazards(text: str, rules: RuleSet, switches: set[int], hip_aware: bo
         elif hip_aware and d.category == "warp-lane-arithmetic":
             severity, evidence = "info", evidence + "  (the file already has a HIP path)"
         hits.append(hit(d.line, d.column, rule, evidence, severity))
+    return hits
+
+
+# CUTLASS and CuTe are NVIDIA's CUDA C++ template libraries (their own docs: CUDA 11.4+ and
+# NVIDIA architectures only); there is no HIP port, so a translation unit that includes them
+# does not compile under hipcc whatever the hipify mapping does.
+_CUTLASS_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]((?:cutlass|cute)/[^>"]+)', re.M)
+
+
+# `#pragma once` or an include guard: a header (also a .cuh), compiled only through the sources
+# that include it, where the finding already is.
+_HEADER_GUARD = re.compile(
+    r"^[ \t]*#[ \t]*(?:pragma[ \t]+once|ifndef[ \t]+(\w+)\s+#[ \t]*define[ \t]+\1)", re.M
+)
+
+
+def _cutlass_includes(text: str, rules: RuleSet, switches: set[int]) -> list[Hit]:
+    """CUTLASS/CuTe headers included outside a HIP/CUDA preprocessor switch, in a source file
+    (a translation unit the extension compiles; a header is compiled only through one)."""
+    rule = rules.by_check.get("cuda-extension")
+    if rule is None:
+        return []
+    hits = []
+    for match in _CUTLASS_INCLUDE.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        evidence = (
+            f"#include {match.group(1)}: CUTLASS has no HIP port, so hipcc cannot compile this"
+            " source; keep the CUTLASS path under #ifndef USE_ROCM with a HIP fallback"
+        )
+        inside = line in switches
+        hits.append(
+            hit(
+                line,
+                1,
+                rule,
+                evidence + ("  (inside a HIP/CUDA switch)" if inside else ""),
+                "info" if inside else "error",
+            )
+        )
     return hits
 
 

@@ -52,10 +52,15 @@ class DeclaredVersions:
     def _judged(self, h: Hit, rules: RuleSet) -> Hit:
         declared = self._declared(rules).get(h.rule.id, [])
         package = h.evidence.split()[1]
+        recent = (
+            "which has ROCm builds"
+            if h.rule.severity_if_recent == "info"
+            else "whose own needs are the requirement's finding"
+        )
         if not declared:
             why = (
-                f"no version of {package} is declared: pip installs a current release, which has"
-                f" ROCm builds from {h.rule.min_version}"
+                f"no version of {package} is declared: pip installs a current release, {recent}"
+                f" (from {h.rule.min_version})"
             )
             return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], "info")
         rel, worst = max(declared, key=lambda d: severity_rank(d[1].severity))
@@ -63,7 +68,10 @@ class DeclaredVersions:
         if worst.severity == "info" or _admits_rocm_build(requirement, h):
             # The import loads a release with a ROCm library; what the release lacks (partial
             # support) is the requirement's finding, not every import's.
-            why = f"the project declares {requirement} ({rel}:{worst.line}): it has ROCm builds"
+            why = (
+                f"the project declares {requirement} ({rel}:{worst.line}): it admits releases from"
+                f" {h.rule.min_version}, {recent}"
+            )
             return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], "info")
         why = f"the project declares {requirement} at {rel}:{worst.line}"
         return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], worst.severity)

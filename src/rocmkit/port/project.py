@@ -30,6 +30,7 @@ from rocmkit.port.findings import (
 )
 from rocmkit.port.python_scan import scan_python, trigger_keys
 from rocmkit.port.requirements import (
+    build_isolation_hits,
     scan_conda,
     scan_pyproject,
     scan_requirements_txt,
@@ -177,6 +178,8 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
             issues.append(FileIssue(path=rel, reason=str(exc)))
             continue
         num_parsed += parsed
+        if kind == "pyproject" and context.builds_cuda_extension(rel):
+            hits = hits + build_isolation_hits(text, rules)  # torch as a build requirement
         if not hits:
             continue
         if kind == "python" and context.declared is not None:

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from rocmkit.port import build_flags, pieces
+from rocmkit.port import build_flags, cuda_build, pieces
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.requirements import group_hits
 from rocmkit.port.rules import Rule, RuleSet, Severity
@@ -234,9 +234,98 @@ def scan_python(
     )
     if is_setup:
         hits = hits + _named_requirement_hits(text, rules)
+    if "CUDA_VISIBLE_DEVICES" in text and ("--gpus" in text or "nvidia" in text):
+        hits = _visible_devices_as_vendor(text, rules) + hits  # first: it wins the line
     if "cpp_extension" in text and not any(w in text for w in _HIP_BUILD_WORDS):
-        hits = hits + _nvcc_gated_jit_hits(text, rules)
+        # First: at a line the walk also reported (a capability it saw only read), this verdict,
+        # which knows where the value goes, is the one kept.
+        hits = _cuda_build_hits(text, rules) + hits + _nvcc_gated_jit_hits(text, rules)
     return hits, parsed
+
+
+# What only an NVIDIA container gets: docker's --gpus (NVIDIA Container Toolkit), the CDI name
+# nvidia.com/gpu, the nvidia runtime.
+_NVIDIA_CONTAINER_WORDS = ("--gpus", "nvidia.com/gpu", "nvidia")
+
+
+def _visible_devices_as_vendor(text: str, rules: RuleSet) -> list[Hit]:
+    """`if <CUDA_VISIBLE_DEVICES is set>:` around NVIDIA-only container options: the variable's
+    presence is read as "an NVIDIA host", but the HIP runtime honours CUDA_VISIBLE_DEVICES too
+    (ROCm's GPU isolation page), so an AMD host where it is set gets NVIDIA's options (warn)."""
+    rule = rules.env_rule("CUDA_VISIBLE_DEVICES")
+    if rule is None:
+        return []
+    try:
+        tree = _parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    hits = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If):
+            continue
+        named = next(
+            (
+                n
+                for n in ast.walk(node.test)
+                if isinstance(n, ast.Constant) and n.value == "CUDA_VISIBLE_DEVICES"
+            ),
+            None,
+        )
+        if named is None:
+            continue
+        nvidia = next(
+            (
+                n.value
+                for s in node.body
+                for n in ast.walk(s)
+                if isinstance(n, ast.Constant)
+                and isinstance(n.value, str)
+                and any(w in n.value for w in _NVIDIA_CONTAINER_WORDS)
+            ),
+            None,
+        )
+        if nvidia is not None:
+            why = (
+                f"'CUDA_VISIBLE_DEVICES' taken as an NVIDIA host (then {nvidia!r}): the HIP"
+                " runtime honours it too, so an AMD host where it is set gets NVIDIA's options"
+            )
+            hits.append(hit(named.lineno, named.col_offset + 1, rule, why, "warn"))
+    return hits
+
+
+def _cuda_build_hits(text: str, rules: RuleSet) -> list[Hit]:
+    """An extension build with no ROCm side, read as a ROCm machine runs it (cuda_build.py): a
+    name bound only where CUDA_HOME is set, a build target made from the device capability, a
+    `+cu` wheel name it downloads."""
+    if "CUDA_HOME" not in text and "get_device_capability" not in text and "+cu{" not in text:
+        return []
+    try:
+        tree = _parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    hits: list[Hit] = []
+    extension = rules.by_check.get("cuda-extension")
+    capability = rules.by_check.get("device-capability")
+    tag = rules.by_check.get("requirement-cuda-tag")
+    if extension is not None:
+        for read, name, gate in cuda_build.unbound_without_cuda_home(tree):
+            why = (
+                f"{name} is bound only under the CUDA_HOME test at line {gate}: CUDA_HOME is"
+                " None where no CUDA toolkit is found (a ROCm machine): this read raises NameError"
+            )
+            hits.append(hit(read.lineno, read.col_offset + 1, extension, why, "error"))
+    if capability is not None:
+        for call, target in cuda_build.capability_targets(tree):
+            why = (
+                f"get_device_capability() becomes the build target {target!r}: on ROCm it is the"
+                " gfx number ((9, 4) on MI300X), an NVIDIA architecture that does not exist"
+            )
+            hits.append(hit(call.lineno, call.col_offset + 1, capability, why, "warn"))
+    if tag is not None:
+        for node, name in cuda_build.cuda_wheel_names(tree):
+            why = f"{name!r}: a +cu (CUDA) build of the extension is fetched instead of compiled"
+            hits.append(hit(node.lineno, node.col_offset + 1, tag, why, "error"))
+    return hits
 
 
 def _nvcc_gated_jit_hits(text: str, rules: RuleSet) -> list[Hit]:
@@ -245,7 +334,7 @@ def _nvcc_gated_jit_hits(text: str, rules: RuleSet) -> list[Hit]:
     at warn: its kernels are missing; what runs instead, a fallback or nothing, the module's
     other code decides)."""
     rule = rules.by_check.get("cuda-extension")
-    if rule is None or not any(j in text for j in build_flags.JIT_CALLS):
+    if rule is None or not any(j in text for j in (*build_flags.JIT_CALLS, "CUDAExtension")):
         return []
     try:
         tree = _parse(text)
@@ -256,7 +345,7 @@ def _nvcc_gated_jit_hits(text: str, rules: RuleSet) -> list[Hit]:
             node.lineno,
             node.col_offset + 1,
             rule,
-            f"if {ast.unparse(node.test)}: <JIT build>  ({probe}: a ROCm machine has hipcc, not"
+            f"if {ast.unparse(node.test)}: <extension build>  ({probe}: a ROCm machine has hipcc, not"
             " nvcc, and this module never looks for it, so the extension is never built)",
             "warn",
         )

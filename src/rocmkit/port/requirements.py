@@ -15,7 +15,7 @@ from typing import Any
 
 from rocmkit.port.context import name_vendor
 from rocmkit.port.findings import Hit, hit
-from rocmkit.port.rules import RuleSet, Severity
+from rocmkit.port.rules import RuleSet, Severity, severity_rank
 from rocmkit.port.text_scan import ScanError, text_rule_hits
 
 if sys.version_info >= (3, 11):
@@ -308,6 +308,7 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
             else h
             for h in hits
         ]
+    hits = _explicit_uv_indexes(data, hits)
     torch_index = has_torch_index(text)
     extras = list(data.get("project", {}).get("optional-dependencies", {}))
     rocm_extras = [e for e in extras if name_vendor(e) == "rocm"]
@@ -324,6 +325,83 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
                 group, placed, rules, torch_index=torch_index, contributors=contributors
             )
         hits.extend(found)
+    return hits
+
+
+def _explicit_uv_indexes(data: dict[str, Any], hits: list[Hit]) -> list[Hit]:
+    """A CUDA index that uv marks `explicit = true` serves only the packages whose
+    [tool.uv.sources] entry names it (docs.astral.sh/uv/concepts/indexes/#pinning-a-package-to-an-index);
+    an entry with `extra = "cuda"` applies only when that extra is asked for. Such an index is
+    never what a plain install of the project uses: info (NVIDIA-named extras, or no user at all)
+    or warn (an opt-in extra with another name)."""
+    uv = data.get("tool", {}).get("uv", {})
+    indexes = uv.get("index", [])
+    if not isinstance(indexes, list) or not any(h.rule.id == "torch-cuda-index" for h in hits):
+        return hits
+    users: dict[str, list[str | None]] = {}  # index name -> the extra of each source using it
+    for entries in uv.get("sources", {}).values():
+        for entry in entries if isinstance(entries, list) else [entries]:
+            if isinstance(entry, dict) and isinstance(entry.get("index"), str):
+                opt_in = entry.get("extra") or entry.get("group")
+                users.setdefault(entry["index"], []).append(opt_in)
+    verdicts: dict[str, tuple[Severity, str]] = {}  # url -> demoted severity, why
+    for index in indexes:
+        if not (isinstance(index, dict) and index.get("explicit") and index.get("url")):
+            continue
+        extras = users.get(str(index.get("name")), [])
+        if None in extras:
+            continue  # a package pinned to it in every install
+        if not extras:
+            verdicts[index["url"]] = ("info", "an explicit uv index no package is pinned to")
+        elif all(name_vendor(str(e)) == "nvidia" for e in extras):
+            verdicts[index["url"]] = (
+                "info",
+                f"explicit uv index used only by the NVIDIA extra {', '.join(map(str, extras))}",
+            )
+        else:
+            verdicts[index["url"]] = (
+                "warn",
+                f"explicit uv index used only by opt-in extra {', '.join(map(str, extras))}",
+            )
+    out = []
+    for h in hits:
+        verdict = next(
+            (
+                v
+                for url, v in verdicts.items()
+                if h.rule.id == "torch-cuda-index" and url in h.evidence
+            ),
+            None,
+        )
+        keep = verdict is None or severity_rank(verdict[0]) >= severity_rank(h.severity)
+        out.append(h if keep else _demoted(h, verdict[0], verdict[1]))  # type: ignore[index]
+    return out
+
+
+def build_isolation_hits(text: str, rules: RuleSet) -> list[Hit]:
+    """torch in `[build-system] requires` of a project whose setup.py makes a CUDAExtension
+    (the caller knows that): pip builds in an isolated environment with the build requirements
+    installed from the index (PEP 517/518), and PyPI's Linux x86-64 torch is the CUDA build, so
+    the extension is compiled against a CUDA torch on a ROCm machine (no nvcc: it fails or is
+    skipped; built, it would not load in the ROCm torch), whatever torch is installed."""
+    rule = rules.by_check.get("torch-pypi-pin")
+    if rule is None:
+        return []
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return []
+    requires = data.get("build-system", {}).get("requires", [])
+    lines = text.splitlines()
+    hits = []
+    for item in _strings(requires):
+        req = parse_requirement(item)
+        if req is not None and req.name.lower() == "torch" and req.on_linux and not req.url:
+            why = (
+                "a build requirement: pip's isolated build installs PyPI's CUDA torch to compile"
+                " the CUDA extension; build with --no-build-isolation against the ROCm torch"
+            )
+            hits.append(hit(_line_of(lines, item), 0, rule, f"{item}  ({why})", "warn"))
     return hits
 
 
@@ -485,9 +563,20 @@ def _strings(values: object) -> Iterator[str]:
 
 
 def _line_of(lines: list[str], needle: str) -> int:
-    for number, line in enumerate(lines, 1):
-        if needle in line:
-            return number
+    """The line of a requirement string in the TOML text: as written, with its quotes escaped
+    the way TOML writes them inside a basic string (`"vllm; python_version < \\"3.11\\""`),
+    or its part before the environment marker; 1 only when none is there."""
+    candidates = (
+        needle,
+        needle.replace("\\", "\\\\").replace('"', '\\"'),
+        needle.split(";")[0].strip(),
+    )
+    for candidate in candidates:
+        if not candidate:
+            continue
+        for number, line in enumerate(lines, 1):
+            if candidate in line:
+                return number
     return 1
 
 

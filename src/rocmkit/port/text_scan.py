@@ -100,12 +100,38 @@ def _line_hit(text: str, position: int, rule: Rule) -> Hit:
     return hit(text.count("\n", 0, position) + 1, position - start + 1, rule, line)
 
 
+# A build argument used as the base image: `ARG BASE=nvidia/cuda:12.8.1-base` then `FROM ${BASE}`.
+# Docker substitutes the ARG's default unless `--build-arg` overrides it
+# (docs.docker.com/reference/dockerfile/#understand-how-arg-and-from-interact).
+_ARG_DEFAULT = re.compile(r"""(?m)^[ \t]*ARG[ \t]+(\w+)[ \t]*=[ \t]*["']?([^\s"']+)""")
+_FROM_ARG = re.compile(r"""(?m)^[ \t]*FROM[ \t]+(?:--platform=\S+[ \t]+)?\$\{?(\w+)\}?""")
+
+
+def arg_base_image_hits(text: str, rules: RuleSet) -> list[Hit]:
+    """A CUDA base image that reaches FROM through an ARG default, reported at the ARG line."""
+    rule = rules.by_id.get("cuda-base-image")
+    if rule is None or rule.pattern is None or "ARG" not in text:
+        return []
+    used: dict[str, int] = {}  # name -> where the last FROM that reads it starts
+    for m in _FROM_ARG.finditer(text):
+        used[m.group(1)] = m.start()
+    hits: list[Hit] = []
+    for match in _ARG_DEFAULT.finditer(text):
+        name, value = match.groups()
+        # Only an ARG declared before a FROM (the global scope) is substituted into it.
+        if match.start() < used.get(name, -1) and rule.pattern.match(f"FROM {value}"):
+            hits.append(_line_hit(text, match.start(2), rule))
+    return hits
+
+
 def scan_text(text: str, kind: str, rules: RuleSet) -> list[Hit]:
     """Dockerfile, shell script or compose file: regex rules, environment variables, commands,
     and the packages of `pip install` lines."""
     from rocmkit.port.requirements import pip_install_hits
 
     hits = text_rule_hits(text, kind, rules)
+    if kind == "dockerfile":
+        hits += arg_base_image_hits(text, rules)
     if kind in ("dockerfile", "shell"):
         hits += pip_install_hits(text, rules)
         hits += uv_backend_hits(text, rules)
