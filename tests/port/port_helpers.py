@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rocmkit.port import PortReport
+from rocmkit.port import PortConfig, PortReport, scan_project
 
 _MARKER = re.compile(r"port(-next)?: ([a-z0-9, -]+)")
 
@@ -27,3 +27,14 @@ def expected_markers(root: Path) -> set[tuple[str, int, str]]:
 
 def found(report: PortReport) -> set[tuple[str, int, str]]:
     return {(f.path, line, f.rule_id) for f in report.findings for line in f.lines or (f.line,)}
+
+
+def scan_files(root: Path, files: dict[str, str], target: str = "", **config: object) -> PortReport:
+    """Write `files` (relative path -> text) under `root` and scan `root` (or `root/target`),
+    info findings shown unless `config` says otherwise."""
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+    options: dict[str, object] = {"show_info": True, **config}
+    return scan_project(PortConfig(path=root / target if target else root, **options))  # type: ignore[arg-type]

@@ -6,17 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from port_helpers import scan_files as _scan
+
 from rocmkit.port import PortConfig, scan_project
 
 _PTX = '__global__ void k(int *x) {\n  asm volatile("mov.u32 %0, %%laneid;" : "=r"(x[0]));\n}\n'
-
-
-def _scan(root: Path, files: dict[str, str]):  # type: ignore[no-untyped-def]
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content)
-    return scan_project(PortConfig(path=root, show_info=True))
 
 
 def _rows(report) -> set[tuple[str, str, str]]:  # type: ignore[no-untyped-def]

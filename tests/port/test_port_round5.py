@@ -7,15 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from port_helpers import scan_files as _scan
+
 from rocmkit.port import PortConfig, scan_project
-
-
-def _scan(root: Path, files: dict[str, str], target: str = ""):  # type: ignore[no-untyped-def]
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content)
-    return scan_project(PortConfig(path=root / target if target else root, show_info=True))
 
 
 def _rows(report) -> set[tuple[str, int, str, str]]:  # type: ignore[no-untyped-def]

@@ -5,15 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rocmkit.port import PortConfig, scan_project
-
-
-def _scan(root: Path, files: dict[str, str], **config: object):  # type: ignore[no-untyped-def]
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content)
-    return scan_project(PortConfig(path=root, show_info=True, **config))  # type: ignore[arg-type]
+from port_helpers import scan_files as _scan
 
 
 def _rows(report) -> set[tuple[str, str, str]]:  # type: ignore[no-untyped-def]
