@@ -25,6 +25,7 @@ from rocmkit.atomic import atomic_write_bytes
 from rocmkit.errors import UserError
 from rocmkit.hipify.cmake import cmake_notes, is_cmake_file
 from rocmkit.hipify.mappings import load_table
+from rocmkit.hipify.project_macros import amd_undefined_macros
 from rocmkit.hipify.safety import check_input, check_output_location
 from rocmkit.hipify.toolkit import header_verdicts
 from rocmkit.hipify.translate import Diagnostic, TranslateOptions, TranslationStats, translate
@@ -130,6 +131,8 @@ class _Job:
     output: Path | None
     backup: Path | None
     cmake_only: bool
+    # The project's macros no AMD compile defines that this file tests (project_macros.py).
+    amd_undefined: tuple[tuple[str, str], ...] = ()
 
 
 def hipify_paths(config: HipifyConfig) -> HipifyReport:
@@ -141,7 +144,7 @@ def hipify_paths(config: HipifyConfig) -> HipifyReport:
     if headers:
         options = dataclasses.replace(config.options, project_headers=headers)
         config = dataclasses.replace(config, options=options)
-    jobs = list(_plan(config))
+    jobs = _with_project_macros(list(_plan(config)), config)
     if len(jobs) >= _PARALLEL_MIN_FILES and _num_workers(config) > 1:
         translate(
             "", options=config.options
@@ -151,6 +154,24 @@ def hipify_paths(config: HipifyConfig) -> HipifyReport:
     else:
         results = [_run_job(job, config) for job in jobs]
     return HipifyReport(_drop_project_names(results), time.perf_counter() - started)
+
+
+def _with_project_macros(jobs: list[_Job], config: HipifyConfig) -> list[_Job]:
+    """Each job with the project macros its file tests that no AMD compile defines: the whole
+    tree's `#define`s are read first (project_macros.py)."""
+    texts: dict[str, str] = {}
+    for job in jobs:
+        try:
+            data = job.source.read_bytes()
+        except OSError:
+            continue  # reported when the job runs
+        if not job.cmake_only and _not_text_reason(data, config.max_bytes) is None:
+            texts[diff_path(job.source)] = data.decode("utf-8", errors=SURROGATES)
+    undefined = frozenset(load_table(config.options.mappings).guards.version_macros)
+    found = amd_undefined_macros(texts, undefined)
+    if not found:
+        return jobs
+    return [dataclasses.replace(j, amd_undefined=found.get(diff_path(j.source), ())) for j in jobs]
 
 
 def project_headers(paths: tuple[Path, ...], includes: Collection[str]) -> frozenset[str]:
@@ -320,8 +341,11 @@ def _run_job(job: _Job, config: HipifyConfig) -> FileResult:
     if reason is not None:
         return _pass_through(job, data, reason, config)
     text, encoding_note = _decode(data, job.source)
+    options = config.options
+    if job.amd_undefined:
+        options = dataclasses.replace(options, amd_undefined_macros=job.amd_undefined)
     bom = "\ufeff" if text.startswith("\ufeff") else ""  # kept, but not seen by the lexer
-    translation = translate(text[len(bom) :], options=config.options)
+    translation = translate(text[len(bom) :], options=options)
     translation = dataclasses.replace(translation, text=bom + translation.text)
     diagnostics = tuple(
         dataclasses.replace(d, path=str(job.source)) for d in translation.diagnostics

@@ -81,6 +81,10 @@ class TranslateOptions:
     # Library header folders the target lacks (`versions.absent_libraries` next to hipcc finds
     # them: `rccl`, `thrust` on Debian 12): an include of one is reported at its line.
     absent_libraries: frozenset[str] = frozenset()
+    # The project's macros no AMD compile defines, each with why (`ASYNC_COPY_AVAILABLE`, defined
+    # only under `#if __CUDA_ARCH__ >= 800` in another header): project_macros.py finds them in a
+    # tree run; code under `#ifdef` of one is dead on AMD and its warnings become notes.
+    amd_undefined_macros: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.hip_version is not None:
@@ -202,6 +206,17 @@ def _definitions_for(hip_version: str | None) -> tuple[str, frozenset[str]]:
     return shipped, hip_definitions(shipped)
 
 
+@functools.cache
+def _amd_facts(
+    source: MappingSource, hip_version: str | None, project: tuple[tuple[str, str], ...]
+) -> amd_branches.AmdFacts:
+    """What hip-clang leaves undefined: the version macros HIP lacks (mappings.toml) and the
+    project's CUDA-only flags (`project` from project_macros.py)."""
+    table, _ = _scanner(source, hip_version)
+    undefined = frozenset(table.guards.version_macros) | {name for name, _ in project}
+    return amd_branches.AmdFacts(undefined, project)
+
+
 def translate(text: str, *, options: TranslateOptions = DEFAULT_OPTIONS) -> Translation:
     """Translate CUDA source text to HIP; pure (no I/O), deterministic and idempotent."""
     table, scanner = _scanner(options.mappings, options.hip_version)
@@ -248,6 +263,7 @@ class _Scan:
         self.protected: list[tuple[int, int]] = []  # comment and literal spans, in order
         self.defined_names: frozenset[str] = frozenset()
         self.num_casts = 0
+        self._dead: list[tuple[int, int, str]] | None = None
         self.toolkit_release, self.toolkit_verdicts = toolkit.header_verdicts(
             options.hip_version or LATEST
         )
@@ -529,7 +545,12 @@ class _Scan:
         for offset, rule, snippet in hazards.find_hazards(text):
             if self.in_protected(offset):
                 continue
-            branch = hazards.ptx_fallback(text, offset) if rule.code == "inline-ptx" else None
+            branch = None
+            if (
+                rule.code == "inline-ptx"
+                and amd_branches.dead_branch(self.dead_spans(), offset) is None
+            ):
+                branch = hazards.ptx_fallback(text, offset)  # dead code: a note, said later
             if branch is not None:
                 # the project wrote another branch for targets without PTX: a note, not a warning
                 message = f"{rule.message}; it sits under `{branch}`, whose group has another "
@@ -630,7 +651,7 @@ class _Scan:
     ) -> list[tuple[int, str, str, str, str]]:
         """Warnings inside a branch no AMD compile takes (`#ifndef __HIP_PLATFORM_AMD__`) become
         notes: hip-clang never sees that code."""
-        spans = amd_branches.dead_spans(self.text)
+        spans = self.dead_spans()
         if not spans:
             return findings
         result = []
@@ -638,10 +659,18 @@ class _Scan:
             branch = amd_branches.dead_branch(spans, offset) if kind != "note" else None
             if branch is not None:
                 message = message or f"no HIP equivalent known for {category} name '{name}'"
-                message += f" (not compiled for AMD: under `{branch}`)"
+                message += f" (not compiled for AMD: under {branch})"
                 kind = "note"
             result.append((offset, kind, name, category, message))
         return result
+
+    def dead_spans(self) -> list[tuple[int, int, str]]:
+        """The regions no AMD compile takes (amd_branches.py), found once per text."""
+        if self._dead is None:
+            options = self.options
+            facts = _amd_facts(options.mappings, options.hip_version, options.amd_undefined_macros)
+            self._dead = amd_branches.dead_spans(self.text, facts)
+        return self._dead
 
     def _user_defined_names(self) -> set[str]:
         # Every occurrence of an unconverted name outside comments and literals is already a
