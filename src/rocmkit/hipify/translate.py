@@ -21,6 +21,7 @@ from rocmkit.errors import UserError
 from rocmkit.hipify import (
     amd_branches,
     arch,
+    declarations,
     guards,
     hazards,
     launch,
@@ -56,12 +57,6 @@ _RUNTIME_HEADERS = frozenset({"hip/hip_runtime.h", "hip/hip_runtime_api.h"})
 _DEVICE_CODE = ("__global__", "__device__", "<<<")
 # Leading comments, blank lines and `#pragma once` stay above the added include.
 _PREAMBLE = re.compile(r"(?:\s+|//[^\n]*|/\*.*?\*/|\#[ \t]*pragma[ \t]+once[^\n]*)*", re.DOTALL)
-# Names the file defines itself (a project's CUDA_CHECK macro) are the user's, not CUDA's: the
-# text just before an occurrence says whether it is being defined.
-_DEFINITION_BEFORE = re.compile(
-    r"(?:\#[ \t]*define|\b(?:struct|class|enum|union|using|typedef[^;]*|void|int|bool|float|double"
-    r"|char|unsigned|size_t|auto|cudaError_t|hipError_t))[ \t*&]+\Z"
-)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -679,7 +674,7 @@ class _Scan:
         for offset, kind, name, category, _ in self.findings:
             if not _may_be_users(kind, category) or name in defined:
                 continue
-            if _DEFINITION_BEFORE.search(self.text, max(0, offset - 80), offset):
+            if declarations.declares(self.text, offset, offset + len(name)):
                 defined.add(name)
         return defined
 
