@@ -28,7 +28,13 @@ from rocmkit.hipify.mappings import load_table
 from rocmkit.hipify.project_macros import amd_undefined_macros
 from rocmkit.hipify.safety import check_input, check_output_location
 from rocmkit.hipify.toolkit import header_verdicts
-from rocmkit.hipify.translate import Diagnostic, TranslateOptions, TranslationStats, translate
+from rocmkit.hipify.translate import (
+    Diagnostic,
+    TranslateOptions,
+    TranslationStats,
+    may_be_users,
+    translate,
+)
 from rocmkit.hipify.versions import LATEST
 
 BACKUP_SUFFIX = ".prehip"
@@ -200,13 +206,16 @@ def _listdir(directory: Path) -> list[str]:
 
 
 def _drop_project_names(results: list[FileResult]) -> tuple[FileResult, ...]:
-    """A CUDA_CHECK macro defined in one header is the project's own name in every file."""
+    """A CUDA_CHECK macro (or a `umin` device function) defined in one header is the project's
+    own name in every file."""
     defined = frozenset().union(*(r.defined_names for r in results))
     if not defined:
         return tuple(results)
     cleaned = []
     for result in results:
-        dropped = [d for d in result.diagnostics if d.kind == "unconverted" and d.name in defined]
+        dropped = [
+            d for d in result.diagnostics if may_be_users(d.kind, d.category) and d.name in defined
+        ]
         if dropped:
             unconverted = Counter(result.stats.unconverted)
             unconverted.subtract(Counter(d.category for d in dropped))

@@ -268,14 +268,8 @@ class _Scan:
         if name in self.table.namespaces or name == "cuda":
             self._namespace(match, name)
         elif name in self.table.absent_device_functions:
-            version = self.options.hip_version
-            if version is not None and name in toolkit.absent_device_api(version).entries:
-                return  # reported, with CUDA's header and HIP's nearest form, by _absent_device_api
-            reason = (
-                f"a CUDA device function HIP {self.options.hip_version}'s headers do not declare; "
-                "use what HIP has (the round-to-nearest `_rn` form, a plain operator) or guard it"
-            )
-            self.findings.append((match.start(), "unsupported", name, DEVICE_FUNCTION, reason))
+            message = self._absent_device_function(name)
+            self.findings.append((match.start(), "unsupported", name, DEVICE_FUNCTION, message))
         elif name in self.table.unsupported:
             reason = self.table.unsupported[name]
             self.findings.append((match.start(), "unsupported", name, category_of(name), reason))
@@ -404,8 +398,6 @@ class _Scan:
             text = self._lower_warp_sync(text)
         if self.options.report_hazards:
             self._hazards()
-        if self.options.hip_version is not None:
-            self._absent_device_api(self.options.hip_version)
         diagnostics = self._diagnostics()
         stats = TranslationStats(
             converted=dict(+converted),
@@ -563,29 +555,17 @@ class _Scan:
                 (found.offset, "hazard", found.signature, redefinitions.CODE, found.message)
             )
 
-    def _absent_device_api(self, version: str) -> None:
-        """Calls of CUDA device functions the target's headers do not declare (`__fmaf_rd`,
-        `__dp4a`), unless the file defines the name itself (toolkit.py)."""
-        absent = toolkit.absent_device_api(version)
-        own: dict[str, bool] = {}
-        text = self.text
-        matches = [m for pattern in absent.patterns for m in pattern.finditer(text)]
-        for match in sorted(matches, key=lambda m: m.start()):
-            name, start = match.group(), match.start()
-            if start and (text[start - 1].isalnum() or text[start - 1] in "_$"):
-                continue  # inside a longer name
-            if self.in_protected(start):
-                continue
-            if name not in own:
-                own[name] = toolkit.defines(self.text, name)
-            if own[name]:
-                continue
-            header, hint = absent.entries[name]
-            message = (
-                f"{name} (CUDA's {header}) is not declared by HIP {absent.release}'s headers"
-                f"{': ' + hint if hint else ''}; port the call or keep it out of AMD builds"
-            )
-            self.findings.append((start, "unsupported", name, "device", message))
+    def _absent_device_function(self, name: str) -> str:
+        """What to say of a call of a CUDA device function the target's headers lack (one list
+        from two definitions, toolkit.absent_device_api); a file or tree that declares the name
+        itself is quiet (see _user_defined_names)."""
+        absent = toolkit.absent_device_api(self.options.hip_version or LATEST)
+        header, hint = absent.entries.get(name, (toolkit.HIPIFY_TABLE, ""))
+        where = f"in {header}" if header == toolkit.HIPIFY_TABLE else f"CUDA's {header}"
+        return (
+            f"{name} ({where}) is not declared by HIP {absent.release}'s headers"
+            f"{': ' + hint if hint else ''}; port the call or keep it out of AMD builds"
+        )
 
     def _lower_warp_sync(self, text: str) -> str:
         """HIP releases without `__shfl_xor_sync` & co. get the maskless intrinsics, reported."""
@@ -622,13 +602,13 @@ class _Scan:
     def _diagnostics(self) -> tuple[Diagnostic, ...]:
         if not self.findings:
             return ()
-        has_unconverted = any(_may_be_users(kind, cat) for _, kind, _, cat, _ in self.findings)
+        has_unconverted = any(may_be_users(kind, cat) for _, kind, _, cat, _ in self.findings)
         user_defined = self._user_defined_names() if has_unconverted else set()
         self.defined_names = frozenset(user_defined)
         findings = [
             f
             for f in sorted(self.findings)
-            if not _may_be_users(f[1], f[3]) or f[2] not in user_defined
+            if not may_be_users(f[1], f[3]) or f[2] not in user_defined
         ]
         findings = self._in_dead_branches(findings)
         positions = line_columns(self.text, [f[0] for f in findings])
@@ -672,7 +652,7 @@ class _Scan:
         # finding, so one pass over the findings (not one scan of the text per name) suffices.
         defined: set[str] = set()
         for offset, kind, name, category, _ in self.findings:
-            if not _may_be_users(kind, category) or name in defined:
+            if not may_be_users(kind, category) or name in defined:
                 continue
             if declarations.declares(self.text, offset, offset + len(name)):
                 defined.add(name)
@@ -680,10 +660,10 @@ class _Scan:
 
 
 # A device-function name HIP lacks (`umin`, `mulhi`) may be the project's own function.
-DEVICE_FUNCTION = "device-function"
+DEVICE_FUNCTION = "device"
 
 
-def _may_be_users(kind: str, category: str) -> bool:
+def may_be_users(kind: str, category: str) -> bool:
     """Whether a finding's name may be one the file defines itself (then it is not reported)."""
     return kind == "unconverted" or category == DEVICE_FUNCTION
 
