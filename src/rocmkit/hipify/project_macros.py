@@ -23,8 +23,14 @@ from dataclasses import dataclass, field
 
 from rocmkit.hipify.amd_branches import AmdFacts, dead_spans
 
-_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
+# Start with the literal `#` (the engine jumps to it); that only blanks precede it on its line
+# is checked apart (a `^` anchor in MULTILINE mode made the scan several times slower).
+_DEFINE = re.compile(r"\#[ \t]*define[ \t]+([A-Za-z_]\w*)")
+_INCLUDE = re.compile(r'\#[ \t]*include[ \t]*"([^"\n]+)"')
+
+
+def _at_line_start(text: str, offset: int) -> bool:
+    return not text[text.rfind("\n", 0, offset) + 1 : offset].strip(" \t")
 
 
 @dataclass(slots=True)
@@ -64,6 +70,8 @@ def _definitions(texts: Mapping[str, str]) -> dict[str, _Definitions]:
         if "define" not in text:
             continue
         for match in _DEFINE.finditer(text):
+            if not _at_line_start(text, match.start()):
+                continue
             found.setdefault(match.group(1), _Definitions()).places.append((path, match.start()))
     return found
 
@@ -126,6 +134,8 @@ class _Meetings:
         self.includers: dict[str, set[str]] = {}
         for path, text in texts.items():
             for match in _INCLUDE.finditer(text):
+                if not _at_line_start(text, match.start()):
+                    continue
                 for target in _resolve(path, match.group(1), texts, by_name):
                     self.includers.setdefault(target, set()).add(path)
         self._ancestors: dict[str, set[str]] = {}
