@@ -111,6 +111,11 @@ def main() -> int:
                     run.count(f"{key}.units_failing", summary["failing"], unit="units")
                     run.count(f"{key}.failing_covered", summary["failing_covered"], unit="units")
                     run.count(f"{key}.coverage_pct", summary["coverage_pct"], unit="%")
+                    # false positives per warning class: warnings in units that compile
+                    for name, counts in summary["classes"].items():
+                        run.count(f"{key}.{name}.warnings", counts["warnings"], unit="warnings")
+                        run.count(f"{key}.{name}.in_compiling_units",
+                                  counts.get("in_compiling_unit", 0), unit="warnings")  # fmt: skip
                     print(
                         f"{key}: {summary['compile']}/{summary['units']} compile, coverage "
                         f"{summary['failing_covered']}/{summary['failing']}"
