@@ -6,6 +6,10 @@ The earlier commit's `src/rocmkit` is extracted with `git archive` and imported 
 package (`rocmkit_base`), so both run side by side on the corpus tree of hipify_throughput.py.
 
     python benchmarks/hipify_ab.py --base 773ac0c 3ffae72 --mb 2 --repeat 5
+    python benchmarks/hipify_ab.py --base 8e59fd0 --mb 1 --repeat 5 --tree
+
+`--tree` times the whole tree run instead (`hipify_paths`, a dry run: the tree pass that reads
+every file's `#define`s first, then each file's translation), the two versions alternated per run.
 
 Writes benchmarks/results/hipify_ab.json through resultfile.py: per base, every run's now/base
 ratio of CPU time (thread time of this process; both sides alternate file by file) and each
@@ -54,6 +58,17 @@ def load_base(ref: str, into: Path) -> tuple[Callable[..., object], type]:
     return base_translate, BaseOptions
 
 
+def tree_runner(package: str, tree: Path) -> Callable[..., object]:
+    """A `translate`-shaped callable that runs package's `hipify_paths` over `tree` (dry run)."""
+    project = importlib.import_module(f"{package}.hipify.project")
+
+    def run(_text: str, *, options: object) -> object:
+        # one process (jobs=1): the clock is this thread's
+        return project.hipify_paths(project.HipifyConfig(paths=(tree,), jobs=1, options=options))
+
+    return run
+
+
 def measure(
     texts: list[str],
     base: tuple[Callable[..., object], object],
@@ -84,6 +99,7 @@ def main() -> None:
     parser.add_argument("--mb", type=float, default=2.0)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--hip-version", default="5.2")
+    parser.add_argument("--tree", action="store_true", help="time hipify_paths over the tree")
     add_result_args(parser, "hipify_ab")
     args = parser.parse_args()
     run = ResultRun.start("hipify_ab", args)
@@ -97,8 +113,15 @@ def main() -> None:
         for ref in args.base:
             base_translate, base_options_type = load_base(ref, Path(scratch) / f"base-{ref}")
             base_options = base_options_type(hip_version=args.hip_version)
+            head_translate: Callable[..., object] = translate
+            if args.tree:  # one "text" per run: the whole tree
+                base_translate = tree_runner(f"rocmkit_base_{ref}", tree)
+                head_translate = tree_runner("rocmkit", tree)
             ratios, base_ms, head_ms = measure(
-                texts, (base_translate, base_options), (translate, head_options), args.repeat
+                [""] if args.tree else texts,
+                (base_translate, base_options),
+                (head_translate, head_options),
+                args.repeat,
             )
             run.add(f"vs_{ref}.now_over_base", ratios, unit="x CPU time", higher_is_better=False,
                     baseline=f"translate() of commit {ref}, alternated file by file")  # fmt: skip
@@ -110,8 +133,9 @@ def main() -> None:
                 f"max {ratios[-1]:.3f}) over {args.repeat} runs; best {min(base_ms):.0f} ms "
                 f"-> {min(head_ms):.0f} ms CPU"
             )
+    what = "hipify_paths over the tree (dry run)" if args.tree else "translate() per file"
     run.notes.append(
-        f"{len(texts)} corpus-tree files, hip_version {args.hip_version}, thread CPU time"
+        f"{len(texts)} corpus-tree files, {what}, hip_version {args.hip_version}, thread CPU time"
     )
     run.finish()
 

@@ -20,7 +20,8 @@ there). Translation CPU time of the three tools: >= 3 alternated rounds over the
 
 The projects' own dependencies must be installed: astra-toolbox needs Boost's headers
 (`apt-get install libboost-dev`), or its units fail on `<boost/...>` for every tool alike.
-`--tools` runs a subset; `--write` then replaces only those tools' figures of that side.
+`--tools` runs a subset; `--write` then replaces only those tools' figures of that side (with
+`--rounds 0` the side's translation timing, measured over all tools alternated, is kept).
 """
 
 from __future__ import annotations
@@ -283,10 +284,15 @@ def write(run: ResultRun, side_name: str, side: dict[str, Any], path: Path) -> N
     tools = tuple(side["tools"])
     old_side = previous.get("details", {}).get(side_name, {})
     kept = {t: c for t, c in old_side.get("tools", {}).items() if t not in tools}
+    # A run without timing (--rounds 0) keeps the side's timing figures: they came from rounds
+    # alternated over all the tools, which a subset run cannot redo.
+    timed = "timing" in side
     figures = {
         k: v
         for k, v in previous.get("figures", {}).items()
-        if not k.startswith(f"{side_name}.") or any(k.startswith(f"{side_name}.{t}.") for t in kept)
+        if not k.startswith(f"{side_name}.")
+        or any(k.startswith(f"{side_name}.{t}.") for t in kept)
+        or (not timed and k.endswith(".translate_cpu_s"))
     }
     document["figures"] = figures | document["figures"]
     # A run of a subset of the tools (--tools) replaces those tools' figures and keeps the others';

@@ -8,6 +8,11 @@ rocmkit warning within 3 lines (coverage), and what is still missed. The counts 
 (one run each is exact; the compiler and the code are the same in every run).
 
     python benchmarks/hipify_seen_corpora.py --base 5e74fb9
+    python benchmarks/hipify_seen_corpora.py --base 5e74fb9 --before-from benchmarks/results/hipify_seen_corpora.json
+
+`--before-from` takes the `before` counts from an earlier result file of the same base instead of
+scoring that commit again (the counts are deterministic, and the scorer, hipify_predict.py, must
+be unchanged since that file; the file's commit is recorded in the notes).
 """
 
 from __future__ import annotations
@@ -62,10 +67,25 @@ def score(corpus: str, tree: Path, scratch: Path, jobs: int) -> dict[str, Any]:
     return details
 
 
+def _reused_before(path: Path, base: str) -> dict[str, Any]:
+    """The `<corpus>.<side>.before` details of an earlier run against the same base."""
+    previous = json.loads(path.read_text())
+    if not any(base in note for note in previous.get("notes", [])):
+        raise SystemExit(f"{path} was not scored against --base {base}")
+    return {
+        k.removesuffix(".before"): v
+        for k, v in previous["details"].items()
+        if k.endswith(".before")
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", required=True, help="the commit before the change")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument(
+        "--before-from", type=Path, help="reuse this result file's `before` counts (same --base)"
+    )
     add_result_args(parser, "hipify_seen_corpora")
     args = parser.parse_args()
     run = ResultRun.start("hipify_seen_corpora", args)
@@ -73,20 +93,38 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="hipify-seen-") as scratch_dir:
         scratch = Path(scratch_dir)
         (scratch / "before").mkdir()
-        versions = {"before": export_tree(args.base, scratch / "before"), "after": REPO}
+        versions = {"before": scratch / "before", "after": REPO}
+        reused = _reused_before(args.before_from, args.base) if args.before_from else {}
+        if not reused:
+            export_tree(args.base, versions["before"])
         for corpus in CORPORA:
             for label, tree in versions.items():
-                for side, summary in score(corpus, tree, scratch, args.jobs).items():
+                scored = (
+                    {k.split(".")[1]: v for k, v in reused.items() if k.startswith(f"{corpus}.")}
+                    if label == "before" and reused
+                    else score(corpus, tree, scratch, args.jobs)
+                )
+                for side, summary in scored.items():
                     key = f"{corpus}.{side}.{label}"
                     results[key] = summary
                     run.count(f"{key}.units_compiling", summary["compile"], unit="units")
                     run.count(f"{key}.units_failing", summary["failing"], unit="units")
                     run.count(f"{key}.failing_covered", summary["failing_covered"], unit="units")
                     run.count(f"{key}.coverage_pct", summary["coverage_pct"], unit="%")
+                    # false positives per warning class: warnings in units that compile
+                    for name, counts in summary["classes"].items():
+                        run.count(f"{key}.{name}.warnings", counts["warnings"], unit="warnings")
+                        run.count(f"{key}.{name}.in_compiling_units",
+                                  counts.get("in_compiling_unit", 0), unit="warnings")  # fmt: skip
                     print(
                         f"{key}: {summary['compile']}/{summary['units']} compile, coverage "
                         f"{summary['failing_covered']}/{summary['failing']}"
                     )
+    if args.before_from:
+        previous = json.loads(args.before_from.read_text())
+        run.notes.append(
+            f"before: reused from {args.before_from.name} (commit {previous['environment']['commit']['sha'][:7]})"
+        )
     run.notes.append(
         f"before: rocmkit at {args.base}; after: this commit; scorer: this commit's "
         "hipify_predict.py; HIP 5.2 (Debian hipcc), gfx90a; per-unit misses in 'details'"

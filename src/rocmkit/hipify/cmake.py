@@ -58,3 +58,27 @@ def cmake_notes(text: str) -> list[Diagnostic]:
             line, column = index.position(match.start())
             notes.append(Diagnostic("note", line, column, match.group(), "cmake", message))
     return sorted(notes, key=lambda note: (note.line, note.column))
+
+
+# Macros the build defines: `-DNAME[=value]` in flags, and the arguments of the
+# *_compile_definitions / add_definitions commands (a target's name and its scope keywords aside).
+_FLAG_DEFINITION = re.compile(r"(?<![\w$])-D[ \t]*([A-Za-z_]\w*)")
+_DEFINITIONS_COMMAND = re.compile(
+    r"\b(target_compile_definitions|add_compile_definitions)\s*\(([^)]*)\)", re.IGNORECASE
+)
+_SCOPES = frozenset({"PUBLIC", "PRIVATE", "INTERFACE"})
+
+
+def cmake_definitions(text: str) -> set[str]:
+    """The macro names a CMake file defines for the compiler (`-DCUDA_ARCH=61`,
+    `add_compile_definitions(USE_CUDA)`): the project's own, not CUDA's."""
+    names = set(_FLAG_DEFINITION.findall(text))
+    for command, arguments in _DEFINITIONS_COMMAND.findall(text):
+        words = arguments.split()
+        if command.lower() == "target_compile_definitions":
+            words = words[1:]
+        for word in words:
+            name = re.match(r"[A-Za-z_]\w*", word.strip("\"'"))
+            if name is not None and name.group() not in _SCOPES:
+                names.add(name.group())
+    return names

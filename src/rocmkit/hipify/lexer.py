@@ -47,9 +47,28 @@ def build_scanner(prefixes: Sequence[str] | None = None) -> re.Pattern[str]:
 
 
 def identifier_pattern_for(prefixes: Sequence[str]) -> str:
-    """An identifier alternative that matches only names starting with one of `prefixes`."""
-    alternation = "|".join(re.escape(p) for p in sorted(prefixes, key=lambda p: (-len(p), p)))
-    return rf"(?P<ident>(?<![\w$])(?:{alternation})\w*)"
+    """An identifier alternative that matches only names starting with one of `prefixes`.
+
+    The prefixes are factored into a trie (one branch per next character): Python's regex engine
+    tries a flat alternation's branches one by one at each position, and the table's whole names
+    (the device functions a release lacks, `make_cuComplex`) number in the hundreds."""
+    return rf"(?P<ident>(?<![\w$]){_trie(sorted(set(prefixes)))}\w*)"
+
+
+def _trie(words: list[str]) -> str:
+    """A regex matching a start by any of `words`, factored by first character. A word that is a
+    prefix of others makes them redundant (an identifier pattern continues with any word
+    characters), so its branch ends there."""
+    groups: dict[str, list[str]] = {}
+    for word in words:
+        groups.setdefault(word[0], []).append(word[1:])
+    branches = []
+    for first, rests in sorted(groups.items()):
+        if "" in rests:  # this prefix alone matches: the longer ones add nothing
+            branches.append(re.escape(first))
+        else:
+            branches.append(re.escape(first) + _trie(rests))
+    return branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
 
 
 _FULL_SCANNER = build_scanner()

@@ -16,8 +16,8 @@ from importlib import resources
 from typing import Any, Literal, NamedTuple
 
 from rocmkit.hipify.guards import GuardTable
+from rocmkit.hipify.toolkit import absent_device_api
 from rocmkit.hipify.versions import (
-    absent_device_functions,
     hip_headers,
     hip_names,
     is_checked,
@@ -196,7 +196,7 @@ def table_for_version(source: MappingSource, version: str) -> MappingTable:
     members = {"hipcub": (hipcub, f"hipCUB's headers at {tag}")}
     includes, lacking = _includes_for(table.includes, shipped)
     # the `*_sync` warp calls are lowered (warp.py), the mapped names translated: not absent
-    absent = absent_device_functions(shipped) - identifiers.keys() - unsupported.keys()
+    absent = absent_device_api(version).entries.keys() - identifiers.keys() - unsupported.keys()
     return dataclasses.replace(
         table,
         absent_device_functions=frozenset(absent - LOWERED.keys()),

@@ -23,11 +23,18 @@ from typing import Literal
 
 from rocmkit.atomic import atomic_write_bytes
 from rocmkit.errors import UserError
-from rocmkit.hipify.cmake import cmake_notes, is_cmake_file
+from rocmkit.hipify.cmake import cmake_definitions, cmake_notes, is_cmake_file
 from rocmkit.hipify.mappings import load_table
+from rocmkit.hipify.project_macros import amd_undefined_macros
 from rocmkit.hipify.safety import check_input, check_output_location
 from rocmkit.hipify.toolkit import header_verdicts
-from rocmkit.hipify.translate import Diagnostic, TranslateOptions, TranslationStats, translate
+from rocmkit.hipify.translate import (
+    Diagnostic,
+    TranslateOptions,
+    TranslationStats,
+    may_be_users,
+    translate,
+)
 from rocmkit.hipify.versions import LATEST
 
 BACKUP_SUFFIX = ".prehip"
@@ -130,6 +137,8 @@ class _Job:
     output: Path | None
     backup: Path | None
     cmake_only: bool
+    # The project's macros no AMD compile defines that this file tests (project_macros.py).
+    amd_undefined: tuple[tuple[str, str], ...] = ()
 
 
 def hipify_paths(config: HipifyConfig) -> HipifyReport:
@@ -141,7 +150,7 @@ def hipify_paths(config: HipifyConfig) -> HipifyReport:
     if headers:
         options = dataclasses.replace(config.options, project_headers=headers)
         config = dataclasses.replace(config, options=options)
-    jobs = list(_plan(config))
+    jobs, build_defined = _with_project_macros(list(_plan(config)), config)
     if len(jobs) >= _PARALLEL_MIN_FILES and _num_workers(config) > 1:
         translate(
             "", options=config.options
@@ -150,7 +159,31 @@ def hipify_paths(config: HipifyConfig) -> HipifyReport:
             results = list(pool.map(_run_job, jobs, [config] * len(jobs), chunksize=8))
     else:
         results = [_run_job(job, config) for job in jobs]
-    return HipifyReport(_drop_project_names(results), time.perf_counter() - started)
+    return HipifyReport(_drop_project_names(results, build_defined), time.perf_counter() - started)
+
+
+def _with_project_macros(jobs: list[_Job], config: HipifyConfig) -> tuple[list[_Job], set[str]]:
+    """Each job with the project macros its file tests that no AMD compile defines (the whole
+    tree's `#define`s are read first, project_macros.py), and the macros its CMake files define
+    for the compiler (`-DCUDA_ARCH=61`: the project's names, not CUDA's)."""
+    texts: dict[str, str] = {}
+    build_defined: set[str] = set()
+    for job in jobs:
+        try:
+            data = job.source.read_bytes()
+        except OSError:
+            continue  # reported when the job runs
+        if job.cmake_only:
+            build_defined |= cmake_definitions(data.decode("utf-8", errors="replace"))
+        elif _not_text_reason(data, config.max_bytes) is None:
+            texts[diff_path(job.source)] = data.decode("utf-8", errors=SURROGATES)
+    undefined = frozenset(load_table(config.options.mappings).guards.version_macros)
+    found = amd_undefined_macros(texts, undefined)
+    if found:
+        jobs = [
+            dataclasses.replace(j, amd_undefined=found.get(diff_path(j.source), ())) for j in jobs
+        ]
+    return jobs, build_defined
 
 
 def project_headers(paths: tuple[Path, ...], includes: Collection[str]) -> frozenset[str]:
@@ -178,14 +211,19 @@ def _listdir(directory: Path) -> list[str]:
         return []
 
 
-def _drop_project_names(results: list[FileResult]) -> tuple[FileResult, ...]:
-    """A CUDA_CHECK macro defined in one header is the project's own name in every file."""
-    defined = frozenset().union(*(r.defined_names for r in results))
+def _drop_project_names(
+    results: list[FileResult], build_defined: set[str]
+) -> tuple[FileResult, ...]:
+    """A CUDA_CHECK macro (or a `umin` device function) defined in one header, or a macro the
+    project's CMake files define, is the project's own name in every file."""
+    defined = frozenset(build_defined).union(*(r.defined_names for r in results))
     if not defined:
         return tuple(results)
     cleaned = []
     for result in results:
-        dropped = [d for d in result.diagnostics if d.kind == "unconverted" and d.name in defined]
+        dropped = [
+            d for d in result.diagnostics if may_be_users(d.kind, d.category) and d.name in defined
+        ]
         if dropped:
             unconverted = Counter(result.stats.unconverted)
             unconverted.subtract(Counter(d.category for d in dropped))
@@ -320,8 +358,11 @@ def _run_job(job: _Job, config: HipifyConfig) -> FileResult:
     if reason is not None:
         return _pass_through(job, data, reason, config)
     text, encoding_note = _decode(data, job.source)
+    options = config.options
+    if job.amd_undefined:
+        options = dataclasses.replace(options, amd_undefined_macros=job.amd_undefined)
     bom = "\ufeff" if text.startswith("\ufeff") else ""  # kept, but not seen by the lexer
-    translation = translate(text[len(bom) :], options=config.options)
+    translation = translate(text[len(bom) :], options=options)
     translation = dataclasses.replace(translation, text=bom + translation.text)
     diagnostics = tuple(
         dataclasses.replace(d, path=str(job.source)) for d in translation.diagnostics

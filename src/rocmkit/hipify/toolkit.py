@@ -204,64 +204,45 @@ def cuda_version() -> str:
     return "?"
 
 
+# The header an entry of HIPIFY's device table names in place of CUDA's (toolkit messages say
+# "CUDA's <header>").
+HIPIFY_TABLE = "HIPIFY's device API table"
+
+
 class AbsentDeviceApi(NamedTuple):
-    """The CUDA device functions a HIP release lacks, and a pattern that finds their uses."""
+    """The CUDA device functions a HIP release lacks, from every list shipped for it."""
 
     release: str
-    entries: dict[str, tuple[str, str]]  # name -> (CUDA header, hint)
-    patterns: tuple[re.Pattern[str], ...]
+    entries: dict[str, tuple[str, str]]  # name -> (CUDA header or HIPIFY_TABLE, hint)
+    sources: tuple[str, ...]  # the list files read
 
 
 @functools.cache
 def absent_device_api(version: str) -> AbsentDeviceApi:
-    """`hip_names/<X.Y>.cuda_device_absent.txt` for target `version` (the newest list not
-    newer): CUDA device API (`__fmaf_rd`, `__dp4a`, `atomicInc_system`) its headers never
-    declare, read from both sides' headers by benchmarks/hipify_cuda_headers.py."""
+    """The CUDA device API target `version`'s headers never declare (`__fmaf_rd`, `__dp4a`,
+    `atomicInc_system`, `umin`), one list from two definitions: CUDA's device headers against
+    HIP's (`hip_names/<X.Y>.cuda_device_absent.txt`, benchmarks/hipify_cuda_headers.py; the
+    newest release not newer than `version`) and, where shipped, HIPIFY's device API table
+    checked against the release's preprocessed headers (`<X.Y>.device_absent.txt`,
+    benchmarks/hipify_device_functions.py). A name both list keeps CUDA's header and hint."""
     release = _release_with_list(version)
     if release is None:
         return AbsentDeviceApi(version, {}, ())
-    path = resources.files("rocmkit.hipify").joinpath(
-        "hip_names", f"{release}.cuda_device_absent.txt"
-    )
-    entries = {}
-    for line in path.read_text().splitlines():
-        if line and not line.startswith("#"):
-            name, header, *hint = line.split("\t")
-            entries[name] = (header, hint[0] if hint else "")
-    if not entries:
-        return AbsentDeviceApi(release, {}, ())
-    # One pattern per literal start (`__`, `atomic`): the regex engine searches a literal prefix
-    # in C; the character before a match is checked by the caller (a look-behind first, or an
-    # alternation at the top, would try every position).
-    starts: dict[str, list[str]] = {}
-    for name in sorted(entries):
-        start = "__" if name.startswith("__") else name[:6]
-        starts.setdefault(start, []).append(name[len(start) :])
-    patterns = tuple(
-        re.compile(rf"{re.escape(start)}{_trie(rests)}(?![\w$])") for start, rests in starts.items()
-    )
-    return AbsentDeviceApi(release, entries, patterns)
+    folder = resources.files("rocmkit.hipify").joinpath("hip_names")
+    entries: dict[str, tuple[str, str]] = {}
+    sources = []
+    hipify_list = folder.joinpath(f"{resolve_version(version)}.device_absent.txt")
+    if hipify_list.is_file():
+        sources.append(hipify_list.name)
+        advice = "use what HIP has (the round-to-nearest `_rn` form, a plain operator) or guard it"
+        entries |= {name: (HIPIFY_TABLE, advice) for name in _entries(hipify_list.read_text())}
+    cuda_list = folder.joinpath(f"{release}.cuda_device_absent.txt")
+    sources.append(cuda_list.name)
+    for line in _entries(cuda_list.read_text()):
+        name, header, *hint = line.split("\t")
+        entries[name] = (header, hint[0] if hint else "")
+    return AbsentDeviceApi(release, entries, tuple(sources))
 
 
-def _trie(words: list[str]) -> str:
-    """A regex alternation of `words` factored by common prefix: one branch per first character,
-    so the engine rejects most positions after a character or two."""
-    groups: dict[str, list[str]] = {}
-    ends = False
-    for word in words:
-        if word:
-            groups.setdefault(word[0], []).append(word[1:])
-        else:
-            ends = True
-    branches = [re.escape(first) + _trie(rests) for first, rests in sorted(groups.items())]
-    if not branches:
-        return ""
-    body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
-    return f"(?:{body})?" if ends else body
-
-
-def defines(text: str, name: str) -> bool:
-    """Whether `text` defines `name` itself (a macro, or a function with a body): the project's
-    own helper, not CUDA's."""
-    pattern = rf"\#[ \t]*define[ \t]+{name}\b|\b{name}\s*\([^;{{}}]*\)\s*(?:const\s*)?\{{"
-    return re.search(pattern, text) is not None
+def _entries(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line and not line.startswith("#")]

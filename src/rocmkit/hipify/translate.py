@@ -21,6 +21,7 @@ from rocmkit.errors import UserError
 from rocmkit.hipify import (
     amd_branches,
     arch,
+    declarations,
     guards,
     hazards,
     launch,
@@ -56,12 +57,6 @@ _RUNTIME_HEADERS = frozenset({"hip/hip_runtime.h", "hip/hip_runtime_api.h"})
 _DEVICE_CODE = ("__global__", "__device__", "<<<")
 # Leading comments, blank lines and `#pragma once` stay above the added include.
 _PREAMBLE = re.compile(r"(?:\s+|//[^\n]*|/\*.*?\*/|\#[ \t]*pragma[ \t]+once[^\n]*)*", re.DOTALL)
-# Names the file defines itself (a project's CUDA_CHECK macro) are the user's, not CUDA's: the
-# text just before an occurrence says whether it is being defined.
-_DEFINITION_BEFORE = re.compile(
-    r"(?:\#[ \t]*define|\b(?:struct|class|enum|union|using|typedef[^;]*|void|int|bool|float|double"
-    r"|char|unsigned|size_t|auto|cudaError_t|hipError_t))[ \t*&]+\Z"
-)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -81,6 +76,10 @@ class TranslateOptions:
     # Library header folders the target lacks (`versions.absent_libraries` next to hipcc finds
     # them: `rccl`, `thrust` on Debian 12): an include of one is reported at its line.
     absent_libraries: frozenset[str] = frozenset()
+    # The project's macros no AMD compile defines, each with why (`ASYNC_COPY_AVAILABLE`, defined
+    # only under `#if __CUDA_ARCH__ >= 800` in another header): project_macros.py finds them in a
+    # tree run; code under `#ifdef` of one is dead on AMD and its warnings become notes.
+    amd_undefined_macros: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.hip_version is not None:
@@ -202,6 +201,17 @@ def _definitions_for(hip_version: str | None) -> tuple[str, frozenset[str]]:
     return shipped, hip_definitions(shipped)
 
 
+@functools.cache
+def _amd_facts(
+    source: MappingSource, hip_version: str | None, project: tuple[tuple[str, str], ...]
+) -> amd_branches.AmdFacts:
+    """What hip-clang leaves undefined: the version macros HIP lacks (mappings.toml) and the
+    project's CUDA-only flags (`project` from project_macros.py)."""
+    table, _ = _scanner(source, hip_version)
+    undefined = frozenset(table.guards.version_macros) | {name for name, _ in project}
+    return amd_branches.AmdFacts(undefined, project)
+
+
 def translate(text: str, *, options: TranslateOptions = DEFAULT_OPTIONS) -> Translation:
     """Translate CUDA source text to HIP; pure (no I/O), deterministic and idempotent."""
     table, scanner = _scanner(options.mappings, options.hip_version)
@@ -248,6 +258,7 @@ class _Scan:
         self.protected: list[tuple[int, int]] = []  # comment and literal spans, in order
         self.defined_names: frozenset[str] = frozenset()
         self.num_casts = 0
+        self._dead: list[tuple[int, int, str]] | None = None
         self.toolkit_release, self.toolkit_verdicts = toolkit.header_verdicts(
             options.hip_version or LATEST
         )
@@ -257,14 +268,8 @@ class _Scan:
         if name in self.table.namespaces or name == "cuda":
             self._namespace(match, name)
         elif name in self.table.absent_device_functions:
-            version = self.options.hip_version
-            if version is not None and name in toolkit.absent_device_api(version).entries:
-                return  # reported, with CUDA's header and HIP's nearest form, by _absent_device_api
-            reason = (
-                f"a CUDA device function HIP {self.options.hip_version}'s headers do not declare; "
-                "use what HIP has (the round-to-nearest `_rn` form, a plain operator) or guard it"
-            )
-            self.findings.append((match.start(), "unsupported", name, DEVICE_FUNCTION, reason))
+            message = self._absent_device_function(name)
+            self.findings.append((match.start(), "unsupported", name, DEVICE_FUNCTION, message))
         elif name in self.table.unsupported:
             reason = self.table.unsupported[name]
             self.findings.append((match.start(), "unsupported", name, category_of(name), reason))
@@ -385,8 +390,6 @@ class _Scan:
             text = self._lower_warp_sync(text)
         if self.options.report_hazards:
             self._hazards()
-        if self.options.hip_version is not None:
-            self._absent_device_api(self.options.hip_version)
         diagnostics = self._diagnostics()
         stats = TranslationStats(
             converted=dict(+converted),
@@ -521,7 +524,12 @@ class _Scan:
         for offset, rule, snippet in hazards.find_hazards(text):
             if self.in_protected(offset):
                 continue
-            branch = hazards.ptx_fallback(text, offset) if rule.code == "inline-ptx" else None
+            branch = None
+            if (
+                rule.code == "inline-ptx"
+                and amd_branches.dead_branch(self.dead_spans(), offset) is None
+            ):
+                branch = hazards.ptx_fallback(text, offset)  # dead code: a note, said later
             if branch is not None:
                 # the project wrote another branch for targets without PTX: a note, not a warning
                 message = f"{rule.message}; it sits under `{branch}`, whose group has another "
@@ -539,29 +547,17 @@ class _Scan:
                 (found.offset, "hazard", found.signature, redefinitions.CODE, found.message)
             )
 
-    def _absent_device_api(self, version: str) -> None:
-        """Calls of CUDA device functions the target's headers do not declare (`__fmaf_rd`,
-        `__dp4a`), unless the file defines the name itself (toolkit.py)."""
-        absent = toolkit.absent_device_api(version)
-        own: dict[str, bool] = {}
-        text = self.text
-        matches = [m for pattern in absent.patterns for m in pattern.finditer(text)]
-        for match in sorted(matches, key=lambda m: m.start()):
-            name, start = match.group(), match.start()
-            if start and (text[start - 1].isalnum() or text[start - 1] in "_$"):
-                continue  # inside a longer name
-            if self.in_protected(start):
-                continue
-            if name not in own:
-                own[name] = toolkit.defines(self.text, name)
-            if own[name]:
-                continue
-            header, hint = absent.entries[name]
-            message = (
-                f"{name} (CUDA's {header}) is not declared by HIP {absent.release}'s headers"
-                f"{': ' + hint if hint else ''}; port the call or keep it out of AMD builds"
-            )
-            self.findings.append((start, "unsupported", name, "device", message))
+    def _absent_device_function(self, name: str) -> str:
+        """What to say of a call of a CUDA device function the target's headers lack (one list
+        from two definitions, toolkit.absent_device_api); a file or tree that declares the name
+        itself is quiet (see _user_defined_names)."""
+        absent = toolkit.absent_device_api(self.options.hip_version or LATEST)
+        header, hint = absent.entries.get(name, (toolkit.HIPIFY_TABLE, ""))
+        where = f"in {header}" if header == toolkit.HIPIFY_TABLE else f"CUDA's {header}"
+        return (
+            f"{name} ({where}) is not declared by HIP {absent.release}'s headers"
+            f"{': ' + hint if hint else ''}; port the call or keep it out of AMD builds"
+        )
 
     def _lower_warp_sync(self, text: str) -> str:
         """HIP releases without `__shfl_xor_sync` & co. get the maskless intrinsics, reported."""
@@ -598,13 +594,13 @@ class _Scan:
     def _diagnostics(self) -> tuple[Diagnostic, ...]:
         if not self.findings:
             return ()
-        has_unconverted = any(_may_be_users(kind, cat) for _, kind, _, cat, _ in self.findings)
+        has_unconverted = any(may_be_users(kind, cat) for _, kind, _, cat, _ in self.findings)
         user_defined = self._user_defined_names() if has_unconverted else set()
         self.defined_names = frozenset(user_defined)
         findings = [
             f
             for f in sorted(self.findings)
-            if not _may_be_users(f[1], f[3]) or f[2] not in user_defined
+            if not may_be_users(f[1], f[3]) or f[2] not in user_defined
         ]
         findings = self._in_dead_branches(findings)
         positions = line_columns(self.text, [f[0] for f in findings])
@@ -622,7 +618,7 @@ class _Scan:
     ) -> list[tuple[int, str, str, str, str]]:
         """Warnings inside a branch no AMD compile takes (`#ifndef __HIP_PLATFORM_AMD__`) become
         notes: hip-clang never sees that code."""
-        spans = amd_branches.dead_spans(self.text)
+        spans = self.dead_spans()
         if not spans:
             return findings
         result = []
@@ -630,28 +626,36 @@ class _Scan:
             branch = amd_branches.dead_branch(spans, offset) if kind != "note" else None
             if branch is not None:
                 message = message or f"no HIP equivalent known for {category} name '{name}'"
-                message += f" (not compiled for AMD: under `{branch}`)"
+                message += f" (not compiled for AMD: under {branch})"
                 kind = "note"
             result.append((offset, kind, name, category, message))
         return result
+
+    def dead_spans(self) -> list[tuple[int, int, str]]:
+        """The regions no AMD compile takes (amd_branches.py), found once per text."""
+        if self._dead is None:
+            options = self.options
+            facts = _amd_facts(options.mappings, options.hip_version, options.amd_undefined_macros)
+            self._dead = amd_branches.dead_spans(self.text, facts)
+        return self._dead
 
     def _user_defined_names(self) -> set[str]:
         # Every occurrence of an unconverted name outside comments and literals is already a
         # finding, so one pass over the findings (not one scan of the text per name) suffices.
         defined: set[str] = set()
         for offset, kind, name, category, _ in self.findings:
-            if not _may_be_users(kind, category) or name in defined:
+            if not may_be_users(kind, category) or name in defined:
                 continue
-            if _DEFINITION_BEFORE.search(self.text, max(0, offset - 80), offset):
+            if declarations.declares(self.text, offset, offset + len(name)):
                 defined.add(name)
         return defined
 
 
 # A device-function name HIP lacks (`umin`, `mulhi`) may be the project's own function.
-DEVICE_FUNCTION = "device-function"
+DEVICE_FUNCTION = "device"
 
 
-def _may_be_users(kind: str, category: str) -> bool:
+def may_be_users(kind: str, category: str) -> bool:
     """Whether a finding's name may be one the file defines itself (then it is not reported)."""
     return kind == "unconverted" or category == DEVICE_FUNCTION
 

@@ -158,20 +158,6 @@ def device_prop_fields(version: str) -> frozenset[str]:
     return _shipped_list(f"{version}.fields.txt")
 
 
-@functools.cache
-def absent_device_functions(version: str) -> frozenset[str]:
-    """CUDA device functions HIP `version`'s headers do not declare (`__frcp_rd`), from HIPIFY's
-    device API table checked against the release's headers (benchmarks/hipify_device_functions.py);
-    empty where no list is shipped for the release."""
-    if (
-        not resources.files("rocmkit.hipify")
-        .joinpath("hip_names", f"{version}.device_absent.txt")
-        .is_file()
-    ):
-        return frozenset()
-    return _shipped_list(f"{version}.device_absent.txt")
-
-
 def _shipped_list(file_name: str) -> frozenset[str]:
     """The entries of a hip_names/ list: one a line, `#` lines are its source and comments."""
     data = resources.files("rocmkit.hipify").joinpath("hip_names", file_name).read_text()
