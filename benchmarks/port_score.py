@@ -82,6 +82,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "cudnn-means-miopen": set(),
     "warp-size-32": {"warp-size-32"},
     "cuda-kernel-hazard": {"warp-size-32"},
+    "cuda-warp-mask-32": {"warp-size-32"},
     "cuda-inline-ptx": {"inline-ptx"},
     "cuda-arch-guard": {"cuda-arch-guard"},
     "cutlass-dsl": _CODE,

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from rocmkit.port import build_flags, cuda_build, pieces
+from rocmkit.port import build_flags, cuda_build, nvml_query, pieces
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.requirements import group_hits
 from rocmkit.port.rules import Rule, RuleSet, Severity
@@ -234,6 +234,11 @@ def scan_python(
     )
     if is_setup:
         hits = hits + _named_requirement_hits(text, rules)
+    if parsed and any(
+        h.rule.check == "nvml-call" and h.evidence.startswith("import ") for h in hits
+    ):
+        with contextlib.suppress(SyntaxError, ValueError):
+            hits = nvml_query.move_to_queries(_parse(text), hits)
     if "CUDA_VISIBLE_DEVICES" in text and ("--gpus" in text or "nvidia" in text):
         hits = _visible_devices_as_vendor(text, rules) + hits  # first: it wins the line
     if "cpp_extension" in text and not any(w in text for w in _HIP_BUILD_WORDS):
@@ -314,6 +319,14 @@ def _cuda_build_hits(text: str, rules: RuleSet) -> list[Hit]:
                 " None where no CUDA toolkit is found (a ROCm machine): this read raises NameError"
             )
             hits.append(hit(read.lineno, read.col_offset + 1, extension, why, "error"))
+    if extension is not None:
+        for test, built in cuda_build.extension_needs_cuda_home(tree):
+            why = (
+                f"the CUDAExtension at line {built} is built only when this CUDA_HOME test is true;"
+                " torch.utils.cpp_extension sets CUDA_HOME only on a CUDA torch, so a ROCm"
+                " install gets no GPU extension (add `or torch.version.hip is not None`)"
+            )
+            hits.append(hit(test.lineno, test.col_offset + 1, extension, why, "error"))
     if capability is not None:
         for call, target in cuda_build.capability_targets(tree):
             why = (
