@@ -96,6 +96,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "transformer-engine-pypi": _CODE,
     "auto-gptq-pypi": _CODE,
     "grouped-gemm": _CODE,
+    "keops-cuda-only": _CODE,
     "bitblas-pypi": _CODE,
     "faster-whisper-ctranslate2": _CODE,
     "ctranslate2-pypi": _CODE,

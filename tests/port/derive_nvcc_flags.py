@@ -83,9 +83,12 @@ def rejects_flag_itself(clang: str, args: list[str], workdir: Path) -> bool:
     done = _compile(clang, args, workdir)
     name = args[0].split("=", 1)[0]
     said = done.stderr
-    return done.returncode != 0 and (
-        f"unsupported option '{name}'" in said or f"unknown argument '{args[0]}'" in said
+    named = (
+        f"unsupported option '{name}'",
+        f"unknown argument '{args[0]}'",
+        f"unknown argument: '{args[0]}'",
     )
+    return done.returncode != 0 and any(n in said for n in named)
 
 
 def derive(nvcc: str, clang: str) -> str:

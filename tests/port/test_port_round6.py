@@ -174,3 +174,36 @@ def test_an_import_inside_the_querying_function_stays_where_it_runs(tmp_path: Pa
     text = "def clock():\n    import pynvml\n    pynvml.nvmlInit()\n    return 1\n"
     report = _scan(tmp_path, {"clock.py": text})
     assert ("clock.py", 2, "nvml", "warn") in _shown(report)
+
+
+# -- KeOps: a CUDA-only GPU backend, and requirements built from a literal and a version --------
+
+_KEOPS_SETUP = """from setuptools import setup
+
+version = "2.3"
+setup(
+    name="binding",
+    install_requires=["numpy", {requirement}],
+)
+"""
+
+
+def test_keopscore_required_through_a_concatenated_pin_is_reported(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path, {"setup.py": _KEOPS_SETUP.format(requirement='"keopscore==" + version')}
+    )
+    assert _shown(report) == {("setup.py", 6, "keops-cuda-only", "warn")}
+
+
+def test_a_built_requirement_of_another_package_is_not_reported(tmp_path: Path) -> None:
+    text = _KEOPS_SETUP.format(requirement='f"keopscore-docs=={version}"')
+    assert _shown(_scan(tmp_path, {"setup.py": text})) == set()
+
+
+def test_a_package_importing_its_own_keops_modules_is_not_reported(tmp_path: Path) -> None:
+    files = {
+        "pyproject.toml": '[project]\nname = "pykeops"\nversion = "2.3"\n',
+        "pykeops/__init__.py": "from pykeops.config import gpu_available\n",
+        "pykeops/config.py": "gpu_available = False\n",
+    }
+    assert _shown(_scan(tmp_path, files)) == set()

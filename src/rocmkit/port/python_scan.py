@@ -1746,13 +1746,41 @@ def _is_32(node: ast.AST) -> bool:
 def _requirement_groups(node: ast.AST) -> Iterator[tuple[str | None, list[ast.Constant]]]:
     """(extra name or None, string constants) of a list/tuple or a dict of lists in setup(...)."""
     if isinstance(node, (ast.List, ast.Tuple)):
-        yield None, _string_constants(node.elts)
+        yield None, _requirement_constants(node.elts)
     elif isinstance(node, ast.Dict):
         for key, value in zip(node.keys, node.values, strict=True):
             if isinstance(value, (ast.List, ast.Tuple)):
                 name = key.value if isinstance(key, ast.Constant) else None
                 # An extra whose name is computed is still opt-in.
-                yield (str(name) if name is not None else "?"), _string_constants(value.elts)
+                yield (str(name) if name is not None else "?"), _requirement_constants(value.elts)
+
+
+_BUILT_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?)\s*(?:[=<>!~]=?|\Z)")
+
+
+def _requirement_constants(values: list[ast.expr]) -> list[ast.Constant]:
+    """The string requirements of a list, and of one built from a literal and a value
+    (`"keopscore==" + version`, `f"pkg=={version}"`) the package name its literal part holds
+    (the version is unknown: judged as the bare name)."""
+    found: list[ast.Constant] = []
+    for value in values:
+        first: ast.expr | None = value
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+            first = value.left
+        elif isinstance(value, ast.JoinedStr) and value.values:
+            first = value.values[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            if first is value:
+                found.append(first)
+                continue
+            match = _BUILT_NAME.match(first.value)
+            if match:
+                found.append(
+                    ast.Constant(
+                        value=match.group(1), lineno=value.lineno, col_offset=value.col_offset
+                    )
+                )
+    return found
 
 
 def _string_constants(values: list[ast.expr]) -> list[ast.Constant]:
