@@ -15,6 +15,7 @@ decide (a macro parameter, a call, an unknown typedef) is left alone.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -167,16 +168,23 @@ def _literal_bits(digits: str, suffix: str) -> Decided | None:
     return (32, ()) if value <= limit else (64, ())
 
 
+@functools.lru_cache(maxsize=8)
+def _defines(text: str, name: str) -> list[re.Match[str]]:
+    return list(re.finditer(rf"^[ \t]*#[ \t]*define[ \t]+{name}[ \t]+(.+)$", text, re.M))
+
+
+@functools.lru_cache(maxsize=8)
+def _declarations(text: str, name: str) -> list[re.Match[str]]:
+    """Every `TYPE... name =|{|,|)|;` in the file, once per name (a file may call hundreds of
+    times with the same mask)."""
+    found = re.finditer(rf"\b((?:[\w:]+\s+)*?[\w:]+)\s+{name}\s*(=|\{{|,|\)|;)", text)
+    return [m for m in found if m.group(1).split()[-1] not in _KEYWORDS]
+
+
 def _named(name: str, text: str, before: int, types: dict[str, int], depth: int) -> Decided | None:
     """The type of a name from its last declaration (or #define) before the use."""
-    define = list(re.finditer(rf"^[ \t]*#[ \t]*define[ \t]+{name}[ \t]+(.+)$", text, re.M))
-    declared = list(
-        re.finditer(
-            rf"\b((?:[\w:]+\s+)*?[\w:]+)\s+{name}\s*(=|\{{|,|\)|;)",
-            text[:before],
-        )
-    )
-    declared = [m for m in declared if m.group(1).split()[-1] not in _KEYWORDS]
+    define = _defines(text, name)
+    declared = [m for m in _declarations(text, name) if m.end() <= before]
     if define and declared:
         return None
     if define:
