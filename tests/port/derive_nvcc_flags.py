@@ -67,10 +67,28 @@ def clang_options(clang: str) -> set[str]:
 
 
 def rejected(clang: str, args: list[str], workdir: Path) -> bool:
+    return _compile(clang, args, workdir).returncode != 0
+
+
+def _compile(clang: str, args: list[str], workdir: Path) -> subprocess.CompletedProcess[str]:
     command = [clang, "-x", "hip", "--cuda-host-only", "-nogpuinc", "-nogpulib"]
     command += ["--offload-arch=gfx90a", "-c", "empty.hip", "-o", "out.o", *args]
-    done = subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=60)
-    return done.returncode != 0
+    return subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=60)
+
+
+def rejects_flag_itself(clang: str, args: list[str], workdir: Path) -> bool:
+    """Whether clang rejects the option by name, not its value: how clang >= 18 answers a
+    spelling that is its own but target-specific (`-arch` is Darwin-only since llvm-project
+    PR #74365: "unsupported option '-arch' for target ..."), so such spellings are kept."""
+    done = _compile(clang, args, workdir)
+    name = args[0].split("=", 1)[0]
+    said = done.stderr
+    named = (
+        f"unsupported option '{name}'",
+        f"unknown argument '{args[0]}'",
+        f"unknown argument: '{args[0]}'",
+    )
+    return done.returncode != 0 and any(n in said for n in named)
 
 
 def derive(nvcc: str, clang: str) -> str:
@@ -85,8 +103,18 @@ def derive(nvcc: str, clang: str) -> str:
         (workdir / "empty.hip").write_text("")
         (workdir / "empty.h").write_text("")
         for spelling, sample in options(help_text):
-            if spelling in own or len(spelling) <= 2:
-                continue  # clang's own, or one letter (-O, -m, -t): no evidence in a list
+            if len(spelling) <= 2:
+                continue  # one letter (-O, -m, -t): no evidence in a list
+            if spelling in own:
+                # clang's own: a rejection usually comes from the sample value, unless clang
+                # names the option itself (a target-specific one such as -arch)
+                if sample is not None and rejects_flag_itself(clang, [spelling, sample], workdir):
+                    rows["separate"].append(spelling)
+                if sample is not None and rejects_flag_itself(
+                    clang, [f"{spelling}={sample}"], workdir
+                ):
+                    rows["joined"].append(spelling)
+                continue
             if sample is None:
                 if rejected(clang, [spelling], workdir):
                     rows["bare"].append(spelling)
@@ -102,7 +130,10 @@ def derive(nvcc: str, clang: str) -> str:
     text += (
         "# joined: flag=value. hipcc passes these to clang unchanged (ROCm/HIPCC hipBin_amd.h).\n"
     )
-    text += "# Left out: spellings clang documents as its own (clang --help-hidden), one letters.\n"
+    text += (
+        "# Left out: one letters, and spellings clang documents as its own (clang --help-hidden)\n"
+    )
+    text += "# unless clang rejects the option by name (target-specific: -arch off Darwin, clang >= 18).\n"
     for key, spellings in rows.items():
         listed = ",\n".join(f'    "{s}"' for s in sorted(set(spellings)))
         text += f"{key} = [\n{listed},\n]\n"

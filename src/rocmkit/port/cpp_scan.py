@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 
 from rocmkit.port.findings import Hit, hit
-from rocmkit.port.rules import RuleSet
+from rocmkit.port.rules import RuleSet, Severity
+from rocmkit.port.warp_mask import narrow_masks
 
 HIP_MACROS = re.compile(
     r"USE_ROCM|__HIP_PLATFORM_(?:AMD|HCC)__|__HIPCC__|__HIP__|__HIP_DEVICE_COMPILE__|"
@@ -53,6 +54,33 @@ def scan_cuda_source(text: str, rules: RuleSet, *, header: bool = False) -> list
         hits += _cutlass_includes(text, rules, switches)
     if any(m in text for m in _CUDA_PREFILTER):
         hits += _hipify_hazards(text, rules, switches, hip_aware)
+    if "_sync" in text:
+        hits += _narrow_masks(text, rules, switches, hip_aware)
+    return hits
+
+
+def _narrow_masks(text: str, rules: RuleSet, switches: set[int], hip_aware: bool) -> list[Hit]:
+    """Warp sync calls whose named mask is 32 bits, reported at the call and at each declaration
+    that made it 32 bits (warp_mask.py has the declarations in HIP's header). In a file that
+    already has a HIP path (USE_ROCM shims) the project compiles it for HIP its own way: info."""
+    rule = rules.by_check.get("cuda-warp-mask")
+    if rule is None:
+        return []
+    hits = []
+    for found in narrow_masks(text):
+        places = [found.line, *found.declarations]
+        if any(line in switches for line in places):
+            continue  # the project's own HIP/CUDA switch decides the mask
+        at = ", ".join(f"line {line}" for line in found.declarations)
+        evidence = f"mask `{found.mask}` is 32 bits" + (f" (declared at {at})" if at else "")
+        severity: Severity | None = "info" if hip_aware else None
+        if hip_aware:
+            evidence += "  (the file already has a HIP path)"
+        hits.append(hit(found.line, found.column, rule, evidence, severity))
+        hits += [
+            hit(line, 1, rule, f"`{found.mask}`: 32-bit lane mask", severity)
+            for line in found.declarations
+        ]
     return hits
 
 

@@ -168,3 +168,57 @@ def _template(node: ast.JoinedStr) -> str:
         part.value if isinstance(part, ast.Constant) and isinstance(part.value, str) else "{}"
         for part in node.values
     )
+
+
+def extension_needs_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.expr, int]]:
+    """(the CUDA_HOME test, line of the CUDAExtension) for each CUDAExtension(...) built only
+    where that test is true: `if CUDA_HOME:` / `if cuda_ok and CUDA_HOME is not None:` around
+    it, directly or through a module-level name assigned such a test (`WITH_CUDA = ... and
+    CUDA_HOME is not None`). torch.utils.cpp_extension sets CUDA_HOME only on a CUDA torch
+    (`CUDA_HOME = _find_cuda_home() if (torch.cuda._is_compiled() and torch.version.cuda) else
+    None`, torch 2.x), so on ROCm the GPU extension is never built (the package has no GPU ops)."""
+    assigned: dict[str, ast.expr] = {}
+    for node in _module_scope(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and target.id not in assigned:
+                found = _requires_cuda_home(node.value, {})
+                if found is not None:
+                    assigned[target.id] = found
+    parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+    reported: set[int] = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and _called(node.func) == "CUDAExtension"):
+            continue
+        child: ast.AST = node
+        while id(child) in parents:
+            parent = parents[id(child)]
+            body = parent.body if isinstance(parent, (ast.If, ast.IfExp)) else None
+            inside = child in body if isinstance(body, list) else child is body
+            if isinstance(parent, (ast.If, ast.IfExp)) and inside:
+                test = _requires_cuda_home(parent.test, assigned)
+                if test is not None and id(test) not in reported:
+                    reported.add(id(test))
+                    yield test, node.lineno
+            child = parent
+
+
+def _called(func: ast.expr) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def _requires_cuda_home(test: ast.expr, assigned: dict[str, ast.expr]) -> ast.expr | None:
+    """The part of a test that is true only when CUDA_HOME is set (one `and` operand, or the
+    test a name was assigned), or None."""
+    if _needs_cuda_home(test):
+        return test
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        for value in test.values:
+            found = _requires_cuda_home(value, assigned)
+            if found is not None:
+                return found
+    if isinstance(test, ast.Name):
+        return assigned.get(test.id)
+    return None

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from rocmkit.port import build_flags, cuda_build, pieces
+from rocmkit.port import build_flags, cuda_build, nvml_query, pieces
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.requirements import group_hits
 from rocmkit.port.rules import Rule, RuleSet, Severity
@@ -234,6 +234,11 @@ def scan_python(
     )
     if is_setup:
         hits = hits + _named_requirement_hits(text, rules)
+    if parsed and any(
+        h.rule.check == "nvml-call" and h.evidence.startswith("import ") for h in hits
+    ):
+        with contextlib.suppress(SyntaxError, ValueError):
+            hits = nvml_query.move_to_queries(_parse(text), hits)
     if "CUDA_VISIBLE_DEVICES" in text and ("--gpus" in text or "nvidia" in text):
         hits = _visible_devices_as_vendor(text, rules) + hits  # first: it wins the line
     if "cpp_extension" in text and not any(w in text for w in _HIP_BUILD_WORDS):
@@ -314,6 +319,14 @@ def _cuda_build_hits(text: str, rules: RuleSet) -> list[Hit]:
                 " None where no CUDA toolkit is found (a ROCm machine): this read raises NameError"
             )
             hits.append(hit(read.lineno, read.col_offset + 1, extension, why, "error"))
+    if extension is not None:
+        for test, built in cuda_build.extension_needs_cuda_home(tree):
+            why = (
+                f"the CUDAExtension at line {built} is built only when this CUDA_HOME test is true;"
+                " torch.utils.cpp_extension sets CUDA_HOME only on a CUDA torch, so a ROCm"
+                " install gets no GPU extension (add `or torch.version.hip is not None`)"
+            )
+            hits.append(hit(test.lineno, test.col_offset + 1, extension, why, "error"))
     if capability is not None:
         for call, target in cuda_build.capability_targets(tree):
             why = (
@@ -1733,13 +1746,41 @@ def _is_32(node: ast.AST) -> bool:
 def _requirement_groups(node: ast.AST) -> Iterator[tuple[str | None, list[ast.Constant]]]:
     """(extra name or None, string constants) of a list/tuple or a dict of lists in setup(...)."""
     if isinstance(node, (ast.List, ast.Tuple)):
-        yield None, _string_constants(node.elts)
+        yield None, _requirement_constants(node.elts)
     elif isinstance(node, ast.Dict):
         for key, value in zip(node.keys, node.values, strict=True):
             if isinstance(value, (ast.List, ast.Tuple)):
                 name = key.value if isinstance(key, ast.Constant) else None
                 # An extra whose name is computed is still opt-in.
-                yield (str(name) if name is not None else "?"), _string_constants(value.elts)
+                yield (str(name) if name is not None else "?"), _requirement_constants(value.elts)
+
+
+_BUILT_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?)\s*(?:[=<>!~]=?|\Z)")
+
+
+def _requirement_constants(values: list[ast.expr]) -> list[ast.Constant]:
+    """The string requirements of a list, and of one built from a literal and a value
+    (`"keopscore==" + version`, `f"pkg=={version}"`) the package name its literal part holds
+    (the version is unknown: judged as the bare name)."""
+    found: list[ast.Constant] = []
+    for value in values:
+        first: ast.expr | None = value
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+            first = value.left
+        elif isinstance(value, ast.JoinedStr) and value.values:
+            first = value.values[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            if first is value:
+                found.append(first)
+                continue
+            match = _BUILT_NAME.match(first.value)
+            if match:
+                found.append(
+                    ast.Constant(
+                        value=match.group(1), lineno=value.lineno, col_offset=value.col_offset
+                    )
+                )
+    return found
 
 
 def _string_constants(values: list[ast.expr]) -> list[ast.Constant]:

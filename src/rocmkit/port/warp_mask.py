@@ -1,0 +1,228 @@
+"""Lane masks of the warp sync intrinsics whose C++ type is 32 bits.
+
+HIP declares `__shfl_sync`, `__shfl_up_sync`, `__shfl_down_sync`, `__shfl_xor_sync`, `__ballot_sync`,
+`__any_sync`, `__all_sync`, `__match_any_sync` and `__match_all_sync` as templates over the mask type
+with `static_assert(is_integral<MaskT> && sizeof(MaskT) == 8, "The mask must be a 64-bit integer.
+...")` (ROCm/clr hipamd/include/hip/amd_detail/amd_warp_sync_functions.h, tag rocm-6.2.1: opt-in
+with HIP_ENABLE_WARP_SYNC_BUILTINS in 6.2, "enabled unconditionally in ROCm 6.3"). A mask of a
+32-bit type (CUDA's `unsigned` mask) therefore stops the build under hipcc, and names only half of
+a 64-lane CDNA wavefront. hipify's own rule already reports a full-mask literal written in the call;
+this follows a named mask (`constexpr u32 HALF_MASK = FULL_MASK >> 16;`) to its declaration and
+decides its type by C++'s rules ([lex.icon]: an unsuffixed hex literal that fits 32 bits is
+`unsigned int`; the shift's type is its promoted left operand). A mask whose type it cannot
+decide (a macro parameter, a call, an unknown typedef) is left alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+_SYNC_CALL = re.compile(
+    r"\b__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|match_any|match_all)_sync\s*\(\s*"
+)
+# The literal hipify's warp-full-mask rule already reports in the call itself.
+_INLINE_FULL_MASK = re.compile(r"(?:0x[fF]{8}[uU]?[lL]{0,2}|~0[uU]?)\s*,")
+_BITS = {
+    "int": 32,
+    "signed": 32,
+    "unsigned": 32,
+    "unsigned int": 32,
+    "signed int": 32,
+    "uint32_t": 32,
+    "int32_t": 32,
+    "std::uint32_t": 32,
+    "std::int32_t": 32,
+    # LP64 (Linux, where ROCm runs): long is 64 bits.
+    "long": 64,
+    "unsigned long": 64,
+    "long long": 64,
+    "unsigned long long": 64,
+    "long int": 64,
+    "unsigned long int": 64,
+    "long long int": 64,
+    "unsigned long long int": 64,
+    "uint64_t": 64,
+    "int64_t": 64,
+    "std::uint64_t": 64,
+    "std::int64_t": 64,
+    "size_t": 64,
+}
+_TYPEDEF = re.compile(
+    r"\b(?:typedef\s+([\w:]+(?:\s+[\w:]+)*?)\s+(\w+)\s*;|using\s+(\w+)\s*=\s*([\w:]+(?:\s+[\w:]+)*?)\s*;)"
+)
+_QUALIFIERS = re.compile(r"\b(?:const|constexpr|static|volatile|register|inline|__\w+__)(?!\w)")
+# Words that precede a use of a name, not its declaration (`return MASK;`).
+_KEYWORDS = frozenset({"return", "else", "case", "throw", "sizeof", "do", "goto", "co_return"})
+_LITERAL = re.compile(r"(0[xX][0-9a-fA-F']+|0[bB][01']+|\d[\d']*)([uUlL]*)\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class NarrowMask:
+    """A sync call whose mask is 32 bits: where the call is, the mask's text, and the lines of the
+    declarations that made it 32 bits (where the fix goes)."""
+
+    line: int
+    column: int
+    mask: str
+    declarations: tuple[int, ...]
+
+
+def narrow_masks(text: str) -> list[NarrowMask]:
+    """Sync intrinsic calls in one CUDA source whose mask argument has a 32-bit type."""
+    if "_sync" not in text:
+        return []
+    types = _typedefs(text)
+    found = []
+    for call in _SYNC_CALL.finditer(text):
+        if _INLINE_FULL_MASK.match(text, call.end()):
+            continue
+        mask = _first_argument(text, call.end())
+        if mask is None:
+            continue
+        decided = _bits(mask, text, call.start(), types, depth=0)
+        if decided is None or decided[0] != 32:
+            continue
+        line = text.count("\n", 0, call.start()) + 1
+        column = call.start() - text.rfind("\n", 0, call.start())
+        found.append(NarrowMask(line, column, mask, decided[1]))
+    return found
+
+
+def _first_argument(text: str, start: int) -> str | None:
+    depth = 0
+    for index in range(start, min(len(text), start + 200)):
+        char = text[index]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif char == "," and depth == 0:
+            return text[start:index].strip()
+    return None
+
+
+def _typedefs(text: str) -> dict[str, int]:
+    types = dict(_BITS)
+    for match in _TYPEDEF.finditer(text):
+        base, name = (match.group(1), match.group(2)) if match.group(2) else match.group(4, 3)
+        bits = types.get(" ".join(base.split()))
+        if bits is not None and types.get(name, bits) == bits:
+            types[name] = bits
+        else:
+            types[name] = 0  # unknown or defined twice with different widths: undecided
+    return types
+
+
+Decided = tuple[int, tuple[int, ...]]
+
+
+def _bits(expr: str, text: str, before: int, types: dict[str, int], depth: int) -> Decided | None:
+    """(bits, declaration lines) of an expression's type, or None when undecided."""
+    expr = expr.strip()
+    while expr.startswith("(") and expr.endswith(")") and _balanced(expr[1:-1]):
+        expr = expr[1:-1].strip()
+    if depth > 4 or not expr:
+        return None
+    cast = re.match(r"(?:static_cast<\s*([\w:\s]+?)\s*>\s*\(|\(\s*([\w:\s]+?)\s*\)\s*)", expr)
+    if cast:
+        bits = types.get(" ".join((cast.group(1) or cast.group(2)).split()))
+        return (bits, ()) if bits else None
+    if expr[0] == "~":
+        return _bits(expr[1:], text, before, types, depth + 1)
+    shift = re.fullmatch(r"(.+?)\s*(?:<<|>>)\s*[\w()]+", expr)
+    if shift:
+        return _bits(shift.group(1), text, before, types, depth + 1)
+    literal = _LITERAL.match(expr)
+    if literal:
+        return _literal_bits(*literal.groups())
+    if re.fullmatch(r"[A-Za-z_]\w*", expr):
+        return _named(expr, text, before, types, depth)
+    return None
+
+
+def _balanced(inner: str) -> bool:
+    depth = 0
+    for char in inner:
+        depth += char == "("
+        depth -= char == ")"
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _literal_bits(digits: str, suffix: str) -> Decided | None:
+    """[lex.icon]: the first of int, unsigned int (hex/octal/binary only), long... that holds it."""
+    value = int(digits.replace("'", ""), 0) if digits[:2].lower() in ("0x", "0b") else None
+    if value is None:
+        value = int(
+            digits.replace("'", ""), 8 if digits.startswith("0") and len(digits) > 1 else 10
+        )
+    if "l" in suffix.lower():
+        return 64, ()
+    unsigned_ok = "u" in suffix.lower() or not digits.isdigit() or digits.startswith("0")
+    limit = 0xFFFFFFFF if unsigned_ok else 0x7FFFFFFF
+    return (32, ()) if value <= limit else (64, ())
+
+
+@functools.lru_cache(maxsize=8)
+def _defines(text: str, name: str) -> list[re.Match[str]]:
+    return list(re.finditer(rf"^[ \t]*#[ \t]*define[ \t]+{name}[ \t]+(.+)$", text, re.M))
+
+
+@functools.lru_cache(maxsize=8)
+def _declarations(text: str, name: str) -> list[re.Match[str]]:
+    """Every `TYPE... name =|{|,|)|;` in the file, once per name (a file may call hundreds of
+    times with the same mask)."""
+    found = re.finditer(rf"\b((?:[\w:]+\s+)*?[\w:]+)\s+{name}\s*(=|\{{|,|\)|;)", text)
+    return [m for m in found if m.group(1).split()[-1] not in _KEYWORDS]
+
+
+def _named(name: str, text: str, before: int, types: dict[str, int], depth: int) -> Decided | None:
+    """The type of a name from its last declaration (or #define) before the use."""
+    define = _defines(text, name)
+    declared = [m for m in _declarations(text, name) if m.end() <= before]
+    if define and declared:
+        return None
+    if define:
+        if len({m.group(1).strip() for m in define}) > 1:
+            return None  # one spelling per vendor branch: the project's own switch
+        match = define[0]
+        value = match.group(1).split("//")[0].strip()
+        result = _bits(value, text, match.start(), types, depth + 1)
+        return _with_line(result, text, match.start())
+    if not declared:
+        return None
+    match = declared[-1]
+    words = _QUALIFIERS.sub(" ", match.group(1)).split()
+    spelled = next(
+        (" ".join(words[i:]) for i in range(len(words)) if " ".join(words[i:]) in types), ""
+    )
+    if words[-1:] == ["auto"] and match.group(2) == "=":
+        value = _statement_value(text, match.end())
+        result = _bits(value, text, match.start(), types, depth + 1) if value else None
+        return _with_line(result, text, match.start())
+    bits = types.get(spelled)
+    if not bits:
+        return None
+    declaration = text.count("\n", 0, match.start(1)) + 1
+    if match.group(2) == "=":
+        value = _statement_value(text, match.end())
+        inner = _bits(value, text, match.start(), types, depth + 1) if value else None
+        if inner is not None and inner[0] == bits:
+            return bits, (declaration, *inner[1])
+    return bits, (declaration,)
+
+
+def _statement_value(text: str, start: int) -> str | None:
+    end = text.find(";", start)
+    return text[start:end].strip() if 0 <= end - start < 200 else None
+
+
+def _with_line(result: Decided | None, text: str, position: int) -> Decided | None:
+    if result is None:
+        return None
+    return result[0], (text.count("\n", 0, position) + 1, *result[1])
