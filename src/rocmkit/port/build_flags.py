@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 import sys
 from collections.abc import Iterator
 from importlib import resources
@@ -55,9 +56,19 @@ def rejected_flags(value: str) -> list[str]:
 
 
 def mentions_nvcc_only(text: str) -> bool:
-    """Whether a module's text holds an nvcc-only spelling at all (before any parse)."""
+    """Whether a module's text holds an nvcc-only spelling at all (before any parse): as
+    `rejected_flags` reads a string word by word, a spelling counts only as a whole word of a
+    string (after a quote or a space, before one, or before `=` for flag=value spellings), so
+    `-std=c++17`, which clang takes, does not make every extension build parse its module."""
+    return _nvcc_only_word().search(text) is not None
+
+
+@functools.lru_cache(maxsize=1)
+def _nvcc_only_word() -> re.Pattern[str]:
     alone, joined = nvcc_only()
-    return any(s in text for s in alone) or any(s + "=" in text for s in joined)
+    words = "|".join(re.escape(s) for s in sorted(alone, key=len, reverse=True))
+    values = "|".join(re.escape(s) for s in sorted(joined, key=len, reverse=True))
+    return re.compile(rf"""(?<=["'\s])(?:(?:{words})(?=["'\s])|(?:{values})=)""")
 
 
 class _Module:
