@@ -333,13 +333,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         run.count(f"{side}.coverage_pct", summary["coverage_pct"], unit="% of failing units")
         run.count(f"{side}.units_compiling", summary["compile"], unit="units")
     run.notes.append(f"HIP {hip_version} (hipcc {hipcc}), gfx90a; details in 'details'")
-    document = run.record()
-    document["details"] = results
-    if run.path is not None:
-        from rocmkit.atomic import atomic_write_json
-
-        atomic_write_json(run.path, document)
-        print(f"result: {run.path}")
+    run.finish(details=results)
     return 0
 
 

@@ -129,13 +129,7 @@ def main() -> int:
         f"before: rocmkit at {args.base}; after: this commit; scorer: this commit's "
         "hipify_predict.py; HIP 5.2 (Debian hipcc), gfx90a; per-unit misses in 'details'"
     )
-    document = run.record()
-    document["details"] = results
-    if run.path is not None:
-        from rocmkit.atomic import atomic_write_json
-
-        atomic_write_json(run.path, document)
-        print(f"result: {run.path}")
+    run.finish(details=results)
     return 0
 
 

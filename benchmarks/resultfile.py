@@ -281,11 +281,14 @@ class ResultRun:
             "notes": self.notes,
         }
 
-    def finish(self) -> dict[str, Any]:
-        """Write the result file (atomically) unless --no-result; print where it went."""
+    def finish(self, details: Any = None) -> dict[str, Any]:
+        """Write the result file (atomically) unless --no-result; print where it went. `details`
+        (per-unit verdicts, misses...) is kept under "details", beside the figures."""
         from rocmkit.atomic import atomic_write_json
 
         document = self.record()
+        if details is not None:
+            document["details"] = details
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_json(self.path, document)

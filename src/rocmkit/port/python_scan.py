@@ -319,7 +319,6 @@ def _cuda_build_hits(text: str, rules: RuleSet) -> list[Hit]:
                 " None where no CUDA toolkit is found (a ROCm machine): this read raises NameError"
             )
             hits.append(hit(read.lineno, read.col_offset + 1, extension, why, "error"))
-    if extension is not None:
         for test, built in cuda_build.extension_needs_cuda_home(tree):
             why = (
                 f"the CUDAExtension at line {built} is built only when this CUDA_HOME test is true;"
