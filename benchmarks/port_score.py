@@ -239,6 +239,18 @@ def score_part(projects: list[port_corpus.Project]) -> dict[str, Any]:
     }
 
 
+def pooled(scored: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The parts' counts added together (precision and recall over all their findings/hazards)."""
+    keys = ("num_findings", "num_true_positive", "num_hazards", "num_hazards_found")
+    totals = {key: sum(part[key] for part in scored.values()) for key in keys}
+    return {
+        "parts": list(scored),
+        **totals,
+        "precision": _ratio(totals["num_true_positive"], totals["num_findings"]),
+        "recall": _ratio(totals["num_hazards_found"], totals["num_hazards"]),
+    }
+
+
 def time_part(projects: list[port_corpus.Project], rounds: int) -> dict[str, Any]:
     """Alternating rounds of port and the parse baseline, in process CPU seconds."""
     files = [f for p in projects for f in python_files(p)]
@@ -310,7 +322,13 @@ def environment() -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=(*port_corpus.PARTS, "all"), default="all")
+    parser.add_argument(
+        "--part",
+        nargs="+",
+        choices=(*port_corpus.PARTS, "all"),
+        default=["all"],
+        help="one or more parts; with several, `pooled` adds their totals together",
+    )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--write", action="store_true", help="save the result file (--out)")
     parser.add_argument("--out", type=Path, default=RESULT)
@@ -320,7 +338,7 @@ def main() -> int:
     if problems:
         print("\n".join(f"port corpus: could not fetch {p}" for p in problems), file=sys.stderr)
         return 1
-    parts = port_corpus.PARTS if args.part == "all" else (args.part,)
+    parts = port_corpus.PARTS if "all" in args.part else tuple(dict.fromkeys(args.part))
     load_before = os.getloadavg()
     document: dict[str, Any] = {
         "schema": "rocmkit.port_score",
@@ -338,6 +356,8 @@ def main() -> int:
             **score_part(chosen),
             "speed": time_part(chosen, args.rounds),
         }
+    if len(parts) > 1:
+        document["pooled"] = pooled(document["parts"])
     document["load_average"] = {"before": load_before, "after": os.getloadavg()}
     if args.write:
         args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -347,6 +367,12 @@ def main() -> int:
 
 
 def _print_summary(document: dict[str, Any]) -> None:
+    if "pooled" in document:
+        p = document["pooled"]
+        print(
+            f"pooled {'+'.join(p['parts'])}: precision {p['precision']} ({p['num_true_positive']}/"
+            f"{p['num_findings']}), recall {p['recall']} ({p['num_hazards_found']}/{p['num_hazards']})"
+        )
     for part, result in document["parts"].items():
         speed = result["speed"]
         print(
