@@ -86,3 +86,82 @@ def test_a_macro_whose_uses_pass_64_bit_or_unknown_masks_is_not_reported() -> No
     assert narrow_masks(wide) == []
     mixed = wide.replace("  return v;\n}\n", "  REDUCE(mask_of(v), v);\n  return v;\n}\n", 1)
     assert narrow_masks(mixed) == []
+
+
+# -- a setup.py's build condition, evaluated as a ROCm build runs it ----------------------------
+
+_GATED_SETUP = """import os
+import torch
+from setuptools import setup
+from torch.utils.cpp_extension import CUDA_HOME, BuildExtension, CppExtension, CUDAExtension
+
+
+def extensions():
+    extension = CppExtension
+    args = {{"cxx": ["-O2"]}}
+    forced = os.getenv("FORCE_GPU", "{default}") == "1"
+    if (torch.cuda.is_available() and CUDA_HOME is not None) or forced:
+        extension = CUDAExtension
+        nvcc = ["-O2"]
+        host = os.environ.get("CC")
+        if host is not None:
+            nvcc.append("{flag}".format(host))
+        args["nvcc"] = nvcc
+    return [extension("pkg._C", ["pkg/ext.cpp"], extra_compile_args=args)]
+
+
+setup(name="pkg", ext_modules=extensions(), cmdclass={{"build_ext": BuildExtension}})
+"""
+
+
+def test_a_gpu_build_decided_by_cuda_home_in_a_boolean_expression_is_an_error(
+    tmp_path: Path,
+) -> None:
+    report = _scan(tmp_path, {"setup.py": _GATED_SETUP.format(default="0", flag="-ccbin={}")})
+    assert _shown(report) == {
+        ("setup.py", 11, "cuda-extension", "error"),
+        ("setup.py", 16, "nvcc-only-flags", "warn"),  # "-ccbin={}".format(host): the template
+    }
+    gate = next(f for f in report.findings if f.rule_id == "cuda-extension" and f.line == 11)
+    assert "unless FORCE_GPU is set" in gate.evidence
+
+
+def test_a_build_condition_true_on_rocm_and_clang_flags_are_not_reported(tmp_path: Path) -> None:
+    # FORCE_GPU defaults to "1": the GPU extension is built; -std=c++{} is clang's own flag.
+    report = _scan(tmp_path, {"setup.py": _GATED_SETUP.format(default="1", flag="-std=c++{}")})
+    assert _shown(report) == set()
+
+
+@pytest.mark.parametrize(
+    ("gate", "reported"),
+    [
+        # Reassigned at module level under an env test whose default is off: still off on ROCm.
+        (
+            "WITH_GPU = CUDA_HOME is not None\nif os.getenv('FORCE_GPU', '0') == '1':\n"
+            "    WITH_GPU = True\n",
+            True,
+        ),
+        # ... under a test a ROCm build cannot decide: unknown, left alone.
+        (
+            "WITH_GPU = CUDA_HOME is not None\nif sys.argv[-1] == 'gpu':\n    WITH_GPU = True\n",
+            False,
+        ),
+        # The project's HIP path.
+        ("WITH_GPU = CUDA_HOME is not None or torch.version.hip is not None\n", False),
+    ],
+)
+def test_a_build_flag_name_follows_the_module_flow(
+    tmp_path: Path, gate: str, reported: bool
+) -> None:
+    text = (
+        "import os\nimport sys\nimport torch\nfrom setuptools import setup\n"
+        "from torch.utils.cpp_extension import CUDA_HOME, CUDAExtension\n"
+        + gate
+        + "ext = []\nif WITH_GPU:\n    ext.append(CUDAExtension('p._C', ['p/k.cu']))\n"
+        "setup(name='p', ext_modules=ext)\n"
+    )
+    report = _scan(tmp_path, {"setup.py": text})
+    assert (
+        any(f.rule_id == "cuda-extension" and f.severity == "error" for f in report.findings)
+        is reported
+    )

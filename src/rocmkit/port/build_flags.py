@@ -179,6 +179,11 @@ def nvcc_arguments(tree: ast.Module) -> tuple[set[tuple[int, str]], dict[tuple[i
                 seen.add(node.id)
                 stack.extend(module.values.get(node.id, ()))
             elif isinstance(node, ast.Call):
+                template = _format_template(node)
+                if template is not None:
+                    # "-ccbin={}".format(cc): the template's literal text is what nvcc gets
+                    # around the field, as with an f-string.
+                    direct.add(template)
                 stack.extend(node.args)
                 name = node.func.id if isinstance(node.func, ast.Name) else ""
                 function = module.functions.get(name)
@@ -186,6 +191,19 @@ def nvcc_arguments(tree: ast.Module) -> tuple[set[tuple[int, str]], dict[tuple[i
                     for flag in _returned_flags(function, module):
                         returned.setdefault((node.lineno, name), flag)
     return direct, returned
+
+
+def _format_template(node: ast.Call) -> tuple[int, str] | None:
+    """(line, template) of `"...".format(...)`, or None."""
+    func = node.func
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr == "format"
+        and isinstance(func.value, ast.Constant)
+        and isinstance(func.value.value, str)
+    ):
+        return func.value.lineno, func.value.value
+    return None
 
 
 def _flow(node: ast.expr) -> Iterator[ast.expr]:

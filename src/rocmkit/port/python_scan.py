@@ -319,11 +319,12 @@ def _cuda_build_hits(text: str, rules: RuleSet) -> list[Hit]:
                 " None where no CUDA toolkit is found (a ROCm machine): this read raises NameError"
             )
             hits.append(hit(read.lineno, read.col_offset + 1, extension, why, "error"))
-        for test, built in cuda_build.extension_needs_cuda_home(tree):
+        for test, built, env in cuda_build.extension_needs_cuda_home(tree):
+            unless = f", unless {' or '.join(env)} is set for the build" if env else ""
             why = (
-                f"the CUDAExtension at line {built} is built only when this CUDA_HOME test is true;"
-                " torch.utils.cpp_extension sets CUDA_HOME only on a CUDA torch, so a ROCm"
-                " install gets no GPU extension (add `or torch.version.hip is not None`)"
+                f"the CUDAExtension at line {built} is not built on a ROCm torch{unless}:"
+                " torch.utils.cpp_extension sets CUDA_HOME only on a CUDA torch"
+                " (add `or torch.version.hip is not None` to the test)"
             )
             hits.append(hit(test.lineno, test.col_offset + 1, extension, why, "error"))
     if capability is not None:
