@@ -165,3 +165,85 @@ def test_a_build_flag_name_follows_the_module_flow(
         any(f.rule_id == "cuda-extension" and f.severity == "error" for f in report.findings)
         is reported
     )
+
+
+# -- GPU queries reported where they run ----------------------------------------------------------
+
+_SMI = """import shutil
+import subprocess
+import sys
+
+
+def gpu_names():
+    if sys.platform == "win32":
+        smi = shutil.which("nvidia-smi") or "C:/NVSMI/nvidia-smi.exe"
+    else:
+        smi = "nvidia-smi"
+    return subprocess.check_output([smi, "--query-gpu=name", "--format=csv"]).decode()
+"""
+
+
+def test_nvidia_smi_named_in_a_variable_is_reported_where_the_process_starts(
+    tmp_path: Path,
+) -> None:
+    report = _scan(tmp_path, {"gpus.py": _SMI})
+    assert _shown(report) == {("gpus.py", 11, "nvidia-smi", "warn")}
+
+
+def test_nvidia_smi_named_but_never_started_stays_where_it_is_named(tmp_path: Path) -> None:
+    text = _SMI.replace("subprocess.check_output([smi, ", "print([smi, ").replace(
+        "]).decode()", "])"
+    )
+    report = _scan(tmp_path, {"gpus.py": text})
+    assert _shown(report) == {
+        ("gpus.py", 8, "nvidia-smi", "warn"),
+        ("gpus.py", 10, "nvidia-smi", "warn"),
+    }
+
+
+def test_an_nvml_wrapper_without_nvmlinit_leaves_the_finding_to_the_init(tmp_path: Path) -> None:
+    wrapper = "import pynvml\n\n\ndef memory(handle):\n    return pynvml.nvmlDeviceGetMemoryInfo(handle)\n"
+    user = (
+        "from tool import nvml\n\n\ndef query():\n    nvml.pynvml.nvmlInit()\n"
+        "    return nvml.memory(0)\n"
+    )
+    report = _scan(tmp_path, {"tool/nvml.py": wrapper, "tool/cli.py": user, "tool/__init__.py": ""})
+    assert _shown(report) == {("tool/cli.py", 5, "nvml", "warn")}
+    assert any(f.path == "tool/nvml.py" and f.severity == "info" for f in report.findings)
+
+
+def test_a_module_that_initialises_nvml_is_reported_at_the_init(tmp_path: Path) -> None:
+    text = (
+        "import pynvml\n\n\ndef count():\n    pynvml.nvmlInit()\n"
+        "    return pynvml.nvmlDeviceGetCount()\n"
+    )
+    report = _scan(tmp_path, {"count.py": text})
+    assert _shown(report) == {("count.py", 5, "nvml", "warn")}
+
+
+def test_a_mock_stub_of_nvmlinit_is_not_an_nvml_call(tmp_path: Path) -> None:
+    text = (
+        "import pynvml as N\nfrom mockito import when\n\n\ndef setup_mock():\n"
+        "    when(N).nvmlInit().thenReturn()\n"
+    )
+    report = _scan(tmp_path, {"test_tool.py": text})
+    assert not any(line == 6 for _, line, _, _ in _shown(report))
+    real = text.replace("when(N).nvmlInit().thenReturn()", "N.nvmlInit()")
+    report = _scan(tmp_path, {"test_tool.py": real})
+    assert ("test_tool.py", 6, "nvml", "warn") in _shown(report)
+
+
+@pytest.mark.parametrize(
+    ("requires", "severity"),
+    [
+        ('["nvidia-ml-py>=12", "psutil"]', "warn"),  # NVML is the only GPU back end
+        ('["nvidia-ml-py>=12", "torch>=2.4"]', "info"),  # a helper beside a framework
+        ('["nvidia-ml-py>=12", "amdsmi"]', "info"),  # the project has AMD's bindings too
+    ],
+)
+def test_an_nvml_binding_as_the_only_gpu_dependency_is_a_warning(
+    tmp_path: Path, requires: str, severity: str
+) -> None:
+    text = f"from setuptools import setup\n\nsetup(name='mon', install_requires={requires})\n"
+    report = _scan(tmp_path, {"setup.py": text})
+    assert {f.severity for f in report.findings if f.rule_id == "nvml"} == {severity}

@@ -239,6 +239,9 @@ def scan_python(
     ):
         with contextlib.suppress(SyntaxError, ValueError):
             hits = nvml_query.move_to_queries(_parse(text), hits)
+    if parsed and any(h.rule.commands and h.severity != "info" for h in hits):
+        with contextlib.suppress(SyntaxError, ValueError):
+            hits = nvml_query.move_to_launches(_parse(text), hits)
     if "CUDA_VISIBLE_DEVICES" in text and ("--gpus" in text or "nvidia" in text):
         hits = _visible_devices_as_vendor(text, rules) + hits  # first: it wins the line
     if "cpp_extension" in text and not any(w in text for w in _HIP_BUILD_WORDS):
@@ -1300,7 +1303,7 @@ class _Visitor:
         elif self.nvcc_returned and (node.lineno, name) in self.nvcc_returned:
             flag = self.nvcc_returned[(node.lineno, name)]
             self.add(node, "nvcc-flags", _nvcc_evidence([flag]) + f" (returned by {name}())")
-        elif name.startswith("nvmlInit"):
+        elif name.startswith("nvmlInit") and not _on_returned_value(node.func):
             # NVML must be initialised before any query (NVML API reference, nvmlInit_v2): the
             # call is where an AMD machine loses the feature, whether or not the import was
             # optional (pynvml installs on ROCm; nvmlInit raises NVMLError_LibraryNotFound).
@@ -1728,6 +1731,16 @@ def _dotted(node: ast.AST) -> str:
         return ""
     parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+def _on_returned_value(func: ast.expr) -> bool:
+    """A method called on what another call returned (`when(N).nvmlInit()`, a mock's stub
+    builder), not on a module or object the code holds by name."""
+    while isinstance(func, ast.Attribute):
+        func = func.value
+        if isinstance(func, ast.Call):
+            return True
+    return False
 
 
 def _call_name(func: ast.AST) -> str:
