@@ -247,3 +247,80 @@ def test_an_nvml_binding_as_the_only_gpu_dependency_is_a_warning(
     text = f"from setuptools import setup\n\nsetup(name='mon', install_requires={requires})\n"
     report = _scan(tmp_path, {"setup.py": text})
     assert {f.severity for f in report.findings if f.rule_id == "nvml"} == {severity}
+
+
+# -- TensorRT: a feature path that needs it vs an optional probe ------------------------------------
+
+_TRT = """import subprocess
+
+
+def export_engine(onnx_path):
+    try:
+        import tensorrt as trt
+    except ImportError:
+        subprocess.run(["pip", "install", "nvidia-tensorrt"])
+        import tensorrt as trt
+    return trt.Builder(trt.Logger())
+
+
+def tensorrt_version():
+    try:
+        import tensorrt
+    except ImportError:
+        return None
+    return tensorrt.__version__
+"""
+
+
+def test_tensorrt_needed_by_a_function_is_a_warning_and_a_probe_is_information(
+    tmp_path: Path,
+) -> None:
+    report = _scan(tmp_path, {"export.py": _TRT})
+    assert _shown(report) == {
+        ("export.py", 6, "tensorrt", "warn"),  # no fallback: the export needs it
+        ("export.py", 8, "tensorrt", "warn"),  # pip-installed at run time (by exact name)
+        ("export.py", 9, "tensorrt", "warn"),
+    }
+    assert any(f.line == 15 and f.severity == "info" for f in report.findings)
+
+
+# -- requirement strings handed to an installer at run time -----------------------------------------
+
+_INSTALLS = """import os
+import subprocess
+import sys
+
+import torch
+
+
+def check_requirements(requirements):
+    ...
+
+
+def run_onnx(path):
+    cuda = torch.cuda.is_available() and path.endswith(".onnx")
+    check_requirements(("onnx", "onnxruntime-gpu" if cuda else "onnxruntime"))
+
+
+def run_rocm(path):
+    check_requirements("onnxruntime-gpu" if torch.version.cuda else "onnxruntime-rocm")
+
+
+def install_tools():
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "onnxruntime-gpu>=1.17"])
+    os.system("pip install -U cupy-cuda12x")
+    check_requirements(("nvidia-modelopt", "opencv-python>=4.5"))
+"""
+
+
+def test_requirement_strings_handed_to_an_installer_are_judged_like_requirement_files(
+    tmp_path: Path,
+) -> None:
+    report = _scan(tmp_path, {"tools.py": _INSTALLS})
+    assert _shown(report) == {
+        ("tools.py", 14, "onnxruntime-gpu", "warn"),  # the branch a ROCm torch takes
+        ("tools.py", 22, "onnxruntime-gpu", "warn"),  # an argv list running pip
+        ("tools.py", 23, "cupy-cuda", "warn"),  # a command string (error, inside a function)
+    }
+    # Not: the CUDA branch of torch.version.cuda (line 18), a package no rule names exactly
+    # (nvidia-modelopt, only matched by the nvidia-* pattern), packages with no rule.

@@ -127,7 +127,7 @@ def move_to_launches(tree: ast.Module, hits: list[Hit]) -> list[Hit]:
         for node in _own_nodes(scope):
             if not (isinstance(node, ast.Call) and node.args):
                 continue
-            if _root(node.func)[1].rsplit(".", 1)[-1] not in _LAUNCHERS:
+            if not launcher_name(node.func):
                 continue
             program = node.args[0]
             if isinstance(program, (ast.List, ast.Tuple)) and program.elts:
@@ -185,3 +185,8 @@ def _assigned_constant_lines(scope: ast.AST) -> dict[str, set[int]]:
                         if isinstance(c, ast.Constant) and isinstance(c.value, str)
                     )
     return lines
+
+
+def launcher_name(func: ast.expr) -> bool:
+    """Whether a call's function starts a process (subprocess.run, os.system, Popen, ...)."""
+    return _root(func)[1].rsplit(".", 1)[-1] in _LAUNCHERS

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from rocmkit.port import build_flags, cuda_build, nvml_query, pieces
+from rocmkit.port import build_flags, cuda_build, installer, nvml_query, pieces
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.requirements import group_hits
 from rocmkit.port.rules import Rule, RuleSet, Severity
@@ -239,6 +239,13 @@ def scan_python(
     ):
         with contextlib.suppress(SyntaxError, ValueError):
             hits = nvml_query.move_to_queries(_parse(text), hits)
+    if (
+        parsed
+        and ("install" in text or "requirement" in text)
+        and installer.mentions_package(text, rules)
+    ):
+        with contextlib.suppress(SyntaxError, ValueError):
+            hits = hits + installer.installed_at_run_time(_parse(text), rules)
     if parsed and any(h.rule.commands and h.severity != "info" for h in hits):
         with contextlib.suppress(SyntaxError, ValueError):
             hits = nvml_query.move_to_launches(_parse(text), hits)
@@ -1165,8 +1172,16 @@ class _Visitor:
             return
         if id(node) in self.lazy and rule.lazy_import_note and not self.gated:
             line, column = node.lineno, node.col_offset + 1  # type: ignore[attr-defined]
-            evidence = f"import {module}  ({rule.lazy_import_note})"
-            self.hits.append(hit(line, column, rule, evidence, "info"))
+            if id(node) in self.optional:
+                # A probe (try/except ImportError that does without it): only the feature a
+                # user picks reaches it.
+                evidence = f"import {module}  ({rule.lazy_import_note})"
+                self.hits.append(hit(line, column, rule, evidence, "info"))
+            else:
+                # No fallback (or one that installs it and imports it again): the function's
+                # feature needs the package, which has no ROCm build: that feature fails there.
+                evidence = f"import {module}  (needed by the function that imports it: no fallback)"
+                self.hits.append(hit(line, column, rule, evidence, "warn"))
             return
         if id(node) in self.optional and rule.severity != "info":
             line, column = node.lineno, node.col_offset + 1  # type: ignore[attr-defined]

@@ -1,0 +1,150 @@
+"""Packages a program installs while it runs, judged like the project's requirement files.
+
+A requirement string handed to pip at run time is a requirement like any other: pip resolves it
+by the same rules (PEP 508), so `onnxruntime-gpu` fetched by a helper is the CUDA build of ONNX
+Runtime whichever file names it. Three shapes hand a string to an installer:
+
+- a call of a function named for installing or checking requirements (`check_requirements(
+  ("onnx", "onnxruntime-gpu" if cuda else "onnxruntime"))`, `pip_install("x")`, `pip.main([...])`)
+  with the requirement strings as arguments (a tuple or list of them, or `a if test else b`);
+- an argv list that runs pip (`[sys.executable, "-m", "pip", "install", "pkg"]`);
+- a command string given to a process launch (`os.system("pip install pkg")`).
+
+`a if test else b` is read as a ROCm machine runs it (cuda_build.RocmBuild: torch.version.cuda
+is None, torch.cuda.is_available() true, environment variables at their defaults): a branch that
+a ROCm machine never takes is not installed there; an undecided test leaves both.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from rocmkit.port.cuda_build import RocmBuild
+from rocmkit.port.findings import Hit
+from rocmkit.port.nvml_query import launcher_name
+from rocmkit.port.requirements import parse_requirement, pip_install_hits, requirement_hits
+from rocmkit.port.rules import RuleSet
+
+# check_requirements, install_requirements, pip_install, install_package, ensure_installed ...
+_INSTALLER_NAME = re.compile(r"(?i)(?:requirement|install)")
+
+
+def installed_at_run_time(tree: ast.Module, rules: RuleSet) -> list[Hit]:
+    """Findings for the requirement strings a module hands to an installer while it runs (warn
+    at most inside a function: only the code path that calls it installs the package)."""
+    build = RocmBuild(tree)
+    hits: list[Hit] = []
+    for node, in_function in _calls(tree):
+        name = _name(node.func)
+        found: list[Hit] = []
+        if _INSTALLER_NAME.search(name.rsplit(".", 1)[-1]) and name != "setup":
+            for constant in _strings(node.args, build):
+                for token in str(constant.value).split():
+                    if not token.startswith("-"):
+                        hits_of = requirement_hits(token, constant.lineno, rules)
+                        found += _placed(hits_of, name, token)
+        for argument in node.args:
+            found += _argv_hits(argument, rules, name)
+        if launcher_name(node.func) and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                found += [
+                    h._replace(line=first.lineno + h.line - 1, evidence=f"{h.evidence}  ({name}())")
+                    for h in pip_install_hits(first.value, rules)
+                    if h.severity != "info"
+                ]
+        for h in found:
+            severity = "warn" if in_function and h.severity == "error" else h.severity
+            hits.append(h._replace(severity=severity))
+    return hits
+
+
+def _calls(tree: ast.Module) -> Iterator[tuple[ast.Call, bool]]:
+    """Every call, and whether it sits inside a function (runs only when that is called)."""
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:
+        node, inside = stack.pop()
+        if isinstance(node, ast.Call):
+            yield node, inside
+        nested = inside or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        stack.extend((child, nested) for child in ast.iter_child_nodes(node))
+
+
+def _strings(arguments: list[ast.expr], build: RocmBuild) -> Iterator[ast.Constant]:
+    """The string constants an argument can be on a ROCm machine."""
+    stack = list(arguments)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield node
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            stack.extend(node.elts)
+        elif isinstance(node, ast.IfExp):
+            truth = build.truth(node.test, cuda_home=None)
+            if truth is True or truth is False:
+                stack.append(node.body if truth else node.orelse)
+            else:
+                stack += [node.body, node.orelse]
+
+
+def _argv_hits(argument: ast.expr, rules: RuleSet, name: str) -> list[Hit]:
+    """`[..., "pip", "install", "pkg"]` (also `-m pip`): the packages after `install`."""
+    if not isinstance(argument, (ast.List, ast.Tuple)):
+        return []
+    words = [e for e in argument.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    spelled = [str(w.value) for w in words]
+    if "install" not in spelled or not any(
+        s.rsplit("/", 1)[-1] in ("pip", "pip3") for s in spelled
+    ):
+        return []
+    command = "pip install " + " ".join(spelled[spelled.index("install") + 1 :])
+    return [
+        h._replace(line=argument.lineno, evidence=f"{h.evidence}  ({name}([... pip install ...]))")
+        for h in pip_install_hits(command, rules)
+        if h.severity != "info"
+    ]
+
+
+def _placed(found: Iterator[Hit], name: str, token: str) -> list[Hit]:
+    """The findings of a requirement a rule names exactly: a string handed to an installer is
+    often one feature's optional tool (nvidia-modelopt for a TensorRT export), so a pattern
+    (nvidia-*) is not enough there."""
+    requirement = parse_requirement(token)
+    if requirement is None:
+        return []
+    package = _normalise(requirement.name)
+    return [
+        h._replace(evidence=f"{h.evidence}  (installed at run time by {name}())"[:160])
+        for h in found
+        if h.severity != "info"
+        and any("*" not in p and _normalise(p) == package for p in h.rule.packages)
+    ]
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()  # PEP 503
+
+
+def _name(func: ast.expr) -> str:
+    parts = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if isinstance(func, ast.Name):
+        parts.append(func.id)
+    return ".".join(reversed(parts))
+
+
+_PATTERNS: dict[int, re.Pattern[str]] = {}
+
+
+def mentions_package(text: str, rules: RuleSet) -> bool:
+    """Whether the text names a package some rule judges (before any parse)."""
+    pattern = _PATTERNS.get(id(rules))
+    if pattern is None:
+        names = sorted({p.lower() for r in rules.rules for p in r.packages}, key=len, reverse=True)
+        spelled = "|".join(re.escape(n).replace(r"\*", r"[\w.-]*") for n in names)
+        pattern = _PATTERNS.setdefault(id(rules), re.compile(rf"(?i)['\"\s](?:{spelled})\b"))
+    return pattern.search(text) is not None
