@@ -308,7 +308,7 @@ def run_rocm(path):
 
 def install_tools():
     subprocess.check_call([sys.executable, "-m", "pip", "install", "onnxruntime-gpu>=1.17"])
-    os.system("pip install -U cupy-cuda12x")
+    os.system("pip install -U pycuda cupy-cuda12x")
     check_requirements(("nvidia-modelopt", "opencv-python>=4.5"))
 """
 
@@ -320,7 +320,7 @@ def test_requirement_strings_handed_to_an_installer_are_judged_like_requirement_
     assert _shown(report) == {
         ("tools.py", 14, "onnxruntime-gpu", "warn"),  # the branch a ROCm torch takes
         ("tools.py", 22, "onnxruntime-gpu", "warn"),  # an argv list running pip
-        ("tools.py", 23, "cupy-cuda", "warn"),  # a command string (error, inside a function)
+        ("tools.py", 23, "pycuda", "warn"),  # a command string (error, inside a function)
     }
     # Not: the CUDA branch of torch.version.cuda (line 18), a package no rule names exactly
-    # (nvidia-modelopt, only matched by the nvidia-* pattern), packages with no rule.
+    # (nvidia-modelopt, cupy-cuda12x: only matched by a pattern), packages with no rule.

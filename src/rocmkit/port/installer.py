@@ -31,12 +31,12 @@ from rocmkit.port.rules import RuleSet
 _INSTALLER_NAME = re.compile(r"(?i)(?:requirement|install)")
 
 
-def installed_at_run_time(tree: ast.Module, rules: RuleSet) -> list[Hit]:
+def installed_at_run_time(tree: ast.Module, rules: RuleSet, lines: set[int]) -> list[Hit]:
     """Findings for the requirement strings a module hands to an installer while it runs (warn
     at most inside a function: only the code path that calls it installs the package)."""
-    build = RocmBuild(tree)
+    build = _LazyBuild(tree)
     hits: list[Hit] = []
-    for node, in_function in _calls(tree):
+    for node, in_function in _calls(tree, lines):
         name = _name(node.func)
         found: list[Hit] = []
         if _INSTALLER_NAME.search(name.rsplit(".", 1)[-1]) and name != "setup":
@@ -52,8 +52,7 @@ def installed_at_run_time(tree: ast.Module, rules: RuleSet) -> list[Hit]:
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
                 found += [
                     h._replace(line=first.lineno + h.line - 1, evidence=f"{h.evidence}  ({name}())")
-                    for h in pip_install_hits(first.value, rules)
-                    if h.severity != "info"
+                    for h in _exact(pip_install_hits(first.value, rules))
                 ]
         for h in found:
             severity = "warn" if in_function and h.severity == "error" else h.severity
@@ -61,18 +60,39 @@ def installed_at_run_time(tree: ast.Module, rules: RuleSet) -> list[Hit]:
     return hits
 
 
-def _calls(tree: ast.Module) -> Iterator[tuple[ast.Call, bool]]:
-    """Every call, and whether it sits inside a function (runs only when that is called)."""
+def _calls(tree: ast.Module, lines: set[int]) -> Iterator[tuple[ast.Call, bool]]:
+    """Every call that spans one of `lines` (where a package is named), and whether it sits
+    inside a function (runs only when that is called)."""
     stack: list[tuple[ast.AST, bool]] = [(tree, False)]
     while stack:
         node, inside = stack.pop()
         if isinstance(node, ast.Call):
             yield node, inside
         nested = inside or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-        stack.extend((child, nested) for child in ast.iter_child_nodes(node))
+        for child in ast.iter_child_nodes(node):
+            first = getattr(child, "lineno", None)
+            if first is None:
+                stack.append((child, nested))  # arguments, keywords, operators: no place
+                continue
+            last = getattr(child, "end_lineno", None) or first
+            if any(first <= line <= last for line in lines):
+                stack.append((child, nested))
 
 
-def _strings(arguments: list[ast.expr], build: RocmBuild) -> Iterator[ast.Constant]:
+class _LazyBuild:
+    """RocmBuild made only when an `x if test else y` needs it (it walks the whole module)."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.build: RocmBuild | None = None
+
+    def truth(self, test: ast.expr, cuda_home: str | None) -> object:
+        if self.build is None:
+            self.build = RocmBuild(self.tree)
+        return self.build.truth(test, cuda_home)
+
+
+def _strings(arguments: list[ast.expr], build: _LazyBuild) -> Iterator[ast.Constant]:
     """The string constants an argument can be on a ROCm machine."""
     stack = list(arguments)
     while stack:
@@ -102,9 +122,24 @@ def _argv_hits(argument: ast.expr, rules: RuleSet, name: str) -> list[Hit]:
     command = "pip install " + " ".join(spelled[spelled.index("install") + 1 :])
     return [
         h._replace(line=argument.lineno, evidence=f"{h.evidence}  ({name}([... pip install ...]))")
-        for h in pip_install_hits(command, rules)
-        if h.severity != "info"
+        for h in _exact(pip_install_hits(command, rules))
     ]
+
+
+def _exact(found: list[Hit]) -> list[Hit]:
+    """Findings at warn/error of a rule that names the package exactly (the package is the
+    first word of the evidence: the requirement string)."""
+    kept = []
+    for h in found:
+        requirement = parse_requirement(h.evidence.split()[0].strip("'\"")) if h.evidence else None
+        if h.severity != "info" and requirement is not None and _names(h, requirement.name):
+            kept.append(h)
+    return kept
+
+
+def _names(h: Hit, package: str) -> bool:
+    wanted = _normalise(package)
+    return any("*" not in p and _normalise(p) == wanted for p in h.rule.packages)
 
 
 def _placed(found: Iterator[Hit], name: str, token: str) -> list[Hit]:
@@ -114,12 +149,10 @@ def _placed(found: Iterator[Hit], name: str, token: str) -> list[Hit]:
     requirement = parse_requirement(token)
     if requirement is None:
         return []
-    package = _normalise(requirement.name)
     return [
         h._replace(evidence=f"{h.evidence}  (installed at run time by {name}())"[:160])
         for h in found
-        if h.severity != "info"
-        and any("*" not in p and _normalise(p) == package for p in h.rule.packages)
+        if h.severity != "info" and _names(h, requirement.name)
     ]
 
 
@@ -138,13 +171,51 @@ def _name(func: ast.expr) -> str:
 
 
 _PATTERNS: dict[int, re.Pattern[str]] = {}
+# Words that stand in an installer call (check_requirements(, pip_install(, "pip", "install").
+_INSTALLER_WORDS = ("install", "requirement")
+# ... called (check_requirements(, pip_install(; not is_x_installed(), or after pip.
+_CALLED_AT = re.compile(r"(?:install(?!ed)|requirements?)\w*\s*\(")
+_WINDOW = 200  # characters after such a word where its requirement strings stand
 
 
-def mentions_package(text: str, rules: RuleSet) -> bool:
-    """Whether the text names a package some rule judges (before any parse)."""
+def package_lines(text: str, rules: RuleSet) -> set[int]:
+    """Lines where a package that some rule names exactly is quoted or follows a space, a
+    little after `install`/`requirement` (an installer call, pip's command); empty when there
+    is none (before any parse: most files hand nothing to an installer)."""
+    sites = [
+        i
+        for word in _INSTALLER_WORDS
+        for i in _occurrences(text, word)
+        if _CALLED_AT.match(text, i) or "pip" in text[max(0, i - 16) : i]
+    ]
+    if not sites:
+        return set()
     pattern = _PATTERNS.get(id(rules))
     if pattern is None:
-        names = sorted({p.lower() for r in rules.rules for p in r.packages}, key=len, reverse=True)
-        spelled = "|".join(re.escape(n).replace(r"\*", r"[\w.-]*") for n in names)
-        pattern = _PATTERNS.setdefault(id(rules), re.compile(rf"(?i)['\"\s](?:{spelled})\b"))
-    return pattern.search(text) is not None
+        exact = {
+            p.lower()
+            for r in rules.rules
+            if r.severity != "info" and not r.requirement_note
+            for p in r.packages
+            if "*" not in p
+        }
+        spelled = "|".join(re.escape(n) for n in sorted(exact, key=len, reverse=True))
+        pattern = re.compile(rf"['\"\s](?:{spelled})(?=[\s'\"<>=!~\[;,)]|$)", re.I | re.M)
+        _PATTERNS[id(rules)] = pattern
+    lines: set[int] = set()
+    end = 0
+    for site in sorted(sites):
+        begin = max(site, end - 80)  # a name across the last window's end
+        end = min(len(text), site + _WINDOW)
+        for match in pattern.finditer(text, begin, end):
+            lines.add(text.count("\n", 0, match.start()) + 1)
+    return lines
+
+
+def _occurrences(text: str, word: str) -> list[int]:
+    found: list[int] = []
+    start = text.find(word)
+    while start >= 0 and len(found) < 200:
+        found.append(start)
+        start = text.find(word, start + len(word))
+    return found

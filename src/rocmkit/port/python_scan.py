@@ -239,13 +239,10 @@ def scan_python(
     ):
         with contextlib.suppress(SyntaxError, ValueError):
             hits = nvml_query.move_to_queries(_parse(text), hits)
-    if (
-        parsed
-        and ("install" in text or "requirement" in text)
-        and installer.mentions_package(text, rules)
-    ):
+    installs = installer.package_lines(text, rules) if parsed else set()
+    if installs:
         with contextlib.suppress(SyntaxError, ValueError):
-            hits = hits + installer.installed_at_run_time(_parse(text), rules)
+            hits = hits + installer.installed_at_run_time(_parse(text), rules, installs)
     if parsed and any(h.rule.commands and h.severity != "info" for h in hits):
         with contextlib.suppress(SyntaxError, ValueError):
             hits = nvml_query.move_to_launches(_parse(text), hits)
