@@ -324,3 +324,20 @@ def test_requirement_strings_handed_to_an_installer_are_judged_like_requirement_
     }
     # Not: the CUDA branch of torch.version.cuda (line 18), a package no rule names exactly
     # (nvidia-modelopt, cupy-cuda12x: only matched by a pattern), packages with no rule.
+
+
+def test_nvcc_flags_behind_a_gate_only_nvcc_opens_are_left_to_the_gate(tmp_path: Path) -> None:
+    text = (
+        "import subprocess\nfrom setuptools import setup\n"
+        "from torch.utils.cpp_extension import CUDAExtension\n\n\n"
+        "def has_nvcc():\n    try:\n        subprocess.call(['nvcc'])\n        return True\n"
+        "    except FileNotFoundError:\n        return False\n\n\n"
+        "ext = []\nif has_nvcc():\n"
+        "    ext.append(CUDAExtension('p._C', ['p/k.cu'], extra_compile_args=['-arch=compute_70']))\n"
+        "setup(name='p', ext_modules=ext)\n"
+    )
+    report = _scan(tmp_path, {"setup.py": text})
+    assert _shown(report) == {("setup.py", 15, "cuda-extension", "warn")}  # the gate
+    flags = [f for f in report.findings if f.rule_id == "nvcc-only-flags"]
+    assert [(f.line, f.severity) for f in flags] == [(16, "info")]
+    assert "the gate at line 15" in flags[0].evidence

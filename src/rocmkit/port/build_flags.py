@@ -18,6 +18,8 @@ import sys
 from collections.abc import Iterator
 from importlib import resources
 
+from rocmkit.port.cuda_build import RocmBuild
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
@@ -255,6 +257,16 @@ def nvcc_gated_jit(tree: ast.Module) -> Iterator[tuple[ast.If, str]]:
         probe = _asks_for_nvcc(node.test, module)
         if probe and any(_builds(s, module) for s in node.body):
             yield node, probe
+
+
+def nvcc_gates(tree: ast.Module) -> Iterator[tuple[ast.If, RocmBuild]]:
+    """Every `if` whose test asks for nvcc (as nvcc_gated_jit reads it), with the module's
+    RocmBuild evaluator for its test."""
+    module = _Module(tree)
+    build = RocmBuild(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and node.body and _asks_for_nvcc(node.test, module):
+            yield node, build
 
 
 def _asks_for_nvcc(test: ast.expr, module: _Module) -> str:

@@ -252,6 +252,8 @@ def scan_python(
         # First: at a line the walk also reported (a capability it saw only read), this verdict,
         # which knows where the value goes, is the one kept.
         hits = _cuda_build_hits(text, rules) + hits + _nvcc_gated_jit_hits(text, rules)
+        if any(h.rule.check == "nvcc-flags" and h.severity != "info" for h in hits):
+            hits = _flags_behind_closed_gates(text, hits)
     return hits, parsed
 
 
@@ -371,6 +373,30 @@ def _nvcc_gated_jit_hits(text: str, rules: RuleSet) -> list[Hit]:
         )
         for node, probe in build_flags.nvcc_gated_jit(tree)
     ]
+
+
+def _flags_behind_closed_gates(text: str, hits: list[Hit]) -> list[Hit]:
+    """nvcc-only flags inside an `if` that asks for nvcc and that no environment variable can
+    open (`if cuda_toolkit_available():` running `nvcc`), in a module with no ROCm side: a ROCm
+    build never reaches them (the gate is the finding, cuda-extension), so they are info. A gate
+    a variable opens (`... or os.getenv("FORCE_CUDA")`) keeps them: with it set they reach hipcc."""
+    try:
+        tree = _parse(text)
+    except (SyntaxError, ValueError):
+        return hits
+    closed = [
+        (gate.lineno, gate.body[0].lineno, gate.body[-1].end_lineno or gate.lineno)
+        for gate, build in build_flags.nvcc_gates(tree)
+        if not build.env_names(gate.test) and build.truth(gate.test, cuda_home=None) is not True
+    ]
+    out = []
+    for h in hits:
+        gate = next((g for g, first, last in closed if first <= h.line <= last), None)
+        if h.rule.check == "nvcc-flags" and h.severity != "info" and gate is not None:
+            why = f"  (reached only where nvcc is found: the gate at line {gate})"
+            h = Hit(h.line, h.column, h.rule, (h.evidence + why)[:160], "info")
+        out.append(h)
+    return out
 
 
 def _named_requirement_hits(text: str, rules: RuleSet) -> list[Hit]:
