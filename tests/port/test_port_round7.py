@@ -310,6 +310,7 @@ def install_tools():
     subprocess.check_call([sys.executable, "-m", "pip", "install", "onnxruntime-gpu>=1.17"])
     os.system("pip install -U pycuda cupy-cuda12x")
     check_requirements(("nvidia-modelopt", "opencv-python>=4.5"))
+    check_requirements(["onnx", ("onnxruntime", "onnxruntime-gpu")])  # alternatives: left alone
 """
 
 

@@ -93,20 +93,22 @@ class _LazyBuild:
 
 
 def _strings(arguments: list[ast.expr], build: _LazyBuild) -> Iterator[ast.Constant]:
-    """The string constants an argument can be on a ROCm machine."""
-    stack = list(arguments)
+    """The string constants an argument can be on a ROCm machine: the argument, or the items
+    of a tuple or list given as the argument. A sequence inside that sequence is left alone:
+    some helpers read it as alternatives (any one of them), not as requirements."""
+    stack = [(a, 0) for a in arguments]
     while stack:
-        node = stack.pop()
+        node, depth = stack.pop()
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             yield node
-        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-            stack.extend(node.elts)
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)) and depth == 0:
+            stack.extend((e, 1) for e in node.elts)
         elif isinstance(node, ast.IfExp):
             truth = build.truth(node.test, cuda_home=None)
             if truth is True or truth is False:
-                stack.append(node.body if truth else node.orelse)
+                stack.append((node.body if truth else node.orelse, depth))
             else:
-                stack += [node.body, node.orelse]
+                stack += [(node.body, depth), (node.orelse, depth)]
 
 
 def _argv_hits(argument: ast.expr, rules: RuleSet, name: str) -> list[Hit]:

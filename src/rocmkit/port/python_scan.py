@@ -239,7 +239,9 @@ def scan_python(
     ):
         with contextlib.suppress(SyntaxError, ValueError):
             hits = nvml_query.move_to_queries(_parse(text), hits)
-    installs = installer.package_lines(text, rules) if parsed else set()
+    # Its own pre-filter, whether or not the statements with triggers were parsed (a pruned scan
+    # and a whole-file scan must agree).
+    installs = installer.package_lines(text, rules)
     if installs:
         with contextlib.suppress(SyntaxError, ValueError):
             hits = hits + installer.installed_at_run_time(_parse(text), rules, installs)
