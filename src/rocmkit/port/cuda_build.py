@@ -181,7 +181,7 @@ def extension_needs_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.expr, int,
     CUDA_HOME:`, `WITH_CUDA = torch.cuda.is_available() and CUDA_HOME is not None` or
     `(torch.cuda.is_available() and CUDA_HOME is not None) or os.getenv("FORCE_CUDA", "0") ==
     "1"` build no GPU extension (the package has no GPU ops)."""
-    build = RocmBuild(tree)
+    build: RocmBuild | None = None  # made at the first CUDAExtension (it walks the module)
     parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
     reported: set[int] = set()
     for node in ast.walk(tree):
@@ -204,6 +204,7 @@ def extension_needs_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.expr, int,
                     list(parent.body) if isinstance(parent.body, list) else [parent.body]
                 )
                 taken = any(child is b for b in body)
+                build = build or RocmBuild(tree)
                 test = build.never_taken(parent.test, taken)
                 if test is not None and id(test) not in reported:
                     reported.add(id(test))
