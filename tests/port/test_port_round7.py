@@ -311,6 +311,9 @@ def install_tools():
     os.system("pip install -U pycuda cupy-cuda12x")
     check_requirements(("nvidia-modelopt", "opencv-python>=4.5"))
     check_requirements(["onnx", ("onnxruntime", "onnxruntime-gpu")])  # alternatives: left alone
+    if torch.version.cuda:
+        check_requirements("onnxruntime-gpu")  # the CUDA side of a vendor switch
+    is_onnxruntime_installed("onnxruntime-gpu")  # a check, not an installer
 """
 
 
@@ -323,7 +326,7 @@ def test_requirement_strings_handed_to_an_installer_are_judged_like_requirement_
         ("tools.py", 22, "onnxruntime-gpu", "warn"),  # an argv list running pip
         ("tools.py", 23, "pycuda", "warn"),  # a command string (error, inside a function)
     }
-    # Not: the CUDA branch of torch.version.cuda (line 18), a package no rule names exactly
+    # Not: the CUDA branch of torch.version.cuda (line 18, 27), a package no rule names exactly
     # (nvidia-modelopt, cupy-cuda12x: only matched by a pattern), packages with no rule.
 
 

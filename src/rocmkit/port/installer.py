@@ -28,7 +28,7 @@ from rocmkit.port.requirements import parse_requirement, pip_install_hits, requi
 from rocmkit.port.rules import RuleSet
 
 # check_requirements, install_requirements, pip_install, install_package, ensure_installed ...
-_INSTALLER_NAME = re.compile(r"(?i)(?:requirement|install)")
+_INSTALLER_NAME = re.compile(r"(?i)(?:requirement|install(?!ed))")
 
 
 def installed_at_run_time(tree: ast.Module, rules: RuleSet, lines: set[int]) -> list[Hit]:
@@ -36,7 +36,7 @@ def installed_at_run_time(tree: ast.Module, rules: RuleSet, lines: set[int]) -> 
     at most inside a function: only the code path that calls it installs the package)."""
     build = _LazyBuild(tree)
     hits: list[Hit] = []
-    for node, in_function in _calls(tree, lines):
+    for node, in_function in _calls(tree, lines, build):
         name = _name(node.func)
         found: list[Hit] = []
         if _INSTALLER_NAME.search(name.rsplit(".", 1)[-1]) and name != "setup":
@@ -60,16 +60,22 @@ def installed_at_run_time(tree: ast.Module, rules: RuleSet, lines: set[int]) -> 
     return hits
 
 
-def _calls(tree: ast.Module, lines: set[int]) -> Iterator[tuple[ast.Call, bool]]:
-    """Every call that spans one of `lines` (where a package is named), and whether it sits
-    inside a function (runs only when that is called)."""
+def _calls(tree: ast.Module, lines: set[int], build: _LazyBuild) -> Iterator[tuple[ast.Call, bool]]:
+    """Every call that spans one of `lines` (where a package is named) and that a ROCm machine
+    can reach (not in the branch of an `if torch.version.cuda:` it never takes), and whether it
+    sits inside a function (runs only when that is called)."""
     stack: list[tuple[ast.AST, bool]] = [(tree, False)]
     while stack:
         node, inside = stack.pop()
         if isinstance(node, ast.Call):
             yield node, inside
         nested = inside or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-        for child in ast.iter_child_nodes(node):
+        children = list(ast.iter_child_nodes(node))
+        if isinstance(node, ast.If):
+            truth = build.truth(node.test, cuda_home=None)
+            if truth is True or truth is False:
+                children = list(node.body if truth else node.orelse)
+        for child in children:
             first = getattr(child, "lineno", None)
             if first is None:
                 stack.append((child, nested))  # arguments, keywords, operators: no place
