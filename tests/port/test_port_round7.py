@@ -221,6 +221,17 @@ def test_a_module_that_initialises_nvml_is_reported_at_the_init(tmp_path: Path) 
     assert _shown(report) == {("count.py", 5, "nvml", "warn")}
 
 
+def test_a_star_import_of_pynvml_is_reported_at_its_init_only(tmp_path: Path) -> None:
+    text = (
+        "from pynvml import *\n\n\ndef count():\n    nvmlInit()\n    return nvmlDeviceGetCount()\n"
+    )
+    report = _scan(tmp_path, {"count.py": text})
+    assert _shown(report) == {("count.py", 5, "nvml", "warn")}
+    no_init = text.replace("    nvmlInit()\n", "")
+    report = _scan(tmp_path, {"count.py": no_init})
+    assert _shown(report) == {("count.py", 1, "nvml", "warn")}  # round six: stays at the import
+
+
 def test_a_mock_stub_of_nvmlinit_is_not_an_nvml_call(tmp_path: Path) -> None:
     text = (
         "import pynvml as N\nfrom mockito import when\n\n\ndef setup_mock():\n"

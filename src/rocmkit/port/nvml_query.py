@@ -50,11 +50,17 @@ def move_to_queries(tree: ast.Module, hits: list[Hit]) -> list[Hit]:
             root, dotted = _root(node.func)
             if root in bound and node.lineno != bound[root]:
                 calls.setdefault(bound[root], []).append((node, dotted))
+    # nvmlInit called by a name (`from pynvml import *` ... `nvmlInit()`): the visitor reports it.
+    inits = any(
+        isinstance(n, ast.Call) and _root(n.func)[1].rsplit(".", 1)[-1].startswith("nvmlInit")
+        for n in ast.walk(tree)
+    )
     moved = []
     for h in hits:
         found = calls.get(h.line) if h is at_import.get(h.line) else None
         if not found:
-            moved.append(h)
+            if not (h is at_import.get(h.line) and h.line in explicit and inits):
+                moved.append(h)
             continue
         initialises = any(d.rsplit(".", 1)[-1].startswith("nvmlInit") for _, d in found)
         if h.line in explicit and initialises:
