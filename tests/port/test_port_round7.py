@@ -356,3 +356,21 @@ def test_nvcc_flags_behind_a_gate_only_nvcc_opens_are_left_to_the_gate(tmp_path:
     flags = [f for f in report.findings if f.rule_id == "nvcc-only-flags"]
     assert [(f.line, f.severity) for f in flags] == [(16, "info")]
     assert "the gate at line 15" in flags[0].evidence
+
+
+@pytest.mark.parametrize(("before", "reported"), [("", True), ("gpu_sources = []\n", False)])
+def test_a_name_bound_only_under_an_evaluated_cuda_home_test_is_a_name_error(
+    tmp_path: Path, before: str, reported: bool
+) -> None:
+    text = (
+        "import torch\nfrom setuptools import setup\n"
+        "from torch.utils.cpp_extension import CUDA_HOME, CppExtension\n"
+        + before
+        + "WITH_GPU = torch.cuda.is_available() and CUDA_HOME is not None\n"
+        "if WITH_GPU:\n    gpu_sources = ['p/k.cu']\n"
+        "setup(name='p', ext_modules=[CppExtension('p._C', ['p/k.cpp'] + gpu_sources)])\n"
+    )
+    report = _scan(tmp_path, {"setup.py": text})
+    errors = {(f.line, f.rule_id) for f in report.findings if f.severity == "error"}
+    line = 7 + bool(before)  # the read in setup(...)
+    assert ((line, "cuda-extension") in errors) is reported

@@ -29,9 +29,20 @@ _TARGET_PARTS = ("compute_", "sm_")
 
 def unbound_without_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.Name, str, int]]:
     """(first read, name, line of the gate) for each module-level name bound only inside
-    `if CUDA_HOME is not None:` / `if CUDA_HOME:` (and nowhere else in the module) and read
+    `if CUDA_HOME is not None:` / `if CUDA_HOME:`, or an `if` whose test a ROCm build evaluates
+    false because CUDA_HOME is None (RocmBuild), and nowhere else in the module, and read
     after that statement outside such a gate: on a ROCm machine the read raises NameError."""
-    gates = [n for n in ast.walk(tree) if isinstance(n, ast.If) and _needs_cuda_home(n.test)]
+    ifs = [n for n in ast.walk(tree) if isinstance(n, ast.If)]
+    gates = [n for n in ifs if _needs_cuda_home(n.test)]
+    # ... at module level: a function's names are its own locals.
+    others = [
+        n for n in _module_scope(tree) if isinstance(n, ast.If) and not _needs_cuda_home(n.test)
+    ]
+    if others:
+        # Any other test a ROCm build evaluates false and a CUDA toolkit true (`if WITH_CUDA:`
+        # with `WITH_CUDA = torch.cuda.is_available() and CUDA_HOME is not None`).
+        build = RocmBuild(tree)
+        gates += [n for n in others if build.never_taken(n.test, True) is not None]
     if not gates:
         return
     stores: dict[str, int] = {}  # module-level bindings (a function's locals are its own)
@@ -57,7 +68,7 @@ def unbound_without_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.Name, str,
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id != "_"
         }
         for name in sorted(inside):
-            if stores[name] != _count_stores(gate.body, name):
+            if stores.get(name, 0) != _count_stores(gate.body, name):
                 continue  # bound elsewhere too: it may have a value on ROCm
             read = _first_read_after(tree, name, gate.end_lineno or gate.lineno, gated_lines)
             if read is not None:
