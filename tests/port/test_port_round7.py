@@ -374,3 +374,15 @@ def test_a_name_bound_only_under_an_evaluated_cuda_home_test_is_a_name_error(
     errors = {(f.line, f.rule_id) for f in report.findings if f.severity == "error"}
     line = 7 + bool(before)  # the read in setup(...)
     assert ((line, "cuda-extension") in errors) is reported
+
+
+@pytest.mark.parametrize(("tool", "reported"), [("nvcc", True), ("ninja", False)])
+def test_a_jit_build_behind_which_nvcc_is_never_built_on_rocm(
+    tmp_path: Path, tool: str, reported: bool
+) -> None:
+    text = (
+        "import shutil\nfrom torch.utils.cpp_extension import load\n\n"
+        f"if shutil.which({tool!r}):\n    ops = load(name='ops', sources=['ops.cu'])\n"
+    )
+    report = _scan(tmp_path, {"ops.py": text})
+    assert (("ops.py", 4, "cuda-extension", "warn") in _shown(report)) is reported

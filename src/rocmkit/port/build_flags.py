@@ -273,6 +273,8 @@ def _asks_for_nvcc(test: ast.expr, module: _Module) -> str:
     for node in ast.walk(test):
         if isinstance(node, ast.Name) and node.id in _NVCC_PROBES:
             return node.id
+        if isinstance(node, ast.Constant) and node.value == "nvcc":
+            return "looks for nvcc"  # shutil.which("nvcc"), a path ending in bin/nvcc
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             function = module.functions.get(node.func.id)
             if function is not None and _probes_nvcc(function):
