@@ -386,3 +386,25 @@ def test_a_jit_build_behind_which_nvcc_is_never_built_on_rocm(
     )
     report = _scan(tmp_path, {"ops.py": text})
     assert (("ops.py", 4, "cuda-extension", "warn") in _shown(report)) is reported
+
+
+@pytest.mark.parametrize(
+    ("condition", "never"),
+    [
+        ("os.getenv('FORCE_GPU', '0').lower() in ('1', 'true')", True),
+        ("os.getenv('FORCE_GPU', 'TRUE').lower() in ('1', 'true')", False),
+        ("bool(int(os.environ.get('FORCE_GPU', '0')))", True),
+        ("cuda.is_available() and CUDA_HOME is not None", True),
+        ("cuda.is_available() and sys.argv[-1] == 'gpu'", False),  # CUDA_HOME does not decide
+    ],
+)
+def test_the_build_evaluator_reads_common_spellings(condition: str, never: bool) -> None:
+    import ast
+
+    from rocmkit.port.cuda_build import RocmBuild
+
+    if "CUDA_HOME" not in condition:
+        condition = f"({condition}) or CUDA_HOME is not None" if "FORCE" in condition else condition
+    tree = ast.parse(f"import os\nfrom torch import cuda\nif {condition}:\n    pass\n")
+    test = tree.body[-1].test  # type: ignore[attr-defined]
+    assert (RocmBuild(tree).never_taken(test, True) is not None) is never

@@ -227,7 +227,14 @@ _UNKNOWN = object()
 # What a ROCm build of a setup.py sees: torch.cuda.is_available() is true on a ROCm torch with an
 # AMD GPU (HIP stands behind torch.cuda); torch.version.cuda is None and torch.version.hip a
 # version string; CUDA_HOME and torch's _find_cuda_home() find no toolkit (no nvcc).
-_ROCM_CALLS = {"torch.cuda.is_available": True, "_find_cuda_home": None}
+_ROCM_CALLS = {
+    "torch.cuda.is_available": True,
+    "cuda.is_available": True,  # from torch import cuda
+    "_find_cuda_home": None,
+    "cpp_extension._find_cuda_home": None,
+}
+# str methods a build condition applies to an environment value (FORCE_CUDA.lower() == "1").
+_STR_METHODS = frozenset({"lower", "upper", "strip", "casefold"})
 _ROCM_ATTRIBUTES = {"torch.version.cuda": None, "torch.version.hip": "6.4"}
 _ENV_READS = frozenset({"os.getenv", "os.environ.get", "getenv", "environ.get"})
 _CONVERSIONS = {"int": int, "bool": bool, "str": str}
@@ -322,6 +329,9 @@ class RocmBuild:
             return _UNKNOWN
         if isinstance(node, ast.Constant):
             return node.value
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):  # `in ("1", "true")`
+            items = [self.value(e, cuda_home, depth + 1) for e in node.elts]
+            return _UNKNOWN if _UNKNOWN in items else tuple(items)
         if isinstance(node, ast.BoolOp):
             truths = [self.truth_at(v, cuda_home, depth) for v in node.values]
             decisive = isinstance(node.op, ast.Or)  # the value that settles `or` / `and`
@@ -366,7 +376,11 @@ class RocmBuild:
     def _call(self, node: ast.Call, cuda_home: str | None, depth: int) -> object:
         name = _dotted(node.func)
         if name in _ROCM_CALLS and not node.args:
-            return cuda_home if name == "_find_cuda_home" else _ROCM_CALLS[name]
+            return cuda_home if name.endswith("_find_cuda_home") else _ROCM_CALLS[name]
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _STR_METHODS and not node.args:
+            value = self.value(func.value, cuda_home, depth + 1)
+            return getattr(value, func.attr)() if isinstance(value, str) else _UNKNOWN
         if name in _ENV_READS and node.args and not node.keywords:
             # The build's environment: a variable is unset unless the user sets it, so the
             # read gives its default (None without one).
