@@ -41,6 +41,7 @@ PARTS = (
     "test7",
     "test8",
     "test9",
+    "test10",
     "test11",
 )
 SEVERITIES = ("warn", "error")
