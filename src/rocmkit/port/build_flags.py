@@ -18,6 +18,8 @@ import sys
 from collections.abc import Iterator
 from importlib import resources
 
+from rocmkit.port.pieces import walk
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
@@ -83,7 +85,7 @@ class _Module:
         self.arg_dicts: list[ast.expr] = []  # extra_compile_args given to an extension or load()
         self.jit_names: set[str] = set()  # names bound to cpp_extension's JIT entry points
         self.jit_modules: set[str] = {"cpp_extension"}  # names bound to the module itself
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("cpp_extension"):
                 self.jit_names |= {a.asname or a.name for a in node.names if a.name in JIT_CALLS}
             elif isinstance(node, ast.Import):  # import torch.utils.cpp_extension as ext
@@ -145,7 +147,7 @@ class _Module:
                 elif isinstance(node, ast.Call) and _name(node.func) in self.functions:
                     function = self.functions[_name(node.func)]
                     stack += [
-                        n.value for n in ast.walk(function) if isinstance(n, ast.Return) and n.value
+                        n.value for n in walk(function) if isinstance(n, ast.Return) and n.value
                     ]
         return found
 
@@ -154,11 +156,19 @@ def _is_nvcc(key: ast.AST | None) -> bool:
     return isinstance(key, ast.Constant) and key.value == "nvcc"
 
 
-def nvcc_arguments(tree: ast.Module) -> tuple[set[tuple[int, str]], dict[tuple[int, str], str]]:
+def read_module(tree: ast.Module) -> _Module:
+    """What nvcc_arguments and nvcc_gated_jit follow through a module (one walk, shareable)."""
+    return _Module(tree)
+
+
+def nvcc_arguments(
+    tree: ast.Module, module: _Module | None = None
+) -> tuple[set[tuple[int, str]], dict[tuple[int, str], str]]:
     """The strings that reach nvcc's arguments: ({(line, value)} written where they flow in,
     {(line of a call, function name): value} for flags a local function returns, reported at
-    the call, whose place decides whether a vendor switch gates it)."""
-    module = _Module(tree)
+    the call, whose place decides whether a vendor switch gates it). `module`: read_module(tree)
+    when the caller has it."""
+    module = module or _Module(tree)
     direct: set[tuple[int, str]] = set()
     returned: dict[tuple[int, str], str] = {}
     seen: set[str] = set()
@@ -211,9 +221,9 @@ def _returned_flags(
 ) -> Iterator[str]:
     """nvcc-only flags in what a local function returns (its own lists, by name, one level)."""
     local = {
-        n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        n.id for n in walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     }
-    stack = [n.value for n in ast.walk(function) if isinstance(n, ast.Return) and n.value]
+    stack = [n.value for n in walk(function) if isinstance(n, ast.Return) and n.value]
     seen: set[str] = set()
     while stack:
         for node in _flow(stack.pop()):
@@ -224,14 +234,14 @@ def _returned_flags(
                 stack.extend(module.values.get(node.id, ()))
 
 
-def nvcc_gated_jit(tree: ast.Module) -> Iterator[tuple[ast.If, str]]:
+def nvcc_gated_jit(tree: ast.Module, module: _Module | None = None) -> Iterator[tuple[ast.If, str]]:
     """`if <nvcc found>: <JIT build>` statements: the test asks for nvcc (CUDA_HOME, torch's
     _find_cuda_home, "nvcc" on the PATH), directly or through a local function, and the body
     starts a cpp_extension JIT build or makes a CUDAExtension, directly or through a local
     function. On a ROCm machine
     (hipcc, no nvcc) the build never starts. Yields (statement, how the test asks)."""
-    module = _Module(tree)
-    for node in ast.walk(tree):
+    module = module or _Module(tree)
+    for node in walk(tree):
         if not isinstance(node, ast.If):
             continue
         probe = _asks_for_nvcc(node.test, module)
@@ -240,7 +250,7 @@ def nvcc_gated_jit(tree: ast.Module) -> Iterator[tuple[ast.If, str]]:
 
 
 def _asks_for_nvcc(test: ast.expr, module: _Module) -> str:
-    for node in ast.walk(test):
+    for node in walk(test):
         if isinstance(node, ast.Name) and node.id in _NVCC_PROBES:
             return node.id
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
@@ -251,7 +261,7 @@ def _asks_for_nvcc(test: ast.expr, module: _Module) -> str:
 
 
 def _probes_nvcc(function: ast.AST) -> bool:
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, ast.Name) and node.id in _NVCC_PROBES:
             return True
         if isinstance(node, ast.Call) and _name(node.func) in _NVCC_PROBES:
@@ -262,13 +272,13 @@ def _probes_nvcc(function: ast.AST) -> bool:
 
 
 def _builds(statement: ast.stmt, module: _Module) -> bool:
-    for node in ast.walk(statement):
+    for node in walk(statement):
         if isinstance(node, ast.Call):
             if _is_jit(node.func, module):
                 return True
             function = module.functions.get(_name(node.func))
             if function is not None and any(
-                isinstance(n, ast.Call) and _is_jit(n.func, module) for n in ast.walk(function)
+                isinstance(n, ast.Call) and _is_jit(n.func, module) for n in walk(function)
             ):
                 return True
     return False

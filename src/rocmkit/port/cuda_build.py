@@ -20,6 +20,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from rocmkit.port.pieces import LEAF_FIELDS, walk
+
 # How a module asks whether the CUDA toolkit is there (torch's CUDA_HOME or its finder).
 _CUDA_HOME_NAMES = frozenset({"CUDA_HOME", "CUDA_PATH"})
 # Literal text that makes an f-string a CUDA build target around a formatted field.
@@ -30,7 +32,7 @@ def unbound_without_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.Name, str,
     """(first read, name, line of the gate) for each module-level name bound only inside
     `if CUDA_HOME is not None:` / `if CUDA_HOME:` (and nowhere else in the module) and read
     after that statement outside such a gate: on a ROCm machine the read raises NameError."""
-    gates = [n for n in ast.walk(tree) if isinstance(n, ast.If) and _needs_cuda_home(n.test)]
+    gates = [n for n in walk(tree) if isinstance(n, ast.If) and _needs_cuda_home(n.test)]
     if not gates:
         return
     stores: dict[str, int] = {}  # module-level bindings (a function's locals are its own)
@@ -40,9 +42,9 @@ def unbound_without_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.Name, str,
     # A read under any test that names CUDA_HOME (`if CUDA_HOME and WITH_CUDA:`) is the
     # project's own guard: only reads outside every such test count.
     gated_lines: set[int] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.If) and any(
-            isinstance(m, ast.Name) and m.id in _CUDA_HOME_NAMES for m in ast.walk(node.test)
+            isinstance(m, ast.Name) and m.id in _CUDA_HOME_NAMES for m in walk(node.test)
         ):
             # the test too: `CUDA_HOME and x` never reads x without it
             gated_lines.update(_lines(node.test))
@@ -52,7 +54,7 @@ def unbound_without_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.Name, str,
         inside = {
             n.id
             for s in gate.body
-            for n in ast.walk(s)
+            for n in walk(s)
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id != "_"
         }
         for name in sorted(inside):
@@ -97,7 +99,7 @@ def _count_stores(body: list[ast.stmt], name: str) -> int:
     return sum(
         1
         for s in body
-        for n in ast.walk(s)
+        for n in walk(s)
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == name
     )
 
@@ -107,7 +109,7 @@ def _first_read_after(
 ) -> ast.Name | None:
     reads = [
         n
-        for n in ast.walk(tree)
+        for n in walk(tree)
         if isinstance(n, ast.Name)
         and isinstance(n.ctx, ast.Load)
         and n.id == name
@@ -117,7 +119,7 @@ def _first_read_after(
     # Only reads the module runs (not inside a function that may never be called).
     functions = [
         (f.lineno, f.end_lineno or f.lineno)
-        for f in ast.walk(tree)
+        for f in walk(tree)
         if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
     ]
     top = [r for r in reads if not any(a <= r.lineno <= b for a, b in functions)]
@@ -128,7 +130,7 @@ def capability_targets(tree: ast.Module) -> Iterator[tuple[ast.Call, str]]:
     """(the get_device_capability() call, the f-string's text) where the capability, through
     the name it is assigned to, becomes an NVIDIA build target: f"...compute_{cap}..."."""
     holders: dict[str, ast.Call] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             func = node.value.func
             if isinstance(func, ast.Attribute) and func.attr == "get_device_capability":
@@ -137,14 +139,14 @@ def capability_targets(tree: ast.Module) -> Iterator[tuple[ast.Call, str]]:
                         holders.setdefault(target.id, node.value)
     if not holders:
         return
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not isinstance(node, ast.JoinedStr):
             continue
         fields = {
             n.id
             for part in node.values
             if isinstance(part, ast.FormattedValue)
-            for n in ast.walk(part.value)
+            for n in walk(part.value)
             if isinstance(n, ast.Name)
         }
         text = _template(node)
@@ -155,7 +157,7 @@ def capability_targets(tree: ast.Module) -> Iterator[tuple[ast.Call, str]]:
 
 def cuda_wheel_names(tree: ast.Module) -> Iterator[tuple[ast.JoinedStr, str]]:
     """f-strings that name a wheel file with a `+cu{...}` local version (a CUDA build)."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.JoinedStr):
             text = _template(node)
             if "+cu{}" in text and ".whl" in text:
@@ -185,11 +187,12 @@ def extension_needs_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.expr, int]
                 found = _requires_cuda_home(node.value, {})
                 if found is not None:
                     assigned[target.id] = found
-    parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+    built = [
+        n for n in walk(tree) if isinstance(n, ast.Call) and _called(n.func) == "CUDAExtension"
+    ]
+    parents = _parents(tree) if built else {}
     reported: set[int] = set()
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and _called(node.func) == "CUDAExtension"):
-            continue
+    for node in built:
         child: ast.AST = node
         while id(child) in parents:
             parent = parents[id(child)]
@@ -201,6 +204,23 @@ def extension_needs_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.expr, int]
                     reported.add(id(test))
                     yield test, node.lineno
             child = parent
+
+
+def _parents(tree: ast.Module) -> dict[int, ast.AST]:
+    """id(node) -> its parent, for every node but the contexts (Load, Store)."""
+    parents: dict[int, ast.AST] = {}
+    for parent in walk(tree):
+        for name in parent._fields:
+            if name in LEAF_FIELDS:
+                continue
+            value = getattr(parent, name, None)
+            if isinstance(value, list):
+                for child in value:
+                    if isinstance(child, ast.AST):
+                        parents[id(child)] = parent
+            elif isinstance(value, ast.AST):
+                parents[id(value)] = parent
+    return parents
 
 
 def _called(func: ast.expr) -> str:

@@ -18,9 +18,13 @@ import functools
 import gc
 import re
 import warnings
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
 
 _CONTINUATION = r"(?![ \t#\n)\]}]|else\b|elif\b|except\b|finally\b|case\b)"
 # A statement starts a line at column 0 that is not blank, a comment, a closing bracket or the
@@ -410,6 +414,77 @@ def statement_nodes(root: ast.AST) -> Iterator[ast.AST]:
         for name in fields:
             todo.extend(getattr(node, name))
         yield node
+
+
+# Fields that never hold a node, by the grammar (Python's Parser/Python.asdl): identifiers, ints,
+# type comments, and `ctx` (Load/Store/Del: one shared instance per kind, with no children, that no
+# check looks for).
+LEAF_FIELDS = frozenset(
+    {"ctx", "id", "attr", "arg", "name", "asname", "module", "level", "rest", "kind"}
+    | {"type_comment", "is_async", "conversion", "simple"}
+)
+_NODE_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}  # a constant's value: no node
+_WALKS: weakref.WeakKeyDictionary[ast.AST, list[ast.AST]] = weakref.WeakKeyDictionary()
+
+
+def walk(root: ast.AST) -> list[ast.AST]:
+    """The nodes ast.walk(root) gives, in its breadth-first order, less the expression contexts
+    (Load, Store), as a list: about twice as fast (ast.walk runs two generators per node). A
+    module's list is kept while its tree lives: the build passes each look for other nodes."""
+    if isinstance(root, ast.Module) and (known := _WALKS.get(root)) is not None:
+        return known
+    nodes, node_type, fields_of = [root], ast.AST, _NODE_FIELDS
+    for node in nodes:  # a list grown while it is iterated: breadth first, as ast.walk
+        kind = type(node)
+        fields = fields_of.get(kind)
+        if fields is None:
+            fields = fields_of[kind] = tuple(f for f in kind._fields if f not in LEAF_FIELDS)
+        for name in fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                nodes.extend(v for v in value if isinstance(v, node_type))
+            elif isinstance(value, node_type):
+                nodes.append(value)
+    if isinstance(root, ast.Module):
+        _WALKS[root] = nodes
+    return nodes
+
+
+class Whole:
+    """A file's whole syntax tree, parsed once however many checks ask for it (the nvcc flow of
+    an extension build, the CUDA_HOME passes, setup.py's lists): in a large build module that
+    parse costs as much as the rest of its scan."""
+
+    __slots__ = ("_derived", "_error", "_tree", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._tree: ast.Module | None = None
+        self._error: SyntaxError | ValueError | None = None
+        self._derived: dict[Callable[[ast.Module], object], object] = {}
+
+    @property
+    def parsed(self) -> bool:
+        return self._tree is not None
+
+    def tree(self) -> ast.Module:
+        """The tree; SyntaxError or ValueError (each time) when the file does not parse."""
+        if self._tree is None:
+            if self._error is None:
+                try:
+                    self._tree = parse(self.text)
+                except (SyntaxError, ValueError) as exc:
+                    self._error = exc
+            if self._error is not None:
+                raise self._error
+        assert self._tree is not None
+        return self._tree
+
+    def derived(self, make: Callable[[ast.Module], T]) -> T:
+        """make(tree), computed once (facts several checks read: the build's flow of flags)."""
+        if make not in self._derived:
+            self._derived[make] = make(self.tree())
+        return self._derived[make]  # type: ignore[return-value]
 
 
 def parse(source: str) -> ast.Module:

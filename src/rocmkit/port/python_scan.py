@@ -229,22 +229,25 @@ def scan_python(
 ) -> tuple[list[Hit], bool]:
     """(findings, parsed?) for one Python file: see _scan_python; in setup.py also the
     requirement lists that setup() is given by name (install_requires=install_requires)."""
+    whole = pieces.Whole(text)  # the whole tree, parsed once if any check needs it
     hits, parsed = _scan_python(
-        text, rules, is_setup=is_setup, own=own, exhaustive=exhaustive, keys=keys
+        text, rules, is_setup=is_setup, own=own, exhaustive=exhaustive, keys=keys, whole=whole
     )
     if is_setup:
-        hits = hits + _named_requirement_hits(text, rules)
+        hits = hits + _named_requirement_hits(text, rules, whole)
     if parsed and any(
         h.rule.check == "nvml-call" and h.evidence.startswith("import ") for h in hits
     ):
         with contextlib.suppress(SyntaxError, ValueError):
-            hits = nvml_query.move_to_queries(_parse(text), hits)
+            hits = nvml_query.move_to_queries(whole.tree(), hits)
     if "CUDA_VISIBLE_DEVICES" in text and ("--gpus" in text or "nvidia" in text):
-        hits = _visible_devices_as_vendor(text, rules) + hits  # first: it wins the line
+        hits = _visible_devices_as_vendor(text, rules, whole) + hits  # first: it wins the line
     if "cpp_extension" in text and not any(w in text for w in _HIP_BUILD_WORDS):
         # First: at a line the walk also reported (a capability it saw only read), this verdict,
         # which knows where the value goes, is the one kept.
-        hits = _cuda_build_hits(text, rules) + hits + _nvcc_gated_jit_hits(text, rules)
+        hits = (
+            _cuda_build_hits(text, rules, whole) + hits + _nvcc_gated_jit_hits(text, rules, whole)
+        )
     return hits, parsed
 
 
@@ -253,15 +256,18 @@ def scan_python(
 _NVIDIA_CONTAINER_WORDS = ("--gpus", "nvidia.com/gpu", "nvidia")
 
 
-def _visible_devices_as_vendor(text: str, rules: RuleSet) -> list[Hit]:
+def _visible_devices_as_vendor(
+    text: str, rules: RuleSet, whole: pieces.Whole | None = None
+) -> list[Hit]:
     """`if <CUDA_VISIBLE_DEVICES is set>:` around NVIDIA-only container options: the variable's
     presence is read as "an NVIDIA host", but the HIP runtime honours CUDA_VISIBLE_DEVICES too
     (ROCm's GPU isolation page), so an AMD host where it is set gets NVIDIA's options (warn)."""
     rule = rules.env_rule("CUDA_VISIBLE_DEVICES")
     if rule is None:
         return []
+    whole = whole or pieces.Whole(text)
     try:
-        tree = _parse(text)
+        tree = whole.tree()
     except (SyntaxError, ValueError):
         return []
     hits = []
@@ -298,14 +304,15 @@ def _visible_devices_as_vendor(text: str, rules: RuleSet) -> list[Hit]:
     return hits
 
 
-def _cuda_build_hits(text: str, rules: RuleSet) -> list[Hit]:
+def _cuda_build_hits(text: str, rules: RuleSet, whole: pieces.Whole | None = None) -> list[Hit]:
     """An extension build with no ROCm side, read as a ROCm machine runs it (cuda_build.py): a
     name bound only where CUDA_HOME is set, a build target made from the device capability, a
     `+cu` wheel name it downloads."""
     if "CUDA_HOME" not in text and "get_device_capability" not in text and "+cu{" not in text:
         return []
+    whole = whole or pieces.Whole(text)
     try:
-        tree = _parse(text)
+        tree = whole.tree()
     except (SyntaxError, ValueError):
         return []
     hits: list[Hit] = []
@@ -340,7 +347,7 @@ def _cuda_build_hits(text: str, rules: RuleSet) -> list[Hit]:
     return hits
 
 
-def _nvcc_gated_jit_hits(text: str, rules: RuleSet) -> list[Hit]:
+def _nvcc_gated_jit_hits(text: str, rules: RuleSet, whole: pieces.Whole | None = None) -> list[Hit]:
     """A JIT build that starts only where nvcc is found, in a module that never looks at ROCm's
     side: on a ROCm machine (hipcc, no nvcc) the extension is never built (rule cuda-extension,
     at warn: its kernels are missing; what runs instead, a fallback or nothing, the module's
@@ -348,8 +355,9 @@ def _nvcc_gated_jit_hits(text: str, rules: RuleSet) -> list[Hit]:
     rule = rules.by_check.get("cuda-extension")
     if rule is None or not any(j in text for j in (*build_flags.JIT_CALLS, "CUDAExtension")):
         return []
+    whole = whole or pieces.Whole(text)
     try:
-        tree = _parse(text)
+        tree = whole.tree()
     except (SyntaxError, ValueError):
         return []
     return [
@@ -361,18 +369,21 @@ def _nvcc_gated_jit_hits(text: str, rules: RuleSet) -> list[Hit]:
             " nvcc, and this module never looks for it, so the extension is never built)",
             "warn",
         )
-        for node, probe in build_flags.nvcc_gated_jit(tree)
+        for node, probe in build_flags.nvcc_gated_jit(tree, whole.derived(build_flags.read_module))
     ]
 
 
-def _named_requirement_hits(text: str, rules: RuleSet) -> list[Hit]:
+def _named_requirement_hits(
+    text: str, rules: RuleSet, whole: pieces.Whole | None = None
+) -> list[Hit]:
     """Requirements that setup(...) receives as a module-level name: `reqs = [...]` and
     `extras = {...}` / `extras["x"] = [...]` (a list built that way is what pip installs)."""
     lines = _named_keyword_lines(text) if text.isascii() else None
     if lines == []:
         return []
+    whole = whole or pieces.Whole(text)
     try:
-        tree = _parse(text)
+        tree = whole.tree()
     except (SyntaxError, ValueError):
         return []
     passed: dict[str, str] = {}  # module-level name -> setup() keyword it is given to
@@ -457,6 +468,7 @@ def _scan_python(
     own: frozenset[str] = frozenset(),
     exhaustive: bool = False,
     keys: tuple[str, ...] | None = None,
+    whole: pieces.Whole | None = None,
 ) -> tuple[list[Hit], bool]:
     """(findings, parsed?) for one Python file; raises ScanError when it does not parse. `own`:
     the project's own top-level packages, whose imports are never findings.
@@ -466,7 +478,10 @@ def _scan_python(
     pieces would be most of it. In setup.py the statements holding the setup() keywords
     (install_requires, extras_require, setup_requires) are pieces too. `exhaustive`: parse and
     walk the whole file instead (the reference the pruned scan is tested against). `keys`: the
-    trigger keys of the file when the caller has looked for them (trigger_keys)."""
+    trigger keys of the file when the caller has looked for them (trigger_keys). `whole`: the
+    file's whole tree, shared with the other checks (a whole tree one of them parsed is walked
+    at the lines a failed cut would walk instead of parsing pieces)."""
+    whole = whole or pieces.Whole(text)
     offsets = _trigger_offsets(text, rules, own, keys)
     if is_setup:  # its requirement lists: the keywords of the setup() call
         offsets += _word_offsets(text, _SETUP_WORDS)
@@ -476,11 +491,13 @@ def _scan_python(
     if not offsets and not exhaustive:
         return [], False
     offsets += _stored_uses(text)
-    visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
+    visitor = _Visitor(rules, text, is_setup=is_setup, own=own, whole=whole)
     offsets += visitor.nvcc_offsets(text)  # where nvcc-only flags flow into a build's arguments
     vendor_words = vendor_starts if visitor.vendor_possible else None
     lines: list[int] | None = None
-    if not exhaustive:
+    if not exhaustive and whole.parsed:
+        lines = _whole_lines(text, offsets, vendor_words)
+    elif not exhaustive:
         plan = pieces.plan(text, offsets, vendor_words)
         for source in plan.sources:
             try:
@@ -490,7 +507,7 @@ def _scan_python(
             return visitor.run(tree, plan.lines), True
         lines = plan.lines if not plan.sources else _whole_lines(text, offsets, vendor_words)
     try:
-        tree = _parse(text)
+        tree = whole.tree()
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", None)
         raise ScanError(
@@ -805,7 +822,13 @@ class _Visitor:
     """One pass over the tree; each node type is looked at by the checks that care about it."""
 
     def __init__(
-        self, rules: RuleSet, text: str, *, is_setup: bool, own: frozenset[str] = frozenset()
+        self,
+        rules: RuleSet,
+        text: str,
+        *,
+        is_setup: bool,
+        own: frozenset[str] = frozenset(),
+        whole: pieces.Whole | None = None,
     ) -> None:
         self.rules = rules
         # torch.utils.cpp_extension sets CUDA_HOME only on a CUDA torch (`... if
@@ -846,8 +869,11 @@ class _Visitor:
         self.nvcc_direct: set[tuple[int, str]] = set()
         self.nvcc_returned: dict[tuple[int, str], str] = {}
         if self.builds_extension and build_flags.mentions_nvcc_only(text):
+            whole = whole or pieces.Whole(text)
             with contextlib.suppress(SyntaxError, ValueError):  # the walk reports it
-                self.nvcc_direct, self.nvcc_returned = build_flags.nvcc_arguments(_parse(text))
+                tree = whole.tree()
+                module = whole.derived(build_flags.read_module)
+                self.nvcc_direct, self.nvcc_returned = build_flags.nvcc_arguments(tree, module)
         self.is_setup = is_setup
         self.docstrings: set[int] = set()
         # Values only shown to a person (print/log arguments, f-string fields): reporting the
