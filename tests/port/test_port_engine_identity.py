@@ -16,6 +16,7 @@ import pytest
 
 from rocmkit.port import (
     PortConfig,
+    build_flags,
     load_rules,
     pieces,
     python_scan,
@@ -421,3 +422,61 @@ def test_requirement_lists_passed_by_name_equal_a_walk_of_the_whole_file(index: 
     }
     assert {h.line for h in hits} == assigned
     assert bool(assigned) is (index < 5)
+
+
+BUILD_MODULE = (
+    FILLER
+    + "from torch.utils.cpp_extension import CUDAExtension, load as jit\n"
+    + "flags = ['-O3']\n"
+    + "try:\n"
+    + "    import ninja\n"
+    + "except ImportError:\n"
+    + "    flags = ['-O2']  # bound in a handler: a statement the walk must keep\n"
+    + "flags.append('--use_fast_math')\n"
+    + "extra = {}\n"
+    + "extra['nvcc'] = flags\n"
+    + "match mode:\n"
+    + "    case 'fast':\n"
+    + "        extra['nvcc'].extend(['-Xptxas', '-v'])\n"
+    + "ops = [helper_1(flags.insert(0, '-g')) for _ in range(1)]\n"
+    + "ext = CUDAExtension('k', ['k.cu'], extra_compile_args=extra)\n"
+    + "mod = jit('k', ['k.cu'], extra_cuda_cflags=flags)\n"
+)
+
+
+def _module_facts(module: build_flags._Module) -> tuple[object, ...]:
+    def ids(nodes: list[ast.expr]) -> list[int]:
+        return [id(n) for n in nodes]
+
+    return (
+        {k: id(v) for k, v in module.functions.items()},
+        {k: ids(v) for k, v in module.values.items()},
+        {k: ids(v) for k, v in module.keyed.items()},
+        ids(module.sinks),
+        ids(module.arg_dicts),
+        module.jit_names,
+        module.jit_modules,
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        BUILD_MODULE,
+        *(t for p in _fixture_python_files() if "cpp_extension" in (t := p.read_text())),
+    ],
+)
+def test_the_build_flow_read_from_the_lines_with_its_calls_equals_a_walk_of_every_node(
+    text: str,
+) -> None:
+    # The nvcc flow reads every statement and only the expressions on lines that hold one of
+    # the calls it follows; the same nodes, in the same order, as a walk of the whole tree.
+    tree = pieces.parse(text)
+    pruned = build_flags.read_module(tree, text)
+    assert _module_facts(pruned) == _module_facts(build_flags.read_module(tree))
+    direct, _ = build_flags.nvcc_arguments(tree, pruned)
+    if text is BUILD_MODULE:
+        assert {v for _, v in direct} >= {"-O2", "-O3", "--use_fast_math", "-Xptxas", "-g"}
+        # ... and the list walk is ast.walk's order, less the contexts (Load, Store).
+        expected = [n for n in ast.walk(tree) if not isinstance(n, ast.expr_context)]
+        assert pieces.walk(tree) == expected

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Iterator
 from importlib import resources
 
-from rocmkit.port.pieces import walk
+from rocmkit.port.pieces import statement_nodes, statements_and_lines, walk, word_lines
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -77,7 +77,7 @@ class _Module:
     """A module's functions and what each name is assigned or extended with (by name, over the
     whole module: flag lists are built across a few lines of one function)."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, text: str | None = None) -> None:
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         self.values: dict[str, list[ast.expr]] = {}
         self.keyed: dict[str, list[ast.expr]] = {}  # X -> values of X["nvcc"] (=, +=, append)
@@ -85,7 +85,7 @@ class _Module:
         self.arg_dicts: list[ast.expr] = []  # extra_compile_args given to an extension or load()
         self.jit_names: set[str] = set()  # names bound to cpp_extension's JIT entry points
         self.jit_modules: set[str] = {"cpp_extension"}  # names bound to the module itself
-        for node in walk(tree):
+        for node in _nodes_read(tree, text):
             if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("cpp_extension"):
                 self.jit_names |= {a.asname or a.name for a in node.names if a.name in JIT_CALLS}
             elif isinstance(node, ast.Import):  # import torch.utils.cpp_extension as ext
@@ -156,9 +156,23 @@ def _is_nvcc(key: ast.AST | None) -> bool:
     return isinstance(key, ast.Constant) and key.value == "nvcc"
 
 
-def read_module(tree: ast.Module) -> _Module:
-    """What nvcc_arguments and nvcc_gated_jit follow through a module (one walk, shareable)."""
-    return _Module(tree)
+def read_module(tree: ast.Module, text: str | None = None) -> _Module:
+    """What nvcc_arguments and nvcc_gated_jit follow through a module (one walk, shareable);
+    with the module's `text`, the expressions walked are only those a call it reads can be in."""
+    return _Module(tree, text)
+
+
+# Where a call _Module reads is written: a keyword that takes nvcc's arguments, or a list method.
+_CALL_WORDS = (*_SINK_KEYWORDS, "extra_compile_args", *_LIST_METHODS)
+
+
+def _nodes_read(tree: ast.Module, text: str | None) -> list[ast.AST]:
+    """The nodes of `tree` _Module looks at, in ast.walk's order: every statement, and the
+    expressions on the lines that hold a call it reads (an identifier is written as itself in
+    ASCII text; a non-ASCII one may be an NFKC spelling of it, so such text is walked whole)."""
+    if text is None or not text.isascii():
+        return walk(tree)
+    return statements_and_lines(tree, word_lines(text, _CALL_WORDS))
 
 
 def nvcc_arguments(
@@ -241,7 +255,7 @@ def nvcc_gated_jit(tree: ast.Module, module: _Module | None = None) -> Iterator[
     function. On a ROCm machine
     (hipcc, no nvcc) the build never starts. Yields (statement, how the test asks)."""
     module = module or _Module(tree)
-    for node in walk(tree):
+    for node in statement_nodes(tree):  # an `if` is a statement: ast.walk's order for them
         if not isinstance(node, ast.If):
             continue
         probe = _asks_for_nvcc(node.test, module)

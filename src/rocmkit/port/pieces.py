@@ -20,7 +20,7 @@ import re
 import warnings
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -423,8 +423,60 @@ LEAF_FIELDS = frozenset(
     {"ctx", "id", "attr", "arg", "name", "asname", "module", "level", "rest", "kind"}
     | {"type_comment", "is_async", "conversion", "simple"}
 )
-_NODE_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}  # a constant's value: no node
+_NODE_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {
+    ast.Constant: ()
+}  # a constant's value: no node
 _WALKS: weakref.WeakKeyDictionary[ast.AST, list[ast.AST]] = weakref.WeakKeyDictionary()
+
+
+def node_fields(kind: type[ast.AST]) -> tuple[str, ...]:
+    """The fields of a node type that can hold a node (see LEAF_FIELDS)."""
+    fields = _NODE_FIELDS.get(kind)
+    if fields is None:
+        fields = _NODE_FIELDS[kind] = tuple(f for f in kind._fields if f not in LEAF_FIELDS)
+    return fields
+
+
+def word_lines(text: str, words: Iterable[str]) -> list[int]:
+    """Sorted line numbers (1-based) of the lines that hold one of `words`."""
+    positions = set()
+    for word in words:
+        position = text.find(word)
+        while position >= 0:
+            positions.add(position)
+            position = text.find(word, position + 1)
+    return line_numbers(text, sorted(positions))
+
+
+def spans(node: ast.AST, lines: list[int]) -> bool:
+    """Whether `node` covers one of the sorted `lines` (a node without a position: yes)."""
+    first = getattr(node, "lineno", None)
+    if first is None:
+        return True
+    i = bisect.bisect_left(lines, first)
+    return i < len(lines) and lines[i] <= (getattr(node, "end_lineno", None) or first)
+
+
+def statements_and_lines(root: ast.AST, lines: list[int]) -> list[ast.AST]:
+    """walk(root) less the expressions that span none of `lines`, with everything under them:
+    every statement (and `except` handler), and of the expressions those a word on one of
+    `lines` can be in, in
+    walk's order (a pruned breadth-first walk keeps it for the nodes it keeps)."""
+    nodes, node_type, statement = [root], ast.AST, (ast.stmt, ast.excepthandler)
+    for node in nodes:
+        for name in node_fields(type(node)):
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                nodes.extend(
+                    v
+                    for v in value
+                    if isinstance(v, node_type) and (isinstance(v, statement) or spans(v, lines))
+                )
+            elif isinstance(value, node_type) and (
+                isinstance(value, statement) or spans(value, lines)
+            ):
+                nodes.append(value)
+    return nodes
 
 
 def walk(root: ast.AST) -> list[ast.AST]:
@@ -433,13 +485,9 @@ def walk(root: ast.AST) -> list[ast.AST]:
     module's list is kept while its tree lives: the build passes each look for other nodes."""
     if isinstance(root, ast.Module) and (known := _WALKS.get(root)) is not None:
         return known
-    nodes, node_type, fields_of = [root], ast.AST, _NODE_FIELDS
+    nodes, node_type = [root], ast.AST
     for node in nodes:  # a list grown while it is iterated: breadth first, as ast.walk
-        kind = type(node)
-        fields = fields_of.get(kind)
-        if fields is None:
-            fields = fields_of[kind] = tuple(f for f in kind._fields if f not in LEAF_FIELDS)
-        for name in fields:
+        for name in node_fields(type(node)):
             value = getattr(node, name, None)
             if isinstance(value, list):
                 nodes.extend(v for v in value if isinstance(v, node_type))
@@ -461,7 +509,7 @@ class Whole:
         self.text = text
         self._tree: ast.Module | None = None
         self._error: SyntaxError | ValueError | None = None
-        self._derived: dict[Callable[[ast.Module], object], object] = {}
+        self._derived: dict[Callable[[Whole], object], object] = {}
 
     @property
     def parsed(self) -> bool:
@@ -480,10 +528,10 @@ class Whole:
         assert self._tree is not None
         return self._tree
 
-    def derived(self, make: Callable[[ast.Module], T]) -> T:
-        """make(tree), computed once (facts several checks read: the build's flow of flags)."""
+    def derived(self, make: Callable[[Whole], T]) -> T:
+        """make(self), computed once (facts several checks read: the build's flow of flags)."""
         if make not in self._derived:
-            self._derived[make] = make(self.tree())
+            self._derived[make] = make(self)
         return self._derived[make]  # type: ignore[return-value]
 
 

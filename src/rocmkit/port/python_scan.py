@@ -369,8 +369,12 @@ def _nvcc_gated_jit_hits(text: str, rules: RuleSet, whole: pieces.Whole | None =
             " nvcc, and this module never looks for it, so the extension is never built)",
             "warn",
         )
-        for node, probe in build_flags.nvcc_gated_jit(tree, whole.derived(build_flags.read_module))
+        for node, probe in build_flags.nvcc_gated_jit(tree, whole.derived(_build_module))
     ]
+
+
+def _build_module(whole: pieces.Whole) -> build_flags._Module:
+    return build_flags.read_module(whole.tree(), whole.text)
 
 
 def _named_requirement_hits(
@@ -872,7 +876,7 @@ class _Visitor:
             whole = whole or pieces.Whole(text)
             with contextlib.suppress(SyntaxError, ValueError):  # the walk reports it
                 tree = whole.tree()
-                module = whole.derived(build_flags.read_module)
+                module = whole.derived(_build_module)
                 self.nvcc_direct, self.nvcc_returned = build_flags.nvcc_arguments(tree, module)
         self.is_setup = is_setup
         self.docstrings: set[int] = set()
