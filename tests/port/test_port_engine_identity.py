@@ -222,9 +222,23 @@ def test_trigger_keys_on_the_raw_bytes_equal_a_substring_test_per_key() -> None:
     keys = [k for k, _ in python_scan._trigger_groups(rules)]
     samples = [path.read_bytes() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
     samples += [b"CUDNN Cutlass cudacudnn NVITOP nvidia_x", b"", "caf\u00e9 Warp".encode()]
+    # keys that share a pattern (nv..., py...), one right after another's match
+    samples += [b"pytorch/pytorch/pynvml", b"nvmlinitnvidia", b"pytorch/pykeops", b"PyNVML"]
     for data in samples:
         text = data.decode("utf-8").lower()
         assert python_scan.trigger_keys(data, rules) == tuple(k for k in keys if k in text)
+
+
+def test_vendor_tokens_found_at_their_keys_equal_a_search_for_each_token() -> None:
+    samples = [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
+    samples += ["a chip and a relationship", "chip_HIP", "x = 'amd'", "Kelvin \u212a _hip"]
+    samples += ["ship_it = 1", "torch.version.hip", "commandline", "'nvidia'", "nvidiax"]
+    found = 0
+    for text in samples:
+        expected = any(t in text for t in python_scan.VENDOR_TOKENS)
+        assert python_scan.vendor_possible(text) is expected, text
+        found += expected
+    assert 0 < found < len(samples)
 
 
 IF_MODULE = (

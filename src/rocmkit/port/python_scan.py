@@ -556,9 +556,31 @@ _VENDOR_KEYS = _BASE_KEYS + tuple(
 def vendor_possible(text: str) -> bool:
     """Whether `text` holds a vendor token (VENDOR_TOKENS): only then are switches looked for."""
     low = text.lower()
-    if not any(key in low for key in _VENDOR_KEYS):
-        return False
-    return any(t in text for t in VENDOR_TOKENS)
+    if not text.isascii():  # str.lower() may change a length: places in `low` are not in `text`
+        return any(key in low for key in _VENDOR_KEYS) and any(t in text for t in VENDOR_TOKENS)
+    # Each token at the places of its key ("hip" also stands in "chip" and "relationship": the
+    # tokens are tested only there, not by a search of the whole text each).
+    for key, tokens in _TOKENS_BY_KEY:
+        position = low.find(key)
+        while position >= 0:
+            if any(text.startswith(t, position - at) for t, at in tokens):
+                return True
+            position = low.find(key, position + 1)
+    return False
+
+
+def _tokens_by_key() -> tuple[tuple[str, tuple[tuple[str, int], ...]], ...]:
+    """(key, ((token, where the key starts in it), ...)) for each key of _VENDOR_KEYS: a token
+    belongs to the first key its lower case holds, so it is in the text exactly where a place
+    of that key, moved back by the key's offset in the token, starts it."""
+    groups: dict[str, list[tuple[str, int]]] = {k: [] for k in _VENDOR_KEYS}
+    for token in VENDOR_TOKENS:
+        key = next(k for k in _VENDOR_KEYS if k in token.lower())
+        groups[key].append((token, token.lower().find(key)))
+    return tuple((k, tuple(v)) for k, v in groups.items() if v)
+
+
+_TOKENS_BY_KEY = _tokens_by_key()
 
 
 _parse = pieces.parse
@@ -721,20 +743,31 @@ def _key_searches(rules: RuleSet) -> tuple[tuple[bytes, re.Pattern[bytes] | None
     """How trigger_keys looks for each key: alone with `in`, or, for keys that share their first
     two bytes (cuda, cudnn, cutlass), one findall of `cu(?:da|dnn|tlass)`, which `re` runs as
     fast as one `in` (it searches its literal prefix). Only keys none of which can start inside
-    another (no later byte equals the first) share a pattern, so findall misses none (a key
-    that is the start of a longer one is added by trigger_keys)."""
+    another's match share a pattern, so findall misses none (a key that is the start of a
+    longer one is added by trigger_keys)."""
     by_prefix: dict[bytes, list[bytes]] = {}
     for _, key in _byte_keys(rules):
         by_prefix.setdefault(key[:2], []).append(key)
     searches: list[tuple[bytes, re.Pattern[bytes] | None]] = []
     for prefix, keys in by_prefix.items():
-        if len(keys) < 2 or len(prefix) < 2 or any(k[:1] in k[1:] for k in keys):
+        if len(keys) < 2 or len(prefix) < 2 or _overlap(keys):
             searches.extend((k, None) for k in keys)
             continue
         rests = b"|".join(re.escape(k[2:]) for k in sorted(keys, key=len, reverse=True))
         pattern = re.compile(re.escape(prefix) + b"(?:" + rests + b")")
         searches.append((b"", pattern))
     return tuple(searches)
+
+
+def _overlap(keys: list[bytes]) -> bool:
+    """Whether one key can start inside a match of another (its tail is the other's head)."""
+    return any(
+        b.startswith(a[i:]) or a[i:].startswith(b)
+        for a in keys
+        for b in keys
+        if a != b
+        for i in range(1, len(a))
+    )
 
 
 _GROUP_KEYS = ("cuda", "nvidia", "warp", "extension")
@@ -848,7 +881,6 @@ class _Visitor:
             m for m, r in rules.imports.items() if r.lazy_import_note and m in text
         )
         self.lazy: set[int] = set()
-        self.rocm_image = "rocm/" in text and bool(_ROCM_IMAGE.search(text))
         self.gated = False  # the node being handled is on one side of a vendor switch
         self.gate_children: set[int] = set()  # children a handler put behind a switch
         self.tested: set[int] = set()  # torch.version.cuda nodes used as a truth value
@@ -908,6 +940,11 @@ class _Visitor:
             starts.append(position + 1)
             position = text.find("\n", position + 1)
         return [starts[n - 1] for n in lines if n <= len(starts)]
+
+    @functools.cached_property
+    def rocm_image(self) -> bool:
+        """The module writes a ROCm image (asked only for a CUDA image found in a string)."""
+        return "rocm/" in self.text and bool(_ROCM_IMAGE.search(self.text))
 
     @functools.cached_property
     def other_vendor_side(self) -> bool:
