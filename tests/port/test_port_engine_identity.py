@@ -494,3 +494,12 @@ def test_the_build_flow_read_from_the_lines_with_its_calls_equals_a_walk_of_ever
         # ... and the list walk is ast.walk's order, less the contexts (Load, Store).
         expected = [n for n in ast.walk(tree) if not isinstance(n, ast.expr_context)]
         assert pieces.walk(tree) == expected
+
+
+def test_warp_words_found_in_the_lower_cased_text_equal_the_case_insensitive_search() -> None:
+    samples = [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
+    samples += ["WarpWARPwarp num_warps", "WAVEFRONTwarp", "wavefronwarp", "\u212a warp_size"]
+    for text in samples:
+        expected = [m.start() for m in python_scan._WARP_WORD.finditer(text)]
+        assert python_scan._warp_words(text) == expected
+    assert python_scan._warp_words("num_warps = 4; WAVEFRONT_SIZE = 64") == [4, 16]

@@ -187,17 +187,25 @@ _WARP_WORD = re.compile("(?i)warp|wavefront")
 _WARP_STARTS = (0, len("threads_per_"), len("lanes_per_"))
 
 
+def _warp_words(text: str) -> list[int]:
+    """Where _WARP_WORD.finditer(text) matches: in ASCII text, by a search for each word in the
+    lower-cased text (a case-insensitive alternation tries every character: ~20x slower)."""
+    if not text.isascii():  # str.lower() may change a length: places would not be the text's
+        return [m.start() for m in _WARP_WORD.finditer(text)]
+    low = text.lower()
+    found = []
+    for word in ("warp", "wavefront"):  # neither can start inside the other
+        position = low.find(word)
+        while position >= 0:
+            found.append(position)
+            position = low.find(word, position + len(word))
+    return sorted(found)
+
+
 def _warp_confirmed(text: str) -> list[int]:
     """The starts _WARP_CONFIRM.finditer gives, from matches tried only where a "warp" is (the
     case-insensitive alternation is slow to scan for): leftmost first, none inside the last."""
-    starts = sorted(
-        {
-            p.start() - back
-            for p in _WARP_WORD.finditer(text)
-            for back in _WARP_STARTS
-            if p.start() >= back
-        }
-    )
+    starts = sorted({p - back for p in _warp_words(text) for back in _WARP_STARTS if p >= back})
     found, end = [], 0
     for start in starts:
         if start >= end and (match := _WARP_CONFIRM.match(text, start)) is not None:
