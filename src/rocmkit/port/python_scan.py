@@ -984,6 +984,7 @@ class _Visitor:
         # handled in source order, parents before children: the docstring and gating bookkeeping
         # rely on it, and a flag (HIP_BUILD = ...) is seen before the `if` that tests it.
         handlers, node_type, walked = _HANDLERS, ast.AST, _WALKED_FIELDS
+        bisect_left, num_lines = bisect.bisect_left, len(lines) if lines is not None else 0
         stack: list[tuple[ast.AST, bool]] = [(tree, False)]
         gate_children = self.gate_children
         while stack:
@@ -1003,7 +1004,16 @@ class _Visitor:
                 value = getattr(node, name, None)
                 if isinstance(value, list):
                     if lines is not None and value:
-                        value = [v for v in value if _spans(v, lines)]
+                        # _spans, inline (a call per list item costs a fifth of the walk)
+                        value = [
+                            v
+                            for v in value
+                            if (first := getattr(v, "lineno", None)) is None
+                            or (
+                                (i := bisect_left(lines, first)) < num_lines
+                                and lines[i] <= (v.end_lineno or first)
+                            )
+                        ]
                     if gated or not gate_children:
                         children.extend((v, gated) for v in value if isinstance(v, node_type))
                     else:
