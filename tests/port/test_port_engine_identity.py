@@ -503,3 +503,44 @@ def test_warp_words_found_in_the_lower_cased_text_equal_the_case_insensitive_sea
         expected = [m.start() for m in python_scan._WARP_WORD.finditer(text)]
         assert python_scan._warp_words(text) == expected
     assert python_scan._warp_words("num_warps = 4; WAVEFRONT_SIZE = 64") == [4, 15]
+
+
+VISIBLE_MODULE = (
+    FILLER
+    + "def docker_args(env):\n"
+    + "    args = ['run']\n"
+    + "    if env.get('CUDA_VISIBLE_DEVICES'):\n"
+    + "        args += ['--gpus', 'all', '--runtime=nvidia']\n"
+    + "    return args\n"
+    + FILLER.replace("helper_", "other_")
+    + "if os.environ.get('CUDA_VISIBLE_DEVICES') is not None:\n"
+    + "    RUNTIME = 'nvidia'\n"
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        VISIBLE_MODULE,
+        *(t for p in _fixture_python_files() if "CUDA_VISIBLE_DEVICES" in (t := p.read_text())),
+    ],
+)
+def test_the_visible_devices_check_on_its_statements_equals_the_check_on_the_whole_tree(
+    text: str,
+) -> None:
+    rules = load_rules()
+    parsed = pieces.Whole(text)
+    parsed.tree()  # as when another check has parsed the whole file
+    key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
+    pruned = python_scan._visible_devices_as_vendor(text, rules)
+    assert list(map(key, pruned)) == list(
+        map(key, python_scan._visible_devices_as_vendor(text, rules, parsed))
+    )
+    if text is VISIBLE_MODULE:
+        assert sorted(h.line for h in pruned) == [
+            VISIBLE_MODULE.splitlines().index(line) + 1
+            for line in (
+                "    if env.get('CUDA_VISIBLE_DEVICES'):",
+                "if os.environ.get('CUDA_VISIBLE_DEVICES') is not None:",
+            )
+        ]

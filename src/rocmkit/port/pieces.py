@@ -368,6 +368,38 @@ def plan(text: str, offsets: list[int], vendor_words: WordStarts | None) -> Plan
     return Plan(sources=tuple(sources), lines=line_numbers(text, positions))
 
 
+def places(text: str, word: str) -> list[int]:
+    """Every offset where `word` starts in `text`."""
+    found, position = [], text.find(word)
+    while position >= 0:
+        found.append(position)
+        position = text.find(word, position + 1)
+    return found
+
+
+def holding(text: str, offsets: list[int], whole: Whole | None = None) -> ast.Module | None:
+    """A tree of the top-level statements (decorators included) that hold `offsets`, at their
+    own lines: every node there is the node a whole-file parse gives, in ast.walk's order. The
+    whole tree when `whole` has been parsed or the statements alone do not parse; None when the
+    file does not parse."""
+    whole = whole or Whole(text)
+    if not whole.parsed:
+        quotes = triple_quotes(text) if ('"""' in text or "'''" in text) else []
+        starts = outside_strings(top_level_starts(text), quotes)
+        if not starts or starts[0] != 0:
+            starts.insert(0, 0)
+        spans = statement_spans(text, starts, sorted(offsets))
+        if _size(spans) <= len(text) // 2:
+            try:
+                return parse(assemble(text, spans))
+            except (SyntaxError, ValueError):
+                pass  # a wrong cut: the whole file
+    try:
+        return whole.tree()
+    except (SyntaxError, ValueError):
+        return None
+
+
 def whole_positions(text: str, offsets: list[int], vendor_words: WordStarts | None) -> list[int]:
     """The trigger offsets and every vendor word's offset in the whole file, sorted."""
     return sorted(offsets + _matches(vendor_words, text, 0, len(text)))

@@ -273,10 +273,10 @@ def _visible_devices_as_vendor(
     rule = rules.env_rule("CUDA_VISIBLE_DEVICES")
     if rule is None:
         return []
-    whole = whole or pieces.Whole(text)
-    try:
-        tree = whole.tree()
-    except (SyntaxError, ValueError):
+    # Such an `if` names the variable in its test: the top-level statements that hold the name
+    # hold every such `if` whole (the whole tree when another check has parsed it).
+    tree = pieces.holding(text, pieces.places(text, "CUDA_VISIBLE_DEVICES"), whole)
+    if tree is None:
         return []
     hits = []
     for node in ast.walk(tree):
