@@ -18,6 +18,7 @@ from rocmkit.port import (
     PortConfig,
     build_flags,
     load_rules,
+    nvml_query,
     pieces,
     python_scan,
     scan_project,
@@ -544,3 +545,43 @@ def test_the_visible_devices_check_on_its_statements_equals_the_check_on_the_who
                 "if os.environ.get('CUDA_VISIBLE_DEVICES') is not None:",
             )
         ]
+
+
+NVML_MODULE = (
+    "import os\n"
+    + "import pynvml as nv\n"
+    + FILLER
+    + "class Monitor:\n"
+    + "    def start(self):\n"
+    + "        nv.nvmlInit()\n"
+    + FILLER.replace("helper_", "other_")
+    + "def count():\n"
+    + "    return nv.nvmlDeviceGetCount()  # a query through the name, far from the import\n"
+    + "def envelope():\n"
+    + "    return 'nv'\n"
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [NVML_MODULE, *(t for p in _fixture_python_files() if "nvml" in (t := p.read_text()))],
+)
+def test_nvml_queries_found_in_their_statements_equal_those_of_the_whole_tree(text: str) -> None:
+    rules = load_rules()
+    parsed = pieces.Whole(text)
+    try:
+        parsed.tree()  # as when another check has parsed the whole file
+    except SyntaxError:
+        pytest.skip("does not parse as a whole")
+    hits, _ = python_scan._scan_python(text, rules)
+    key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
+    tree = python_scan._nvml_statements(text, hits, pieces.Whole(text))
+    assert tree is not None
+    moved = nvml_query.move_to_queries(tree, hits)
+    assert list(map(key, moved)) == list(map(key, nvml_query.move_to_queries(parsed.tree(), hits)))
+    if text is NVML_MODULE:
+        source = NVML_MODULE.splitlines()
+        assert {h.line for h in moved if h.rule.check == "nvml-call"} == {
+            i + 1 for i, line in enumerate(source) if "nv.nvml" in line
+        }
+        assert len(tree.body) < 10  # the import's statement and the class, not the fillers

@@ -377,6 +377,21 @@ def places(text: str, word: str) -> list[int]:
     return found
 
 
+def line_starts(text: str, lines: list[int]) -> list[int]:
+    """The offsets where the sorted 1-based `lines` start (those past the end left out)."""
+    found, line, position = [], 1, 0
+    for wanted in lines:
+        while line < wanted and position >= 0:
+            position = text.find("\n", position)
+            if position >= 0:
+                position += 1
+                line += 1
+        if position < 0:
+            break
+        found.append(position)
+    return found
+
+
 def holding(text: str, offsets: list[int], whole: Whole | None = None) -> ast.Module | None:
     """A tree of the top-level statements (decorators included) that hold `offsets`, at their
     own lines: every node there is the node a whole-file parse gives, in ast.walk's order. The

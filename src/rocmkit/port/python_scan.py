@@ -246,8 +246,9 @@ def scan_python(
     if parsed and any(
         h.rule.check == "nvml-call" and h.evidence.startswith("import ") for h in hits
     ):
-        with contextlib.suppress(SyntaxError, ValueError):
-            hits = nvml_query.move_to_queries(whole.tree(), hits)
+        tree = _nvml_statements(text, hits, whole)
+        if tree is not None:
+            hits = nvml_query.move_to_queries(tree, hits)
     if "CUDA_VISIBLE_DEVICES" in text and ("--gpus" in text or "nvidia" in text):
         hits = _visible_devices_as_vendor(text, rules, whole) + hits  # first: it wins the line
     if "cpp_extension" in text and not any(w in text for w in _HIP_BUILD_WORDS):
@@ -257,6 +258,28 @@ def scan_python(
             _cuda_build_hits(text, rules, whole) + hits + _nvcc_gated_jit_hits(text, rules, whole)
         )
     return hits, parsed
+
+
+def _nvml_statements(text: str, hits: list[Hit], whole: pieces.Whole) -> ast.Module | None:
+    """The top-level statements move_to_queries reads: those of the NVML imports and those
+    that name what the imports bind (a query is a call through such a name, written as itself
+    in ASCII text); the whole tree when it is parsed already or the text is not ASCII."""
+    if whole.parsed or not text.isascii():
+        with contextlib.suppress(SyntaxError, ValueError):
+            return whole.tree()
+        return None
+    lines = sorted({h.line for h in hits if h.rule.check == "nvml-call"})
+    imports = pieces.line_starts(text, lines)
+    first = pieces.holding(text, imports, whole)
+    if first is None:
+        return None
+    names = {
+        alias.asname or alias.name.split(".")[0]
+        for node in pieces.statement_nodes(first)
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and node.lineno in lines
+        for alias in node.names
+    }
+    return pieces.holding(text, imports + _word_offsets(text, names), whole)
 
 
 # What only an NVIDIA container gets: docker's --gpus (NVIDIA Container Toolkit), the CDI name
