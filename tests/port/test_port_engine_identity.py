@@ -585,3 +585,37 @@ def test_nvml_queries_found_in_their_statements_equal_those_of_the_whole_tree(te
             i + 1 for i, line in enumerate(source) if "nv.nvml" in line
         }
         assert len(tree.body) < 10  # the import's statement and the class, not the fillers
+
+
+def _table(last: str) -> str:
+    rows = [f'    (\n        ("--opt-{i}",),\n        "help {i}",\n    ),\n' for i in range(300)]
+    return (
+        '"""Generated option table."""\n\n'
+        "OPTIONS = (\n"
+        + "".join(rows[:150])
+        + '    (\n        ("--image",),\n        "see pytorch/pytorch#1234",\n    ),\n'
+        + '    (\n        ("--base",),\n        "nvidia/cuda:12.4.1-base-ubuntu22.04",\n    ),\n'
+        + "".join(rows[150:])
+        + last
+        + ")\n"
+    )
+
+
+@pytest.mark.parametrize("last", ["", '    ("--end", "pytorch/pytorch:2.1-cuda12")\n'])
+def test_a_generated_table_is_parsed_by_its_items_and_judged_as_a_whole(last: str) -> None:
+    rules = load_rules()
+    text = _table(last)
+    key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
+    whole, _ = scan_python(text, rules, exhaustive=True)
+    pruned, _ = scan_python(text, rules)
+    assert sorted(map(key, pruned)) == sorted(map(key, whole))
+    assert {h.rule.id for h in whole} == {"cuda-image"}
+    offsets = python_scan._trigger_offsets(text, rules, frozenset())
+    sources = pieces.plan(text, offsets, None).sources
+    if last:  # an item with no comma after it: cut out, the value would be that item alone
+        assert sources == ()  # so the statement, most of the file, is parsed whole
+    else:  # only the items holding a trigger, at their own lines
+        source = sources[0]
+        assert "--opt-3" not in source and len(source.replace("\n", "")) < 200
+        line = '        "nvidia/cuda:12.4.1-base-ubuntu22.04",'
+        assert source.splitlines().index(line) == text.splitlines().index(line)
