@@ -426,6 +426,12 @@ def test_requirement_lists_passed_by_name_equal_a_walk_of_the_whole_file(index: 
     }
     hits = python_scan._named_requirement_hits(text, rules)
     assert bool(passed) is (index < 5)
+    # From the statements that hold the keywords and the names: what the whole tree gives.
+    parsed = pieces.Whole(text)
+    parsed.tree()
+    key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
+    from_whole = python_scan._named_requirement_hits(text, rules, parsed)
+    assert list(map(key, hits)) == list(map(key, from_whole))
     # Each requirement string of a list assigned to a passed name is found, at its line.
     assigned = {
         c.lineno

@@ -417,17 +417,38 @@ def _named_requirement_hits(
     if lines == []:
         return []
     whole = whole or pieces.Whole(text)
-    try:
-        tree = whole.tree()
-    except (SyntaxError, ValueError):
+    # The setup() call is in the top-level statements that hold its keywords, the lists in those
+    # that name them (the whole tree when it is parsed already, or the text is not ASCII).
+    if lines is None or whole.parsed:
+        with contextlib.suppress(SyntaxError, ValueError):
+            return _requirements_passed_by_name(whole.tree(), whole.tree(), lines, rules)
         return []
+    calls = pieces.holding(text, pieces.line_starts(text, lines), whole)
+    if calls is None:
+        return []
+    return _requirements_passed_by_name(
+        calls, lambda names: pieces.holding(text, _word_offsets(text, names), whole), lines, rules
+    )
+
+
+def _requirements_passed_by_name(
+    calls: ast.Module,
+    lists: ast.Module | Callable[[Iterable[str]], ast.Module | None],
+    lines: list[int] | None,
+    rules: RuleSet,
+) -> list[Hit]:
+    """The hits of _named_requirement_hits: the setup() keywords given a name in `calls`, the
+    module-level lists assigned to those names in `lists` (or in what it gives for the names)."""
     passed: dict[str, str] = {}  # module-level name -> setup() keyword it is given to
-    for node in _walk_lines(tree, lines):
+    for node in _walk_lines(calls, lines):
         if isinstance(node, ast.Call) and _dotted(node.func).split(".")[-1] == "setup":
             for keyword in node.keywords:
                 if keyword.arg in _REQUIREMENT_KEYWORDS and isinstance(keyword.value, ast.Name):
                     passed[keyword.value.id] = keyword.arg
     if not passed:
+        return []
+    tree = lists(passed) if callable(lists) else lists
+    if tree is None:
         return []
     hits: list[Hit] = []
     for statement in tree.body:
