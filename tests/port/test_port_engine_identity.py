@@ -625,3 +625,19 @@ def test_a_generated_table_is_parsed_by_its_items_and_judged_as_a_whole(last: st
         assert "--opt-3" not in source and len(source.replace("\n", "")) < 200
         line = '        "nvidia/cuda:12.4.1-base-ubuntu22.04",'
         assert source.splitlines().index(line) == text.splitlines().index(line)
+
+
+def test_setup_keyword_lines_equal_a_search_of_the_whole_pattern() -> None:
+    def expected(text: str) -> list[int]:
+        starts = [m.start() for m in python_scan._NAMED_KEYWORD.finditer(text)]
+        return [text.count("\n", 0, s) + 1 for s in starts]
+
+    samples = [FILLER + s for s in SETUPS]
+    samples += [
+        "setup(xinstall_requires=reqs, install_requires = \\\n  # c\n (reqs))\n",
+        "setup(install_requires=setup_requires, extras_require==x)\n",
+        "install_requires=install_requires\nsetup_requires = [\n]\n",
+    ]
+    for text in samples:
+        assert python_scan._named_keyword_lines(text) == expected(text)
+    assert python_scan._named_keyword_lines(samples[-3]) == [1]  # not xinstall_requires

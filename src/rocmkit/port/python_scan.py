@@ -486,12 +486,20 @@ _NAMED_KEYWORD = re.compile(
 )
 
 
+# The pattern from its keyword on: tried only where a keyword starts a word (a leading \b leaves
+# `re` no literal to skip to, and it then tries every character: the slowest part of setup.py).
+_NAMED_KEYWORD_AT = re.compile(_NAMED_KEYWORD.pattern.replace(r"\b", "", 1))
+
+
 def _named_keyword_lines(text: str) -> list[int]:
-    """The lines where _NAMED_KEYWORD starts (each keyword's own line)."""
-    lines, line, last = [], 1, 0
-    for match in _NAMED_KEYWORD.finditer(text):
-        line += text.count("\n", last, match.start())
-        last = match.start()
+    """The lines where _NAMED_KEYWORD.finditer(text) finds a match (each keyword's own line)."""
+    lines, line, last, end = [], 1, 0, 0
+    for start in _word_offsets(text, _REQUIREMENT_KEYWORDS):
+        if start < end or (match := _NAMED_KEYWORD_AT.match(text, start)) is None:
+            continue
+        end = match.end()
+        line += text.count("\n", last, start)
+        last = start
         lines.append(line)
     return lines
 
