@@ -641,3 +641,15 @@ def test_setup_keyword_lines_equal_a_search_of_the_whole_pattern() -> None:
     for text in samples:
         assert python_scan._named_keyword_lines(text) == expected(text)
     assert python_scan._named_keyword_lines(samples[-3]) == [1]  # not xinstall_requires
+
+
+def test_names_are_searched_in_text_whose_non_ascii_characters_cannot_spell_them() -> None:
+    # Emoji, accents and CJK in strings leave every identifier's spelling as searched; a
+    # fullwidth or ligature letter is an NFKC spelling of an ASCII name: the whole tree then.
+    assert pieces.ascii_names("import pynvml\nLOGGER.info('✅ done, café, 完成')\n")
+    assert not pieces.ascii_names("import pynvml as ｎv\nｎv.nvmlInit()\n")
+    assert not pieces.ascii_names("ﬁle = 1\n")  # the fi ligature: `file`
+    text = "import pynvml as nv\n# ✅ ready\n" + FILLER + "def f():\n    return nv.nvmlInit()\n"
+    hits, _ = python_scan._scan_python(text, load_rules())
+    tree = python_scan._nvml_statements(text, hits, pieces.Whole(text))
+    assert tree is not None and len(tree.body) == 2  # the import and f, not the fillers

@@ -17,6 +17,7 @@ import bisect
 import functools
 import gc
 import re
+import unicodedata
 import warnings
 import weakref
 from collections import deque
@@ -404,6 +405,22 @@ def plan(text: str, offsets: list[int], vendor_words: WordStarts | None) -> Plan
             if source not in sources:
                 sources.insert(0, source)
     return Plan(sources=tuple(sources), lines=line_numbers(text, positions))
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def ascii_names(text: str) -> bool:
+    """Whether every identifier in `text` that names an ASCII name is spelled in ASCII, so that
+    a search of the text for the name finds it: Python reads identifiers in NFKC form, where
+    a fullwidth `ｐ` is `p`; no character of the text may have an ASCII character in its NFKC
+    form (emoji, accented or CJK text in strings and comments: none has)."""
+    if text.isascii():
+        return True
+    return not any(
+        any(c.isascii() for c in unicodedata.normalize("NFKC", char))
+        for char in set(_NON_ASCII.findall(text))
+    )
 
 
 def places(text: str, word: str) -> list[int]:

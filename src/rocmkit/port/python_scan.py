@@ -263,8 +263,8 @@ def scan_python(
 def _nvml_statements(text: str, hits: list[Hit], whole: pieces.Whole) -> ast.Module | None:
     """The top-level statements move_to_queries reads: those of the NVML imports and those
     that name what the imports bind (a query is a call through such a name, written as itself
-    in ASCII text); the whole tree when it is parsed already or the text is not ASCII."""
-    if whole.parsed or not text.isascii():
+    where pieces.ascii_names); the whole tree when it is parsed already or a name may not be."""
+    if whole.parsed or not pieces.ascii_names(text):
         with contextlib.suppress(SyntaxError, ValueError):
             return whole.tree()
         return None
@@ -413,7 +413,7 @@ def _named_requirement_hits(
 ) -> list[Hit]:
     """Requirements that setup(...) receives as a module-level name: `reqs = [...]` and
     `extras = {...}` / `extras["x"] = [...]` (a list built that way is what pip installs)."""
-    lines = _named_keyword_lines(text) if text.isascii() else None
+    lines = _named_keyword_lines(text) if pieces.ascii_names(text) else None
     if lines == []:
         return []
     whole = whole or pieces.Whole(text)
@@ -478,8 +478,8 @@ def _requirements_passed_by_name(
 
 # A setup() keyword given a name (install_requires=reqs, extras_require=(extras)), allowing what
 # may stand between (spaces, newlines, continuations, comments, parentheses): a file with none
-# passes no list by name. Only for ASCII text: a keyword is NFKC-normalised, so an exotic spelling
-# of install_requires would be the same keyword.
+# passes no list by name. Only where pieces.ascii_names: a keyword is NFKC-normalised, so an exotic
+# spelling of install_requires would be the same keyword.
 _NAMED_KEYWORD = re.compile(
     r"\b(?:install_requires|setup_requires|extras_require)(?:[\s\\]|#[^\n]*)*=(?!=)"
     r"(?:[\s\\(]|#[^\n]*)*[A-Za-z_]"
