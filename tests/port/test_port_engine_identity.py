@@ -23,6 +23,7 @@ from rocmkit.port import (
     python_scan,
     scan_project,
     vendor_loading,
+    whole_tree,
 )
 from rocmkit.port.python_scan import scan_python
 from rocmkit.port.rules import parse_rules
@@ -427,7 +428,7 @@ def test_requirement_lists_passed_by_name_equal_a_walk_of_the_whole_file(index: 
     hits = python_scan._named_requirement_hits(text, rules)
     assert bool(passed) is (index < 5)
     # From the statements that hold the keywords and the names: what the whole tree gives.
-    parsed = pieces.Whole(text)
+    parsed = whole_tree.Whole(text)
     parsed.tree()
     key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
     from_whole = python_scan._named_requirement_hits(text, rules, parsed)
@@ -500,7 +501,7 @@ def test_the_build_flow_read_from_the_lines_with_its_calls_equals_a_walk_of_ever
         assert {v for _, v in direct} >= {"-O2", "-O3", "--use_fast_math", "-Xptxas", "-g"}
         # ... and the list walk is ast.walk's order, less the contexts (Load, Store).
         expected = [n for n in ast.walk(tree) if not isinstance(n, ast.expr_context)]
-        assert pieces.walk(tree) == expected
+        assert whole_tree.walk(tree) == expected
 
 
 def test_warp_words_found_in_the_lower_cased_text_equal_the_case_insensitive_search() -> None:
@@ -536,7 +537,7 @@ def test_the_visible_devices_check_on_its_statements_equals_the_check_on_the_who
     text: str,
 ) -> None:
     rules = load_rules()
-    parsed = pieces.Whole(text)
+    parsed = whole_tree.Whole(text)
     parsed.tree()  # as when another check has parsed the whole file
     key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
     pruned = python_scan._visible_devices_as_vendor(text, rules)
@@ -574,14 +575,14 @@ NVML_MODULE = (
 )
 def test_nvml_queries_found_in_their_statements_equal_those_of_the_whole_tree(text: str) -> None:
     rules = load_rules()
-    parsed = pieces.Whole(text)
+    parsed = whole_tree.Whole(text)
     try:
         parsed.tree()  # as when another check has parsed the whole file
     except SyntaxError:
         pytest.skip("does not parse as a whole")
     hits, _ = python_scan._scan_python(text, rules)
     key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
-    tree = python_scan._nvml_statements(text, hits, pieces.Whole(text))
+    tree = python_scan._nvml_statements(text, hits, whole_tree.Whole(text))
     assert tree is not None
     moved = nvml_query.move_to_queries(tree, hits)
     assert list(map(key, moved)) == list(map(key, nvml_query.move_to_queries(parsed.tree(), hits)))
@@ -646,10 +647,10 @@ def test_setup_keyword_lines_equal_a_search_of_the_whole_pattern() -> None:
 def test_names_are_searched_in_text_whose_non_ascii_characters_cannot_spell_them() -> None:
     # Emoji, accents and CJK in strings leave every identifier's spelling as searched; a
     # fullwidth or ligature letter is an NFKC spelling of an ASCII name: the whole tree then.
-    assert pieces.ascii_names("import pynvml\nLOGGER.info('✅ done, café, 完成')\n")
-    assert not pieces.ascii_names("import pynvml as ｎv\nｎv.nvmlInit()\n")
-    assert not pieces.ascii_names("ﬁle = 1\n")  # the fi ligature: `file`
+    assert whole_tree.ascii_names("import pynvml\nLOGGER.info('✅ done, café, 完成')\n")
+    assert not whole_tree.ascii_names("import pynvml as ｎv\nｎv.nvmlInit()\n")
+    assert not whole_tree.ascii_names("ﬁle = 1\n")  # the fi ligature: `file`
     text = "import pynvml as nv\n# ✅ ready\n" + FILLER + "def f():\n    return nv.nvmlInit()\n"
     hits, _ = python_scan._scan_python(text, load_rules())
-    tree = python_scan._nvml_statements(text, hits, pieces.Whole(text))
+    tree = python_scan._nvml_statements(text, hits, whole_tree.Whole(text))
     assert tree is not None and len(tree.body) == 2  # the import and f, not the fillers

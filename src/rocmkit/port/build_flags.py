@@ -18,7 +18,8 @@ import sys
 from collections.abc import Iterator
 from importlib import resources
 
-from rocmkit.port.pieces import ascii_names, statement_nodes, statements_and_lines, walk, word_lines
+from rocmkit.port.pieces import statement_nodes
+from rocmkit.port.whole_tree import ascii_names, statements_and_lines, walk, word_lines
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -169,7 +170,7 @@ _CALL_WORDS = (*_SINK_KEYWORDS, "extra_compile_args", *_LIST_METHODS)
 def _nodes_read(tree: ast.Module, text: str | None) -> list[ast.AST]:
     """The nodes of `tree` _Module looks at, in ast.walk's order: every statement, and the
     expressions on the lines that hold a call it reads (an identifier is written as itself
-    where pieces.ascii_names; elsewhere it may be an NFKC spelling: the text is walked whole)."""
+    where whole_tree.ascii_names; elsewhere it may be an NFKC spelling: the text is walked whole)."""
     if text is None or not ascii_names(text):
         return walk(tree)
     return statements_and_lines(tree, word_lines(text, _CALL_WORDS))

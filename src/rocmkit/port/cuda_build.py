@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from rocmkit.port.pieces import LEAF_FIELDS, walk
+from rocmkit.port.whole_tree import LEAF_FIELDS, walk
 
 # How a module asks whether the CUDA toolkit is there (torch's CUDA_HOME or its finder).
 _CUDA_HOME_NAMES = frozenset({"CUDA_HOME", "CUDA_PATH"})

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from rocmkit.port import build_flags, cuda_build, nvml_query, pieces
+from rocmkit.port import build_flags, cuda_build, nvml_query, pieces, whole_tree
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.requirements import group_hits
 from rocmkit.port.rules import Rule, RuleSet, Severity
@@ -237,7 +237,7 @@ def scan_python(
 ) -> tuple[list[Hit], bool]:
     """(findings, parsed?) for one Python file: see _scan_python; in setup.py also the
     requirement lists that setup() is given by name (install_requires=install_requires)."""
-    whole = pieces.Whole(text)  # the whole tree, parsed once if any check needs it
+    whole = whole_tree.Whole(text)  # the whole tree, parsed once if any check needs it
     hits, parsed = _scan_python(
         text, rules, is_setup=is_setup, own=own, exhaustive=exhaustive, keys=keys, whole=whole
     )
@@ -260,17 +260,17 @@ def scan_python(
     return hits, parsed
 
 
-def _nvml_statements(text: str, hits: list[Hit], whole: pieces.Whole) -> ast.Module | None:
+def _nvml_statements(text: str, hits: list[Hit], whole: whole_tree.Whole) -> ast.Module | None:
     """The top-level statements move_to_queries reads: those of the NVML imports and those
     that name what the imports bind (a query is a call through such a name, written as itself
-    where pieces.ascii_names); the whole tree when it is parsed already or a name may not be."""
-    if whole.parsed or not pieces.ascii_names(text):
+    where whole_tree.ascii_names); the whole tree when it is parsed already or a name may not be."""
+    if whole.parsed or not whole_tree.ascii_names(text):
         with contextlib.suppress(SyntaxError, ValueError):
             return whole.tree()
         return None
     lines = sorted({h.line for h in hits if h.rule.check == "nvml-call"})
     imports = pieces.line_starts(text, lines)
-    first = pieces.holding(text, imports, whole)
+    first = whole_tree.holding(text, imports, whole)
     if first is None:
         return None
     names = {
@@ -279,7 +279,7 @@ def _nvml_statements(text: str, hits: list[Hit], whole: pieces.Whole) -> ast.Mod
         if isinstance(node, (ast.Import, ast.ImportFrom)) and node.lineno in lines
         for alias in node.names
     }
-    return pieces.holding(text, imports + _word_offsets(text, names), whole)
+    return whole_tree.holding(text, imports + _word_offsets(text, names), whole)
 
 
 # What only an NVIDIA container gets: docker's --gpus (NVIDIA Container Toolkit), the CDI name
@@ -288,7 +288,7 @@ _NVIDIA_CONTAINER_WORDS = ("--gpus", "nvidia.com/gpu", "nvidia")
 
 
 def _visible_devices_as_vendor(
-    text: str, rules: RuleSet, whole: pieces.Whole | None = None
+    text: str, rules: RuleSet, whole: whole_tree.Whole | None = None
 ) -> list[Hit]:
     """`if <CUDA_VISIBLE_DEVICES is set>:` around NVIDIA-only container options: the variable's
     presence is read as "an NVIDIA host", but the HIP runtime honours CUDA_VISIBLE_DEVICES too
@@ -298,7 +298,7 @@ def _visible_devices_as_vendor(
         return []
     # Such an `if` names the variable in its test: the top-level statements that hold the name
     # hold every such `if` whole (the whole tree when another check has parsed it).
-    tree = pieces.holding(text, pieces.places(text, "CUDA_VISIBLE_DEVICES"), whole)
+    tree = whole_tree.holding(text, pieces.places(text, "CUDA_VISIBLE_DEVICES"), whole)
     if tree is None:
         return []
     hits = []
@@ -335,13 +335,13 @@ def _visible_devices_as_vendor(
     return hits
 
 
-def _cuda_build_hits(text: str, rules: RuleSet, whole: pieces.Whole | None = None) -> list[Hit]:
+def _cuda_build_hits(text: str, rules: RuleSet, whole: whole_tree.Whole | None = None) -> list[Hit]:
     """An extension build with no ROCm side, read as a ROCm machine runs it (cuda_build.py): a
     name bound only where CUDA_HOME is set, a build target made from the device capability, a
     `+cu` wheel name it downloads."""
     if "CUDA_HOME" not in text and "get_device_capability" not in text and "+cu{" not in text:
         return []
-    whole = whole or pieces.Whole(text)
+    whole = whole or whole_tree.Whole(text)
     try:
         tree = whole.tree()
     except (SyntaxError, ValueError):
@@ -378,7 +378,9 @@ def _cuda_build_hits(text: str, rules: RuleSet, whole: pieces.Whole | None = Non
     return hits
 
 
-def _nvcc_gated_jit_hits(text: str, rules: RuleSet, whole: pieces.Whole | None = None) -> list[Hit]:
+def _nvcc_gated_jit_hits(
+    text: str, rules: RuleSet, whole: whole_tree.Whole | None = None
+) -> list[Hit]:
     """A JIT build that starts only where nvcc is found, in a module that never looks at ROCm's
     side: on a ROCm machine (hipcc, no nvcc) the extension is never built (rule cuda-extension,
     at warn: its kernels are missing; what runs instead, a fallback or nothing, the module's
@@ -386,7 +388,7 @@ def _nvcc_gated_jit_hits(text: str, rules: RuleSet, whole: pieces.Whole | None =
     rule = rules.by_check.get("cuda-extension")
     if rule is None or not any(j in text for j in (*build_flags.JIT_CALLS, "CUDAExtension")):
         return []
-    whole = whole or pieces.Whole(text)
+    whole = whole or whole_tree.Whole(text)
     try:
         tree = whole.tree()
     except (SyntaxError, ValueError):
@@ -404,30 +406,33 @@ def _nvcc_gated_jit_hits(text: str, rules: RuleSet, whole: pieces.Whole | None =
     ]
 
 
-def _build_module(whole: pieces.Whole) -> build_flags._Module:
+def _build_module(whole: whole_tree.Whole) -> build_flags._Module:
     return build_flags.read_module(whole.tree(), whole.text)
 
 
 def _named_requirement_hits(
-    text: str, rules: RuleSet, whole: pieces.Whole | None = None
+    text: str, rules: RuleSet, whole: whole_tree.Whole | None = None
 ) -> list[Hit]:
     """Requirements that setup(...) receives as a module-level name: `reqs = [...]` and
     `extras = {...}` / `extras["x"] = [...]` (a list built that way is what pip installs)."""
-    lines = _named_keyword_lines(text) if pieces.ascii_names(text) else None
+    lines = _named_keyword_lines(text) if whole_tree.ascii_names(text) else None
     if lines == []:
         return []
-    whole = whole or pieces.Whole(text)
+    whole = whole or whole_tree.Whole(text)
     # The setup() call is in the top-level statements that hold its keywords, the lists in those
     # that name them (the whole tree when it is parsed already, or the text is not ASCII).
     if lines is None or whole.parsed:
         with contextlib.suppress(SyntaxError, ValueError):
             return _requirements_passed_by_name(whole.tree(), whole.tree(), lines, rules)
         return []
-    calls = pieces.holding(text, pieces.line_starts(text, lines), whole)
+    calls = whole_tree.holding(text, pieces.line_starts(text, lines), whole)
     if calls is None:
         return []
     return _requirements_passed_by_name(
-        calls, lambda names: pieces.holding(text, _word_offsets(text, names), whole), lines, rules
+        calls,
+        lambda names: whole_tree.holding(text, _word_offsets(text, names), whole),
+        lines,
+        rules,
     )
 
 
@@ -478,7 +483,7 @@ def _requirements_passed_by_name(
 
 # A setup() keyword given a name (install_requires=reqs, extras_require=(extras)), allowing what
 # may stand between (spaces, newlines, continuations, comments, parentheses): a file with none
-# passes no list by name. Only where pieces.ascii_names: a keyword is NFKC-normalised, so an exotic
+# passes no list by name. Only where whole_tree.ascii_names: a keyword is NFKC-normalised, so an exotic
 # spelling of install_requires would be the same keyword.
 _NAMED_KEYWORD = re.compile(
     r"\b(?:install_requires|setup_requires|extras_require)(?:[\s\\]|#[^\n]*)*=(?!=)"
@@ -532,7 +537,7 @@ def _scan_python(
     own: frozenset[str] = frozenset(),
     exhaustive: bool = False,
     keys: tuple[str, ...] | None = None,
-    whole: pieces.Whole | None = None,
+    whole: whole_tree.Whole | None = None,
 ) -> tuple[list[Hit], bool]:
     """(findings, parsed?) for one Python file; raises ScanError when it does not parse. `own`:
     the project's own top-level packages, whose imports are never findings.
@@ -545,7 +550,7 @@ def _scan_python(
     trigger keys of the file when the caller has looked for them (trigger_keys). `whole`: the
     file's whole tree, shared with the other checks (a whole tree one of them parsed is walked
     at the lines a failed cut would walk instead of parsing pieces)."""
-    whole = whole or pieces.Whole(text)
+    whole = whole or whole_tree.Whole(text)
     offsets = _trigger_offsets(text, rules, own, keys)
     if is_setup:  # its requirement lists: the keywords of the setup() call
         offsets += _word_offsets(text, _SETUP_WORDS)
@@ -925,7 +930,7 @@ class _Visitor:
         *,
         is_setup: bool,
         own: frozenset[str] = frozenset(),
-        whole: pieces.Whole | None = None,
+        whole: whole_tree.Whole | None = None,
     ) -> None:
         self.rules = rules
         # torch.utils.cpp_extension sets CUDA_HOME only on a CUDA torch (`... if
@@ -965,7 +970,7 @@ class _Visitor:
         self.nvcc_direct: set[tuple[int, str]] = set()
         self.nvcc_returned: dict[tuple[int, str], str] = {}
         if self.builds_extension and build_flags.mentions_nvcc_only(text):
-            whole = whole or pieces.Whole(text)
+            whole = whole or whole_tree.Whole(text)
             with contextlib.suppress(SyntaxError, ValueError):  # the walk reports it
                 tree = whole.tree()
                 module = whole.derived(_build_module)
