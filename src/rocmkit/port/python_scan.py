@@ -13,7 +13,6 @@ import contextlib
 import functools
 import os
 import re
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -509,24 +508,20 @@ def _named_keyword_lines(text: str) -> list[int]:
     return lines
 
 
-def _walk_lines(tree: ast.Module, lines: list[int] | None) -> Iterator[ast.AST]:
-    """ast.walk(tree), less the top-level statements (decorators included) that span none of
-    `lines` (None: all of them), in ast.walk's order: a pruned breadth-first walk keeps it."""
+def _walk_lines(tree: ast.Module, lines: list[int] | None) -> list[ast.AST]:
+    """ast.walk(tree) (less the contexts), less the top-level statements (decorators included)
+    that span none of `lines` (None: all of them), in ast.walk's order: a pruned breadth-first
+    walk keeps it."""
     if lines is None:
-        yield from ast.walk(tree)
-        return
-    kept = []
+        return whole_tree.walk(tree)
+    kept: list[ast.AST] = []
     for statement in tree.body:
         decorators = getattr(statement, "decorator_list", ())
         first = min([statement.lineno, *(d.lineno for d in decorators)])
         end = statement.end_lineno or statement.lineno
         if any(first <= line <= end for line in lines):
             kept.append(statement)
-    todo: deque[ast.AST] = deque(kept)
-    while todo:
-        node = todo.popleft()
-        todo.extend(ast.iter_child_nodes(node))
-        yield node
+    return whole_tree.walk_from(kept)
 
 
 def _scan_python(

@@ -86,7 +86,15 @@ def walk(root: ast.AST) -> list[ast.AST]:
     module's list is kept while its tree lives: the build passes each look for other nodes."""
     if isinstance(root, ast.Module) and (known := _WALKS.get(root)) is not None:
         return known
-    nodes, node_type = [root], ast.AST
+    nodes = walk_from([root])
+    if isinstance(root, ast.Module):
+        _WALKS[root] = nodes
+    return nodes
+
+
+def walk_from(roots: list[ast.AST]) -> list[ast.AST]:
+    """walk() from several roots at once: breadth first, as ast.walk of a node holding them."""
+    nodes, node_type = list(roots), ast.AST
     for node in nodes:  # a list grown while it is iterated: breadth first, as ast.walk
         for name in node_fields(type(node)):
             value = getattr(node, name, None)
@@ -94,8 +102,6 @@ def walk(root: ast.AST) -> list[ast.AST]:
                 nodes.extend(v for v in value if isinstance(v, node_type))
             elif isinstance(value, node_type):
                 nodes.append(value)
-    if isinstance(root, ast.Module):
-        _WALKS[root] = nodes
     return nodes
 
 
