@@ -301,13 +301,13 @@ def _visible_devices_as_vendor(
     if tree is None:
         return []
     hits = []
-    for node in ast.walk(tree):
+    for node in pieces.statement_nodes(tree):  # an `if` is a statement: ast.walk's order
         if not isinstance(node, ast.If):
             continue
         named = next(
             (
                 n
-                for n in ast.walk(node.test)
+                for n in whole_tree.walk(node.test)
                 if isinstance(n, ast.Constant) and n.value == "CUDA_VISIBLE_DEVICES"
             ),
             None,
@@ -318,7 +318,7 @@ def _visible_devices_as_vendor(
             (
                 n.value
                 for s in node.body
-                for n in ast.walk(s)
+                for n in whole_tree.walk(s)
                 if isinstance(n, ast.Constant)
                 and isinstance(n.value, str)
                 and any(w in n.value for w in _NVIDIA_CONTAINER_WORDS)
