@@ -1568,9 +1568,11 @@ class _Visitor:
             )
         ):
             self.gate_children.update(id(s) for s in node.body)
-        if self.lazy_modules:
+        if self.lazy_modules:  # an import is a statement: no expression need be walked
             self.lazy.update(
-                id(n) for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom))
+                id(n)
+                for n in pieces.statement_nodes(node)
+                if isinstance(n, (ast.Import, ast.ImportFrom))
             )
         args = node.args
         positional = [*args.posonlyargs, *args.args]
