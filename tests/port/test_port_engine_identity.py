@@ -654,3 +654,15 @@ def test_names_are_searched_in_text_whose_non_ascii_characters_cannot_spell_them
     hits, _ = python_scan._scan_python(text, load_rules())
     tree = python_scan._nvml_statements(text, hits, whole_tree.Whole(text))
     assert tree is not None and len(tree.body) == 2  # the import and f, not the fillers
+
+
+def test_relative_imports_found_from_their_word_equal_the_pattern_search() -> None:
+    samples = [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
+    samples += ["from .x import y", "xfrom .x", "from\\\n.x import y", "_from . import z"]
+    samples += ["a = 1\nfrom  . import b", "from x import y", "wherefrom .5", "é from .a import b"]
+    found = 0
+    for text in samples:
+        expected = vendor_loading._RELATIVE_FROM.search(text) is not None
+        assert vendor_loading._has_relative_from(text) is expected, text
+        found += expected
+    assert 0 < found < len(samples)
