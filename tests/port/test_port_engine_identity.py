@@ -666,3 +666,16 @@ def test_relative_imports_found_from_their_word_equal_the_pattern_search() -> No
         assert vendor_loading._has_relative_from(text) is expected, text
         found += expected
     assert 0 < found < len(samples)
+
+
+def test_a_file_that_does_not_parse_whole_gets_the_checks_its_statements_hold() -> None:
+    # As the walk reads the pieces of such a file, the statement-read checks do too.
+    text = VISIBLE_MODULE + 'print "python 2 left over"\n'
+    with pytest.raises(SyntaxError):
+        ast.parse(text)
+    hits = python_scan._visible_devices_as_vendor(text, load_rules())
+    lines = VISIBLE_MODULE.splitlines()
+    assert sorted(h.line for h in hits) == [
+        lines.index("    if env.get('CUDA_VISIBLE_DEVICES'):") + 1,
+        lines.index("if os.environ.get('CUDA_VISIBLE_DEVICES') is not None:") + 1,
+    ]
