@@ -679,3 +679,20 @@ def test_a_file_that_does_not_parse_whole_gets_the_checks_its_statements_hold() 
         lines.index("    if env.get('CUDA_VISIBLE_DEVICES'):") + 1,
         lines.index("if os.environ.get('CUDA_VISIBLE_DEVICES') is not None:") + 1,
     ]
+
+
+def test_nvcc_only_spellings_found_from_their_dash_equal_the_pattern_search() -> None:
+    pattern = build_flags._nvcc_only_word()
+    samples = [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
+    samples += ["flags = ['-std=c++17', '-O3']", "flags = ['-Xptxas', '-v']", "x = a-b --c"]
+    samples += [
+        'cmd = "nvcc --use_fast_math -lineinfo"',
+        "f'-arch=sm_{cap}'",
+        "'--maxrregcount=64'",
+    ]
+    found = 0
+    for text in samples:
+        expected = pattern.search(text) is not None
+        assert build_flags.mentions_nvcc_only(text) is expected, text
+        found += expected
+    assert 0 < found < len(samples)
