@@ -16,11 +16,14 @@ import pytest
 
 from rocmkit.port import (
     PortConfig,
+    build_flags,
     load_rules,
+    nvml_query,
     pieces,
     python_scan,
     scan_project,
     vendor_loading,
+    whole_tree,
 )
 from rocmkit.port.python_scan import scan_python
 from rocmkit.port.rules import parse_rules
@@ -221,9 +224,23 @@ def test_trigger_keys_on_the_raw_bytes_equal_a_substring_test_per_key() -> None:
     keys = [k for k, _ in python_scan._trigger_groups(rules)]
     samples = [path.read_bytes() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
     samples += [b"CUDNN Cutlass cudacudnn NVITOP nvidia_x", b"", "caf\u00e9 Warp".encode()]
+    # keys that share a pattern (nv..., py...), one right after another's match
+    samples += [b"pytorch/pytorch/pynvml", b"nvmlinitnvidia", b"pytorch/pykeops", b"PyNVML"]
     for data in samples:
         text = data.decode("utf-8").lower()
         assert python_scan.trigger_keys(data, rules) == tuple(k for k in keys if k in text)
+
+
+def test_vendor_tokens_found_at_their_keys_equal_a_search_for_each_token() -> None:
+    samples = [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
+    samples += ["a chip and a relationship", "chip_HIP", "x = 'amd'", "Kelvin \u212a _hip"]
+    samples += ["ship_it = 1", "torch.version.hip", "commandline", "'nvidia'", "nvidiax"]
+    found = 0
+    for text in samples:
+        expected = any(t in text for t in python_scan.VENDOR_TOKENS)
+        assert python_scan.vendor_possible(text) is expected, text
+        found += expected
+    assert 0 < found < len(samples)
 
 
 IF_MODULE = (
@@ -410,6 +427,12 @@ def test_requirement_lists_passed_by_name_equal_a_walk_of_the_whole_file(index: 
     }
     hits = python_scan._named_requirement_hits(text, rules)
     assert bool(passed) is (index < 5)
+    # From the statements that hold the keywords and the names: what the whole tree gives.
+    parsed = whole_tree.Whole(text)
+    parsed.tree()
+    key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
+    from_whole = python_scan._named_requirement_hits(text, rules, parsed)
+    assert list(map(key, hits)) == list(map(key, from_whole))
     # Each requirement string of a list assigned to a passed name is found, at its line.
     assigned = {
         c.lineno
@@ -421,3 +444,256 @@ def test_requirement_lists_passed_by_name_equal_a_walk_of_the_whole_file(index: 
     }
     assert {h.line for h in hits} == assigned
     assert bool(assigned) is (index < 5)
+
+
+BUILD_MODULE = (
+    FILLER
+    + "from torch.utils.cpp_extension import CUDAExtension, load as jit\n"
+    + "flags = ['-O3']\n"
+    + "try:\n"
+    + "    import ninja\n"
+    + "except ImportError:\n"
+    + "    flags = ['-O2']  # bound in a handler: a statement the walk must keep\n"
+    + "flags.append('--use_fast_math')\n"
+    + "extra = {}\n"
+    + "extra['nvcc'] = flags\n"
+    + "match mode:\n"
+    + "    case 'fast':\n"
+    + "        extra['nvcc'].extend(['-Xptxas', '-v'])\n"
+    + "ops = [helper_1(flags.insert(0, '-g')) for _ in range(1)]\n"
+    + "ext = CUDAExtension('k', ['k.cu'], extra_compile_args=extra)\n"
+    + "mod = jit('k', ['k.cu'], extra_cuda_cflags=flags)\n"
+)
+
+
+def _module_facts(module: build_flags._Module) -> tuple[object, ...]:
+    def ids(nodes: list[ast.expr]) -> list[int]:
+        return [id(n) for n in nodes]
+
+    return (
+        {k: id(v) for k, v in module.functions.items()},
+        {k: ids(v) for k, v in module.values.items()},
+        {k: ids(v) for k, v in module.keyed.items()},
+        ids(module.sinks),
+        ids(module.arg_dicts),
+        module.jit_names,
+        module.jit_modules,
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        BUILD_MODULE,
+        *(t for p in _fixture_python_files() if "cpp_extension" in (t := p.read_text())),
+    ],
+)
+def test_the_build_flow_read_from_the_lines_with_its_calls_equals_a_walk_of_every_node(
+    text: str,
+) -> None:
+    # The nvcc flow reads every statement and only the expressions on lines that hold one of
+    # the calls it follows; the same nodes, in the same order, as a walk of the whole tree.
+    tree = pieces.parse(text)
+    pruned = build_flags.read_module(tree, text)
+    assert _module_facts(pruned) == _module_facts(build_flags.read_module(tree))
+    direct, _ = build_flags.nvcc_arguments(tree, pruned)
+    if text is BUILD_MODULE:
+        assert {v for _, v in direct} >= {"-O2", "-O3", "--use_fast_math", "-Xptxas", "-g"}
+        # ... and the list walk is ast.walk's order, less the contexts (Load, Store).
+        expected = [n for n in ast.walk(tree) if not isinstance(n, ast.expr_context)]
+        assert whole_tree.walk(tree) == expected
+
+
+def test_warp_words_found_in_the_lower_cased_text_equal_the_case_insensitive_search() -> None:
+    samples = [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
+    samples += ["WarpWARPwarp num_warps", "WAVEFRONTwarp", "wavefronwarp", "\u212a warp_size"]
+    for text in samples:
+        expected = [m.start() for m in python_scan._WARP_WORD.finditer(text)]
+        assert python_scan._warp_words(text) == expected
+    assert python_scan._warp_words("num_warps = 4; WAVEFRONT_SIZE = 64") == [4, 15]
+
+
+VISIBLE_MODULE = (
+    FILLER
+    + "def docker_args(env):\n"
+    + "    args = ['run']\n"
+    + "    if env.get('CUDA_VISIBLE_DEVICES'):\n"
+    + "        args += ['--gpus', 'all', '--runtime=nvidia']\n"
+    + "    return args\n"
+    + FILLER.replace("helper_", "other_")
+    + "if os.environ.get('CUDA_VISIBLE_DEVICES') is not None:\n"
+    + "    RUNTIME = 'nvidia'\n"
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        VISIBLE_MODULE,
+        *(t for p in _fixture_python_files() if "CUDA_VISIBLE_DEVICES" in (t := p.read_text())),
+    ],
+)
+def test_the_visible_devices_check_on_its_statements_equals_the_check_on_the_whole_tree(
+    text: str,
+) -> None:
+    rules = load_rules()
+    parsed = whole_tree.Whole(text)
+    parsed.tree()  # as when another check has parsed the whole file
+    key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
+    pruned = python_scan._visible_devices_as_vendor(text, rules)
+    assert list(map(key, pruned)) == list(
+        map(key, python_scan._visible_devices_as_vendor(text, rules, parsed))
+    )
+    if text is VISIBLE_MODULE:
+        assert sorted(h.line for h in pruned) == [
+            VISIBLE_MODULE.splitlines().index(line) + 1
+            for line in (
+                "    if env.get('CUDA_VISIBLE_DEVICES'):",
+                "if os.environ.get('CUDA_VISIBLE_DEVICES') is not None:",
+            )
+        ]
+
+
+NVML_MODULE = (
+    "import os\n"
+    + "import pynvml as nv\n"
+    + FILLER
+    + "class Monitor:\n"
+    + "    def start(self):\n"
+    + "        nv.nvmlInit()\n"
+    + FILLER.replace("helper_", "other_")
+    + "def count():\n"
+    + "    return nv.nvmlDeviceGetCount()  # a query through the name, far from the import\n"
+    + "def envelope():\n"
+    + "    return 'nv'\n"
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [NVML_MODULE, *(t for p in _fixture_python_files() if "nvml" in (t := p.read_text()))],
+)
+def test_nvml_queries_found_in_their_statements_equal_those_of_the_whole_tree(text: str) -> None:
+    rules = load_rules()
+    parsed = whole_tree.Whole(text)
+    try:
+        parsed.tree()  # as when another check has parsed the whole file
+    except SyntaxError:
+        pytest.skip("does not parse as a whole")
+    hits, _ = python_scan._scan_python(text, rules)
+    key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
+    tree = python_scan._nvml_statements(text, hits, whole_tree.Whole(text))
+    assert tree is not None
+    moved = nvml_query.move_to_queries(tree, hits)
+    assert list(map(key, moved)) == list(map(key, nvml_query.move_to_queries(parsed.tree(), hits)))
+    if text is NVML_MODULE:
+        source = NVML_MODULE.splitlines()
+        # Round seven: a module that calls nvmlInit is reported there (its queries need it first).
+        assert {h.line for h in moved if h.rule.check == "nvml-call"} == {
+            i + 1 for i, line in enumerate(source) if "nv.nvmlInit" in line
+        }
+        assert len(tree.body) < 10  # the import's statement and the class, not the fillers
+
+
+def _table(last: str) -> str:
+    rows = [f'    (\n        ("--opt-{i}",),\n        "help {i}",\n    ),\n' for i in range(300)]
+    return (
+        '"""Generated option table."""\n\n'
+        "OPTIONS = (\n"
+        + "".join(rows[:150])
+        + '    (\n        ("--image",),\n        "see pytorch/pytorch#1234",\n    ),\n'
+        + '    (\n        ("--base",),\n        "nvidia/cuda:12.4.1-base-ubuntu22.04",\n    ),\n'
+        + "".join(rows[150:])
+        + last
+        + ")\n"
+    )
+
+
+@pytest.mark.parametrize("last", ["", '    ("--end", "pytorch/pytorch:2.1-cuda12")\n'])
+def test_a_generated_table_is_parsed_by_its_items_and_judged_as_a_whole(last: str) -> None:
+    rules = load_rules()
+    text = _table(last)
+    key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
+    whole, _ = scan_python(text, rules, exhaustive=True)
+    pruned, _ = scan_python(text, rules)
+    assert sorted(map(key, pruned)) == sorted(map(key, whole))
+    assert {h.rule.id for h in whole} == {"cuda-image"}
+    offsets = python_scan._trigger_offsets(text, rules, frozenset())
+    sources = pieces.plan(text, offsets, None).sources
+    if last:  # an item with no comma after it: cut out, the value would be that item alone
+        assert sources == ()  # so the statement, most of the file, is parsed whole
+    else:  # only the items holding a trigger, at their own lines
+        source = sources[0]
+        assert "--opt-3" not in source and len(source.replace("\n", "")) < 200
+        line = '        "nvidia/cuda:12.4.1-base-ubuntu22.04",'
+        assert source.splitlines().index(line) == text.splitlines().index(line)
+
+
+def test_setup_keyword_lines_equal_a_search_of_the_whole_pattern() -> None:
+    def expected(text: str) -> list[int]:
+        starts = [m.start() for m in python_scan._NAMED_KEYWORD.finditer(text)]
+        return [text.count("\n", 0, s) + 1 for s in starts]
+
+    samples = [FILLER + s for s in SETUPS]
+    samples += [
+        "setup(xinstall_requires=reqs, install_requires = \\\n  # c\n (reqs))\n",
+        "setup(install_requires=setup_requires, extras_require==x)\n",
+        "install_requires=install_requires\nsetup_requires = [\n]\n",
+    ]
+    for text in samples:
+        assert python_scan._named_keyword_lines(text) == expected(text)
+    assert python_scan._named_keyword_lines(samples[-3]) == [1]  # not xinstall_requires
+
+
+def test_names_are_searched_in_text_whose_non_ascii_characters_cannot_spell_them() -> None:
+    # Emoji, accents and CJK in strings leave every identifier's spelling as searched; a
+    # fullwidth or ligature letter is an NFKC spelling of an ASCII name: the whole tree then.
+    assert whole_tree.ascii_names("import pynvml\nLOGGER.info('✅ done, café, 完成')\n")
+    assert not whole_tree.ascii_names("import pynvml as ｎv\nｎv.nvmlInit()\n")
+    assert not whole_tree.ascii_names("ﬁle = 1\n")  # the fi ligature: `file`
+    text = "import pynvml as nv\n# ✅ ready\n" + FILLER + "def f():\n    return nv.nvmlInit()\n"
+    hits, _ = python_scan._scan_python(text, load_rules())
+    tree = python_scan._nvml_statements(text, hits, whole_tree.Whole(text))
+    assert tree is not None and len(tree.body) == 2  # the import and f, not the fillers
+
+
+def test_relative_imports_found_from_their_word_equal_the_pattern_search() -> None:
+    samples = [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
+    samples += ["from .x import y", "xfrom .x", "from\\\n.x import y", "_from . import z"]
+    samples += ["a = 1\nfrom  . import b", "from x import y", "wherefrom .5", "é from .a import b"]
+    found = 0
+    for text in samples:
+        expected = vendor_loading._RELATIVE_FROM.search(text) is not None
+        assert vendor_loading._has_relative_from(text) is expected, text
+        found += expected
+    assert 0 < found < len(samples)
+
+
+def test_a_file_that_does_not_parse_whole_gets_the_checks_its_statements_hold() -> None:
+    # As the walk reads the pieces of such a file, the statement-read checks do too.
+    text = VISIBLE_MODULE + 'print "python 2 left over"\n'
+    with pytest.raises(SyntaxError):
+        ast.parse(text)
+    hits = python_scan._visible_devices_as_vendor(text, load_rules())
+    lines = VISIBLE_MODULE.splitlines()
+    assert sorted(h.line for h in hits) == [
+        lines.index("    if env.get('CUDA_VISIBLE_DEVICES'):") + 1,
+        lines.index("if os.environ.get('CUDA_VISIBLE_DEVICES') is not None:") + 1,
+    ]
+
+
+def test_nvcc_only_spellings_found_from_their_dash_equal_the_pattern_search() -> None:
+    pattern = build_flags._nvcc_only_word()
+    samples = [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
+    samples += ["flags = ['-std=c++17', '-O3']", "flags = ['-Xptxas', '-v']", "x = a-b --c"]
+    samples += [
+        'cmd = "nvcc --use_fast_math -lineinfo"',
+        "f'-arch=sm_{cap}'",
+        "'--maxrregcount=64'",
+    ]
+    found = 0
+    for text in samples:
+        expected = pattern.search(text) is not None
+        assert build_flags.mentions_nvcc_only(text) is expected, text
+        found += expected
+    assert 0 < found < len(samples)

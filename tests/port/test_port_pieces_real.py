@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import port_corpus
 
-from rocmkit.port import load_rules
+from rocmkit.port import build_flags, load_rules, pieces
 from rocmkit.port.python_scan import scan_python
 from rocmkit.port.text_scan import ScanError
 
@@ -65,3 +65,34 @@ def test_pruned_scan_equals_whole_file_scan_on_real_projects(
         assert sorted(map(key, pruned)) == sorted(map(key, whole)), path
         compared += 1
     assert compared > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("project", PROJECTS, ids=[p.name for p in PROJECTS])
+def test_build_flow_from_the_call_lines_equals_a_whole_walk_on_real_projects(
+    project: port_corpus.Project,
+) -> None:
+    # The nvcc flow of an extension build walks only the expressions on the lines of the calls
+    # it reads; on every real build module it must see the nodes a walk of every node sees.
+    if not project.root().is_dir():
+        pytest.skip(f"{project.name} is not fetched (python benchmarks/port_corpus.py)")
+    for path in _python_files(project):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if "cpp_extension" not in text and "extra_compile_args" not in text:
+            continue
+        try:
+            tree = pieces.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        pruned, whole = build_flags.read_module(tree, text), build_flags.read_module(tree)
+        for name in ("functions", "values", "keyed", "sinks", "arg_dicts"):
+            assert _ids(getattr(pruned, name)) == _ids(getattr(whole, name)), (path, name)
+        assert (pruned.jit_names, pruned.jit_modules) == (whole.jit_names, whole.jit_modules)
+
+
+def _ids(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _ids(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [id(v) for v in value]
+    return id(value)

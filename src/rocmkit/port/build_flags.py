@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from importlib import resources
 
 from rocmkit.port.cuda_build import RocmBuild
+from rocmkit.port.pieces import statement_nodes
+from rocmkit.port.whole_tree import ascii_names, statements_and_lines, walk, word_lines
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -62,7 +64,23 @@ def mentions_nvcc_only(text: str) -> bool:
     `rejected_flags` reads a string word by word, a spelling counts only as a whole word of a
     string (after a quote or a space, before one, or before `=` for flag=value spellings), so
     `-std=c++17`, which clang takes, does not make every extension build parse its module."""
-    return _nvcc_only_word().search(text) is not None
+    # Every spelling starts with "-": the pattern is tried only there (its leading lookbehind
+    # leaves `re` no literal to skip to, so a search tries every character: 8x slower).
+    pattern = _nvcc_only_word()
+    if not _dash_led():  # a data file no longer so
+        return pattern.search(text) is not None
+    position = text.find("-")
+    while position >= 0:
+        if pattern.match(text, position):
+            return True
+        position = text.find("-", position + 1)
+    return False
+
+
+@functools.lru_cache(maxsize=1)
+def _dash_led() -> bool:
+    alone, joined = nvcc_only()
+    return all(s.startswith("-") for s in alone | joined)
 
 
 @functools.lru_cache(maxsize=1)
@@ -77,7 +95,7 @@ class _Module:
     """A module's functions and what each name is assigned or extended with (by name, over the
     whole module: flag lists are built across a few lines of one function)."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, text: str | None = None) -> None:
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         self.values: dict[str, list[ast.expr]] = {}
         self.keyed: dict[str, list[ast.expr]] = {}  # X -> values of X["nvcc"] (=, +=, append)
@@ -85,7 +103,7 @@ class _Module:
         self.arg_dicts: list[ast.expr] = []  # extra_compile_args given to an extension or load()
         self.jit_names: set[str] = set()  # names bound to cpp_extension's JIT entry points
         self.jit_modules: set[str] = {"cpp_extension"}  # names bound to the module itself
-        for node in ast.walk(tree):
+        for node in _nodes_read(tree, text):
             if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("cpp_extension"):
                 self.jit_names |= {a.asname or a.name for a in node.names if a.name in JIT_CALLS}
             elif isinstance(node, ast.Import):  # import torch.utils.cpp_extension as ext
@@ -147,7 +165,7 @@ class _Module:
                 elif isinstance(node, ast.Call) and _name(node.func) in self.functions:
                     function = self.functions[_name(node.func)]
                     stack += [
-                        n.value for n in ast.walk(function) if isinstance(n, ast.Return) and n.value
+                        n.value for n in walk(function) if isinstance(n, ast.Return) and n.value
                     ]
         return found
 
@@ -156,11 +174,33 @@ def _is_nvcc(key: ast.AST | None) -> bool:
     return isinstance(key, ast.Constant) and key.value == "nvcc"
 
 
-def nvcc_arguments(tree: ast.Module) -> tuple[set[tuple[int, str]], dict[tuple[int, str], str]]:
+def read_module(tree: ast.Module, text: str | None = None) -> _Module:
+    """What nvcc_arguments and nvcc_gated_jit follow through a module (one walk, shareable);
+    with the module's `text`, the expressions walked are only those a call it reads can be in."""
+    return _Module(tree, text)
+
+
+# Where a call _Module reads is written: a keyword that takes nvcc's arguments, or a list method.
+_CALL_WORDS = (*_SINK_KEYWORDS, "extra_compile_args", *_LIST_METHODS)
+
+
+def _nodes_read(tree: ast.Module, text: str | None) -> list[ast.AST]:
+    """The nodes of `tree` _Module looks at, in ast.walk's order: every statement, and the
+    expressions on the lines that hold a call it reads (an identifier is written as itself
+    where whole_tree.ascii_names; elsewhere it may be an NFKC spelling: the text is walked whole)."""
+    if text is None or not ascii_names(text):
+        return walk(tree)
+    return statements_and_lines(tree, word_lines(text, _CALL_WORDS))
+
+
+def nvcc_arguments(
+    tree: ast.Module, module: _Module | None = None
+) -> tuple[set[tuple[int, str]], dict[tuple[int, str], str]]:
     """The strings that reach nvcc's arguments: ({(line, value)} written where they flow in,
     {(line of a call, function name): value} for flags a local function returns, reported at
-    the call, whose place decides whether a vendor switch gates it)."""
-    module = _Module(tree)
+    the call, whose place decides whether a vendor switch gates it). `module`: read_module(tree)
+    when the caller has it."""
+    module = module or _Module(tree)
     direct: set[tuple[int, str]] = set()
     returned: dict[tuple[int, str], str] = {}
     seen: set[str] = set()
@@ -231,9 +271,9 @@ def _returned_flags(
 ) -> Iterator[str]:
     """nvcc-only flags in what a local function returns (its own lists, by name, one level)."""
     local = {
-        n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        n.id for n in walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     }
-    stack = [n.value for n in ast.walk(function) if isinstance(n, ast.Return) and n.value]
+    stack = [n.value for n in walk(function) if isinstance(n, ast.Return) and n.value]
     seen: set[str] = set()
     while stack:
         for node in _flow(stack.pop()):
@@ -244,14 +284,14 @@ def _returned_flags(
                 stack.extend(module.values.get(node.id, ()))
 
 
-def nvcc_gated_jit(tree: ast.Module) -> Iterator[tuple[ast.If, str]]:
+def nvcc_gated_jit(tree: ast.Module, module: _Module | None = None) -> Iterator[tuple[ast.If, str]]:
     """`if <nvcc found>: <JIT build>` statements: the test asks for nvcc (CUDA_HOME, torch's
     _find_cuda_home, "nvcc" on the PATH), directly or through a local function, and the body
     starts a cpp_extension JIT build or makes a CUDAExtension, directly or through a local
     function. On a ROCm machine
     (hipcc, no nvcc) the build never starts. Yields (statement, how the test asks)."""
-    module = _Module(tree)
-    for node in ast.walk(tree):
+    module = module or _Module(tree)
+    for node in statement_nodes(tree):  # an `if` is a statement: ast.walk's order for them
         if not isinstance(node, ast.If):
             continue
         probe = _asks_for_nvcc(node.test, module)
@@ -270,7 +310,7 @@ def nvcc_gates(tree: ast.Module) -> Iterator[tuple[ast.If, RocmBuild]]:
 
 
 def _asks_for_nvcc(test: ast.expr, module: _Module) -> str:
-    for node in ast.walk(test):
+    for node in walk(test):
         if isinstance(node, ast.Name) and node.id in _NVCC_PROBES:
             return node.id
         if isinstance(node, ast.Constant) and node.value == "nvcc":
@@ -283,7 +323,7 @@ def _asks_for_nvcc(test: ast.expr, module: _Module) -> str:
 
 
 def _probes_nvcc(function: ast.AST) -> bool:
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, ast.Name) and node.id in _NVCC_PROBES:
             return True
         if isinstance(node, ast.Call) and _name(node.func) in _NVCC_PROBES:
@@ -294,13 +334,13 @@ def _probes_nvcc(function: ast.AST) -> bool:
 
 
 def _builds(statement: ast.stmt, module: _Module) -> bool:
-    for node in ast.walk(statement):
+    for node in walk(statement):
         if isinstance(node, ast.Call):
             if _is_jit(node.func, module):
                 return True
             function = module.functions.get(_name(node.func))
             if function is not None and any(
-                isinstance(n, ast.Call) and _is_jit(n.func, module) for n in ast.walk(function)
+                isinstance(n, ast.Call) and _is_jit(n.func, module) for n in walk(function)
             ):
                 return True
     return False

@@ -21,6 +21,8 @@ import ast
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from rocmkit.port.whole_tree import LEAF_FIELDS, walk
+
 # How a module asks whether the CUDA toolkit is there (torch's CUDA_HOME or its finder).
 _CUDA_HOME_NAMES = frozenset({"CUDA_HOME", "CUDA_PATH"})
 # Literal text that makes an f-string a CUDA build target around a formatted field.
@@ -32,7 +34,7 @@ def unbound_without_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.Name, str,
     `if CUDA_HOME is not None:` / `if CUDA_HOME:`, or an `if` whose test a ROCm build evaluates
     false because CUDA_HOME is None (RocmBuild), and nowhere else in the module, and read
     after that statement outside such a gate: on a ROCm machine the read raises NameError."""
-    ifs = [n for n in ast.walk(tree) if isinstance(n, ast.If)]
+    ifs = [n for n in walk(tree) if isinstance(n, ast.If)]
     gates = [n for n in ifs if _needs_cuda_home(n.test)]
     # ... at module level: a function's names are its own locals.
     others = [
@@ -52,9 +54,9 @@ def unbound_without_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.Name, str,
     # A read under any test that names CUDA_HOME (`if CUDA_HOME and WITH_CUDA:`) is the
     # project's own guard: only reads outside every such test count.
     gated_lines: set[int] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.If) and any(
-            isinstance(m, ast.Name) and m.id in _CUDA_HOME_NAMES for m in ast.walk(node.test)
+            isinstance(m, ast.Name) and m.id in _CUDA_HOME_NAMES for m in walk(node.test)
         ):
             # the test too: `CUDA_HOME and x` never reads x without it
             gated_lines.update(_lines(node.test))
@@ -64,7 +66,7 @@ def unbound_without_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.Name, str,
         inside = {
             n.id
             for s in gate.body
-            for n in ast.walk(s)
+            for n in walk(s)
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id != "_"
         }
         for name in sorted(inside):
@@ -109,7 +111,7 @@ def _count_stores(body: list[ast.stmt], name: str) -> int:
     return sum(
         1
         for s in body
-        for n in ast.walk(s)
+        for n in walk(s)
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == name
     )
 
@@ -119,7 +121,7 @@ def _first_read_after(
 ) -> ast.Name | None:
     reads = [
         n
-        for n in ast.walk(tree)
+        for n in walk(tree)
         if isinstance(n, ast.Name)
         and isinstance(n.ctx, ast.Load)
         and n.id == name
@@ -129,7 +131,7 @@ def _first_read_after(
     # Only reads the module runs (not inside a function that may never be called).
     functions = [
         (f.lineno, f.end_lineno or f.lineno)
-        for f in ast.walk(tree)
+        for f in walk(tree)
         if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
     ]
     top = [r for r in reads if not any(a <= r.lineno <= b for a, b in functions)]
@@ -140,7 +142,7 @@ def capability_targets(tree: ast.Module) -> Iterator[tuple[ast.Call, str]]:
     """(the get_device_capability() call, the f-string's text) where the capability, through
     the name it is assigned to, becomes an NVIDIA build target: f"...compute_{cap}..."."""
     holders: dict[str, ast.Call] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             func = node.value.func
             if isinstance(func, ast.Attribute) and func.attr == "get_device_capability":
@@ -149,14 +151,14 @@ def capability_targets(tree: ast.Module) -> Iterator[tuple[ast.Call, str]]:
                         holders.setdefault(target.id, node.value)
     if not holders:
         return
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not isinstance(node, ast.JoinedStr):
             continue
         fields = {
             n.id
             for part in node.values
             if isinstance(part, ast.FormattedValue)
-            for n in ast.walk(part.value)
+            for n in walk(part.value)
             if isinstance(n, ast.Name)
         }
         text = _template(node)
@@ -167,7 +169,7 @@ def capability_targets(tree: ast.Module) -> Iterator[tuple[ast.Call, str]]:
 
 def cuda_wheel_names(tree: ast.Module) -> Iterator[tuple[ast.JoinedStr, str]]:
     """f-strings that name a wheel file with a `+cu{...}` local version (a CUDA build)."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.JoinedStr):
             text = _template(node)
             if "+cu{}" in text and ".whl" in text:
@@ -183,30 +185,30 @@ def _template(node: ast.JoinedStr) -> str:
 
 
 def extension_needs_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.expr, int, list[str]]]:
-    """(the test, line of the CUDAExtension, environment variables the test reads) for each CUDAExtension (a call, or the class given
-    to a name: `extension = CUDAExtension`) that a ROCm build never reaches: inside an `if` (or
-    `x if c else y`) whose test is false there, or in the `else` of one that is true, and that
-    CUDA_HOME decides. The test is evaluated as a ROCm build runs it (`RocmBuild`):
-    torch.utils.cpp_extension sets CUDA_HOME only on a CUDA torch (`CUDA_HOME = _find_cuda_home()
-    if (torch.cuda._is_compiled() and torch.version.cuda) else None`, torch 2.x), so `if
-    CUDA_HOME:`, `WITH_CUDA = torch.cuda.is_available() and CUDA_HOME is not None` or
-    `(torch.cuda.is_available() and CUDA_HOME is not None) or os.getenv("FORCE_CUDA", "0") ==
-    "1"` build no GPU extension (the package has no GPU ops)."""
+    """(the test, line of the CUDAExtension, environment variables the test reads) for each
+    CUDAExtension (a call, or the class given to a name: `extension = CUDAExtension`) that a ROCm
+    build never reaches: inside an `if` (or `x if c else y`) whose test is false there, or in the
+    `else` of one that is true, and that CUDA_HOME decides. The test is evaluated as a ROCm build
+    runs it (`RocmBuild`): torch.utils.cpp_extension sets CUDA_HOME only on a CUDA torch
+    (`CUDA_HOME = _find_cuda_home() if (torch.cuda._is_compiled() and torch.version.cuda) else
+    None`, torch 2.x), so `if CUDA_HOME:`, `WITH_CUDA = torch.cuda.is_available() and CUDA_HOME
+    is not None` or `(torch.cuda.is_available() and CUDA_HOME is not None) or
+    os.getenv("FORCE_CUDA", "0") == "1"` build no GPU extension (the package has no GPU ops)."""
+    named = [
+        n
+        for n in walk(tree)
+        if (isinstance(n, ast.Call) and _called(n.func) == "CUDAExtension")
+        or (isinstance(n, ast.Name) and n.id == "CUDAExtension" and isinstance(n.ctx, ast.Load))
+    ]
+    if not named:
+        return
     build: RocmBuild | None = None  # made at the first CUDAExtension (it walks the module)
-    parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+    parents = _parents(tree)
     reported: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _called(node.func) == "CUDAExtension":
-            used: ast.expr = node
-        elif (
-            isinstance(node, ast.Name)
-            and node.id == "CUDAExtension"
-            and isinstance(node.ctx, ast.Load)
-            and not isinstance(parents.get(id(node)), ast.Call)
-        ):
-            used = node
-        else:
-            continue
+    for node in named:
+        if isinstance(node, ast.Name) and isinstance(parents.get(id(node)), ast.Call):
+            continue  # CUDAExtension(...) itself, or the class handed to a call
+        used: ast.expr = node
         child: ast.AST = used
         while id(child) in parents:
             parent = parents[id(child)]
@@ -259,7 +261,7 @@ class RocmBuild:
     def __init__(self, tree: ast.Module) -> None:
         counts: dict[str, int] = {}
         self.assigned: dict[str, ast.expr] = {}
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 counts[node.id] = counts.get(node.id, 0) + 1
             if (
@@ -400,6 +402,23 @@ def _dotted(node: ast.expr) -> str:
         base = _dotted(node.value)
         return f"{base}.{node.attr}" if base else ""
     return node.id if isinstance(node, ast.Name) else ""
+
+
+def _parents(tree: ast.Module) -> dict[int, ast.AST]:
+    """id(node) -> its parent, for every node but the contexts (Load, Store)."""
+    parents: dict[int, ast.AST] = {}
+    for parent in walk(tree):
+        for name in parent._fields:
+            if name in LEAF_FIELDS:
+                continue
+            value = getattr(parent, name, None)
+            if isinstance(value, list):
+                for child in value:
+                    if isinstance(child, ast.AST):
+                        parents[id(child)] = parent
+            elif isinstance(value, ast.AST):
+                parents[id(value)] = parent
+    return parents
 
 
 def _called(func: ast.expr) -> str:

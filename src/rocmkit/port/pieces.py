@@ -232,6 +232,43 @@ def _kept_statements(
     return [(a, min(b, end)) for a, b in statement_spans(text, starts, chosen, width)]
 
 
+# `NAME = (` (or `[`, `{`) ending its line: a literal container assigned to a plain name.
+_LITERAL_HEAD = re.compile(r"[A-Za-z_]\w*[ \t]*=[ \t]*[(\[{][ \t]*\r?\n")
+
+
+def literal_cuts(
+    text: str, span: tuple[int, int], positions: list[int], quotes: list[int]
+) -> list[tuple[int, int]] | None:
+    """A top-level `NAME = (` literal written one item per indented block (a generated table)
+    with only its items that hold a position, each whole and ending in a comma (the value stays
+    a tuple, list or dict); None when the span is no such statement or nothing can be left out.
+
+    The walk visits only the items that hold a position, each whole; what it reads of the value
+    as a whole (an environment read, a vendor test) it reads only in a file with a vendor word,
+    where the caller asks for no such cut."""
+    start, end = span
+    head = _LITERAL_HEAD.match(text, start, end)
+    if head is None:
+        return None
+    found = _statement_starts(text, head.end(), end, quotes)
+    if found is None:
+        return None
+    starts, width = found
+    close = max(text.rfind("\n" + c, starts[-1], end) for c in ")]}") + 1
+    if close <= starts[-1]:
+        return None  # no closing bracket at column 0 after the last item
+    inside = positions[
+        bisect.bisect_left(positions, starts[0]) : bisect.bisect_left(positions, close)
+    ]
+    if not inside or any(p < starts[0] or p >= close for p in positions if start <= p < end):
+        return None  # a position in the header or the closing line: keep the statement whole
+    items = statement_spans(text, [*starts, close], inside, width)
+    if any(not text[a:b].rstrip().endswith(",") for a, b in items):
+        return None
+    kept = [(start, starts[0]), *items, (close, end)]
+    return kept if _size(kept) < end - start else None
+
+
 def _holds_exit(text: str, start: int, end: int) -> bool:
     return text.find("raise", start, end) >= 0 or text.find("return", start, end) >= 0
 
@@ -353,6 +390,7 @@ def plan(text: str, offsets: list[int], vendor_words: WordStarts | None) -> Plan
         for c in (
             def_cuts(text, span, positions, quotes)
             or if_cuts(text, span, positions, quotes)
+            or (literal_cuts(text, span, positions, quotes) if vendor_words is None else None)
             or [span]
         )
     ]
@@ -362,6 +400,41 @@ def plan(text: str, offsets: list[int], vendor_words: WordStarts | None) -> Plan
             if source not in sources:
                 sources.insert(0, source)
     return Plan(sources=tuple(sources), lines=line_numbers(text, positions))
+
+
+def places(text: str, word: str) -> list[int]:
+    """Every offset where `word` starts in `text`."""
+    found, position = [], text.find(word)
+    while position >= 0:
+        found.append(position)
+        position = text.find(word, position + 1)
+    return found
+
+
+def line_starts(text: str, lines: list[int]) -> list[int]:
+    """The offsets where the sorted 1-based `lines` start (those past the end left out)."""
+    found, line, position = [], 1, 0
+    for wanted in lines:
+        while line < wanted and position >= 0:
+            position = text.find("\n", position)
+            if position >= 0:
+                position += 1
+                line += 1
+        if position < 0:
+            break
+        found.append(position)
+    return found
+
+
+def statements_holding(text: str, offsets: list[int]) -> str | None:
+    """The top-level statements (decorators included) that hold the sorted `offsets`, at their
+    own lines; None when they are more than half of the file (then parse it whole)."""
+    quotes = triple_quotes(text) if ('"""' in text or "'''" in text) else []
+    starts = outside_strings(top_level_starts(text), quotes)
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    spans = statement_spans(text, starts, offsets)
+    return assemble(text, spans) if _size(spans) <= len(text) // 2 else None
 
 
 def whole_positions(text: str, offsets: list[int], vendor_words: WordStarts | None) -> list[int]:

@@ -13,11 +13,10 @@ import contextlib
 import functools
 import os
 import re
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from rocmkit.port import build_flags, cuda_build, installer, nvml_query, pieces
+from rocmkit.port import build_flags, cuda_build, installer, nvml_query, pieces, whole_tree
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.requirements import group_hits
 from rocmkit.port.rules import Rule, RuleSet, Severity
@@ -187,17 +186,25 @@ _WARP_WORD = re.compile("(?i)warp|wavefront")
 _WARP_STARTS = (0, len("threads_per_"), len("lanes_per_"))
 
 
+def _warp_words(text: str) -> list[int]:
+    """Where _WARP_WORD.finditer(text) matches: in ASCII text, by a search for each word in the
+    lower-cased text (a case-insensitive alternation tries every character: ~20x slower)."""
+    if not text.isascii():  # str.lower() may change a length: places would not be the text's
+        return [m.start() for m in _WARP_WORD.finditer(text)]
+    low = text.lower()
+    found = []
+    for word in ("warp", "wavefront"):  # neither can start inside the other
+        position = low.find(word)
+        while position >= 0:
+            found.append(position)
+            position = low.find(word, position + len(word))
+    return sorted(found)
+
+
 def _warp_confirmed(text: str) -> list[int]:
     """The starts _WARP_CONFIRM.finditer gives, from matches tried only where a "warp" is (the
     case-insensitive alternation is slow to scan for): leftmost first, none inside the last."""
-    starts = sorted(
-        {
-            p.start() - back
-            for p in _WARP_WORD.finditer(text)
-            for back in _WARP_STARTS
-            if p.start() >= back
-        }
-    )
+    starts = sorted({p - back for p in _warp_words(text) for back in _WARP_STARTS if p >= back})
     found, end = [], 0
     for start in starts:
         if start >= end and (match := _WARP_CONFIRM.match(text, start)) is not None:
@@ -229,34 +236,60 @@ def scan_python(
 ) -> tuple[list[Hit], bool]:
     """(findings, parsed?) for one Python file: see _scan_python; in setup.py also the
     requirement lists that setup() is given by name (install_requires=install_requires)."""
+    whole = whole_tree.Whole(text)  # the whole tree, parsed once if any check needs it
     hits, parsed = _scan_python(
-        text, rules, is_setup=is_setup, own=own, exhaustive=exhaustive, keys=keys
+        text, rules, is_setup=is_setup, own=own, exhaustive=exhaustive, keys=keys, whole=whole
     )
     if is_setup:
-        hits = hits + _named_requirement_hits(text, rules)
+        hits = hits + _named_requirement_hits(text, rules, whole)
     if parsed and any(
         h.rule.check == "nvml-call" and h.evidence.startswith("import ") for h in hits
     ):
-        with contextlib.suppress(SyntaxError, ValueError):
-            hits = nvml_query.move_to_queries(_parse(text), hits)
+        tree = _nvml_statements(text, hits, whole)
+        if tree is not None:
+            hits = nvml_query.move_to_queries(tree, hits)
     # Its own pre-filter, whether or not the statements with triggers were parsed (a pruned scan
     # and a whole-file scan must agree).
     installs = installer.package_lines(text, rules)
     if installs:
         with contextlib.suppress(SyntaxError, ValueError):
-            hits = hits + installer.installed_at_run_time(_parse(text), rules, installs)
+            hits = hits + installer.installed_at_run_time(whole.tree(), rules, installs)
     if parsed and any(h.rule.commands and h.severity != "info" for h in hits):
         with contextlib.suppress(SyntaxError, ValueError):
-            hits = nvml_query.move_to_launches(_parse(text), hits)
+            hits = nvml_query.move_to_launches(whole.tree(), hits)
     if "CUDA_VISIBLE_DEVICES" in text and ("--gpus" in text or "nvidia" in text):
-        hits = _visible_devices_as_vendor(text, rules) + hits  # first: it wins the line
+        hits = _visible_devices_as_vendor(text, rules, whole) + hits  # first: it wins the line
     if "cpp_extension" in text and not any(w in text for w in _HIP_BUILD_WORDS):
         # First: at a line the walk also reported (a capability it saw only read), this verdict,
         # which knows where the value goes, is the one kept.
-        hits = _cuda_build_hits(text, rules) + hits + _nvcc_gated_jit_hits(text, rules)
+        hits = (
+            _cuda_build_hits(text, rules, whole) + hits + _nvcc_gated_jit_hits(text, rules, whole)
+        )
         if any(h.rule.check == "nvcc-flags" and h.severity != "info" for h in hits):
-            hits = _flags_behind_closed_gates(text, hits)
+            hits = _flags_behind_closed_gates(whole, hits)
     return hits, parsed
+
+
+def _nvml_statements(text: str, hits: list[Hit], whole: whole_tree.Whole) -> ast.Module | None:
+    """The top-level statements move_to_queries reads: those of the NVML imports and those
+    that name what the imports bind (a query is a call through such a name, written as itself
+    where whole_tree.ascii_names); the whole tree when it is parsed already or a name may not be."""
+    if whole.parsed or not whole_tree.ascii_names(text):
+        with contextlib.suppress(SyntaxError, ValueError):
+            return whole.tree()
+        return None
+    lines = sorted({h.line for h in hits if h.rule.check == "nvml-call"})
+    imports = pieces.line_starts(text, lines)
+    first = whole_tree.holding(text, imports, whole)
+    if first is None:
+        return None
+    names = {
+        alias.asname or alias.name.split(".")[0]
+        for node in pieces.statement_nodes(first)
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and node.lineno in lines
+        for alias in node.names
+    }
+    return whole_tree.holding(text, imports + _word_offsets(text, names), whole)
 
 
 # What only an NVIDIA container gets: docker's --gpus (NVIDIA Container Toolkit), the CDI name
@@ -264,25 +297,28 @@ def scan_python(
 _NVIDIA_CONTAINER_WORDS = ("--gpus", "nvidia.com/gpu", "nvidia")
 
 
-def _visible_devices_as_vendor(text: str, rules: RuleSet) -> list[Hit]:
+def _visible_devices_as_vendor(
+    text: str, rules: RuleSet, whole: whole_tree.Whole | None = None
+) -> list[Hit]:
     """`if <CUDA_VISIBLE_DEVICES is set>:` around NVIDIA-only container options: the variable's
     presence is read as "an NVIDIA host", but the HIP runtime honours CUDA_VISIBLE_DEVICES too
     (ROCm's GPU isolation page), so an AMD host where it is set gets NVIDIA's options (warn)."""
     rule = rules.env_rule("CUDA_VISIBLE_DEVICES")
     if rule is None:
         return []
-    try:
-        tree = _parse(text)
-    except (SyntaxError, ValueError):
+    # Such an `if` names the variable in its test: the top-level statements that hold the name
+    # hold every such `if` whole (the whole tree when another check has parsed it).
+    tree = whole_tree.holding(text, pieces.places(text, "CUDA_VISIBLE_DEVICES"), whole)
+    if tree is None:
         return []
     hits = []
-    for node in ast.walk(tree):
+    for node in pieces.statement_nodes(tree):  # an `if` is a statement: ast.walk's order
         if not isinstance(node, ast.If):
             continue
         named = next(
             (
                 n
-                for n in ast.walk(node.test)
+                for n in whole_tree.walk(node.test)
                 if isinstance(n, ast.Constant) and n.value == "CUDA_VISIBLE_DEVICES"
             ),
             None,
@@ -293,7 +329,7 @@ def _visible_devices_as_vendor(text: str, rules: RuleSet) -> list[Hit]:
             (
                 n.value
                 for s in node.body
-                for n in ast.walk(s)
+                for n in whole_tree.walk(s)
                 if isinstance(n, ast.Constant)
                 and isinstance(n.value, str)
                 and any(w in n.value for w in _NVIDIA_CONTAINER_WORDS)
@@ -309,14 +345,15 @@ def _visible_devices_as_vendor(text: str, rules: RuleSet) -> list[Hit]:
     return hits
 
 
-def _cuda_build_hits(text: str, rules: RuleSet) -> list[Hit]:
+def _cuda_build_hits(text: str, rules: RuleSet, whole: whole_tree.Whole | None = None) -> list[Hit]:
     """An extension build with no ROCm side, read as a ROCm machine runs it (cuda_build.py): a
     name bound only where CUDA_HOME is set, a build target made from the device capability, a
     `+cu` wheel name it downloads."""
     if "CUDA_HOME" not in text and "get_device_capability" not in text and "+cu{" not in text:
         return []
+    whole = whole or whole_tree.Whole(text)
     try:
-        tree = _parse(text)
+        tree = whole.tree()
     except (SyntaxError, ValueError):
         return []
     hits: list[Hit] = []
@@ -352,7 +389,9 @@ def _cuda_build_hits(text: str, rules: RuleSet) -> list[Hit]:
     return hits
 
 
-def _nvcc_gated_jit_hits(text: str, rules: RuleSet) -> list[Hit]:
+def _nvcc_gated_jit_hits(
+    text: str, rules: RuleSet, whole: whole_tree.Whole | None = None
+) -> list[Hit]:
     """A JIT build that starts only where nvcc is found, in a module that never looks at ROCm's
     side: on a ROCm machine (hipcc, no nvcc) the extension is never built (rule cuda-extension,
     at warn: its kernels are missing; what runs instead, a fallback or nothing, the module's
@@ -360,8 +399,9 @@ def _nvcc_gated_jit_hits(text: str, rules: RuleSet) -> list[Hit]:
     rule = rules.by_check.get("cuda-extension")
     if rule is None or not any(j in text for j in (*build_flags.JIT_CALLS, "CUDAExtension")):
         return []
+    whole = whole or whole_tree.Whole(text)
     try:
-        tree = _parse(text)
+        tree = whole.tree()
     except (SyntaxError, ValueError):
         return []
     return [
@@ -373,17 +413,17 @@ def _nvcc_gated_jit_hits(text: str, rules: RuleSet) -> list[Hit]:
             " nvcc, and this module never looks for it, so the extension is never built)",
             "warn",
         )
-        for node, probe in build_flags.nvcc_gated_jit(tree)
+        for node, probe in build_flags.nvcc_gated_jit(tree, whole.derived(_build_module))
     ]
 
 
-def _flags_behind_closed_gates(text: str, hits: list[Hit]) -> list[Hit]:
+def _flags_behind_closed_gates(whole: whole_tree.Whole, hits: list[Hit]) -> list[Hit]:
     """nvcc-only flags inside an `if` that asks for nvcc and that no environment variable can
     open (`if cuda_toolkit_available():` running `nvcc`), in a module with no ROCm side: a ROCm
     build never reaches them (the gate is the finding, cuda-extension), so they are info. A gate
     a variable opens (`... or os.getenv("FORCE_CUDA")`) keeps them: with it set they reach hipcc."""
     try:
-        tree = _parse(text)
+        tree = whole.tree()
     except (SyntaxError, ValueError):
         return hits
     closed = [
@@ -401,23 +441,54 @@ def _flags_behind_closed_gates(text: str, hits: list[Hit]) -> list[Hit]:
     return out
 
 
-def _named_requirement_hits(text: str, rules: RuleSet) -> list[Hit]:
+def _build_module(whole: whole_tree.Whole) -> build_flags._Module:
+    return build_flags.read_module(whole.tree(), whole.text)
+
+
+def _named_requirement_hits(
+    text: str, rules: RuleSet, whole: whole_tree.Whole | None = None
+) -> list[Hit]:
     """Requirements that setup(...) receives as a module-level name: `reqs = [...]` and
     `extras = {...}` / `extras["x"] = [...]` (a list built that way is what pip installs)."""
-    lines = _named_keyword_lines(text) if text.isascii() else None
+    lines = _named_keyword_lines(text) if whole_tree.ascii_names(text) else None
     if lines == []:
         return []
-    try:
-        tree = _parse(text)
-    except (SyntaxError, ValueError):
+    whole = whole or whole_tree.Whole(text)
+    # The setup() call is in the top-level statements that hold its keywords, the lists in those
+    # that name them (the whole tree when it is parsed already, or the text is not ASCII).
+    if lines is None or whole.parsed:
+        with contextlib.suppress(SyntaxError, ValueError):
+            return _requirements_passed_by_name(whole.tree(), whole.tree(), lines, rules)
         return []
+    calls = whole_tree.holding(text, pieces.line_starts(text, lines), whole)
+    if calls is None:
+        return []
+    return _requirements_passed_by_name(
+        calls,
+        lambda names: whole_tree.holding(text, _word_offsets(text, names), whole),
+        lines,
+        rules,
+    )
+
+
+def _requirements_passed_by_name(
+    calls: ast.Module,
+    lists: ast.Module | Callable[[Iterable[str]], ast.Module | None],
+    lines: list[int] | None,
+    rules: RuleSet,
+) -> list[Hit]:
+    """The hits of _named_requirement_hits: the setup() keywords given a name in `calls`, the
+    module-level lists assigned to those names in `lists` (or in what it gives for the names)."""
     passed: dict[str, str] = {}  # module-level name -> setup() keyword it is given to
-    for node in _walk_lines(tree, lines):
+    for node in _walk_lines(calls, lines):
         if isinstance(node, ast.Call) and _dotted(node.func).split(".")[-1] == "setup":
             for keyword in node.keywords:
                 if keyword.arg in _REQUIREMENT_KEYWORDS and isinstance(keyword.value, ast.Name):
                     passed[keyword.value.id] = keyword.arg
     if not passed:
+        return []
+    tree = lists(passed) if callable(lists) else lists
+    if tree is None:
         return []
     hits: list[Hit] = []
     for statement in tree.body:
@@ -447,42 +518,46 @@ def _named_requirement_hits(text: str, rules: RuleSet) -> list[Hit]:
 
 # A setup() keyword given a name (install_requires=reqs, extras_require=(extras)), allowing what
 # may stand between (spaces, newlines, continuations, comments, parentheses): a file with none
-# passes no list by name. Only for ASCII text: a keyword is NFKC-normalised, so an exotic spelling
-# of install_requires would be the same keyword.
+# passes no list by name. Only where whole_tree.ascii_names: a keyword is NFKC-normalised, so an exotic
+# spelling of install_requires would be the same keyword.
 _NAMED_KEYWORD = re.compile(
     r"\b(?:install_requires|setup_requires|extras_require)(?:[\s\\]|#[^\n]*)*=(?!=)"
     r"(?:[\s\\(]|#[^\n]*)*[A-Za-z_]"
 )
 
 
+# The pattern from its keyword on: tried only where a keyword starts a word (a leading \b leaves
+# `re` no literal to skip to, and it then tries every character: the slowest part of setup.py).
+_NAMED_KEYWORD_AT = re.compile(_NAMED_KEYWORD.pattern.replace(r"\b", "", 1))
+
+
 def _named_keyword_lines(text: str) -> list[int]:
-    """The lines where _NAMED_KEYWORD starts (each keyword's own line)."""
-    lines, line, last = [], 1, 0
-    for match in _NAMED_KEYWORD.finditer(text):
-        line += text.count("\n", last, match.start())
-        last = match.start()
+    """The lines where _NAMED_KEYWORD.finditer(text) finds a match (each keyword's own line)."""
+    lines, line, last, end = [], 1, 0, 0
+    for start in _word_offsets(text, _REQUIREMENT_KEYWORDS):
+        if start < end or (match := _NAMED_KEYWORD_AT.match(text, start)) is None:
+            continue
+        end = match.end()
+        line += text.count("\n", last, start)
+        last = start
         lines.append(line)
     return lines
 
 
-def _walk_lines(tree: ast.Module, lines: list[int] | None) -> Iterator[ast.AST]:
-    """ast.walk(tree), less the top-level statements (decorators included) that span none of
-    `lines` (None: all of them), in ast.walk's order: a pruned breadth-first walk keeps it."""
+def _walk_lines(tree: ast.Module, lines: list[int] | None) -> list[ast.AST]:
+    """ast.walk(tree) (less the contexts), less the top-level statements (decorators included)
+    that span none of `lines` (None: all of them), in ast.walk's order: a pruned breadth-first
+    walk keeps it."""
     if lines is None:
-        yield from ast.walk(tree)
-        return
-    kept = []
+        return whole_tree.walk(tree)
+    kept: list[ast.AST] = []
     for statement in tree.body:
         decorators = getattr(statement, "decorator_list", ())
         first = min([statement.lineno, *(d.lineno for d in decorators)])
         end = statement.end_lineno or statement.lineno
         if any(first <= line <= end for line in lines):
             kept.append(statement)
-    todo: deque[ast.AST] = deque(kept)
-    while todo:
-        node = todo.popleft()
-        todo.extend(ast.iter_child_nodes(node))
-        yield node
+    return whole_tree.walk_from(kept)
 
 
 def _scan_python(
@@ -493,6 +568,7 @@ def _scan_python(
     own: frozenset[str] = frozenset(),
     exhaustive: bool = False,
     keys: tuple[str, ...] | None = None,
+    whole: whole_tree.Whole | None = None,
 ) -> tuple[list[Hit], bool]:
     """(findings, parsed?) for one Python file; raises ScanError when it does not parse. `own`:
     the project's own top-level packages, whose imports are never findings.
@@ -502,7 +578,10 @@ def _scan_python(
     pieces would be most of it. In setup.py the statements holding the setup() keywords
     (install_requires, extras_require, setup_requires) are pieces too. `exhaustive`: parse and
     walk the whole file instead (the reference the pruned scan is tested against). `keys`: the
-    trigger keys of the file when the caller has looked for them (trigger_keys)."""
+    trigger keys of the file when the caller has looked for them (trigger_keys). `whole`: the
+    file's whole tree, shared with the other checks (a whole tree one of them parsed is walked
+    at the lines a failed cut would walk instead of parsing pieces)."""
+    whole = whole or whole_tree.Whole(text)
     offsets = _trigger_offsets(text, rules, own, keys)
     if is_setup:  # its requirement lists: the keywords of the setup() call
         offsets += _word_offsets(text, _SETUP_WORDS)
@@ -512,11 +591,13 @@ def _scan_python(
     if not offsets and not exhaustive:
         return [], False
     offsets += _stored_uses(text)
-    visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
+    visitor = _Visitor(rules, text, is_setup=is_setup, own=own, whole=whole)
     offsets += visitor.nvcc_offsets(text)  # where nvcc-only flags flow into a build's arguments
     vendor_words = vendor_starts if visitor.vendor_possible else None
     lines: list[int] | None = None
-    if not exhaustive:
+    if not exhaustive and whole.parsed:
+        lines = _whole_lines(text, offsets, vendor_words)
+    elif not exhaustive:
         plan = pieces.plan(text, offsets, vendor_words)
         for source in plan.sources:
             try:
@@ -526,7 +607,7 @@ def _scan_python(
             return visitor.run(tree, plan.lines), True
         lines = plan.lines if not plan.sources else _whole_lines(text, offsets, vendor_words)
     try:
-        tree = _parse(text)
+        tree = whole.tree()
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", None)
         raise ScanError(
@@ -571,9 +652,31 @@ _VENDOR_KEYS = _BASE_KEYS + tuple(
 def vendor_possible(text: str) -> bool:
     """Whether `text` holds a vendor token (VENDOR_TOKENS): only then are switches looked for."""
     low = text.lower()
-    if not any(key in low for key in _VENDOR_KEYS):
-        return False
-    return any(t in text for t in VENDOR_TOKENS)
+    if not text.isascii():  # str.lower() may change a length: places in `low` are not in `text`
+        return any(key in low for key in _VENDOR_KEYS) and any(t in text for t in VENDOR_TOKENS)
+    # Each token at the places of its key ("hip" also stands in "chip" and "relationship": the
+    # tokens are tested only there, not by a search of the whole text each).
+    for key, tokens in _TOKENS_BY_KEY:
+        position = low.find(key)
+        while position >= 0:
+            if any(text.startswith(t, position - at) for t, at in tokens):
+                return True
+            position = low.find(key, position + 1)
+    return False
+
+
+def _tokens_by_key() -> tuple[tuple[str, tuple[tuple[str, int], ...]], ...]:
+    """(key, ((token, where the key starts in it), ...)) for each key of _VENDOR_KEYS: a token
+    belongs to the first key its lower case holds, so it is in the text exactly where a place
+    of that key, moved back by the key's offset in the token, starts it."""
+    groups: dict[str, list[tuple[str, int]]] = {k: [] for k in _VENDOR_KEYS}
+    for token in VENDOR_TOKENS:
+        key = next(k for k in _VENDOR_KEYS if k in token.lower())
+        groups[key].append((token, token.lower().find(key)))
+    return tuple((k, tuple(v)) for k, v in groups.items() if v)
+
+
+_TOKENS_BY_KEY = _tokens_by_key()
 
 
 _parse = pieces.parse
@@ -736,20 +839,31 @@ def _key_searches(rules: RuleSet) -> tuple[tuple[bytes, re.Pattern[bytes] | None
     """How trigger_keys looks for each key: alone with `in`, or, for keys that share their first
     two bytes (cuda, cudnn, cutlass), one findall of `cu(?:da|dnn|tlass)`, which `re` runs as
     fast as one `in` (it searches its literal prefix). Only keys none of which can start inside
-    another (no later byte equals the first) share a pattern, so findall misses none (a key
-    that is the start of a longer one is added by trigger_keys)."""
+    another's match share a pattern, so findall misses none (a key that is the start of a
+    longer one is added by trigger_keys)."""
     by_prefix: dict[bytes, list[bytes]] = {}
     for _, key in _byte_keys(rules):
         by_prefix.setdefault(key[:2], []).append(key)
     searches: list[tuple[bytes, re.Pattern[bytes] | None]] = []
     for prefix, keys in by_prefix.items():
-        if len(keys) < 2 or len(prefix) < 2 or any(k[:1] in k[1:] for k in keys):
+        if len(keys) < 2 or len(prefix) < 2 or _overlap(keys):
             searches.extend((k, None) for k in keys)
             continue
         rests = b"|".join(re.escape(k[2:]) for k in sorted(keys, key=len, reverse=True))
         pattern = re.compile(re.escape(prefix) + b"(?:" + rests + b")")
         searches.append((b"", pattern))
     return tuple(searches)
+
+
+def _overlap(keys: list[bytes]) -> bool:
+    """Whether one key can start inside a match of another (its tail is the other's head)."""
+    return any(
+        b.startswith(a[i:]) or a[i:].startswith(b)
+        for a in keys
+        for b in keys
+        if a != b
+        for i in range(1, len(a))
+    )
 
 
 _GROUP_KEYS = ("cuda", "nvidia", "warp", "extension")
@@ -841,7 +955,13 @@ class _Visitor:
     """One pass over the tree; each node type is looked at by the checks that care about it."""
 
     def __init__(
-        self, rules: RuleSet, text: str, *, is_setup: bool, own: frozenset[str] = frozenset()
+        self,
+        rules: RuleSet,
+        text: str,
+        *,
+        is_setup: bool,
+        own: frozenset[str] = frozenset(),
+        whole: whole_tree.Whole | None = None,
     ) -> None:
         self.rules = rules
         # torch.utils.cpp_extension sets CUDA_HOME only on a CUDA torch (`... if
@@ -857,7 +977,6 @@ class _Visitor:
             m for m, r in rules.imports.items() if r.lazy_import_note and m in text
         )
         self.lazy: set[int] = set()
-        self.rocm_image = "rocm/" in text and bool(_ROCM_IMAGE.search(text))
         self.gated = False  # the node being handled is on one side of a vendor switch
         self.gate_children: set[int] = set()  # children a handler put behind a switch
         self.tested: set[int] = set()  # torch.version.cuda nodes used as a truth value
@@ -882,8 +1001,11 @@ class _Visitor:
         self.nvcc_direct: set[tuple[int, str]] = set()
         self.nvcc_returned: dict[tuple[int, str], str] = {}
         if self.builds_extension and build_flags.mentions_nvcc_only(text):
+            whole = whole or whole_tree.Whole(text)
             with contextlib.suppress(SyntaxError, ValueError):  # the walk reports it
-                self.nvcc_direct, self.nvcc_returned = build_flags.nvcc_arguments(_parse(text))
+                tree = whole.tree()
+                module = whole.derived(_build_module)
+                self.nvcc_direct, self.nvcc_returned = build_flags.nvcc_arguments(tree, module)
         self.is_setup = is_setup
         self.docstrings: set[int] = set()
         # Values only shown to a person (print/log arguments, f-string fields): reporting the
@@ -916,6 +1038,11 @@ class _Visitor:
         return [starts[n - 1] for n in lines if n <= len(starts)]
 
     @functools.cached_property
+    def rocm_image(self) -> bool:
+        """The module writes a ROCm image (asked only for a CUDA image found in a string)."""
+        return "rocm/" in self.text and bool(_ROCM_IMAGE.search(self.text))
+
+    @functools.cached_property
     def other_vendor_side(self) -> bool:
         """The module has another vendor's side: an AMD tool, or a function named for AMD/ROCm/
         HIP. Asked only for a function named for NVIDIA (each search reads the whole text)."""
@@ -945,6 +1072,7 @@ class _Visitor:
         # handled in source order, parents before children: the docstring and gating bookkeeping
         # rely on it, and a flag (HIP_BUILD = ...) is seen before the `if` that tests it.
         handlers, node_type, walked = _HANDLERS, ast.AST, _WALKED_FIELDS
+        bisect_left, num_lines = bisect.bisect_left, len(lines) if lines is not None else 0
         stack: list[tuple[ast.AST, bool]] = [(tree, False)]
         gate_children = self.gate_children
         while stack:
@@ -964,7 +1092,16 @@ class _Visitor:
                 value = getattr(node, name, None)
                 if isinstance(value, list):
                     if lines is not None and value:
-                        value = [v for v in value if _spans(v, lines)]
+                        # _spans, inline (a call per list item costs a fifth of the walk)
+                        value = [
+                            v
+                            for v in value
+                            if (first := getattr(v, "lineno", None)) is None
+                            or (
+                                (i := bisect_left(lines, first)) < num_lines
+                                and lines[i] <= (v.end_lineno or first)
+                            )
+                        ]
                     if gated or not gate_children:
                         children.extend((v, gated) for v in value if isinstance(v, node_type))
                     else:
@@ -1475,9 +1612,11 @@ class _Visitor:
             )
         ):
             self.gate_children.update(id(s) for s in node.body)
-        if self.lazy_modules:
+        if self.lazy_modules:  # an import is a statement: no expression need be walked
             self.lazy.update(
-                id(n) for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom))
+                id(n)
+                for n in pieces.statement_nodes(node)
+                if isinstance(n, (ast.Import, ast.ImportFrom))
             )
         args = node.args
         positional = [*args.posonlyargs, *args.args]

@@ -101,7 +101,7 @@ def _read(path: str) -> str:
 def _gated_imports(text: str, rel: str) -> dict[str, int]:
     """Own modules (relative imports) imported on the CUDA side of a torch.version test, and
     not imported anywhere else in the same file."""
-    places = _gate_places(text) if _RELATIVE_FROM.search(text) is not None else []
+    places = _gate_places(text) if _has_relative_from(text) else []
     if not places:
         return {}  # no relative import, or no `if` that tests torch.version: nothing to parse for
     # The gates are looked for first in the top-level statements that hold them, parsed alone
@@ -170,6 +170,19 @@ def _gate_places(text: str) -> list[int]:
 
 # `from .x import y`, `from . import y`, `from.x import y` (a relative import's only spellings).
 _RELATIVE_FROM = re.compile(r"\bfrom[\s\\]*\.")
+# ... tried only where `from` starts a word: the leading \b leaves `re` no literal to skip to.
+_RELATIVE_FROM_AT = re.compile(_RELATIVE_FROM.pattern.replace(r"\b", "", 1))
+
+
+def _has_relative_from(text: str) -> bool:
+    """Whether _RELATIVE_FROM.search(text) finds one."""
+    position = text.find("from")
+    while position >= 0:
+        before = text[position - 1] if position else " "
+        if not (before.isalnum() or before == "_") and _RELATIVE_FROM_AT.match(text, position):
+            return True
+        position = text.find("from", position + 1)
+    return False
 
 
 def _cuda_side(node: ast.If) -> list[ast.stmt]:

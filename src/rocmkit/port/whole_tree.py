@@ -1,0 +1,177 @@
+"""A Python file's whole syntax tree, parsed once however many checks ask for it, and the walks
+over it that keep `ast.walk`'s order: the node lists the build passes filter, a walk that leaves
+out the expressions on lines no check can match, and the statements a check needs when the whole
+file need not be parsed at all (`holding`).
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+import unicodedata
+import weakref
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+from rocmkit.port import pieces
+
+T = TypeVar("T")
+
+# Fields that never hold a node, by the grammar (Python's Parser/Python.asdl): identifiers, ints,
+# type comments, and `ctx` (Load/Store/Del: one shared instance per kind, with no children, that no
+# check looks for).
+LEAF_FIELDS = frozenset(
+    {"ctx", "id", "attr", "arg", "name", "asname", "module", "level", "rest", "kind"}
+    | {"type_comment", "is_async", "conversion", "simple"}
+)
+# A constant's value holds no node.
+_NODE_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {ast.Constant: ()}
+_WALKS: weakref.WeakKeyDictionary[ast.AST, list[ast.AST]] = weakref.WeakKeyDictionary()
+
+
+def node_fields(kind: type[ast.AST]) -> tuple[str, ...]:
+    """The fields of a node type that can hold a node (see LEAF_FIELDS)."""
+    fields = _NODE_FIELDS.get(kind)
+    if fields is None:
+        fields = _NODE_FIELDS[kind] = tuple(f for f in kind._fields if f not in LEAF_FIELDS)
+    return fields
+
+
+def word_lines(text: str, words: Iterable[str]) -> list[int]:
+    """Sorted line numbers (1-based) of the lines that hold one of `words`."""
+    positions = set()
+    for word in words:
+        position = text.find(word)
+        while position >= 0:
+            positions.add(position)
+            position = text.find(word, position + 1)
+    return pieces.line_numbers(text, sorted(positions))
+
+
+def spans(node: ast.AST, lines: list[int]) -> bool:
+    """Whether `node` covers one of the sorted `lines` (a node without a position: yes)."""
+    first = getattr(node, "lineno", None)
+    if first is None:
+        return True
+    i = bisect.bisect_left(lines, first)
+    return i < len(lines) and lines[i] <= (getattr(node, "end_lineno", None) or first)
+
+
+def statements_and_lines(root: ast.AST, lines: list[int]) -> list[ast.AST]:
+    """walk(root) less the expressions that span none of `lines`, with everything under them:
+    every statement (and `except` handler), and of the expressions those a word on one of
+    `lines` can be in, in
+    walk's order (a pruned breadth-first walk keeps it for the nodes it keeps)."""
+    nodes, node_type, statement = [root], ast.AST, (ast.stmt, ast.excepthandler)
+    for node in nodes:
+        for name in node_fields(type(node)):
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                nodes.extend(
+                    v
+                    for v in value
+                    if isinstance(v, node_type) and (isinstance(v, statement) or spans(v, lines))
+                )
+            elif isinstance(value, node_type) and (
+                isinstance(value, statement) or spans(value, lines)
+            ):
+                nodes.append(value)
+    return nodes
+
+
+def walk(root: ast.AST) -> list[ast.AST]:
+    """The nodes ast.walk(root) gives, in its breadth-first order, less the expression contexts
+    (Load, Store), as a list: about twice as fast (ast.walk runs two generators per node). A
+    module's list is kept while its tree lives: the build passes each look for other nodes."""
+    if isinstance(root, ast.Module) and (known := _WALKS.get(root)) is not None:
+        return known
+    nodes = walk_from([root])
+    if isinstance(root, ast.Module):
+        _WALKS[root] = nodes
+    return nodes
+
+
+def walk_from(roots: list[ast.AST]) -> list[ast.AST]:
+    """walk() from several roots at once: breadth first, as ast.walk of a node holding them."""
+    nodes, node_type = list(roots), ast.AST
+    for node in nodes:  # a list grown while it is iterated: breadth first, as ast.walk
+        for name in node_fields(type(node)):
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                nodes.extend(v for v in value if isinstance(v, node_type))
+            elif isinstance(value, node_type):
+                nodes.append(value)
+    return nodes
+
+
+class Whole:
+    """A file's whole syntax tree, parsed once however many checks ask for it (the nvcc flow of
+    an extension build, the CUDA_HOME passes, setup.py's lists): in a large build module that
+    parse costs as much as the rest of its scan."""
+
+    __slots__ = ("_derived", "_error", "_tree", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._tree: ast.Module | None = None
+        self._error: SyntaxError | ValueError | None = None
+        self._derived: dict[Callable[[Whole], object], object] = {}
+
+    @property
+    def parsed(self) -> bool:
+        return self._tree is not None
+
+    def tree(self) -> ast.Module:
+        """The tree; SyntaxError or ValueError (each time) when the file does not parse."""
+        if self._tree is None:
+            if self._error is None:
+                try:
+                    self._tree = pieces.parse(self.text)
+                except (SyntaxError, ValueError) as exc:
+                    self._error = exc
+            if self._error is not None:
+                raise self._error
+        assert self._tree is not None
+        return self._tree
+
+    def derived(self, make: Callable[[Whole], T]) -> T:
+        """make(self), computed once (facts several checks read: the build's flow of flags)."""
+        if make not in self._derived:
+            self._derived[make] = make(self)
+        return self._derived[make]  # type: ignore[return-value]
+
+
+def holding(text: str, offsets: list[int], whole: Whole | None = None) -> ast.Module | None:
+    """A tree of the top-level statements (decorators included) that hold `offsets`, at their
+    own lines: every node there is the node a whole-file parse gives, in ast.walk's order. The
+    whole tree when `whole` has been parsed, the statements are most of the file or do not parse
+    alone; None when the file does not parse."""
+    whole = whole or Whole(text)
+    if not whole.parsed:
+        source = pieces.statements_holding(text, sorted(offsets))
+        if source is not None:
+            try:
+                return pieces.parse(source)
+            except (SyntaxError, ValueError):
+                pass  # a wrong cut: the whole file
+    try:
+        return whole.tree()
+    except (SyntaxError, ValueError):
+        return None
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def ascii_names(text: str) -> bool:
+    """Whether every identifier in `text` that names an ASCII name is spelled in ASCII, so that
+    a search of the text for the name finds it: Python reads identifiers in NFKC form, where
+    a fullwidth `ｐ` is `p`; no character of the text may have an ASCII character in its NFKC
+    form (emoji, accented or CJK text in strings and comments: none has)."""
+    if text.isascii():
+        return True
+    return not any(
+        any(c.isascii() for c in unicodedata.normalize("NFKC", char))
+        for char in set(_NON_ASCII.findall(text))
+    )
