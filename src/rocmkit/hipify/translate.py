@@ -212,6 +212,12 @@ def _amd_facts(
     return amd_branches.AmdFacts(undefined, project)
 
 
+def amd_dead_spans(text: str, *, mappings: MappingSource = "builtin") -> list[tuple[int, int, str]]:
+    """(start, end, directive) of each region of `text` that no AMD compile takes, as translate()
+    decides it for its own warnings (amd_branches.py, with the version macros HIP lacks)."""
+    return amd_branches.dead_spans(text, _amd_facts(mappings, None, ()))
+
+
 def translate(text: str, *, options: TranslateOptions = DEFAULT_OPTIONS) -> Translation:
     """Translate CUDA source text to HIP; pure (no I/O), deterministic and idempotent."""
     table, scanner = _scanner(options.mappings, options.hip_version)
