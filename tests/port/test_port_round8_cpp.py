@@ -246,3 +246,17 @@ def test_a_full_mask_is_32_lanes_only_when_its_literal_is(
     source = f"__device__ float f(float v) {{\n  return __shfl_xor_sync({mask}, v, 1);\n}}\n"
     report = _scan(tmp_path, {"k.cu": source})
     assert bool([f for f in report.findings if f.severity != "info"]) is narrow
+
+
+def test_a_width_bound_only_below_its_uses_is_not_their_definition(tmp_path: Path) -> None:
+    """Another function's `constexpr int WARP_W = 32;` further down does not size the uses above."""
+    source = (
+        _NAMED_WIDTH.format(definition="#define WARP_W 32", mask="0xFFFFFFFF").replace(
+            "#define WARP_W 32", "", 1
+        )
+        + "__device__ int later() {\n  constexpr int WARP_W = 32;\n  return WARP_W;\n}\n"
+    )
+    report = _scan(tmp_path, {"reduce.cuh": source})
+    shown = [f for f in report.findings if f.rule_id == "cuda-kernel-hazard"]
+    assert shown and shown[0].line == 5  # the uses are still reported, from the first
+    assert "sizes warp code" not in " ".join(f.evidence for f in report.findings)

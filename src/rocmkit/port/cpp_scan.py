@@ -181,19 +181,21 @@ def _lane_arithmetic(category: str, message: str) -> bool:
     return category == "warp-lane-arithmetic" or message.startswith("lane/warp index")
 
 
-def _width_definitions(text: str, switches: set[int]) -> dict[str, int | None]:
-    """{name: line} of each warp width bound to 32 (`#define WARP_SIZE 32`, `const int WARP_SZ =
-    32;`); None for a name the project also defines inside a HIP/CUDA switch (64 under HIP)."""
+def _width_definitions(text: str, switches: set[int]) -> dict[str, list[int] | None]:
+    """{name: lines} of each warp width bound to 32 (`#define WARP_SIZE 32`, `const int WARP_SZ =
+    32;`, once per scope that binds it); None for a name the project also defines inside a
+    HIP/CUDA switch (64 under HIP)."""
     if "32" not in text:
         return {}
-    widths: dict[str, int | None] = {}
+    widths: dict[str, list[int] | None] = {}
     for match in _WIDTH_32.finditer(text):
         name = match.group(1) or match.group(2)
         line = text.count("\n", 0, match.start()) + 1
+        known = widths.setdefault(name, [])
         if line in switches:
             widths[name] = None
-        elif name not in widths:
-            widths[name] = line
+        elif known is not None:
+            known.append(line)
     if switches:
         for match in _DEFINE_NAME.finditer(text):
             if match.group(1) in widths and text.count("\n", 0, match.start()) + 1 in switches:
@@ -201,24 +203,27 @@ def _width_definitions(text: str, switches: set[int]) -> dict[str, int | None]:
     return widths
 
 
-def _width_named(snippet: str, widths: dict[str, int | None]) -> str | None:
+def _width_named(snippet: str, widths: dict[str, list[int] | None]) -> str | None:
     return next((n for n in _IDENTIFIER.findall(snippet) if n in widths), None)
 
 
 def _at_definitions(
-    uses: dict[str, list[int]], widths: dict[str, int | None], rule: Rule
+    uses: dict[str, list[int]], widths: dict[str, list[int] | None], rule: Rule
 ) -> list[Hit]:
     """A width used in warp code is fixed where it is defined (every hazard list of the corpus
-    puts it there): one hit at the definition naming the uses."""
+    puts it there): one hit at the definition that reaches the uses (the last one above them),
+    naming them."""
     hits = []
     for name, lines in uses.items():
-        line = widths[name]
-        if line is None or line in lines:
+        defined = [line for line in widths.get(name) or () if line < min(lines)]
+        if not defined:
             continue
-        shown = ", ".join(str(n) for n in sorted(set(lines))[:6])
-        more = "..." if len(set(lines)) > 6 else ""
-        evidence = f"{name} = 32 sizes warp code at lines {shown}{more}: derive it from warpSize (64 on CDNA)"
-        hits.append(hit(line, 1, rule, evidence))
+        used = sorted(set(lines))
+        shown = ", ".join(str(n) for n in used[:6]) + ("..." if len(used) > 6 else "")
+        evidence = (
+            f"{name} = 32 sizes warp code at lines {shown}: derive it from warpSize (64 on CDNA)"
+        )
+        hits.append(hit(defined[-1], 1, rule, evidence))
     return hits
 
 
