@@ -212,11 +212,11 @@ def test_a_width_bound_to_warp_size_is_not_reported(tmp_path: Path) -> None:
 
 # -- lane indices through a name in a file that already has a HIP path ---------------------------
 
-_LANES = """{switch}#define PER_PIXEL 32
+_LANES = """{switch}#define {name} 32
 __global__ void k(float* out) {{
-  int group = threadIdx.x / PER_PIXEL;
-  int lane = threadIdx.x % PER_PIXEL;
-  out[group * PER_PIXEL + lane] = 0.f;
+  int group = threadIdx.x / {name};
+  int lane = threadIdx.x % {name};
+  out[group * {name} + lane] = 0.f;
   if ((threadIdx.x & 31) == 0) out[group] = 1.f;
 }}
 """
@@ -224,15 +224,23 @@ __global__ void k(float* out) {{
 
 def test_lane_indices_through_a_name_in_a_ported_file_are_info(tmp_path: Path) -> None:
     switch = "#ifdef USE_ROCM\n#include <hip/hip_runtime.h>\n#endif\n"
-    report = _scan(tmp_path, {"k.cu": _LANES.format(switch=switch)})
+    report = _scan(tmp_path, {"k.cu": _LANES.format(switch=switch, name="WARP_LANES")})
     assert _severities(report, "k.cu", 6) == {"info"}
     assert _severities(report, "k.cu", 7) == {"info"}
 
 
 def test_lane_indices_through_a_name_elsewhere_stay_warn(tmp_path: Path) -> None:
-    report = _scan(tmp_path, {"k.cu": _LANES.format(switch="")})
+    report = _scan(tmp_path, {"k.cu": _LANES.format(switch="", name="WARP_LANES")})
     assert _severities(report, "k.cu", 3) == {"warn"}
     assert _severities(report, "k.cu", 4) == {"warn"}
+
+
+def test_a_32_named_for_threads_or_pixels_is_a_tile_size_to_check(tmp_path: Path) -> None:
+    """CUDA's warp width is warpSize; `PER_PIXEL = 32` is a group of threads the code chose, right
+    on AMD unless the group must be one hardware warp: info (check), not a hazard."""
+    report = _scan(tmp_path, {"k.cu": _LANES.format(switch="", name="PER_PIXEL")})
+    assert _severities(report, "k.cu", 3) == {"info"}
+    assert "not named for a warp" in " ".join(f.evidence for f in report.findings)
 
 
 @pytest.mark.parametrize(

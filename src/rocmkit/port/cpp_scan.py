@@ -167,6 +167,11 @@ def _hipify_hazards(text: str, rules: RuleSet, switches: set[int], hip_aware: bo
             severity, evidence = "info", f"{named} is defined per vendor: {evidence}"
         elif hip_aware and _lane_arithmetic(d.category, d.message):
             severity, evidence = "info", evidence + "  (the file already has a HIP path)"
+        elif named is not None and "warp" not in named.lower():
+            # CUDA's warp is warpSize; a 32 the project names for threads, a tile or a pixel
+            # (THREADS_X, BLOCK, EPB) is a launch or tiling size, valid on AMD unless the group
+            # must be one hardware warp, which the code alone does not say.
+            severity, evidence = "info", f"{named} = 32 is not named for a warp: {evidence}"
         elif named is not None:
             uses.setdefault(named, []).append(d.line)
         hits.append(hit(d.line, d.column, rule, evidence, severity))
