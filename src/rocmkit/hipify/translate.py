@@ -212,10 +212,14 @@ def _amd_facts(
     return amd_branches.AmdFacts(undefined, project)
 
 
-def amd_dead_spans(text: str, *, mappings: MappingSource = "builtin") -> list[tuple[int, int, str]]:
-    """(start, end, directive) of each region of `text` that no AMD compile takes, as translate()
-    decides it for its own warnings (amd_branches.py, with the version macros HIP lacks)."""
-    return amd_branches.dead_spans(text, _amd_facts(mappings, None, ()))
+def amd_dead_branches(
+    text: str, *, mappings: MappingSource = "builtin"
+) -> Callable[[int], str | None]:
+    """offset -> the directive of the branch no AMD compile takes that holds it (None: compiled),
+    decided as translate() decides it for its own warnings (amd_branches.py, with the version
+    macros HIP lacks)."""
+    spans = amd_branches.dead_spans(text, _amd_facts(mappings, None, ()))
+    return functools.partial(amd_branches.dead_branch, spans)
 
 
 def translate(text: str, *, options: TranslateOptions = DEFAULT_OPTIONS) -> Translation:

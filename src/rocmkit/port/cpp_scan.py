@@ -86,18 +86,15 @@ def _not_compiled_for_amd(text: str, hits: list[Hit]) -> list[Hit]:
     """Port's own C++ findings inside a branch no AMD compile takes become info, as hipify's
     translate() does for its warnings: `#if CUDA_VERSION >= 9000` is false under hip-clang (HIP
     defines no CUDA_VERSION), so hipcc never sees that code (amd_branches.py's evaluator)."""
-    from rocmkit.hipify.amd_branches import dead_branch
-    from rocmkit.hipify.translate import amd_dead_spans
+    from rocmkit.hipify import amd_dead_branches
 
     if all(h.severity == "info" for h in hits):
         return hits
-    spans = amd_dead_spans(text)
-    if not spans:
-        return hits
+    dead_branch = amd_dead_branches(text)
     starts = [0, *(m.end() for m in re.finditer("\n", text))]
     kept = []
     for h in hits:
-        branch = dead_branch(spans, starts[h.line - 1]) if h.line <= len(starts) else None
+        branch = dead_branch(starts[h.line - 1]) if h.line <= len(starts) else None
         if branch is not None and h.severity != "info":
             h = h._replace(
                 severity="info", evidence=f"not compiled for AMD ({branch}): {h.evidence}"
@@ -301,7 +298,7 @@ def _what_amd_compiles(text: str, end: int, condition: str) -> str | None:
     group's next `#elif`/`#else` (the project's path for GPUs below the threshold), and a guard
     whose lowest threshold AMD meets (hipify's cuda_arch.toml, from HIP's headers) drops code
     HIP could compile: a lost path, whose effect port cannot judge."""
-    from rocmkit.hipify.arch import arch_table
+    from rocmkit.hipify import arch_table
 
     alternative = _next_branch(text, end)
     if alternative is not None:
