@@ -22,6 +22,7 @@ project already has.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from rocmkit.port.findings import Hit, hit
@@ -91,10 +92,10 @@ def _not_compiled_for_amd(text: str, hits: list[Hit]) -> list[Hit]:
     if all(h.severity == "info" for h in hits):
         return hits
     dead_branch = amd_dead_branches(text)
-    starts = [0, *(m.end() for m in re.finditer("\n", text))]
+    starts = _line_starts(text, {h.line for h in hits})
     kept = []
     for h in hits:
-        branch = dead_branch(starts[h.line - 1]) if h.line <= len(starts) else None
+        branch = dead_branch(starts[h.line]) if h.line in starts else None
         if branch is not None and h.severity != "info":
             h = h._replace(
                 severity="info", evidence=f"not compiled for AMD ({branch}): {h.evidence}"
@@ -128,12 +129,21 @@ def _narrow_masks(text: str, rules: RuleSet, switches: set[int], hip_aware: bool
     return hits
 
 
+def _line_starts(text: str, lines: set[int]) -> dict[int, int]:
+    """{line: offset of its first character} for the given 1-based lines (split and accumulate
+    run in C: a Python loop over every newline cost more than the rest of this pass)."""
+    parts = text.split("\n", max(lines) - 1)
+    starts = [0, *itertools.accumulate(len(part) + 1 for part in parts[:-1])]
+    return {line: starts[line - 1] for line in lines if line <= len(starts)}
+
+
 # hipify's categories that follow a warp width; `cuda-arch` is the arch guard rule's own finding.
 _WIDTH_CATEGORIES = frozenset({"warp-size", "warp-lane-arithmetic", "warp-size-literal"})
-_WIDTH_32 = re.compile(
-    r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+\(?32\)?[ \t]*(?:$|//|/\*)"
-    r"|\b(?:const|constexpr)\b[^;=(){}\n]*?\b(\w+)\s*[={]\s*32\s*[;},]",
-    re.MULTILINE,
+# Each starts with a literal (the regex engine jumps between candidates); what precedes `#` on
+# its line, and the word boundary before `const`, are checked apart.
+_WIDTH_32 = (
+    re.compile(r"\#[ \t]*define[ \t]+(\w+)[ \t]+\(?32\)?[ \t]*(?:$|//|/\*)", re.MULTILINE),
+    re.compile(r"const(?:expr)?\b[^;=(){}\n]*?\b(\w+)\s*[={]\s*32\s*[;},]"),
 )
 _DEFINE_NAME = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.MULTILINE)
 
@@ -190,8 +200,9 @@ def _width_definitions(text: str, switches: set[int]) -> dict[str, list[int] | N
     if "32" not in text:
         return {}
     widths: dict[str, list[int] | None] = {}
-    for match in _WIDTH_32.finditer(text):
-        name = match.group(1) or match.group(2)
+    found = [m for pattern in _WIDTH_32 for m in pattern.finditer(text) if _bound(text, m.start())]
+    for match in sorted(found, key=lambda m: m.start()):
+        name = match.group(1)
         line = text.count("\n", 0, match.start()) + 1
         known = widths.setdefault(name, [])
         if line in switches:
@@ -203,6 +214,13 @@ def _width_definitions(text: str, switches: set[int]) -> dict[str, list[int] | N
             if match.group(1) in widths and text.count("\n", 0, match.start()) + 1 in switches:
                 widths[match.group(1)] = None
     return widths
+
+
+def _bound(text: str, start: int) -> bool:
+    """A `#define` alone at its line's start, a `const` not inside a longer name."""
+    if text[start] == "#":
+        return not text[text.rfind("\n", 0, start) + 1 : start].strip(" \t")
+    return not (start and (text[start - 1].isalnum() or text[start - 1] == "_"))
 
 
 def _width_named(snippet: str, widths: dict[str, list[int] | None]) -> str | None:
