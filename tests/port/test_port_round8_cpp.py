@@ -152,6 +152,22 @@ def test_an_arch_guard_that_leaves_a_body_empty_is_warn(tmp_path: Path) -> None:
     assert _severities(report, "k.cu", 3) == {"warn"}
 
 
+@pytest.mark.parametrize(
+    "alternative",
+    [
+        "#else\n  // not supported below sm_80\n",
+        '#else\n  assert(false && "needs sm_80");\n',
+        '#else\n  asm volatile("trap;");\n',
+        "#elif __CUDA_ARCH__ >= 750\n  return __hisnan(v);\n",  # false on AMD too
+    ],
+)
+def test_an_alternative_that_only_stops_is_no_path_for_amd(
+    tmp_path: Path, alternative: str
+) -> None:
+    report = _scan(tmp_path, {"k.cu": _GUARDED.format(threshold=800, alternative=alternative)})
+    assert _severities(report, "k.cu", 3) == {"warn"}
+
+
 def test_an_arch_guard_on_a_feature_hip_has_is_info(tmp_path: Path) -> None:
     """cuda_arch.toml (from HIP's headers): AMD has what sm_60 and below gate, e.g. the
     double-precision atomicAdd; the guard drops code HIP could compile: check, not a hazard."""

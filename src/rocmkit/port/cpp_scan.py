@@ -318,10 +318,12 @@ def _what_amd_compiles(text: str, end: int, condition: str) -> str | None:
     HIP could compile: a lost path, whose effect port cannot judge."""
     from rocmkit.hipify import arch_table
 
-    alternative = _next_branch(text, end)
+    alternative = _branch_amd_takes(text, end)
     if alternative is not None:
-        line = text.count("\n", 0, alternative) + 1
-        return f"AMD compiles the branch at line {line} instead: check it is the path for AMD"
+        line = text.count("\n", 0, alternative[0]) + 1
+        if not _STUB.fullmatch(_COMMENT.sub("", text[alternative[0] : alternative[1]])):
+            return f"AMD compiles the branch at line {line} instead: check it is the path for AMD"
+    table = arch_table()
     table = arch_table()
     thresholds = [int(n) for op, n in _ARCH_TESTS.findall(condition) if op in (">=", ">", "==")]
     if thresholds and min(thresholds) <= table.amd_value:
@@ -330,19 +332,34 @@ def _what_amd_compiles(text: str, end: int, condition: str) -> str | None:
     return None
 
 
-def _next_branch(text: str, end: int) -> int | None:
-    """Offset of the `#elif`/`#else` that continues the group whose condition ends at `end`."""
-    depth = 0
+# An alternative that only stops or says it is unsupported is no path: the work is still lost.
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+_STUB = re.compile(
+    r"[ \t]*\#[ \t]*(?:else|elif)[^\n]*"
+    r"(?:\s|assert\s*\([^;]*\)\s*;|__trap\s*\(\s*\)\s*;|printf\s*\([^;]*\)\s*;|return\s*;"
+    r"|(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\(\s*\"trap;\"\s*\)\s*;|\#[ \t]*error[^\n]*)*"
+)
+
+
+def _branch_amd_takes(text: str, end: int) -> tuple[int, int] | None:
+    """(start, end) of the `#elif`/`#else` branch of the group whose condition ends at `end`
+    that an AMD compile may take: not an `#elif` on `__CUDA_ARCH__ >= N` (false there too)."""
+    depth, start = 0, None
     for match in _DIRECTIVE.finditer(text, end):
-        kind = match.group(1)
+        kind, condition = match.group(1), match.group(2).split("//")[0]
         if kind in ("if", "ifdef", "ifndef"):
             depth += 1
-        elif kind == "endif":
-            if depth == 0:
-                return None
-            depth -= 1
-        elif depth == 0:
-            return match.start()
+            continue
+        if depth > 0:
+            depth -= kind == "endif"
+            continue
+        if start is not None:
+            return start, match.start()
+        if kind == "endif":
+            return None
+        skipped = _ARCH_TEST.search(condition) and not _NOT_DEFINED_ARCH.search(condition)
+        if kind == "else" or not skipped or names_hip(condition):
+            start = match.start()
     return None
 
 
