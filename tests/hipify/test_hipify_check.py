@@ -13,7 +13,7 @@ from rocmkit.errors import UserError
 from rocmkit.hipify.check import check_compiles, find_hipcc, first_error_line
 
 
-def test_public_api_is_pinned():
+def test_public_api_is_pinned() -> None:
     assert rocmkit.hipify.__all__ == [
         "CompileResult",
         "Diagnostic",
@@ -25,6 +25,8 @@ def test_public_api_is_pinned():
         "TranslateOptions",
         "Translation",
         "TranslationStats",
+        "amd_dead_branches",
+        "arch_table",
         "check_compiles",
         "find_hazards",
         "hipify_paths",

@@ -3,6 +3,7 @@
 No torch import here: PyTorch's mapping table is read lazily, only when torch is installed.
 """
 
+from rocmkit.hipify.arch import arch_table
 from rocmkit.hipify.check import CompileResult, check_compiles
 from rocmkit.hipify.hazards import find_hazards
 from rocmkit.hipify.mappings import MappingTable, load_table
@@ -13,6 +14,7 @@ from rocmkit.hipify.translate import (
     TranslateOptions,
     Translation,
     TranslationStats,
+    amd_dead_branches,
     translate,
 )
 
@@ -27,6 +29,8 @@ __all__ = [
     "TranslateOptions",
     "Translation",
     "TranslationStats",
+    "amd_dead_branches",
+    "arch_table",
     "check_compiles",
     "find_hazards",
     "hipify_paths",

@@ -146,7 +146,8 @@ def _tested(condition: str) -> str | None:
 _WARP_SIZE_MESSAGE = (
     "warp size written as the literal 32; AMD CDNA wavefronts are 64 lanes (use warpSize)"
 )
-_FULL_MASK = r"(?:0x[fF]{8}[uU]?[lL]{0,2}|~0[uU]?|0xFFFFFFFF)"
+# Not the prefix of a longer literal: `0xffffffffffffffff` and `~0ull` are 64-bit masks (right on AMD).
+_FULL_MASK = r"(?:0x[fF]{8}[uU]?[lL]{0,2}|~0[uU]?)(?![\w])"
 
 RULES: tuple[HazardRule, ...] = (
     HazardRule(

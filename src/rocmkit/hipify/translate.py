@@ -212,6 +212,16 @@ def _amd_facts(
     return amd_branches.AmdFacts(undefined, project)
 
 
+def amd_dead_branches(
+    text: str, *, mappings: MappingSource = "builtin"
+) -> Callable[[int], str | None]:
+    """offset -> the directive of the branch no AMD compile takes that holds it (None: compiled),
+    decided as translate() decides it for its own warnings (amd_branches.py, with the version
+    macros HIP lacks)."""
+    spans = amd_branches.dead_spans(text, _amd_facts(mappings, None, ()))
+    return functools.partial(amd_branches.dead_branch, spans)
+
+
 def translate(text: str, *, options: TranslateOptions = DEFAULT_OPTIONS) -> Translation:
     """Translate CUDA source text to HIP; pure (no I/O), deterministic and idempotent."""
     table, scanner = _scanner(options.mappings, options.hip_version)

@@ -3,28 +3,51 @@ finds (inline PTX, warp-32 assumptions; through its public `translate`, so comme
 literals are never findings) plus `__CUDA_ARCH__` guards, and the preprocessor switches the
 project already has.
 
-- `#if __CUDA_ARCH__ >= 800` (or `>`, `==`) around device code: hipcc never defines
-  __CUDA_ARCH__, so under HIP the block compiles to nothing (or to its #else): a kernel that is
-  silently empty or takes the slow path. `!defined(__CUDA_ARCH__) || ...` and guards that also
-  name a HIP macro are the project's own switch and are left alone.
-- Code inside `#ifdef USE_ROCM` / `#ifndef __HIP_PLATFORM_AMD__` / `#if defined(__gfx942__)`
-  (either branch) is one side of a vendor switch: its hazards are info.
+- `#if __CUDA_ARCH__ >= 800` (or `>`, `==`) around device code: hip-clang never defines
+  __CUDA_ARCH__, so under HIP the block compiles to nothing. What a ROCm build gets instead
+  decides the severity: nothing, for a path that needs what AMD lacks (hipify's cuda_arch.toml:
+  AMD has what sm_60 and below gate), is warn; an `#else`/`#elif` the project wrote (it compiles
+  instead) or a guard on a feature HIP has is info, "check". `!defined(__CUDA_ARCH__) || ...`
+  and guards that also name a HIP macro are the project's own switch and are left alone.
+- Code inside `#ifdef USE_ROCM` / `#ifndef __HIP_PLATFORM_AMD__` / `#ifdef MMCV_WITH_HIP`
+  (either branch; a macro is a HIP switch when hip-clang or torch's ROCm build defines it, or
+  its name has the word HIP or ROCM) is one side of a vendor switch: its hazards are info. Code
+  in a branch no AMD compile takes (hipify's evaluator: `#if CUDA_VERSION >= 9000`, HIP has no
+  CUDA_VERSION) is info.
 - Lane arithmetic with 32 (`threadIdx.x % 32`) in a file that already has a HIP path is the
   project's choice (a tile of 32 columns, valid in a 64-lane wavefront): info; elsewhere warn.
+  A warp width bound to 32 by name (`const int WARP_SZ = 32;`) is reported at its definition,
+  where the fix goes, naming its uses; a width the project defines per vendor is info.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from rocmkit.port.findings import Hit, hit
-from rocmkit.port.rules import RuleSet, Severity
+from rocmkit.port.rules import Rule, RuleSet, Severity
 from rocmkit.port.warp_mask import narrow_masks
 
-HIP_MACROS = re.compile(
-    r"USE_ROCM|__HIP_PLATFORM_(?:AMD|HCC)__|__HIPCC__|__HIP__|__HIP_DEVICE_COMPILE__|"
-    r"__gfx\w+__|HIP_BUILD|USE_HIP|__HIP_ARCH|ROCM"
-)
+# Macros every ROCm build of a torch extension defines (torch/utils/cpp_extension.py,
+# COMMON_HIP_FLAGS: -D__HIP_PLATFORM_AMD__=1 -DUSE_ROCM=1 -DHIPBLAS_V2), those hip-clang
+# predefines (__HIP__, __HIPCC__, __HIP_DEVICE_COMPILE__, __AMDGCN__, __gfx942__, ...), and a
+# project's own flag named for HIP (`MMCV_WITH_HIP`, `WITH_ROCM`): a test of one is a HIP switch.
+TORCH_HIP_DEFINES = ("__HIP_PLATFORM_AMD__", "USE_ROCM", "HIPBLAS_V2")
+_HIP_WORDS = frozenset({"HIP", "HIPCC", "ROCM", "AMDGCN"})
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def names_hip(condition: str) -> bool:
+    """Whether a preprocessor condition tests a macro of a HIP build (see above)."""
+    for name in _IDENTIFIER.findall(condition):
+        if name in TORCH_HIP_DEFINES or name.startswith("__gfx"):
+            return True
+        if any(word.upper() in _HIP_WORDS and word[:1].isupper() for word in name.split("_")):
+            return True
+    return False
+
+
 _HIP_AWARE = (
     "USE_ROCM",
     "__HIP_PLATFORM",
@@ -36,6 +59,7 @@ _HIP_AWARE = (
 )
 _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$", re.MULTILINE)
 _ARCH_TEST = re.compile(r"__CUDA_ARCH__\s*\)?\s*(>=|>|==)\s*\d+")
+_ARCH_TESTS = re.compile(r"__CUDA_ARCH__\s*\)?\s*(>=|>|==|<=|<|!=)\s*\(?\s*(\d+)")
 _NOT_DEFINED_ARCH = re.compile(r"!\s*defined\s*\(?\s*__CUDA_ARCH__")
 # Anything worth a translate() call: hipify's hazard patterns start with one of these.
 _CUDA_PREFILTER = ("asm", "32", "__shfl", "__ballot", "__activemask", "arp")
@@ -48,7 +72,7 @@ def scan_cuda_source(text: str, rules: RuleSet, *, header: bool = False) -> list
     if header and not any(m in text for m in _CUDA_HEADER_MARKERS):
         return []
     switches = _vendor_switch_lines(text) if "#" in text else set()
-    hip_aware = any(m in text for m in _HIP_AWARE)
+    hip_aware = bool(switches) or any(m in text for m in _HIP_AWARE)
     hits = _arch_guards(text, rules, switches)
     if not header and ("cutlass/" in text or "cute/" in text) and not _HEADER_GUARD.search(text):
         hits += _cutlass_includes(text, rules, switches)
@@ -56,7 +80,28 @@ def scan_cuda_source(text: str, rules: RuleSet, *, header: bool = False) -> list
         hits += _hipify_hazards(text, rules, switches, hip_aware)
     if "_sync" in text:
         hits += _narrow_masks(text, rules, switches, hip_aware)
-    return hits
+    return _not_compiled_for_amd(text, hits) if hits and "#" in text else hits
+
+
+def _not_compiled_for_amd(text: str, hits: list[Hit]) -> list[Hit]:
+    """Port's own C++ findings inside a branch no AMD compile takes become info, as hipify's
+    translate() does for its warnings: `#if CUDA_VERSION >= 9000` is false under hip-clang (HIP
+    defines no CUDA_VERSION), so hipcc never sees that code (amd_branches.py's evaluator)."""
+    from rocmkit.hipify import amd_dead_branches
+
+    if all(h.severity == "info" for h in hits):
+        return hits
+    dead_branch = amd_dead_branches(text)
+    starts = _line_starts(text, {h.line for h in hits})
+    kept = []
+    for h in hits:
+        branch = dead_branch(starts[h.line]) if h.line in starts else None
+        if branch is not None and h.severity != "info":
+            h = h._replace(
+                severity="info", evidence=f"not compiled for AMD ({branch}): {h.evidence}"
+            )
+        kept.append(h)
+    return kept
 
 
 def _narrow_masks(text: str, rules: RuleSet, switches: set[int], hip_aware: bool) -> list[Hit]:
@@ -84,6 +129,25 @@ def _narrow_masks(text: str, rules: RuleSet, switches: set[int], hip_aware: bool
     return hits
 
 
+def _line_starts(text: str, lines: set[int]) -> dict[int, int]:
+    """{line: offset of its first character} for the given 1-based lines (split and accumulate
+    run in C: a Python loop over every newline cost more than the rest of this pass)."""
+    parts = text.split("\n", max(lines) - 1)
+    starts = [0, *itertools.accumulate(len(part) + 1 for part in parts[:-1])]
+    return {line: starts[line - 1] for line in lines if line <= len(starts)}
+
+
+# hipify's categories that follow a warp width; `cuda-arch` is the arch guard rule's own finding.
+_WIDTH_CATEGORIES = frozenset({"warp-size", "warp-lane-arithmetic", "warp-size-literal"})
+# Each starts with a literal (the regex engine jumps between candidates); what precedes `#` on
+# its line, and the word boundary before `const`, are checked apart.
+_WIDTH_32 = (
+    re.compile(r"\#[ \t]*define[ \t]+(\w+)[ \t]+\(?32\)?[ \t]*(?:$|//|/\*)", re.MULTILINE),
+    re.compile(r"const(?:expr)?\b[^;=(){}\n]*?\b(\w+)\s*[={]\s*32\s*[;},]"),
+)
+_DEFINE_NAME = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.MULTILINE)
+
+
 def _hipify_hazards(text: str, rules: RuleSet, switches: set[int], hip_aware: bool) -> list[Hit]:
     from rocmkit.hipify import TranslateOptions, find_hazards, translate
 
@@ -92,20 +156,94 @@ def _hipify_hazards(text: str, rules: RuleSet, switches: set[int], hip_aware: bo
     warp = rules.by_check.get("cuda-source")
     ptx = rules.by_check.get("cuda-inline-ptx") or warp
     translation = translate(text, options=TranslateOptions(mappings="builtin"))
+    widths = _width_definitions(text, switches)
     hits = []
+    uses: dict[str, list[int]] = {}
     for d in translation.diagnostics:
-        if d.kind != "hazard":
+        if d.kind != "hazard" or d.category == "cuda-arch":
             continue
         rule = ptx if d.category == "inline-ptx" else warp
         if rule is None:
             continue
         severity = rule.severity
         evidence = f"{d.category}: {d.name} - {d.message}"
+        named = _width_named(d.name, widths) if d.category in _WIDTH_CATEGORIES else None
         if d.line in switches:
             severity, evidence = "info", evidence + "  (inside a HIP/CUDA preprocessor switch)"
-        elif hip_aware and d.category == "warp-lane-arithmetic":
+        elif named is not None and widths[named] is None:
+            severity, evidence = "info", f"{named} is defined per vendor: {evidence}"
+        elif hip_aware and _lane_arithmetic(d.category, d.message):
             severity, evidence = "info", evidence + "  (the file already has a HIP path)"
+        elif named is not None and "warp" not in named.lower():
+            # CUDA's warp is warpSize; a 32 the project names for threads, a tile or a pixel
+            # (THREADS_X, BLOCK, EPB) is a launch or tiling size, valid on AMD unless the group
+            # must be one hardware warp, which the code alone does not say.
+            severity, evidence = "info", f"{named} = 32 is not named for a warp: {evidence}"
+        elif named is not None:
+            uses.setdefault(named, []).append(d.line)
         hits.append(hit(d.line, d.column, rule, evidence, severity))
+    if warp is not None:
+        hits += _at_definitions(uses, widths, warp)
+    return hits
+
+
+def _lane_arithmetic(category: str, message: str) -> bool:
+    """hazards.py's fixed spellings (`threadIdx.x % 32`) and warpsize.py's lane indices through
+    a name (`tid % THREADS_PER_PIXEL`) are one hazard: a lane index computed with 32."""
+    return category == "warp-lane-arithmetic" or message.startswith("lane/warp index")
+
+
+def _width_definitions(text: str, switches: set[int]) -> dict[str, list[int] | None]:
+    """{name: lines} of each warp width bound to 32 (`#define WARP_SIZE 32`, `const int WARP_SZ =
+    32;`, once per scope that binds it); None for a name the project also defines inside a
+    HIP/CUDA switch (64 under HIP)."""
+    if "32" not in text:
+        return {}
+    widths: dict[str, list[int] | None] = {}
+    found = [m for pattern in _WIDTH_32 for m in pattern.finditer(text) if _bound(text, m.start())]
+    for match in sorted(found, key=lambda m: m.start()):
+        name = match.group(1)
+        line = text.count("\n", 0, match.start()) + 1
+        known = widths.setdefault(name, [])
+        if line in switches:
+            widths[name] = None
+        elif known is not None:
+            known.append(line)
+    if switches:
+        for match in _DEFINE_NAME.finditer(text):
+            if match.group(1) in widths and text.count("\n", 0, match.start()) + 1 in switches:
+                widths[match.group(1)] = None
+    return widths
+
+
+def _bound(text: str, start: int) -> bool:
+    """A `#define` alone at its line's start, a `const` not inside a longer name."""
+    if text[start] == "#":
+        return not text[text.rfind("\n", 0, start) + 1 : start].strip(" \t")
+    return not (start and (text[start - 1].isalnum() or text[start - 1] == "_"))
+
+
+def _width_named(snippet: str, widths: dict[str, list[int] | None]) -> str | None:
+    return next((n for n in _IDENTIFIER.findall(snippet) if n in widths), None)
+
+
+def _at_definitions(
+    uses: dict[str, list[int]], widths: dict[str, list[int] | None], rule: Rule
+) -> list[Hit]:
+    """A width used in warp code is fixed where it is defined (every hazard list of the corpus
+    puts it there): one hit at the definition that reaches the uses (the last one above them),
+    naming them."""
+    hits = []
+    for name, lines in uses.items():
+        defined = [line for line in widths.get(name) or () if line < min(lines)]
+        if not defined:
+            continue
+        used = sorted(set(lines))
+        shown = ", ".join(str(n) for n in used[:6]) + ("..." if len(used) > 6 else "")
+        evidence = (
+            f"{name} = 32 sizes warp code at lines {shown}: derive it from warpSize (64 on CDNA)"
+        )
+        hits.append(hit(defined[-1], 1, rule, evidence))
     return hits
 
 
@@ -157,15 +295,72 @@ def _arch_guards(text: str, rules: RuleSet, switches: set[int]) -> list[Hit]:
         kind, condition = match.group(1), match.group(2).split("//")[0]
         if kind not in ("if", "elif") or not _ARCH_TEST.search(condition):
             continue
-        if _NOT_DEFINED_ARCH.search(condition) or HIP_MACROS.search(condition):
+        if _NOT_DEFINED_ARCH.search(condition) or names_hip(condition):
             continue
         line = text.count("\n", 0, match.start()) + 1
         evidence = f"#{kind}{condition.rstrip()}"
         if line in switches:
             hits.append(hit(line, 1, rule, evidence + "  (inside a HIP/CUDA switch)", "info"))
-        else:
+            continue
+        instead = _what_amd_compiles(text, match.end(), condition)
+        if instead is None:
             hits.append(hit(line, 1, rule, evidence))
+        else:
+            hits.append(hit(line, 1, rule, f"{evidence.strip()}: {instead}", "info"))
     return hits
+
+
+def _what_amd_compiles(text: str, end: int, condition: str) -> str | None:
+    """Why a ROCm build does not lose work under this guard, or None when it does. hip-clang
+    never defines __CUDA_ARCH__, so the guarded block is always dropped; what replaces it is the
+    group's next `#elif`/`#else` (the project's path for GPUs below the threshold), and a guard
+    whose lowest threshold AMD meets (hipify's cuda_arch.toml, from HIP's headers) drops code
+    HIP could compile: a lost path, whose effect port cannot judge."""
+    from rocmkit.hipify import arch_table
+
+    alternative = _branch_amd_takes(text, end)
+    if alternative is not None:
+        line = text.count("\n", 0, alternative[0]) + 1
+        if not _STUB.fullmatch(_COMMENT.sub("", text[alternative[0] : alternative[1]])):
+            return f"AMD compiles the branch at line {line} instead: check it is the path for AMD"
+    table = arch_table()
+    table = arch_table()
+    thresholds = [int(n) for op, n in _ARCH_TESTS.findall(condition) if op in (">=", ">", "==")]
+    if thresholds and min(thresholds) <= table.amd_value:
+        gate = table.gates.get(min(thresholds), "an old feature")
+        return f"HIP has {gate}: `|| defined(__HIP_DEVICE_COMPILE__)` keeps it on AMD"
+    return None
+
+
+# An alternative that only stops or says it is unsupported is no path: the work is still lost.
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+_STUB = re.compile(
+    r"[ \t]*\#[ \t]*(?:else|elif)[^\n]*"
+    r"(?:\s|assert\s*\([^;]*\)\s*;|__trap\s*\(\s*\)\s*;|printf\s*\([^;]*\)\s*;|return\s*;"
+    r"|(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\(\s*\"trap;\"\s*\)\s*;|\#[ \t]*error[^\n]*)*"
+)
+
+
+def _branch_amd_takes(text: str, end: int) -> tuple[int, int] | None:
+    """(start, end) of the `#elif`/`#else` branch of the group whose condition ends at `end`
+    that an AMD compile may take: not an `#elif` on `__CUDA_ARCH__ >= N` (false there too)."""
+    depth, start = 0, None
+    for match in _DIRECTIVE.finditer(text, end):
+        kind, condition = match.group(1), match.group(2).split("//")[0]
+        if kind in ("if", "ifdef", "ifndef"):
+            depth += 1
+            continue
+        if depth > 0:
+            depth -= kind == "endif"
+            continue
+        if start is not None:
+            return start, match.start()
+        if kind == "endif":
+            return None
+        skipped = _ARCH_TEST.search(condition) and not _NOT_DEFINED_ARCH.search(condition)
+        if kind == "else" or not skipped or names_hip(condition):
+            start = match.start()
+    return None
 
 
 def _vendor_switch_lines(text: str) -> set[int]:
@@ -176,10 +371,10 @@ def _vendor_switch_lines(text: str) -> set[int]:
         kind, condition = match.group(1), match.group(2)
         line = text.count("\n", 0, match.start()) + 1
         if kind in ("if", "ifdef", "ifndef"):
-            stack.append((line, bool(HIP_MACROS.search(condition))))
+            stack.append((line, names_hip(condition)))
         elif kind in ("elif", "else") and stack:
             start, hip = stack[-1]
-            stack[-1] = (start, hip or bool(HIP_MACROS.search(condition)))
+            stack[-1] = (start, hip or names_hip(condition))
         elif kind == "endif" and stack:
             start, hip = stack.pop()
             if hip:
