@@ -17,7 +17,15 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from rocmkit.port import build_flags, cuda_build, installer, nvml_query, pieces
+from rocmkit.port import (
+    build_flags,
+    container_gpus,
+    cuda_build,
+    cuda_libraries,
+    installer,
+    nvml_query,
+    pieces,
+)
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.requirements import group_hits
 from rocmkit.port.rules import Rule, RuleSet, Severity
@@ -34,6 +42,8 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "nvml-call": ("nvmlInit",),  # NVML's first call: where an AMD machine loses the feature
     # The flags are only looked for in extension builds, so the build markers are the trigger.
     "nvcc-flags": ("cpp_extension", "BuildExtension", "CUDAExtension"),
+    "container-gpu-request": ("DeviceRequest", container_gpus.NVIDIA_RESOURCE, "--gpus"),
+    "cuda-library-load": cuda_libraries.TRIGGERS + cuda_libraries.TRIGGERS_NVML,
 }
 # A file holding one of these looks at the ROCm side of an extension build.
 _HIP_BUILD_WORDS = ("ROCM_HOME", "HIP_HOME", "IS_HIP_EXTENSION", "version.hip", "is_rocm", "hipcc")
@@ -346,10 +356,38 @@ def _cuda_build_hits(text: str, rules: RuleSet) -> list[Hit]:
             )
             hits.append(hit(call.lineno, call.col_offset + 1, capability, why, "warn"))
     if tag is not None:
+        reads = _version_cuda_reads(tree)
         for node, name in cuda_build.cuda_wheel_names(tree):
             why = f"{name!r}: a +cu (CUDA) build of the extension is fetched instead of compiled"
-            hits.append(hit(node.lineno, node.col_offset + 1, tag, why, "error"))
+            first = next((r for f, la, r in reads if f <= node.lineno <= la), None)
+            if first is not None:
+                # The function names the wheel after torch.version.cuda, which is None on a ROCm
+                # torch: it stops there (rule torch-version-cuda), before any +cu name is built.
+                why += f"  (after torch.version.cuda at line {first}, None on ROCm: reported there)"
+                hits.append(hit(node.lineno, node.col_offset + 1, tag, why, "info"))
+            else:
+                hits.append(hit(node.lineno, node.col_offset + 1, tag, why, "error"))
     return hits
+
+
+def _version_cuda_reads(tree: ast.Module) -> list[tuple[int, int, int]]:
+    """(first line, last line, line of the read) of each function that reads torch.version.cuda."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            read = next(
+                (
+                    n.lineno
+                    for n in ast.walk(node)
+                    if isinstance(n, ast.Attribute)
+                    and n.attr == "cuda"
+                    and _dotted(n.value) == "torch.version"
+                ),
+                None,
+            )
+            if read is not None:
+                found.append((node.lineno, node.end_lineno or node.lineno, read))
+    return found
 
 
 def _nvcc_gated_jit_hits(text: str, rules: RuleSet) -> list[Hit]:
@@ -511,7 +549,7 @@ def _scan_python(
         offsets += _nvcc_offsets(text)
     if not offsets and not exhaustive:
         return [], False
-    offsets += _stored_uses(text)
+    offsets += _stored_uses(text) + _followed_uses(text, offsets)
     visitor = _Visitor(rules, text, is_setup=is_setup, own=own)
     offsets += visitor.nvcc_offsets(text)  # where nvcc-only flags flow into a build's arguments
     vendor_words = vendor_starts if visitor.vendor_possible else None
@@ -598,6 +636,31 @@ def _stored_uses(text: str) -> list[int]:
         if token in text:
             names |= _stored_names(text, token)
     return _word_offsets(text, names) if names else []
+
+
+# The statements a function-wide check reads besides its trigger's: where a docker argv starts
+# (its "--gpus" is appended later) and where a library file name tried from a list is loaded.
+_ARGV_STARTS = ("'docker'", '"docker"')
+_LOADER_WORDS = ("CDLL", "LoadLibrary", "WinDLL")
+
+
+def _followed_uses(text: str, offsets: list[int]) -> list[int]:
+    found: list[int] = []
+    if offsets and "--gpus" in text:
+        found += _text_offsets(text, _ARGV_STARTS)
+    if offsets and any(w in text for w in _LOADER_WORDS):
+        found += _word_offsets(text, _LOADER_WORDS)
+    return found
+
+
+def _text_offsets(text: str, needles: Iterable[str]) -> list[int]:
+    found: list[int] = []
+    for needle in needles:
+        position = text.find(needle)
+        while position >= 0 and len(found) < 400:
+            found.append(position)
+            position = text.find(needle, position + 1)
+    return found
 
 
 def _word_offsets(text: str, words: Iterable[str]) -> list[int]:
@@ -788,7 +851,9 @@ def _group_offsets(
             continue
         if trigger in own:
             continue
-        if kind == "warp":  # the confirm regex once a file, its places once per trigger
+        if kind == "warp+import":
+            present.append(trigger)
+        if kind in ("warp", "warp+import"):  # the confirm regex once a file, its places once
             if "warp" not in memo:
                 memo["warp"] = _warp_confirmed(text)
             offsets += memo["warp"]
@@ -817,7 +882,7 @@ def _import_lines(text: str, rules: RuleSet, own: frozenset[str], present: list[
 @functools.lru_cache(maxsize=8)
 def _modules_holding(rules: RuleSet) -> dict[str, tuple[str, ...]]:
     """import trigger -> the rules' modules that contain it (whose names are then looked for)."""
-    triggers = [t for t, kind in _confirmers(rules).items() if kind == "import"]
+    triggers = [t for t, kind in _confirmers(rules).items() if kind in ("import", "warp+import")]
     return {t: tuple(m for m in rules.imports if t in m) for t in triggers}
 
 
@@ -832,7 +897,9 @@ def _confirmers(rules: RuleSet) -> dict[str, str]:
         if check != "warp-size-32":
             other.update(CHECK_TRIGGERS.get(check, ()))
     for module in rules.imports:
-        if module not in other:
+        if module in kinds:  # a module named like a warp trigger (NVIDIA Warp's `warp`): both
+            kinds[module] = "warp+import"
+        elif module not in other:
             kinds[module] = "import"
     return kinds
 
@@ -899,6 +966,10 @@ class _Visitor:
         # Values only recorded or compared for equality (a dict value, `v == "12.1"`): None
         # there is reported or takes the other branch, it does not crash; info.
         self.recorded: set[int] = set()
+        self.reported: set[int] = set()  # nodes a function-wide check already reported
+        self.argv_gpus = "--gpus" in text
+        self.docker_gpus: set[int] = set()  # "--gpus" items of a docker run argv
+        self.loads_cuda = "CDLL" in text or "LoadLibrary" in text or "WinDLL" in text
 
     def nvcc_offsets(self, text: str) -> list[int]:
         """Offsets of the lines where an nvcc-only flag flows into a build (pieces to parse)."""
@@ -1208,6 +1279,11 @@ class _Visitor:
                 evidence = f"import {module}  (needed by the function that imports it: no fallback)"
                 self.hits.append(hit(line, column, rule, evidence, "warn"))
             return
+        if id(node) in self.optional and top in rule.installs_on_rocm:
+            self.add(
+                node, rule, f"import {module}  (an ImportError fallback: {rule.installs_note})"
+            )
+            return
         if id(node) in self.optional and rule.severity != "info":
             line, column = node.lineno, node.col_offset + 1  # type: ignore[attr-defined]
             evidence = f"import {module}  (optional: inside try/except ImportError)"
@@ -1232,6 +1308,13 @@ class _Visitor:
             rule = self.rules.env_rule(value)
             if rule is not None:
                 self.add(node, rule, repr(value))
+        if value == container_gpus.NVIDIA_RESOURCE:
+            self._nvidia_resource(node)
+        elif id(node) in self.docker_gpus and id(node) not in self.reported:
+            self.reported.add(id(node))
+            rule = self.rules.by_id.get("docker-gpus")
+            if rule is not None:
+                self.add(node, rule, f"docker run argv: {value!r}")
         words = value.split(None, 2)
         # A command line ("nvidia-smi", "nvidia-smi -L ..."), not prose that mentions it.
         command = words[0].rsplit("/", 1)[-1] if words else ""
@@ -1251,6 +1334,15 @@ class _Visitor:
             bad = build_flags.rejected_flags(value)
             if bad:
                 self.add(node, "nvcc-flags", _nvcc_evidence(bad))
+
+    def _nvidia_resource(self, node: ast.Constant) -> None:
+        """The Kubernetes resource of NVIDIA's device plugin; a module that also names AMD's
+        (amd.com/gpu) chooses between the two: one side of a vendor switch."""
+        if container_gpus.AMD_RESOURCE in self.text:
+            why = f"{container_gpus.AMD_RESOURCE} is requested beside it in this module"
+            self.add_at(node, "container-gpu-request", f"{node.value!r}  ({why})", "info")
+        elif id(node) not in self.in_message:
+            self.add(node, "container-gpu-request", f"{node.value!r} (Kubernetes resource)")
 
     def _string_match(
         self, node: ast.Constant, rule: Rule, value: str, match: re.Match[str]
@@ -1343,6 +1435,12 @@ class _Visitor:
         elif self.nvcc_returned and (node.lineno, name) in self.nvcc_returned:
             flag = self.nvcc_returned[(node.lineno, name)]
             self.add(node, "nvcc-flags", _nvcc_evidence([flag]) + f" (returned by {name}())")
+        elif name == "DeviceRequest":
+            why = container_gpus.device_request_verdict(node)
+            if why:
+                self.add(node, "container-gpu-request", why)
+        elif self.loads_cuda and (load := cuda_libraries.constant_load(node)) is not None:
+            self._library_load(node, *load)
         elif name.startswith("nvmlInit") and not _on_returned_value(node.func):
             # NVML must be initialised before any query (NVML API reference, nvmlInit_v2): the
             # call is where an AMD machine loses the feature, whether or not the import was
@@ -1355,6 +1453,27 @@ class _Visitor:
                 for group, constants in _requirement_groups(keyword.value):
                     placed = [(str(c.value), c.lineno) for c in constants]
                     self.hits.extend(group_hits(group, placed, self.rules))
+
+    def _library_load(self, node: ast.Call, kind: str, library: str) -> None:
+        if id(node) in self.reported:
+            return
+        self.reported.add(id(node))
+        if kind == "nvml":  # NVML's own library: the binding's load is its init
+            self.add(node, "nvml", f"ctypes load of {library!r}  (NVML sees no AMD GPU)")
+        elif kind == "driver":  # the CUDA driver: loaded to find CUDA devices
+            self.add(node, "cuda-library-load", f"ctypes load of {library!r} (the CUDA driver)")
+        else:
+            why = "check what it is loaded for: absent on ROCm, the load raises OSError"
+            self.add_at(node, "cuda-library-load", f"ctypes load of {library!r}  ({why})", "info")
+
+    def _function_wide(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """Checks that follow a value through a function: a docker argv built in a name, a
+        library file name tried from a list."""
+        if self.argv_gpus:  # reported when the walk reaches the item (it knows the gating)
+            self.docker_gpus.update(id(i) for i in container_gpus.docker_argv_gpus(node))
+        if self.loads_cuda:
+            for call, kind, library in cuda_libraries.loads_by_name(node):
+                self._library_load(call, kind, library)
 
     def visit_assign(self, node: ast.Assign | ast.AnnAssign) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -1465,6 +1584,8 @@ class _Visitor:
         if self.reads_capability:
             self.functions.append((node.lineno, node.end_lineno or node.lineno))
         self.visit_body(node)
+        if self.argv_gpus or self.loads_cuda:
+            self._function_wide(node)
         if (
             (_NVIDIA_FUNCTION.search(node.name) and self.other_vendor_side)
             or _NVIDIA_PRODUCT_FUNCTION.search(node.name)

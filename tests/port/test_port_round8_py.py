@@ -1,0 +1,328 @@
+"""Issue 26, eighth round, Python and packaging side: mechanisms read from the emitters' own
+definitions (Docker's device drivers, Kubernetes device plugins' resource names, NVIDIA's library
+file names, Warp's and tiny-cuda-nn's install pages, Python's import system, interpreter lines),
+each with a case where it applies and one where it must not, on small synthetic trees (shapes
+written for these tests, not copied from the corpus)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from port_helpers import scan_files as _scan
+
+from rocmkit.port.container_gpus import device_request_verdict
+from rocmkit.port.cuda_libraries import library_kind
+
+
+def _shown(report) -> set[tuple[str, int, str, str]]:  # type: ignore[no-untyped-def]
+    return {
+        (f.path, line, f.rule_id, f.severity)
+        for f in report.findings
+        for line in f.lines
+        if f.severity != "info"
+    }
+
+
+def _info(report) -> set[tuple[str, int, str]]:  # type: ignore[no-untyped-def]
+    return {
+        (f.path, line, f.rule_id)
+        for f in report.findings
+        for line in f.lines
+        if f.severity == "info"
+    }
+
+
+# -- container GPU requests, by the device drivers that can serve them --------------------------
+
+
+@pytest.mark.parametrize(
+    ("device_request", "nvidia_only"),
+    [
+        ('DeviceRequest(count=1, capabilities=[["compute", "utility"]])', True),
+        ('DeviceRequest(count=-1, capabilities=[["gpu", "video"]])', True),
+        ('DeviceRequest(driver="nvidia", count=1)', True),
+        ('DeviceRequest(count=-1, capabilities=[["gpu"]])', False),  # docker --gpus: amd serves it
+        ('DeviceRequest(capabilities=[["compute"], ["amd"]])', False),  # an AMD alternative
+        ("DeviceRequest(count=1, capabilities=caps)", False),  # not written out: undecided
+    ],
+)
+def test_a_device_request_is_judged_by_the_drivers_capability_sets(
+    device_request: str, nvidia_only: bool
+) -> None:
+    call = ast.parse(device_request).body[0].value  # type: ignore[attr-defined]
+    assert (device_request_verdict(call) is not None) is nvidia_only
+
+
+def test_docker_sdk_requests_and_the_nvidia_kubernetes_resource_are_errors(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            "sched/docker_run.py": (
+                "from docker.types import DeviceRequest\n\n"
+                "def requests(n):\n"
+                '    return [DeviceRequest(count=n, capabilities=[["compute", "utility"]])]\n'
+            ),
+            "sched/k8s.py": (
+                'def resources(n):\n    return {"limits": {"nvidia.com/gpu": str(n)}}\n'
+            ),
+        },
+    )
+    assert _shown(report) == {
+        ("sched/docker_run.py", 4, "container-nvidia-gpu", "error"),
+        ("sched/k8s.py", 2, "container-nvidia-gpu", "error"),
+    }
+
+
+def test_a_gpu_capability_request_and_a_module_naming_amds_resource_are_not_errors(
+    tmp_path: Path,
+) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            "sched/docker_run.py": (
+                "from docker.types import DeviceRequest\n\n"
+                'REQUEST = DeviceRequest(count=-1, capabilities=[["gpu"]])\n'
+            ),
+            "sched/k8s.py": (
+                "def resources(n, vendor):\n"
+                '    key = "amd.com/gpu" if vendor == "amd" else "nvidia.com/gpu"\n'
+                "    return {key: str(n)}\n"
+            ),
+        },
+    )
+    assert _shown(report) == set()
+    assert _info(report) == {("sched/k8s.py", 2, "container-nvidia-gpu")}
+
+
+def test_gpus_appended_to_a_docker_argv_is_found_where_it_is_added(tmp_path: Path) -> None:
+    launcher = (
+        "import shlex\n\n"
+        "def command(image, gpus, name):\n"
+        '    cmd = ["docker", "run", f"--name={name}"]\n'
+        "    if gpus:\n"
+        '        cmd += ["--gpus", "all"]\n'
+        '    cmd.extend(["--rm", image])\n'
+        "    return shlex.join(cmd)\n"
+    )
+    report = _scan(tmp_path, {"launch.py": launcher})
+    assert _shown(report) == {("launch.py", 6, "docker-gpus", "error")}
+
+
+def test_gpus_in_a_program_argv_that_is_not_docker_is_not_reported(tmp_path: Path) -> None:
+    launcher = (
+        "def command(gpus):\n"
+        '    cmd = ["python", "train.py"]\n'
+        '    cmd += ["--gpus", str(gpus)]\n'
+        "    return cmd\n"
+    )
+    assert _scan(tmp_path, {"launch.py": launcher}).findings == ()
+
+
+# -- NVIDIA's libraries loaded by file name -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("libcuda.so.1", "driver"),
+        ("/usr/lib/x86_64-linux-gnu/libcuda.so", "driver"),
+        ("nvcuda.dll", "driver"),
+        ("libnvidia-ml.so.1", "nvml"),
+        ("nvml.dll", "nvml"),
+        ("libcudart.so.12", "cuda"),
+        ("cudart64_12.dll", "cuda"),
+        ("libnvrtc.so", "cuda"),
+        ("libcudaxx.so", None),
+        ("libamdhip64.so", None),
+        ("libc.so.6", None),
+    ],
+)
+def test_library_files_are_named_by_nvidias_file_names(name: str, kind: str | None) -> None:
+    assert library_kind(name) == kind
+
+
+def test_the_cuda_driver_tried_from_a_list_is_reported_at_the_load(tmp_path: Path) -> None:
+    loader = (
+        "import ctypes\n\n"
+        "def load():\n"
+        '    names = ["libcuda.so.1", "libcuda.so"]\n'
+        "    for name in names:\n"
+        "        try:\n"
+        "            return ctypes.CDLL(name)\n"
+        "        except OSError:\n"
+        "            pass\n\n"
+        "def nvml():\n"
+        '    return ctypes.CDLL("libnvidia-ml.so.1")\n\n'
+        "def runtime():\n"
+        '    return ctypes.CDLL("libcudart.so")\n'
+    )
+    report = _scan(tmp_path, {"driver.py": loader})
+    assert _shown(report) == {
+        ("driver.py", 7, "cuda-driver-library", "warn"),
+        ("driver.py", 12, "nvml", "warn"),
+    }
+    assert ("driver.py", 15, "cuda-driver-library") in _info(report)  # what it is for decides
+
+
+def test_a_loader_that_also_tries_hips_library_and_other_libraries_are_left_alone(
+    tmp_path: Path,
+) -> None:
+    loader = (
+        "import ctypes\n\n"
+        "def load():\n"
+        '    for name in ("libcuda.so", "libamdhip64.so"):\n'
+        "        try:\n"
+        "            return ctypes.CDLL(name)\n"
+        "        except OSError:\n"
+        "            pass\n\n"
+        'LIBC = ctypes.CDLL("libc.so.6")\n'
+    )
+    assert _scan(tmp_path, {"driver.py": loader}).findings == ()
+
+
+# -- libraries whose GPU back end is CUDA only --------------------------------------------------
+
+
+def test_warp_is_an_error_even_behind_an_import_error_fallback(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname = "m"\nversion = "1"\ndependencies = ["warp-lang>=1.5"]\n',
+            "m/ops.py": "try:\n    import warp as wp\nexcept ImportError:\n    wp = None\n",
+        },
+    )
+    assert _shown(report) == {
+        ("pyproject.toml", 4, "nvidia-only-library", "error"),
+        ("m/ops.py", 2, "nvidia-only-library", "error"),
+    }
+    finding = next(f for f in report.findings if f.path == "m/ops.py")
+    assert "installs and imports on ROCm" in finding.evidence
+
+
+def test_tinycudann_behind_an_import_error_fallback_is_info(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path,
+        {"m/net.py": "try:\n    import tinycudann as tcnn\nexcept ImportError:\n    tcnn = None\n"},
+    )
+    assert _shown(report) == set()
+    assert _info(report) == {("m/net.py", 2, "nvidia-only-library")}
+
+
+# -- an import the package's __init__.py already makes ------------------------------------------
+
+
+def test_imports_below_a_package_init_that_makes_them_point_there(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/kernels/__init__.py": "import warp as wp\n",
+            "pkg/kernels/a.py": "import warp as wp\n",
+            "pkg/kernels/deep/b.py": "import warp\n",
+            "pkg/other.py": "import warp\n",  # not below kernels/: its own finding
+        },
+    )
+    assert _shown(report) == {
+        ("pkg/kernels/__init__.py", 1, "nvidia-only-library", "error"),
+        ("pkg/other.py", 1, "nvidia-only-library", "error"),
+    }
+    below = next(f for f in report.findings if f.path == "pkg/kernels/a.py")
+    assert below.severity == "info" and "pkg/kernels/__init__.py:1" in below.note
+
+
+def test_an_init_that_does_not_import_it_leaves_the_modules_findings(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path,
+        {"pkg/__init__.py": "import torch\n", "pkg/a.py": "import warp\n"},
+    )
+    assert _shown(report) == {("pkg/a.py", 1, "nvidia-only-library", "error")}
+
+
+# -- scripts without a suffix ---------------------------------------------------------------------
+
+
+def test_a_script_without_a_suffix_is_scanned_by_its_interpreter_line(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            "scripts/gpu-top": "#!/usr/bin/env python\nimport pynvml\npynvml.nvmlInit()\n",
+            "scripts/launch": "#!/bin/bash\ndocker run --gpus all demo\n",
+        },
+    )
+    assert _shown(report) == {
+        ("scripts/gpu-top", 3, "nvml", "warn"),
+        ("scripts/launch", 2, "docker-gpus", "error"),
+    }
+
+
+def test_a_suffixless_file_of_another_language_or_no_interpreter_is_not_scanned(
+    tmp_path: Path,
+) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            "scripts/report": "#!/usr/bin/perl\nsystem('nvidia-smi');\n",
+            "NOTES": "docker run --gpus all demo\n",
+        },
+    )
+    assert report.findings == ()
+    assert sum(report.num_files.values()) == 0
+
+
+# -- build files ----------------------------------------------------------------------------------
+
+_WHEEL_SETUP = """import torch
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+
+def wheel_url(version):
+    cuda = torch.version.cuda.replace(".", "")
+    return f"https://example.org/pkg-{{version}}+cu{{cuda}}-linux_x86_64.whl"
+
+
+def fixed_url(version, cuda):
+    return f"https://example.org/pkg-{{version}}+cu{{cuda}}-linux_x86_64.whl"
+
+
+setup(name="pkg", ext_modules=[CUDAExtension("pkg._C", ["k.cu"])], cmdclass={{"build_ext": BuildExtension}})
+"""
+
+
+def test_a_cu_wheel_named_after_torch_version_cuda_points_at_that_read(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"setup.py": _WHEEL_SETUP.format()})
+    shown = _shown(report)
+    assert ("setup.py", 7, "torch-version-cuda", "warn") in shown
+    assert ("setup.py", 8, "cuda-local-version") in _info(report)
+    # A +cu name whose version does not come from torch.version.cuda stays the error it was.
+    assert ("setup.py", 12, "cuda-local-version", "error") in shown
+
+
+@pytest.mark.parametrize(
+    ("binding", "reported"),
+    [
+        ("Extension = CUDAExtension if WITH_GPU else CppExtension", True),
+        ("Extension = CppExtension", False),  # CUDAExtension only imported, never used
+    ],
+)
+def test_torch_in_build_requires_counts_a_cuda_extension_bound_to_a_name(
+    tmp_path: Path, binding: str, reported: bool
+) -> None:
+    setup_py = (
+        "from setuptools import setup\n"
+        "from torch.utils.cpp_extension import BuildExtension, CUDAExtension, CppExtension\n"
+        "WITH_GPU = True\n"
+        f"{binding}\n"
+        'setup(name="pkg", ext_modules=[Extension("pkg._C", ["a.cpp"])])\n'
+    )
+    report = _scan(
+        tmp_path,
+        {
+            "setup.py": setup_py,
+            "pyproject.toml": '[build-system]\nrequires = ["setuptools", "torch"]\n',
+        },
+    )
+    found = ("pyproject.toml", 2, "torch-pypi-pin", "warn") in _shown(report)
+    assert found is reported
