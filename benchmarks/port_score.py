@@ -107,6 +107,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "container-nvidia-gpu": {"docker-gpus"},
     "cuda-driver-library": _CODE,
     "nvidia-only-library": _CODE,
+    "nvcc-jit-package": _CODE,
 }
 
 

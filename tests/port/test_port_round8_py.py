@@ -273,32 +273,6 @@ def test_a_suffixless_file_of_another_language_or_no_interpreter_is_not_scanned(
 
 # -- build files ----------------------------------------------------------------------------------
 
-_WHEEL_SETUP = """import torch
-from setuptools import setup
-from torch.utils.cpp_extension import BuildExtension, CUDAExtension
-
-
-def wheel_url(version):
-    cuda = torch.version.cuda.replace(".", "")
-    return f"https://example.org/pkg-{{version}}+cu{{cuda}}-linux_x86_64.whl"
-
-
-def fixed_url(version, cuda):
-    return f"https://example.org/pkg-{{version}}+cu{{cuda}}-linux_x86_64.whl"
-
-
-setup(name="pkg", ext_modules=[CUDAExtension("pkg._C", ["k.cu"])], cmdclass={{"build_ext": BuildExtension}})
-"""
-
-
-def test_a_cu_wheel_named_after_torch_version_cuda_points_at_that_read(tmp_path: Path) -> None:
-    report = _scan(tmp_path, {"setup.py": _WHEEL_SETUP.format()})
-    shown = _shown(report)
-    assert ("setup.py", 7, "torch-version-cuda", "warn") in shown
-    assert ("setup.py", 8, "cuda-local-version") in _info(report)
-    # A +cu name whose version does not come from torch.version.cuda stays the error it was.
-    assert ("setup.py", 12, "cuda-local-version", "error") in shown
-
 
 @pytest.mark.parametrize(
     ("binding", "reported"),
@@ -326,3 +300,98 @@ def test_torch_in_build_requires_counts_a_cuda_extension_bound_to_a_name(
     )
     found = ("pyproject.toml", 2, "torch-pypi-pin", "warn") in _shown(report)
     assert found is reported
+
+
+# -- packages, extras and build files -------------------------------------------------------------
+
+
+def test_a_pure_wheel_that_jit_builds_with_nvcc_only_is_an_error_as_a_dependency(
+    tmp_path: Path,
+) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            "pyproject.toml": (
+                '[project]\nname = "m"\nversion = "1"\n'
+                'dependencies = ["gsplat==1.4.0", "nerfacc", "numpy"]\n'
+            ),
+            "m/render.py": "import gsplat\n",  # the import works: the call fails, not the import
+        },
+    )
+    assert _shown(report) == {("pyproject.toml", 4, "nvcc-jit-package", "error")}
+    assert report.findings[0].lines == (4,)
+
+
+@pytest.mark.parametrize(
+    ("extras", "severity"),
+    [
+        ('gpu = ["onnxruntime-gpu>=1.17"]\ncpu = ["onnxruntime"]\n', "warn"),  # every GPU user
+        ('gpu = ["onnxruntime-gpu>=1.17"]\nrocm = ["onnxruntime-rocm"]\n', "info"),  # a variant
+        ('cuda = ["onnxruntime-gpu>=1.17"]\n', "info"),  # named for NVIDIA
+    ],
+)
+def test_an_extra_named_for_any_gpu_is_what_an_amd_user_installs(
+    tmp_path: Path, extras: str, severity: str
+) -> None:
+    pyproject = '[project]\nname = "m"\nversion = "1"\n\n[project.optional-dependencies]\n' + extras
+    report = _scan(tmp_path, {"pyproject.toml": pyproject})
+    finding = next(f for f in report.findings if f.rule_id == "onnxruntime-gpu")
+    assert finding.severity == severity
+
+
+def test_hard_coded_nvcc_architectures_in_a_makefile_and_cmake_are_found(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            "Makefile": (
+                "NVCC := $(CUDA_HOME)/bin/nvcc\n"
+                "ARCH := -gencode arch=compute_70,code=sm_70 \\\n"
+                "\t-gencode=arch=compute_80,code=sm_80\n"
+                "all:\n\t$(NVCC) $(ARCH) -c k.cu\n"
+            ),
+            "CMakeLists.txt": (
+                "project(k LANGUAGES CXX CUDA)\n"
+                'set(CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS} -gencode=arch=compute_80,code=sm_80")\n'
+            ),
+        },
+    )
+    assert _shown(report) == {
+        ("Makefile", 2, "nvcc-only-flags", "warn"),
+        ("Makefile", 3, "nvcc-only-flags", "warn"),
+        ("CMakeLists.txt", 1, "cmake-cuda-only", "warn"),
+        ("CMakeLists.txt", 2, "nvcc-only-flags", "warn"),
+    }
+
+
+def test_nvcc_architectures_in_a_build_file_with_a_hip_path_are_left_alone(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            "Makefile": (
+                "ifeq ($(USE_ROCM),1)\nCXX := hipcc --offload-arch=gfx942\nelse\n"
+                "ARCH := -gencode arch=compute_80,code=sm_80\nendif\n"
+            ),
+            "build.sh": "# nvcc -gencode arch=compute_80,code=sm_80 (a comment)\nmake\n",
+        },
+    )
+    assert report.findings == ()
+
+
+def test_visible_devices_blanked_before_nvml_picks_gpus_hides_amd_gpus(tmp_path: Path) -> None:
+    picker = (
+        "import os\nimport pynvml\n\n"
+        "def grab(n):\n"
+        '    os.environ["CUDA_VISIBLE_DEVICES"] = ""\n'
+        "    try:\n        pynvml.nvmlInit()\n    except Exception:\n        return 0\n"
+        '    os.environ["CUDA_VISIBLE_DEVICES"] = "0"\n'
+        "    return n\n"
+    )
+    report = _scan(tmp_path, {"pick.py": picker})
+    assert ("pick.py", 5, "cuda-visible-devices", "error") in _shown(report)
+
+
+def test_visible_devices_blanked_without_nvml_is_not_an_error(tmp_path: Path) -> None:
+    cpu_only = 'import os\n\ndef cpu_only():\n    os.environ["CUDA_VISIBLE_DEVICES"] = ""\n'
+    report = _scan(tmp_path, {"cpu.py": cpu_only})
+    assert _shown(report) == set()
+    assert _info(report) == {("cpu.py", 4, "cuda-visible-devices")}

@@ -356,38 +356,10 @@ def _cuda_build_hits(text: str, rules: RuleSet) -> list[Hit]:
             )
             hits.append(hit(call.lineno, call.col_offset + 1, capability, why, "warn"))
     if tag is not None:
-        reads = _version_cuda_reads(tree)
         for node, name in cuda_build.cuda_wheel_names(tree):
             why = f"{name!r}: a +cu (CUDA) build of the extension is fetched instead of compiled"
-            first = next((r for f, la, r in reads if f <= node.lineno <= la), None)
-            if first is not None:
-                # The function names the wheel after torch.version.cuda, which is None on a ROCm
-                # torch: it stops there (rule torch-version-cuda), before any +cu name is built.
-                why += f"  (after torch.version.cuda at line {first}, None on ROCm: reported there)"
-                hits.append(hit(node.lineno, node.col_offset + 1, tag, why, "info"))
-            else:
-                hits.append(hit(node.lineno, node.col_offset + 1, tag, why, "error"))
+            hits.append(hit(node.lineno, node.col_offset + 1, tag, why, "error"))
     return hits
-
-
-def _version_cuda_reads(tree: ast.Module) -> list[tuple[int, int, int]]:
-    """(first line, last line, line of the read) of each function that reads torch.version.cuda."""
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            read = next(
-                (
-                    n.lineno
-                    for n in ast.walk(node)
-                    if isinstance(n, ast.Attribute)
-                    and n.attr == "cuda"
-                    and _dotted(n.value) == "torch.version"
-                ),
-                None,
-            )
-            if read is not None:
-                found.append((node.lineno, node.end_lineno or node.lineno, read))
-    return found
 
 
 def _nvcc_gated_jit_hits(text: str, rules: RuleSet) -> list[Hit]:
@@ -970,6 +942,7 @@ class _Visitor:
         self.argv_gpus = "--gpus" in text
         self.docker_gpus: set[int] = set()  # "--gpus" items of a docker run argv
         self.loads_cuda = "CDLL" in text or "LoadLibrary" in text or "WinDLL" in text
+        self.blanks_before_nvml = "nvmlInit" in text and "CUDA_VISIBLE_DEVICES" in text
 
     def nvcc_offsets(self, text: str) -> list[int]:
         """Offsets of the lines where an nvcc-only flag flows into a build (pieces to parse)."""
@@ -1474,6 +1447,32 @@ class _Visitor:
         if self.loads_cuda:
             for call, kind, library in cuda_libraries.loads_by_name(node):
                 self._library_load(call, kind, library)
+        if self.blanks_before_nvml:
+            self._blanked_for_nvml(node)
+
+    def _blanked_for_nvml(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """`os.environ["CUDA_VISIBLE_DEVICES"] = ""` in a function that then picks GPUs through
+        NVML: the HIP runtime honours CUDA_VISIBLE_DEVICES too (ROCm's GPU isolation page), and
+        NVML finds no AMD GPU to put back, so the blank hides every AMD GPU from the process."""
+        rule = self.rules.by_id.get("cuda-visible-devices")
+        calls = (n for n in ast.walk(node) if isinstance(n, ast.Call))
+        if rule is None or not any(_call_name(c.func).startswith("nvmlInit") for c in calls):
+            return
+        for statement in ast.walk(node):
+            if (
+                isinstance(statement, ast.Assign)
+                and isinstance(statement.value, ast.Constant)
+                and statement.value.value == ""
+                and any(_names_visible_devices(t) for t in statement.targets)
+                and id(statement) not in self.reported
+            ):
+                self.reported.add(id(statement))
+                why = "set to '' before NVML picks GPUs: on ROCm NVML finds none, the blank stays"
+                severity: Severity = "info" if self.gated else "error"
+                line, column = statement.lineno, statement.col_offset + 1
+                self.hits.append(
+                    hit(line, column, rule, f"CUDA_VISIBLE_DEVICES = ''  ({why})", severity)
+                )
 
     def visit_assign(self, node: ast.Assign | ast.AnnAssign) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -1584,7 +1583,7 @@ class _Visitor:
         if self.reads_capability:
             self.functions.append((node.lineno, node.end_lineno or node.lineno))
         self.visit_body(node)
-        if self.argv_gpus or self.loads_cuda:
+        if self.argv_gpus or self.loads_cuda or self.blanks_before_nvml:
             self._function_wide(node)
         if (
             (_NVIDIA_FUNCTION.search(node.name) and self.other_vendor_side)
@@ -1649,6 +1648,15 @@ _LEAF_FIELDS = frozenset(
     | {"type_comment", "is_async", "conversion", "simple"}
 )
 _WALKED_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}  # a constant's value: no node
+
+
+def _names_visible_devices(target: ast.AST) -> bool:
+    """os.environ["CUDA_VISIBLE_DEVICES"] as an assignment target."""
+    return (
+        isinstance(target, ast.Subscript)
+        and isinstance(target.slice, ast.Constant)
+        and target.slice.value == "CUDA_VISIBLE_DEVICES"
+    )
 
 
 def _walked_fields(node_type: type) -> tuple[str, ...]:

@@ -482,6 +482,13 @@ _CONTRIBUTOR_GROUPS = frozenset(
 )
 
 
+_GPU_WORDS = frozenset({"gpu", "gpus"})
+
+
+def _words(name: str) -> list[str]:
+    return [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
+
+
 def group_hits(
     group: str | None,
     requirements: list[tuple[str, int]],
@@ -507,9 +514,17 @@ def group_hits(
     # nvidia: no ROCm user asks for it) or when each of them still has a ROCm path (warn: built from source, a fork); one that holds a package
     # with no ROCm build at all (error: vLLM or Transformer Engine from PyPI) breaks the ROCm
     # install of whoever asks for it, so it stays a finding (at warn: the base install works).
+    # An extra named for the GPU and no vendor (`gpu`, `gpu-inference`; not `cuda`, `gpu-cu12`)
+    # is how the project tells every GPU user to install: with no ROCm extra beside it (that case
+    # is the NVIDIA variant, see scan_pyproject) an AMD user picks it too.
+    words = _words(group)
+    for_any_gpu = any(w in _GPU_WORDS for w in words) and not name_vendor(
+        " ".join(w for w in words if w not in _GPU_WORDS)
+    )
     nvidia_only = (
         bool(per_requirement)
         and all(any(h.severity != "info" for h in found) for found in per_requirement)
+        and not for_any_gpu
         and (name_vendor(group) == "nvidia" or all(h.severity != "error" for h in hits))
     )
     out = []
