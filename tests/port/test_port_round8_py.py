@@ -395,3 +395,30 @@ def test_visible_devices_blanked_without_nvml_is_not_an_error(tmp_path: Path) ->
     report = _scan(tmp_path, {"cpu.py": cpu_only})
     assert _shown(report) == set()
     assert _info(report) == {("cpu.py", 4, "cuda-visible-devices")}
+
+
+_SHARED_MEMORY = """import torch
+
+SHARED_BYTES = {{"8.0": 163000, "8.6": 99000, "9.0": 227000}}
+props = torch.cuda.get_device_properties(0)
+capability = f"{{props.major}}.{{props.minor}}"
+{rocm}if capability not in SHARED_BYTES:
+    raise NotImplementedError
+budget = SHARED_BYTES[capability]
+"""
+
+
+def test_a_table_of_nvidia_capabilities_looked_up_with_the_devices_is_an_error(
+    tmp_path: Path,
+) -> None:
+    report = _scan(tmp_path, {"limits.py": _SHARED_MEMORY.format(rocm="")})
+    assert _shown(report) == {
+        ("limits.py", 6, "device-capability", "error"),
+        ("limits.py", 8, "device-capability", "error"),
+    }
+
+
+def test_a_capability_table_in_a_module_that_handles_rocm_is_left_alone(tmp_path: Path) -> None:
+    rocm = 'if torch.version.hip:\n    capability = "8.0"  # 64 KB of LDS: the smallest entry\n'
+    report = _scan(tmp_path, {"limits.py": _SHARED_MEMORY.format(rocm=rocm)})
+    assert _shown(report) == set()

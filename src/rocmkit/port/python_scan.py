@@ -19,6 +19,7 @@ from typing import Any
 
 from rocmkit.port import (
     build_flags,
+    capability_tables,
     container_gpus,
     cuda_build,
     cuda_libraries,
@@ -34,7 +35,7 @@ from rocmkit.port.text_scan import ScanError
 # Substrings a file must contain for each named check to be able to match.
 CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "torch-version-cuda": ("version.cuda", "version import cuda"),
-    "device-capability": ("get_device_capability",),
+    "device-capability": ("get_device_capability", "get_device_properties"),
     "cudnn-setting": ("cudnn",),
     "cudnn-disabled": ("cudnn",),
     "warp-size-32": ("warp", "WARP", "Warp", "wavefront", "WAVEFRONT", "Wavefront"),
@@ -260,6 +261,8 @@ def scan_python(
             hits = nvml_query.move_to_launches(_parse(text), hits)
     if "CUDA_VISIBLE_DEVICES" in text and ("--gpus" in text or "nvidia" in text):
         hits = _visible_devices_as_vendor(text, rules) + hits  # first: it wins the line
+    if "get_device_" in text and capability_tables.TEXT_HINT.search(text):
+        hits = _capability_table_hits(text, rules) + hits  # first: it wins the line
     if "cpp_extension" in text and not any(w in text for w in _HIP_BUILD_WORDS):
         # First: at a line the walk also reported (a capability it saw only read), this verdict,
         # which knows where the value goes, is the one kept.
@@ -317,6 +320,25 @@ def _visible_devices_as_vendor(text: str, rules: RuleSet) -> list[Hit]:
             )
             hits.append(hit(named.lineno, named.col_offset + 1, rule, why, "warn"))
     return hits
+
+
+def _capability_table_hits(text: str, rules: RuleSet) -> list[Hit]:
+    """The device capability looked up in a table of NVIDIA capabilities (capability_tables)."""
+    rule = rules.by_check.get("device-capability")
+    if rule is None:
+        return []
+    try:
+        tree = _parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    why = (
+        "a table keyed by NVIDIA compute capabilities, looked up with the device's: on ROCm that"
+        " is the gfx version (MI300X 9.4: absent; MI200 9.0: Hopper's entry)"
+    )
+    return [
+        hit(node.lineno, node.col_offset + 1, rule, f"{name}[...]  ({why})", "error")
+        for node, name in capability_tables.lookups(text, tree)
+    ]
 
 
 def _cuda_build_hits(text: str, rules: RuleSet) -> list[Hit]:
