@@ -32,7 +32,7 @@ def _capability_key(node: ast.AST) -> bool:
 
 def _tables(tree: ast.Module) -> set[str]:
     """Names bound to a dict literal of two or more entries, every key a capability."""
-    names = set()
+    names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
             keys = node.value.keys
@@ -41,7 +41,7 @@ def _tables(tree: ast.Module) -> set[str]:
     return names
 
 
-def lookups(text: str, tree: ast.Module) -> Iterator[tuple[ast.AST, str]]:
+def lookups(text: str, tree: ast.Module) -> Iterator[tuple[ast.expr, str]]:
     """(node, table name) of each `x in TABLE`, `TABLE[x]`, `TABLE.get(x)` in a module that reads
     the device capability and never looks at ROCm's side."""
     if not any(r in text for r in _READS) or any(w in text for w in _ROCM_AWARE):
