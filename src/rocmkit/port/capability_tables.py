@@ -14,8 +14,9 @@ import re
 from collections.abc import Iterator
 
 _KEY = re.compile(r"^\d{1,2}\.\d$")
-# A quick text test before parsing: a dict entry keyed like "8.0": or (8, 0):
-TEXT_HINT = re.compile(r"""(?:["']\d{1,2}\.\d["']|\(\s*\d{1,2}\s*,\s*\d\s*\))\s*:""")
+# A quick text test before parsing: a dict entry keyed like "8.0": or (8, 0): (after `{` or `,`,
+# not `if cc < (9, 0):`)
+TEXT_HINT = re.compile(r"""[{,]\s*(?:["']\d{1,2}\.\d["']|\(\s*\d{1,2}\s*,\s*\d\s*\))\s*:""")
 _READS = ("get_device_capability", "get_device_properties")
 _ROCM_AWARE = ("version.hip", "is_rocm", "is_hip", "gcnArchName", "ROCM", "rocm")
 

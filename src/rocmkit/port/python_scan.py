@@ -845,8 +845,8 @@ def _group_offsets(
             continue
         if trigger in own:
             continue
-        if kind == "warp+import":
-            present.append(trigger)
+        if kind == "warp+import" and (f"import {trigger}" in text or f"from {trigger}" in text):
+            present.append(trigger)  # `warp` is common (num_warps): only an import line counts
         if kind in ("warp", "warp+import"):  # the confirm regex once a file, its places once
             if "warp" not in memo:
                 memo["warp"] = _warp_confirmed(text)
