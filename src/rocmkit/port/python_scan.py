@@ -35,7 +35,7 @@ from rocmkit.port.text_scan import ScanError
 # Substrings a file must contain for each named check to be able to match.
 CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "torch-version-cuda": ("version.cuda", "version import cuda"),
-    "device-capability": ("get_device_capability", "get_device_properties"),
+    "device-capability": ("get_device_capability",),
     "cudnn-setting": ("cudnn",),
     "cudnn-disabled": ("cudnn",),
     "warp-size-32": ("warp", "WARP", "Warp", "wavefront", "WAVEFRONT", "Wavefront"),
