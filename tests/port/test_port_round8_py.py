@@ -422,3 +422,27 @@ def test_a_capability_table_in_a_module_that_handles_rocm_is_left_alone(tmp_path
     rocm = 'if torch.version.hip:\n    capability = "8.0"  # 64 KB of LDS: the smallest entry\n'
     report = _scan(tmp_path, {"limits.py": _SHARED_MEMORY.format(rocm=rocm)})
     assert _shown(report) == set()
+
+
+def test_cudnn_off_in_a_project_without_what_miopen_serves_is_info(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            "m/init.py": "import torch\n\ndef init():\n    torch.backends.cudnn.enabled = False\n",
+            "m/layers.py": "import torch\n\nclass Mlp(torch.nn.Module):\n    pass\n",
+        },
+    )
+    assert _shown(report) == set()
+    finding = next(f for f in report.findings if f.rule_id == "cudnn-disabled")
+    assert "no convolution" in finding.note
+
+
+def test_cudnn_off_beside_a_convolution_keeps_its_warning(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            "m/init.py": "import torch\n\ndef init():\n    torch.backends.cudnn.enabled = False\n",
+            "m/layers.py": "import torch\n\nconv = torch.nn.Conv2d(3, 8, 3)\n",
+        },
+    )
+    assert _shown(report) == {("m/init.py", 4, "cudnn-disabled", "warn")}

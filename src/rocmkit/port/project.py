@@ -21,6 +21,7 @@ from rocmkit.errors import UserError
 from rocmkit.options import option
 from rocmkit.port.context import build_context
 from rocmkit.port.cpp_scan import scan_cuda_source
+from rocmkit.port.cudnn_users import without_users
 from rocmkit.port.findings import (
     FAIL_ON_CHOICES,
     FileIssue,
@@ -211,6 +212,8 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
         suppressed += len(hits) - len(kept)
         findings.extend(_group(rel, _dedupe(kept), context.note_for(rel)))
     findings = reported_by_package(findings)
+    if root.is_dir():  # a file scanned alone says nothing about the rest of its project
+        findings = without_users(findings, files)
     if config.baseline is not None:
         findings, dropped = _apply_baseline(findings, read_baseline(config.baseline))
         suppressed += dropped
