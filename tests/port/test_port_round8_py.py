@@ -446,3 +446,31 @@ def test_cudnn_off_beside_a_convolution_keeps_its_warning(tmp_path: Path) -> Non
         },
     )
     assert _shown(report) == {("m/init.py", 4, "cudnn-disabled", "warn")}
+
+
+_UV_PYPROJECT = """[project]
+name = "m"
+version = "1"
+dependencies = ["torch>=2.4"]
+
+[tool.uv.sources]
+torch = [
+  {{ index = "pytorch-cu126" }},
+]
+
+[[tool.uv.index]]
+name = "pytorch-cu126"
+url = "https://download.pytorch.org/whl/cu126"
+{explicit}"""
+
+
+def test_an_explicit_cuda_index_is_reported_at_the_source_entry_that_routes_torch(
+    tmp_path: Path,
+) -> None:
+    report = _scan(tmp_path, {"pyproject.toml": _UV_PYPROJECT.format(explicit="explicit = true\n")})
+    assert _shown(report) == {("pyproject.toml", 8, "torch-cuda-index", "error")}
+
+
+def test_a_default_cuda_index_stays_at_its_url(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"pyproject.toml": _UV_PYPROJECT.format(explicit="")})
+    assert _shown(report) == {("pyproject.toml", 13, "torch-cuda-index", "error")}
