@@ -474,3 +474,33 @@ def test_an_explicit_cuda_index_is_reported_at_the_source_entry_that_routes_torc
 def test_a_default_cuda_index_stays_at_its_url(tmp_path: Path) -> None:
     report = _scan(tmp_path, {"pyproject.toml": _UV_PYPROJECT.format(explicit="")})
     assert _shown(report) == {("pyproject.toml", 13, "torch-cuda-index", "error")}
+
+
+def test_a_cuda_library_linked_by_name_in_a_build_without_a_hip_path_is_an_error(
+    tmp_path: Path,
+) -> None:
+    setup_py = (
+        "import sys\nfrom setuptools import setup\n"
+        "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+        "libraries = []\n"
+        'libraries.append("cusparse")\n'
+        'windows = sys.platform == "win32"\n'
+        'extra = ["cublas"] if windows else []\n'
+        'ext = CUDAExtension("m._C", ["k.cu"], libraries=libraries + extra)\n'
+        'setup(name="m", ext_modules=[ext], cmdclass={"build_ext": BuildExtension})\n'
+    )
+    report = _scan(tmp_path, {"setup.py": setup_py})
+    assert ("setup.py", 5, "cuda-extension", "error") in _shown(report)
+    assert ("setup.py", 7, "cuda-extension", "error") not in _shown(report)  # Windows only
+
+
+def test_a_cuda_library_in_a_build_with_a_hip_path_is_left_to_it(tmp_path: Path) -> None:
+    setup_py = (
+        "import torch\nfrom setuptools import setup\n"
+        "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+        'libraries = ["hipsparse"] if torch.version.hip else ["cusparse"]\n'
+        'ext = CUDAExtension("m._C", ["k.cu"], libraries=libraries)\n'
+        'setup(name="m", ext_modules=[ext], cmdclass={"build_ext": BuildExtension})\n'
+    )
+    report = _scan(tmp_path, {"setup.py": setup_py})
+    assert not any(f.evidence.startswith("links NVIDIA") for f in report.findings)

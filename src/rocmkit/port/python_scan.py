@@ -261,6 +261,8 @@ def scan_python(
             hits = nvml_query.move_to_launches(_parse(text), hits)
     if "CUDA_VISIBLE_DEVICES" in text and ("--gpus" in text or "nvidia" in text):
         hits = _visible_devices_as_vendor(text, rules) + hits  # first: it wins the line
+    if is_setup and _CUDA_LINK_TEXT.search(text) and not any(w in text for w in _HIP_BUILD_WORDS):
+        hits = hits + _cuda_link_hits(text, rules)
     if "get_device_" in text and capability_tables.TEXT_HINT.search(text):
         hits = _capability_table_hits(text, rules) + hits  # first: it wins the line
     if "cpp_extension" in text and not any(w in text for w in _HIP_BUILD_WORDS):
@@ -319,6 +321,50 @@ def _visible_devices_as_vendor(text: str, rules: RuleSet) -> list[Hit]:
                 " runtime honours it too, so an AMD host where it is set gets NVIDIA's options"
             )
             hits.append(hit(named.lineno, named.col_offset + 1, rule, why, "warn"))
+    return hits
+
+
+# NVIDIA's math and runtime libraries by link name (libcusparse.so is `cusparse` / `-lcusparse`):
+# ROCm ships hipSPARSE/rocSPARSE, hipBLAS/rocBLAS, ... under other names, and torch's hipify
+# rewrites sources, not the `libraries=` of an extension, so the link fails on ROCm.
+_CUDA_LINK_LIBS = frozenset(
+    {"cusparse", "cublas", "cublasLt", "curand", "cufft", "cusolver", "cudart", "nvrtc", "cudnn"}
+)
+_CUDA_LINK_TEXT = re.compile(
+    r"""["'](?:-l)?(?:cusparse|cublas|cublasLt|curand|cufft|cusolver|cudart|nvrtc|cudnn)["']"""
+)
+# sys.platform == "win32", os.name == "nt", platform.system() == "Windows", a `windows` flag
+_WINDOWS_TEST = re.compile(r"""(?i)(?:^|[^a-z])win(?:32|dows)?\b|["']nt["']""")
+
+
+def _cuda_link_hits(text: str, rules: RuleSet) -> list[Hit]:
+    """CUDA libraries an extension build in setup.py links by name, in a build that never looks
+    at ROCm's side: error (rule cuda-extension). One chosen only on Windows (`["cublas"] if
+    windows else []`) is not what a ROCm (Linux) build links."""
+    rule = rules.by_check.get("cuda-extension")
+    if rule is None:
+        return []
+    try:
+        tree = _parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    windows_only: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.IfExp, ast.If)) and _WINDOWS_TEST.search(ast.unparse(node.test)):
+            body: list[ast.AST] = [*node.body] if isinstance(node, ast.If) else [node.body]
+            windows_only.update(id(n) for b in body for n in ast.walk(b))
+    hits = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value.removeprefix("-l") in _CUDA_LINK_LIBS
+            and id(node) not in windows_only
+        ):
+            why = (
+                f"links NVIDIA's {node.value.removeprefix('-l')} by name: ROCm has no such library"
+            )
+            hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "error"))
     return hits
 
 
