@@ -25,8 +25,11 @@ _CUDA = re.compile(
     r"|(?:nvcuda|cudart64_\d+|nvrtc64_\d+|cublas64_\d+|cudnn64_\d+)\S*\.dll)"
 )
 _HIP = re.compile(r"(?i)amdhip64|hiprtc|hipblas|miopen|amd_smi|rocm_smi")
-TRIGGERS = ("libcuda", "nvcuda", "cudart", "nvrtc", "libcublas", "cudnn64", "libcudnn")
-TRIGGERS_NVML = ("libnvidia-ml", "nvml.dll")
+# Only names that hold a key every scan already looks for ("cuda", "nvidia"): a key of its own
+# costs one more search of every Python file. The other libraries (info) are judged where a file
+# holds another trigger.
+TRIGGERS = ("libcuda", "nvcuda", "cudart")
+TRIGGERS_NVML = ("libnvidia-ml",)
 
 
 def library_kind(name: str) -> str | None:
