@@ -104,6 +104,10 @@ RULE_KINDS: dict[str, set[str]] = {
     "autoawq-kernels": _CODE,
     "cuda-extension": {"cuda-extension-no-hip"},
     "nvcc-only-flags": {"gencode-flags"},
+    "container-nvidia-gpu": {"docker-gpus"},
+    "cuda-driver-library": _CODE,
+    "nvidia-only-library": _CODE,
+    "nvcc-jit-package": _CODE,
 }
 
 

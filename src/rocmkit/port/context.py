@@ -163,13 +163,19 @@ def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectCo
     return replace(context, declared=DeclaredVersions(files, context.note_for, root))
 
 
+# CUDAExtension used anywhere but the line that imports it: called, or bound to a name first
+# (`Extension = CUDAExtension if WITH_CUDA else CppExtension`, then `Extension(...)`).
+_CUDA_EXTENSION_USE = re.compile(r"(?m)^(?![ \t]*(?:from|import)\b).*\bCUDAExtension\b")
+
+
 @functools.lru_cache(maxsize=256)
 def _makes_cuda_extension(setup_py: str) -> bool:
     try:
         with open(setup_py, encoding="utf-8", errors="replace") as f:
-            return "CUDAExtension(" in f.read(1 << 20)
+            text = f.read(1 << 20)
     except OSError:
         return False
+    return "CUDAExtension" in text and bool(_CUDA_EXTENSION_USE.search(text))
 
 
 # A module-level import: at column 0, or one indent deep under a top-level try/if/with.

@@ -21,6 +21,7 @@ from rocmkit.errors import UserError
 from rocmkit.options import option
 from rocmkit.port.context import build_context
 from rocmkit.port.cpp_scan import scan_cuda_source
+from rocmkit.port.cudnn_users import without_users
 from rocmkit.port.findings import (
     FAIL_ON_CHOICES,
     FileIssue,
@@ -28,6 +29,7 @@ from rocmkit.port.findings import (
     PortFinding,
     PortReport,
 )
+from rocmkit.port.package_imports import reported_by_package
 from rocmkit.port.python_scan import scan_python, trigger_keys
 from rocmkit.port.requirements import (
     build_isolation_hits,
@@ -147,8 +149,29 @@ def iter_files(root: Path, exclude: tuple[str, ...] = ()) -> Iterator[tuple[str,
         parent = os.path.basename(directory)
         for name in sorted(filenames):
             kind = classify(name, parent)
+            if kind is None and "." not in name:  # an installed script: its shebang says
+                kind = shebang_kind(os.path.join(directory, name))
             if kind is not None and not _excluded(prefix + name, exclude):
                 yield os.path.join(directory, name), prefix + name, kind
+
+
+# `#!/usr/bin/env python3`, `#! /usr/bin/python`: a script setuptools installs (scripts=[...]) or
+# one run from a checkout keeps no .py suffix; the interpreter line says it is Python.
+_PYTHON_SHEBANG = re.compile(rb"#![ \t]*\S*?(?:/env[ \t]+(?:-\S+[ \t]+)*)?python[\d.]*\s")
+
+_SHELL_SHEBANG = re.compile(rb"#![ \t]*\S*?(?:/env[ \t]+)?(?:/|\b)(?:ba|z|da)?sh\s")
+
+
+def shebang_kind(path: str) -> str | None:
+    """'python' or 'shell' for a file without a suffix whose first line runs that interpreter."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(128)
+    except OSError:
+        return None
+    if _PYTHON_SHEBANG.match(head):
+        return "python"
+    return "shell" if _SHELL_SHEBANG.match(head) else None
 
 
 def _excluded(rel_path: str, exclude: tuple[str, ...]) -> bool:
@@ -188,6 +211,9 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
         kept = drop_ignored(hits, ignores) if ignores else hits
         suppressed += len(hits) - len(kept)
         findings.extend(_group(rel, _dedupe(kept), context.note_for(rel)))
+    findings = reported_by_package(findings)
+    if root.is_dir():  # a file scanned alone says nothing about the rest of its project
+        findings = without_users(findings, files)
     if config.baseline is not None:
         findings, dropped = _apply_baseline(findings, read_baseline(config.baseline))
         suppressed += dropped

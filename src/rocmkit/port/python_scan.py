@@ -16,7 +16,17 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from rocmkit.port import build_flags, cuda_build, installer, nvml_query, pieces, whole_tree
+from rocmkit.port import (
+    build_flags,
+    capability_tables,
+    container_gpus,
+    cuda_build,
+    cuda_libraries,
+    installer,
+    nvml_query,
+    pieces,
+    whole_tree,
+)
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.requirements import group_hits
 from rocmkit.port.rules import Rule, RuleSet, Severity
@@ -33,6 +43,8 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "nvml-call": ("nvmlInit",),  # NVML's first call: where an AMD machine loses the feature
     # The flags are only looked for in extension builds, so the build markers are the trigger.
     "nvcc-flags": ("cpp_extension", "BuildExtension", "CUDAExtension"),
+    "container-gpu-request": ("DeviceRequest", container_gpus.NVIDIA_RESOURCE, "--gpus"),
+    "cuda-library-load": cuda_libraries.TRIGGERS + cuda_libraries.TRIGGERS_NVML,
 }
 # A file holding one of these looks at the ROCm side of an extension build.
 _HIP_BUILD_WORDS = ("ROCM_HOME", "HIP_HOME", "IS_HIP_EXTENSION", "version.hip", "is_rocm", "hipcc")
@@ -259,6 +271,10 @@ def scan_python(
             hits = nvml_query.move_to_launches(whole.tree(), hits)
     if "CUDA_VISIBLE_DEVICES" in text and ("--gpus" in text or "nvidia" in text):
         hits = _visible_devices_as_vendor(text, rules, whole) + hits  # first: it wins the line
+    if is_setup and _CUDA_LINK_TEXT.search(text) and not any(w in text for w in _HIP_BUILD_WORDS):
+        hits = hits + _cuda_link_hits(whole, rules)
+    if "get_device_" in text and capability_tables.TEXT_HINT.search(text):
+        hits = _capability_table_hits(whole, rules) + hits  # first: it wins the line
     if "cpp_extension" in text and not any(w in text for w in _HIP_BUILD_WORDS):
         # First: at a line the walk also reported (a capability it saw only read), this verdict,
         # which knows where the value goes, is the one kept.
@@ -343,6 +359,69 @@ def _visible_devices_as_vendor(
             )
             hits.append(hit(named.lineno, named.col_offset + 1, rule, why, "warn"))
     return hits
+
+
+# NVIDIA's math and runtime libraries by link name (libcusparse.so is `cusparse` / `-lcusparse`):
+# ROCm ships hipSPARSE/rocSPARSE, hipBLAS/rocBLAS, ... under other names, and torch's hipify
+# rewrites sources, not the `libraries=` of an extension, so the link fails on ROCm.
+_CUDA_LINK_LIBS = frozenset(
+    {"cusparse", "cublas", "cublasLt", "curand", "cufft", "cusolver", "cudart", "nvrtc", "cudnn"}
+)
+_CUDA_LINK_TEXT = re.compile(
+    r"""["'](?:-l)?(?:cusparse|cublas|cublasLt|curand|cufft|cusolver|cudart|nvrtc|cudnn)["']"""
+)
+# sys.platform == "win32", os.name == "nt", platform.system() == "Windows", a `windows` flag
+_WINDOWS_TEST = re.compile(r"""(?i)(?:^|[^a-z])win(?:32|dows)?\b|["']nt["']""")
+
+
+def _cuda_link_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
+    """CUDA libraries an extension build in setup.py links by name, in a build that never looks
+    at ROCm's side: error (rule cuda-extension). One chosen only on Windows (`["cublas"] if
+    windows else []`) is not what a ROCm (Linux) build links."""
+    rule = rules.by_check.get("cuda-extension")
+    if rule is None:
+        return []
+    try:
+        tree = whole.tree()
+    except (SyntaxError, ValueError):
+        return []
+    windows_only: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.IfExp, ast.If)) and _WINDOWS_TEST.search(ast.unparse(node.test)):
+            body: list[ast.AST] = [*node.body] if isinstance(node, ast.If) else [node.body]
+            windows_only.update(id(n) for b in body for n in ast.walk(b))
+    hits = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value.removeprefix("-l") in _CUDA_LINK_LIBS
+            and id(node) not in windows_only
+        ):
+            why = (
+                f"links NVIDIA's {node.value.removeprefix('-l')} by name: ROCm has no such library"
+            )
+            hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "error"))
+    return hits
+
+
+def _capability_table_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
+    """The device capability looked up in a table of NVIDIA capabilities (capability_tables)."""
+    rule = rules.by_check.get("device-capability")
+    if rule is None:
+        return []
+    try:
+        tree = whole.tree()
+    except (SyntaxError, ValueError):
+        return []
+    why = (
+        "a table keyed by NVIDIA compute capabilities, looked up with the device's: on ROCm that"
+        " is the gfx version (MI300X 9.4: absent; MI200 9.0: Hopper's entry)"
+    )
+    return [
+        hit(node.lineno, node.col_offset + 1, rule, f"{name}[...]  ({why})", "error")
+        for node, name in capability_tables.lookups(whole.text, tree)
+    ]
 
 
 def _cuda_build_hits(text: str, rules: RuleSet, whole: whole_tree.Whole | None = None) -> list[Hit]:
@@ -590,7 +669,7 @@ def _scan_python(
         offsets += _nvcc_offsets(text)
     if not offsets and not exhaustive:
         return [], False
-    offsets += _stored_uses(text)
+    offsets += _stored_uses(text) + _followed_uses(text, offsets)
     visitor = _Visitor(rules, text, is_setup=is_setup, own=own, whole=whole)
     offsets += visitor.nvcc_offsets(text)  # where nvcc-only flags flow into a build's arguments
     vendor_words = vendor_starts if visitor.vendor_possible else None
@@ -701,6 +780,31 @@ def _stored_uses(text: str) -> list[int]:
         if token in text:
             names |= _stored_names(text, token)
     return _word_offsets(text, names) if names else []
+
+
+# The statements a function-wide check reads besides its trigger's: where a docker argv starts
+# (its "--gpus" is appended later) and where a library file name tried from a list is loaded.
+_ARGV_STARTS = ("'docker'", '"docker"')
+_LOADER_WORDS = ("CDLL", "LoadLibrary", "WinDLL")
+
+
+def _followed_uses(text: str, offsets: list[int]) -> list[int]:
+    found: list[int] = []
+    if offsets and "--gpus" in text:
+        found += _text_offsets(text, _ARGV_STARTS)
+    if offsets and any(w in text for w in _LOADER_WORDS):
+        found += _word_offsets(text, _LOADER_WORDS)
+    return found
+
+
+def _text_offsets(text: str, needles: Iterable[str]) -> list[int]:
+    found: list[int] = []
+    for needle in needles:
+        position = text.find(needle)
+        while position >= 0 and len(found) < 400:
+            found.append(position)
+            position = text.find(needle, position + 1)
+    return found
 
 
 def _word_offsets(text: str, words: Iterable[str]) -> list[int]:
@@ -902,7 +1006,9 @@ def _group_offsets(
             continue
         if trigger in own:
             continue
-        if kind == "warp":  # the confirm regex once a file, its places once per trigger
+        if kind == "warp+import" and (f"import {trigger}" in text or f"from {trigger}" in text):
+            present.append(trigger)  # `warp` is common (num_warps): only an import line counts
+        if kind in ("warp", "warp+import"):  # the confirm regex once a file, its places once
             if "warp" not in memo:
                 memo["warp"] = _warp_confirmed(text)
             offsets += memo["warp"]
@@ -931,7 +1037,7 @@ def _import_lines(text: str, rules: RuleSet, own: frozenset[str], present: list[
 @functools.lru_cache(maxsize=8)
 def _modules_holding(rules: RuleSet) -> dict[str, tuple[str, ...]]:
     """import trigger -> the rules' modules that contain it (whose names are then looked for)."""
-    triggers = [t for t, kind in _confirmers(rules).items() if kind == "import"]
+    triggers = [t for t, kind in _confirmers(rules).items() if kind in ("import", "warp+import")]
     return {t: tuple(m for m in rules.imports if t in m) for t in triggers}
 
 
@@ -946,7 +1052,9 @@ def _confirmers(rules: RuleSet) -> dict[str, str]:
         if check != "warp-size-32":
             other.update(CHECK_TRIGGERS.get(check, ()))
     for module in rules.imports:
-        if module not in other:
+        if module in kinds:  # a module named like a warp trigger (NVIDIA Warp's `warp`): both
+            kinds[module] = "warp+import"
+        elif module not in other:
             kinds[module] = "import"
     return kinds
 
@@ -1021,6 +1129,11 @@ class _Visitor:
         # Values only recorded or compared for equality (a dict value, `v == "12.1"`): None
         # there is reported or takes the other branch, it does not crash; info.
         self.recorded: set[int] = set()
+        self.reported: set[int] = set()  # nodes a function-wide check already reported
+        self.argv_gpus = "--gpus" in text
+        self.docker_gpus: set[int] = set()  # "--gpus" items of a docker run argv
+        self.loads_cuda = "CDLL" in text or "LoadLibrary" in text or "WinDLL" in text
+        self.blanks_before_nvml = "nvmlInit" in text and "CUDA_VISIBLE_DEVICES" in text
 
     def nvcc_offsets(self, text: str) -> list[int]:
         """Offsets of the lines where an nvcc-only flag flows into a build (pieces to parse)."""
@@ -1345,6 +1458,11 @@ class _Visitor:
                 evidence = f"import {module}  (needed by the function that imports it: no fallback)"
                 self.hits.append(hit(line, column, rule, evidence, "warn"))
             return
+        if id(node) in self.optional and top in rule.installs_on_rocm:
+            self.add(
+                node, rule, f"import {module}  (an ImportError fallback: {rule.installs_note})"
+            )
+            return
         if id(node) in self.optional and rule.severity != "info":
             line, column = node.lineno, node.col_offset + 1  # type: ignore[attr-defined]
             evidence = f"import {module}  (optional: inside try/except ImportError)"
@@ -1369,6 +1487,13 @@ class _Visitor:
             rule = self.rules.env_rule(value)
             if rule is not None:
                 self.add(node, rule, repr(value))
+        if value == container_gpus.NVIDIA_RESOURCE:
+            self._nvidia_resource(node)
+        elif id(node) in self.docker_gpus and id(node) not in self.reported:
+            self.reported.add(id(node))
+            rule = self.rules.by_id.get("docker-gpus")
+            if rule is not None:
+                self.add(node, rule, f"docker run argv: {value!r}")
         words = value.split(None, 2)
         # A command line ("nvidia-smi", "nvidia-smi -L ..."), not prose that mentions it.
         command = words[0].rsplit("/", 1)[-1] if words else ""
@@ -1388,6 +1513,15 @@ class _Visitor:
             bad = build_flags.rejected_flags(value)
             if bad:
                 self.add(node, "nvcc-flags", _nvcc_evidence(bad))
+
+    def _nvidia_resource(self, node: ast.Constant) -> None:
+        """The Kubernetes resource of NVIDIA's device plugin; a module that also names AMD's
+        (amd.com/gpu) chooses between the two: one side of a vendor switch."""
+        if container_gpus.AMD_RESOURCE in self.text:
+            why = f"{container_gpus.AMD_RESOURCE} is requested beside it in this module"
+            self.add_at(node, "container-gpu-request", f"{node.value!r}  ({why})", "info")
+        elif id(node) not in self.in_message:
+            self.add(node, "container-gpu-request", f"{node.value!r} (Kubernetes resource)")
 
     def _string_match(
         self, node: ast.Constant, rule: Rule, value: str, match: re.Match[str]
@@ -1480,6 +1614,12 @@ class _Visitor:
         elif self.nvcc_returned and (node.lineno, name) in self.nvcc_returned:
             flag = self.nvcc_returned[(node.lineno, name)]
             self.add(node, "nvcc-flags", _nvcc_evidence([flag]) + f" (returned by {name}())")
+        elif name == "DeviceRequest":
+            why = container_gpus.device_request_verdict(node)
+            if why:
+                self.add(node, "container-gpu-request", why)
+        elif self.loads_cuda and (load := cuda_libraries.constant_load(node)) is not None:
+            self._library_load(node, *load)
         elif name.startswith("nvmlInit") and not _on_returned_value(node.func):
             # NVML must be initialised before any query (NVML API reference, nvmlInit_v2): the
             # call is where an AMD machine loses the feature, whether or not the import was
@@ -1492,6 +1632,53 @@ class _Visitor:
                 for group, constants in _requirement_groups(keyword.value):
                     placed = [(str(c.value), c.lineno) for c in constants]
                     self.hits.extend(group_hits(group, placed, self.rules))
+
+    def _library_load(self, node: ast.Call, kind: str, library: str) -> None:
+        if id(node) in self.reported:
+            return
+        self.reported.add(id(node))
+        if kind == "nvml":  # NVML's own library: the binding's load is its init
+            self.add(node, "nvml", f"ctypes load of {library!r}  (NVML sees no AMD GPU)")
+        elif kind == "driver":  # the CUDA driver: loaded to find CUDA devices
+            self.add(node, "cuda-library-load", f"ctypes load of {library!r} (the CUDA driver)")
+        else:
+            why = "check what it is loaded for: absent on ROCm, the load raises OSError"
+            self.add_at(node, "cuda-library-load", f"ctypes load of {library!r}  ({why})", "info")
+
+    def _function_wide(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """Checks that follow a value through a function: a docker argv built in a name, a
+        library file name tried from a list."""
+        if self.argv_gpus:  # reported when the walk reaches the item (it knows the gating)
+            self.docker_gpus.update(id(i) for i in container_gpus.docker_argv_gpus(node))
+        if self.loads_cuda:
+            for call, kind, library in cuda_libraries.loads_by_name(node):
+                self._library_load(call, kind, library)
+        if self.blanks_before_nvml:
+            self._blanked_for_nvml(node)
+
+    def _blanked_for_nvml(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """`os.environ["CUDA_VISIBLE_DEVICES"] = ""` in a function that then picks GPUs through
+        NVML: the HIP runtime honours CUDA_VISIBLE_DEVICES too (ROCm's GPU isolation page), and
+        NVML finds no AMD GPU to put back, so the blank hides every AMD GPU from the process."""
+        rule = self.rules.by_id.get("cuda-visible-devices")
+        calls = (n for n in ast.walk(node) if isinstance(n, ast.Call))
+        if rule is None or not any(_call_name(c.func).startswith("nvmlInit") for c in calls):
+            return
+        for statement in ast.walk(node):
+            if (
+                isinstance(statement, ast.Assign)
+                and isinstance(statement.value, ast.Constant)
+                and statement.value.value == ""
+                and any(_names_visible_devices(t) for t in statement.targets)
+                and id(statement) not in self.reported
+            ):
+                self.reported.add(id(statement))
+                why = "set to '' before NVML picks GPUs: on ROCm NVML finds none, the blank stays"
+                severity: Severity = "info" if self.gated else "error"
+                line, column = statement.lineno, statement.col_offset + 1
+                self.hits.append(
+                    hit(line, column, rule, f"CUDA_VISIBLE_DEVICES = ''  ({why})", severity)
+                )
 
     def visit_assign(self, node: ast.Assign | ast.AnnAssign) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -1602,6 +1789,8 @@ class _Visitor:
         if self.reads_capability:
             self.functions.append((node.lineno, node.end_lineno or node.lineno))
         self.visit_body(node)
+        if self.argv_gpus or self.loads_cuda or self.blanks_before_nvml:
+            self._function_wide(node)
         if (
             (_NVIDIA_FUNCTION.search(node.name) and self.other_vendor_side)
             or _NVIDIA_PRODUCT_FUNCTION.search(node.name)
@@ -1667,6 +1856,15 @@ _LEAF_FIELDS = frozenset(
     | {"type_comment", "is_async", "conversion", "simple"}
 )
 _WALKED_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}  # a constant's value: no node
+
+
+def _names_visible_devices(target: ast.AST) -> bool:
+    """os.environ["CUDA_VISIBLE_DEVICES"] as an assignment target."""
+    return (
+        isinstance(target, ast.Subscript)
+        and isinstance(target.slice, ast.Constant)
+        and target.slice.value == "CUDA_VISIBLE_DEVICES"
+    )
 
 
 def _walked_fields(node_type: type) -> tuple[str, ...]:

@@ -308,7 +308,7 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
             else h
             for h in hits
         ]
-    hits = _explicit_uv_indexes(data, hits)
+    hits = _at_routed_sources(lines, data, _explicit_uv_indexes(data, hits))
     torch_index = has_torch_index(text)
     extras = list(data.get("project", {}).get("optional-dependencies", {}))
     rocm_extras = [e for e in extras if name_vendor(e) == "rocm"]
@@ -326,6 +326,44 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
             )
         hits.extend(found)
     return hits
+
+
+def _at_routed_sources(lines: list[str], data: dict[str, Any], hits: list[Hit]) -> list[Hit]:
+    """A CUDA index uv marks `explicit = true` is used only by the packages whose
+    [tool.uv.sources] entry names it: the finding belongs at those entries (`torch = [{ index =
+    "pytorch-cu126" }]`: what replaces the ROCm torch), not at the index's URL."""
+    uv = data.get("tool", {}).get("uv", {})
+    indexes = uv.get("index", [])
+    if not isinstance(indexes, list) or not uv.get("sources"):
+        return hits
+    explicit = {
+        str(i["url"]): str(i.get("name"))
+        for i in indexes
+        if isinstance(i, dict) and i.get("explicit") and i.get("url") and i.get("name")
+    }
+    out: list[Hit] = []
+    for h in hits:
+        name = next((n for url, n in explicit.items() if url in h.evidence), None)
+        routed = (
+            [n for n, line in enumerate(lines, 1) if _names_index(line, name)]
+            if h.rule.id == "torch-cuda-index" and h.severity != "info" and name
+            else []
+        )
+        if not routed:
+            out.append(h)
+            continue
+        why = f"routed by [tool.uv.sources] to the explicit CUDA index {name!r}"
+        out.extend(
+            Hit(n, 0, h.rule, f"{lines[n - 1].strip()}  ({why})"[:160], h.severity) for n in routed
+        )
+    return out
+
+
+def _names_index(line: str, name: str | None) -> bool:
+    return (
+        bool(name)
+        and re.search(rf"""\bindex\s*=\s*["']{re.escape(str(name))}["']""", line) is not None
+    )
 
 
 def _explicit_uv_indexes(data: dict[str, Any], hits: list[Hit]) -> list[Hit]:
@@ -482,6 +520,13 @@ _CONTRIBUTOR_GROUPS = frozenset(
 )
 
 
+_GPU_WORDS = frozenset({"gpu", "gpus"})
+
+
+def _words(name: str) -> list[str]:
+    return [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
+
+
 def group_hits(
     group: str | None,
     requirements: list[tuple[str, int]],
@@ -507,9 +552,17 @@ def group_hits(
     # nvidia: no ROCm user asks for it) or when each of them still has a ROCm path (warn: built from source, a fork); one that holds a package
     # with no ROCm build at all (error: vLLM or Transformer Engine from PyPI) breaks the ROCm
     # install of whoever asks for it, so it stays a finding (at warn: the base install works).
+    # An extra named for the GPU and no vendor (`gpu`, `gpu-inference`; not `cuda`, `gpu-cu12`)
+    # is how the project tells every GPU user to install: with no ROCm extra beside it (that case
+    # is the NVIDIA variant, see scan_pyproject) an AMD user picks it too.
+    words = _words(group)
+    for_any_gpu = any(w in _GPU_WORDS for w in words) and not name_vendor(
+        " ".join(w for w in words if w not in _GPU_WORDS)
+    )
     nvidia_only = (
         bool(per_requirement)
         and all(any(h.severity != "info" for h in found) for found in per_requirement)
+        and not for_any_gpu
         and (name_vendor(group) == "nvidia" or all(h.severity != "error" for h in hits))
     )
     out = []

@@ -59,6 +59,10 @@ class Rule:
     requirement_note: str = ""
     # Why an import made inside a function is info (an optional feature the user picks).
     lazy_import_note: str = ""
+    # Modules of `imports` that install and import on ROCm although their GPU back end is CUDA
+    # only: an `except ImportError` fallback around them never runs (installs_note says why).
+    installs_on_rocm: tuple[str, ...] = ()
+    installs_note: str = ""
 
     def __post_init__(self) -> None:
         assert self.severity in SEVERITIES, (self.id, self.severity)
@@ -162,7 +166,8 @@ def parse_rules(text: str) -> RuleSet:
         row = dict(row)
         if "pattern" in row:
             row["pattern"] = re.compile(row["pattern"], re.MULTILINE)
-        for key in ("packages", "extras", "conda", "imports", "env", "commands", "files"):
+        keys = ("packages", "extras", "conda", "imports", "env", "commands", "files")
+        for key in (*keys, "installs_on_rocm"):
             row[key] = tuple(row.get(key, ()))
         row["packages"] = tuple(_normalise(p) for p in row["packages"])
         row["triggers"] = tuple(row.get("triggers", ()))

@@ -52,16 +52,43 @@ _CMAKE_HIP = re.compile(r"\bHIP\b|hip::|ROCM|rocm|USE_HIP|enable_language\s*\(\s
 
 
 def scan_cmake(text: str, rules: RuleSet) -> list[Hit]:
-    """CMakeLists.txt / *.cmake: a build that enables CUDA and never mentions HIP or ROCm."""
+    """CMakeLists.txt / *.cmake: a build that enables CUDA and never mentions HIP or ROCm, and
+    the nvcc-only architecture flags it hard-codes."""
     rule = rules.by_check.get("cmake-cuda-only")
-    if rule is None or "CUDA" not in text.upper():
+    if "CUDA" not in text.upper():
         return []
     code = "\n".join(line.split("#")[0] for line in text.splitlines())
-    match = _CMAKE_CUDA.search(code)
-    if match is None or _CMAKE_HIP.search(code):
+    if _CMAKE_HIP.search(code):
         return []
+    hits = nvcc_arch_hits(code, text, rules)
+    match = _CMAKE_CUDA.search(code)
+    if rule is None or match is None:
+        return hits
     number = code.count("\n", 0, match.start()) + 1
-    return [hit(number, 1, rule, text.splitlines()[number - 1].strip())]
+    return [hit(number, 1, rule, text.splitlines()[number - 1].strip()), *hits]
+
+
+# nvcc's architecture options (`-gencode arch=compute_80,code=sm_80`, `--generate-code=...`,
+# `-arch=sm_80`): nvcc_only_flags.toml lists them as flags hipcc's clang rejects; a build file
+# that hard-codes them and never names HIP/ROCm (hipcc, --offload-arch, USE_ROCM) builds for
+# NVIDIA only.
+_NVCC_ARCH = re.compile(
+    r"(?<![\w-])(?:-gencode|--generate-code)(?:=|[ \t]+)[\"']?arch=compute_\d+"
+    r"|(?<![\w-])-arch(?:=|[ \t]+)sm_\d+"
+)
+
+
+def nvcc_arch_hits(code: str, text: str, rules: RuleSet) -> list[Hit]:
+    """Each line of `code` (comments blanked) that hard-codes an nvcc architecture flag."""
+    rule = rules.by_check.get("nvcc-flags")
+    if rule is None or ("arch=compute_" not in code and "sm_" not in code):
+        return []
+    lines = text.splitlines()
+    hits = []
+    for match in _NVCC_ARCH.finditer(code):
+        number = code.count("\n", 0, match.start()) + 1
+        hits.append(hit(number, 1, rule, lines[number - 1].strip()))
+    return hits
 
 
 # uv picks the PyTorch index from its torch backend (--torch-backend / UV_TORCH_BACKEND; a
@@ -124,12 +151,19 @@ def arg_base_image_hits(text: str, rules: RuleSet) -> list[Hit]:
     return hits
 
 
+_SHELL_HIP = re.compile(r"hipcc|--offload-arch|\bHIP\b|ROCM|rocm|USE_HIP|amdgpu", re.I)
+
+
 def scan_text(text: str, kind: str, rules: RuleSet) -> list[Hit]:
     """Dockerfile, shell script or compose file: regex rules, environment variables, commands,
     and the packages of `pip install` lines."""
     from rocmkit.port.requirements import pip_install_hits
 
     hits = text_rule_hits(text, kind, rules)
+    if kind == "shell" and ("arch=compute_" in text or "sm_" in text):
+        code = "\n".join("" if ln.lstrip().startswith("#") else ln for ln in text.splitlines())
+        if not _SHELL_HIP.search(code):
+            hits += nvcc_arch_hits(code, text, rules)
     if kind == "dockerfile":
         hits += arg_base_image_hits(text, rules)
     if kind in ("dockerfile", "shell"):
