@@ -43,6 +43,7 @@ PARTS = (
     "test9",
     "test10",
     "test11",
+    "test12",
 )
 SEVERITIES = ("warn", "error")
 
