@@ -29,8 +29,20 @@ REPO = hipify_corpus.REPO
 MANIFEST = Path(__file__).resolve().parent / "port_corpus.toml"
 HAZARDS = REPO / "tests" / "fixtures" / "port_hazards"
 CACHE = REPO / ".cache" / "port-corpus"
-# test2 to test9 are fresh held-out parts, each added after the previous one had been scored or committed.
-PARTS = ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8", "test9")
+# test2 to test9 and test13 are fresh held-out parts, each added after the previous one had been scored or committed.
+PARTS = (
+    "dev",
+    "test",
+    "test2",
+    "test3",
+    "test4",
+    "test5",
+    "test6",
+    "test7",
+    "test8",
+    "test9",
+    "test13",
+)
 SEVERITIES = ("warn", "error")
 
 # The hazard kinds a list may use; the scorer maps rule ids onto them (port_score.RULE_KINDS).
