@@ -60,7 +60,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test7", 12),
         ("test8", 15),
         ("test9", 20),
-        ("test13", 17),
+        ("test13", 18),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
