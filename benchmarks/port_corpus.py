@@ -44,6 +44,7 @@ PARTS = (
     "test10",
     "test11",
     "test12",
+    "test13",
 )
 SEVERITIES = ("warn", "error")
 

@@ -49,6 +49,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         "test10",
         "test11",
         "test12",
+        "test13",
     )
     first = [p.name for p in PROJECTS if p.part not in fresh]
     by_hash = sorted(first, key=lambda n: hashlib.sha256(n.encode()).hexdigest())
@@ -75,6 +76,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test10", 20),
         ("test11", 20),
         ("test12", 15),
+        ("test13", 18),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
