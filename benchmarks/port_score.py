@@ -57,7 +57,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "xformers": _CODE,
     "apex": _CODE,
     "cupy-cuda": _CODE,
-    "nvml": _GPU_QUERY,
+    "nvml": _GPU_QUERY | {"cuda-only-package"},  # its packages (pynvml, nvidia-ml-py) too
     "nvidia-wheels": _CODE,
     "cuda-local-version": {"torch-cuda-pin"} | _CODE,
     "pycuda": _CODE,

@@ -18,6 +18,8 @@ import sys
 from collections.abc import Iterator
 from importlib import resources
 
+from rocmkit.port.cuda_build import RocmBuild
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
@@ -179,6 +181,11 @@ def nvcc_arguments(tree: ast.Module) -> tuple[set[tuple[int, str]], dict[tuple[i
                 seen.add(node.id)
                 stack.extend(module.values.get(node.id, ()))
             elif isinstance(node, ast.Call):
+                template = _format_template(node)
+                if template is not None:
+                    # "-ccbin={}".format(cc): the template's literal text is what nvcc gets
+                    # around the field, as with an f-string.
+                    direct.add(template)
                 stack.extend(node.args)
                 name = node.func.id if isinstance(node.func, ast.Name) else ""
                 function = module.functions.get(name)
@@ -186,6 +193,19 @@ def nvcc_arguments(tree: ast.Module) -> tuple[set[tuple[int, str]], dict[tuple[i
                     for flag in _returned_flags(function, module):
                         returned.setdefault((node.lineno, name), flag)
     return direct, returned
+
+
+def _format_template(node: ast.Call) -> tuple[int, str] | None:
+    """(line, template) of `"...".format(...)`, or None."""
+    func = node.func
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr == "format"
+        and isinstance(func.value, ast.Constant)
+        and isinstance(func.value.value, str)
+    ):
+        return func.value.lineno, func.value.value
+    return None
 
 
 def _flow(node: ast.expr) -> Iterator[ast.expr]:
@@ -239,10 +259,22 @@ def nvcc_gated_jit(tree: ast.Module) -> Iterator[tuple[ast.If, str]]:
             yield node, probe
 
 
+def nvcc_gates(tree: ast.Module) -> Iterator[tuple[ast.If, RocmBuild]]:
+    """Every `if` whose test asks for nvcc (as nvcc_gated_jit reads it), with the module's
+    RocmBuild evaluator for its test."""
+    module = _Module(tree)
+    build = RocmBuild(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and node.body and _asks_for_nvcc(node.test, module):
+            yield node, build
+
+
 def _asks_for_nvcc(test: ast.expr, module: _Module) -> str:
     for node in ast.walk(test):
         if isinstance(node, ast.Name) and node.id in _NVCC_PROBES:
             return node.id
+        if isinstance(node, ast.Constant) and node.value == "nvcc":
+            return "looks for nvcc"  # shutil.which("nvcc"), a path ending in bin/nvcc
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             function = module.functions.get(node.func.id)
             if function is not None and _probes_nvcc(function):

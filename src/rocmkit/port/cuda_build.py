@@ -18,7 +18,8 @@ on a ROCm machine as written. Each verdict follows from what torch defines there
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 # How a module asks whether the CUDA toolkit is there (torch's CUDA_HOME or its finder).
 _CUDA_HOME_NAMES = frozenset({"CUDA_HOME", "CUDA_PATH"})
@@ -28,9 +29,20 @@ _TARGET_PARTS = ("compute_", "sm_")
 
 def unbound_without_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.Name, str, int]]:
     """(first read, name, line of the gate) for each module-level name bound only inside
-    `if CUDA_HOME is not None:` / `if CUDA_HOME:` (and nowhere else in the module) and read
+    `if CUDA_HOME is not None:` / `if CUDA_HOME:`, or an `if` whose test a ROCm build evaluates
+    false because CUDA_HOME is None (RocmBuild), and nowhere else in the module, and read
     after that statement outside such a gate: on a ROCm machine the read raises NameError."""
-    gates = [n for n in ast.walk(tree) if isinstance(n, ast.If) and _needs_cuda_home(n.test)]
+    ifs = [n for n in ast.walk(tree) if isinstance(n, ast.If)]
+    gates = [n for n in ifs if _needs_cuda_home(n.test)]
+    # ... at module level: a function's names are its own locals.
+    others = [
+        n for n in _module_scope(tree) if isinstance(n, ast.If) and not _needs_cuda_home(n.test)
+    ]
+    if others:
+        # Any other test a ROCm build evaluates false and a CUDA toolkit true (`if WITH_CUDA:`
+        # with `WITH_CUDA = torch.cuda.is_available() and CUDA_HOME is not None`).
+        build = RocmBuild(tree)
+        gates += [n for n in others if build.never_taken(n.test, True) is not None]
     if not gates:
         return
     stores: dict[str, int] = {}  # module-level bindings (a function's locals are its own)
@@ -56,7 +68,7 @@ def unbound_without_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.Name, str,
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id != "_"
         }
         for name in sorted(inside):
-            if stores[name] != _count_stores(gate.body, name):
+            if stores.get(name, 0) != _count_stores(gate.body, name):
                 continue  # bound elsewhere too: it may have a value on ROCm
             read = _first_read_after(tree, name, gate.end_lineno or gate.lineno, gated_lines)
             if read is not None:
@@ -170,37 +182,224 @@ def _template(node: ast.JoinedStr) -> str:
     )
 
 
-def extension_needs_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.expr, int]]:
-    """(the CUDA_HOME test, line of the CUDAExtension) for each CUDAExtension(...) built only
-    where that test is true: `if CUDA_HOME:` / `if cuda_ok and CUDA_HOME is not None:` around
-    it, directly or through a module-level name assigned such a test (`WITH_CUDA = ... and
-    CUDA_HOME is not None`). torch.utils.cpp_extension sets CUDA_HOME only on a CUDA torch
-    (`CUDA_HOME = _find_cuda_home() if (torch.cuda._is_compiled() and torch.version.cuda) else
-    None`, torch 2.x), so on ROCm the GPU extension is never built (the package has no GPU ops)."""
-    assigned: dict[str, ast.expr] = {}
-    for node in _module_scope(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            if isinstance(target, ast.Name) and target.id not in assigned:
-                found = _requires_cuda_home(node.value, {})
-                if found is not None:
-                    assigned[target.id] = found
+def extension_needs_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.expr, int, list[str]]]:
+    """(the test, line of the CUDAExtension, environment variables the test reads) for each CUDAExtension (a call, or the class given
+    to a name: `extension = CUDAExtension`) that a ROCm build never reaches: inside an `if` (or
+    `x if c else y`) whose test is false there, or in the `else` of one that is true, and that
+    CUDA_HOME decides. The test is evaluated as a ROCm build runs it (`RocmBuild`):
+    torch.utils.cpp_extension sets CUDA_HOME only on a CUDA torch (`CUDA_HOME = _find_cuda_home()
+    if (torch.cuda._is_compiled() and torch.version.cuda) else None`, torch 2.x), so `if
+    CUDA_HOME:`, `WITH_CUDA = torch.cuda.is_available() and CUDA_HOME is not None` or
+    `(torch.cuda.is_available() and CUDA_HOME is not None) or os.getenv("FORCE_CUDA", "0") ==
+    "1"` build no GPU extension (the package has no GPU ops)."""
+    build: RocmBuild | None = None  # made at the first CUDAExtension (it walks the module)
     parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
     reported: set[int] = set()
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and _called(node.func) == "CUDAExtension"):
+        if isinstance(node, ast.Call) and _called(node.func) == "CUDAExtension":
+            used: ast.expr = node
+        elif (
+            isinstance(node, ast.Name)
+            and node.id == "CUDAExtension"
+            and isinstance(node.ctx, ast.Load)
+            and not isinstance(parents.get(id(node)), ast.Call)
+        ):
+            used = node
+        else:
             continue
-        child: ast.AST = node
+        child: ast.AST = used
         while id(child) in parents:
             parent = parents[id(child)]
-            body = parent.body if isinstance(parent, (ast.If, ast.IfExp)) else None
-            inside = child in body if isinstance(body, list) else child is body
-            if isinstance(parent, (ast.If, ast.IfExp)) and inside:
-                test = _requires_cuda_home(parent.test, assigned)
+            if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
+                body: list[ast.AST] = (
+                    list(parent.body) if isinstance(parent.body, list) else [parent.body]
+                )
+                taken = any(child is b for b in body)
+                build = build or RocmBuild(tree)
+                test = build.never_taken(parent.test, taken)
                 if test is not None and id(test) not in reported:
                     reported.add(id(test))
-                    yield test, node.lineno
+                    yield test, used.lineno, build.env_names(parent.test)
             child = parent
+
+
+_UNKNOWN = object()
+# What a ROCm build of a setup.py sees: torch.cuda.is_available() is true on a ROCm torch with an
+# AMD GPU (HIP stands behind torch.cuda); torch.version.cuda is None and torch.version.hip a
+# version string; CUDA_HOME and torch's _find_cuda_home() find no toolkit (no nvcc).
+_ROCM_CALLS = {
+    "torch.cuda.is_available": True,
+    "cuda.is_available": True,  # from torch import cuda
+    "_find_cuda_home": None,
+    "cpp_extension._find_cuda_home": None,
+}
+# str methods a build condition applies to an environment value (FORCE_CUDA.lower() == "1").
+_STR_METHODS = frozenset({"lower", "upper", "strip", "casefold"})
+_ROCM_ATTRIBUTES = {"torch.version.cuda": None, "torch.version.hip": "6.4"}
+_ENV_READS = frozenset({"os.getenv", "os.environ.get", "getenv", "environ.get"})
+_CONVERSIONS = {"int": int, "bool": bool, "str": str}
+_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], object]] = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Is: lambda a, b: a is b,
+    ast.IsNot: lambda a, b: a is not b,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+}
+
+
+class RocmBuild:
+    """A small evaluator of build conditions (and/or/not, comparisons, env reads with their
+    defaults, names assigned once) with the values a ROCm build has; anything else is unknown."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        counts: dict[str, int] = {}
+        self.assigned: dict[str, ast.expr] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                counts[node.id] = counts.get(node.id, 0) + 1
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+            ):
+                self.assigned[node.targets[0].id] = node.value
+        # A name bound more than once (or by a loop, an import, a parameter) is unknown, unless
+        # the module's own top-level statements, run in order, decide its value.
+        self.assigned = {k: v for k, v in self.assigned.items() if counts.get(k) == 1}
+        self._run(tree.body)
+
+    def _run(self, statements: list[ast.stmt]) -> None:
+        """Module-level flow: `X = ...` binds X; an `if` whose test a ROCm build decides runs
+        its branch (`if os.getenv("FORCE_CUDA", "0") == "1": WITH_CUDA = True` does not run);
+        any other statement that binds a name makes it unknown."""
+        for statement in statements:
+            if (
+                isinstance(statement, ast.Assign)
+                and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)
+            ):
+                self.assigned[statement.targets[0].id] = statement.value
+                continue
+            if isinstance(statement, ast.If):
+                truth = self.truth(statement.test, cuda_home=None)
+                if truth is not _UNKNOWN and truth == self.truth(statement.test, "/usr/local/cuda"):
+                    self._run(statement.body if truth else statement.orelse)
+                    continue
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            for node in ast.walk(statement):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    self.assigned.pop(node.id, None)
+
+    def never_taken(self, test: ast.expr, body: bool) -> ast.expr | None:
+        """The test (its CUDA_HOME operand where one decides it) when a ROCm build does not
+        take the branch (`body`: the if-branch, else the else-branch) and a CUDA toolkit would
+        change that; else None."""
+        on_rocm = self.truth(test, cuda_home=None)
+        with_toolkit = self.truth(test, cuda_home="/usr/local/cuda")
+        if on_rocm is _UNKNOWN or on_rocm == body or with_toolkit == on_rocm:
+            return None
+        if isinstance(test, ast.Name) and test.id in self.assigned:
+            return _requires_cuda_home(self.assigned[test.id], {}) or self.assigned[test.id]
+        return _requires_cuda_home(test, {}) or test
+
+    def env_names(self, test: ast.expr, depth: int = 0) -> list[str]:
+        """The environment variables a test reads (through names assigned once)."""
+        found: list[str] = []
+        for node in ast.walk(test):
+            if isinstance(node, ast.Call) and _dotted(node.func) in _ENV_READS and node.args:
+                first = node.args[0]
+                if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                    found.append(first.value)
+            elif isinstance(node, ast.Name) and node.id in self.assigned and depth < 4:
+                found += self.env_names(self.assigned[node.id], depth + 1)
+        return sorted(set(found))
+
+    def truth(self, node: ast.expr, cuda_home: str | None) -> object:
+        value = self.value(node, cuda_home, depth=0)
+        return _UNKNOWN if value is _UNKNOWN else bool(value)
+
+    def value(self, node: ast.expr, cuda_home: str | None, depth: int) -> object:
+        if depth > 8:
+            return _UNKNOWN
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):  # `in ("1", "true")`
+            items = [self.value(e, cuda_home, depth + 1) for e in node.elts]
+            return _UNKNOWN if _UNKNOWN in items else tuple(items)
+        if isinstance(node, ast.BoolOp):
+            truths = [self.truth_at(v, cuda_home, depth) for v in node.values]
+            decisive = isinstance(node.op, ast.Or)  # the value that settles `or` / `and`
+            if decisive in truths:
+                return decisive
+            return _UNKNOWN if _UNKNOWN in truths else not decisive
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            truth = self.truth_at(node.operand, cuda_home, depth)
+            return _UNKNOWN if truth is _UNKNOWN else not truth
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            left = self.value(node.left, cuda_home, depth + 1)
+            right = self.value(node.comparators[0], cuda_home, depth + 1)
+            if _UNKNOWN in (left, right):
+                return _UNKNOWN
+            try:
+                return _COMPARE[type(node.ops[0])](left, right)
+            except (TypeError, KeyError):
+                return _UNKNOWN
+        if isinstance(node, ast.IfExp):
+            truth = self.truth_at(node.test, cuda_home, depth)
+            if truth is _UNKNOWN:
+                return _UNKNOWN
+            return self.value(node.body if truth else node.orelse, cuda_home, depth + 1)
+        if isinstance(node, ast.Name):
+            if node.id in _CUDA_HOME_NAMES:
+                return cuda_home
+            if node.id in self.assigned:
+                return self.value(self.assigned[node.id], cuda_home, depth + 1)
+            return _UNKNOWN
+        if isinstance(node, ast.Attribute):
+            if node.attr in _CUDA_HOME_NAMES:  # cpp_extension.CUDA_HOME
+                return cuda_home
+            return _ROCM_ATTRIBUTES.get(_dotted(node), _UNKNOWN)
+        if isinstance(node, ast.Call):
+            return self._call(node, cuda_home, depth)
+        return _UNKNOWN
+
+    def truth_at(self, node: ast.expr, cuda_home: str | None, depth: int) -> object:
+        value = self.value(node, cuda_home, depth + 1)
+        return _UNKNOWN if value is _UNKNOWN else bool(value)
+
+    def _call(self, node: ast.Call, cuda_home: str | None, depth: int) -> object:
+        name = _dotted(node.func)
+        if name in _ROCM_CALLS and not node.args:
+            return cuda_home if name.endswith("_find_cuda_home") else _ROCM_CALLS[name]
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _STR_METHODS and not node.args:
+            value = self.value(func.value, cuda_home, depth + 1)
+            return getattr(value, func.attr)() if isinstance(value, str) else _UNKNOWN
+        if name in _ENV_READS and node.args and not node.keywords:
+            # The build's environment: a variable is unset unless the user sets it, so the
+            # read gives its default (None without one).
+            default = node.args[1] if len(node.args) > 1 else None
+            return None if default is None else self.value(default, cuda_home, depth + 1)
+        if name in _CONVERSIONS and len(node.args) == 1 and not node.keywords:
+            value = self.value(node.args[0], cuda_home, depth + 1)
+            try:
+                return _UNKNOWN if value is _UNKNOWN else _CONVERSIONS[name](value)
+            except (TypeError, ValueError):
+                return _UNKNOWN
+        return _UNKNOWN
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else ""
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 def _called(func: ast.expr) -> str:

@@ -16,6 +16,10 @@ import ast
 from rocmkit.port.findings import Hit, hit
 
 _CHECK = "nvml-call"
+# Bindings whose every query needs an explicit nvmlInit() first (pynvml from nvidia-ml-py, and
+# nvidia-ml-py3's nvidia_smi): there the init is where NVML fails on an AMD machine. nvitop
+# initialises on its first query, so its queries stay findings.
+_EXPLICIT_INIT = frozenset({"pynvml", "nvidia_smi", "py3nvml"})
 
 
 def move_to_queries(tree: ast.Module, hits: list[Hit]) -> list[Hit]:
@@ -29,26 +33,47 @@ def move_to_queries(tree: ast.Module, hits: list[Hit]) -> list[Hit]:
     if not at_import:
         return hits
     bound: dict[str, int] = {}  # name -> line of the import that bound it
+    explicit: set[int] = set()  # import lines of bindings whose queries need nvmlInit first
     for statement in _module_level(tree):
         if isinstance(statement, (ast.Import, ast.ImportFrom)) and statement.lineno in at_import:
             for alias in statement.names:
                 name = alias.asname or alias.name.split(".")[0]
                 bound.setdefault(name, statement.lineno)
+            modules = [a.name for a in statement.names] if isinstance(statement, ast.Import) else []
+            if isinstance(statement, ast.ImportFrom):
+                modules = [statement.module or ""]
+            if any(m.split(".")[0] in _EXPLICIT_INIT for m in modules):
+                explicit.add(statement.lineno)
     calls: dict[int, list[tuple[ast.Call, str]]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             root, dotted = _root(node.func)
             if root in bound and node.lineno != bound[root]:
                 calls.setdefault(bound[root], []).append((node, dotted))
+    # nvmlInit called by a name (`from pynvml import *` ... `nvmlInit()`): the visitor reports it.
+    inits = any(
+        isinstance(n, ast.Call) and _root(n.func)[1].rsplit(".", 1)[-1].startswith("nvmlInit")
+        for n in ast.walk(tree)
+    )
     moved = []
     for h in hits:
         found = calls.get(h.line) if h is at_import.get(h.line) else None
         if not found:
-            moved.append(h)
+            if not (h is at_import.get(h.line) and h.line in explicit and inits):
+                moved.append(h)
             continue
+        initialises = any(d.rsplit(".", 1)[-1].startswith("nvmlInit") for _, d in found)
+        if h.line in explicit and initialises:
+            continue  # the nvmlInit call is the finding (the visitor reports it)
         for call, dotted in sorted(found, key=lambda c: (c[0].lineno, c[0].col_offset)):
             why = f"{dotted}() queries NVML (imported at line {h.line}): NVML sees no AMD GPU"
-            moved.append(hit(call.lineno, call.col_offset + 1, h.rule, why, h.severity))
+            severity = h.severity
+            if h.line in explicit:
+                # pynvml raises NVMLError_Uninitialized for a query made before nvmlInit: this
+                # module only queries what an nvmlInit elsewhere set up, reported at that call.
+                severity = "info"
+                why = f"{dotted}() queries NVML after an nvmlInit() elsewhere (reported there)"
+            moved.append(hit(call.lineno, call.col_offset + 1, h.rule, why, severity))
     return moved
 
 
@@ -73,3 +98,101 @@ def _root(func: ast.expr) -> tuple[str, str]:
     if not isinstance(func, ast.Name):
         return "", ""
     return func.id, ".".join([func.id, *reversed(parts)])
+
+
+# What starts a process (subprocess, os, asyncio): the first argument (or the first item of an
+# argv list) is the program.
+_LAUNCHERS = frozenset(
+    {
+        "Popen",
+        "run",
+        "call",
+        "check_call",
+        "check_output",
+        "getoutput",
+        "getstatusoutput",
+        "system",
+        "popen",
+        "create_subprocess_exec",
+        "create_subprocess_shell",
+    }
+)
+
+
+def move_to_launches(tree: ast.Module, hits: list[Hit]) -> list[Hit]:
+    """`hits` with each command finding (nvidia-smi) whose string is assigned to a name that a
+    process launch then runs (`smi = "nvidia-smi"` ... `Popen([smi, "--query-gpu=..."])`) moved
+    to the launch: the name may be bound in several places (a Windows path, a lookup), and the
+    launch is where the machine without the tool loses the feature."""
+    commands = {h.line: h for h in hits if h.rule.commands and h.severity != "info"}
+    if not commands:
+        return hits
+    moved: dict[int, list[tuple[ast.Call, list[int]]]] = {}
+    for scope in _scopes(tree):
+        values = _assigned_constant_lines(scope)
+        for node in _own_nodes(scope):
+            if not (isinstance(node, ast.Call) and node.args):
+                continue
+            if not launcher_name(node.func):
+                continue
+            program = node.args[0]
+            if isinstance(program, (ast.List, ast.Tuple)) and program.elts:
+                program = program.elts[0]
+            if not isinstance(program, ast.Name):
+                continue
+            named = sorted(line for line in values.get(program.id, ()) if line in commands)
+            for line in named:
+                moved.setdefault(line, []).append((node, named))
+    result = []
+    placed: set[tuple[int, str]] = set()
+    for h in hits:
+        launches = moved.get(h.line) if h is commands.get(h.line) else None
+        if not launches:
+            result.append(h)
+            continue
+        for call, named in launches:
+            if (call.lineno, h.rule.id) in placed:
+                continue
+            placed.add((call.lineno, h.rule.id))
+            at = ", ".join(map(str, named))
+            why = f"{_root(call.func)[1]}() starts {h.evidence} (named at line {at})"
+            result.append(hit(call.lineno, call.col_offset + 1, h.rule, why, h.severity))
+    return result
+
+
+def _scopes(tree: ast.Module) -> list[ast.AST]:
+    return [
+        tree,
+        *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))),
+    ]
+
+
+def _own_nodes(scope: ast.AST) -> list[ast.AST]:
+    """The nodes of a module or function outside its nested functions and classes."""
+    found, stack = [], list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _assigned_constant_lines(scope: ast.AST) -> dict[str, set[int]]:
+    """name -> lines of the string constants in the values assigned to it in this scope."""
+    lines: dict[str, set[int]] = {}
+    for node in _own_nodes(scope):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    lines.setdefault(target.id, set()).update(
+                        c.lineno
+                        for c in ast.walk(node.value)
+                        if isinstance(c, ast.Constant) and isinstance(c.value, str)
+                    )
+    return lines
+
+
+def launcher_name(func: ast.expr) -> bool:
+    """Whether a call's function starts a process (subprocess.run, os.system, Popen, ...)."""
+    return _root(func)[1].rsplit(".", 1)[-1] in _LAUNCHERS

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from rocmkit.port import build_flags, cuda_build, nvml_query, pieces
+from rocmkit.port import build_flags, cuda_build, installer, nvml_query, pieces
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.requirements import group_hits
 from rocmkit.port.rules import Rule, RuleSet, Severity
@@ -239,12 +239,23 @@ def scan_python(
     ):
         with contextlib.suppress(SyntaxError, ValueError):
             hits = nvml_query.move_to_queries(_parse(text), hits)
+    # Its own pre-filter, whether or not the statements with triggers were parsed (a pruned scan
+    # and a whole-file scan must agree).
+    installs = installer.package_lines(text, rules)
+    if installs:
+        with contextlib.suppress(SyntaxError, ValueError):
+            hits = hits + installer.installed_at_run_time(_parse(text), rules, installs)
+    if parsed and any(h.rule.commands and h.severity != "info" for h in hits):
+        with contextlib.suppress(SyntaxError, ValueError):
+            hits = nvml_query.move_to_launches(_parse(text), hits)
     if "CUDA_VISIBLE_DEVICES" in text and ("--gpus" in text or "nvidia" in text):
         hits = _visible_devices_as_vendor(text, rules) + hits  # first: it wins the line
     if "cpp_extension" in text and not any(w in text for w in _HIP_BUILD_WORDS):
         # First: at a line the walk also reported (a capability it saw only read), this verdict,
         # which knows where the value goes, is the one kept.
         hits = _cuda_build_hits(text, rules) + hits + _nvcc_gated_jit_hits(text, rules)
+        if any(h.rule.check == "nvcc-flags" and h.severity != "info" for h in hits):
+            hits = _flags_behind_closed_gates(text, hits)
     return hits, parsed
 
 
@@ -319,11 +330,12 @@ def _cuda_build_hits(text: str, rules: RuleSet) -> list[Hit]:
                 " None where no CUDA toolkit is found (a ROCm machine): this read raises NameError"
             )
             hits.append(hit(read.lineno, read.col_offset + 1, extension, why, "error"))
-        for test, built in cuda_build.extension_needs_cuda_home(tree):
+        for test, built, env in cuda_build.extension_needs_cuda_home(tree):
+            unless = f", unless {' or '.join(env)} is set for the build" if env else ""
             why = (
-                f"the CUDAExtension at line {built} is built only when this CUDA_HOME test is true;"
-                " torch.utils.cpp_extension sets CUDA_HOME only on a CUDA torch, so a ROCm"
-                " install gets no GPU extension (add `or torch.version.hip is not None`)"
+                f"the CUDAExtension at line {built} is not built on a ROCm torch{unless}:"
+                " torch.utils.cpp_extension sets CUDA_HOME only on a CUDA torch"
+                " (add `or torch.version.hip is not None` to the test)"
             )
             hits.append(hit(test.lineno, test.col_offset + 1, extension, why, "error"))
     if capability is not None:
@@ -363,6 +375,30 @@ def _nvcc_gated_jit_hits(text: str, rules: RuleSet) -> list[Hit]:
         )
         for node, probe in build_flags.nvcc_gated_jit(tree)
     ]
+
+
+def _flags_behind_closed_gates(text: str, hits: list[Hit]) -> list[Hit]:
+    """nvcc-only flags inside an `if` that asks for nvcc and that no environment variable can
+    open (`if cuda_toolkit_available():` running `nvcc`), in a module with no ROCm side: a ROCm
+    build never reaches them (the gate is the finding, cuda-extension), so they are info. A gate
+    a variable opens (`... or os.getenv("FORCE_CUDA")`) keeps them: with it set they reach hipcc."""
+    try:
+        tree = _parse(text)
+    except (SyntaxError, ValueError):
+        return hits
+    closed = [
+        (gate.lineno, gate.body[0].lineno, gate.body[-1].end_lineno or gate.lineno)
+        for gate, build in build_flags.nvcc_gates(tree)
+        if not build.env_names(gate.test) and build.truth(gate.test, cuda_home=None) is not True
+    ]
+    out = []
+    for h in hits:
+        gate = next((g for g, first, last in closed if first <= h.line <= last), None)
+        if h.rule.check == "nvcc-flags" and h.severity != "info" and gate is not None:
+            why = f"  (reached only where nvcc is found: the gate at line {gate})"
+            h = Hit(h.line, h.column, h.rule, (h.evidence + why)[:160], "info")
+        out.append(h)
+    return out
 
 
 def _named_requirement_hits(text: str, rules: RuleSet) -> list[Hit]:
@@ -1161,8 +1197,16 @@ class _Visitor:
             return
         if id(node) in self.lazy and rule.lazy_import_note and not self.gated:
             line, column = node.lineno, node.col_offset + 1  # type: ignore[attr-defined]
-            evidence = f"import {module}  ({rule.lazy_import_note})"
-            self.hits.append(hit(line, column, rule, evidence, "info"))
+            if id(node) in self.optional:
+                # A probe (try/except ImportError that does without it): only the feature a
+                # user picks reaches it.
+                evidence = f"import {module}  ({rule.lazy_import_note})"
+                self.hits.append(hit(line, column, rule, evidence, "info"))
+            else:
+                # No fallback (or one that installs it and imports it again): the function's
+                # feature needs the package, which has no ROCm build: that feature fails there.
+                evidence = f"import {module}  (needed by the function that imports it: no fallback)"
+                self.hits.append(hit(line, column, rule, evidence, "warn"))
             return
         if id(node) in self.optional and rule.severity != "info":
             line, column = node.lineno, node.col_offset + 1  # type: ignore[attr-defined]
@@ -1299,7 +1343,7 @@ class _Visitor:
         elif self.nvcc_returned and (node.lineno, name) in self.nvcc_returned:
             flag = self.nvcc_returned[(node.lineno, name)]
             self.add(node, "nvcc-flags", _nvcc_evidence([flag]) + f" (returned by {name}())")
-        elif name.startswith("nvmlInit"):
+        elif name.startswith("nvmlInit") and not _on_returned_value(node.func):
             # NVML must be initialised before any query (NVML API reference, nvmlInit_v2): the
             # call is where an AMD machine loses the feature, whether or not the import was
             # optional (pynvml installs on ROCm; nvmlInit raises NVMLError_LibraryNotFound).
@@ -1727,6 +1771,16 @@ def _dotted(node: ast.AST) -> str:
         return ""
     parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+def _on_returned_value(func: ast.expr) -> bool:
+    """A method called on what another call returned (`when(N).nvmlInit()`, a mock's stub
+    builder), not on a module or object the code holds by name."""
+    while isinstance(func, ast.Attribute):
+        func = func.value
+        if isinstance(func, ast.Call):
+            return True
+    return False
 
 
 def _call_name(func: ast.AST) -> str:

@@ -135,13 +135,16 @@ def _glob_match(name: str, pattern: str) -> bool:
 def _first_match(
     rules: tuple[Rule, ...], attribute: str, name: str, extras: frozenset[str]
 ) -> Rule | None:
-    for rule in rules:
-        patterns: tuple[str, ...] = getattr(rule, attribute)
-        if not any(_glob_match(name, p) for p in patterns):
-            continue
-        if rule.extras and not any(_glob_match(e, p) for e in extras for p in rule.extras):
-            continue
-        return rule
+    # A rule that names it exactly (nvidia-tensorrt in the tensorrt rule) is more specific than
+    # any pattern (nvidia-*), wherever the two stand in the file.
+    for exact in (True, False):
+        for rule in rules:
+            patterns: tuple[str, ...] = getattr(rule, attribute)
+            if not any(("*" not in p) is exact and _glob_match(name, p) for p in patterns):
+                continue
+            if rule.extras and not any(_glob_match(e, p) for e in extras for p in rule.extras):
+                continue
+            return rule
     return None
 
 

@@ -56,6 +56,13 @@ _QUALIFIERS = re.compile(r"\b(?:const|constexpr|static|volatile|register|inline|
 # Words that precede a use of a name, not its declaration (`return MASK;`).
 _KEYWORDS = frozenset({"return", "else", "case", "throw", "sizeof", "do", "goto", "co_return"})
 _LITERAL = re.compile(r"(0[xX][0-9a-fA-F']+|0[bB][01']+|\d[\d']*)([uUlL]*)\Z")
+# C-style cast `(unsigned)x` and static_cast<unsigned>(x); a functional cast `uint32_t(x)`.
+_CAST = re.compile(r"(?:static_cast<\s*([\w:\s]+?)\s*>\s*\(|\(\s*([\w:\s]+?)\s*\)\s*(?=[\w(~+-]))")
+_FUNCTIONAL_CAST = re.compile(r"([A-Za-z_][\w:]*)\s*(\(.*\)|\{.*\})", re.S)
+# Bitwise and additive operators whose result has the operands' common type ([expr.arith.conv]).
+_BINARY = frozenset("|&^+")
+# A function-like macro: `#define NAME(a, b)` (its parameters stand for what each use passes).
+_FUNCTION_MACRO = re.compile(r"[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,12 +134,18 @@ def _bits(expr: str, text: str, before: int, types: dict[str, int], depth: int) 
         expr = expr[1:-1].strip()
     if depth > 4 or not expr:
         return None
-    cast = re.match(r"(?:static_cast<\s*([\w:\s]+?)\s*>\s*\(|\(\s*([\w:\s]+?)\s*\)\s*)", expr)
+    cast = _CAST.match(expr)
     if cast:
         bits = types.get(" ".join((cast.group(1) or cast.group(2)).split()))
         return (bits, ()) if bits else None
-    if expr[0] == "~":
-        return _bits(expr[1:], text, before, types, depth + 1)
+    functional = _FUNCTIONAL_CAST.fullmatch(expr)
+    if functional and types.get(functional.group(1)) and _balanced(functional.group(2)[1:-1]):
+        return types[functional.group(1)], ()  # uint32_t(-1), uint32_t{~0u}: [expr.type.conv]
+    operands = _split_binary(expr)
+    if operands is not None:
+        return _common_type([_bits(o, text, before, types, depth + 1) for o in operands])
+    if expr[0] in "~-+":
+        return _bits(expr[1:], text, before, types, depth + 1)  # [expr.unary.op]: promoted operand
     shift = re.fullmatch(r"(.+?)\s*(?:<<|>>)\s*[\w()]+", expr)
     if shift:
         return _bits(shift.group(1), text, before, types, depth + 1)
@@ -182,7 +195,11 @@ def _declarations(text: str, name: str) -> list[re.Match[str]]:
 
 
 def _named(name: str, text: str, before: int, types: dict[str, int], depth: int) -> Decided | None:
-    """The type of a name from its last declaration (or #define) before the use."""
+    """The type of a name from its last declaration (or #define) before the use; a parameter of
+    the function-like macro the use sits in has the type of what every use of the macro passes."""
+    macro = _macro_around(text, before)
+    if macro is not None and name in macro[1]:
+        return _through_macro_uses(macro, macro[1].index(name), text, types, depth)
     define = _defines(text, name)
     declared = [m for m in _declarations(text, name) if m.end() <= before]
     if define and declared:
@@ -226,3 +243,88 @@ def _with_line(result: Decided | None, text: str, position: int) -> Decided | No
     if result is None:
         return None
     return result[0], (text.count("\n", 0, position) + 1, *result[1])
+
+
+def _split_binary(expr: str) -> list[str] | None:
+    """The operands of a top-level `|`, `&`, `^` or binary `+` (not `&&`/`||`), or None."""
+    depth, start = 0, 0
+    parts: list[str] = []
+    for index, char in enumerate(expr):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif depth == 0 and char in _BINARY and index > start:
+            pair = expr[index - 1 : index + 2]
+            if "&&" in pair or "||" in pair or "++" in pair:
+                return None  # a logical or increment operator: not an integer mask
+            if expr[index - 1] in "|&^+(,":
+                continue  # a unary operator after a binary one
+            parts.append(expr[start:index])
+            start = index + 1
+    if not parts:
+        return None
+    return [*parts, expr[start:]]
+
+
+def _common_type(decided: list[Decided | None]) -> Decided | None:
+    """[expr.arith.conv] for integer operands: the wider type (each promoted to at least int)."""
+    if any(d is None for d in decided):
+        return None
+    known = [d for d in decided if d is not None]
+    bits = max(d[0] for d in known)
+    return bits, tuple(line for d in known if d[0] == bits for line in d[1])
+
+
+def _macro_around(text: str, position: int) -> tuple[str, list[str]] | None:
+    """(name, parameters) of the function-like macro whose (continued) body holds `position`."""
+    start = text.rfind("\n", 0, position) + 1
+    while True:
+        match = _FUNCTION_MACRO.match(text, start)
+        if match is not None:
+            return match.group(1), [p.strip() for p in match.group(2).split(",")]
+        if start == 0:
+            return None
+        above = text.rfind("\n", 0, start - 1) + 1
+        if not text[above : start - 1].rstrip().endswith("\\"):
+            return None
+        start = above
+
+
+def _through_macro_uses(
+    macro: tuple[str, list[str]], index: int, text: str, types: dict[str, int], depth: int
+) -> Decided | None:
+    """The type every use of the macro passes as its `index`th argument, when all agree."""
+    results = []
+    for use in re.finditer(rf"\b{macro[0]}\s*\(", text):
+        line_start = text.rfind("\n", 0, use.start()) + 1
+        if _FUNCTION_MACRO.match(text, line_start) and "define" in text[line_start : use.start()]:
+            continue  # the definition itself
+        arguments = _arguments(text, use.end())
+        if arguments is None or len(arguments) <= index:
+            return None
+        results.append(_bits(arguments[index], text, use.start(), types, depth + 1))
+    if not results or any(r is None for r in results):
+        return None
+    widths = {r[0] for r in results if r is not None}
+    if len(widths) != 1:
+        return None
+    return widths.pop(), tuple(sorted({line for r in results if r is not None for line in r[1]}))
+
+
+def _arguments(text: str, start: int) -> list[str] | None:
+    """The comma-separated arguments of a call whose `(` ends just before `start`."""
+    depth, begin = 0, start
+    found: list[str] = []
+    for index in range(start, min(len(text), start + 2000)):
+        char = text[index]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
+                return [*found, text[begin:index].strip()]
+            depth -= 1
+        elif char == "," and depth == 0:
+            found.append(text[begin:index].strip())
+            begin = index + 1
+    return None

@@ -1,0 +1,229 @@
+"""Packages a program installs while it runs, judged like the project's requirement files.
+
+A requirement string handed to pip at run time is a requirement like any other: pip resolves it
+by the same rules (PEP 508), so `onnxruntime-gpu` fetched by a helper is the CUDA build of ONNX
+Runtime whichever file names it. Three shapes hand a string to an installer:
+
+- a call of a function named for installing or checking requirements (`check_requirements(
+  ("onnx", "onnxruntime-gpu" if cuda else "onnxruntime"))`, `pip_install("x")`, `pip.main([...])`)
+  with the requirement strings as arguments (a tuple or list of them, or `a if test else b`);
+- an argv list that runs pip (`[sys.executable, "-m", "pip", "install", "pkg"]`);
+- a command string given to a process launch (`os.system("pip install pkg")`).
+
+`a if test else b` is read as a ROCm machine runs it (cuda_build.RocmBuild: torch.version.cuda
+is None, torch.cuda.is_available() true, environment variables at their defaults): a branch that
+a ROCm machine never takes is not installed there; an undecided test leaves both.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from rocmkit.port.cuda_build import RocmBuild
+from rocmkit.port.findings import Hit
+from rocmkit.port.nvml_query import launcher_name
+from rocmkit.port.requirements import parse_requirement, pip_install_hits, requirement_hits
+from rocmkit.port.rules import RuleSet
+
+# check_requirements, install_requirements, pip_install, install_package, ensure_installed ...
+_INSTALLER_NAME = re.compile(r"(?i)(?:requirement|install(?!ed))")
+
+
+def installed_at_run_time(tree: ast.Module, rules: RuleSet, lines: set[int]) -> list[Hit]:
+    """Findings for the requirement strings a module hands to an installer while it runs (warn
+    at most inside a function: only the code path that calls it installs the package)."""
+    build = _LazyBuild(tree)
+    hits: list[Hit] = []
+    for node, in_function in _calls(tree, lines, build):
+        name = _name(node.func)
+        found: list[Hit] = []
+        if _INSTALLER_NAME.search(name.rsplit(".", 1)[-1]) and name != "setup":
+            for constant in _strings(node.args, build):
+                for token in str(constant.value).split():
+                    if not token.startswith("-"):
+                        hits_of = requirement_hits(token, constant.lineno, rules)
+                        found += _placed(hits_of, name, token)
+        for argument in node.args:
+            found += _argv_hits(argument, rules, name)
+        if launcher_name(node.func) and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                found += [
+                    h._replace(line=first.lineno + h.line - 1, evidence=f"{h.evidence}  ({name}())")
+                    for h in _exact(pip_install_hits(first.value, rules))
+                ]
+        for h in found:
+            severity = "warn" if in_function and h.severity == "error" else h.severity
+            hits.append(h._replace(severity=severity))
+    return hits
+
+
+def _calls(tree: ast.Module, lines: set[int], build: _LazyBuild) -> Iterator[tuple[ast.Call, bool]]:
+    """Every call that spans one of `lines` (where a package is named) and that a ROCm machine
+    can reach (not in the branch of an `if torch.version.cuda:` it never takes), and whether it
+    sits inside a function (runs only when that is called)."""
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:
+        node, inside = stack.pop()
+        if isinstance(node, ast.Call):
+            yield node, inside
+        nested = inside or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        children = list(ast.iter_child_nodes(node))
+        if isinstance(node, ast.If):
+            truth = build.truth(node.test, cuda_home=None)
+            if truth is True or truth is False:
+                children = list(node.body if truth else node.orelse)
+        for child in children:
+            first = getattr(child, "lineno", None)
+            if first is None:
+                stack.append((child, nested))  # arguments, keywords, operators: no place
+                continue
+            last = getattr(child, "end_lineno", None) or first
+            if any(first <= line <= last for line in lines):
+                stack.append((child, nested))
+
+
+class _LazyBuild:
+    """RocmBuild made only when an `x if test else y` needs it (it walks the whole module)."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.build: RocmBuild | None = None
+
+    def truth(self, test: ast.expr, cuda_home: str | None) -> object:
+        if self.build is None:
+            self.build = RocmBuild(self.tree)
+        return self.build.truth(test, cuda_home)
+
+
+def _strings(arguments: list[ast.expr], build: _LazyBuild) -> Iterator[ast.Constant]:
+    """The string constants an argument can be on a ROCm machine: the argument, or the items
+    of a tuple or list given as the argument. A sequence inside that sequence is left alone:
+    some helpers read it as alternatives (any one of them), not as requirements."""
+    stack = [(a, 0) for a in arguments]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield node
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)) and depth == 0:
+            stack.extend((e, 1) for e in node.elts)
+        elif isinstance(node, ast.IfExp):
+            truth = build.truth(node.test, cuda_home=None)
+            if truth is True or truth is False:
+                stack.append((node.body if truth else node.orelse, depth))
+            else:
+                stack += [(node.body, depth), (node.orelse, depth)]
+
+
+def _argv_hits(argument: ast.expr, rules: RuleSet, name: str) -> list[Hit]:
+    """`[..., "pip", "install", "pkg"]` (also `-m pip`): the packages after `install`."""
+    if not isinstance(argument, (ast.List, ast.Tuple)):
+        return []
+    words = [e for e in argument.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    spelled = [str(w.value) for w in words]
+    if "install" not in spelled or not any(
+        s.rsplit("/", 1)[-1] in ("pip", "pip3") for s in spelled
+    ):
+        return []
+    command = "pip install " + " ".join(spelled[spelled.index("install") + 1 :])
+    return [
+        h._replace(line=argument.lineno, evidence=f"{h.evidence}  ({name}([... pip install ...]))")
+        for h in _exact(pip_install_hits(command, rules))
+    ]
+
+
+def _exact(found: list[Hit]) -> list[Hit]:
+    """Findings at warn/error of a rule that names the package exactly (the package is the
+    first word of the evidence: the requirement string)."""
+    kept = []
+    for h in found:
+        requirement = parse_requirement(h.evidence.split()[0].strip("'\"")) if h.evidence else None
+        if h.severity != "info" and requirement is not None and _names(h, requirement.name):
+            kept.append(h)
+    return kept
+
+
+def _names(h: Hit, package: str) -> bool:
+    wanted = _normalise(package)
+    return any("*" not in p and _normalise(p) == wanted for p in h.rule.packages)
+
+
+def _placed(found: Iterator[Hit], name: str, token: str) -> list[Hit]:
+    """The findings of a requirement a rule names exactly: a string handed to an installer is
+    often one feature's optional tool (nvidia-modelopt for a TensorRT export), so a pattern
+    (nvidia-*) is not enough there."""
+    requirement = parse_requirement(token)
+    if requirement is None:
+        return []
+    return [
+        h._replace(evidence=f"{h.evidence}  (installed at run time by {name}())"[:160])
+        for h in found
+        if h.severity != "info" and _names(h, requirement.name)
+    ]
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()  # PEP 503
+
+
+def _name(func: ast.expr) -> str:
+    parts = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if isinstance(func, ast.Name):
+        parts.append(func.id)
+    return ".".join(reversed(parts))
+
+
+_PATTERNS: dict[int, re.Pattern[str]] = {}
+# Words that stand in an installer call (check_requirements(, pip_install(, "pip", "install").
+_INSTALLER_WORDS = ("install", "requirement")
+# ... called (check_requirements(, pip_install(; not is_x_installed(), or after pip.
+_CALLED_AT = re.compile(r"(?:install(?!ed)|requirements?)\w*\s*\(")
+_WINDOW = 200  # characters after such a word where its requirement strings stand
+
+
+def package_lines(text: str, rules: RuleSet) -> set[int]:
+    """Lines where a package that some rule names exactly is quoted or follows a space, a
+    little after `install`/`requirement` (an installer call, pip's command); empty when there
+    is none (before any parse: most files hand nothing to an installer)."""
+    sites = [
+        i
+        for word in _INSTALLER_WORDS
+        for i in _occurrences(text, word)
+        if _CALLED_AT.match(text, i) or "pip" in text[max(0, i - 16) : i]
+    ]
+    if not sites:
+        return set()
+    pattern = _PATTERNS.get(id(rules))
+    if pattern is None:
+        exact = {
+            p.lower()
+            for r in rules.rules
+            if r.severity != "info" and not r.requirement_note
+            for p in r.packages
+            if "*" not in p
+        }
+        spelled = "|".join(re.escape(n) for n in sorted(exact, key=len, reverse=True))
+        pattern = re.compile(rf"['\"\s](?:{spelled})(?=[\s'\"<>=!~\[;,)]|$)", re.I | re.M)
+        _PATTERNS[id(rules)] = pattern
+    lines: set[int] = set()
+    end = 0
+    for site in sorted(sites):
+        begin = max(site, end - 80)  # a name across the last window's end
+        end = min(len(text), site + _WINDOW)
+        for match in pattern.finditer(text, begin, end):
+            lines.add(text.count("\n", 0, match.start()) + 1)
+    return lines
+
+
+def _occurrences(text: str, word: str) -> list[int]:
+    found: list[int] = []
+    start = text.find(word)
+    while start >= 0 and len(found) < 200:
+        found.append(start)
+        start = text.find(word, start + len(word))
+    return found
