@@ -43,6 +43,8 @@ PARTS = (
     "test9",
     "test10",
     "test11",
+    "test12",
+    "test13",
 )
 SEVERITIES = ("warn", "error")
 
