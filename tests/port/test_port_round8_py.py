@@ -107,7 +107,7 @@ def test_gpus_appended_to_a_docker_argv_is_found_where_it_is_added(tmp_path: Pat
         "    return shlex.join(cmd)\n"
     )
     report = _scan(tmp_path, {"launch.py": launcher})
-    assert _shown(report) == {("launch.py", 6, "docker-gpus", "error")}
+    assert _shown(report) == {("launch.py", 6, "docker-gpus", "warn")}
 
 
 def test_gpus_in_a_program_argv_that_is_not_docker_is_not_reported(tmp_path: Path) -> None:
@@ -253,7 +253,7 @@ def test_a_script_without_a_suffix_is_scanned_by_its_interpreter_line(tmp_path: 
     )
     assert _shown(report) == {
         ("scripts/gpu-top", 3, "nvml", "warn"),
-        ("scripts/launch", 2, "docker-gpus", "error"),
+        ("scripts/launch", 2, "docker-gpus", "warn"),
     }
 
 
