@@ -129,8 +129,11 @@ def move_to_launches(tree: ast.Module, hits: list[Hit]) -> list[Hit]:
         return hits
     moved: dict[int, list[tuple[ast.Call, list[int]]]] = {}
     for scope in _scopes(tree):
-        values = _assigned_constant_lines(scope)
-        for node in _own_nodes(scope):
+        if scope is not tree and not _spans_any(scope, commands):
+            continue  # its assignments (in its body) hold no command string
+        own = _own_nodes(scope)
+        values = _assigned_constant_lines(own)
+        for node in own:
             if not (isinstance(node, ast.Call) and node.args):
                 continue
             if not launcher_name(node.func):
@@ -178,10 +181,18 @@ def _own_nodes(scope: ast.AST) -> list[ast.AST]:
     return found
 
 
-def _assigned_constant_lines(scope: ast.AST) -> dict[str, set[int]]:
-    """name -> lines of the string constants in the values assigned to it in this scope."""
+def _spans_any(scope: ast.AST, lines: dict[int, Hit]) -> bool:
+    """Whether a function's body (its `def` line to its last) holds one of `lines`."""
+    start = getattr(scope, "lineno", 0)
+    end = getattr(scope, "end_lineno", None) or start
+    return any(start <= line <= end for line in lines)
+
+
+def _assigned_constant_lines(own: list[ast.AST]) -> dict[str, set[int]]:
+    """name -> lines of the string constants in the values assigned to it in a scope (`own`:
+    its nodes outside nested functions and classes)."""
     lines: dict[str, set[int]] = {}
-    for node in _own_nodes(scope):
+    for node in own:
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name):
