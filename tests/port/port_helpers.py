@@ -38,3 +38,13 @@ def scan_files(root: Path, files: dict[str, str], target: str = "", **config: ob
         path.write_text(content)
     options: dict[str, object] = {"show_info": True, **config}
     return scan_project(PortConfig(path=root / target if target else root, **options))  # type: ignore[arg-type]
+
+
+def shown(report: PortReport) -> set[tuple[str, int, str, str]]:
+    """(path, line, rule id, severity) of every line a warn/error finding reports."""
+    return {
+        (f.path, line, f.rule_id, f.severity)
+        for f in report.findings
+        for line in f.lines
+        if f.severity != "info"
+    }

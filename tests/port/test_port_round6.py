@@ -9,19 +9,10 @@ from pathlib import Path
 
 import pytest
 from port_helpers import scan_files as _scan
+from port_helpers import shown as _shown
 
 from rocmkit.port.build_flags import rejected_flags
 from rocmkit.port.warp_mask import narrow_masks
-
-
-def _shown(report) -> set[tuple[str, int, str, str]]:  # type: ignore[no-untyped-def]
-    return {
-        (f.path, line, f.rule_id, f.severity)
-        for f in report.findings
-        for line in f.lines
-        if f.severity != "info"
-    }
-
 
 # -- a 32-bit lane mask reaches a warp sync intrinsic -------------------------------------------
 

@@ -10,18 +10,9 @@ from pathlib import Path
 
 import pytest
 from port_helpers import scan_files as _scan
+from port_helpers import shown as _shown
 
 from rocmkit.port.warp_mask import narrow_masks
-
-
-def _shown(report) -> set[tuple[str, int, str, str]]:  # type: ignore[no-untyped-def]
-    return {
-        (f.path, line, f.rule_id, f.severity)
-        for f in report.findings
-        for line in f.lines
-        if f.severity != "info"
-    }
-
 
 # -- a warp mask's type is evaluated, whatever its spelling -------------------------------------
 

@@ -11,18 +11,10 @@ from pathlib import Path
 
 import pytest
 from port_helpers import scan_files as _scan
+from port_helpers import shown as _shown
 
 from rocmkit.port.container_gpus import device_request_verdict
 from rocmkit.port.cuda_libraries import library_kind
-
-
-def _shown(report) -> set[tuple[str, int, str, str]]:  # type: ignore[no-untyped-def]
-    return {
-        (f.path, line, f.rule_id, f.severity)
-        for f in report.findings
-        for line in f.lines
-        if f.severity != "info"
-    }
 
 
 def _info(report) -> set[tuple[str, int, str]]:  # type: ignore[no-untyped-def]
