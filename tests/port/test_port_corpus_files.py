@@ -122,3 +122,13 @@ def test_every_port_rule_maps_to_known_hazard_kinds() -> None:
     assert rule_ids <= set(port_score.RULE_KINDS), rule_ids - set(port_score.RULE_KINDS)
     for kinds in port_score.RULE_KINDS.values():
         assert kinds <= set(port_corpus.KINDS)
+
+
+def test_pooled_scores_add_the_counts_of_the_named_parts() -> None:
+    part = {"num_findings": 4, "num_true_positive": 3, "num_hazards": 5, "num_hazards_found": 2}
+    other = {"num_findings": 6, "num_true_positive": 2, "num_hazards": 0, "num_hazards_found": 0}
+    pooled = port_score.pooled({"test12": part, "test13": other})
+    assert pooled["parts"] == ["test12", "test13"]
+    assert (pooled["num_findings"], pooled["num_true_positive"]) == (10, 5)
+    assert (pooled["precision"], pooled["recall"]) == (0.5, 0.4)  # 5/10 and 2/5, not a mean
+    assert port_score.pooled({"a": {**other, "num_findings": 0}})["precision"] is None
