@@ -259,21 +259,30 @@ class RocmBuild:
     defaults, names assigned once) with the values a ROCm build has; anything else is unknown."""
 
     def __init__(self, tree: ast.Module) -> None:
-        counts: dict[str, int] = {}
-        self.assigned: dict[str, ast.expr] = {}
-        for node in walk(tree):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                counts[node.id] = counts.get(node.id, 0) + 1
-            if (
-                isinstance(node, ast.Assign)
-                and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)
-            ):
-                self.assigned[node.targets[0].id] = node.value
-        # A name bound more than once (or by a loop, an import, a parameter) is unknown, unless
-        # the module's own top-level statements, run in order, decide its value.
-        self.assigned = {k: v for k, v in self.assigned.items() if counts.get(k) == 1}
-        self._run(tree.body)
+        self._tree = tree
+        self._assigned: dict[str, ast.expr] | None = None
+
+    @property
+    def assigned(self) -> dict[str, ast.expr]:
+        """The module's names with the value a ROCm build gives them, found at the first test
+        that reads a plain name (it walks the whole module; most tests read none)."""
+        if self._assigned is None:
+            counts: dict[str, int] = {}
+            found: dict[str, ast.expr] = {}
+            for node in walk(self._tree):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    counts[node.id] = counts.get(node.id, 0) + 1
+                if (
+                    isinstance(node, ast.Assign)
+                    and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name)
+                ):
+                    found[node.targets[0].id] = node.value
+            # A name bound more than once (or by a loop, an import, a parameter) is unknown,
+            # unless the module's own top-level statements, run in order, decide its value.
+            self._assigned = {k: v for k, v in found.items() if counts.get(k) == 1}
+            self._run(self._tree.body)  # reads and changes the dict above
+        return self._assigned
 
     def _run(self, statements: list[ast.stmt]) -> None:
         """Module-level flow: `X = ...` binds X; an `if` whose test a ROCm build decides runs
