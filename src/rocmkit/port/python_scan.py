@@ -374,16 +374,25 @@ _CUDA_LINK_TEXT = re.compile(
 _WINDOWS_TEST = re.compile(r"""(?i)(?:^|[^a-z])win(?:32|dows)?\b|["']nt["']""")
 
 
+def _rule_and_tree(
+    rules: RuleSet, check: str, whole: whole_tree.Whole
+) -> tuple[Rule | None, ast.Module | None]:
+    """The rule of `check` and the file's whole tree (None: no such rule, or no parse)."""
+    rule = rules.by_check.get(check)
+    if rule is None:
+        return None, None
+    try:
+        return rule, whole.tree()
+    except (SyntaxError, ValueError):
+        return rule, None
+
+
 def _cuda_link_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
     """CUDA libraries an extension build in setup.py links by name, in a build that never looks
     at ROCm's side: error (rule cuda-extension). One chosen only on Windows (`["cublas"] if
     windows else []`) is not what a ROCm (Linux) build links."""
-    rule = rules.by_check.get("cuda-extension")
-    if rule is None:
-        return []
-    try:
-        tree = whole.tree()
-    except (SyntaxError, ValueError):
+    rule, tree = _rule_and_tree(rules, "cuda-extension", whole)
+    if rule is None or tree is None:
         return []
     windows_only: set[int] = set()
     for node in ast.walk(tree):
@@ -407,12 +416,8 @@ def _cuda_link_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
 
 def _capability_table_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
     """The device capability looked up in a table of NVIDIA capabilities (capability_tables)."""
-    rule = rules.by_check.get("device-capability")
-    if rule is None:
-        return []
-    try:
-        tree = whole.tree()
-    except (SyntaxError, ValueError):
+    rule, tree = _rule_and_tree(rules, "device-capability", whole)
+    if rule is None or tree is None:
         return []
     why = (
         "a table keyed by NVIDIA compute capabilities, looked up with the device's: on ROCm that"
