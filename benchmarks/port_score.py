@@ -170,9 +170,12 @@ def _near(finding: PortFinding, place: dict[str, Any]) -> bool:
     )
 
 
-def score(project: port_corpus.Project, found: Scan) -> dict[str, Any]:
-    """Precision/recall of one project's findings against its hazard list."""
-    expected = port_corpus.load_hazards(project.name)
+def score(
+    project: port_corpus.Project, found: Scan, expected: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Precision/recall of one project's findings against its hazard list (or `expected`:
+    {'hazard': [...], 'not_hazard': [...]}, e.g. a second annotator's list)."""
+    expected = expected or port_corpus.load_hazards(project.name)
     hazards, not_hazards = expected["hazard"], expected["not_hazard"]
     shown = [f for f in found.findings if f.severity in port_corpus.SEVERITIES]
     true_positives, false_positives = [], []
