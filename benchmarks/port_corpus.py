@@ -45,6 +45,7 @@ PARTS = (
     "test11",
     "test12",
     "test13",
+    "test15",
 )
 SEVERITIES = ("warn", "error")
 
