@@ -46,6 +46,7 @@ PARTS = (
     "test12",
     "test13",
     "test14",
+    "test15",
 )
 SEVERITIES = ("warn", "error")
 
