@@ -1,0 +1,104 @@
+"""A second, independent annotation of part test14 (issue 26): the lists in
+tests/fixtures/port_hazards_second/ are written without reading the first lists, so the lead can score
+one against the other with port_score's matching and see how far two annotators agree. These tests keep
+the second lists usable by that scorer: same schema, known kinds, places that exist in the pinned sdist."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import port_corpus
+
+SECOND = port_corpus.REPO / "tests" / "fixtures" / "port_hazards_second"
+PART = "test14"
+LISTS = sorted(SECOND.glob("*.toml"))
+PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
+HAZARD_KEYS = {"file", "line", "kind", "severity", "why"}
+NOT_HAZARD_KEYS = {"file", "line", "why"}
+
+
+def _project(path: Path) -> port_corpus.Project:
+    project = PROJECTS.get(path.stem)
+    if project is None:
+        # Until port-corpus14's manifest is merged the names are unknown here; after it, the
+        # one-list-per-project test below fails on any stray name, so nothing is skipped silently.
+        pytest.skip(f"{path.stem} is not in benchmarks/port_corpus.toml yet")
+    return project
+
+
+def test_there_is_one_second_list_per_test14_project_and_no_other() -> None:
+    assert LISTS, "no second-annotation list in tests/fixtures/port_hazards_second/"
+    expected = {name for name, p in PROJECTS.items() if p.part == PART}
+    if not expected:
+        pytest.skip(f"part {PART} is not in benchmarks/port_corpus.toml yet")
+    assert {path.stem for path in LISTS} == expected
+
+
+@pytest.mark.parametrize("path", LISTS, ids=[p.stem for p in LISTS])
+def test_second_list_has_the_hazard_file_schema(path: Path) -> None:
+    text = path.read_text()
+    assert text.startswith(f"# {path.stem} "), (
+        "the header comment names the project and what was scanned"
+    )
+    document = tomllib.loads(text)
+    assert set(document) <= {"hazard", "not_hazard"}, set(document)
+    # The scorer reads the lists through the same loader as the first annotation.
+    loaded = port_corpus.load_hazards(path.stem, folder=SECOND)
+    places = set()
+    for hazard in loaded["hazard"]:
+        assert set(hazard) == HAZARD_KEYS, hazard
+        assert hazard["kind"] in port_corpus.KINDS, hazard
+        assert hazard["severity"] in port_corpus.SEVERITIES, hazard
+        place = _place(hazard)
+        assert place not in places, f"{place} is listed twice"
+        places.add(place)
+    for entry in loaded["not_hazard"]:
+        assert set(entry) == NOT_HAZARD_KEYS, entry
+        assert _place(entry) not in places, f"{entry} is listed as both"
+
+
+def _place(entry: dict[str, Any]) -> tuple[str, int]:
+    assert isinstance(entry["file"], str) and entry["file"], entry
+    assert not entry["file"].startswith("/") and ".." not in Path(entry["file"]).parts, entry
+    assert isinstance(entry["line"], int) and entry["line"] > 0, entry
+    assert isinstance(entry["why"], str) and entry["why"].strip(), entry
+    return entry["file"], entry["line"]
+
+
+@pytest.mark.parametrize("path", LISTS, ids=[p.stem for p in LISTS])
+def test_second_list_names_places_inside_the_scanned_subset(path: Path) -> None:
+    project = _project(path)
+    for entry in _entries(path):
+        assert any(
+            scan == "." or entry["file"] == scan or entry["file"].startswith(scan.rstrip("/") + "/")
+            for scan in project.scan
+        ), f"{entry['file']} is outside the scanned subset of {project.name}"
+
+
+@pytest.mark.parametrize("path", LISTS, ids=[p.stem for p in LISTS])
+def test_second_list_names_files_and_lines_of_the_pinned_sdist(path: Path) -> None:
+    project = _project(path)
+    root = project.root()
+    if not root.is_dir():
+        pytest.skip(f"{project.name} is not fetched (python benchmarks/port_corpus.py)")
+    for entry in _entries(path):
+        source = root / entry["file"]
+        assert source.is_file(), f"{entry['file']} is not in {project.file}"
+        num_lines = len(source.read_bytes().splitlines())
+        assert entry["line"] <= num_lines, f"{entry['file']} has {num_lines} lines: {entry}"
+
+
+def _entries(path: Path) -> list[dict[str, Any]]:
+    loaded = port_corpus.load_hazards(path.stem, folder=SECOND)
+    return [*loaded["hazard"], *loaded["not_hazard"]]
