@@ -697,3 +697,63 @@ def test_nvcc_only_spellings_found_from_their_dash_equal_the_pattern_search() ->
         assert build_flags.mentions_nvcc_only(text) is expected, text
         found += expected
     assert 0 < found < len(samples)
+
+
+# Requirement strings near an installer call: one a ROCm machine installs, one behind the CUDA
+# branch of a vendor switch decided by a name bound far away, and packages only named in messages.
+INSTALLER_MODULE = (
+    "import subprocess\nimport sys\n\nimport torch\n\n"
+    + "ON_CUDA = torch.version.cuda is not None\n"
+    + FILLER
+    + "def check_requirements(requirements):\n    ...\n\n\n"
+    + "def export(path):\n"
+    + "    check_requirements(('onnx', 'onnxruntime-gpu' if torch.cuda.is_available() else 'x'))\n"
+    + "    if ON_CUDA:\n"
+    + "        check_requirements('pycuda')  # the CUDA side: not installed on ROCm\n"
+    + "    subprocess.check_call([sys.executable, '-m', 'pip', 'install', 'onnxruntime-gpu'])\n"
+    + FILLER.replace("helper_", "other_")
+    + "def message():\n"
+    + "    raise ImportError('onnxruntime-gpu is missing: install it with pip install pycuda')\n"
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        INSTALLER_MODULE,
+        MESSAGE_ONLY := INSTALLER_MODULE.replace("check_requirements(", "print(").replace(
+            "'pip', 'install'", "'pip', 'list'"
+        ),
+        INSTALLER_MODULE.replace("if ON_CUDA:", "if not ON_CUDA:"),
+        *(t for p in _fixture_python_files() if "install" in (t := p.read_text())),
+    ],
+)
+def test_installer_check_parses_the_whole_file_only_when_its_statements_find_something(
+    text: str,
+) -> None:
+    from rocmkit.port import installer
+
+    rules = load_rules()
+    lines = installer.package_lines(text, rules)
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        pytest.skip("does not parse as a whole")
+    key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
+    whole = whole_tree.Whole(text)
+    found = installer.run_time_hits(whole, rules, lines) if lines else []
+    assert list(map(key, found)) == list(
+        map(key, installer.installed_at_run_time(tree, rules, lines) if lines else [])
+    )
+    if text is INSTALLER_MODULE:
+        shown = {(h.line, h.evidence.split()[0].strip("'\"")) for h in found}
+        source = text.splitlines()
+        assert shown == {
+            (source.index(line) + 1, "onnxruntime-gpu")
+            for line in source
+            if "check_requirements(('onnx'" in line or "'pip', 'install'" in line
+        }
+        assert whole.parsed  # the `if ON_CUDA:` needed the module's bindings
+    if text is MESSAGE_ONLY:
+        assert lines and not found
+        assert not whole.parsed  # packages named in a message are no reason for a whole parse

@@ -264,8 +264,7 @@ def scan_python(
     # and a whole-file scan must agree).
     installs = installer.package_lines(text, rules)
     if installs:
-        with contextlib.suppress(SyntaxError, ValueError):
-            hits = hits + installer.installed_at_run_time(whole.tree(), rules, installs)
+        hits = hits + installer.run_time_hits(whole, rules, installs)
     if parsed and any(h.rule.commands and h.severity != "info" for h in hits):
         with contextlib.suppress(SyntaxError, ValueError):
             hits = nvml_query.move_to_launches(whole.tree(), hits)
