@@ -757,3 +757,48 @@ def test_installer_check_parses_the_whole_file_only_when_its_statements_find_som
     if text is MESSAGE_ONLY:
         assert lines and not found
         assert not whole.parsed  # packages named in a message are no reason for a whole parse
+
+
+# nvidia-smi named in a function and launched through the name there, and at module level.
+LAUNCH_MODULE = (
+    "import subprocess\n"
+    + FILLER
+    + "def gpus():\n"
+    + "    smi = 'nvidia-smi'\n"
+    + "    return subprocess.run([smi, '-L'], capture_output=True)\n"
+    + FILLER.replace("helper_", "other_")
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        LAUNCH_MODULE,
+        LAUNCH_MODULE
+        + "SMI = 'nvidia-smi'\nif __name__ == '__main__':\n    subprocess.call([SMI])\n",
+        *(t for p in _fixture_python_files() if "smi" in (t := p.read_text())),
+    ],
+)
+def test_launches_found_in_their_statements_equal_those_of_the_whole_tree(text: str) -> None:
+    rules = load_rules()
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        pytest.skip("does not parse as a whole")
+    hits, _ = python_scan._scan_python(text, rules)
+    if not any(h.rule.commands and h.severity != "info" for h in hits):
+        pytest.skip("no command finding")
+    key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
+    whole = whole_tree.Whole(text)
+    statements = python_scan._launch_statements(text, hits, whole)
+    assert statements is not None
+    moved = nvml_query.move_to_launches(statements, hits)
+    assert list(map(key, moved)) == list(map(key, nvml_query.move_to_launches(tree, hits)))
+    if text is LAUNCH_MODULE:
+        launch = text.splitlines().index(
+            "    return subprocess.run([smi, '-L'], capture_output=True)"
+        )
+        assert [h.line for h in moved if h.rule.commands] == [launch + 1]
+        assert not whole.parsed and len(statements.body) == 1  # the function alone
+    elif text.startswith(LAUNCH_MODULE):
+        assert whole.parsed  # a command at module level: every module-level launch may run it

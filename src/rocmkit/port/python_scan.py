@@ -266,8 +266,9 @@ def scan_python(
     if installs:
         hits = hits + installer.run_time_hits(whole, rules, installs)
     if parsed and any(h.rule.commands and h.severity != "info" for h in hits):
-        with contextlib.suppress(SyntaxError, ValueError):
-            hits = nvml_query.move_to_launches(whole.tree(), hits)
+        tree = _launch_statements(text, hits, whole)
+        if tree is not None:
+            hits = nvml_query.move_to_launches(tree, hits)
     if "CUDA_VISIBLE_DEVICES" in text and ("--gpus" in text or "nvidia" in text):
         hits = _visible_devices_as_vendor(text, rules, whole) + hits  # first: it wins the line
     if is_setup and _CUDA_LINK_TEXT.search(text) and not any(w in text for w in _HIP_BUILD_WORDS):
@@ -283,6 +284,33 @@ def scan_python(
         if any(h.rule.check == "nvcc-flags" and h.severity != "info" for h in hits):
             hits = _flags_behind_closed_gates(whole, hits)
     return hits, parsed
+
+
+def _launch_statements(text: str, hits: list[Hit], whole: whole_tree.Whole) -> ast.Module | None:
+    """The tree move_to_launches reads: the top-level statements that hold the command findings
+    when each of those is inside a top-level function or class (a launch is followed only in a
+    function that holds the command, or at module level when the module's own statements, not
+    a function's or a class's, hold it); otherwise, or when it is parsed already, the whole tree."""
+    if not whole.parsed:
+        lines = sorted({h.line for h in hits if h.rule.commands and h.severity != "info"})
+        tree = whole_tree.holding(text, pieces.line_starts(text, lines), whole)
+        if tree is None:
+            return None
+        if not whole.parsed and all(_in_definition(tree, line) for line in lines):
+            return tree
+    with contextlib.suppress(SyntaxError, ValueError):
+        return whole.tree()
+    return None
+
+
+def _in_definition(tree: ast.Module, line: int) -> bool:
+    """Whether `line` is inside a top-level def or class of `tree` (its decorators included)."""
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            first = min([statement.lineno, *(d.lineno for d in statement.decorator_list)])
+            if first <= line <= (statement.end_lineno or statement.lineno):
+                return True
+    return False
 
 
 def _nvml_statements(text: str, hits: list[Hit], whole: whole_tree.Whole) -> ast.Module | None:
