@@ -9,6 +9,7 @@ import ast
 import json
 import os
 import re
+import textwrap
 from pathlib import Path
 
 import engine_snapshot
@@ -717,10 +718,20 @@ INSTALLER_MODULE = (
 )
 
 
+# ... and a message inside a class that is most of its module.
+CLASS_MESSAGE = (
+    "import subprocess\n\n\nclass Client:\n"
+    + textwrap.indent(FILLER, "    ")
+    + "    def connect(self):\n"
+    + "        raise ImportError('vLLM is missing: install it with pip install onnxruntime-gpu')\n"
+)
+
+
 @pytest.mark.parametrize(
     "text",
     [
         INSTALLER_MODULE,
+        CLASS_MESSAGE,
         MESSAGE_ONLY := INSTALLER_MODULE.replace("check_requirements(", "print(").replace(
             "'pip', 'install'", "'pip', 'list'"
         ),
@@ -754,7 +765,7 @@ def test_installer_check_parses_the_whole_file_only_when_its_statements_find_som
             if "check_requirements(('onnx'" in line or "'pip', 'install'" in line
         }
         assert whole.parsed  # the `if ON_CUDA:` needed the module's bindings
-    if text is MESSAGE_ONLY:
+    if text is MESSAGE_ONLY or text is CLASS_MESSAGE:
         assert lines and not found
         assert not whole.parsed  # packages named in a message are no reason for a whole parse
 

@@ -37,17 +37,20 @@ def run_time_hits(whole: whole_tree.Whole, rules: RuleSet, lines: set[int]) -> l
 
     Deciding an `if` on the way to a call reads names bound anywhere in the module, so the
     verdict needs the whole tree; but a decided test only leaves branches out. The calls that
-    span `lines` all sit in the top-level statements holding those lines, so a walk of those
-    statements alone that takes every branch finds a superset of the findings: when it finds
-    none (a package named in a message, a docstring, an `import`), neither would the whole
-    tree. Only otherwise is the whole file parsed and judged. [] when the file does not parse."""
+    span `lines` all sit in the statements holding those lines (top-level ones; of a class, the
+    body statements), so a walk of those statements alone that takes every branch finds a
+    superset of the findings: when it finds none (a package named in a message, a docstring, an
+    `import`), neither would the whole tree. Only otherwise, or when those statements do not
+    parse alone, is the whole file parsed and judged. [] when the file does not parse."""
     if not whole.parsed:
         text = whole.text
-        first = whole_tree.holding(text, pieces.line_starts(text, sorted(lines)), whole)
-        if first is None:
+        source = pieces.enclosing_statements(text, pieces.line_starts(text, sorted(lines)))
+        try:
+            first = pieces.parse(source)
+        except (SyntaxError, ValueError):
+            first = None  # a wrong cut: the whole file
+        if first is not None and not installed_at_run_time(first, rules, lines, decide=False):
             return []
-        if not whole.parsed and not installed_at_run_time(first, rules, lines, decide=False):
-            return []  # (holding parses the whole file when the statements are most of it)
     try:
         tree = whole.tree()
     except (SyntaxError, ValueError):
