@@ -280,6 +280,9 @@ def test_a_top_level_if_is_parsed_in_pieces_and_judged_as_a_whole() -> None:
 def test_the_vendor_token_pre_check_equals_a_substring_test_per_token() -> None:
     texts = [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
     texts += [*python_scan.VENDOR_TOKENS, "x = HIP_VISIBLE", "IS_CUDA", "Hip", "import os"]
+    # Non-ASCII text, where str.lower() changes lengths (İ) or folds into ASCII (the Kelvin sign).
+    texts += ["# İ\nx = 'nvidia_smi'", "s = 'İİİ' + is_cuda", "\u212a = 'ROCm'", "ship = '✓ chip'"]
+    texts += ["# ﬁle\nAMD = 1", "\u212aHIP", "émd = 'ɑmd'", "s = 'İHip'"]
     for text in texts:
         expected = any(t in text for t in python_scan.VENDOR_TOKENS)
         assert python_scan.vendor_possible(text) is expected, text
