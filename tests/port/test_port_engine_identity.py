@@ -232,6 +232,19 @@ def test_trigger_keys_on_the_raw_bytes_equal_a_substring_test_per_key() -> None:
         assert python_scan.trigger_keys(data, rules) == tuple(k for k in keys if k in text)
 
 
+def test_triggers_found_at_their_keys_spellings_equal_a_substring_test_per_trigger() -> None:
+    rules = load_rules()
+    groups = python_scan._trigger_groups(rules)
+    samples = [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
+    samples += ["cuda", "CUDA_HOMEcuda.cudart", "xNVIDIA_REQUIRE_CUDA", "\u00e9 torch.version.cuda"]
+    samples += ["from torch.version import cuda", "libnvidia-ml nvcr.io/nvidia", "NVIDIA_VISIBLE"]
+    samples += [" ".join(t for _, group in groups for t in group)]
+    for text in samples:
+        for key, group in groups:
+            assert set(python_scan._held(text, key, group)) == {t for t in group if t in text}
+    assert any(python_scan._spellings(key, group) for key, group in groups)  # the shortcut runs
+
+
 def test_vendor_tokens_found_at_their_keys_equal_a_search_for_each_token() -> None:
     samples = [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
     samples += ["a chip and a relationship", "chip_HIP", "x = 'amd'", "Kelvin \u212a _hip"]

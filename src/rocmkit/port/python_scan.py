@@ -938,7 +938,7 @@ def _trigger_offsets(
     groups = _groups_by_key(rules)
     memo: dict[str, list[int]] = {}
     for key in keys:
-        offsets = _group_offsets(text, groups[key], own, confirm, offsets, present, memo)
+        offsets = _group_offsets(text, key, groups[key], own, confirm, offsets, present, memo)
     if any(t not in own for t in present):
         offsets += _import_lines(text, rules, own, present)
     return offsets
@@ -1030,6 +1030,7 @@ def _groups_by_key(rules: RuleSet) -> dict[str, tuple[str, ...]]:
 
 def _group_offsets(
     text: str,
+    key: str,
     triggers: tuple[str, ...],
     own: frozenset[str],
     confirm: dict[str, str],
@@ -1037,8 +1038,9 @@ def _group_offsets(
     present: list[str],
     memo: dict[str, list[int]],
 ) -> list[int]:
+    held = _held(text, key, triggers)
     for trigger in triggers:
-        if trigger not in text:
+        if trigger not in held:
             continue
         kind = confirm.get(trigger)
         if kind == "import":
@@ -1058,6 +1060,46 @@ def _group_offsets(
             offsets.append(position)
             position = text.find(trigger, position + 1)
     return offsets
+
+
+def _held(text: str, key: str, triggers: tuple[str, ...]) -> set[str] | tuple[str, ...]:
+    """The triggers of a group that `text` holds. A large group (the 15 triggers holding "cuda")
+    is tested at the places of its key's spellings (`cuda`, `CUDA`: two searches, not 15): a
+    trigger is in the text exactly where the spelling of the key it holds is, moved back by the
+    offset of that spelling in it (a place too near the start to hold it tests nothing)."""
+    spellings = _spellings(key, triggers)
+    if spellings is None:
+        return tuple(t for t in triggers if t in text)
+    held: set[str] = set()
+    for spelling, placed in spellings:
+        left = len(placed)
+        position = text.find(spelling)
+        while position >= 0 and left:
+            for trigger, at in placed:
+                if trigger not in held and text.startswith(trigger, position - at):
+                    held.add(trigger)
+                    left -= 1
+            position = text.find(spelling, position + 1)
+    return held
+
+
+@functools.lru_cache(maxsize=64)
+def _spellings(
+    key: str, triggers: tuple[str, ...]
+) -> tuple[tuple[str, tuple[tuple[str, int], ...]], ...] | None:
+    """((spelling of the group's key, ((trigger, offset of the spelling in it), ...)), ...);
+    None for a small group or one whose triggers do not all hold the key in ASCII (those are
+    tested one by one)."""
+    if len(triggers) < 3 or not key.isascii() or not all(t.isascii() for t in triggers):
+        return None
+    lows = [t.lower() for t in triggers]
+    if not all(key in low for low in lows):
+        return None
+    by_spelling: dict[str, list[tuple[str, int]]] = {}
+    for trigger, low in zip(triggers, lows, strict=True):
+        at = low.find(key)
+        by_spelling.setdefault(trigger[at : at + len(key)], []).append((trigger, at))
+    return tuple((s, tuple(p)) for s, p in by_spelling.items())
 
 
 def _import_lines(text: str, rules: RuleSet, own: frozenset[str], present: list[str]) -> list[int]:
