@@ -1141,6 +1141,12 @@ def _confirmers(rules: RuleSet) -> dict[str, str]:
     return kinds
 
 
+@functools.lru_cache(maxsize=8)
+def _lazy_import_modules(rules: RuleSet) -> tuple[str, ...]:
+    """The import rules' modules that name a lazy-import note, in the rules' order."""
+    return tuple(m for m, r in rules.imports.items() if r.lazy_import_note)
+
+
 class _Visitor:
     """One pass over the tree; each node type is looked at by the checks that care about it."""
 
@@ -1160,12 +1166,9 @@ class _Visitor:
         self.hits: list[Hit] = []
         self.own = own
         self.vendor_possible = vendor_possible(text)
-        self.lines = text.splitlines() if self.vendor_possible else []
-        self.text = text  # for the facts asked lazily (other_vendor_side, rocm_functions)
+        self.text = text  # for the facts asked lazily (lines, other_vendor_side, rocm_functions)
         # Imports of rules that name a lazy-import note (TensorRT) made inside a function.
-        self.lazy_modules = tuple(
-            m for m, r in rules.imports.items() if r.lazy_import_note and m in text
-        )
+        self.lazy_modules = tuple(m for m in _lazy_import_modules(rules) if m in text)
         self.lazy: set[int] = set()
         self.gated = False  # the node being handled is on one side of a vendor switch
         self.gate_children: set[int] = set()  # children a handler put behind a switch
@@ -1231,6 +1234,11 @@ class _Visitor:
             starts.append(position + 1)
             position = text.find("\n", position + 1)
         return [starts[n - 1] for n in lines if n <= len(starts)]
+
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        """The text's lines where a vendor test may be read off them (split when first asked)."""
+        return self.text.splitlines() if self.vendor_possible else []
 
     @functools.cached_property
     def rocm_image(self) -> bool:
