@@ -18,6 +18,7 @@ import pytest
 from rocmkit.port import (
     PortConfig,
     build_flags,
+    capability_tables,
     load_rules,
     nvml_query,
     pieces,
@@ -829,3 +830,42 @@ def test_launches_found_in_their_statements_equal_those_of_the_whole_tree(text: 
         assert not whole.parsed and len(statements.body) == 1  # the function alone
     elif text.startswith(LAUNCH_MODULE):
         assert whole.parsed  # a command at module level: every module-level launch may run it
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        capability_tables.TEXT_HINT,
+        re.compile(r"[{,]ab(c|d)*e"),
+        re.compile(r"[ab]x{2,3}?(?:q|rs)z\s*:"),
+        re.compile(r"[xy](a|bc)+?d\s*:"),
+    ],
+)
+def test_a_search_over_the_reversed_text_finds_what_the_pattern_finds(
+    pattern: re.Pattern[str],
+) -> None:
+    import random
+
+    rng = random.Random(0)
+    pieces_of = ["{", ",", " ", "\n", "\t", "'", '"', "(", ")", ":", ".", "8", "12", "0", "x"]
+    pieces_of += ["a", "b", "bc", "c", "d", "e", "q", "rs", "z", "y", "\u00e9", "if cc < "]
+    seeds = ['{"8.0": 1}', "x = {(8, 0): 'a'}", ",\n  ( 12 ,\t3 )  :", "if cc < (9, 0):"]
+    seeds += ["{'9.0' : x}", ",abcdce", "bxxqz :", "yabcad:", "[ '7.5':"]
+    seeds += [p.read_text() for p in _fixture_python_files()[:40]]
+    texts = list(seeds)
+    for _ in range(1500):  # near misses: a seed with a few pieces inserted, dropped or swapped
+        text = list(rng.choice(seeds[:9]))
+        for _ in range(rng.randint(0, 3)):
+            at = rng.randint(0, len(text))
+            choice = rng.random()
+            if choice < 0.4:
+                text[at:at] = rng.choice(pieces_of)
+            elif choice < 0.7 and text:
+                del text[min(at, len(text) - 1)]
+            elif text:
+                text[min(at, len(text) - 1)] = rng.choice(pieces_of)
+        texts.append("".join(text))
+    found = [pattern.search(t) is not None for t in texts]
+    assert [python_scan._holds_match(pattern, t) for t in texts] == found
+    assert 20 < sum(found) < len(texts) - 20  # matches and near misses both occur
+    assert python_scan._backwards(pattern) is not None  # the reversed search is the one tested

@@ -273,7 +273,7 @@ def scan_python(
         hits = _visible_devices_as_vendor(text, rules, whole) + hits  # first: it wins the line
     if is_setup and _CUDA_LINK_TEXT.search(text) and not any(w in text for w in _HIP_BUILD_WORDS):
         hits = hits + _cuda_link_hits(whole, rules)
-    if "get_device_" in text and capability_tables.TEXT_HINT.search(text):
+    if "get_device_" in text and _holds_match(capability_tables.TEXT_HINT, text):
         hits = _capability_table_hits(whole, rules) + hits  # first: it wins the line
     if "cpp_extension" in text and not any(w in text for w in _HIP_BUILD_WORDS):
         # First: at a line the walk also reported (a capability it saw only read), this verdict,
@@ -386,6 +386,75 @@ def _visible_devices_as_vendor(
             )
             hits.append(hit(named.lineno, named.col_offset + 1, rule, why, "warn"))
     return hits
+
+
+def _holds_match(pattern: re.Pattern[str], text: str) -> bool:
+    """Whether pattern.search(text) finds a match, searched as the reversed pattern over the
+    reversed text when that pattern starts with a literal and this one does not: a pattern led
+    by a set of common characters (`[{,]`) is tried at each of them, a literal one only where
+    its literal is (capability_tables.TEXT_HINT: 6x faster)."""
+    backwards = _backwards(pattern)
+    if backwards is None:
+        return pattern.search(text) is not None
+    return backwards.search(text[::-1]) is not None
+
+
+@functools.lru_cache(maxsize=16)
+def _backwards(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
+    """The pattern whose language is the reversal of `pattern`'s (a substring of a text matches
+    one exactly where its reversal matches the other, so a search finds a match in the text
+    exactly when the other finds one in the reversed text), built from `re`'s own parse of it;
+    None when it would not be led by a literal, `pattern` is, or it uses what has no reversal
+    here (anchors, lookarounds, back-references)."""
+    try:
+        try:
+            from re import _compiler, _parser  # type: ignore[attr-defined]
+        except ImportError:  # pragma: no cover - Python 3.10
+            import sre_compile as _compiler
+            import sre_parse as _parser
+        parsed = _parser.parse(pattern.pattern, pattern.flags)
+        data = _reversed_items(parsed.data, lambda d: _parser.SubPattern(parsed.state, d))
+        if _led_by_literal(parsed.data) or data is None or not _led_by_literal(data):
+            return None
+        backwards = _compiler.compile(_parser.SubPattern(parsed.state, data), pattern.flags)
+        return backwards if isinstance(backwards, re.Pattern) else None
+    except Exception:  # re's internals moved: search forwards
+        return None
+
+
+def _led_by_literal(items: Any) -> bool:
+    return bool(items) and getattr(items[0][0], "name", None) == "LITERAL"
+
+
+def _reversed_items(items: Any, wrap: Callable[[list[Any]], Any]) -> list[Any] | None:
+    """`re`'s parsed items of a pattern in reverse order, each reversed (`wrap` makes a
+    subpattern); None for an item with no reversal here."""
+    out = []
+    for op, value in reversed(list(items)):
+        name = getattr(op, "name", None)
+        if name in ("LITERAL", "NOT_LITERAL", "IN", "ANY"):
+            out.append((op, value))
+        elif name == "BRANCH":
+            branches = []
+            for branch in value[1]:
+                reversed_branch = _reversed_items(branch, wrap)
+                if reversed_branch is None:
+                    return None
+                branches.append(wrap(reversed_branch))
+            out.append((op, (value[0], branches)))
+        elif name == "SUBPATTERN":
+            inner = _reversed_items(value[3], wrap)
+            if inner is None:
+                return None
+            out.append((op, (*value[:3], wrap(inner))))
+        elif name in ("MAX_REPEAT", "MIN_REPEAT"):
+            inner = _reversed_items(value[2], wrap)
+            if inner is None:
+                return None
+            out.append((op, (value[0], value[1], wrap(inner))))
+        else:
+            return None
+    return out
 
 
 # NVIDIA's math and runtime libraries by link name (libcusparse.so is `cusparse` / `-lcusparse`):
