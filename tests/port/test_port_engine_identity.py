@@ -9,6 +9,7 @@ import ast
 import json
 import os
 import re
+import textwrap
 from pathlib import Path
 
 import engine_snapshot
@@ -17,6 +18,7 @@ import pytest
 from rocmkit.port import (
     PortConfig,
     build_flags,
+    capability_tables,
     load_rules,
     nvml_query,
     pieces,
@@ -231,6 +233,19 @@ def test_trigger_keys_on_the_raw_bytes_equal_a_substring_test_per_key() -> None:
         assert python_scan.trigger_keys(data, rules) == tuple(k for k in keys if k in text)
 
 
+def test_triggers_found_at_their_keys_spellings_equal_a_substring_test_per_trigger() -> None:
+    rules = load_rules()
+    groups = python_scan._trigger_groups(rules)
+    samples = [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
+    samples += ["cuda", "CUDA_HOMEcuda.cudart", "xNVIDIA_REQUIRE_CUDA", "\u00e9 torch.version.cuda"]
+    samples += ["from torch.version import cuda", "libnvidia-ml nvcr.io/nvidia", "NVIDIA_VISIBLE"]
+    samples += [" ".join(t for _, group in groups for t in group)]
+    for text in samples:
+        for key, group in groups:
+            assert set(python_scan._held(text, key, group)) == {t for t in group if t in text}
+    assert any(python_scan._spellings(key, group) for key, group in groups)  # the shortcut runs
+
+
 def test_vendor_tokens_found_at_their_keys_equal_a_search_for_each_token() -> None:
     samples = [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
     samples += ["a chip and a relationship", "chip_HIP", "x = 'amd'", "Kelvin \u212a _hip"]
@@ -279,6 +294,9 @@ def test_a_top_level_if_is_parsed_in_pieces_and_judged_as_a_whole() -> None:
 def test_the_vendor_token_pre_check_equals_a_substring_test_per_token() -> None:
     texts = [path.read_text() for path in sorted(engine_snapshot.FIXTURES.rglob("*.py"))]
     texts += [*python_scan.VENDOR_TOKENS, "x = HIP_VISIBLE", "IS_CUDA", "Hip", "import os"]
+    # Non-ASCII text, where str.lower() changes lengths (İ) or folds into ASCII (the Kelvin sign).
+    texts += ["# İ\nx = 'nvidia_smi'", "s = 'İİİ' + is_cuda", "\u212a = 'ROCm'", "ship = '✓ chip'"]
+    texts += ["# ﬁle\nAMD = 1", "\u212aHIP", "émd = 'ɑmd'", "s = 'İHip'"]
     for text in texts:
         expected = any(t in text for t in python_scan.VENDOR_TOKENS)
         assert python_scan.vendor_possible(text) is expected, text
@@ -697,3 +715,157 @@ def test_nvcc_only_spellings_found_from_their_dash_equal_the_pattern_search() ->
         assert build_flags.mentions_nvcc_only(text) is expected, text
         found += expected
     assert 0 < found < len(samples)
+
+
+# Requirement strings near an installer call: one a ROCm machine installs, one behind the CUDA
+# branch of a vendor switch decided by a name bound far away, and packages only named in messages.
+INSTALLER_MODULE = (
+    "import subprocess\nimport sys\n\nimport torch\n\n"
+    + "ON_CUDA = torch.version.cuda is not None\n"
+    + FILLER
+    + "def check_requirements(requirements):\n    ...\n\n\n"
+    + "def export(path):\n"
+    + "    check_requirements(('onnx', 'onnxruntime-gpu' if torch.cuda.is_available() else 'x'))\n"
+    + "    if ON_CUDA:\n"
+    + "        check_requirements('pycuda')  # the CUDA side: not installed on ROCm\n"
+    + "    subprocess.check_call([sys.executable, '-m', 'pip', 'install', 'onnxruntime-gpu'])\n"
+    + FILLER.replace("helper_", "other_")
+    + "def message():\n"
+    + "    raise ImportError('onnxruntime-gpu is missing: install it with pip install pycuda')\n"
+)
+
+
+# ... and a message inside a class that is most of its module.
+CLASS_MESSAGE = (
+    "import subprocess\n\n\nclass Client:\n"
+    + textwrap.indent(FILLER, "    ")
+    + "    def connect(self):\n"
+    + "        raise ImportError('vLLM is missing: install it with pip install onnxruntime-gpu')\n"
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        INSTALLER_MODULE,
+        CLASS_MESSAGE,
+        MESSAGE_ONLY := INSTALLER_MODULE.replace("check_requirements(", "print(").replace(
+            "'pip', 'install'", "'pip', 'list'"
+        ),
+        INSTALLER_MODULE.replace("if ON_CUDA:", "if not ON_CUDA:"),
+        *(t for p in _fixture_python_files() if "install" in (t := p.read_text())),
+    ],
+)
+def test_installer_check_parses_the_whole_file_only_when_its_statements_find_something(
+    text: str,
+) -> None:
+    from rocmkit.port import installer
+
+    rules = load_rules()
+    lines = installer.package_lines(text, rules)
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        pytest.skip("does not parse as a whole")
+    key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
+    whole = whole_tree.Whole(text)
+    found = installer.run_time_hits(whole, rules, lines) if lines else []
+    assert list(map(key, found)) == list(
+        map(key, installer.installed_at_run_time(tree, rules, lines) if lines else [])
+    )
+    if text is INSTALLER_MODULE:
+        shown = {(h.line, h.evidence.split()[0].strip("'\"")) for h in found}
+        source = text.splitlines()
+        assert shown == {
+            (source.index(line) + 1, "onnxruntime-gpu")
+            for line in source
+            if "check_requirements(('onnx'" in line or "'pip', 'install'" in line
+        }
+        assert whole.parsed  # the `if ON_CUDA:` needed the module's bindings
+    if text is MESSAGE_ONLY or text is CLASS_MESSAGE:
+        assert lines and not found
+        assert not whole.parsed  # packages named in a message are no reason for a whole parse
+
+
+# nvidia-smi named in a function and launched through the name there, and at module level.
+LAUNCH_MODULE = (
+    "import subprocess\n"
+    + FILLER
+    + "def gpus():\n"
+    + "    smi = 'nvidia-smi'\n"
+    + "    return subprocess.run([smi, '-L'], capture_output=True)\n"
+    + FILLER.replace("helper_", "other_")
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        LAUNCH_MODULE,
+        LAUNCH_MODULE
+        + "SMI = 'nvidia-smi'\nif __name__ == '__main__':\n    subprocess.call([SMI])\n",
+        *(t for p in _fixture_python_files() if "smi" in (t := p.read_text())),
+    ],
+)
+def test_launches_found_in_their_statements_equal_those_of_the_whole_tree(text: str) -> None:
+    rules = load_rules()
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        pytest.skip("does not parse as a whole")
+    hits, _ = python_scan._scan_python(text, rules)
+    if not any(h.rule.commands and h.severity != "info" for h in hits):
+        pytest.skip("no command finding")
+    key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
+    whole = whole_tree.Whole(text)
+    statements = python_scan._launch_statements(text, hits, whole)
+    assert statements is not None
+    moved = nvml_query.move_to_launches(statements, hits)
+    assert list(map(key, moved)) == list(map(key, nvml_query.move_to_launches(tree, hits)))
+    if text is LAUNCH_MODULE:
+        launch = text.splitlines().index(
+            "    return subprocess.run([smi, '-L'], capture_output=True)"
+        )
+        assert [h.line for h in moved if h.rule.commands] == [launch + 1]
+        assert not whole.parsed and len(statements.body) == 1  # the function alone
+    elif text.startswith(LAUNCH_MODULE):
+        assert whole.parsed  # a command at module level: every module-level launch may run it
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        capability_tables.TEXT_HINT,
+        re.compile(r"[{,]ab(c|d)*e"),
+        re.compile(r"[ab]x{2,3}?(?:q|rs)z\s*:"),
+        re.compile(r"[xy](a|bc)+?d\s*:"),
+    ],
+)
+def test_a_search_over_the_reversed_text_finds_what_the_pattern_finds(
+    pattern: re.Pattern[str],
+) -> None:
+    import random
+
+    rng = random.Random(0)
+    pieces_of = ["{", ",", " ", "\n", "\t", "'", '"', "(", ")", ":", ".", "8", "12", "0", "x"]
+    pieces_of += ["a", "b", "bc", "c", "d", "e", "q", "rs", "z", "y", "\u00e9", "if cc < "]
+    seeds = ['{"8.0": 1}', "x = {(8, 0): 'a'}", ",\n  ( 12 ,\t3 )  :", "if cc < (9, 0):"]
+    seeds += ["{'9.0' : x}", ",abcdce", "bxxqz :", "yabcad:", "[ '7.5':"]
+    seeds += [p.read_text() for p in _fixture_python_files()[:40]]
+    texts = list(seeds)
+    for _ in range(1500):  # near misses: a seed with a few pieces inserted, dropped or swapped
+        text = list(rng.choice(seeds[:9]))
+        for _ in range(rng.randint(0, 3)):
+            at = rng.randint(0, len(text))
+            choice = rng.random()
+            if choice < 0.4:
+                text[at:at] = rng.choice(pieces_of)
+            elif choice < 0.7 and text:
+                del text[min(at, len(text) - 1)]
+            elif text:
+                text[min(at, len(text) - 1)] = rng.choice(pieces_of)
+        texts.append("".join(text))
+    found = [pattern.search(t) is not None for t in texts]
+    assert [python_scan._holds_match(pattern, t) for t in texts] == found
+    assert 20 < sum(found) < len(texts) - 20  # matches and near misses both occur
+    assert python_scan._backwards(pattern) is not None  # the reversed search is the one tested

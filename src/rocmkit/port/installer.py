@@ -21,6 +21,7 @@ import ast
 import re
 from collections.abc import Iterator
 
+from rocmkit.port import pieces, whole_tree
 from rocmkit.port.cuda_build import RocmBuild
 from rocmkit.port.findings import Hit
 from rocmkit.port.nvml_query import launcher_name
@@ -31,10 +32,40 @@ from rocmkit.port.rules import RuleSet
 _INSTALLER_NAME = re.compile(r"(?i)(?:requirement|install(?!ed))")
 
 
-def installed_at_run_time(tree: ast.Module, rules: RuleSet, lines: set[int]) -> list[Hit]:
+def run_time_hits(whole: whole_tree.Whole, rules: RuleSet, lines: set[int]) -> list[Hit]:
+    """installed_at_run_time over the file's whole tree, parsed only when it can matter.
+
+    Deciding an `if` on the way to a call reads names bound anywhere in the module, so the
+    verdict needs the whole tree; but a decided test only leaves branches out. The calls that
+    span `lines` all sit in the statements holding those lines (top-level ones; of a class, the
+    body statements), so a walk of those statements alone that takes every branch finds a
+    superset of the findings: when it finds none (a package named in a message, a docstring, an
+    `import`), neither would the whole tree. Only otherwise, or when those statements do not
+    parse alone, is the whole file parsed and judged. [] when the file does not parse."""
+    if not whole.parsed:
+        text = whole.text
+        source = pieces.enclosing_statements(text, pieces.line_starts(text, sorted(lines)))
+        try:
+            first = pieces.parse(source)
+        except (SyntaxError, ValueError):
+            first = None  # a wrong cut: the whole file
+        if first is not None and not installed_at_run_time(first, rules, lines, decide=False):
+            return []
+    try:
+        tree = whole.tree()
+    except (SyntaxError, ValueError):
+        return []
+    return installed_at_run_time(tree, rules, lines)
+
+
+def installed_at_run_time(
+    tree: ast.Module, rules: RuleSet, lines: set[int], decide: bool = True
+) -> list[Hit]:
     """Findings for the requirement strings a module hands to an installer while it runs (warn
-    at most inside a function: only the code path that calls it installs the package)."""
-    build = _LazyBuild(tree)
+    at most inside a function: only the code path that calls it installs the package). With
+    `decide` false no test is decided (every branch is taken): a superset of the findings, for
+    a tree of some of the module's statements."""
+    build = _LazyBuild(tree if decide else None)
     hits: list[Hit] = []
     for node, in_function in _calls(tree, lines, build):
         name = _name(node.func)
@@ -88,11 +119,13 @@ def _calls(tree: ast.Module, lines: set[int], build: _LazyBuild) -> Iterator[tup
 class _LazyBuild:
     """RocmBuild made only when an `x if test else y` needs it (it walks the whole module)."""
 
-    def __init__(self, tree: ast.Module) -> None:
-        self.tree = tree
+    def __init__(self, tree: ast.Module | None) -> None:
+        self.tree = tree  # None: decide nothing
         self.build: RocmBuild | None = None
 
     def truth(self, test: ast.expr, cuda_home: str | None) -> object:
+        if self.tree is None:
+            return None
         if self.build is None:
             self.build = RocmBuild(self.tree)
         return self.build.truth(test, cuda_home)

@@ -437,6 +437,21 @@ def statements_holding(text: str, offsets: list[int]) -> str | None:
     return assemble(text, spans) if _size(spans) <= len(text) // 2 else None
 
 
+def enclosing_statements(text: str, offsets: list[int]) -> str:
+    """The top-level statements (decorators included) that hold the sorted `offsets`, at their
+    own lines, each class cut to its header and the body statements that hold an offset: every
+    statement that holds an offset is there whole, whatever its share of the file (a caller
+    that needs only the nodes on those lines; a wrong cut fails to parse)."""
+    quotes = triple_quotes(text) if ('"""' in text or "'''" in text) else []
+    starts = outside_strings(top_level_starts(text), quotes)
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    spans = statement_spans(text, starts, offsets)
+    return assemble(
+        text, [c for span in spans for c in (class_cuts(text, span, offsets, quotes) or [span])]
+    )
+
+
 def whole_positions(text: str, offsets: list[int], vendor_words: WordStarts | None) -> list[int]:
     """The trigger offsets and every vendor word's offset in the whole file, sorted."""
     return sorted(offsets + _matches(vendor_words, text, 0, len(text)))

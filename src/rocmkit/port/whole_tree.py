@@ -63,20 +63,28 @@ def statements_and_lines(root: ast.AST, lines: list[int]) -> list[ast.AST]:
     every statement (and `except` handler), and of the expressions those a word on one of
     `lines` can be in, in
     walk's order (a pruned breadth-first walk keeps it for the nodes it keeps)."""
+    # spans() inline, and each node's fields looked up once per type (a call and a generator per
+    # child cost more than the test itself in a build module of thousands of nodes).
     nodes, node_type, statement = [root], ast.AST, (ast.stmt, ast.excepthandler)
+    fields_of, bisect_left, count = _NODE_FIELDS, bisect.bisect_left, len(lines)
+    append = nodes.append
     for node in nodes:
-        for name in node_fields(type(node)):
+        kind = type(node)
+        fields = fields_of.get(kind)
+        if fields is None:
+            fields = node_fields(kind)
+        for name in fields:
             value = getattr(node, name, None)
-            if isinstance(value, list):
-                nodes.extend(
-                    v
-                    for v in value
-                    if isinstance(v, node_type) and (isinstance(v, statement) or spans(v, lines))
-                )
-            elif isinstance(value, node_type) and (
-                isinstance(value, statement) or spans(value, lines)
-            ):
-                nodes.append(value)
+            for v in value if isinstance(value, list) else (value,):
+                if not isinstance(v, node_type):
+                    continue
+                if not isinstance(v, statement):
+                    first = getattr(v, "lineno", None)
+                    if first is not None:
+                        i = bisect_left(lines, first)
+                        if i >= count or lines[i] > (getattr(v, "end_lineno", None) or first):
+                            continue
+                append(v)
     return nodes
 
 
@@ -94,14 +102,21 @@ def walk(root: ast.AST) -> list[ast.AST]:
 
 def walk_from(roots: list[ast.AST]) -> list[ast.AST]:
     """walk() from several roots at once: breadth first, as ast.walk of a node holding them."""
-    nodes, node_type = list(roots), ast.AST
+    nodes, node_type, fields_of = list(roots), ast.AST, _NODE_FIELDS
+    append = nodes.append
     for node in nodes:  # a list grown while it is iterated: breadth first, as ast.walk
-        for name in node_fields(type(node)):
+        kind = type(node)
+        fields = fields_of.get(kind)
+        if fields is None:
+            fields = node_fields(kind)
+        for name in fields:
             value = getattr(node, name, None)
             if isinstance(value, list):
-                nodes.extend(v for v in value if isinstance(v, node_type))
+                for v in value:
+                    if isinstance(v, node_type):
+                        append(v)
             elif isinstance(value, node_type):
-                nodes.append(value)
+                append(value)
     return nodes
 
 
