@@ -142,3 +142,110 @@ def test_stored_device_properties_are_followed_to_their_major(tmp_path: Path) ->
     )
     report = _scan(tmp_path, {"pkg/gpu.py": source})
     assert ("pkg/gpu.py", 4, "device-capability", "warn") in _shown(report)
+
+
+# -- extras: what pip installs for whoever asks for one ------------------------------------------
+
+
+def _pyproject(extras: str, project: str = "proj") -> str:
+    return f'[project]\nname = "{project}"\ndependencies = ["numpy"]\n\n[project.optional-dependencies]\n{extras}'
+
+
+def test_a_torch_pin_in_an_extra_is_not_the_nvidia_variant(tmp_path: Path) -> None:
+    # `torch = ["torch==1.13.1"]`: pip replaces a ROCm torch for whoever asks for the extra
+    report = _scan(tmp_path, {"pyproject.toml": _pyproject('torch = ["torch==1.13.1"]\n')})
+    assert ("pyproject.toml", 6, "torch-pypi-pin", "warn") in _shown(report)
+
+
+def test_an_extra_named_for_cuda_of_another_package_is_judged_by_its_metadata(
+    tmp_path: Path,
+) -> None:
+    text = _pyproject('quant = ["entropack[cuda13]"]\nall = ["entropack[cuda13]", "rich"]\n')
+    report = _scan(tmp_path, {"pyproject.toml": text})
+    # both extras are found, each at its own line (the requirement is repeated)
+    assert {("pyproject.toml", 6, "cuda-build-package", "warn")} | {
+        ("pyproject.toml", 7, "cuda-build-package", "warn")
+    } <= _shown(report)
+    # an extra named for CUDA whose contents port does not know: info, with the command
+    unknown = _scan(tmp_path / "u", {"requirements.txt": "somepkg[cuda12]>=1\n"})
+    (finding,) = unknown.findings
+    assert finding.severity == "info" and "pip install --dry-run" in finding.evidence
+
+
+def test_a_gpu_build_extra_named_as_its_package_is_opt_in_but_a_generic_one_is_not(
+    tmp_path: Path,
+) -> None:
+    named = _scan(tmp_path / "a", {"pyproject.toml": _pyproject('faiss-gpu = ["faiss-gpu"]\n')})
+    assert not _shown(named)
+    generic = _scan(tmp_path / "b", {"pyproject.toml": _pyproject('gpu = ["faiss-gpu"]\n')})
+    assert ("pyproject.toml", 6, "cuda-build-package", "warn") in _shown(generic)
+    # a package not named as a GPU build keeps its finding in an extra of its own name
+    other = _scan(tmp_path / "c", {"pyproject.toml": _pyproject('vllm = ["vllm==0.9.0"]\n')})
+    assert {r for (_, _, r, _) in _shown(other)} == {"vllm-pypi"}
+
+
+def test_a_cuda_named_extra_pulled_by_a_generic_one_through_the_project_is_reported(
+    tmp_path: Path,
+) -> None:
+    extras = 'cupy-cu130 = ["cupy-cuda13x==14.0.1"]\nfsdp = ["proj[cupy-cu130]", "accelerate"]\n'
+    report = _scan(tmp_path / "a", {"pyproject.toml": _pyproject(extras)})
+    (finding,) = [f for f in report.findings if f.rule_id == "cupy-cuda"]
+    assert finding.severity == "warn" and "pulled by extra 'fsdp'" in finding.evidence
+    # nobody pulls it: the NVIDIA variant, info
+    alone = _scan(tmp_path / "b", {"pyproject.toml": _pyproject(extras.splitlines()[0] + "\n")})
+    assert not _shown(alone)
+
+
+def test_poetry_optional_dependencies_are_judged_with_the_extras_that_list_them(
+    tmp_path: Path,
+) -> None:
+    text = (
+        '[tool.poetry]\nname = "proj"\n\n[tool.poetry.dependencies]\npython = "^3.10"\n'
+        'onnxruntime-gpu = {version = "1.19.*", optional = true}\n'
+        'ctranslate2 = {version = "*", optional = true}\n'
+        'torch = {version = "*", optional = true}\n\n'
+        '[tool.poetry.extras]\nonnxruntime-gpu = ["onnxruntime-gpu"]\n'
+        'ct2 = ["ctranslate2", "torch"]\n'
+    )
+    report = _scan(tmp_path, {"pyproject.toml": text})
+    shown = _shown(report)
+    assert not any(r == "onnxruntime-gpu" for (_, _, r, _) in shown)  # its own opt-in extra
+    assert any(r == "ctranslate2-pypi" for (_, _, r, _) in shown)  # part of a generic extra
+
+
+# -- NVML bound as a module's only GPU API -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "import_line_reported"),
+    [
+        # gpustat's collection queries NVML itself: the import binds the module's GPU API
+        (
+            "from gpustat import GPUStatCollection\n\ndef rows():\n"
+            "    return GPUStatCollection.new_query().jsonify()\n",
+            True,
+        ),
+        # an AMD side in the same module: the NVML import is one vendor's branch
+        (
+            "import amdsmi\nfrom gpustat import GPUStatCollection\n\ndef rows():\n"
+            "    return GPUStatCollection.new_query().jsonify()\n",
+            False,
+        ),
+        # an optional binding (under try): the query line is the finding, not the import
+        (
+            "try:\n    import pynvml\nexcept ImportError:\n    pynvml = None\n\ndef n():\n"
+            "    pynvml.nvmlInit()\n    return pynvml.nvmlDeviceGetCount()\n",
+            False,
+        ),
+    ],
+)
+def test_an_nvml_binding_that_is_the_modules_only_gpu_api_is_reported_at_its_import(
+    tmp_path: Path, source: str, import_line_reported: bool
+) -> None:
+    report = _scan(tmp_path, {"pkg/gpus.py": source})
+    lines = {line for (_, line, rule, _) in _shown(report) if rule == "nvml"}
+    import_line = next(
+        i for i, text in enumerate(source.splitlines(), 1) if "pynvml" in text or "gpustat" in text
+    )
+    assert (import_line in lines) is import_line_reported
+    assert lines  # the query (or init) is reported either way

@@ -260,7 +260,7 @@ def scan_python(
     ):
         tree = _nvml_statements(text, hits, whole)
         if tree is not None:
-            hits = nvml_query.move_to_queries(tree, hits)
+            hits = nvml_query.move_to_queries(tree, hits, text)
     # Its own pre-filter, whether or not the statements with triggers were parsed (a pruned scan
     # and a whole-file scan must agree).
     installs = installer.package_lines(text, rules)
