@@ -249,3 +249,36 @@ def test_an_nvml_binding_that_is_the_modules_only_gpu_api_is_reported_at_its_imp
     )
     assert (import_line in lines) is import_line_reported
     assert lines  # the query (or init) is reported either way
+
+
+# -- a Python docker client's gpus= ---------------------------------------------------------------
+
+
+def test_a_docker_clients_gpus_keyword_is_docker_run_gpus(tmp_path: Path) -> None:
+    source = (
+        "from python_on_whales import docker\n\n"
+        "def start(image, use_gpu):\n"
+        "    def _run(gpus=None):\n"
+        "        return docker.run(image, detach=True, gpus=gpus)\n"
+        '    return _run("all" if use_gpu else None)\n\n'
+        "def direct(image):\n"
+        '    return docker.run(image, gpus="all")\n'
+    )
+    report = _scan(tmp_path, {"pkg/runner.py": source})
+    assert {
+        ("pkg/runner.py", 6, "docker-gpus", "warn"),
+        ("pkg/runner.py", 9, "docker-gpus", "warn"),
+    } <= _shown(report)
+
+
+def test_a_gpus_keyword_of_something_other_than_a_docker_client_is_not(tmp_path: Path) -> None:
+    # PyTorch Lightning's Trainer(gpus=1) and a non-docker run(): not a container request
+    source = (
+        "import lightning as L\n\n"
+        "def fit(model, runner):\n"
+        "    trainer = L.Trainer(gpus=1)\n"
+        '    runner.run(model, gpus="all")\n'
+        "    return trainer\n"
+    )
+    report = _scan(tmp_path, {"pkg/train.py": source})
+    assert not {r for (_, _, r, _) in _shown(report) if r == "docker-gpus"}

@@ -44,7 +44,8 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "nvml-call": ("nvmlInit",),  # NVML's first call: where an AMD machine loses the feature
     # The flags are only looked for in extension builds, so the build markers are the trigger.
     "nvcc-flags": ("cpp_extension", "BuildExtension", "CUDAExtension"),
-    "container-gpu-request": ("DeviceRequest", container_gpus.NVIDIA_RESOURCE, "--gpus"),
+    # gpus=: a Python docker client's run (python-on-whales), judged on the whole tree
+    "container-gpu-request": ("DeviceRequest", container_gpus.NVIDIA_RESOURCE, "--gpus", "gpus="),
     "cuda-library-load": cuda_libraries.TRIGGERS + cuda_libraries.TRIGGERS_NVML,
 }
 # A file holding one of these looks at the ROCm side of an extension build.
@@ -270,6 +271,8 @@ def scan_python(
     if parsed and any(h.rule.commands and h.severity != "info" for h in hits):
         with contextlib.suppress(SyntaxError, ValueError):
             hits = nvml_query.move_to_launches(whole.tree(), hits)
+    if "gpus=" in text and "ocker" in text:
+        hits = hits + _docker_client_gpus(whole, rules)
     if "CUDA_VISIBLE_DEVICES" in text and ("--gpus" in text or "nvidia" in text):
         hits = _visible_devices_as_vendor(text, rules, whole) + hits  # first: it wins the line
     if is_setup and _CUDA_LINK_TEXT.search(text) and not any(w in text for w in _HIP_BUILD_WORDS):
@@ -285,6 +288,21 @@ def scan_python(
         if any(h.rule.check == "nvcc-flags" and h.severity != "info" for h in hits):
             hits = _flags_behind_closed_gates(whole, hits)
     return hits, parsed
+
+
+def _docker_client_gpus(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
+    """`gpus=` given to a Python docker client's run (container_gpus.docker_client_gpus)."""
+    rule = rules.by_id.get("docker-gpus")
+    if rule is None:
+        return []
+    try:
+        tree = whole.tree()
+    except (SyntaxError, ValueError):
+        return []
+    return [
+        hit(c.lineno, c.col_offset + 1, rule, f"gpus={c.value!r}  (a docker client's --gpus)")
+        for c in container_gpus.docker_client_gpus(tree)
+    ]
 
 
 def _nvml_statements(text: str, hits: list[Hit], whole: whole_tree.Whole) -> ast.Module | None:
