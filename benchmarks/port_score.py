@@ -59,6 +59,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "cupy-cuda": _CODE,
     "nvml": _GPU_QUERY | {"cuda-only-package"},  # its packages (pynvml, nvidia-ml-py) too
     "nvidia-wheels": _CODE,
+    "cuda-build-package": _CODE,
     "cuda-local-version": {"torch-cuda-pin"} | _CODE,
     "pycuda": _CODE,
     "tensorrt": {"tensorrt-import"} | _CODE,

@@ -245,6 +245,7 @@ def test_a_script_without_a_suffix_is_scanned_by_its_interpreter_line(tmp_path: 
     )
     assert _shown(report) == {
         ("scripts/gpu-top", 3, "nvml", "warn"),
+        ("scripts/gpu-top", 2, "nvml", "warn"),  # round nine: the binding, its only GPU API
         ("scripts/launch", 2, "docker-gpus", "warn"),
     }
 

@@ -106,3 +106,46 @@ def _gpus_items(value: ast.expr) -> Iterator[ast.Constant]:
             and (item.value == "--gpus" or item.value.startswith("--gpus="))
         ):
             yield item
+
+
+def docker_client_gpus(tree: ast.Module) -> Iterator[ast.Constant]:
+    """The GPU requests given to a Python docker client's `run`/`create` as `gpus=` (the
+    python-on-whales API: `docker.run(image, gpus="all")` is `docker run --gpus all`): the string
+    itself, or, where `gpus=` is a parameter of the function that calls the client, each string
+    the module passes for that parameter (`_docker_run("all" if use_gpu else None)`)."""
+    parameters: dict[str, tuple[int, str]] = {}  # function -> (position, name) of its gpus
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        names = [a.arg for a in function.args.args]
+        for node in ast.walk(function):
+            value = _client_gpus(node)
+            if isinstance(value, ast.Name) and value.id in names:
+                parameters[function.name] = (names.index(value.id), value.id)
+    for node in ast.walk(tree):
+        value = _client_gpus(node)
+        if isinstance(value, ast.Constant) and isinstance(value.value, str) and value.value:
+            yield value
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            position, name = parameters.get(node.func.id, (-1, ""))
+            given = [k.value for k in node.keywords if k.arg == name]
+            if 0 <= position < len(node.args):
+                given.append(node.args[position])
+            for argument in given:
+                yield from (
+                    c
+                    for c in ast.walk(argument)
+                    if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value
+                )
+
+
+def _client_gpus(node: ast.AST) -> ast.expr | None:
+    """The `gpus=` value of a call `<...docker...>.run(...)`/`.create(...)`, else None."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("run", "create")
+        and "docker" in ast.unparse(node.func.value).lower()
+    ):
+        return None
+    return next((k.value for k in node.keywords if k.arg == "gpus"), None)

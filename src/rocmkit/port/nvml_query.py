@@ -22,9 +22,15 @@ _CHECK = "nvml-call"
 _EXPLICIT_INIT = frozenset({"pynvml", "nvidia_smi", "py3nvml"})
 
 
-def move_to_queries(tree: ast.Module, hits: list[Hit]) -> list[Hit]:
+# An AMD management library in the module: its GPU API has another vendor's side.
+_AMD_SMI = ("amdsmi", "rocm_smi", "rocm-smi", "rsmi", "pyrsmi", "rocml", "amdgpu")
+
+
+def move_to_queries(tree: ast.Module, hits: list[Hit], text: str = "") -> list[Hit]:
     """`hits` with each NVML import finding replaced by findings at the calls through the
-    names that import bound (the import's line is kept when nothing calls them)."""
+    names that import bound (the import's line is kept when nothing calls them). An import at
+    the top of a module that names no AMD management library (amdsmi, rocm-smi) is kept as well:
+    the module's GPU API is bound to NVML alone, and the import is where it is bound."""
     at_import = {
         h.line: h
         for h in hits
@@ -55,8 +61,22 @@ def move_to_queries(tree: ast.Module, hits: list[Hit]) -> list[Hit]:
         isinstance(n, ast.Call) and _root(n.func)[1].rsplit(".", 1)[-1].startswith("nvmlInit")
         for n in ast.walk(tree)
     )
+    sole = set()
+    if not any(word in text.lower() for word in _AMD_SMI):
+        sole = {
+            s.lineno
+            for s in tree.body  # unconditional: not under a try/if (an optional binding)
+            if isinstance(s, (ast.Import, ast.ImportFrom)) and s.lineno in at_import
+        }
     moved = []
     for h in hits:
+        # kept where this module is where NVML is used: it initialises (pynvml), or it queries
+        # through a binding that initialises itself (nvitop, gpustat); a wrapper that only
+        # queries what an nvmlInit elsewhere set up is reported at that init
+        uses = inits if h.line in explicit else bool(calls.get(h.line))
+        if h.line in sole and h is at_import.get(h.line) and uses:
+            why = f"{h.evidence}  (the module's only GPU API: no amdsmi/rocm-smi side)"
+            moved.append(hit(h.line, h.column, h.rule, why, h.severity))
         found = calls.get(h.line) if h is at_import.get(h.line) else None
         if not found:
             if not (h is at_import.get(h.line) and h.line in explicit and inits):

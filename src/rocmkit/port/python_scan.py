@@ -18,6 +18,7 @@ from typing import Any
 
 from rocmkit.port import (
     build_flags,
+    capability_features,
     capability_tables,
     container_gpus,
     cuda_build,
@@ -35,7 +36,7 @@ from rocmkit.port.text_scan import ScanError
 # Substrings a file must contain for each named check to be able to match.
 CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "torch-version-cuda": ("version.cuda", "version import cuda"),
-    "device-capability": ("get_device_capability",),
+    "device-capability": ("get_device_capability", "get_device_properties"),
     "cudnn-setting": ("cudnn",),
     "cudnn-disabled": ("cudnn",),
     "warp-size-32": ("warp", "WARP", "Warp", "wavefront", "WAVEFRONT", "Wavefront"),
@@ -43,7 +44,8 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "nvml-call": ("nvmlInit",),  # NVML's first call: where an AMD machine loses the feature
     # The flags are only looked for in extension builds, so the build markers are the trigger.
     "nvcc-flags": ("cpp_extension", "BuildExtension", "CUDAExtension"),
-    "container-gpu-request": ("DeviceRequest", container_gpus.NVIDIA_RESOURCE, "--gpus"),
+    # gpus=: a Python docker client's run (python-on-whales), judged on the whole tree
+    "container-gpu-request": ("DeviceRequest", container_gpus.NVIDIA_RESOURCE, "--gpus", "gpus="),
     "cuda-library-load": cuda_libraries.TRIGGERS + cuda_libraries.TRIGGERS_NVML,
 }
 # A file holding one of these looks at the ROCm side of an extension build.
@@ -259,7 +261,7 @@ def scan_python(
     ):
         tree = _nvml_statements(text, hits, whole)
         if tree is not None:
-            hits = nvml_query.move_to_queries(tree, hits)
+            hits = nvml_query.move_to_queries(tree, hits, text)
     # Its own pre-filter, whether or not the statements with triggers were parsed (a pruned scan
     # and a whole-file scan must agree).
     installs = installer.package_lines(text, rules)
@@ -269,6 +271,8 @@ def scan_python(
         tree = _launch_statements(text, hits, whole)
         if tree is not None:
             hits = nvml_query.move_to_launches(tree, hits)
+    if "gpus=" in text and "ocker" in text:
+        hits = hits + _docker_client_gpus(whole, rules)
     if "CUDA_VISIBLE_DEVICES" in text and ("--gpus" in text or "nvidia" in text):
         hits = _visible_devices_as_vendor(text, rules, whole) + hits  # first: it wins the line
     if is_setup and _CUDA_LINK_TEXT.search(text) and not any(w in text for w in _HIP_BUILD_WORDS):
@@ -311,6 +315,21 @@ def _in_definition(tree: ast.Module, line: int) -> bool:
             if first <= line <= (statement.end_lineno or statement.lineno):
                 return True
     return False
+
+
+def _docker_client_gpus(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
+    """`gpus=` given to a Python docker client's run (container_gpus.docker_client_gpus)."""
+    rule = rules.by_id.get("docker-gpus")
+    if rule is None:
+        return []
+    try:
+        tree = whole.tree()
+    except (SyntaxError, ValueError):
+        return []
+    return [
+        hit(c.lineno, c.col_offset + 1, rule, f"gpus={c.value!r}  (a docker client's --gpus)")
+        for c in container_gpus.docker_client_gpus(tree)
+    ]
 
 
 def _nvml_statements(text: str, hits: list[Hit], whole: whole_tree.Whole) -> ast.Module | None:
@@ -885,7 +904,7 @@ def _stored_uses(text: str) -> list[int]:
     used (`major, minor = ...get_device_capability()` compared lines later): the verdict is
     made there."""
     names: set[str] = set()
-    for token in ("get_device_capability", "version.cuda"):
+    for token in ("get_device_capability", "version.cuda", "get_device_properties"):
         if token in text:
             names |= _stored_names(text, token)
     return _word_offsets(text, names) if names else []
@@ -1253,11 +1272,19 @@ class _Visitor:
         )
         self.vendor_names: set[str] = set()  # names holding a vendor test (has_cuda = ...)
         self.compares: dict[str, list[ast.Compare]] = {}  # name -> comparisons that read it
-        self.reads_capability = "get_device_capability" in text
+        self.reads_capability = "get_device_capability" in text or (
+            "get_device_properties" in text and ".major" in text
+        )
         self.parents_compares: dict[int, list[ast.Compare]] = {}  # capability call -> compares
         self.stored_as: dict[int, list[str]] = {}  # capability call -> names it is stored in
         self.functions: list[tuple[int, int]] = []  # (first, last line) of every function
         self.capability_calls: list[tuple[ast.Call, bool]] = []  # judged after the walk
+        # get_device_properties() calls: judged only where their .major is compared
+        self.properties_calls: list[tuple[ast.Call, bool]] = []
+        # compare -> the names it is stored in or returned from, and the strings, calls and
+        # imports of the `if` it tests: what the branch is for
+        self.compare_words: dict[int, list[str]] = {}
+        self.branch_words: dict[int, list[str]] = {}
         self.builds_extension = any(m in text for m in _BUILD_MARKERS)
         # Strings that reach nvcc's arguments, followed through names and local functions.
         self.nvcc_direct: set[tuple[int, str]] = set()
@@ -1387,6 +1414,10 @@ class _Visitor:
         for call, gated in self.capability_calls:
             self.gated = gated
             self._capability(call)
+        for call, gated in self.properties_calls:
+            if id(call) in self.parents_compares or self.stored_as.get(id(call)):
+                self.gated = gated
+                self._capability(call)
         return self.hits
 
     def is_vendor_test(self, expr: ast.AST) -> bool:
@@ -1435,6 +1466,12 @@ class _Visitor:
             self._chip_specific_import(n) for s in node.body for n in pieces.statement_nodes(s)
         ):
             self.importing.update(id(n) for n in ast.walk(node.test) if isinstance(n, ast.Compare))
+        if self.reads_capability:
+            tested = [n for n in ast.walk(node.test) if isinstance(n, ast.Compare)]
+            if tested and not _only_displays(node.body):
+                words = _branch_words(node.body)
+                for compare in tested:
+                    self.branch_words.setdefault(id(compare), []).extend(words)
         if _returns_off(node.body):
             # `if cap >= (9, 0): return False`: a misfire only turns a path off on AMD.
             self.disabling.update(id(n) for n in ast.walk(node.test) if isinstance(n, ast.Compare))
@@ -1499,6 +1536,8 @@ class _Visitor:
                 if call is not None:
                     self.parents_compares.setdefault(id(call), []).append(node)
                 base = side.value if isinstance(side, ast.Subscript) else side
+                if isinstance(base, ast.Attribute) and base.attr == "major":
+                    base = base.value  # props.major, props stored from get_device_properties()
                 if isinstance(base, ast.Name):
                     self.compares.setdefault(base.id, []).append(node)
         if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops) and any(
@@ -1768,6 +1807,8 @@ class _Visitor:
             self.displayed.update(id(arg) for arg in node.args)
         if name == "get_device_capability" and id(node) not in self.displayed:
             self.capability_calls.append((node, self.gated))
+        elif name == "get_device_properties" and self.reads_capability:
+            self.properties_calls.append((node, self.gated))
         elif name == "CUDAExtension":
             self.add(node, "cuda-extension", f"{_dotted(node.func)}(...)")
         elif self.nvcc_returned and (node.lineno, name) in self.nvcc_returned:
@@ -1856,6 +1897,18 @@ class _Visitor:
         call = _capability_call(node.value) if self.reads_capability and node.value else None
         if call is not None:
             self.stored_as[id(call)] = [n for t in targets for n in _capability_names(t)]
+        elif (
+            self.reads_capability
+            and isinstance(node.value, ast.Call)
+            and _call_name(node.value.func) == "get_device_properties"
+        ):
+            # `props = get_device_properties(d)`: judged where `props.major` is compared
+            self.stored_as[id(node.value)] = [t.id for t in targets if isinstance(t, ast.Name)]
+        if self.reads_capability and node.value is not None:
+            stored = [_dotted(t) for t in targets]
+            for compare in ast.walk(node.value):
+                if isinstance(compare, ast.Compare):
+                    self.compare_words.setdefault(id(compare), []).extend(stored)
         for target in targets:
             dotted = _dotted(target)
             if ".cudnn." in f".{dotted}" and isinstance(target, ast.Attribute):
@@ -1900,6 +1953,8 @@ class _Visitor:
                 " no FP8; MI300's FP8 is the fnuz format, not e4m3fn)",
                 "warn",
             )
+        elif (feature := self._feature_taken(compares, verdicts)) is not None:
+            self.add_at(node, "device-capability", shown + f"  ({feature})", "warn")
         elif any(v == "warn" for v in verdicts):
             self.add_at(
                 node,
@@ -1922,6 +1977,32 @@ class _Visitor:
                 shown + "  (every ROCm GPU takes the right branch)",
                 "info",
             )
+
+    def _feature_taken(self, compares: list[ast.Compare], verdicts: list[str]) -> str | None:
+        """Why an AMD GPU takes a branch meant for an NVIDIA feature it lacks: the comparison is
+        evaluated for every AMD target (capability_features.AMD_CAPABILITIES), the words around
+        it name the feature; None where the threshold is not a constant or nothing is named."""
+        if "pytest" in self.text or "unittest" in self.text:
+            return None  # a test picks which tests run: a wrong pick fails a test, not a user
+        if _VENDOR_AWARE.search(self.text):
+            return None  # the module already asks which vendor's torch runs it (as tables do)
+        for verdict, compare in zip(verdicts, compares, strict=True):
+            if verdict != "warn":  # safe for every AMD GPU, or an equality: a per-chip choice
+                continue
+            threshold = _threshold(compare)
+            feature = capability_features.named_feature(
+                self.compare_words.get(id(compare), []), self.branch_words.get(id(compare), [])
+            )
+            if threshold is None or feature is None:
+                continue
+            taken = capability_features.passing(*threshold)
+            lacking = capability_features.lacking(feature, taken)
+            if lacking:
+                return (
+                    f"{feature.name} branch, taken without it by"
+                    f" {capability_features.shown(lacking)}"
+                )
+        return None
 
     def _scope(self, line: int) -> tuple[int, int]:
         """Lines of the innermost function holding `line` (the whole module if none)."""
@@ -1947,6 +2028,11 @@ class _Visitor:
     def visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if self.reads_capability:
             self.functions.append((node.lineno, node.end_lineno or node.lineno))
+            for returned in ast.walk(node):
+                if isinstance(returned, ast.Return) and returned.value is not None:
+                    for compare in ast.walk(returned.value):
+                        if isinstance(compare, ast.Compare):
+                            self.compare_words.setdefault(id(compare), []).append(node.name)
         self.visit_body(node)
         if self.argv_gpus or self.loads_cuda or self.blanks_before_nvml:
             self._function_wide(node)
@@ -2191,11 +2277,19 @@ def _capability_names(target: ast.AST) -> list[str]:
 
 
 def _capability_call(node: ast.AST) -> ast.Call | None:
-    """The get_device_capability() call of `call`, `call[0]` or `call()[0] * 10 + ...`."""
-    while isinstance(node, (ast.Subscript, ast.BinOp)):
-        node = node.value if isinstance(node, ast.Subscript) else node.left
-    if isinstance(node, ast.Call) and _call_name(node.func) == "get_device_capability":
-        return node
+    """The get_device_capability() call of `call`, `call[0]` or `call()[0] * 10 + ...`, or the
+    get_device_properties() call of `get_device_properties(d).major` (hipDeviceProp_t.major)."""
+    major = False
+    while isinstance(node, (ast.Subscript, ast.BinOp, ast.Attribute)):
+        if isinstance(node, ast.Attribute):
+            if node.attr != "major" or not isinstance(node.value, ast.Call):
+                return None
+            major = True
+        node = node.left if isinstance(node, ast.BinOp) else node.value
+    if isinstance(node, ast.Call):
+        name = _call_name(node.func)
+        if name == "get_device_capability" or (major and name == "get_device_properties"):
+            return node
     return None
 
 
@@ -2215,6 +2309,65 @@ def _capability_value(node: ast.AST) -> list[float]:
             return [major + minor / 10]
         return [v for item in items for v in _capability_value(item)]
     return []
+
+
+def _branch_words(statements: list[ast.stmt]) -> list[str]:
+    """What a branch says it is for: its string constants (messages), the names it calls or
+    assigns, the modules it imports."""
+    words: list[str] = []
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                words.append(node.value)
+            elif isinstance(node, ast.Call):
+                words.append(_dotted(node.func))
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                words.extend(a.name for a in node.names)
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    words.append(node.module)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                words.append(node.id)
+    return words
+
+
+# A module that already asks which vendor's torch runs it (torch.version.hip, is_rocm(),
+# DEVICE_TYPE == "hip", torch.version.cuda as a gate): its capability test is not the only gate.
+_VENDOR_AWARE = re.compile(
+    r"(?i)version\.(?:hip|cuda)|is_?hip\b|is_?rocm|rocm|[\"']hip[\"']|is_cuda\s*\("
+)
+
+
+def _only_displays(statements: list[ast.stmt]) -> bool:
+    """A branch that only prints or logs (`log.info_once(...)`): whichever way it goes, the
+    program does the same thing."""
+    return all(
+        isinstance(s, ast.Expr)
+        and isinstance(s.value, ast.Call)
+        and _call_name(s.value.func).split("_")[0] in _DISPLAY_CALLS
+        for s in statements
+    )
+
+
+_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+
+
+def _threshold(compare: ast.Compare) -> tuple[str, float, bool, bool] | None:
+    """(operator, threshold, constant on the left, major only) of `cap OP constant`: a bare
+    integer below 20 is a major (`major >= 9`), a pair a (major, minor), 89 major * 10 + minor."""
+    if len(compare.ops) != 1 or type(compare.ops[0]) not in _OPS:
+        return None
+    left, right = compare.left, compare.comparators[0]
+    constant_left = bool(_capability_value(left))
+    constant = left if constant_left else right
+    values = _capability_value(constant)
+    if len(values) != 1 or _capability_value(right if constant_left else left):
+        return None
+    major_only = (
+        isinstance(constant, ast.Constant)
+        and isinstance(constant.value, int)
+        and constant.value < 20
+    )
+    return _OPS[type(compare.ops[0])], values[0], constant_left, major_only
 
 
 def _fp8_line(compare: ast.Compare) -> bool:

@@ -159,9 +159,37 @@ def requirement_hits(
             yield hit(line, 0, rule, f"{text.strip()}  ({rule.requirement_note})", "info")
         else:
             yield hit(line, 0, rule, text.strip() + why, severity)
+    if rule is None and (extra_hit := _cuda_extra_hit(req, text, line, rules)) is not None:
+        yield extra_hit
     tag_rule = rules.by_check.get("requirement-cuda-tag")
     if tag_rule is not None and _CUDA_TAG.search(req.specifier + " " + req.url):
         yield hit(line, 0, tag_rule, text.strip())
+
+
+# An extra named for CUDA (`cuda12`, `cuda13x`, `cu128`): the package's CUDA variant.
+_CUDA_EXTRA = re.compile(r"^(?:cuda\d*x?|cu\d{2,3})$")
+# What such an extra pulls, from the package's own wheel metadata on PyPI (Requires-Dist with
+# `extra == ...`), read 2026-11-26: entropack 0.1.5 (`cuda13` -> cupy-cuda13x>=14, `cuda12` ->
+# cupy-cuda12x>=14). CuPy's cupy-cudaXXx wheels are CUDA builds (CuPy's install page).
+CUDA_EXTRAS: dict[tuple[str, str], str] = {
+    ("entropack", "cuda13"): "cupy-cuda13x",
+    ("entropack", "cuda12"): "cupy-cuda12x",
+}
+
+
+def _cuda_extra_hit(req: ParsedRequirement, text: str, line: int, rules: RuleSet) -> Hit | None:
+    """`pkg[cuda13]`: an error where the package's metadata (CUDA_EXTRAS) says the extra pulls a
+    CUDA build; info with the command that tells, for any other extra named for CUDA."""
+    rule = rules.by_id.get("cuda-build-package")
+    extras = sorted(e for e in req.extras if _CUDA_EXTRA.match(e.lower()))
+    if rule is None or not extras:
+        return None
+    name = req.name.lower().replace("_", "-")
+    pulled = [CUDA_EXTRAS[(name, e.lower())] for e in extras if (name, e.lower()) in CUDA_EXTRAS]
+    if pulled:
+        return hit(line, 0, rule, f"{text.strip()}  (its extra pulls {', '.join(pulled)})")
+    check = f"pip install --dry-run --report - '{req.name}[{extras[0]}]'"
+    return hit(line, 0, rule, f"{text.strip()}  (extra named for CUDA; check: {check})", "info")
 
 
 def _exact_pin(specifier: str) -> bool:
@@ -312,8 +340,20 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
     torch_index = has_torch_index(text)
     extras = list(data.get("project", {}).get("optional-dependencies", {}))
     rocm_extras = [e for e in extras if name_vendor(e) == "rocm"]
+    pulled_by = _self_pulled_extras(data)
     for group, requirements, contributors in _pyproject_requirements(data):
-        placed = [(r, _line_of(lines, r)) for r in requirements]
+        start = _key_line(lines, group) if group is not None else 0
+        placed = [(r, _line_of(lines, r, start)) for r in requirements]
+        if group in pulled_by and not rocm_extras:
+            # `fsdp = ["verl[cupy-cu130]"]`: the NVIDIA-named extra's packages reach whoever asks
+            # for the generic extra that pulls it (pip resolves a project's own extras)
+            hits.extend(
+                _demoted(h, h.severity, f"pulled by extra {pulled_by[group]!r}")
+                if h.severity != "info"
+                else h
+                for h in group_hits(pulled_by[group], placed, rules, torch_index=torch_index)
+            )
+            continue
         if group is not None and rocm_extras and name_vendor(group) == "nvidia":
             why = f"extra {group!r} is the NVIDIA variant of extra {rocm_extras[0]!r}"
             found = [
@@ -325,7 +365,51 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
                 group, placed, rules, torch_index=torch_index, contributors=contributors
             )
         hits.extend(found)
+    hits.extend(_poetry_optional_hits(data, lines, rules, torch_index))
     return hits
+
+
+def _self_pulled_extras(data: dict[str, Any]) -> dict[str, str]:
+    """NVIDIA-named extras another extra pulls through the project's own name (`fsdp =
+    ["verl[cupy-cu130]"]`) -> the first such extra that is not itself NVIDIA-named or a
+    contributors' group (PEP 508 extras of the project itself, resolved by pip)."""
+    project = data.get("project", {})
+    own = _normalised(str(project.get("name", "")))
+    pulled: dict[str, str] = {}
+    for name, group in project.get("optional-dependencies", {}).items():
+        if not own or name_vendor(str(name)) == "nvidia" or name.lower() in _CONTRIBUTOR_GROUPS:
+            continue
+        for text in _strings(group):
+            req = parse_requirement(text)
+            if req is not None and _normalised(req.name) == own:
+                for extra in sorted(req.extras):
+                    if name_vendor(extra) == "nvidia":
+                        pulled.setdefault(extra, str(name))
+    return pulled
+
+
+def _poetry_optional_hits(
+    data: dict[str, Any], lines: list[str], rules: RuleSet, torch_index: bool
+) -> list[Hit]:
+    """Poetry's `optional = true` dependencies are installed only through the [tool.poetry.extras]
+    that list them: each is judged as a member of those extras (the most severe verdict), and one
+    that no extra lists is never installed by pip."""
+    poetry = data.get("tool", {}).get("poetry", {})
+    optional = {
+        _normalised(str(name)): _line_of(lines, str(name))
+        for name, spec in poetry.get("dependencies", {}).items()
+        if isinstance(spec, dict) and spec.get("optional")
+    }
+    chosen: dict[int, list[Hit]] = {}
+    for extra, names in poetry.get("extras", {}).items():
+        members = [_normalised(n.split("[")[0]) for n in _strings(names)]
+        placed = [(m, optional[m]) for m in members if m in optional]
+        for h in group_hits(str(extra), placed, rules, torch_index=torch_index):
+            if severity_rank(h.severity) > max(
+                (severity_rank(o.severity) for o in chosen.get(h.line, [])), default=-1
+            ):
+                chosen[h.line] = [h]
+    return [h for found in chosen.values() for h in found]
 
 
 def _at_routed_sources(lines: list[str], data: dict[str, Any], hits: list[Hit]) -> list[Hit]:
@@ -523,6 +607,10 @@ _CONTRIBUTOR_GROUPS = frozenset(
 _GPU_WORDS = frozenset({"gpu", "gpus"})
 
 
+def _normalised(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def _words(name: str) -> list[str]:
     return [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
 
@@ -559,16 +647,33 @@ def group_hits(
     for_any_gpu = any(w in _GPU_WORDS for w in words) and not name_vendor(
         " ".join(w for w in words if w not in _GPU_WORDS)
     )
+    # A torch pin is not an NVIDIA-only package: an extra of pins (`torch = ["torch==1.13.1"]`)
+    # replaces a ROCm torch for whoever asks for it, whatever the extra is called.
     nvidia_only = (
         bool(per_requirement)
-        and all(any(h.severity != "info" for h in found) for found in per_requirement)
+        and all(
+            any(h.severity != "info" and h.rule.id != "torch-pypi-pin" for h in found)
+            for found in per_requirement
+        )
         and not for_any_gpu
         and (name_vendor(group) == "nvidia" or all(h.severity != "error" for h in hits))
+    )
+    # An extra named exactly as the one package it installs when that name marks the package as
+    # its GPU build (`onnxruntime-gpu = ["onnxruntime-gpu"]`, `faiss-gpu`, `-cu12`: on PyPI these
+    # are CUDA builds) is that build's opt-in: whoever asks for it asked for the NVIDIA build by
+    # name. A generic extra (`gpu`, `all`, `quant`) pulling the same package stays a finding.
+    first = parse_requirement(requirements[0][0]) if len(requirements) == 1 else None
+    own_name = (
+        first is not None
+        and _normalised(group) == _normalised(first.name)
+        and name_vendor(group) == "nvidia"
     )
     out = []
     for h in hits:
         if h.severity == "info":
             out.append(h)
+        elif own_name and h.rule.id != "torch-pypi-pin":
+            out.append(_demoted(h, "info", f"extra {group!r} is the opt-in for this package"))
         elif contributors:
             out.append(_demoted(h, "info", f"contributors' group {group!r}"))
         elif nvidia_only:
@@ -653,7 +758,11 @@ def _pyproject_requirements(
         yield str(name), list(_strings(group)), True
     poetry = data.get("tool", {}).get("poetry", {})
     for table in (poetry.get("dependencies", {}), *_poetry_groups(poetry)):
-        yield None, [name for name in table if name != "python"], False
+        # an `optional = true` dependency is judged with the extras that list it
+        required = [
+            n for n, spec in table.items() if not (isinstance(spec, dict) and spec.get("optional"))
+        ]
+        yield None, [name for name in required if name != "python"], False
 
 
 def _poetry_groups(poetry: dict[str, Any]) -> Iterable[dict[str, Any]]:
@@ -665,21 +774,29 @@ def _strings(values: object) -> Iterator[str]:
         yield from (v for v in values if isinstance(v, str))
 
 
-def _line_of(lines: list[str], needle: str) -> int:
+def _key_line(lines: list[str], key: str) -> int:
+    """Index of the line that opens a TOML key (`all = [`, `"gpu-cu12" = [`); 0 if none."""
+    pattern = re.compile(rf"""^\s*["']?{re.escape(key)}["']?\s*=""")
+    return next((i for i, line in enumerate(lines) if pattern.match(line)), 0)
+
+
+def _line_of(lines: list[str], needle: str, start: int = 0) -> int:
     """The line of a requirement string in the TOML text: as written, with its quotes escaped
     the way TOML writes them inside a basic string (`"vllm; python_version < \\"3.11\\""`),
-    or its part before the environment marker; 1 only when none is there."""
+    or its part before the environment marker; 1 only when none is there. From line index
+    `start` on (the group's key: a requirement repeated in two extras is found in each)."""
     candidates = (
         needle,
         needle.replace("\\", "\\\\").replace('"', '\\"'),
         needle.split(";")[0].strip(),
     )
-    for candidate in candidates:
-        if not candidate:
-            continue
-        for number, line in enumerate(lines, 1):
-            if candidate in line:
-                return number
+    for begin in dict.fromkeys((start, 0)):  # from the group's own key first, then anywhere
+        for candidate in candidates:
+            if not candidate:
+                continue
+            for number, line in enumerate(lines[begin:], begin + 1):
+                if candidate in line:
+                    return number
     return 1
 
 
