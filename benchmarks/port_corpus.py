@@ -47,6 +47,7 @@ PARTS = (
     "test13",
     "test14",
     "test15",
+    "test17",
 )
 SEVERITIES = ("warn", "error")
 
