@@ -67,7 +67,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test13", 18),
         ("test14", 18),
         ("test15", 21),
-        ("test17", 22),
+        ("test17", 24),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
