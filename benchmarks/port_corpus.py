@@ -48,6 +48,7 @@ PARTS = (
     "test14",
     "test15",
     "test16",
+    "test17",
 )
 SEVERITIES = ("warn", "error")
 
