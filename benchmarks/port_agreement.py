@@ -17,11 +17,12 @@ and scores port against the first list, the second list, their union (a finding 
 lists a hazard there) and the consensus (hazards both list, strict): the spread between these is how
 much of port's measured score is the list writer's judgement rather than port's.
 
-    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/port_agreement.py [--part test14] [--write]
+    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/port_agreement.py [--part test14 [test15 ...]]
+        [--write [--out FILE]]
 
 Counts are exact (no timing): one run is the measurement. With --write saves
-benchmarks/results/port_agreement_<part>.json (commit, command, machine, load, per-project counts,
-every disagreement with both annotators' reasons).
+benchmarks/results/port_agreement_<parts>.json (commit, command, machine, load, per-project counts,
+every disagreement with both annotators' reasons; with several parts, `pooled` adds their counts).
 """
 
 from __future__ import annotations
@@ -196,30 +197,63 @@ def measure(part: str, second_folder: Path = SECOND) -> dict[str, Any]:
     }
 
 
+def pooled(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The parts' counts added together (ratios over all their hazards, not a mean of ratios)."""
+    counts = total([r["agreement"] for r in results.values()], COUNTS)
+    consensus_counts = total(
+        [r["port_consensus"] for r in results.values()], ("num_hazards", "num_hazards_found")
+    )
+    return {
+        "parts": list(results),
+        "agreement": {**counts, "ratios": _ratios(counts)},
+        "port": {
+            key: _port_totals([r["port"][key] for r in results.values()])
+            for key in ("first", "second", "union")
+        },
+        "port_consensus": {
+            **consensus_counts,
+            "recall": port_score._ratio(
+                consensus_counts["num_hazards_found"], consensus_counts["num_hazards"]
+            ),
+        },
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", default="test14", choices=port_corpus.PARTS)
+    parser.add_argument(
+        "--part",
+        nargs="+",
+        default=["test14"],
+        choices=port_corpus.PARTS,
+        help="one part, or several: each part's figures and their pooled counts",
+    )
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     load_before = os.getloadavg()
-    result = measure(args.part)
-    document = {
+    parts = list(dict.fromkeys(args.part))
+    results = {part: measure(part) for part in parts}
+    head = {
         "schema": "rocmkit.port_agreement",
         "schema_version": 1,
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "environment": port_score.environment(),
         "line_slack": port_score.LINE_SLACK,
-        **result,
-        "load_average": {"before": load_before, "after": os.getloadavg()},
     }
+    if len(parts) == 1:
+        document = {**head, **results[parts[0]]}
+    else:
+        document = {**head, "schema_version": 2, "parts": results, "pooled": pooled(results)}
+    document["load_average"] = {"before": load_before, "after": os.getloadavg()}
     if args.write:
-        out = (
-            args.out
-            or port_corpus.REPO / "benchmarks" / "results" / f"port_agreement_{args.part}.json"
-        )
+        name = f"port_agreement_{'_'.join(parts)}.json"
+        out = args.out or port_corpus.REPO / "benchmarks" / "results" / name
         out.write_text(json.dumps(document, indent=1) + "\n")
-    _print(document)
+    for result in (document["parts"] if len(parts) > 1 else {parts[0]: document}).values():
+        _print(result)
+    if len(parts) > 1:
+        _print({**document["pooled"], "part": "pooled " + "+".join(parts)})
     return 0
 
 

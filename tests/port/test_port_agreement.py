@@ -76,3 +76,23 @@ def test_consensus_is_what_both_list_with_the_same_kind() -> None:
     c = port_agreement.consensus(FIRST, SECOND)
     assert sorted(h["file"] for h in c["hazard"]) == ["a.py", "setup.py"]
     assert port_agreement.consensus(SECOND, {"hazard": [], "not_hazard": []})["hazard"] == []
+
+
+def test_pooled_agreement_adds_the_parts_counts() -> None:
+    def part(first: int, shared: int, found: int) -> dict[str, Any]:
+        counts = dict.fromkeys(port_agreement.COUNTS, 0)
+        counts.update(num_first=first, num_second=first, first_in_second_strict=shared)
+        counts.update(second_in_first_strict=shared, same_severity=shared)
+        port = {"num_findings": 4, "num_true_positive": 2, "num_hazards": first}
+        port["num_hazards_found"] = found
+        return {
+            "agreement": counts,
+            "port": dict.fromkeys(("first", "second", "union"), port),
+            "port_consensus": {"num_hazards": shared, "num_hazards_found": found},
+        }
+
+    p = port_agreement.pooled({"a": part(18, 7, 1), "b": part(2, 2, 1)})
+    assert p["parts"] == ["a", "b"]
+    assert p["agreement"]["ratios"]["first_in_second_strict"] == 0.45  # 9/20, not (7/18 + 1)/2
+    assert p["port"]["first"]["precision"] == 0.5 and p["port"]["first"]["recall"] == 0.1
+    assert p["port_consensus"]["recall"] == round(2 / 9, 4)
