@@ -4,6 +4,7 @@ it applies and one where it must not, on small synthetic trees written for these
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -133,3 +134,66 @@ def test_a_cmake_build_with_a_hip_path_is_left_alone(tmp_path: Path) -> None:
     report = _scan(tmp_path, {"CMakeLists.txt": source})
     assert not [f for f in report.findings if f.path == "CMakeLists.txt"]
 
+
+# -- notebooks: code cells as Python, `!` lines as shell, at the raw JSON line --------------------
+
+
+def _notebook(*cells: list[str]) -> str:
+    document = {
+        "cells": [
+            {"cell_type": "markdown", "metadata": {}, "source": ["# run `nvidia-smi` first\n"]},
+            *(
+                {
+                    "cell_type": "code",
+                    "execution_count": None,
+                    "metadata": {},
+                    "outputs": [],
+                    "source": cell,
+                }
+                for cell in cells
+            ),
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    return json.dumps(document, indent=1) + "\n"
+
+
+def test_a_notebook_cell_that_runs_nvidia_smi_is_reported_at_its_json_line(
+    tmp_path: Path,
+) -> None:
+    text = _notebook(
+        [
+            "import subprocess\n",
+            "if subprocess.run('nvidia-smi').returncode:\n",
+            "    raise SystemExit\n",
+        ],
+        ["!nvidia-smi -L\n", "%matplotlib inline\n"],
+    )
+    report = _scan(tmp_path, {"demo.ipynb": text})
+    raw = text.splitlines()
+    python_line = next(i for i, ln in enumerate(raw, 1) if "subprocess.run('nvidia-smi')" in ln)
+    bang_line = next(i for i, ln in enumerate(raw, 1) if "!nvidia-smi -L" in ln)
+    lines = {line for (path, line, rule, _s) in _shown(report) if rule == "nvidia-smi"}
+    assert lines == {python_line, bang_line}
+
+
+def test_markdown_and_other_language_cells_are_not_scanned(tmp_path: Path) -> None:
+    # the markdown cell names nvidia-smi; a %%writefile cell is a file's text, not code run here
+    # a demo's `!pip install` set-up lines are the notebook runtime's, not requirements
+    text = _notebook(
+        ["%%writefile run.txt\n", "nvidia-smi\n"],
+        ["print('no GPU query')\n", "!pip install -q faster_whisper\n"],
+        ["%%bash\n", "pip install faster-whisper==0.10.1\n"],
+    )
+    report = _scan(tmp_path, {"demo.ipynb": text, "broken.ipynb": "{not json"})
+    assert not report.findings
+
+
+def test_a_bash_cell_is_scanned_as_shell(tmp_path: Path) -> None:
+    text = _notebook(["%%bash\n", "docker run --gpus all img\n"])
+    report = _scan(tmp_path, {"demo.ipynb": text})
+    raw = text.splitlines()
+    line = next(i for i, ln in enumerate(raw, 1) if "docker run --gpus" in ln)
+    assert ("demo.ipynb", line, "docker-gpus", "warn") in _shown(report)

@@ -29,6 +29,7 @@ from rocmkit.port.findings import (
     PortFinding,
     PortReport,
 )
+from rocmkit.port.notebook import scan_notebook
 from rocmkit.port.package_imports import reported_by_package
 from rocmkit.port.python_scan import scan_python, trigger_keys
 from rocmkit.port.requirements import (
@@ -105,6 +106,8 @@ def classify(name: str, parent: str = "") -> str | None:
     """The scanner kind of a file name, or None when port has nothing to say about it."""
     if name.endswith(".py"):
         return "python"
+    if name.endswith(".ipynb"):
+        return "notebook"
     if name == "pyproject.toml":
         return "pyproject"
     if name == "setup.cfg":
@@ -354,6 +357,18 @@ def decode(data: bytes) -> str:
         raise ScanError(f"not UTF-8 (byte {exc.start}); skipped") from None
 
 
+def _cell_python(text: str, rules: RuleSet) -> list[Hit]:
+    """A notebook cell as Python; a cell that does not parse holds no findings."""
+    try:
+        return scan_python(text, rules)[0]
+    except ScanError:
+        return []
+
+
+def _cell_shell(text: str, rules: RuleSet) -> list[Hit]:
+    return scan_text(text, "shell", rules)
+
+
 _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "requirements": scan_requirements_txt,
     "pyproject": scan_pyproject,
@@ -361,6 +376,7 @@ _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "conda": scan_conda,
     "dockerfile": lambda text, rules: scan_text(text, "dockerfile", rules),
     "shell": lambda text, rules: scan_text(text, "shell", rules),
+    "notebook": lambda text, rules: scan_notebook(text, rules, _cell_python, _cell_shell),
     "compose": lambda text, rules: scan_text(text, "compose", rules),
     "cmake": scan_cmake,
     "cuda": scan_cuda_source,
