@@ -129,6 +129,12 @@ def test_a_cmake_build_that_links_raft_and_its_cuda_lines_are_shown(tmp_path: Pa
     assert ("CMakeLists.txt", 10, "rapids-cuda", "error") in shown
 
 
+def test_a_raft_lookup_is_reported_in_a_cmake_file_that_never_says_cuda(tmp_path: Path) -> None:
+    source = "project(knn LANGUAGES CXX)\nfind_package(raft REQUIRED)\n"
+    report = _scan(tmp_path, {"CMakeLists.txt": source})
+    assert _shown(report) == {("CMakeLists.txt", 2, "rapids-cuda", "error")}
+
+
 def test_a_cmake_build_with_a_hip_path_is_left_alone(tmp_path: Path) -> None:
     source = _CMAKE_RAFT.replace("endif()", "else()\n  enable_language(HIP)\nendif()")
     report = _scan(tmp_path, {"CMakeLists.txt": source})

@@ -55,7 +55,7 @@ def scan_cmake(text: str, rules: RuleSet) -> list[Hit]:
     """CMakeLists.txt / *.cmake: a build that enables CUDA and never mentions HIP or ROCm, and
     the nvcc-only architecture flags it hard-codes."""
     rule = rules.by_check.get("cmake-cuda-only")
-    if "CUDA" not in text.upper():
+    if "CUDA" not in text.upper() and not _CMAKE_RAPIDS.search(text):
         return []
     code = "\n".join(line.split("#")[0] for line in text.splitlines())
     if _CMAKE_HIP.search(code):
