@@ -203,3 +203,28 @@ def test_a_bash_cell_is_scanned_as_shell(tmp_path: Path) -> None:
     raw = text.splitlines()
     line = next(i for i, ln in enumerate(raw, 1) if "docker run --gpus" in ln)
     assert ("demo.ipynb", line, "docker-gpus", "warn") in _shown(report)
+
+
+# -- ROCm target lists without the current Instinct targets ----------------------------------------
+
+
+def test_an_instinct_target_list_without_gfx942_is_reported_even_in_a_rocm_folder(
+    tmp_path: Path,
+) -> None:
+    dockerfile = 'FROM rocm/pytorch\nENV PYTORCH_ROCM_ARCH="gfx906;gfx908;gfx90a;gfx1100"\n'
+    report = _scan(tmp_path, {"docker/rocm/Dockerfile": dockerfile})
+    assert ("docker/rocm/Dockerfile", 2, "rocm-arch-list", "warn") in _shown(report)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'export PYTORCH_ROCM_ARCH="gfx90a;gfx942"',  # has a current Instinct target
+        "export PYTORCH_ROCM_ARCH=gfx950",
+        "export GPU_TARGETS=gfx1100",  # a Radeon build: no Instinct target asked for
+        "# PYTORCH_ROCM_ARCH=gfx90a (a comment)",
+    ],
+)
+def test_a_current_or_radeon_target_list_is_not_reported(tmp_path: Path, line: str) -> None:
+    report = _scan(tmp_path, {"build.sh": f"#!/bin/bash\n{line}\n"})
+    assert not [f for f in report.findings if f.rule_id == "rocm-arch-list"]

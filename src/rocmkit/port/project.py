@@ -262,12 +262,19 @@ def scan_file(
     return scanner(text, rules), False, text
 
 
+# context.note_for's words for a file that is ROCm's by its name
+ROCM_NAMED = "ROCm-specific by its name"
+
+
 def _group(rel: str, hits: Iterator[Hit], note: str) -> list[PortFinding]:
     """One finding per rule and severity in a file, with every line; a file with a ROCm
     counterpart (or in an NVIDIA-only folder) has its findings at info with the reason."""
     groups: dict[tuple[str, Severity], list[Hit]] = {}
+    rocm_named = note.startswith(ROCM_NAMED)
     for h in hits:
-        severity: Severity = "info" if note else h.severity
+        severity: Severity = (
+            "info" if note and not (rocm_named and h.rule.rocm_side) else h.severity
+        )
         groups.setdefault((h.rule.id, severity), []).append(h)
     out = []
     for (_, severity), group in groups.items():
@@ -288,7 +295,7 @@ def _group(rel: str, hits: Iterator[Hit], note: str) -> list[PortFinding]:
                 fix=first.rule.fix,
                 source=first.rule.source,
                 lines=tuple(h.line for h in group),
-                note=note,
+                note="" if rocm_named and first.rule.rocm_side else note,
             )
         )
     return out
