@@ -29,6 +29,7 @@ from rocmkit.port.findings import (
     PortFinding,
     PortReport,
 )
+from rocmkit.port.notebook import scan_notebook
 from rocmkit.port.package_imports import reported_by_package
 from rocmkit.port.python_scan import scan_python, trigger_keys
 from rocmkit.port.requirements import (
@@ -105,6 +106,8 @@ def classify(name: str, parent: str = "") -> str | None:
     """The scanner kind of a file name, or None when port has nothing to say about it."""
     if name.endswith(".py"):
         return "python"
+    if name.endswith(".ipynb"):
+        return "notebook"
     if name == "pyproject.toml":
         return "pyproject"
     if name == "setup.cfg":
@@ -259,12 +262,19 @@ def scan_file(
     return scanner(text, rules), False, text
 
 
+# context.note_for's words for a file that is ROCm's by its name
+ROCM_NAMED = "ROCm-specific by its name"
+
+
 def _group(rel: str, hits: Iterator[Hit], note: str) -> list[PortFinding]:
     """One finding per rule and severity in a file, with every line; a file with a ROCm
     counterpart (or in an NVIDIA-only folder) has its findings at info with the reason."""
     groups: dict[tuple[str, Severity], list[Hit]] = {}
+    rocm_named = note.startswith(ROCM_NAMED)
     for h in hits:
-        severity: Severity = "info" if note else h.severity
+        severity: Severity = (
+            "info" if note and not (rocm_named and h.rule.rocm_side) else h.severity
+        )
         groups.setdefault((h.rule.id, severity), []).append(h)
     out = []
     for (_, severity), group in groups.items():
@@ -285,7 +295,7 @@ def _group(rel: str, hits: Iterator[Hit], note: str) -> list[PortFinding]:
                 fix=first.rule.fix,
                 source=first.rule.source,
                 lines=tuple(h.line for h in group),
-                note=note,
+                note="" if rocm_named and first.rule.rocm_side else note,
             )
         )
     return out
@@ -354,6 +364,18 @@ def decode(data: bytes) -> str:
         raise ScanError(f"not UTF-8 (byte {exc.start}); skipped") from None
 
 
+def _cell_python(text: str, rules: RuleSet) -> list[Hit]:
+    """A notebook cell as Python; a cell that does not parse holds no findings."""
+    try:
+        return scan_python(text, rules)[0]
+    except ScanError:
+        return []
+
+
+def _cell_shell(text: str, rules: RuleSet) -> list[Hit]:
+    return scan_text(text, "shell", rules)
+
+
 _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "requirements": scan_requirements_txt,
     "pyproject": scan_pyproject,
@@ -361,6 +383,7 @@ _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "conda": scan_conda,
     "dockerfile": lambda text, rules: scan_text(text, "dockerfile", rules),
     "shell": lambda text, rules: scan_text(text, "shell", rules),
+    "notebook": lambda text, rules: scan_notebook(text, rules, _cell_python, _cell_shell),
     "compose": lambda text, rules: scan_text(text, "compose", rules),
     "cmake": scan_cmake,
     "cuda": scan_cuda_source,

@@ -25,6 +25,7 @@ from rocmkit.port import (
     cuda_libraries,
     installer,
     nvml_query,
+    ort_providers,
     pieces,
     whole_tree,
 )
@@ -47,6 +48,7 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     # gpus=: a Python docker client's run (python-on-whales), judged on the whole tree
     "container-gpu-request": ("DeviceRequest", container_gpus.NVIDIA_RESOURCE, "--gpus", "gpus="),
     "cuda-library-load": cuda_libraries.TRIGGERS + cuda_libraries.TRIGGERS_NVML,
+    "ort-nvidia-provider": (ort_providers.TRIGGER,),
 }
 # A file holding one of these looks at the ROCm side of an extension build.
 _HIP_BUILD_WORDS = ("ROCM_HOME", "HIP_HOME", "IS_HIP_EXTENSION", "version.hip", "is_rocm", "hipcc")
@@ -273,6 +275,8 @@ def scan_python(
             hits = nvml_query.move_to_launches(tree, hits)
     if "gpus=" in text and "ocker" in text:
         hits = hits + _docker_client_gpus(whole, rules)
+    if ort_providers.TRIGGER in text and any(p in text for p in ort_providers.NVIDIA_PROVIDERS):
+        hits = hits + _ort_provider_hits(whole, rules)
     if "CUDA_VISIBLE_DEVICES" in text and ("--gpus" in text or "nvidia" in text):
         hits = _visible_devices_as_vendor(text, rules, whole) + hits  # first: it wins the line
     if is_setup and _CUDA_LINK_TEXT.search(text) and not any(w in text for w in _HIP_BUILD_WORDS):
@@ -329,6 +333,21 @@ def _docker_client_gpus(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
     return [
         hit(c.lineno, c.col_offset + 1, rule, f"gpus={c.value!r}  (a docker client's --gpus)")
         for c in container_gpus.docker_client_gpus(tree)
+    ]
+
+
+def _ort_provider_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
+    """ONNX Runtime provider choices that test only NVIDIA's providers (ort_providers)."""
+    rule = rules.by_check.get("ort-nvidia-provider")
+    if rule is None:
+        return []
+    try:
+        tree = whole.tree()
+    except (SyntaxError, ValueError):
+        return []
+    return [
+        hit(c.line, c.column, rule, f"{c.provider!r} in get_available_providers()  (no AMD branch)")
+        for c in ort_providers.nvidia_only_choices(tree)
     ]
 
 

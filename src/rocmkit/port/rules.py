@@ -63,6 +63,9 @@ class Rule:
     # only: an `except ImportError` fallback around them never runs (installs_note says why).
     installs_on_rocm: tuple[str, ...] = ()
     installs_note: str = ""
+    # A rule about what a ROCm build is told to do (its target list): a file that is ROCm's by
+    # its name is where it matters, so that name does not make the finding info.
+    rocm_side: bool = False
 
     def __post_init__(self) -> None:
         assert self.severity in SEVERITIES, (self.id, self.severity)

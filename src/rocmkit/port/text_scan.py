@@ -55,17 +55,46 @@ def scan_cmake(text: str, rules: RuleSet) -> list[Hit]:
     """CMakeLists.txt / *.cmake: a build that enables CUDA and never mentions HIP or ROCm, and
     the nvcc-only architecture flags it hard-codes."""
     rule = rules.by_check.get("cmake-cuda-only")
-    if "CUDA" not in text.upper():
+    if "CUDA" not in text.upper() and not _CMAKE_RAPIDS.search(text):
         return []
     code = "\n".join(line.split("#")[0] for line in text.splitlines())
     if _CMAKE_HIP.search(code):
         return []
-    hits = nvcc_arch_hits(code, text, rules)
-    match = _CMAKE_CUDA.search(code)
-    if rule is None or match is None:
+    hits = nvcc_arch_hits(code, text, rules) + rapids_hits(code, text, rules)
+    if rule is None:
         return hits
-    number = code.count("\n", 0, match.start()) + 1
-    return [hit(number, 1, rule, text.splitlines()[number - 1].strip()), *hits]
+    # find_package(CUDAToolkit) only looks for the toolkit; enable_language(CUDA) / LANGUAGES
+    # CUDA is what makes the build compile CUDA. Where the two are apart, both lines are shown
+    # (the first of each), rather than guessing which one the reader acts on.
+    lines = text.splitlines()
+    firsts: dict[str, int] = {}
+    for match in _CMAKE_CUDA.finditer(code):
+        kind = "find" if match.group(0).lower().startswith("find_package") else "language"
+        firsts.setdefault(kind, code.count("\n", 0, match.start()) + 1)
+    return [hit(n, 1, rule, lines[n - 1].strip()) for n in sorted(set(firsts.values()))] + hits
+
+
+# RAPIDS libraries looked up by CMake (rapids-cmake's rapids_cpm_find / rapids_cpm_<lib>(), or
+# find_package): RAFT, RMM, cuDF, cuML, cuGraph and cuVS are CUDA libraries with no HIP build
+# (docs.rapids.ai/install: CUDA and NVIDIA drivers are system requirements).
+_RAPIDS_LIBRARIES = "raft|rmm|cudf|cuml|cugraph|cuvs"
+_CMAKE_RAPIDS = re.compile(
+    rf"rapids_cpm_find\s*\(\s*(?:{_RAPIDS_LIBRARIES})\b|rapids_cpm_(?:{_RAPIDS_LIBRARIES})\s*\("
+    rf"|find_package\s*\(\s*(?:{_RAPIDS_LIBRARIES})\b",
+    re.IGNORECASE,
+)
+
+
+def rapids_hits(code: str, text: str, rules: RuleSet) -> list[Hit]:
+    """Each line of `code` (comments blanked) that looks up a RAPIDS CUDA library."""
+    rule = rules.by_id.get("rapids-cuda")
+    if rule is None:
+        return []
+    lines = text.splitlines()
+    return [
+        hit(n, 1, rule, lines[n - 1].strip())
+        for n in sorted({code.count("\n", 0, m.start()) + 1 for m in _CMAKE_RAPIDS.finditer(code)})
+    ]
 
 
 # nvcc's architecture options (`-gencode arch=compute_80,code=sm_80`, `--generate-code=...`,

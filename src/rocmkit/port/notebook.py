@@ -1,0 +1,113 @@
+"""Jupyter notebooks (.ipynb): the code cells are scanned as Python, IPython's `!command` lines
+(for commands and environment variables, not `pip install` packages) and `%%bash`/`%%sh` cells
+as shell, each finding at the line of the raw JSON file that holds it.
+
+A notebook is JSON (nbformat 4: https://nbformat.readthedocs.io/en/latest/format_description.html):
+`cells`, each with `cell_type` and `source`, a list of lines (or one string). Jupyter writes each
+element of that list on its own line of the file, so a cell line is found again as the JSON
+string it was written as; a cell whose lines cannot be found that way is reported at the line
+where its source starts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+
+from rocmkit.port.findings import Hit
+from rocmkit.port.rules import RuleSet
+
+_SHELL_CELL = re.compile(r"%%(?:bash|sh|script\s+(?:ba)?sh)\b")
+_MAGIC = re.compile(r"^(\s*)(!|%)(.*)$")
+
+Scanner = Callable[[str, RuleSet], list[Hit]]
+
+
+def scan_notebook(text: str, rules: RuleSet, python: Scanner, shell: Scanner) -> list[Hit]:
+    """Hits of the notebook's code cells, at the raw file's lines (see the module doc)."""
+    try:
+        document = json.loads(text)
+    except ValueError:
+        return []
+    cells = document.get("cells") if isinstance(document, dict) else None
+    if not isinstance(cells, list):
+        return []
+    raw = [line.strip().rstrip(",") for line in text.splitlines()]
+    cursor = 0
+    hits: list[Hit] = []
+    for cell in cells:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", [])
+        lines = source.splitlines(keepends=True) if isinstance(source, str) else list(source)
+        if not lines or not all(isinstance(line, str) for line in lines):
+            continue
+        where, cursor = _raw_lines(raw, lines, cursor, isinstance(source, str))
+        hits.extend(_cell_hits(lines, where, rules, python, shell))
+    return hits
+
+
+def _raw_lines(
+    raw: list[str], lines: list[str], cursor: int, one_string: bool
+) -> tuple[list[int], int]:
+    """The 1-based raw line of each cell line, and where the next cell's search starts."""
+    if one_string:
+        whole = "".join(lines)
+        at = _find(raw, whole, cursor)
+        start = at if at is not None else cursor
+        return [start + 1] * len(lines), start + 1
+    where: list[int] = []
+    for line in lines:
+        at = _find(raw, line, cursor)
+        if at is None:
+            at = cursor  # not found as written: keep the last place
+        else:
+            cursor = at + 1
+        where.append(at + 1)
+    return where, cursor
+
+
+def _find(raw: list[str], value: str, start: int) -> int | None:
+    wanted = {json.dumps(value, ensure_ascii=False), json.dumps(value)}
+    wanted |= {f'"source": {w}' for w in wanted}
+    for index in range(start, len(raw)):
+        if raw[index] in wanted:
+            return index
+    return None
+
+
+def _cell_hits(
+    lines: list[str], where: list[int], rules: RuleSet, python: Scanner, shell: Scanner
+) -> list[Hit]:
+    first = lines[0].strip()
+    if first.startswith("%%"):
+        if not _SHELL_CELL.match(first):
+            return []  # another language (%%writefile, %%html, ...)
+        found = [h for h in shell("".join(lines[1:]), rules) if not h.rule.packages]
+        return _moved(found, where[1:])
+    code: list[str] = []
+    hits: list[Hit] = []
+    for index, line in enumerate(lines):
+        magic = _MAGIC.match(line.rstrip("\n"))
+        if magic is None:
+            code.append(line.rstrip("\n"))
+            continue
+        indent, sign, rest = magic.groups()
+        code.append(f"{indent}pass")  # keeps the cell's blocks and line numbers
+        if sign == "!":
+            # commands and environment variables only: a demo's `!pip install` cell is set-up
+            # for the notebook's own (often hosted) runtime, not the project's requirements
+            found = [h for h in shell(rest, rules) if not h.rule.packages]
+            hits.extend(_moved(found, where[index : index + 1]))
+    hits.extend(_moved(python("\n".join(code) + "\n", rules), where))
+    return hits
+
+
+def _moved(hits: list[Hit], where: list[int]) -> list[Hit]:
+    if not where:
+        return []
+    return [
+        Hit(where[min(h.line, len(where)) - 1], h.column, h.rule, h.evidence, h.severity)
+        for h in hits
+    ]

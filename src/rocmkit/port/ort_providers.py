@@ -1,0 +1,90 @@
+"""ONNX Runtime provider choices that only know NVIDIA's providers.
+
+ONNX Runtime runs a session on the first provider of `providers=[...]` that its build holds and
+falls back to CPUExecutionProvider; `onnxruntime.get_available_providers()` lists the providers
+of the installed build: CUDAExecutionProvider (and TensorrtExecutionProvider) for onnxruntime-gpu,
+ROCMExecutionProvider or MIGraphXExecutionProvider for the AMD builds (onnxruntime-rocm,
+onnxruntime-migraphx), never both
+(https://onnxruntime.ai/docs/execution-providers/,
+https://onnxruntime.ai/docs/api/python/api_summary.html). So a choice written as
+
+    if "CUDAExecutionProvider" in ort.get_available_providers():
+        providers = ["CUDAExecutionProvider", "CPUExecutionProvider"]
+
+is False on an AMD machine with the AMD build installed, and the session runs on the CPU without
+an error. A function that also names ROCMExecutionProvider or MIGraphXExecutionProvider already
+has the AMD branch; a test on a stored list (`"CUDAExecutionProvider" in available`) or a
+providers list given without a test is left alone (the list may come from the user: an opt-in).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+NVIDIA_PROVIDERS = ("CUDAExecutionProvider", "TensorrtExecutionProvider")
+AMD_PROVIDERS = ("ROCMExecutionProvider", "MIGraphXExecutionProvider")
+TRIGGER = "get_available_providers"
+
+
+@dataclass(frozen=True)
+class Choice:
+    line: int
+    column: int
+    provider: str
+
+
+def nvidia_only_choices(tree: ast.AST) -> list[Choice]:
+    """`"<NVIDIA provider>" in ...get_available_providers()` tests in a function (or module body)
+    that names no AMD provider."""
+    found: list[Choice] = []
+    for scope in _scopes(tree):
+        tests = [c for c in _own_nodes(scope) if isinstance(c, ast.Compare)]
+        choices = [c for c in (_nvidia_test(t) for t in tests) if c is not None]
+        if choices and not _names_amd_provider(scope):
+            found.extend(choices)
+    return found
+
+
+def _scopes(tree: ast.AST) -> Iterator[ast.AST]:
+    yield tree
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            yield node
+
+
+def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of `scope`, not those of the functions defined inside it."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _nvidia_test(compare: ast.Compare) -> Choice | None:
+    left = compare.left
+    if not (isinstance(left, ast.Constant) and left.value in NVIDIA_PROVIDERS):
+        return None
+    if len(compare.ops) != 1 or not isinstance(compare.ops[0], ast.In):
+        return None
+    right = compare.comparators[0]
+    if not isinstance(right, ast.Call):
+        return None
+    func = right.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if name != TRIGGER:
+        return None
+    return Choice(compare.lineno, compare.col_offset + 1, str(left.value))
+
+
+def _names_amd_provider(scope: ast.AST) -> bool:
+    # The whole scope, nested functions included: a helper inside it that picks the AMD
+    # provider is part of the same choice.
+    return any(
+        isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in AMD_PROVIDERS
+        for n in ast.walk(scope)
+    )
