@@ -16,7 +16,7 @@ Speed: port over the part against a plain os.walk + read + ast.parse of the same
 alternated for --rounds rounds in one process, in process CPU time (time.process_time).
 
     OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/port_score.py [--part dev|test|test2|...|test9|test10|test11|test12|test13|test14|test15|test16|test17|all]
-        [--rounds 3] [--write [--out FILE]]
+        [--exclude NAME ...] [--rounds 3] [--write [--out FILE]]
 
 Prints the scores; with --write saves benchmarks/results/port_score.json (or --out): commit,
 command, machine, load, every round, medians, spreads, per-project precision/recall, every false positive and miss).
@@ -341,11 +341,22 @@ def main() -> int:
         default=["all"],
         help="one or more parts; several named parts get `pooled` totals (not with all)",
     )
+    parser.add_argument(
+        "--exclude",
+        nargs="+",
+        default=[],
+        metavar="NAME",
+        help="leave these projects out (e.g. one a rules round saw by accident); recorded",
+    )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--write", action="store_true", help="save the result file (--out)")
     parser.add_argument("--out", type=Path, default=RESULT)
     args = parser.parse_args()
     projects = port_corpus.load_manifest()
+    unknown = set(args.exclude) - {p.name for p in projects}
+    if unknown:
+        parser.error(f"--exclude: no such project in the manifest: {', '.join(sorted(unknown))}")
+    projects = [p for p in projects if p.name not in args.exclude]
     problems = port_corpus.fetch(projects)
     if problems:
         print("\n".join(f"port corpus: could not fetch {p}" for p in problems), file=sys.stderr)
@@ -360,6 +371,7 @@ def main() -> int:
         "line_slack": LINE_SLACK,
         "manifest": {p.name: f"{p.version} {p.sha256[:12]} {p.part}" for p in projects},
         "split": port_corpus.load_split(),
+        "excluded": sorted(args.exclude),
         "parts": {},
     }
     for part in parts:
