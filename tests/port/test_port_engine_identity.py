@@ -870,3 +870,27 @@ def test_a_search_over_the_reversed_text_finds_what_the_pattern_finds(
     assert [python_scan._holds_match(pattern, t) for t in texts] == found
     assert 20 < sum(found) < len(texts) - 20  # matches and near misses both occur
     assert python_scan._backwards(pattern) is not None  # the reversed search is the one tested
+
+
+def test_the_vendor_aware_test_at_its_words_equals_the_case_insensitive_pattern() -> None:
+    import random
+
+    rng = random.Random(1)
+    seeds = ["torch.version.hip", "VERSION.Cuda", "is_hip", "IsHip", "is_rocm", "'hip'", '"HIP"']
+    seeds += ["is_cuda (", "is_cuda\u00a0(", "is_hipster", "chip", "ship'", "versionxhip", "ROCm"]
+    # characters `re` folds to an ASCII letter that lower-case to something else, or to two
+    pieces_of = ["\u0131", "\u0130", "\u212a", "\u017f", "\u00e9", "\U0001f600", "\u03a3", " "]
+    pieces_of += ["h", "I", "p", "_", "s", "(", "'", ".", "c", "u", "d", "a", "x", "\n"]
+    texts = list(seeds) + [p.read_text() for p in _fixture_python_files()[:40]]
+    for _ in range(3000):  # near misses: a seed with a few pieces inserted or swapped
+        text = list(rng.choice(seeds))
+        for _ in range(rng.randint(0, 3)):
+            at = rng.randint(0, len(text) - 1)
+            if rng.random() < 0.5:
+                text[at:at] = rng.choice(pieces_of)
+            else:
+                text[at] = rng.choice(pieces_of)
+        texts.append("".join(text))
+    found = [python_scan._VENDOR_AWARE.search(t) is not None for t in texts]
+    assert [python_scan.vendor_aware(t) for t in texts] == found
+    assert 100 < sum(found) < len(texts) - 100  # matches and near misses both occur
