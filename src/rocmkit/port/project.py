@@ -33,6 +33,7 @@ from rocmkit.port.package_imports import reported_by_package
 from rocmkit.port.python_scan import scan_python, trigger_keys
 from rocmkit.port.requirements import (
     build_isolation_hits,
+    new_scan,
     scan_conda,
     scan_pyproject,
     scan_requirements_txt,
@@ -190,6 +191,7 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
     num_files: Counter[str] = Counter()
     num_parsed = suppressed = 0
     files = list(iter_files(root, config.exclude))
+    new_scan()
     context = build_context(str(root), files)
     for path, rel, kind in files:
         num_files[kind] += 1
