@@ -908,8 +908,8 @@ _KERNEL = """__global__ void k(float* in, int n) {
 _HAZARD_TEXTS = [
     _KERNEL,
     # hazards inside comments, strings, raw strings and after digit separators are not hazards
-    "// threadIdx.x % 32\n/* __ballot(1) */\nconst char* s = \"asm(\\\"x\\\")\";\n"
-    'auto r = R"x(lane % 32)x";\nint big = 1\'000\'000;\n' + _KERNEL,
+    '// threadIdx.x % 32\n/* __ballot(1) */\nconst char* s = "asm(\\"x\\")";\n'
+    "auto r = R\"x(lane % 32)x\";\nint big = 1'000'000;\n" + _KERNEL,
     # dead on AMD: notes, not hazards
     "#ifndef __HIP_PLATFORM_AMD__\n" + _KERNEL + "#endif\n",
     "#if __CUDA_ARCH__ >= 700\n" + _KERNEL + "#else\n__global__ void k() {}\n#endif\n",
@@ -946,3 +946,22 @@ def test_hipify_hazards_without_translating_equal_the_hazards_of_a_translation(
         assert hazard_diagnostics(text, options=chosen) == expected
         num_found += len(expected)
     assert num_found > (0 if options.get("report_hazards") is False else 20)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"import x\r\nif torch.version.cuda:\r\n    from . import k\r\n",
+        b"a\rb\r\r\nc\n\r",
+        b"\xef\xbb\xbfimport os\n",
+        b"bad \xff\xfe utf-8 \xe2\x82 cut\r\n\xf0\x9f\x98\x80 emoji\r",
+        b"x" * 70000 + b"\r\n" + b"\xe2\x82\xac" * 30000 + b"\r",
+    ],
+    ids=["crlf", "lone-cr", "bom", "invalid-utf8", "large"],
+)
+def test_the_bytes_the_scan_read_give_the_text_a_note_would_read(
+    tmp_path: Path, data: bytes
+) -> None:
+    path = tmp_path / "m.py"
+    path.write_bytes(data)
+    assert vendor_loading._as_read(data) == vendor_loading._read(str(path))
