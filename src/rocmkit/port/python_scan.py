@@ -2028,7 +2028,8 @@ class _Visitor:
     def visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if self.reads_capability:
             self.functions.append((node.lineno, node.end_lineno or node.lineno))
-            for returned in ast.walk(node):
+            # a `return` is a statement: the statements hold every one ast.walk finds
+            for returned in pieces.statement_nodes(node):
                 if isinstance(returned, ast.Return) and returned.value is not None:
                     for compare in ast.walk(returned.value):
                         if isinstance(compare, ast.Compare):
@@ -2316,7 +2317,7 @@ def _branch_words(statements: list[ast.stmt]) -> list[str]:
     assigns, the modules it imports."""
     words: list[str] = []
     for statement in statements:
-        for node in ast.walk(statement):
+        for node in whole_tree.walk_from([statement]):  # ast.walk's order, less the contexts
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 words.append(node.value)
             elif isinstance(node, ast.Call):
