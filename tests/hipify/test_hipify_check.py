@@ -29,6 +29,7 @@ def test_public_api_is_pinned() -> None:
         "arch_table",
         "check_compiles",
         "find_hazards",
+        "hazard_diagnostics",
         "hipify_paths",
         "load_table",
         "translate",

@@ -870,3 +870,98 @@ def test_a_search_over_the_reversed_text_finds_what_the_pattern_finds(
     assert [python_scan._holds_match(pattern, t) for t in texts] == found
     assert 20 < sum(found) < len(texts) - 20  # matches and near misses both occur
     assert python_scan._backwards(pattern) is not None  # the reversed search is the one tested
+
+
+def test_the_vendor_aware_test_at_its_words_equals_the_case_insensitive_pattern() -> None:
+    import random
+
+    rng = random.Random(1)
+    seeds = ["torch.version.hip", "VERSION.Cuda", "is_hip", "IsHip", "is_rocm", "'hip'", '"HIP"']
+    seeds += ["is_cuda (", "is_cuda\u00a0(", "is_hipster", "chip", "ship'", "versionxhip", "ROCm"]
+    # characters `re` folds to an ASCII letter that lower-case to something else, or to two
+    pieces_of = ["\u0131", "\u0130", "\u212a", "\u017f", "\u00e9", "\U0001f600", "\u03a3", " "]
+    pieces_of += ["h", "I", "p", "_", "s", "(", "'", ".", "c", "u", "d", "a", "x", "\n"]
+    texts = list(seeds) + [p.read_text() for p in _fixture_python_files()[:40]]
+    for _ in range(3000):  # near misses: a seed with a few pieces inserted or swapped
+        text = list(rng.choice(seeds))
+        for _ in range(rng.randint(0, 3)):
+            at = rng.randint(0, len(text) - 1)
+            if rng.random() < 0.5:
+                text[at:at] = rng.choice(pieces_of)
+            else:
+                text[at] = rng.choice(pieces_of)
+        texts.append("".join(text))
+    found = [python_scan._VENDOR_AWARE.search(t) is not None for t in texts]
+    assert [python_scan.vendor_aware(t) for t in texts] == found
+    assert 100 < sum(found) < len(texts) - 100  # matches and near misses both occur
+
+
+_KERNEL = """__global__ void k(float* in, int n) {
+  int lane = threadIdx.x % 32;
+  float v = in[lane];
+  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  unsigned m = __ballot_sync(0xffffffff, v > 0);
+  in[lane] = v + m;
+}
+"""
+_HAZARD_TEXTS = [
+    _KERNEL,
+    # hazards inside comments, strings, raw strings and after digit separators are not hazards
+    '// threadIdx.x % 32\n/* __ballot(1) */\nconst char* s = "asm(\\"x\\")";\n'
+    "auto r = R\"x(lane % 32)x\";\nint big = 1'000'000;\n" + _KERNEL,
+    # dead on AMD: notes, not hazards
+    "#ifndef __HIP_PLATFORM_AMD__\n" + _KERNEL + "#endif\n",
+    "#if __CUDA_ARCH__ >= 700\n" + _KERNEL + "#else\n__global__ void k() {}\n#endif\n",
+    "#define WARP 32\n__global__ void g(int* o) { o[threadIdx.x / WARP] = 1; }\n",
+    # overloads that collide once translated: the whole translation decides
+    "#include <cuda.h>\nvoid f(cudaError_t e) {}\nvoid f(CUresult r) {}\n" + _KERNEL,
+    '#include <cuda_runtime.h>\n#include "local.h"\n#include <cusparse.h>\n' + _KERNEL,
+]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"mappings": "builtin"},
+        {"mappings": "builtin", "hip_version": "6.2"},
+        {"mappings": "builtin", "amd_undefined_macros": (("USE_TC", "sm80 only"),)},
+        {"mappings": "builtin", "report_hazards": False},
+    ],
+    ids=["builtin", "hip-6.2", "project-macros", "no-hazards"],
+)
+def test_hipify_hazards_without_translating_equal_the_hazards_of_a_translation(
+    options: dict[str, object],
+) -> None:
+    from rocmkit.hipify import TranslateOptions, hazard_diagnostics, translate
+
+    chosen = TranslateOptions(**options)  # type: ignore[arg-type]
+    corpus = Path(__file__).resolve().parents[1] / "hipify" / "corpus"
+    sources = [p.read_text() for p in sorted(corpus.glob("*.cu"))]
+    sources += [p.read_text() for p in sorted(engine_snapshot.FIXTURES.rglob("*.cu*"))]
+    num_found = 0
+    for text in [*_HAZARD_TEXTS, *sources]:
+        full = translate(text, options=chosen).diagnostics
+        expected = tuple(d for d in full if d.kind == "hazard")
+        assert hazard_diagnostics(text, options=chosen) == expected
+        num_found += len(expected)
+    assert num_found > (0 if options.get("report_hazards") is False else 20)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"import x\r\nif torch.version.cuda:\r\n    from . import k\r\n",
+        b"a\rb\r\r\nc\n\r",
+        b"\xef\xbb\xbfimport os\n",
+        b"bad \xff\xfe utf-8 \xe2\x82 cut\r\n\xf0\x9f\x98\x80 emoji\r",
+        b"x" * 70000 + b"\r\n" + b"\xe2\x82\xac" * 30000 + b"\r",
+    ],
+    ids=["crlf", "lone-cr", "bom", "invalid-utf8", "large"],
+)
+def test_the_bytes_the_scan_read_give_the_text_a_note_would_read(
+    tmp_path: Path, data: bytes
+) -> None:
+    path = tmp_path / "m.py"
+    path.write_bytes(data)
+    assert vendor_loading._as_read(data) == vendor_loading._read(str(path))

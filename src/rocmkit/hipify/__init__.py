@@ -15,6 +15,7 @@ from rocmkit.hipify.translate import (
     Translation,
     TranslationStats,
     amd_dead_branches,
+    hazard_diagnostics,
     translate,
 )
 
@@ -33,6 +34,7 @@ __all__ = [
     "arch_table",
     "check_compiles",
     "find_hazards",
+    "hazard_diagnostics",
     "hipify_paths",
     "load_table",
     "translate",

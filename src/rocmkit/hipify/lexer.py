@@ -72,6 +72,12 @@ def _trie(words: list[str]) -> str:
 
 
 _FULL_SCANNER = build_scanner()
+# The master pattern without identifiers: the same comments, literals and includes (no
+# identifier match can hide the start of one: a name holds none of their first characters but a
+# raw string's prefix, and a raw string is tried first and needs a non-word character before it).
+PROTECTED_SCANNER = re.compile(
+    f"(?=[{_LEAD}])(?:{'|'.join((COMMENT, RAW_STRING, STRING, CHAR, INCLUDE))})", _FLAGS
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ from rocmkit.hipify import (
     warp,
     warpsize,
 )
-from rocmkit.hipify.lexer import build_scanner, line_columns
+from rocmkit.hipify.lexer import PROTECTED_SCANNER, build_scanner, line_columns
 from rocmkit.hipify.mappings import (
     CUDA_LOOKING,
     MappingSource,
@@ -246,6 +246,50 @@ def translate(text: str, *, options: TranslateOptions = DEFAULT_OPTIONS) -> Tran
             if options.translate_strings and kind in ("string", "raw"):
                 scan.literal(match, scanner)
     return scan.finish()
+
+
+def hazard_diagnostics(
+    text: str, *, options: TranslateOptions = DEFAULT_OPTIONS
+) -> tuple[Diagnostic, ...]:
+    """The diagnostics of kind "hazard" that translate() gives `text`, without translating it:
+    only comments, literals and includes are lexed (no identifier is mapped) and only the passes
+    that report hazards run. Options that add hazards from the translation itself (a target HIP
+    release, libraries the target lacks, the project's own headers) and text whose overloads may
+    collide once translated take the whole translation."""
+    table, _ = _scanner(options.mappings, options.hip_version)
+    if (
+        options.hip_version is not None
+        or options.absent_libraries
+        or options.project_headers
+        or _colliding_types(text, table, options)
+    ):
+        return tuple(d for d in translate(text, options=options).diagnostics if d.kind == "hazard")
+    scan = _Scan(text, table, options)
+    for match in PROTECTED_SCANNER.finditer(text):
+        if match.lastgroup == "include":
+            scan.include(match)  # a CUDA toolkit header whose HIP counterpart differs
+        else:
+            scan.protected.append(match.span())
+    scan._cuda_arch()
+    if options.report_hazards:
+        scan._hazards()
+    return tuple(d for d in scan._diagnostics() if d.kind == "hazard")
+
+
+def _colliding_types(text: str, table: MappingTable, options: TranslateOptions) -> set[str]:
+    """The HIP types two CUDA types that `text` spells become (`hipError_t` from `CUresult` and
+    `cudaError_t`): overloads on them may collide once translated (overloads.py)."""
+    # Every pair HIP merges has a driver-API type (`CUresult`, `CUstream`): the driver type
+    # names the file spells (a search for a literal start, in C), then whether it also
+    # spells another CUDA name of the same HIP type. Most files stop at the first step.
+    shared_types = _shared_hip_types(options.mappings, options.hip_version)
+    shared: set[str] = set()
+    for name in {m.group() for m in _DRIVER_TYPE.finditer(text)}:
+        mapping = table.identifiers.get(name)
+        others = shared_types.get(mapping.hip, ()) if mapping is not None else ()
+        if any(other != name and other in text for other in others):
+            shared.add(mapping.hip)  # type: ignore[union-attr]
+    return shared
 
 
 class _Scan:
@@ -485,17 +529,8 @@ class _Scan:
     def _colliding_overloads(self) -> None:
         """Overloads that become one after translation (`check(CUresult)`, `check(cudaError_t)`):
         the later ones are compiled out with `#if 0` and reported (overloads.py)."""
-        # Every pair HIP merges has a driver-API type (`CUresult`, `CUstream`): the driver type
-        # names the file spells (a search for a literal start, in C), then whether it also
-        # spells another CUDA name of the same HIP type. Most files stop at the first step.
         text = self.text
-        shared_types = _shared_hip_types(self.options.mappings, self.options.hip_version)
-        shared: set[str] = set()
-        for name in {m.group() for m in _DRIVER_TYPE.finditer(text)}:
-            mapping = self.table.identifiers.get(name)
-            others = shared_types.get(mapping.hip, ()) if mapping is not None else ()
-            if any(other != name and other in text for other in others):
-                shared.add(mapping.hip)  # type: ignore[union-attr]
+        shared = _colliding_types(text, self.table, self.options)
         if not shared:
             return
         sources: dict[str, set[str]] = {}

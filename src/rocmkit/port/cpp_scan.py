@@ -149,18 +149,19 @@ _DEFINE_NAME = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.MULTILINE)
 
 
 def _hipify_hazards(text: str, rules: RuleSet, switches: set[int], hip_aware: bool) -> list[Hit]:
-    from rocmkit.hipify import TranslateOptions, find_hazards, translate
+    from rocmkit.hipify import TranslateOptions, find_hazards, hazard_diagnostics
 
     if next(find_hazards(text), None) is None:
         return []  # the same regexes translate() runs: nothing to confirm, skip the translation
     warp = rules.by_check.get("cuda-source")
     ptx = rules.by_check.get("cuda-inline-ptx") or warp
-    translation = translate(text, options=TranslateOptions(mappings="builtin"))
+    # translate()'s hazards without its translation (no identifier mapped, no text rewritten)
+    diagnostics = hazard_diagnostics(text, options=TranslateOptions(mappings="builtin"))
     widths = _width_definitions(text, switches)
     hits = []
     uses: dict[str, list[int]] = {}
-    for d in translation.diagnostics:
-        if d.kind != "hazard" or d.category == "cuda-arch":
+    for d in diagnostics:
+        if d.category == "cuda-arch":
             continue
         rule = ptx if d.category == "inline-ptx" else warp
         if rule is None:

@@ -34,6 +34,7 @@ from rocmkit.port.package_imports import reported_by_package
 from rocmkit.port.python_scan import scan_python, trigger_keys
 from rocmkit.port.requirements import (
     build_isolation_hits,
+    new_scan,
     scan_conda,
     scan_pyproject,
     scan_requirements_txt,
@@ -193,12 +194,17 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
     num_files: Counter[str] = Counter()
     num_parsed = suppressed = 0
     files = list(iter_files(root, config.exclude))
+    new_scan()
     context = build_context(str(root), files)
+    # Each file's findings get their note once every file is read: the note reads the Python
+    # files beside it (vendor_loading), whose bytes this loop has read by then.
+    pending: list[tuple[str, list[Hit]]] = []
+    read = context.cuda_loading.read if context.cuda_loading is not None else None
     for path, rel, kind in files:
         num_files[kind] += 1
         try:
             hits, parsed, text = scan_file(
-                path, kind, rules, config.max_bytes, context.own_packages
+                path, kind, rules, config.max_bytes, context.own_packages, read
             )
         except ScanError as exc:
             issues.append(FileIssue(path=rel, reason=str(exc)))
@@ -213,6 +219,8 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
         ignores = inline_ignores(text)
         kept = drop_ignored(hits, ignores) if ignores else hits
         suppressed += len(hits) - len(kept)
+        pending.append((rel, kept))
+    for rel, kept in pending:
         findings.extend(_group(rel, _dedupe(kept), context.note_for(rel)))
     findings = reported_by_package(findings)
     if root.is_dir():  # a file scanned alone says nothing about the rest of its project
@@ -238,11 +246,19 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
 
 
 def scan_file(
-    path: str, kind: str, rules: RuleSet, max_bytes: int, own: frozenset[str] = frozenset()
+    path: str,
+    kind: str,
+    rules: RuleSet,
+    max_bytes: int,
+    own: frozenset[str] = frozenset(),
+    read: Callable[[str, bytes], None] | None = None,
 ) -> tuple[list[Hit], bool, str]:
-    """(hits, parsed-as-Python?, text) for one file; ScanError when it cannot be read as text."""
+    """(hits, parsed-as-Python?, text) for one file; ScanError when it cannot be read as text.
+    `read(path, data)` is told the bytes of each Python file."""
     data = read_bytes(path, max_bytes)
     if kind == "python":
+        if read is not None:
+            read(path, data)
         # Most Python files hold no trigger: that is decided on the raw bytes, and such a file is
         # only checked for valid UTF-8 (free when it is ASCII), never decoded or scanned. A
         # setup.py is always scanned: its requirement lists hold packages, not trigger words.

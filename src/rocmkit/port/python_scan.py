@@ -2003,7 +2003,7 @@ class _Visitor:
         it name the feature; None where the threshold is not a constant or nothing is named."""
         if "pytest" in self.text or "unittest" in self.text:
             return None  # a test picks which tests run: a wrong pick fails a test, not a user
-        if _VENDOR_AWARE.search(self.text):
+        if vendor_aware(self.text):
             return None  # the module already asks which vendor's torch runs it (as tables do)
         for verdict, compare in zip(verdicts, compares, strict=True):
             if verdict != "warn":  # safe for every AMD GPU, or an equality: a per-chip choice
@@ -2047,7 +2047,8 @@ class _Visitor:
     def visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if self.reads_capability:
             self.functions.append((node.lineno, node.end_lineno or node.lineno))
-            for returned in ast.walk(node):
+            # a `return` is a statement: the statements hold every one ast.walk finds
+            for returned in pieces.statement_nodes(node):
                 if isinstance(returned, ast.Return) and returned.value is not None:
                     for compare in ast.walk(returned.value):
                         if isinstance(compare, ast.Compare):
@@ -2335,7 +2336,7 @@ def _branch_words(statements: list[ast.stmt]) -> list[str]:
     assigns, the modules it imports."""
     words: list[str] = []
     for statement in statements:
-        for node in ast.walk(statement):
+        for node in whole_tree.walk_from([statement]):  # ast.walk's order, less the contexts
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 words.append(node.value)
             elif isinstance(node, ast.Call):
@@ -2354,6 +2355,29 @@ def _branch_words(statements: list[ast.stmt]) -> list[str]:
 _VENDOR_AWARE = re.compile(
     r"(?i)version\.(?:hip|cuda)|is_?hip\b|is_?rocm|rocm|[\"']hip[\"']|is_cuda\s*\("
 )
+# Each alternative holds one of these words, at these offsets from where its match starts.
+_VENDOR_AWARE_ANCHORS = (("rocm", (0,)), ("hip", (8, 3, 2, 1)), ("cuda", (8, 3)))
+_ASCII_LETTER = re.compile(r"(?i)[a-z]")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def vendor_aware(text: str) -> bool:
+    """Whether _VENDOR_AWARE matches `text`: tried only where one of its words is in the
+    lower-cased text (a case-insensitive pattern with no literal to skip to tries every
+    character of a large module). Exact where lower-casing keeps every place and every character
+    `re` folds to an ASCII letter lower-cases to it; the pattern itself elsewhere."""
+    low = text.lower()
+    if len(low) != len(text) or (
+        not text.isascii() and any(_ASCII_LETTER.match(c) for c in set(_NON_ASCII.findall(text)))
+    ):
+        return _VENDOR_AWARE.search(text) is not None
+    for word, offsets in _VENDOR_AWARE_ANCHORS:
+        at = low.find(word)
+        while at >= 0:
+            if any(at >= k and _VENDOR_AWARE.match(text, at - k) for k in offsets):
+                return True
+            at = low.find(word, at + 1)
+    return False
 
 
 def _only_displays(statements: list[ast.stmt]) -> bool:

@@ -7,6 +7,7 @@ parser takes the name and extras and skips the version analysis (it never guesse
 from __future__ import annotations
 
 import configparser
+import functools
 import re
 import sys
 from collections.abc import Iterable, Iterator
@@ -46,6 +47,9 @@ class ParsedRequirement:
     on_linux: bool = True  # False: its environment marker leaves it out on Linux, where ROCm runs
 
 
+# A scan parses the same strings several times (a pyproject.toml's lists by its scanner, then by
+# the declared-version and extras checks): parsed once per scan, keyed on the string itself.
+@functools.lru_cache(maxsize=4096)
 def parse_requirement(text: str) -> ParsedRequirement | None:
     """Name, extras, specifier and URL of one PEP 508 string (or a bare wheel/VCS URL)."""
     text = text.strip()
@@ -68,6 +72,11 @@ def parse_requirement(text: str) -> ParsedRequirement | None:
         return None
     extras = frozenset(e.strip() for e in (match.group(2) or "").split(",") if e.strip())
     return ParsedRequirement(match.group(1), extras, "", text if "://" in text else "")
+
+
+def new_scan() -> None:
+    """Forget the strings parsed by an earlier scan (the cache holds one scan's strings)."""
+    parse_requirement.cache_clear()
 
 
 # The machine a ROCm torch runs on (PyTorch's ROCm wheels are Linux x86-64 builds): the PEP 508

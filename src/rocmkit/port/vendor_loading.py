@@ -19,6 +19,7 @@ from rocmkit.port import pieces
 
 _GATE_WORDS = ("version.cuda", "version.hip")
 _MAX_BYTES = 4 << 20  # the scan's default --max-bytes
+_KEPT_BYTES = 64 << 20  # the scan's bytes kept for the notes, at most
 _IMPORT = re.compile(
     r"(?m)^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+([^\n#]+)|import[ \t]+([^\n#]+))"
 )
@@ -41,6 +42,15 @@ class CudaLoading:
         self.gates: dict[str, dict[str, str]] = {}  # folder -> {target: 'rel:line'}
         self.confirmed: dict[str, bool] = {}  # target -> imported nowhere else
         self.texts: dict[str, str] = {}
+        self.data: dict[str, bytes] = {}  # path -> the bytes the scan read (see read)
+        self.num_bytes = 0
+
+    def read(self, path: str, data: bytes) -> None:
+        """The scan read `data` from `path`: kept (up to _KEPT_BYTES in all) so that a note
+        need not read it again."""
+        if self.num_bytes + len(data) <= _KEPT_BYTES:
+            self.data[path] = data
+            self.num_bytes += len(data)
 
     def note_for(self, rel: str) -> str:
         """Why this file's findings are info ('' when no enclosing module is CUDA-only)."""
@@ -57,7 +67,12 @@ class CudaLoading:
 
     def _text(self, rel: str) -> str:
         if rel not in self.texts:
-            self.texts[rel] = _read(self.paths[rel])
+            path = self.paths[rel]
+            data = self.data.get(path)
+            if data is not None and len(data) <= _MAX_BYTES:
+                self.texts[rel] = _as_read(data)
+            else:
+                self.texts[rel] = _read(path)
         return self.texts[rel]
 
     def _gates(self, folder: str) -> dict[str, str]:
@@ -83,6 +98,13 @@ class CudaLoading:
                 if rel != gating and not rel.startswith(target + "/") and last in self._text(rel)
             )
         return self.confirmed[target]
+
+
+def _as_read(data: bytes) -> str:
+    """What _read gives for a file holding `data`: text mode decodes with replacement and
+    reads every line ending as a newline."""
+    text = data.decode("utf-8", errors="replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def _read(path: str) -> str:
