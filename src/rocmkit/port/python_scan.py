@@ -338,12 +338,8 @@ def _docker_client_gpus(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
 
 def _ort_provider_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
     """ONNX Runtime provider choices that test only NVIDIA's providers (ort_providers)."""
-    rule = rules.by_check.get("ort-nvidia-provider")
-    if rule is None:
-        return []
-    try:
-        tree = whole.tree()
-    except (SyntaxError, ValueError):
+    rule, tree = _rule_and_tree(rules, "ort-nvidia-provider", whole)
+    if rule is None or tree is None:
         return []
     return [
         hit(c.line, c.column, rule, f"{c.provider!r} in get_available_providers()  (no AMD branch)")
