@@ -185,6 +185,19 @@ def test_a_notebook_cell_that_runs_nvidia_smi_is_reported_at_its_json_line(
     assert lines == {python_line, bang_line}
 
 
+def test_the_same_line_in_two_cells_is_reported_at_each_cells_own_json_line(
+    tmp_path: Path,
+) -> None:
+    filler = [f"x{i} = {i}\n" for i in range(200)]
+    text = _notebook(["!nvidia-smi\n"], filler, ["!nvidia-smi\n"])
+    report = _scan(tmp_path, {"demo.ipynb": text})
+    raw = text.splitlines()
+    expected = {i for i, ln in enumerate(raw, 1) if '"!nvidia-smi\\n"' in ln}
+    assert len(expected) == 2
+    lines = {line for (path, line, rule, _s) in _shown(report) if rule == "nvidia-smi"}
+    assert lines == expected
+
+
 def test_markdown_and_other_language_cells_are_not_scanned(tmp_path: Path) -> None:
     # the markdown cell names nvidia-smi; a %%writefile cell is a file's text, not code run here
     # a demo's `!pip install` set-up lines are the notebook runtime's, not requirements

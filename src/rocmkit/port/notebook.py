@@ -11,6 +11,7 @@ where its source starts.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Callable
@@ -33,7 +34,9 @@ def scan_notebook(text: str, rules: RuleSet, python: Scanner, shell: Scanner) ->
     cells = document.get("cells") if isinstance(document, dict) else None
     if not isinstance(cells, list):
         return []
-    raw = [line.strip().rstrip(",") for line in text.splitlines()]
+    raw: dict[str, list[int]] = {}  # a raw line, stripped of its indent and comma -> its indexes
+    for index, line in enumerate(text.splitlines()):
+        raw.setdefault(line.strip().rstrip(","), []).append(index)
     cursor = 0
     hits: list[Hit] = []
     for cell in cells:
@@ -49,7 +52,7 @@ def scan_notebook(text: str, rules: RuleSet, python: Scanner, shell: Scanner) ->
 
 
 def _raw_lines(
-    raw: list[str], lines: list[str], cursor: int, one_string: bool
+    raw: dict[str, list[int]], lines: list[str], cursor: int, one_string: bool
 ) -> tuple[list[int], int]:
     """The 1-based raw line of each cell line, and where the next cell's search starts."""
     if one_string:
@@ -68,13 +71,17 @@ def _raw_lines(
     return where, cursor
 
 
-def _find(raw: list[str], value: str, start: int) -> int | None:
+def _find(raw: dict[str, list[int]], value: str, start: int) -> int | None:
+    """The first raw line at or after `start` that holds `value` as Jupyter writes it."""
     wanted = {json.dumps(value, ensure_ascii=False), json.dumps(value)}
     wanted |= {f'"source": {w}' for w in wanted}
-    for index in range(start, len(raw)):
-        if raw[index] in wanted:
-            return index
-    return None
+    found = []
+    for w in wanted:
+        indexes = raw.get(w, [])
+        i = bisect.bisect_left(indexes, start)
+        if i < len(indexes):
+            found.append(indexes[i])
+    return min(found, default=None)
 
 
 def _cell_hits(
