@@ -27,16 +27,21 @@ the toolkit headers it includes; for a library header, the HIP library header st
 (`= hipfft/hipfftXt.h`, `~ ... - MISSING`, `! ... - NAMES` declared with other parameters, or
 `- <hipblaslt/hipblaslt.h> (...)` when the release does not install it); `- NAMES` otherwise.
 
-    W="--wheel /tmp/cuda13-wheels/*.whl" (each file), L="--library
+A full toolkit install (NVIDIA's packages, not pip) adds a few headers no wheel ships
+(crt/nvfunctional, nvfunctional, nvsandboxutils.h, nvsandboxutils_loader.h, seen on a CUDA 13.0
+V13.0.88 install); copy them into a folder and pass it with `--headers DIR=SOURCE` (H below),
+which records each file's sha256.
+
+    W="--wheel /tmp/cuda13-wheels/*.whl" (each file), H="--headers DIR=SOURCE", L="--library
     /work/.mirror/ROCm+{hipBLAS,hipBLASLt,hipFFT,hipRAND,hipSOLVER,hipSPARSE}/repo" (each):
     python benchmarks/hipify_cuda_headers.py --cuda /usr/local/cuda --version 5.2 \
         --dir /usr/include --source "Debian bookworm libamdhip64-dev 5.2.3-8, /usr/include/hip" \
         --compiler-dir /usr/lib/llvm-15/lib/clang/15.0.6/include --hipcc /usr/bin/hipcc \
-        $W --library-tag rocm-5.2.3 $L
+        $W $H --library-tag rocm-5.2.3 $L
     python benchmarks/hipify_cuda_headers.py --cuda /usr/local/cuda --version 6.2 --tag rocm-6.2.2 \
         --git /work/.mirror/ROCm+HIP/repo:include --git /work/.mirror/ROCm+clr/repo:hipamd/include \
         --compiler-dir /usr/lib/llvm-15/lib/clang/15.0.6/include --hipcc /usr/bin/hipcc \
-        $W --library-tag rocm-6.2.2 $L
+        $W $H --library-tag rocm-6.2.2 $L
 """
 
 from __future__ import annotations
@@ -426,6 +431,15 @@ def main() -> None:
         "--cache", type=Path, default=Path("/tmp/rocmkit-cuda-wheels"), help="unpacked wheels"
     )
     parser.add_argument(
+        "--headers",
+        metavar="DIR=SOURCE",
+        action="append",
+        default=[],
+        help="an include directory of a full toolkit install whose headers no wheel ships "
+        "(crt/nvfunctional, nvsandboxutils.h), and where it comes from; each added file's "
+        "sha256 is recorded",
+    )
+    parser.add_argument(
         "--library", type=Path, action="append", default=[], help="a HIP library git checkout"
     )
     parser.add_argument("--library-tag", help="the ROCm tag of the --library checkouts")
@@ -451,6 +465,18 @@ def main() -> None:
         files |= added
         from_wheels |= set(added)
         components.append(f"# component: {component} ({len(added)} headers)")
+    for spec in args.headers:
+        folder, _, source = spec.partition("=")
+        if not source:
+            raise SystemExit(f"--headers {spec}: give DIR=SOURCE (where the headers come from)")
+        added = {h: p for h, p in toolkit_headers(Path(folder)).items() if h not in files}
+        files |= added
+        from_wheels |= set(added)
+        digests = ", ".join(
+            f"{h} sha256:{hashlib.sha256(p.read_bytes()).hexdigest()}"
+            for h, p in sorted(added.items())
+        )
+        components.append(f"# headers: {source}: {digests}")
     libraries = hip_libraries(args.library, args.library_tag)
     components += [f"# HIP library: {source}" for source in libraries.sources]
     decided = decide(files, hip_spelled, libraries, from_wheels)
