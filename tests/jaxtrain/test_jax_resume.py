@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -17,6 +19,15 @@ from rocmkit.errors import UserError  # noqa: E402
 from rocmkit.jaxtrain import train  # noqa: E402
 from rocmkit.jaxtrain.loop import setup, step_input  # noqa: E402
 from rocmkit.platform import detect  # noqa: E402
+
+# XLA on a GPU picks each compile's kernels by timing them unless told to stay deterministic;
+# tests/gpu/test_gpu_jax.py runs the resume test under this flag and demands bit-identity.
+DETERMINISTIC_FLAG = "--xla_gpu_exclude_nondeterministic_ops=true"
+
+
+def _exact() -> bool:
+    """Bit-identical resume is promised on CPU, and on a GPU under DETERMINISTIC_FLAG."""
+    return jax.default_backend() == "cpu" or DETERMINISTIC_FLAG in os.environ.get("XLA_FLAGS", "")
 
 
 def _params(session):
@@ -38,7 +49,10 @@ def test_resume_continues_exactly(tmp_path):
             tmp_path / "split", train__steps=6, checkpoint__resume="auto", precision__dtype="fp16"
         )
     )
-    assert first.losses + second.losses == full.losses  # bit-identical, not just close
+    if _exact():
+        assert first.losses + second.losses == full.losses  # bit-identical, not just close
+    else:  # XLA autotunes each compile by timing on a GPU (docs/train-jax.md): the last bits move
+        np.testing.assert_allclose(first.losses + second.losses, full.losses, rtol=1e-5)
     a = setup(
         small_config(
             tmp_path / "straight",
@@ -56,7 +70,10 @@ def test_resume_continues_exactly(tmp_path):
     )
     assert a.step == b.step == 6
     for x, y in zip(_params(a), _params(b), strict=True):
-        np.testing.assert_array_equal(x, y)
+        if _exact():
+            np.testing.assert_array_equal(x, y)
+        else:
+            np.testing.assert_allclose(x, y, rtol=1e-3, atol=1e-5)
     a.checkpoints.close()
     b.checkpoints.close()
     other_model = small_config(

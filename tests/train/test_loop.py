@@ -170,6 +170,27 @@ def test_mfu_uses_the_hardware_facts_peak_and_never_guesses():
     assert peak_flops_per_device(Platform(backend="cpu", torch_version="x"), "fp32") is None
 
 
+def test_an_fp32_run_is_bounded_by_the_tf32_peak_it_may_use():
+    """fp32 runs multiply in TF32/XF32 unless strict_fp32 (train.device): their MFU is against
+    that peak, not the CUDA-core fp32 one (an H200 showed 189 % MFU); chips without TF32/XF32
+    keep the fp32 peak."""
+    from rocmkit.platform import DeviceInfo, Platform
+    from rocmkit.train.config import PrecisionConfig
+    from rocmkit.train.metrics import peak_flops_per_device
+    from rocmkit.train.precision import peak_dtype_name
+
+    def peak(name: str, arch: str, **precision: object) -> float | None:
+        device = DeviceInfo(index=0, name=name, vendor="x", arch=arch)
+        gpu = Platform(backend="cuda", torch_version="x", devices=(device,), gpu_available=True)
+        return peak_flops_per_device(gpu, peak_dtype_name(PrecisionConfig(**precision)))
+
+    assert peak("NVIDIA H200", "sm_90", dtype="fp32") == pytest.approx(494.7e12)
+    assert peak("NVIDIA H200", "sm_90", dtype="fp32", strict_fp32=True) == pytest.approx(67e12)
+    assert peak("NVIDIA H200", "sm_90", dtype="bf16") == pytest.approx(989.4e12)
+    assert peak("AMD Instinct MI300X", "gfx942", dtype="fp32") == pytest.approx(653.7e12)
+    assert peak("AMD Instinct MI250X", "gfx90a", dtype="fp32") == pytest.approx(95.7e12)
+
+
 def test_a_cpu_run_on_a_gpu_machine_has_no_mfu(run_dir: Path):
     """The GPU's peak says nothing about a run on the CPU (found on an H200 box)."""
     from rocmkit.platform import DeviceInfo, Platform

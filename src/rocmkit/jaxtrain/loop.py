@@ -55,6 +55,7 @@ from rocmkit.train.metrics import (
     summarize,
 )
 from rocmkit.train.models.gpt import gpt_flops_per_token
+from rocmkit.train.precision import peak_dtype_name
 
 __all__ = ["BACKEND", "Session", "select_devices", "setup", "train"]
 
@@ -114,7 +115,9 @@ def train(
     session = setup(config, platform or detect())
     try:
         signals = on_stop_signals(session.receive_signal) if handle_signals else None
-        with signals or contextlib.nullcontext():
+        # XLA multiplies fp32 in TF32 on GPUs by default, as torch does under train.device
+        precision = "highest" if config.precision.strict_fp32 else None
+        with signals or contextlib.nullcontext(), jax.default_matmul_precision(precision):
             result = _run(session, callbacks)
     finally:
         session.checkpoints.close()
@@ -190,7 +193,7 @@ def setup(config: TrainConfig, platform: Platform) -> Session:
         make_batch=make_batch,
         num_params=num_params,
         flops_per_sample=gpt_flops_per_token(config.model, num_params) * config.model.seq_len,
-        peak_flops=_peak_flops(platform, devices, config.precision.dtype),
+        peak_flops=_peak_flops(platform, devices, peak_dtype_name(config.precision)),
         checkpoints=ckpt.Checkpoints(
             config.checkpoint_dir / ckpt.SUBDIR, keep=config.checkpoint.keep
         ),

@@ -64,12 +64,18 @@ class TrainResult:
 
 
 def peak_flops_per_device(platform: Platform, dtype: str, index: int = 0) -> float | None:
-    """Dense peak FLOP/s of GPU `index` for `dtype`; None on CPU or for unknown devices."""
+    """Dense peak FLOP/s of GPU `index` for `dtype`; None on CPU or for unknown devices.
+
+    "tf32" on a chip without TF32/XF32 (CDNA2, CDNA4, RDNA) is its fp32 peak: fp32 matmuls that
+    may use TF32 run at the fp32 rate there.
+    """
     if not platform.gpu_available or index >= len(platform.devices):
         return None
     device = platform.devices[index]
     spec = lookup_spec(device.arch, device.name)
     peak_tflops = spec.peak_for(dtype) if spec else None
+    if spec and peak_tflops is None and dtype == "tf32":
+        peak_tflops = spec.peak_for("fp32")
     return peak_tflops * 1e12 if peak_tflops else None
 
 

@@ -145,5 +145,11 @@ def fsdp_param_dtype(config: PrecisionConfig) -> torch.dtype | None:
 
 
 def peak_dtype_name(config: PrecisionConfig) -> str:
-    """The hardware-facts dtype whose peak bounds this run's matmuls (for MFU)."""
-    return precision_spec(config.dtype).peak_dtype
+    """The hardware-facts dtype whose peak bounds this run's matmuls (for MFU).
+
+    An fp32 run on a GPU multiplies in TF32/XF32 unless precision.strict_fp32 (train.device), so
+    its bound is the tf32 peak: against the CUDA-core fp32 peak an H200 showed 189 % MFU.
+    peak_flops_per_device falls back to fp32 on chips without TF32/XF32.
+    """
+    name = precision_spec(config.dtype).peak_dtype
+    return "tf32" if name == "fp32" and not config.strict_fp32 else name
