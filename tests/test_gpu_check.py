@@ -71,7 +71,10 @@ def test_every_step_runs_past_a_failure_and_lands_in_the_summary(tmp_path: Path)
     )
     # on the shared CPU a 2 s burn-in may see neighbours' load as decay: pass or flagged, never silent
     assert rows["burn-in"][0] in ("pass", "FAIL (exit 1)")
-    assert rows["burn-in"][2].startswith(("no flag; sustained: cpu gemm", "FLAGGED cpu"))
+    device = "cuda:0" if gpu_available() else "cpu"  # --allow-cpu still uses a GPU that is there
+    assert rows["burn-in"][2].startswith(
+        (f"no flag; sustained: {device} gemm", f"FLAGGED {device}")
+    )
     assert rows["train-vs-reference"][0] in ("pass", "skipped")
     assert summary.read_text() in done.stdout  # the same table is printed
     assert (out / "bench" / "result.json").is_file() and (out / "doctor.json").is_file()

@@ -21,6 +21,11 @@ from rocmkit.results import load_result
 SRC = str(Path(rocmkit.__file__).resolve().parent.parent)
 
 
+def _pythonpath() -> str:
+    """This checkout's src first, then the caller's PYTHONPATH (where extras may be installed)."""
+    return os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+
+
 @pytest.fixture(scope="module")
 def stub():
     server = StubServer(StubConfig(ttft_s=0.02, itl_s=0.005)).start()
@@ -223,7 +228,7 @@ def test_model_dir_without_config_is_one_line_exit_2(tmp_path, capsys):
 def test_ctrl_c_or_sigterm_saves_the_partial_result(tmp_path, signum, code, why):
     server = StubServer(StubConfig(ttft_s=0.01, itl_s=0.0)).start()
     out = tmp_path / "partial"
-    env = {**os.environ, "PYTHONPATH": SRC, "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "PYTHONPATH": _pythonpath(), "OMP_NUM_THREADS": "1"}
     cmd = [sys.executable, "-m", "rocmkit", "infer", "serve", "--url", server.base_url, "--model", "stub",
            "--num-prompts", "3000", "--output-len", "2", "--rate", "200", "--concurrency", "4", "--out", str(out)]  # fmt: skip
     try:

@@ -22,9 +22,14 @@ pytest.importorskip("transformers")
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 
+def _pythonpath() -> str:
+    """This checkout's src first, then the caller's PYTHONPATH (where extras may be installed)."""
+    return os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+
+
 def _start_server(model_dir: Path) -> tuple[subprocess.Popen[str], str]:
     """The server as a user starts it, on a free port; its URL is read from its log line."""
-    env = {**os.environ, "PYTHONPATH": str(SRC), "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "PYTHONPATH": _pythonpath(), "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
     cmd = [sys.executable, "-m", "rocmkit.infer.tinyserver", "--port", "0",
            "--model-dir", str(model_dir)]  # fmt: skip
     server = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
@@ -48,7 +53,7 @@ def tiny_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def _rocmkit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(SRC), "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "PYTHONPATH": _pythonpath(), "OMP_NUM_THREADS": "1"}
     cmd = [sys.executable, "-m", "rocmkit", *args]
     return subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
 

@@ -16,6 +16,11 @@ from rocmkit.cli.main import main
 SRC = str(Path(rocmkit.__file__).resolve().parent.parent)
 
 
+def _pythonpath() -> str:
+    """This checkout's src first, then the caller's PYTHONPATH (where extras may be installed)."""
+    return os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+
+
 def _json_out(capsys):
     """The answer in the result document that --json prints (the summary or the estimate)."""
     return json.loads(capsys.readouterr().out)["data"]
@@ -176,13 +181,15 @@ def test_train_steps_override_is_ignored_with_a_warning(tmp_path, capsys):
 def test_profiler_chatter_is_silent_unless_debug(tmp_path):
     argv = [sys.executable, "-m", "rocmkit", "profile", "train", "--preset", "gpt-tiny"]
     argv += ["--active", "1", "--json", "--train.device", "cpu", "--out", str(tmp_path / "run")]
-    env = {**os.environ, "PYTHONPATH": SRC, "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "PYTHONPATH": _pythonpath(), "OMP_NUM_THREADS": "1"}
     env.pop("KINETO_LOG_LEVEL", None)
     quiet = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
     # Only the driver's note of what it saved: no profiler or kineto lines.
     assert quiet.returncode == 0 and quiet.stderr == f"wrote {tmp_path / 'run' / 'result.json'}\n"
     loud = subprocess.run([*argv, "--debug"], env=env, capture_output=True, text=True, timeout=120)
-    assert loud.returncode == 0 and "profiler_start" in loud.stderr  # kineto's own log lines
+    # kineto's own log lines (profiler_start) or torch.profiler's warnings, by torch version
+    extra = loud.stderr.replace(f"wrote {tmp_path / 'run' / 'result.json'}\n", "")
+    assert loud.returncode == 0 and "profiler" in extra.lower()
 
 
 def test_profile_train_takes_the_short_train_flags_and_json_is_the_saved_document(tmp_path, capsys):
