@@ -49,6 +49,7 @@ PARTS = (
     "test15",
     "test16",
     "test17",
+    "test18",
 )
 SEVERITIES = ("warn", "error")
 
