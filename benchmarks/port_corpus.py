@@ -49,6 +49,7 @@ PARTS = (
     "test15",
     "test16",
     "test17",
+    "test19",
 )
 SEVERITIES = ("warn", "error")
 
