@@ -69,6 +69,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test15", 21),
         ("test16", 18),
         ("test17", 24),
+        ("test19", 15),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
