@@ -50,6 +50,7 @@ PARTS = (
     "test16",
     "test17",
     "test18",
+    "test19",
 )
 SEVERITIES = ("warn", "error")
 
