@@ -51,6 +51,7 @@ PARTS = (
     "test17",
     "test18",
     "test19",
+    "test21",
 )
 SEVERITIES = ("warn", "error")
 
