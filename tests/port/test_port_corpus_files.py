@@ -72,6 +72,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test17", 24),
         ("test18", 19),
         ("test19", 15),
+        ("test21", 14),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
