@@ -52,6 +52,7 @@ PARTS = (
     "test18",
     "test19",
     "test20",
+    "test21",
 )
 SEVERITIES = ("warn", "error")
 
