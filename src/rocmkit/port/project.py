@@ -19,6 +19,7 @@ from typing import Literal
 
 from rocmkit.errors import UserError
 from rocmkit.options import option
+from rocmkit.port import setup_static
 from rocmkit.port.context import build_context
 from rocmkit.port.cpp_scan import scan_cuda_source
 from rocmkit.port.cudnn_users import without_users
@@ -210,6 +211,8 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
             issues.append(FileIssue(path=rel, reason=str(exc)))
             continue
         num_parsed += parsed
+        if kind == "python" and hits and os.path.basename(path) == "setup.py":
+            hits = setup_static.demote(path, text, hits)  # lists pyproject.toml overrides
         if kind == "pyproject" and context.builds_cuda_extension(rel):
             hits = hits + build_isolation_hits(text, rules)  # torch as a build requirement
         if not hits:

@@ -258,6 +258,8 @@ def scan_python(
     )
     if is_setup:
         hits = hits + _named_requirement_hits(text, rules, whole)
+        if "extras_require" in text:
+            hits = hits + _extras_of_names(whole, rules)
     if parsed and any(
         h.rule.check == "nvml-call" and h.evidence.startswith("import ") for h in hits
     ):
@@ -728,6 +730,58 @@ def _requirements_passed_by_name(
             placed = [(str(c.value), c.lineno) for c in constants]
             hits.extend(group_hits(group, placed, rules))
     return hits
+
+
+def _extras_of_names(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
+    """The extras of `extras_require={"local": LOCAL, "all": LOCAL + API}` (a dict literal in
+    setup(), or one assigned to the name setup() is given) whose values are module-level names:
+    setuptools receives the lists those names hold, so pip installs them for that extra."""
+    try:
+        tree = whole.tree()
+    except (SyntaxError, ValueError):
+        return []
+    assigned: dict[str, ast.expr] = {}  # module-level name -> its value (the last assignment)
+    for statement in tree.body:
+        if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+            continue
+        if isinstance(statement.targets[0], ast.Name):
+            assigned[statement.targets[0].id] = statement.value
+    hits: list[Hit] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and _dotted(node.func).split(".")[-1] == "setup"):
+            continue
+        for keyword in node.keywords:
+            value = keyword.value
+            if keyword.arg != "extras_require":
+                continue
+            if isinstance(value, ast.Name):
+                value = assigned.get(value.id, value)
+            if not isinstance(value, ast.Dict):
+                continue
+            for key, item in zip(value.keys, value.values, strict=True):
+                if isinstance(item, (ast.List, ast.Tuple)):
+                    continue  # read with the setup() call itself (_requirement_groups)
+                group = str(key.value) if isinstance(key, ast.Constant) else "?"
+                constants = _list_of_names(item, assigned, depth=0)
+                placed = [(str(c.value), c.lineno) for c in constants]
+                hits.extend(group_hits(group, placed, rules))
+    return hits
+
+
+def _list_of_names(node: ast.expr, assigned: dict[str, ast.expr], depth: int) -> list[ast.Constant]:
+    """The string requirements a name or a `+` of names and lists stands for (names followed
+    through module-level assignments, a few levels deep)."""
+    if depth > 4:
+        return []
+    if isinstance(node, ast.Name) and node.id in assigned:
+        return _list_of_names(assigned[node.id], assigned, depth + 1)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _list_of_names(node.left, assigned, depth + 1) + _list_of_names(
+            node.right, assigned, depth + 1
+        )
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return _requirement_constants(node.elts)
+    return []
 
 
 # A setup() keyword given a name (install_requires=reqs, extras_require=(extras)), allowing what

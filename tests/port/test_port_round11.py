@@ -1,0 +1,81 @@
+"""Issue 26, eleventh round: mechanisms read from the emitters' own definitions (what setuptools
+takes from setup() and from pyproject.toml, ...), each with a case where it applies and one where
+it must not, on small synthetic trees written for these tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from port_helpers import scan_files as _scan
+from port_helpers import shown as _shown
+
+# -- setup.py extras given as module-level names ---------------------------------------------------
+
+_EXTRAS_BY_NAME = """import setuptools
+
+LOCAL = [
+    "transformers",
+    "vllm",
+]
+API = ["openai"]
+ALL = LOCAL + API
+
+setuptools.setup(
+    name="evaluator",
+    install_requires=["requests"],
+    extras_require={"local": LOCAL, "api": API, "all": ALL},
+)
+"""
+
+
+def test_an_extra_given_as_a_name_is_what_pip_installs_for_it(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"setup.py": _EXTRAS_BY_NAME})
+    # vllm from PyPI is the CUDA build; in an extra it is opt-in: warn, at its line in the list
+    assert ("setup.py", 5, "vllm-pypi", "warn") in _shown(report)
+
+
+def test_an_extra_of_names_holding_nothing_cuda_only_is_no_finding(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"setup.py": _EXTRAS_BY_NAME.replace('"vllm"', '"peft"')})
+    assert _shown(report) == set()
+
+
+# -- setup.py lists that pyproject.toml's [project] table replaces --------------------------------
+
+_SETUP_WITH_LISTS = """from setuptools import setup
+
+EXTRAS = {"serve": ["vllm>=0.6"]}
+
+setup(
+    name="tool",
+    install_requires=["tensorrt-llm==0.16.0"],
+    extras_require=EXTRAS,
+)
+"""
+
+
+def test_setup_lists_are_ignored_where_pyproject_declares_them(tmp_path: Path) -> None:
+    pyproject = '[project]\nname = "tool"\nversion = "1"\ndependencies = ["numpy"]\n'
+    report = _scan(tmp_path, {"setup.py": _SETUP_WITH_LISTS, "pyproject.toml": pyproject})
+    assert _shown(report) == set()
+    notes = [f.evidence for f in report.findings if f.path == "setup.py"]
+    assert notes and all("pyproject.toml's [project] declares" in n for n in notes)
+
+
+@pytest.mark.parametrize(
+    "pyproject",
+    [
+        # both lists are dynamic: setuptools takes them from setup()
+        '[project]\nname = "tool"\nversion = "1"\n'
+        'dynamic = ["dependencies", "optional-dependencies"]\n',
+        # no [project] table: setup() is the only declaration
+        '[build-system]\nrequires = ["setuptools"]\n',
+    ],
+)
+def test_setup_lists_count_where_pyproject_leaves_them_to_setup(
+    tmp_path: Path, pyproject: str
+) -> None:
+    report = _scan(tmp_path, {"setup.py": _SETUP_WITH_LISTS, "pyproject.toml": pyproject})
+    shown = _shown(report)
+    assert ("setup.py", 7, "tensorrt", "error") in shown
+    assert ("setup.py", 3, "vllm-pypi", "warn") in shown
