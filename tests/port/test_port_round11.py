@@ -79,3 +79,36 @@ def test_setup_lists_count_where_pyproject_leaves_them_to_setup(
     shown = _shown(report)
     assert ("setup.py", 7, "tensorrt", "error") in shown
     assert ("setup.py", 3, "vllm-pypi", "warn") in shown
+
+
+# -- an exact torch pin in pyproject.toml beside a CUDA index ---------------------------------------
+
+_PINNED_WITH_CUDA_INDEX = """[project]
+name = "audio"
+version = "1"
+dependencies = [
+    "torch==2.7.1",
+    "numpy",
+]
+
+[[tool.uv.index]]
+name = "pytorch-cu126"
+url = "https://download.pytorch.org/whl/cu126"
+explicit = true
+
+[tool.uv.sources]
+torch = [{ index = "pytorch-cu126" }]
+"""
+
+
+def test_a_base_torch_pin_beside_a_cuda_index_is_still_the_cuda_build(tmp_path: Path) -> None:
+    # pip reads no index from pyproject.toml (PyPI's torch is the CUDA build); uv uses the CUDA
+    # index: either way the pin installs CUDA torch, so it is a finding beside the index's own
+    report = _scan(tmp_path, {"pyproject.toml": _PINNED_WITH_CUDA_INDEX})
+    assert ("pyproject.toml", 5, "torch-pypi-pin", "warn") in _shown(report)
+
+
+def test_a_base_torch_pin_beside_a_rocm_index_is_no_pin_finding(tmp_path: Path) -> None:
+    rocm = _PINNED_WITH_CUDA_INDEX.replace("whl/cu126", "whl/rocm6.4").replace("cu126", "rocm")
+    report = _scan(tmp_path, {"pyproject.toml": rocm})
+    assert not any(f.rule_id == "torch-pypi-pin" for f in report.findings)

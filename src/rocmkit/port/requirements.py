@@ -347,6 +347,11 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
         ]
     hits = _at_routed_sources(lines, data, _explicit_uv_indexes(data, hits))
     torch_index = has_torch_index(text)
+    # pip reads no index from pyproject.toml (its index options come from the command line,
+    # requirement files and its config: pip's docs), and uv or Poetry given a CUDA index install
+    # CUDA torch from it: an exact pin in what every install pulls resolves to a CUDA build unless
+    # a ROCm index is named. (An extra's pin routed per extra is reported at its uv source entry.)
+    base_index = _ROCM_INDEX.search(text) is not None
     extras = list(data.get("project", {}).get("optional-dependencies", {}))
     rocm_extras = [e for e in extras if name_vendor(e) == "rocm"]
     pulled_by = _self_pulled_extras(data)
@@ -370,9 +375,8 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
                 for h in group_hits(None, placed, rules, torch_index=torch_index)
             ]
         else:
-            found = group_hits(
-                group, placed, rules, torch_index=torch_index, contributors=contributors
-            )
+            index = base_index if group is None else torch_index
+            found = group_hits(group, placed, rules, torch_index=index, contributors=contributors)
         hits.extend(found)
     hits.extend(_poetry_optional_hits(data, lines, rules, torch_index))
     return hits
