@@ -112,3 +112,58 @@ def test_a_base_torch_pin_beside_a_rocm_index_is_no_pin_finding(tmp_path: Path) 
     rocm = _PINNED_WITH_CUDA_INDEX.replace("whl/cu126", "whl/rocm6.4").replace("cu126", "rocm")
     report = _scan(tmp_path, {"pyproject.toml": rocm})
     assert not any(f.rule_id == "torch-pypi-pin" for f in report.findings)
+
+
+# -- PyTorch's flash SDPA backend turned on only for an NVIDIA chip --------------------------------
+
+_A100_ONLY_FLASH = """import torch
+
+
+class Attention(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        props = torch.cuda.get_device_properties(torch.device("cuda"))
+        if props.major == 8 and props.minor == 0:
+            self.sdp_kernel_config = (True, False, False)
+        else:
+            self.sdp_kernel_config = (False, True, True)
+"""
+
+
+@pytest.mark.parametrize(
+    "branch",
+    [
+        "self.sdp_kernel_config = (True, False, False)",
+        "self.backends = [torch.nn.attention.SDPBackend.FLASH_ATTENTION]",
+        "self.ctx = torch.backends.cuda.sdp_kernel(enable_flash=True, enable_math=False)",
+    ],
+)
+def test_flash_sdpa_only_for_an_nvidia_chip_is_withheld_from_amd(
+    tmp_path: Path, branch: str
+) -> None:
+    # MI200/MI300 report (9, 0)/(9, 4): never (8, 0), so their ROCm torch's AOTriton flash
+    # backend is never asked for
+    source = _A100_ONLY_FLASH.replace("self.sdp_kernel_config = (True, False, False)", branch)
+    report = _scan(tmp_path, {"attn.py": source})
+    assert ("attn.py", 7, "device-capability", "warn") in _shown(report)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # a floor that MI200/MI300 pass: they get flash
+        _A100_ONLY_FLASH.replace("props.major == 8 and props.minor == 0", "props.major >= 8"),
+        # the A100 branch turns flash off: AMD GPUs keep it
+        _A100_ONLY_FLASH.replace("(True, False, False)", "(False, True, True)", 1),
+        # the module already asks which vendor's torch runs it
+        _A100_ONLY_FLASH.replace(
+            "super().__init__()",
+            "super().__init__()\n        self.rocm = torch.version.hip is not None",
+        ),
+    ],
+)
+def test_flash_sdpa_behind_a_test_amd_passes_is_no_warning(tmp_path: Path, source: str) -> None:
+    report = _scan(tmp_path, {"attn.py": source})
+    assert not any(
+        f.rule_id == "device-capability" for f in report.findings if f.severity != "info"
+    )

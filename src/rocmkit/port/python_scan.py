@@ -1371,6 +1371,9 @@ class _Visitor:
         self.displayed: set[int] = set()
         self.in_message: set[int] = set()  # string constants inside a `raise ...(...)` statement
         self.disabling: set[int] = set()  # capability compares whose branch only returns False
+        self.sdpa_flash: set[int] = (
+            set()
+        )  # compares (all of an `and`) whose branch turns on SDPA flash
         self.importing: set[int] = set()  # compares whose `if` body imports a module
         # Names holding torch.version.cuda (`v = torch.version.cuda`) -> the assignment; a use
         # of the name as a value is the finding, at the assignment.
@@ -1541,6 +1544,8 @@ class _Visitor:
                 words = _branch_words(node.body)
                 for compare in tested:
                     self.branch_words.setdefault(id(compare), []).extend(words)
+        if self.reads_capability and capability_features.turns_on_sdpa_flash(node.body):
+            self.sdpa_flash.update(id(c) for c in _conjuncts(node.test))
         if _returns_off(node.body):
             # `if cap >= (9, 0): return False`: a misfire only turns a path off on AMD.
             self.disabling.update(id(n) for n in ast.walk(node.test) if isinstance(n, ast.Compare))
@@ -2024,6 +2029,8 @@ class _Visitor:
             )
         elif (feature := self._feature_taken(compares, verdicts)) is not None:
             self.add_at(node, "device-capability", shown + f"  ({feature})", "warn")
+        elif (flash := self._sdpa_flash_withheld(compares)) is not None:
+            self.add_at(node, "device-capability", shown + f"  ({flash})", "warn")
         elif any(v == "warn" for v in verdicts):
             self.add_at(
                 node,
@@ -2070,6 +2077,26 @@ class _Visitor:
                 return (
                     f"{feature.name} branch, taken without it by"
                     f" {capability_features.shown(lacking)}"
+                )
+        return None
+
+    def _sdpa_flash_withheld(self, compares: list[ast.Compare]) -> str | None:
+        """Why AMD GPUs that have PyTorch's flash SDPA backend never get it: a branch that
+        turns it on behind a capability test (every conjunct of an `and`) that none of them
+        passes (`major == 8 and minor == 0`: A100 only)."""
+        gated = [c for c in compares if id(c) in self.sdpa_flash]
+        if not gated or "pytest" in self.text or vendor_aware(self.text):
+            return None
+        for compare in gated:
+            threshold = _threshold(compare)
+            if threshold is None:
+                continue
+            taken = capability_features.passing(*threshold)
+            if not set(taken) & capability_features.SDPA_FLASH_TARGETS:
+                return (
+                    "turns on SDPA's flash backend only for NVIDIA chips: AMD GPUs that have it"
+                    f" ({', '.join(sorted(capability_features.SDPA_FLASH_TARGETS))}) never take"
+                    " the branch and run the slower kernels"
                 )
         return None
 
@@ -2281,6 +2308,16 @@ def _assigns(statements: list[ast.stmt], name: str) -> bool:
         and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)
         for s in statements
     )
+
+
+def _conjuncts(test: ast.expr) -> list[ast.Compare]:
+    """The comparisons a branch needs all of: the test itself or each operand of an `and`
+    (an `or` or a `not` is left alone: any one operand could open it)."""
+    if isinstance(test, ast.Compare):
+        return [test]
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return [v for v in test.values if isinstance(v, ast.Compare)]
+    return []
 
 
 def _returns_off(statements: list[ast.stmt]) -> bool:
