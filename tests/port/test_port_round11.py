@@ -167,3 +167,47 @@ def test_flash_sdpa_behind_a_test_amd_passes_is_no_warning(tmp_path: Path, sourc
     assert not any(
         f.rule_id == "device-capability" for f in report.findings if f.severity != "info"
     )
+
+
+# -- an ONNX Runtime provider list that knows no AMD provider --------------------------------------
+
+_PRIORITY = """import onnxruntime
+
+PRIORITY = (
+    "CoreMLExecutionProvider",
+    "CUDAExecutionProvider",
+    "CPUExecutionProvider",
+)
+
+
+def default_providers():
+    available = onnxruntime.get_available_providers()
+    return [p for p in PRIORITY if p in available][:1] + ["CPUExecutionProvider"]
+"""
+
+
+def test_a_provider_list_without_an_amd_provider_is_reported_at_the_list(tmp_path: Path) -> None:
+    # ONNX Runtime's AMD builds list ROCMExecutionProvider/MIGraphXExecutionProvider, never CUDA's:
+    # the filter leaves only the CPU on an AMD machine
+    report = _scan(tmp_path, {"providers.py": _PRIORITY})
+    assert ("providers.py", 5, "ort-nvidia-provider", "warn") in _shown(report)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # the module knows the AMD provider
+        _PRIORITY.replace(
+            '"CPUExecutionProvider",\n)',
+            '"MIGraphXExecutionProvider",\n    "CPUExecutionProvider",\n)',
+        ),
+        # a list handed on, never checked against the installed build (the caller's choice)
+        "import onnxruntime\n\ndef session(path):\n    return onnxruntime.InferenceSession(\n"
+        '        path, providers=["CUDAExecutionProvider", "CPUExecutionProvider"])\n',
+    ],
+)
+def test_a_provider_list_with_an_amd_side_or_no_build_check_is_not(
+    tmp_path: Path, source: str
+) -> None:
+    report = _scan(tmp_path, {"providers.py": source})
+    assert not any(f.rule_id == "ort-nvidia-provider" for f in report.findings)

@@ -344,7 +344,7 @@ def _ort_provider_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
     if rule is None or tree is None:
         return []
     return [
-        hit(c.line, c.column, rule, f"{c.provider!r} in get_available_providers()  (no AMD branch)")
+        hit(c.line, c.column, rule, f"{c.provider!r} {c.how}")
         for c in ort_providers.nvidia_only_choices(tree)
     ]
 
