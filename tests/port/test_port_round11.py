@@ -211,3 +211,62 @@ def test_a_provider_list_with_an_amd_side_or_no_build_check_is_not(
 ) -> None:
     report = _scan(tmp_path, {"providers.py": source})
     assert not any(f.rule_id == "ort-nvidia-provider" for f in report.findings)
+
+
+# -- the capability made into an SM number that nvcc targets are written from ----------------------
+
+_SM_FROM_CAPABILITY = """import torch
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+
+def compatible_sms():
+    sms = set()
+    for i in range(torch.cuda.device_count()):
+        cap = torch.cuda.get_device_capability(i)
+        sms.add(f"{cap[0]}{cap[1]}")
+    return sms
+
+
+flags = [f"-gencode=arch=compute_{sm},code=sm_{sm}" for sm in compatible_sms()]
+setup(ext_modules=[CUDAExtension("ops", ["ops.cu"], extra_compile_args={"nvcc": flags})])
+"""
+
+
+_CAPABILITY_UNDER_CUDA_HOME = """import torch
+from setuptools import setup
+from torch.utils.cpp_extension import CUDA_HOME, BuildExtension, CUDAExtension
+
+sms = set()
+if CUDA_HOME is not None:
+    cap = torch.cuda.get_device_capability()
+    sms.add(f"{cap[0]}{cap[1]}")
+flags = [f"-gencode=arch=compute_{sm},code=sm_{sm}" for sm in sms]
+setup(ext_modules=[CUDAExtension("ops", ["ops.cu"], extra_compile_args={"nvcc": flags})])
+"""
+
+
+def test_a_capability_made_into_an_sm_number_for_nvcc_targets_is_reported(
+    tmp_path: Path,
+) -> None:
+    # on ROCm the capability is the gfx number: MI300X makes "94", an SM that does not exist
+    report = _scan(tmp_path, {"setup.py": _SM_FROM_CAPABILITY})
+    assert ("setup.py", 9, "device-capability", "warn") in _shown(report)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # the SM number is only printed: no nvcc target is written from such numbers
+        _SM_FROM_CAPABILITY.replace('f"-gencode=arch=compute_{sm},code=sm_{sm}"', "sm"),
+        # the capability is read only in a branch a ROCm build never takes (CUDA_HOME is None)
+        _CAPABILITY_UNDER_CUDA_HOME,
+    ],
+)
+def test_an_sm_number_nobody_targets_or_no_rocm_build_makes_is_not(
+    tmp_path: Path, source: str
+) -> None:
+    report = _scan(tmp_path, {"setup.py": source})
+    assert not any(
+        f.rule_id == "device-capability" and f.severity != "info" for f in report.findings
+    )
