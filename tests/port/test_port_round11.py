@@ -270,3 +270,40 @@ def test_an_sm_number_nobody_targets_or_no_rocm_build_makes_is_not(
     assert not any(
         f.rule_id == "device-capability" and f.severity != "info" for f in report.findings
     )
+
+
+# -- NVML as the NVIDIA side of a project that reads AMD GPUs through AMD SMI ----------------------
+
+_NVML_TRACKER = """import pynvml
+
+
+def nvidia_power():
+    pynvml.nvmlInit()
+    handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+    return pynvml.nvmlDeviceGetPowerUsage(handle)
+"""
+_AMD_TRACKER = """import amdsmi
+
+
+def amd_power():
+    amdsmi.amdsmi_init()
+    return amdsmi.amdsmi_get_power_info(amdsmi.amdsmi_get_processor_handles()[0])
+"""
+
+
+def test_nvml_in_a_project_that_also_reads_amd_smi_is_its_nvidia_side(tmp_path: Path) -> None:
+    files = {"tracker/nvidia.py": _NVML_TRACKER, "tracker/amd.py": _AMD_TRACKER}
+    report = _scan(tmp_path, files)
+    nvml = [f for f in report.findings if f.rule_id == "nvml"]
+    assert nvml and all(f.severity == "info" for f in nvml)
+    assert "tracker/amd.py" in nvml[0].note
+
+
+def test_nvml_without_an_amd_side_and_nvidia_smi_in_a_launcher_keep_their_warning(
+    tmp_path: Path,
+) -> None:
+    alone = _scan(tmp_path / "alone", {"tracker/nvidia.py": _NVML_TRACKER})
+    assert ("tracker/nvidia.py", 5, "nvml", "warn") in _shown(alone)
+    launcher = "#!/bin/bash\nnvidia-smi --query-gpu=name --format=csv\npython run.py\n"
+    both = _scan(tmp_path / "both", {"tracker/amd.py": _AMD_TRACKER, "run.sh": launcher})
+    assert ("run.sh", 2, "nvidia-smi", "warn") in _shown(both)

@@ -20,6 +20,7 @@ from typing import Literal
 from rocmkit.errors import UserError
 from rocmkit.options import option
 from rocmkit.port import setup_static
+from rocmkit.port.amd_management import AmdManagement
 from rocmkit.port.context import build_context
 from rocmkit.port.cpp_scan import scan_cuda_source
 from rocmkit.port.cudnn_users import without_users
@@ -200,7 +201,14 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
     # Each file's findings get their note once every file is read: the note reads the Python
     # files beside it (vendor_loading), whose bytes this loop has read by then.
     pending: list[tuple[str, list[Hit]]] = []
-    read = context.cuda_loading.read if context.cuda_loading is not None else None
+    amd_side = AmdManagement()  # told each Python file's bytes: does the project use AMD SMI?
+    loading = context.cuda_loading
+
+    def read(path: str, data: bytes) -> None:
+        if loading is not None:
+            loading.read(path, data)
+        amd_side.read(path, data)
+
     for path, rel, kind in files:
         num_files[kind] += 1
         try:
@@ -228,6 +236,7 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
     findings = reported_by_package(findings)
     if root.is_dir():  # a file scanned alone says nothing about the rest of its project
         findings = without_users(findings, files)
+        findings = amd_side.demote(findings, {path: rel for path, rel, _ in files})
     if config.baseline is not None:
         findings, dropped = _apply_baseline(findings, read_baseline(config.baseline))
         suppressed += dropped
