@@ -307,3 +307,45 @@ def test_nvml_without_an_amd_side_and_nvidia_smi_in_a_launcher_keep_their_warnin
     launcher = "#!/bin/bash\nnvidia-smi --query-gpu=name --format=csv\npython run.py\n"
     both = _scan(tmp_path / "both", {"tracker/amd.py": _AMD_TRACKER, "run.sh": launcher})
     assert ("run.sh", 2, "nvidia-smi", "warn") in _shown(both)
+
+
+# -- an import of CTranslate2 where no requirement file declares it -------------------------------
+
+_CT2_BACKEND = """import ctranslate2
+
+
+def load(path, device="cuda"):
+    return ctranslate2.models.Whisper(path, device=device)
+"""
+
+
+def test_ctranslate2_imported_with_no_declaration_is_reported_at_the_import(
+    tmp_path: Path,
+) -> None:
+    # PyPI's ctranslate2 is CPU + CUDA; with nothing to change in a requirement file, the import
+    # is where the project meets it
+    report = _scan(tmp_path, {"pkg/backend.py": _CT2_BACKEND, "pkg/__init__.py": ""})
+    assert ("pkg/backend.py", 1, "ctranslate2-pypi", "warn") in _shown(report)
+
+
+@pytest.mark.parametrize(
+    ("declaration", "declared_line"),
+    [
+        ({"requirements.txt": "numpy\nctranslate2>=4\n"}, ("requirements.txt", 2)),
+        # faster-whisper requires ctranslate2: its requirement declares CTranslate2 too
+        (
+            {
+                "pyproject.toml": '[project]\nname = "s"\nversion = "1"\n'
+                'dependencies = ["faster-whisper>=1.1"]\n'
+            },
+            ("pyproject.toml", 4),
+        ),
+    ],
+)
+def test_ctranslate2_imported_where_a_requirement_declares_it_is_shown_there(
+    tmp_path: Path, declaration: dict[str, str], declared_line: tuple[str, int]
+) -> None:
+    files = {"pkg/backend.py": _CT2_BACKEND, "pkg/__init__.py": "", **declaration}
+    shown = _shown(_scan(tmp_path, files))
+    assert not any(path == "pkg/backend.py" for path, _, _, _ in shown)
+    assert any((path, line) == declared_line for path, line, _, _ in shown)
