@@ -349,3 +349,42 @@ def test_ctranslate2_imported_where_a_requirement_declares_it_is_shown_there(
     shown = _shown(_scan(tmp_path, files))
     assert not any(path == "pkg/backend.py" for path, _, _, _ in shown)
     assert any((path, line) == declared_line for path, line, _, _ in shown)
+
+
+# -- RAPIDS by its import names --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "severity"),
+    [
+        # what every user of the module loads: RAPIDS has no ROCm build
+        ("import cudf\n\ndf = cudf.DataFrame()\n", 1, "error"),
+        # the GPU path of a function, with no fallback: that path fails on ROCm
+        (
+            'def load(path, device="gpu"):\n    if device == "gpu":\n        import cudf\n\n'
+            "        return cudf.read_csv(path)\n    import pandas\n    return pandas.read_csv(path)\n",
+            3,
+            "warn",
+        ),
+    ],
+)
+def test_a_rapids_import_is_reported(tmp_path: Path, source: str, line: int, severity: str) -> None:
+    report = _scan(tmp_path, {"data.py": source})
+    assert ("data.py", line, "rapids-cuda", severity) in _shown(report)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # an ImportError fallback
+        "try:\n    import cudf\nexcept ImportError:\n    cudf = None\n",
+        # imported only where the availability gate finds RAPIDS installed
+        "from .compat import cudf\n\nif cudf:\n    import dask_cudf\n    from cudf import Series\n",
+        # dask's Dispatch.register_lazy: runs only once cudf has been imported
+        "from dask.utils import Dispatch\n\nsizeof = Dispatch()\n\n\n"
+        '@sizeof.register_lazy("cudf")\ndef _register():\n    import cudf\n',
+    ],
+)
+def test_a_rapids_import_behind_its_availability_is_not(tmp_path: Path, source: str) -> None:
+    report = _scan(tmp_path, {"pkg/data.py": source, "pkg/__init__.py": ""})
+    assert not any(f.rule_id == "rapids-cuda" for f in report.findings if f.severity != "info")

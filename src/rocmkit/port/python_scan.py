@@ -1529,6 +1529,22 @@ class _Visitor:
 
     # -- vendor switches ----------------------------------------------------------------------
     def visit_if_statement(self, node: ast.If) -> None:
+        available = _availability_test(node.test)
+        if available is not None:
+            # `if cudf:` after `cudf = None` on ImportError (or `from compat import cudf`): the
+            # body imports the module, or another of the same rule's (dask_cudf: RAPIDS), only
+            # where it is installed
+            family = self.rules.imports.get(available)
+            self.optional.update(
+                id(n)
+                for s in node.body
+                for n in ast.walk(s)
+                if isinstance(n, (ast.Import, ast.ImportFrom))
+                and (
+                    _top_module(n) == available
+                    or (family is not None and self.rules.imports.get(_top_module(n)) is family)
+                )
+            )
         # `if torch.version.cuda is None: raise ...` / `if not torch.version.cuda: sys.exit()`
         # refuses every ROCm build: a hazard, unlike the same test choosing a branch.
         attribute = _none_test_of_version_cuda(node.test)
@@ -2122,6 +2138,14 @@ class _Visitor:
             self.add(node, "cudnn-setting", f"cudnn.{setting} = {shown}")
 
     def visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        lazy = _registered_lazily(node)
+        if lazy is not None:
+            # dask's Dispatch.register_lazy("cudf"): called only once cudf has been imported
+            self.optional.update(
+                id(n)
+                for n in ast.walk(node)
+                if isinstance(n, (ast.Import, ast.ImportFrom)) and _top_module(n) == lazy
+            )
         if self.reads_capability:
             self.functions.append((node.lineno, node.end_lineno or node.lineno))
             # a `return` is a statement: the statements hold every one ast.walk finds
@@ -2308,6 +2332,38 @@ def _assigns(statements: list[ast.stmt], name: str) -> bool:
         and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)
         for s in statements
     )
+
+
+def _availability_test(test: ast.expr) -> str | None:
+    """`m` of `if m:` / `if m is not None:` (a module name bound to None where it is missing)."""
+    if isinstance(test, ast.Name):
+        return test.id
+    if (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.IsNot)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
+        return test.left.id
+    return None
+
+
+def _registered_lazily(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """`m` of a `@<dispatch>.register_lazy("m")` decorator (dask.utils.Dispatch: the function
+    runs only once module m has been imported)."""
+    for decorator in node.decorator_list:
+        if (
+            isinstance(decorator, ast.Call)
+            and isinstance(decorator.func, ast.Attribute)
+            and decorator.func.attr == "register_lazy"
+            and decorator.args
+            and isinstance(decorator.args[0], ast.Constant)
+            and isinstance(decorator.args[0].value, str)
+        ):
+            return decorator.args[0].value
+    return None
 
 
 def _conjuncts(test: ast.expr) -> list[ast.Compare]:
