@@ -388,3 +388,38 @@ def test_a_rapids_import_is_reported(tmp_path: Path, source: str, line: int, sev
 def test_a_rapids_import_behind_its_availability_is_not(tmp_path: Path, source: str) -> None:
     report = _scan(tmp_path, {"pkg/data.py": source, "pkg/__init__.py": ""})
     assert not any(f.rule_id == "rapids-cuda" for f in report.findings if f.severity != "info")
+
+
+# -- a package with no ROCm build pulled through another package's extra ---------------------------
+
+
+def test_an_extra_named_for_vllm_pulls_vllm(tmp_path: Path) -> None:
+    pyproject = (
+        '[project]\nname = "asr"\nversion = "1"\ndependencies = ["numpy"]\n\n'
+        '[project.optional-dependencies]\nserve = ["qwen-asr[vllm]"]\n'
+    )
+    report = _scan(tmp_path, {"pyproject.toml": pyproject})
+    assert ("pyproject.toml", 7, "vllm-pypi", "warn") in _shown(report)
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        # onnxruntime-gpu runs on the CPU on ROCm: the extra's own name decides (round nine)
+        {
+            "pyproject.toml": '[project]\nname = "asr"\nversion = "1"\n\n'
+            '[project.optional-dependencies]\nonnx-gpu = ["optimum-onnx[onnxruntime-gpu]"]\n'
+        },
+        # inside vLLM itself the extra pulls the project being installed, not PyPI's vLLM
+        {
+            "pyproject.toml": '[project]\nname = "vllm"\nversion = "1"\n\n'
+            '[project.optional-dependencies]\ngrpc = ["grpc-servicer[vllm]"]\n'
+        },
+    ],
+)
+def test_an_extra_named_for_a_cpu_capable_package_or_the_project_itself_is_not(
+    tmp_path: Path, files: dict[str, str]
+) -> None:
+    report = _scan(tmp_path, files)
+    assert not any(f.rule_id == "vllm-pypi" for f in report.findings if f.severity != "info")
+    assert not any(f.rule_id == "onnxruntime-gpu" and f.severity != "info" for f in report.findings)

@@ -36,7 +36,9 @@ from rocmkit.port.package_imports import reported_by_package
 from rocmkit.port.python_scan import scan_python, trigger_keys
 from rocmkit.port.requirements import (
     build_isolation_hits,
+    declared_name,
     new_scan,
+    pulls_own_package,
     scan_conda,
     scan_pyproject,
     scan_requirements_txt,
@@ -219,6 +221,9 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
             issues.append(FileIssue(path=rel, reason=str(exc)))
             continue
         num_parsed += parsed
+        if any(pulls_own_package(h, None) for h in hits):  # `dep[vllm]` in vLLM: the project
+            own = context.own_packages | declared_name(text) | setup_static.project_name(path)
+            hits = [h for h in hits if not pulls_own_package(h, own)]
         if kind == "python" and hits and os.path.basename(path) == "setup.py":
             hits = setup_static.demote(path, text, hits)  # lists pyproject.toml overrides
         if kind == "pyproject" and context.builds_cuda_extension(rel):

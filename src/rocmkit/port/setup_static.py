@@ -22,16 +22,29 @@ from rocmkit.port.findings import Hit
 _FIELDS = {"install_requires": "dependencies", "extras_require": "optional-dependencies"}
 
 
-def ignored_keywords(setup_path: str) -> dict[str, str]:
-    """{setup() keyword: why it is ignored} for the setup.py at `setup_path`, from the
-    pyproject.toml beside it (empty where there is none, or no [project] table)."""
-    pyproject = os.path.join(os.path.dirname(setup_path), "pyproject.toml")
+def _project_table(path: str) -> dict[str, object] | None:
+    """The [project] table of the pyproject.toml beside `path` (None: none there)."""
+    pyproject = os.path.join(os.path.dirname(path), "pyproject.toml")
     try:
         with open(pyproject, "rb") as f:
             project = tomllib.load(f).get("project")
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return {}
-    if not isinstance(project, dict):
+        return None
+    return project if isinstance(project, dict) else None
+
+
+def project_name(path: str) -> frozenset[str]:
+    """The distribution name the pyproject.toml beside `path` declares, as an import name."""
+    project = _project_table(path)
+    name = project.get("name") if project else None
+    return frozenset({name.replace("-", "_").lower()}) if isinstance(name, str) else frozenset()
+
+
+def ignored_keywords(setup_path: str) -> dict[str, str]:
+    """{setup() keyword: why it is ignored} for the setup.py at `setup_path`, from the
+    pyproject.toml beside it (empty where there is none, or no [project] table)."""
+    project = _project_table(setup_path)
+    if project is None:
         return {}
     listed = project.get("dynamic", [])
     dynamic = set(listed) if isinstance(listed, list) else set()
