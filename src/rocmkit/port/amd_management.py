@@ -24,7 +24,7 @@ from rocmkit.port.findings import PortFinding
 _AMD_LIBRARY = re.compile(
     rb"\bamdsmi_\w+\s*\(|\brsmi_\w+\s*\(|\brocmsmi\.\w+\s*\(|[\"'](?:amd-smi|rocm-smi)\b"
 )
-_HINTS = (b"amdsmi", b"rsmi", b"rocm_smi", b"amd-smi", b"rocm-smi")
+# Every spelling above holds "smi": one search rules out almost every file.
 _NVIDIA_QUERY_RULES = frozenset({"nvml", "nvidia-smi"})
 _DECLARATIONS = ("pyproject.toml", "setup.cfg", "setup.py")
 
@@ -36,7 +36,7 @@ class AmdManagement:
         self.first: str | None = None
 
     def read(self, path: str, data: bytes) -> None:
-        if self.first is None and any(h in data for h in _HINTS) and _AMD_LIBRARY.search(data):
+        if self.first is None and b"smi" in data and _AMD_LIBRARY.search(data):
             self.first = path
 
     def demote(self, findings: list[PortFinding], rel: dict[str, str]) -> list[PortFinding]:

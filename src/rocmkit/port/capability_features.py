@@ -141,6 +141,11 @@ def shown(targets: list[str]) -> str:
 SDPA_FLASH_TARGETS = frozenset({"gfx90a", "gfx942", "gfx950"})
 
 
+def names_sdpa(text: str) -> bool:
+    """Whether a module can hold what turns_on_sdpa_flash looks for (most cannot)."""
+    return "sdp" in text or "SDP" in text or "enable_flash" in text
+
+
 def turns_on_sdpa_flash(statements: list[ast.stmt]) -> bool:
     """Whether a branch turns on PyTorch's flash SDPA backend: `SDPBackend.FLASH_ATTENTION`,
     `enable_flash=True`, or a triple whose first value is True given to `sdp_kernel(...)` or

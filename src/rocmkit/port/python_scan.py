@@ -1371,9 +1371,9 @@ class _Visitor:
         self.displayed: set[int] = set()
         self.in_message: set[int] = set()  # string constants inside a `raise ...(...)` statement
         self.disabling: set[int] = set()  # capability compares whose branch only returns False
-        self.sdpa_flash: set[int] = (
-            set()
-        )  # compares (all of an `and`) whose branch turns on SDPA flash
+        # compares (all of an `and`) whose branch turns on PyTorch's flash SDPA backend
+        self.sdpa_flash: set[int] = set()
+        self.names_sdpa = capability_features.names_sdpa(text)
         self.importing: set[int] = set()  # compares whose `if` body imports a module
         # Names holding torch.version.cuda (`v = torch.version.cuda`) -> the assignment; a use
         # of the name as a value is the finding, at the assignment.
@@ -1530,20 +1530,17 @@ class _Visitor:
     # -- vendor switches ----------------------------------------------------------------------
     def visit_if_statement(self, node: ast.If) -> None:
         available = _availability_test(node.test)
-        if available is not None:
+        if available is not None and available in self.rules.imports:
             # `if cudf:` after `cudf = None` on ImportError (or `from compat import cudf`): the
             # body imports the module, or another of the same rule's (dask_cudf: RAPIDS), only
             # where it is installed
-            family = self.rules.imports.get(available)
+            family = self.rules.imports[available]
             self.optional.update(
                 id(n)
                 for s in node.body
                 for n in ast.walk(s)
                 if isinstance(n, (ast.Import, ast.ImportFrom))
-                and (
-                    _top_module(n) == available
-                    or (family is not None and self.rules.imports.get(_top_module(n)) is family)
-                )
+                and self.rules.imports.get(_top_module(n)) is family
             )
         # `if torch.version.cuda is None: raise ...` / `if not torch.version.cuda: sys.exit()`
         # refuses every ROCm build: a hazard, unlike the same test choosing a branch.
