@@ -143,14 +143,14 @@ SDPA_FLASH_TARGETS = frozenset({"gfx90a", "gfx942", "gfx950"})
 
 def names_sdpa(text: str) -> bool:
     """Whether a module can hold what turns_on_sdpa_flash looks for (most cannot)."""
-    return "sdp" in text or "SDP" in text or "enable_flash" in text
+    return "FLASH_ATTENTION" in text or "enable_flash" in text or "sdp_kernel" in text
 
 
 def turns_on_sdpa_flash(statements: list[ast.stmt]) -> bool:
     """Whether a branch turns on PyTorch's flash SDPA backend: `SDPBackend.FLASH_ATTENTION`,
     `enable_flash=True`, or a triple whose first value is True given to `sdp_kernel(...)` or
-    stored under an `sdp` name (torch.backends.cuda.sdp_kernel's positional order is
-    enable_flash, enable_math, enable_mem_efficient)."""
+    stored under an `sdp` name in a module that names sdp_kernel (torch.backends.cuda.sdp_kernel's
+    positional order is enable_flash, enable_math, enable_mem_efficient)."""
     return any(_flash_on(node) for statement in statements for node in ast.walk(statement))
 
 

@@ -258,7 +258,7 @@ def scan_python(
     )
     if is_setup:
         hits = hits + _named_requirement_hits(text, rules, whole)
-        if "extras_require" in text:
+        if "extras_require" in text and _EXTRAS_OF_NAMES.search(text):
             hits = hits + _extras_of_names(whole, rules)
     if parsed and any(
         h.rule.check == "nvml-call" and h.evidence.startswith("import ") for h in hits
@@ -732,6 +732,11 @@ def _requirements_passed_by_name(
     return hits
 
 
+# `extras_require={"local": LOCAL, ...}` (a value that starts with a name) or `extras_require=
+# extras` (a dict bound to a name, whose values may be names): what _extras_of_names reads.
+_EXTRAS_OF_NAMES = re.compile(r"extras_require\s*=\s*(?:\{[^}]*?:\s*[A-Za-z_]|[A-Za-z_])")
+
+
 def _extras_of_names(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
     """The extras of `extras_require={"local": LOCAL, "all": LOCAL + API}` (a dict literal in
     setup(), or one assigned to the name setup() is given) whose values are module-level names:
@@ -859,7 +864,7 @@ def _scan_python(
     if not offsets and not exhaustive:
         return [], False
     offsets += _stored_uses(text) + _followed_uses(text, offsets)
-    visitor = _Visitor(rules, text, is_setup=is_setup, own=own, whole=whole)
+    visitor = _Visitor(rules, text, is_setup=is_setup, own=own, whole=whole, keys=keys)
     offsets += visitor.nvcc_offsets(text)  # where nvcc-only flags flow into a build's arguments
     vendor_words = vendor_starts if visitor.vendor_possible else None
     lines: list[int] | None = None
@@ -1300,8 +1305,10 @@ def _confirmers(rules: RuleSet) -> dict[str, str]:
 
 @functools.lru_cache(maxsize=8)
 def _lazy_import_modules(rules: RuleSet) -> tuple[str, ...]:
-    """The import rules' modules that name a lazy-import note, in the rules' order."""
-    return tuple(m for m, r in rules.imports.items() if r.lazy_import_note)
+    """The import rules' modules that name a lazy-import note, less those that hold another
+    (a text holding dask_cudf holds cudf): enough to tell whether a file can import one."""
+    modules = [m for m, r in rules.imports.items() if r.lazy_import_note]
+    return tuple(m for m in modules if not any(o != m and o in m for o in modules))
 
 
 class _Visitor:
@@ -1315,6 +1322,7 @@ class _Visitor:
         is_setup: bool,
         own: frozenset[str] = frozenset(),
         whole: whole_tree.Whole | None = None,
+        keys: tuple[str, ...] | None = None,
     ) -> None:
         self.rules = rules
         # torch.utils.cpp_extension sets CUDA_HOME only on a CUDA torch (`... if
@@ -1325,7 +1333,10 @@ class _Visitor:
         self.vendor_possible = vendor_possible(text)
         self.text = text  # for the facts asked lazily (lines, other_vendor_side, rocm_functions)
         # Imports of rules that name a lazy-import note (TensorRT) made inside a function.
-        self.lazy_modules = tuple(m for m in _lazy_import_modules(rules) if m in text)
+        # (a module name is its own trigger key: a file without the key cannot hold it)
+        self.lazy_modules = any(
+            (keys is None or m in keys) and m in text for m in _lazy_import_modules(rules)
+        )
         self.lazy: set[int] = set()
         self.gated = False  # the node being handled is on one side of a vendor switch
         self.gate_children: set[int] = set()  # children a handler put behind a switch
@@ -1371,8 +1382,9 @@ class _Visitor:
         self.displayed: set[int] = set()
         self.in_message: set[int] = set()  # string constants inside a `raise ...(...)` statement
         self.disabling: set[int] = set()  # capability compares whose branch only returns False
-        # compares (all of an `and`) whose branch turns on PyTorch's flash SDPA backend
-        self.sdpa_flash: set[int] = set()
+        # the branch of each comparison an `if` needs (all of an `and`), in modules that name
+        # PyTorch's flash SDPA backend
+        self.sdpa_flash: dict[int, list[ast.stmt]] = {}
         self.names_sdpa = capability_features.names_sdpa(text)
         self.importing: set[int] = set()  # compares whose `if` body imports a module
         # Names holding torch.version.cuda (`v = torch.version.cuda`) -> the assignment; a use
@@ -1557,8 +1569,9 @@ class _Visitor:
                 words = _branch_words(node.body)
                 for compare in tested:
                     self.branch_words.setdefault(id(compare), []).extend(words)
-        if self.reads_capability and capability_features.turns_on_sdpa_flash(node.body):
-            self.sdpa_flash.update(id(c) for c in _conjuncts(node.test))
+        if self.reads_capability and self.names_sdpa:
+            # what the branch does is read only for a capability comparison (_sdpa_flash_withheld)
+            self.sdpa_flash.update({id(c): node.body for c in _conjuncts(node.test)})
         if _returns_off(node.body):
             # `if cap >= (9, 0): return False`: a misfire only turns a path off on AMD.
             self.disabling.update(id(n) for n in ast.walk(node.test) if isinstance(n, ast.Compare))
@@ -2100,6 +2113,9 @@ class _Visitor:
         gated = [c for c in compares if id(c) in self.sdpa_flash]
         if not gated or "pytest" in self.text or vendor_aware(self.text):
             return None
+        gated = [
+            c for c in gated if capability_features.turns_on_sdpa_flash(self.sdpa_flash[id(c)])
+        ]
         for compare in gated:
             threshold = _threshold(compare)
             if threshold is None:
