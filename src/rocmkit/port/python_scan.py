@@ -258,7 +258,7 @@ def scan_python(
     )
     if is_setup:
         hits = hits + _named_requirement_hits(text, rules, whole)
-        if "extras_require" in text and _EXTRAS_OF_NAMES.search(text):
+        if "extras_require" in text and _has_extras_of_names(text):
             hits = hits + _extras_of_names(whole, rules)
     if parsed and any(
         h.rule.check == "nvml-call" and h.evidence.startswith("import ") for h in hits
@@ -732,9 +732,20 @@ def _requirements_passed_by_name(
     return hits
 
 
-# `extras_require={"local": LOCAL, ...}` (a value that starts with a name) or `extras_require=
-# extras` (a dict bound to a name, whose values may be names): what _extras_of_names reads.
-_EXTRAS_OF_NAMES = re.compile(r"extras_require\s*=\s*(?:\{[^}]*?:\s*[A-Za-z_]|[A-Za-z_])")
+# `extras_require={"local": LOCAL, ...}`: a dict literal with a value that starts with a name;
+# `extras_require=extras` names a dict, looked for as `extras = {... : NAME ...}`.
+_EXTRAS_DICT_OF_NAMES = re.compile(r"extras_require\s*=\s*\{[^}]*?:\s*[A-Za-z_]")
+_EXTRAS_BY_NAME = re.compile(r"extras_require\s*=\s*([A-Za-z_]\w*)")
+
+
+def _has_extras_of_names(text: str) -> bool:
+    """Whether setup() may get an extras dict whose values are names (_extras_of_names)."""
+    if _EXTRAS_DICT_OF_NAMES.search(text):
+        return True
+    named = _EXTRAS_BY_NAME.search(text)
+    return named is not None and (
+        re.search(rf"\b{named.group(1)}\s*=\s*\{{[^}}]*?:\s*[A-Za-z_]", text) is not None
+    )
 
 
 def _extras_of_names(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
