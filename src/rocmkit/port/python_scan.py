@@ -732,9 +732,9 @@ def _requirements_passed_by_name(
     return hits
 
 
-# `extras_require={"local": LOCAL, ...}`: a dict literal with a value that starts with a name;
+# `extras_require={"local": LOCAL, ...}`: a dict literal with a value that is a name (not a call);
 # `extras_require=extras` names a dict, looked for as `extras = {... : NAME ...}`.
-_EXTRAS_DICT_OF_NAMES = re.compile(r"extras_require\s*=\s*\{[^}]*?:\s*[A-Za-z_]")
+_EXTRAS_DICT_OF_NAMES = re.compile(r"extras_require\s*=\s*\{[^}]*?:\s*[A-Za-z_]\w*\s*[,}+\n]")
 _EXTRAS_BY_NAME = re.compile(r"extras_require\s*=\s*([A-Za-z_]\w*)")
 
 
@@ -744,7 +744,8 @@ def _has_extras_of_names(text: str) -> bool:
         return True
     named = _EXTRAS_BY_NAME.search(text)
     return named is not None and (
-        re.search(rf"\b{named.group(1)}\s*=\s*\{{[^}}]*?:\s*[A-Za-z_]", text) is not None
+        re.search(rf"\b{named.group(1)}\s*=\s*\{{[^}}]*?:\s*[A-Za-z_]\w*\s*[,}}+\n]", text)
+        is not None
     )
 
 
