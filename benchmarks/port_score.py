@@ -58,7 +58,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "apex": _CODE,
     "cupy-cuda": _CODE,
     "ort-nvidia-provider": _CODE,  # a provider choice with no AMD branch (cuda-only-import)
-    "rapids-cuda": {"cuda-only-package"},  # RAPIDS' -cuXX wheels and CMake lookups
+    "rapids-cuda": _CODE,  # RAPIDS' -cuXX wheels, CMake lookups and (round eleven) imports
     "dask-cuda": {"cuda-only-package"},
     "rocm-arch-list": {"gencode-flags"},  # a target list without gfx942/gfx950
     "nvml": _GPU_QUERY | {"cuda-only-package"},  # its packages (pynvml, nvidia-ml-py) too

@@ -13,11 +13,14 @@ that takes the branch lacks that feature (FEATURES, each with the AMD targets th
 the source). A branch that names nothing is left to the caller (info). FlashAttention-2 (sm80 on NVIDIA) is
 not a feature here: its ROCm builds (CK, AOTriton under PyTorch's SDPA) cover MI200/MI300/MI350
 and RDNA3/4, so a `major >= 8` flash gate is right on those and wrong only on MI100/RDNA2: a
-generic torch path, left at info.
+generic torch path, left at info. The reverse is not: a branch that turns on PyTorch's own
+flash SDPA backend behind a test no AMD target with that backend passes (`major == 8 and minor ==
+0`: A100 only) withholds it from MI200/MI300/MI350 (SDPA_FLASH_TARGETS, turns_on_sdpa_flash).
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
@@ -129,3 +132,50 @@ def shown(targets: list[str]) -> str:
     if len(targets) == len(AMD_CAPABILITIES):
         return "every AMD GPU (gfx9: 9.x, RDNA: 10-12)"
     return ", ".join(f"{t} {AMD_CAPABILITIES[t][0]}.{AMD_CAPABILITIES[t][1]}" for t in targets)
+
+
+# AMD targets on which a ROCm torch runs PyTorch's flash SDPA backend: check_flash_attention_
+# hardware_support in PyTorch's aten/src/ATen/native/transformers/cuda/sdp_utils.cpp asks
+# AOTriton's check_gpu on ROCm, and AOTriton builds its flash kernels for CDNA2/3/4 (RDNA3/4 are
+# "experimental", off unless TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1).
+SDPA_FLASH_TARGETS = frozenset({"gfx90a", "gfx942", "gfx950"})
+
+
+def names_sdpa(text: str) -> bool:
+    """Whether a module can hold what turns_on_sdpa_flash looks for (most cannot)."""
+    return "FLASH_ATTENTION" in text or "enable_flash" in text or "sdp_kernel" in text
+
+
+def turns_on_sdpa_flash(statements: list[ast.stmt]) -> bool:
+    """Whether a branch turns on PyTorch's flash SDPA backend: `SDPBackend.FLASH_ATTENTION`,
+    `enable_flash=True`, or a triple whose first value is True given to `sdp_kernel(...)` or
+    stored under an `sdp` name in a module that names sdp_kernel (torch.backends.cuda.sdp_kernel's
+    positional order is enable_flash, enable_math, enable_mem_efficient)."""
+    return any(_flash_on(node) for statement in statements for node in ast.walk(statement))
+
+
+def _flash_on(node: ast.AST) -> bool:
+    if isinstance(node, ast.Attribute):
+        return node.attr == "FLASH_ATTENTION"
+    if isinstance(node, ast.keyword):
+        return (
+            node.arg == "enable_flash"
+            and isinstance(node.value, ast.Constant)
+            and node.value.value is True
+        )
+    if isinstance(node, ast.Call):
+        return _name(node.func).startswith("sdp") and _first_true(node.args)
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Tuple):
+        stored = " ".join(_name(t) for t in node.targets).lower()
+        return "sdp" in stored and _first_true(node.value.elts)
+    return False
+
+
+def _first_true(values: list[ast.expr]) -> bool:
+    return len(values) == 3 and isinstance(values[0], ast.Constant) and values[0].value is True
+
+
+def _name(node: ast.expr) -> str:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""

@@ -140,7 +140,9 @@ def _first_read_after(
 
 def capability_targets(tree: ast.Module) -> Iterator[tuple[ast.Call, str]]:
     """(the get_device_capability() call, the f-string's text) where the capability, through
-    the name it is assigned to, becomes an NVIDIA build target: f"...compute_{cap}..."."""
+    the name it is assigned to, becomes an NVIDIA build target: f"...compute_{cap}...", or an SM
+    number f"{cap[0]}{cap[1]}" in a module whose other f-strings make `compute_{}`/`sm_{}`
+    targets of such numbers."""
     holders: dict[str, ast.Call] = {}
     for node in walk(tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
@@ -151,9 +153,13 @@ def capability_targets(tree: ast.Module) -> Iterator[tuple[ast.Call, str]]:
                         holders.setdefault(target.id, node.value)
     if not holders:
         return
-    for node in walk(tree):
-        if not isinstance(node, ast.JoinedStr):
-            continue
+    reached = _reached_on_rocm(tree)
+    holders = {name: call for name, call in holders.items() if reached(call)}
+    strings = [n for n in walk(tree) if isinstance(n, ast.JoinedStr)]
+    # An SM number made of the capability (`f"{cap[0]}{cap[1]}"`: 94 for MI300X) in a module that
+    # writes nvcc targets from such numbers elsewhere (`f"-gencode=arch=compute_{sm},..."`).
+    makes_targets = any(any(p + "{}" in _template(n) for p in _TARGET_PARTS) for n in strings)
+    for node in strings:
         fields = {
             n.id
             for part in node.values
@@ -163,8 +169,31 @@ def capability_targets(tree: ast.Module) -> Iterator[tuple[ast.Call, str]]:
         }
         text = _template(node)
         used = sorted(fields & set(holders))
-        if used and any(p in text for p in _TARGET_PARTS):
+        if used and (any(p in text for p in _TARGET_PARTS) or (makes_targets and text == "{}{}")):
             yield holders[used[0]], text
+
+
+def _reached_on_rocm(tree: ast.Module) -> Callable[[ast.AST], bool]:
+    """Whether a node is outside every `if` branch that a ROCm build's evaluated condition
+    never takes (`if "cu" in torch.__version__ and CUDA_HOME is not None:`)."""
+    parents = _parents(tree)
+    build: RocmBuild | None = None
+
+    def reached(node: ast.AST) -> bool:
+        nonlocal build
+        child = node
+        while id(child) in parents:
+            parent = parents[id(child)]
+            if isinstance(parent, ast.If) and child is not parent.test:
+                build = build or RocmBuild(tree)
+                truth = build.truth(parent.test, cuda_home=None)
+                taken = any(child is b for b in parent.body)
+                if truth is (not taken):
+                    return False
+            child = parent
+        return True
+
+    return reached
 
 
 def cuda_wheel_names(tree: ast.Module) -> Iterator[tuple[ast.JoinedStr, str]]:

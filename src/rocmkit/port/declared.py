@@ -45,9 +45,29 @@ class DeclaredVersions:
         """The import hits of version-aware rules at the verdict of the declared requirement:
         kept (with where it is declared) when a declaration excludes every release with ROCm
         support; info otherwise, saying why."""
-        if not any(_versioned_import(h) for h in hits):
+        if not any(_versioned_import(h) or _placed_import(h) for h in hits):
             return hits
-        return [self._judged(h, rules) if _versioned_import(h) else h for h in hits]
+        return [
+            self._judged(h, rules)
+            if _versioned_import(h)
+            else self._placed(h, rules)
+            if _placed_import(h)
+            else h
+            for h in hits
+        ]
+
+    def _placed(self, h: Hit, rules: RuleSet) -> Hit:
+        """An import of a package whose every PyPI build is the hazard: info where a requirement
+        the scan reads declares it (that line is the finding), kept where none does."""
+        found = self._declared(rules)
+        declared = [d for rule in (h.rule.id, *h.rule.declared_with) for d in found.get(rule, [])]
+        package = h.evidence.split()[1]
+        if not declared:
+            why = f"declared in no requirement file: pip installs PyPI's {package}"
+            return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], h.severity)
+        rel, first = declared[0]
+        why = f"the requirement at {rel}:{first.line} is the finding"
+        return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], "info")
 
     def _judged(self, h: Hit, rules: RuleSet) -> Hit:
         declared = self._declared(rules).get(h.rule.id, [])
@@ -83,7 +103,7 @@ class DeclaredVersions:
                 if self.note_for(rel):
                     continue  # the NVIDIA variant of a file, another accelerator's: not ROCm's
                 for h in _requirement_hits(path, kind, rules):
-                    if h.rule.min_version and h.rule.imports:
+                    if h.rule.imports and (h.rule.min_version or h.rule.import_where_undeclared):
                         self.hits.setdefault(h.rule.id, []).append((rel, h))
         return self.hits
 
@@ -133,6 +153,13 @@ def _versioned_import(h: Hit) -> bool:
         and h.rule.imports
         and h.severity != "info"
         and h.evidence.startswith("import ")
+    )
+
+
+def _placed_import(h: Hit) -> bool:
+    """An import of a package whose rule places it by the declaration (not already at info)."""
+    return (
+        h.rule.import_where_undeclared and h.severity != "info" and h.evidence.startswith("import ")
     )
 
 

@@ -13,8 +13,13 @@ https://onnxruntime.ai/docs/api/python/api_summary.html). So a choice written as
 
 is False on an AMD machine with the AMD build installed, and the session runs on the CPU without
 an error. A function that also names ROCMExecutionProvider or MIGraphXExecutionProvider already
-has the AMD branch; a test on a stored list (`"CUDAExecutionProvider" in available`) or a
-providers list given without a test is left alone (the list may come from the user: an opt-in).
+has the AMD branch. A test on a stored list (`"CUDAExecutionProvider" in available`) or a helper's
+answer is left alone: on the seen parts such tests were mostly one branch of a choice whose AMD
+side is named otherwise (`_load_migraphx_session`), or a probe whose caller decides.
+A module that reads the installed build's providers and names no AMD provider anywhere, with a
+literal preference list that puts NVIDIA's provider before CPUExecutionProvider
+(`DEFAULT_PROVIDER_PRIORITY = ("CoreMLExecutionProvider", "CUDAExecutionProvider",
+"CPUExecutionProvider")`), picks the CPU on an AMD machine the same way: reported at the list.
 """
 
 from __future__ import annotations
@@ -33,17 +38,54 @@ class Choice:
     line: int
     column: int
     provider: str
+    how: str = "in get_available_providers()  (no AMD branch)"
 
 
 def nvidia_only_choices(tree: ast.AST) -> list[Choice]:
     """`"<NVIDIA provider>" in ...get_available_providers()` tests in a function (or module body)
-    that names no AMD provider."""
+    that names no AMD provider. In a module that reads the installed build's providers and names
+    no AMD provider anywhere, a literal provider list (an NVIDIA provider and
+    CPUExecutionProvider) is such a choice too."""
     found: list[Choice] = []
     for scope in _scopes(tree):
         tests = [c for c in _own_nodes(scope) if isinstance(c, ast.Compare)]
         choices = [c for c in (_nvidia_test(t) for t in tests) if c is not None]
         if choices and not _names_amd_provider(scope):
             found.extend(choices)
+    if _calls_trigger(tree) and not _names_amd_provider(tree):
+        found.extend(_preference_lists(tree))
+    return found
+
+
+def _calls_trigger(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and _called(n) == TRIGGER for n in ast.walk(node))
+
+
+def _called(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def _preference_lists(tree: ast.AST) -> list[Choice]:
+    """Literal provider lists that hold an NVIDIA provider and CPUExecutionProvider."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            continue
+        names = [e.value for e in node.elts if isinstance(e, ast.Constant)]
+        nvidia = [
+            e for e in node.elts if isinstance(e, ast.Constant) and e.value in NVIDIA_PROVIDERS
+        ]
+        if nvidia and "CPUExecutionProvider" in names:
+            first = nvidia[0]
+            found.append(
+                Choice(
+                    first.lineno,
+                    first.col_offset + 1,
+                    str(first.value),
+                    "in a provider list  (no AMD provider in the module)",
+                )
+            )
     return found
 
 
@@ -72,11 +114,7 @@ def _nvidia_test(compare: ast.Compare) -> Choice | None:
     if len(compare.ops) != 1 or not isinstance(compare.ops[0], ast.In):
         return None
     right = compare.comparators[0]
-    if not isinstance(right, ast.Call):
-        return None
-    func = right.func
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    if name != TRIGGER:
+    if not (isinstance(right, ast.Call) and _called(right) == TRIGGER):
         return None
     return Choice(compare.lineno, compare.col_offset + 1, str(left.value))
 

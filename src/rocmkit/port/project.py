@@ -19,6 +19,8 @@ from typing import Literal
 
 from rocmkit.errors import UserError
 from rocmkit.options import option
+from rocmkit.port import setup_static
+from rocmkit.port.amd_management import AmdManagement
 from rocmkit.port.context import build_context
 from rocmkit.port.cpp_scan import scan_cuda_source
 from rocmkit.port.cudnn_users import without_users
@@ -34,7 +36,9 @@ from rocmkit.port.package_imports import reported_by_package
 from rocmkit.port.python_scan import scan_python, trigger_keys
 from rocmkit.port.requirements import (
     build_isolation_hits,
+    declared_name,
     new_scan,
+    pulls_own_package,
     scan_conda,
     scan_pyproject,
     scan_requirements_txt,
@@ -199,7 +203,14 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
     # Each file's findings get their note once every file is read: the note reads the Python
     # files beside it (vendor_loading), whose bytes this loop has read by then.
     pending: list[tuple[str, list[Hit]]] = []
-    read = context.cuda_loading.read if context.cuda_loading is not None else None
+    amd_side = AmdManagement()  # told each Python file's bytes: does the project use AMD SMI?
+    loading = context.cuda_loading
+
+    def read(path: str, data: bytes) -> None:
+        if loading is not None:
+            loading.read(path, data)
+        amd_side.read(path, data)
+
     for path, rel, kind in files:
         num_files[kind] += 1
         try:
@@ -210,6 +221,11 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
             issues.append(FileIssue(path=rel, reason=str(exc)))
             continue
         num_parsed += parsed
+        if any(pulls_own_package(h, None) for h in hits):  # `dep[vllm]` in vLLM: the project
+            own = context.own_packages | declared_name(text) | setup_static.project_name(path)
+            hits = [h for h in hits if not pulls_own_package(h, own)]
+        if kind == "python" and hits and os.path.basename(path) == "setup.py":
+            hits = setup_static.demote(path, text, hits)  # lists pyproject.toml overrides
         if kind == "pyproject" and context.builds_cuda_extension(rel):
             hits = hits + build_isolation_hits(text, rules)  # torch as a build requirement
         if not hits:
@@ -225,6 +241,7 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
     findings = reported_by_package(findings)
     if root.is_dir():  # a file scanned alone says nothing about the rest of its project
         findings = without_users(findings, files)
+        findings = amd_side.demote(findings, {path: rel for path, rel, _ in files})
     if config.baseline is not None:
         findings, dropped = _apply_baseline(findings, read_baseline(config.baseline))
         suppressed += dropped

@@ -258,6 +258,8 @@ def scan_python(
     )
     if is_setup:
         hits = hits + _named_requirement_hits(text, rules, whole)
+        if "extras_require" in text and _has_extras_of_names(text):
+            hits = hits + _extras_of_names(whole, rules)
     if parsed and any(
         h.rule.check == "nvml-call" and h.evidence.startswith("import ") for h in hits
     ):
@@ -342,7 +344,7 @@ def _ort_provider_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
     if rule is None or tree is None:
         return []
     return [
-        hit(c.line, c.column, rule, f"{c.provider!r} in get_available_providers()  (no AMD branch)")
+        hit(c.line, c.column, rule, f"{c.provider!r} {c.how}")
         for c in ort_providers.nvidia_only_choices(tree)
     ]
 
@@ -730,6 +732,75 @@ def _requirements_passed_by_name(
     return hits
 
 
+# `extras_require={"local": LOCAL, ...}`: a dict literal with a value that is a name (not a call);
+# `extras_require=extras` names a dict, looked for as `extras = {... : NAME ...}`.
+_EXTRAS_DICT_OF_NAMES = re.compile(r"extras_require\s*=\s*\{[^}]*?:\s*[A-Za-z_]\w*\s*[,}+\n]")
+_EXTRAS_BY_NAME = re.compile(r"extras_require\s*=\s*([A-Za-z_]\w*)")
+
+
+def _has_extras_of_names(text: str) -> bool:
+    """Whether setup() may get an extras dict whose values are names (_extras_of_names)."""
+    if _EXTRAS_DICT_OF_NAMES.search(text):
+        return True
+    named = _EXTRAS_BY_NAME.search(text)
+    return named is not None and (
+        re.search(rf"\b{named.group(1)}\s*=\s*\{{[^}}]*?:\s*[A-Za-z_]\w*\s*[,}}+\n]", text)
+        is not None
+    )
+
+
+def _extras_of_names(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
+    """The extras of `extras_require={"local": LOCAL, "all": LOCAL + API}` (a dict literal in
+    setup(), or one assigned to the name setup() is given) whose values are module-level names:
+    setuptools receives the lists those names hold, so pip installs them for that extra."""
+    try:
+        tree = whole.tree()
+    except (SyntaxError, ValueError):
+        return []
+    assigned: dict[str, ast.expr] = {}  # module-level name -> its value (the last assignment)
+    for statement in tree.body:
+        if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+            continue
+        if isinstance(statement.targets[0], ast.Name):
+            assigned[statement.targets[0].id] = statement.value
+    hits: list[Hit] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and _dotted(node.func).split(".")[-1] == "setup"):
+            continue
+        for keyword in node.keywords:
+            value = keyword.value
+            if keyword.arg != "extras_require":
+                continue
+            if isinstance(value, ast.Name):
+                value = assigned.get(value.id, value)
+            if not isinstance(value, ast.Dict):
+                continue
+            for key, item in zip(value.keys, value.values, strict=True):
+                if isinstance(item, (ast.List, ast.Tuple)):
+                    continue  # read with the setup() call itself (_requirement_groups)
+                group = str(key.value) if isinstance(key, ast.Constant) else "?"
+                constants = _list_of_names(item, assigned, depth=0)
+                placed = [(str(c.value), c.lineno) for c in constants]
+                hits.extend(group_hits(group, placed, rules))
+    return hits
+
+
+def _list_of_names(node: ast.expr, assigned: dict[str, ast.expr], depth: int) -> list[ast.Constant]:
+    """The string requirements a name or a `+` of names and lists stands for (names followed
+    through module-level assignments, a few levels deep)."""
+    if depth > 4:
+        return []
+    if isinstance(node, ast.Name) and node.id in assigned:
+        return _list_of_names(assigned[node.id], assigned, depth + 1)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _list_of_names(node.left, assigned, depth + 1) + _list_of_names(
+            node.right, assigned, depth + 1
+        )
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return _requirement_constants(node.elts)
+    return []
+
+
 # A setup() keyword given a name (install_requires=reqs, extras_require=(extras)), allowing what
 # may stand between (spaces, newlines, continuations, comments, parentheses): a file with none
 # passes no list by name. Only where whole_tree.ascii_names: a keyword is NFKC-normalised, so an exotic
@@ -805,7 +876,7 @@ def _scan_python(
     if not offsets and not exhaustive:
         return [], False
     offsets += _stored_uses(text) + _followed_uses(text, offsets)
-    visitor = _Visitor(rules, text, is_setup=is_setup, own=own, whole=whole)
+    visitor = _Visitor(rules, text, is_setup=is_setup, own=own, whole=whole, keys=keys)
     offsets += visitor.nvcc_offsets(text)  # where nvcc-only flags flow into a build's arguments
     vendor_words = vendor_starts if visitor.vendor_possible else None
     lines: list[int] | None = None
@@ -1246,8 +1317,10 @@ def _confirmers(rules: RuleSet) -> dict[str, str]:
 
 @functools.lru_cache(maxsize=8)
 def _lazy_import_modules(rules: RuleSet) -> tuple[str, ...]:
-    """The import rules' modules that name a lazy-import note, in the rules' order."""
-    return tuple(m for m, r in rules.imports.items() if r.lazy_import_note)
+    """The import rules' modules that name a lazy-import note, less those that hold another
+    (a text holding dask_cudf holds cudf): enough to tell whether a file can import one."""
+    modules = [m for m, r in rules.imports.items() if r.lazy_import_note]
+    return tuple(m for m in modules if not any(o != m and o in m for o in modules))
 
 
 class _Visitor:
@@ -1261,6 +1334,7 @@ class _Visitor:
         is_setup: bool,
         own: frozenset[str] = frozenset(),
         whole: whole_tree.Whole | None = None,
+        keys: tuple[str, ...] | None = None,
     ) -> None:
         self.rules = rules
         # torch.utils.cpp_extension sets CUDA_HOME only on a CUDA torch (`... if
@@ -1271,7 +1345,10 @@ class _Visitor:
         self.vendor_possible = vendor_possible(text)
         self.text = text  # for the facts asked lazily (lines, other_vendor_side, rocm_functions)
         # Imports of rules that name a lazy-import note (TensorRT) made inside a function.
-        self.lazy_modules = tuple(m for m in _lazy_import_modules(rules) if m in text)
+        # (a module name is its own trigger key: a file without the key cannot hold it)
+        self.lazy_modules = any(
+            (keys is None or m in keys) and m in text for m in _lazy_import_modules(rules)
+        )
         self.lazy: set[int] = set()
         self.gated = False  # the node being handled is on one side of a vendor switch
         self.gate_children: set[int] = set()  # children a handler put behind a switch
@@ -1317,6 +1394,10 @@ class _Visitor:
         self.displayed: set[int] = set()
         self.in_message: set[int] = set()  # string constants inside a `raise ...(...)` statement
         self.disabling: set[int] = set()  # capability compares whose branch only returns False
+        # the branch of each comparison an `if` needs (all of an `and`), in modules that name
+        # PyTorch's flash SDPA backend
+        self.sdpa_flash: dict[int, list[ast.stmt]] = {}
+        self.names_sdpa = capability_features.names_sdpa(text)
         self.importing: set[int] = set()  # compares whose `if` body imports a module
         # Names holding torch.version.cuda (`v = torch.version.cuda`) -> the assignment; a use
         # of the name as a value is the finding, at the assignment.
@@ -1472,6 +1553,19 @@ class _Visitor:
 
     # -- vendor switches ----------------------------------------------------------------------
     def visit_if_statement(self, node: ast.If) -> None:
+        available = _availability_test(node.test)
+        if available is not None and available in self.rules.imports:
+            # `if cudf:` after `cudf = None` on ImportError (or `from compat import cudf`): the
+            # body imports the module, or another of the same rule's (dask_cudf: RAPIDS), only
+            # where it is installed
+            family = self.rules.imports[available]
+            self.optional.update(
+                id(n)
+                for s in node.body
+                for n in ast.walk(s)
+                if isinstance(n, (ast.Import, ast.ImportFrom))
+                and self.rules.imports.get(_top_module(n)) is family
+            )
         # `if torch.version.cuda is None: raise ...` / `if not torch.version.cuda: sys.exit()`
         # refuses every ROCm build: a hazard, unlike the same test choosing a branch.
         attribute = _none_test_of_version_cuda(node.test)
@@ -1487,6 +1581,9 @@ class _Visitor:
                 words = _branch_words(node.body)
                 for compare in tested:
                     self.branch_words.setdefault(id(compare), []).extend(words)
+        if self.reads_capability and self.names_sdpa:
+            # what the branch does is read only for a capability comparison (_sdpa_flash_withheld)
+            self.sdpa_flash.update({id(c): node.body for c in _conjuncts(node.test)})
         if _returns_off(node.body):
             # `if cap >= (9, 0): return False`: a misfire only turns a path off on AMD.
             self.disabling.update(id(n) for n in ast.walk(node.test) if isinstance(n, ast.Compare))
@@ -1970,6 +2067,8 @@ class _Visitor:
             )
         elif (feature := self._feature_taken(compares, verdicts)) is not None:
             self.add_at(node, "device-capability", shown + f"  ({feature})", "warn")
+        elif (flash := self._sdpa_flash_withheld(compares)) is not None:
+            self.add_at(node, "device-capability", shown + f"  ({flash})", "warn")
         elif any(v == "warn" for v in verdicts):
             self.add_at(
                 node,
@@ -2019,6 +2118,29 @@ class _Visitor:
                 )
         return None
 
+    def _sdpa_flash_withheld(self, compares: list[ast.Compare]) -> str | None:
+        """Why AMD GPUs that have PyTorch's flash SDPA backend never get it: a branch that
+        turns it on behind a capability test (every conjunct of an `and`) that none of them
+        passes (`major == 8 and minor == 0`: A100 only)."""
+        gated = [c for c in compares if id(c) in self.sdpa_flash]
+        if not gated or "pytest" in self.text or vendor_aware(self.text):
+            return None
+        gated = [
+            c for c in gated if capability_features.turns_on_sdpa_flash(self.sdpa_flash[id(c)])
+        ]
+        for compare in gated:
+            threshold = _threshold(compare)
+            if threshold is None:
+                continue
+            taken = capability_features.passing(*threshold)
+            if not set(taken) & capability_features.SDPA_FLASH_TARGETS:
+                return (
+                    "turns on SDPA's flash backend only for NVIDIA chips: AMD GPUs that have it"
+                    f" ({', '.join(sorted(capability_features.SDPA_FLASH_TARGETS))}) never take"
+                    " the branch and run the slower kernels"
+                )
+        return None
+
     def _scope(self, line: int) -> tuple[int, int]:
         """Lines of the innermost function holding `line` (the whole module if none)."""
         inner = (0, 1 << 30)
@@ -2041,6 +2163,14 @@ class _Visitor:
             self.add(node, "cudnn-setting", f"cudnn.{setting} = {shown}")
 
     def visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        lazy = _registered_lazily(node)
+        if lazy is not None:
+            # dask's Dispatch.register_lazy("cudf"): called only once cudf has been imported
+            self.optional.update(
+                id(n)
+                for n in ast.walk(node)
+                if isinstance(n, (ast.Import, ast.ImportFrom)) and _top_module(n) == lazy
+            )
         if self.reads_capability:
             self.functions.append((node.lineno, node.end_lineno or node.lineno))
             # a `return` is a statement: the statements hold every one ast.walk finds
@@ -2227,6 +2357,48 @@ def _assigns(statements: list[ast.stmt], name: str) -> bool:
         and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)
         for s in statements
     )
+
+
+def _availability_test(test: ast.expr) -> str | None:
+    """`m` of `if m:` / `if m is not None:` (a module name bound to None where it is missing)."""
+    if isinstance(test, ast.Name):
+        return test.id
+    if (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.IsNot)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
+        return test.left.id
+    return None
+
+
+def _registered_lazily(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """`m` of a `@<dispatch>.register_lazy("m")` decorator (dask.utils.Dispatch: the function
+    runs only once module m has been imported)."""
+    for decorator in node.decorator_list:
+        if (
+            isinstance(decorator, ast.Call)
+            and isinstance(decorator.func, ast.Attribute)
+            and decorator.func.attr == "register_lazy"
+            and decorator.args
+            and isinstance(decorator.args[0], ast.Constant)
+            and isinstance(decorator.args[0].value, str)
+        ):
+            return decorator.args[0].value
+    return None
+
+
+def _conjuncts(test: ast.expr) -> list[ast.Compare]:
+    """The comparisons a branch needs all of: the test itself or each operand of an `and`
+    (an `or` or a `not` is left alone: any one operand could open it)."""
+    if isinstance(test, ast.Compare):
+        return [test]
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return [v for v in test.values if isinstance(v, ast.Compare)]
+    return []
 
 
 def _returns_off(statements: list[ast.stmt]) -> bool:

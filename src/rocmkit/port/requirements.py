@@ -170,6 +170,8 @@ def requirement_hits(
             yield hit(line, 0, rule, text.strip() + why, severity)
     if rule is None and (extra_hit := _cuda_extra_hit(req, text, line, rules)) is not None:
         yield extra_hit
+    if rule is None:
+        yield from _package_named_extra_hits(req, text, line, rules)
     tag_rule = rules.by_check.get("requirement-cuda-tag")
     if tag_rule is not None and _CUDA_TAG.search(req.specifier + " " + req.url):
         yield hit(line, 0, tag_rule, text.strip())
@@ -199,6 +201,54 @@ def _cuda_extra_hit(req: ParsedRequirement, text: str, line: int, rules: RuleSet
         return hit(line, 0, rule, f"{text.strip()}  (its extra pulls {', '.join(pulled)})")
     check = f"pip install --dry-run --report - '{req.name}[{extras[0]}]'"
     return hit(line, 0, rule, f"{text.strip()}  (extra named for CUDA; check: {check})", "info")
+
+
+PULLED_BY_EXTRA = "its extra "
+
+
+# setup(name="vllm", ...) / [project] name = "vllm": the distribution the file builds.
+_DECLARED_NAME = re.compile(r"""(?m)^\s*name\s*=\s*["']([A-Za-z0-9][\w.-]*)["']""")
+_SETUP_NAME = re.compile(r"""\bsetup\([^)]*?\bname\s*=\s*["']([A-Za-z0-9][\w.-]*)["']""", re.S)
+
+
+def declared_name(text: str) -> frozenset[str]:
+    """The project names a setup.py or pyproject.toml declares, as import-style names."""
+    names = {m.group(1) for m in _SETUP_NAME.finditer(text)}
+    if "[project]" in text:
+        names.update(m.group(1) for m in _DECLARED_NAME.finditer(text))
+    return frozenset(n.replace("-", "_").lower() for n in names)
+
+
+def pulls_own_package(h: Hit, own: frozenset[str] | None) -> bool:
+    """A package-named-extra hit whose extra names the project's own package (vLLM's setup.py
+    asking for `smg-grpc-servicer[vllm]`: pip satisfies it with the project being installed);
+    with `own` None, whether the hit is a package-named-extra hit at all."""
+    marker = h.evidence.find("(" + PULLED_BY_EXTRA + "[")
+    if marker < 0:
+        return False
+    if own is None:
+        return True
+    start = marker + len(PULLED_BY_EXTRA) + 2
+    extra = h.evidence[start : h.evidence.find("]", start)]
+    return extra.replace("-", "_").lower() in own
+
+
+def _package_named_extra_hits(
+    req: ParsedRequirement, text: str, line: int, rules: RuleSet
+) -> Iterator[Hit]:
+    """`qwen-asr[vllm]`: an extra named exactly as a package with no ROCm build on PyPI at all
+    (an `error` rule: vLLM, SGLang, TensorRT ...) pulls that package (the convention both
+    packages read follow, in their wheel metadata of 2026-11-26: qwen-asr 0.0.6 `Requires-Dist:
+    vllm==0.14.0; extra == "vllm"`, optimum-onnx 0.1.0 `onnxruntime-gpu>=1.18.0; extra ==
+    "onnxruntime-gpu"`), judged as that package's requirement. A package that still runs on
+    ROCm on the CPU (onnxruntime-gpu: a warn rule) is left to the extra's own name."""
+    for extra in sorted(req.extras):
+        rule = rules.package_rule(extra)
+        if rule is None or rule.severity != "error" or rule.requirement_note:
+            continue
+        check = f"pip install --dry-run --report - '{req.name}[{extra}]'"
+        why = f"{PULLED_BY_EXTRA}[{extra}] is named for the package it pulls; check: {check}"
+        yield hit(line, 0, rule, f"{text.strip()}  ({why})")
 
 
 def _exact_pin(specifier: str) -> bool:
@@ -347,6 +397,11 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
         ]
     hits = _at_routed_sources(lines, data, _explicit_uv_indexes(data, hits))
     torch_index = has_torch_index(text)
+    # pip reads no index from pyproject.toml (its index options come from the command line,
+    # requirement files and its config: pip's docs), and uv or Poetry given a CUDA index install
+    # CUDA torch from it: an exact pin in what every install pulls resolves to a CUDA build unless
+    # a ROCm index is named. (An extra's pin routed per extra is reported at its uv source entry.)
+    base_index = _ROCM_INDEX.search(text) is not None
     extras = list(data.get("project", {}).get("optional-dependencies", {}))
     rocm_extras = [e for e in extras if name_vendor(e) == "rocm"]
     pulled_by = _self_pulled_extras(data)
@@ -370,9 +425,8 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
                 for h in group_hits(None, placed, rules, torch_index=torch_index)
             ]
         else:
-            found = group_hits(
-                group, placed, rules, torch_index=torch_index, contributors=contributors
-            )
+            index = base_index if group is None else torch_index
+            found = group_hits(group, placed, rules, torch_index=index, contributors=contributors)
         hits.extend(found)
     hits.extend(_poetry_optional_hits(data, lines, rules, torch_index))
     return hits

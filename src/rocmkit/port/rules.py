@@ -66,6 +66,13 @@ class Rule:
     # A rule about what a ROCm build is told to do (its target list): a file that is ROCm's by
     # its name is where it matters, so that name does not make the finding info.
     rocm_side: bool = False
+    # An import of the package is where the hazard shows when no requirement file the scan reads
+    # declares it (an sdist whose only declaration is its generated metadata); where one does,
+    # that requirement is the finding and the import is info (declared.py).
+    import_where_undeclared: bool = False
+    # Rules whose requirement also declares this package (a package that requires it: its own
+    # metadata), for import_where_undeclared.
+    declared_with: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         assert self.severity in SEVERITIES, (self.id, self.severity)
@@ -170,7 +177,7 @@ def parse_rules(text: str) -> RuleSet:
         if "pattern" in row:
             row["pattern"] = re.compile(row["pattern"], re.MULTILINE)
         keys = ("packages", "extras", "conda", "imports", "env", "commands", "files")
-        for key in (*keys, "installs_on_rocm"):
+        for key in (*keys, "installs_on_rocm", "declared_with"):
             row[key] = tuple(row.get(key, ()))
         row["packages"] = tuple(_normalise(p) for p in row["packages"])
         row["triggers"] = tuple(row.get("triggers", ()))

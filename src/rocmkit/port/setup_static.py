@@ -1,0 +1,115 @@
+"""Which of setup.py's requirement lists setuptools ignores because pyproject.toml declares them.
+
+With a `[project]` table in pyproject.toml, setuptools takes each core metadata field from it, and
+a field that the table neither gives nor lists in `project.dynamic` is static: the value setup()
+passes for it is dropped ("`install_requires` defined outside of `pyproject.toml` is ignored",
+setuptools' `_MissingDynamic` warning in `config/_apply_pyprojecttoml.py`; PEP 621 `dynamic`).
+So `install_requires` counts only where `dependencies` is dynamic, `extras_require` only where
+`optional-dependencies` is: what pip installs for such a project is pyproject.toml's list, which
+port scans on its own.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+
+import tomllib
+
+from rocmkit.port.findings import Hit
+
+# setup() keyword -> the [project] field that replaces it
+_FIELDS = {"install_requires": "dependencies", "extras_require": "optional-dependencies"}
+
+
+def _project_table(path: str) -> dict[str, object] | None:
+    """The [project] table of the pyproject.toml beside `path` (None: none there)."""
+    pyproject = os.path.join(os.path.dirname(path), "pyproject.toml")
+    try:
+        with open(pyproject, "rb") as f:
+            project = tomllib.load(f).get("project")
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return None
+    return project if isinstance(project, dict) else None
+
+
+def project_name(path: str) -> frozenset[str]:
+    """The distribution name the pyproject.toml beside `path` declares, as an import name."""
+    project = _project_table(path)
+    name = project.get("name") if project else None
+    return frozenset({name.replace("-", "_").lower()}) if isinstance(name, str) else frozenset()
+
+
+def ignored_keywords(setup_path: str) -> dict[str, str]:
+    """{setup() keyword: why it is ignored} for the setup.py at `setup_path`, from the
+    pyproject.toml beside it (empty where there is none, or no [project] table)."""
+    project = _project_table(setup_path)
+    if project is None:
+        return {}
+    listed = project.get("dynamic", [])
+    dynamic = set(listed) if isinstance(listed, list) else set()
+    return {
+        keyword: f"ignored: pyproject.toml's [project] declares {field} (setuptools drops"
+        f" setup.py's {keyword})"
+        for keyword, field in _FIELDS.items()
+        if field not in dynamic
+    }
+
+
+def demote(path: str, text: str, hits: list[Hit]) -> list[Hit]:
+    """`hits` of a setup.py, those in a requirement list setuptools ignores at info, saying why."""
+    keywords = ignored_keywords(path)
+    if not keywords or not any(h.severity != "info" for h in hits):
+        return hits
+    try:
+        ranges = ignored_lines(ast.parse(text), keywords)
+    except (SyntaxError, ValueError):
+        return hits
+    out = []
+    for h in hits:
+        why = next((w for first, last, w in ranges if first <= h.line <= last), None)
+        if why is not None and h.severity != "info":
+            h = h._replace(severity="info", evidence=f"{h.evidence}  ({why})"[:200])
+        out.append(h)
+    return out
+
+
+def ignored_lines(tree: ast.Module, keywords: dict[str, str]) -> list[tuple[int, int, str]]:
+    """(first, last, why) line ranges of what setup() receives for the ignored `keywords`: the
+    keyword's value and the module-level assignments of the names it uses (a list, a dict of
+    lists, `A + B`, `extras["x"] = [...]`), followed a few names deep."""
+    assigned: dict[str, list[ast.stmt]] = {}
+    for statement in tree.body:
+        targets = statement.targets if isinstance(statement, ast.Assign) else []
+        for target in targets:
+            base = target.value if isinstance(target, ast.Subscript) else target
+            if isinstance(base, ast.Name):
+                assigned.setdefault(base.id, []).append(statement)
+    ranges: list[tuple[int, int, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or _name(node.func) != "setup":
+            continue
+        for keyword in node.keywords:
+            if keyword.arg in keywords:
+                why = keywords[keyword.arg]
+                ranges += [(first, last, why) for first, last in _spans(keyword.value, assigned)]
+    return ranges
+
+
+def _spans(value: ast.expr, assigned: dict[str, list[ast.stmt]]) -> list[tuple[int, int]]:
+    spans = [(value.lineno, value.end_lineno or value.lineno)]
+    seen: set[str] = set()
+    todo: list[ast.AST] = [value]
+    while todo and len(seen) < 32:
+        for name in {n.id for n in ast.walk(todo.pop()) if isinstance(n, ast.Name)} - seen:
+            seen.add(name)
+            for statement in assigned.get(name, ()):
+                spans.append((statement.lineno, statement.end_lineno or statement.lineno))
+                todo.append(statement)
+    return spans
+
+
+def _name(func: ast.expr) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
