@@ -73,7 +73,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test19", 15),
         ("test20", 6),
         ("test21", 14),
-        ("test22", 11),
+        ("test22", 12),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
