@@ -53,6 +53,7 @@ PARTS = (
     "test19",
     "test20",
     "test21",
+    "test23",
 )
 SEVERITIES = ("warn", "error")
 
