@@ -54,6 +54,7 @@ PARTS = (
     "test20",
     "test21",
     "test22",
+    "test23",
 )
 SEVERITIES = ("warn", "error")
 

@@ -24,7 +24,7 @@ SPLIT = port_corpus.load_split()
 NAMES = [p.name for p in PROJECTS]
 
 
-def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_250_mb() -> None:
+def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_300_mb() -> None:
     assert len(PROJECTS) >= 12 and len(set(NAMES)) == len(NAMES)
     for project in PROJECTS:
         assert re.fullmatch(r"[0-9a-f]{64}", project.sha256), project.name
@@ -32,11 +32,11 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_250_mb() -> No
         assert project.url.endswith("/" + project.file) and project.version in project.file
         assert project.repository.startswith("https://github.com/")
         assert project.scan and project.contents and project.kind
-    assert sum(p.size_bytes for p in PROJECTS) < 250_000_000  # 208 projects, 221 MB on 2026-11-26
+    assert sum(p.size_bytes for p in PROJECTS) < 300_000_000  # 218 projects, 271 MB on 2026-11-26
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test22 were added whole, later.
+    # The first split is a rule over the first 13 projects; test2 to test23 were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
     first = [p.name for p in PROJECTS if p.part not in fresh]
@@ -74,6 +74,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test20", 6),
         ("test21", 14),
         ("test22", 12),
+        ("test23", 14),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
