@@ -24,6 +24,7 @@ from rocmkit.port import (
     cuda_build,
     cuda_libraries,
     installer,
+    numba_cuda,
     nvml_query,
     ort_providers,
     pieces,
@@ -49,6 +50,7 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "container-gpu-request": ("DeviceRequest", container_gpus.NVIDIA_RESOURCE, "--gpus", "gpus="),
     "cuda-library-load": cuda_libraries.TRIGGERS + cuda_libraries.TRIGGERS_NVML,
     "ort-nvidia-provider": (ort_providers.TRIGGER,),
+    "numba-cuda": (numba_cuda.TRIGGER,),
 }
 # A file holding one of these looks at the ROCm side of an extension build.
 _HIP_BUILD_WORDS = ("ROCM_HOME", "HIP_HOME", "IS_HIP_EXTENSION", "version.hip", "is_rocm", "hipcc")
@@ -279,6 +281,8 @@ def scan_python(
         hits = hits + _docker_client_gpus(whole, rules)
     if ort_providers.TRIGGER in text and any(p in text for p in ort_providers.NVIDIA_PROVIDERS):
         hits = hits + _ort_provider_hits(whole, rules)
+    if numba_cuda.TRIGGER in text and "cuda" in text:
+        hits = hits + _numba_cuda_hits(whole, rules)
     if "CUDA_VISIBLE_DEVICES" in text and ("--gpus" in text or "nvidia" in text):
         hits = _visible_devices_as_vendor(text, rules, whole) + hits  # first: it wins the line
     if is_setup and _CUDA_LINK_TEXT.search(text) and not any(w in text for w in _HIP_BUILD_WORDS):
@@ -347,6 +351,14 @@ def _ort_provider_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
         hit(c.line, c.column, rule, f"{c.provider!r} {c.how}")
         for c in ort_providers.nvidia_only_choices(tree)
     ]
+
+
+def _numba_cuda_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
+    """Numba's CUDA target, judged by how the module uses it (numba_cuda)."""
+    rule, tree = _rule_and_tree(rules, "numba-cuda", whole)
+    if rule is None or tree is None:
+        return []
+    return [hit(u.line, u.column, rule, u.evidence, u.severity) for u in numba_cuda.uses(tree)]
 
 
 def _nvml_statements(text: str, hits: list[Hit], whole: whole_tree.Whole) -> ast.Module | None:

@@ -294,8 +294,28 @@ def scan_requirements_txt(text: str, rules: RuleSet) -> list[Hit]:
             line = line.split(None, 1)[-1]
         elif line.startswith("-") or not line:
             continue  # -r other.txt, --index-url (matched by the text rules above), ...
+        if (conda := _CONDA_EXPORT.match(line)) is not None:
+            hits.extend(_conda_export_hits(conda, number, rules, torch_index))
+            continue
         hits.extend(requirement_hits(line.split(" --")[0], number, rules, torch_index=torch_index))
     return hits
+
+
+# A line of conda's export format (`conda list --export`, read back by `conda create --file`):
+# name=version=build. PEP 508 cannot parse it; a build string `pypi_0` marks a package pip
+# installed from PyPI, which recreating the environment installs from PyPI again (torch from
+# PyPI: the CUDA build); any other build string is a conda package.
+_CONDA_EXPORT = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9._-]*)=([^=\s]+)=([^=\s]+)$")
+
+
+def _conda_export_hits(
+    conda: re.Match[str], line: int, rules: RuleSet, torch_index: bool
+) -> Iterator[Hit]:
+    name, version, build = conda.groups()
+    if build.startswith("pypi"):
+        yield from requirement_hits(f"{name}=={version}", line, rules, torch_index=torch_index)
+    else:
+        yield from _conda_item_hits(conda.group(0), line, rules)
 
 
 _PIP_INSTALL = re.compile(r"\bpip3?\s+install\s+(.*)")
