@@ -127,3 +127,61 @@ def test_a_conda_export_of_cpu_packages_is_no_finding(tmp_path: Path) -> None:
     )
     report = _scan(tmp_path, {"bench/requirements.txt": cpu + "\nscipy=1.11.4=pypi_0\n"})
     assert _shown(report) == set()
+
+
+# -- an opt-in back end: imports of a library the project declares only in an extra ---------------
+
+_WARP_MODEL = "import warp as wp\n\n\ndef step(x):\n    return wp.array(x)\n"
+
+
+def _warp_pyproject(where: str) -> str:
+    if where == "extra":
+        return (
+            '[project]\nname = "agents"\nversion = "1"\ndependencies = ["torch"]\n\n'
+            '[project.optional-dependencies]\nwarp = ["warp-lang>=1.15"]\n'
+        )
+    return '[project]\nname = "agents"\nversion = "1"\ndependencies = ["torch", "warp-lang"]\n'
+
+
+def test_imports_of_a_back_end_declared_only_in_an_extra_leave_the_extra_as_the_finding(
+    tmp_path: Path,
+) -> None:
+    files = {"pyproject.toml": _warp_pyproject("extra"), "agents/warp/model.py": _WARP_MODEL}
+    report = _scan(tmp_path, files)
+    assert _shown(report) == {("pyproject.toml", 7, "nvidia-only-library", "warn")}
+    imports = [f for f in report.findings if f.path == "agents/warp/model.py"]
+    assert [f.severity for f in imports] == ["info"]
+    assert "pyproject.toml:7 is the finding" in imports[0].evidence
+
+
+def test_imports_of_a_library_every_install_pulls_stay_errors(tmp_path: Path) -> None:
+    files = {"pyproject.toml": _warp_pyproject("base"), "agents/warp/model.py": _WARP_MODEL}
+    shown = _shown(_scan(tmp_path, files))
+    assert ("pyproject.toml", 4, "nvidia-only-library", "error") in shown
+    assert ("agents/warp/model.py", 1, "nvidia-only-library", "error") in shown
+
+
+def test_a_flashinfer_import_no_requirement_declares_is_an_opt_in_accelerator(
+    tmp_path: Path,
+) -> None:
+    pyproject = '[project]\nname = "server"\nversion = "1"\ndependencies = ["torch"]\n'
+    report = _scan(tmp_path, {"pyproject.toml": pyproject, "server/model.py": _FLASHINFER_MODEL})
+    assert _shown(report) == set()
+    (finding,) = [f for f in report.findings if f.rule_id == "flashinfer"]
+    assert "no requirement declares it" in finding.evidence
+
+
+def test_an_extra_repeating_a_base_dependency_adds_no_second_finding(tmp_path: Path) -> None:
+    pyproject = (
+        '[project]\nname = "video"\nversion = "1"\n'
+        'dependencies = ["torch", "flashinfer-python"]\n\n'
+        '[project.optional-dependencies]\nserve = ["uvicorn", "flashinfer-python"]\n'
+        'fast = ["vllm"]\n'
+    )
+    shown = _shown(_scan(tmp_path, {"pyproject.toml": pyproject}))
+    # the base line is the finding; the extra that repeats it is info; another extra's own
+    # CUDA-only package is still reported
+    assert shown == {
+        ("pyproject.toml", 4, "flashinfer-pypi", "error"),
+        ("pyproject.toml", 8, "vllm-pypi", "warn"),
+    }

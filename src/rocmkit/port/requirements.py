@@ -425,6 +425,7 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
     extras = list(data.get("project", {}).get("optional-dependencies", {}))
     rocm_extras = [e for e in extras if name_vendor(e) == "rocm"]
     pulled_by = _self_pulled_extras(data)
+    base: dict[tuple[str, str], int] = {}  # see _already_in_base
     for group, requirements, contributors in _pyproject_requirements(data):
         start = _key_line(lines, group) if group is not None else 0
         placed = [(r, _line_of(lines, r, start)) for r in requirements]
@@ -447,9 +448,35 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
         else:
             index = base_index if group is None else torch_index
             found = group_hits(group, placed, rules, torch_index=index, contributors=contributors)
+            if group is None:
+                base.update(_shown_packages(found))
+            elif base:
+                found = [_already_in_base(h, base) for h in found]
         hits.extend(found)
     hits.extend(_poetry_optional_hits(data, lines, rules, torch_index))
     return hits
+
+
+def _shown_packages(hits: list[Hit]) -> dict[tuple[str, str], int]:
+    """(rule id, normalised package) -> line of the base dependencies' warn/error findings."""
+    found: dict[tuple[str, str], int] = {}
+    for h in hits:
+        req = parse_requirement(h.evidence.split("  (")[0])
+        if h.severity != "info" and req is not None:
+            found.setdefault((h.rule.id, _normalised(req.name)), h.line)
+    return found
+
+
+def _already_in_base(h: Hit, base: dict[tuple[str, str], int]) -> Hit:
+    """An extra's finding on a package the base dependencies already pull (and are reported
+    for): the extra adds nothing a ROCm user must change beyond that line."""
+    req = parse_requirement(h.evidence.split("  (")[0])
+    if h.severity == "info" or req is None:
+        return h
+    line = base.get((h.rule.id, _normalised(req.name)))
+    if line is None:
+        return h
+    return _demoted(h, "info", f"every install already pulls it: reported at line {line}")
 
 
 def _self_pulled_extras(data: dict[str, Any]) -> dict[str, str]:
