@@ -185,3 +185,32 @@ def test_an_extra_repeating_a_base_dependency_adds_no_second_finding(tmp_path: P
         ("pyproject.toml", 4, "flashinfer-pypi", "error"),
         ("pyproject.toml", 8, "vllm-pypi", "warn"),
     }
+
+
+# -- nvcc flags a setup.py adds only on Windows -------------------------------------------------------
+
+_WINDOWS_FLAGS = """import os
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+nvcc_flags = []
+if os.name == "nt":
+    nvcc_flags.append("-allow-unsupported-compiler")
+
+setup(
+    name="raster",
+    ext_modules=[
+        CUDAExtension("raster._C", ["raster/k.cu"], extra_compile_args={"nvcc": nvcc_flags})
+    ],
+    cmdclass={"build_ext": BuildExtension},
+)
+"""
+
+
+def test_nvcc_flags_added_only_on_windows_are_not_a_warning(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"setup.py": _WINDOWS_FLAGS})
+    flags = [f for f in report.findings if f.rule_id == "nvcc-only-flags"]
+    assert [f.severity for f in flags] == ["info"]
+    linux = _WINDOWS_FLAGS.replace('if os.name == "nt":', "if True:")
+    report = _scan(tmp_path, {"setup.py": linux})
+    assert ("setup.py", 7, "nvcc-only-flags", "warn") in _shown(report)

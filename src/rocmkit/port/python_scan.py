@@ -297,6 +297,10 @@ def scan_python(
         )
         if any(h.rule.check == "nvcc-flags" and h.severity != "info" for h in hits):
             hits = _flags_behind_closed_gates(whole, hits)
+        if _WINDOWS_TEST.search(text) and any(
+            h.rule.check == "nvcc-flags" and h.severity != "info" for h in hits
+        ):
+            hits = _windows_only_flags(whole, hits)
     return hits, parsed
 
 
@@ -664,6 +668,31 @@ def _flags_behind_closed_gates(whole: whole_tree.Whole, hits: list[Hit]) -> list
         gate = next((g for g, first, last in closed if first <= h.line <= last), None)
         if h.rule.check == "nvcc-flags" and h.severity != "info" and gate is not None:
             why = f"  (reached only where nvcc is found: the gate at line {gate})"
+            h = Hit(h.line, h.column, h.rule, (h.evidence + why)[:160], "info")
+        out.append(h)
+    return out
+
+
+def _windows_only_flags(whole: whole_tree.Whole, hits: list[Hit]) -> list[Hit]:
+    """nvcc-only flags added in the body of an `if` that tests for Windows (`if os.name ==
+    'nt':`): a ROCm build runs on Linux and never adds them, so they are info."""
+    try:
+        tree = whole.tree()
+    except (SyntaxError, ValueError):
+        return hits
+    bodies = [
+        (node.body[0].lineno, node.body[-1].end_lineno or node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and _WINDOWS_TEST.search(ast.unparse(node.test))
+    ]
+    out = []
+    for h in hits:
+        if (
+            h.rule.check == "nvcc-flags"
+            and h.severity != "info"
+            and any(first <= h.line <= last for first, last in bodies)
+        ):
+            why = "  (added only on Windows: a ROCm build runs on Linux)"
             h = Hit(h.line, h.column, h.rule, (h.evidence + why)[:160], "info")
         out.append(h)
     return out
