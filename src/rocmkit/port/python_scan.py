@@ -50,7 +50,8 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "container-gpu-request": ("DeviceRequest", container_gpus.NVIDIA_RESOURCE, "--gpus", "gpus="),
     "cuda-library-load": cuda_libraries.TRIGGERS + cuda_libraries.TRIGGERS_NVML,
     "ort-nvidia-provider": (ort_providers.TRIGGER,),
-    "numba-cuda": (numba_cuda.TRIGGER,),
+    # both hold "cuda", a key every scan looks for already: no search of its own
+    "numba-cuda": ("numba.cuda", "import cuda"),
 }
 # A file holding one of these looks at the ROCm side of an extension build.
 _HIP_BUILD_WORDS = ("ROCM_HOME", "HIP_HOME", "IS_HIP_EXTENSION", "version.hip", "is_rocm", "hipcc")
