@@ -97,6 +97,8 @@ RULE_KINDS: dict[str, set[str]] = {
     "cuda-python": _CODE,
     "vllm-pypi": _CODE,
     "sglang-pypi": _CODE,
+    "flashinfer-pypi": _CODE,
+    "flashinfer": _CODE,
     "eetq": _CODE,
     "transformer-engine-pypi": _CODE,
     "auto-gptq-pypi": _CODE,
@@ -113,6 +115,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "cuda-driver-library": _CODE,
     "nvidia-only-library": _CODE,
     "nvcc-jit-package": _CODE,
+    "numba-cuda": {"cuda-only-import"},
 }
 
 

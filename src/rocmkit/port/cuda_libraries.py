@@ -25,10 +25,10 @@ _CUDA = re.compile(
     r"|(?:nvcuda|cudart64_\d+|nvrtc64_\d+|cublas64_\d+|cudnn64_\d+)\S*\.dll)"
 )
 _HIP = re.compile(r"(?i)amdhip64|hiprtc|hipblas|miopen|amd_smi|rocm_smi")
-# Only names that hold a key every scan already looks for ("cuda", "nvidia"): a key of its own
-# costs one more search of every Python file. The other libraries (info) are judged where a file
-# holds another trigger.
-TRIGGERS = ("libcuda", "nvcuda", "cudart")
+# Names that hold a key every scan already looks for ("cuda", "nvidia"), and "libcu", the prefix
+# of cuBLAS', cuDNN's, cuSOLVER's, ... files (one search of its own: without it a pruned scan
+# missed the info finding of `ctypes.CDLL("libcublas.so")` that a whole-file scan reports).
+TRIGGERS = ("libcu", "nvcuda", "cudart")
 TRIGGERS_NVML = ("libnvidia-ml",)
 
 

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Iterable
 
 from rocmkit.port.findings import Hit
-from rocmkit.port.rules import RuleSet, severity_rank
+from rocmkit.port.rules import Rule, RuleSet, severity_rank
 
 _REQUIREMENT_KINDS = frozenset({"requirements", "pyproject", "setupcfg", "conda"})
 _MAX_BYTES = 1 << 20  # a requirement file larger than this is not one
@@ -62,11 +62,39 @@ class DeclaredVersions:
         found = self._declared(rules)
         declared = [d for rule in (h.rule.id, *h.rule.declared_with) for d in found.get(rule, [])]
         package = h.evidence.split()[1]
+        if h.rule.import_where_required:
+            return self._required(h, declared, rules)
+        if not h.rule.import_where_undeclared:  # import_where_optional
+            rank = severity_rank(h.rule.severity)
+            if not declared or any(severity_rank(d.severity) >= rank for _, d in declared):
+                return h
+            rel, first = declared[0]
+            why = f"an opt-in back end: the extra at {rel}:{first.line} is the finding"
+            return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], "info")
         if not declared:
             why = f"declared in no requirement file: pip installs PyPI's {package}"
             return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], h.severity)
         rel, first = declared[0]
         why = f"the requirement at {rel}:{first.line} is the finding"
+        return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], "info")
+
+    def _required(self, h: Hit, declared: list[tuple[str, Hit]], rules: RuleSet) -> Hit:
+        base = [
+            (rel, d)
+            for rel, d in declared
+            if severity_rank(d.severity) >= severity_rank(rules.by_id[d.rule.id].severity)
+        ]
+        lazy = "(needed by the function" in h.evidence
+        if base and not lazy:
+            return h
+        if base:
+            rel, first = base[0]
+            why = f"imported where used; the requirement at {rel}:{first.line} is the finding"
+        elif declared:
+            rel, first = declared[0]
+            why = f"an opt-in back end: the extra at {rel}:{first.line} is the finding"
+        else:
+            why = "no requirement declares it: an accelerator the user installs"
         return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], "info")
 
     def _judged(self, h: Hit, rules: RuleSet) -> Hit:
@@ -99,11 +127,13 @@ class DeclaredVersions:
     def _declared(self, rules: RuleSet) -> dict[str, list[tuple[str, Hit]]]:
         if self.hits is None:
             self.hits = {}
+            wanted = {r.id for r in rules.rules if r.imports and _placed_rule(r)}
+            wanted |= {w for r in rules.rules if r.id in wanted for w in r.declared_with}
             for path, rel, kind in self.files or _enclosing_project(self.root):
                 if self.note_for(rel):
                     continue  # the NVIDIA variant of a file, another accelerator's: not ROCm's
                 for h in _requirement_hits(path, kind, rules):
-                    if h.rule.imports and (h.rule.min_version or h.rule.import_where_undeclared):
+                    if h.rule.id in wanted:
                         self.hits.setdefault(h.rule.id, []).append((rel, h))
         return self.hits
 
@@ -156,10 +186,25 @@ def _versioned_import(h: Hit) -> bool:
     )
 
 
+def _placed_rule(rule: Rule) -> bool:
+    return bool(
+        rule.min_version
+        or rule.import_where_undeclared
+        or rule.import_where_optional
+        or rule.import_where_required
+    )
+
+
 def _placed_import(h: Hit) -> bool:
     """An import of a package whose rule places it by the declaration (not already at info)."""
     return (
-        h.rule.import_where_undeclared and h.severity != "info" and h.evidence.startswith("import ")
+        (
+            h.rule.import_where_undeclared
+            or h.rule.import_where_optional
+            or h.rule.import_where_required
+        )
+        and h.severity != "info"
+        and h.evidence.startswith("import ")
     )
 
 

@@ -24,6 +24,7 @@ from rocmkit.port import (
     cuda_build,
     cuda_libraries,
     installer,
+    numba_cuda,
     nvml_query,
     ort_providers,
     pieces,
@@ -49,6 +50,8 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "container-gpu-request": ("DeviceRequest", container_gpus.NVIDIA_RESOURCE, "--gpus", "gpus="),
     "cuda-library-load": cuda_libraries.TRIGGERS + cuda_libraries.TRIGGERS_NVML,
     "ort-nvidia-provider": (ort_providers.TRIGGER,),
+    # both hold "cuda", a key every scan looks for already: no search of its own
+    "numba-cuda": ("numba.cuda", "import cuda"),
 }
 # A file holding one of these looks at the ROCm side of an extension build.
 _HIP_BUILD_WORDS = ("ROCM_HOME", "HIP_HOME", "IS_HIP_EXTENSION", "version.hip", "is_rocm", "hipcc")
@@ -279,6 +282,8 @@ def scan_python(
         hits = hits + _docker_client_gpus(whole, rules)
     if ort_providers.TRIGGER in text and any(p in text for p in ort_providers.NVIDIA_PROVIDERS):
         hits = hits + _ort_provider_hits(whole, rules)
+    if numba_cuda.TRIGGER in text and "cuda" in text:
+        hits = hits + _numba_cuda_hits(whole, rules)
     if "CUDA_VISIBLE_DEVICES" in text and ("--gpus" in text or "nvidia" in text):
         hits = _visible_devices_as_vendor(text, rules, whole) + hits  # first: it wins the line
     if is_setup and _CUDA_LINK_TEXT.search(text) and not any(w in text for w in _HIP_BUILD_WORDS):
@@ -293,6 +298,10 @@ def scan_python(
         )
         if any(h.rule.check == "nvcc-flags" and h.severity != "info" for h in hits):
             hits = _flags_behind_closed_gates(whole, hits)
+        if _WINDOWS_TEST.search(text) and any(
+            h.rule.check == "nvcc-flags" and h.severity != "info" for h in hits
+        ):
+            hits = _windows_only_flags(whole, hits)
     return hits, parsed
 
 
@@ -347,6 +356,14 @@ def _ort_provider_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
         hit(c.line, c.column, rule, f"{c.provider!r} {c.how}")
         for c in ort_providers.nvidia_only_choices(tree)
     ]
+
+
+def _numba_cuda_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
+    """Numba's CUDA target, judged by how the module uses it (numba_cuda)."""
+    rule, tree = _rule_and_tree(rules, "numba-cuda", whole)
+    if rule is None or tree is None:
+        return []
+    return [hit(u.line, u.column, rule, u.evidence, u.severity) for u in numba_cuda.uses(tree)]
 
 
 def _nvml_statements(text: str, hits: list[Hit], whole: whole_tree.Whole) -> ast.Module | None:
@@ -652,6 +669,31 @@ def _flags_behind_closed_gates(whole: whole_tree.Whole, hits: list[Hit]) -> list
         gate = next((g for g, first, last in closed if first <= h.line <= last), None)
         if h.rule.check == "nvcc-flags" and h.severity != "info" and gate is not None:
             why = f"  (reached only where nvcc is found: the gate at line {gate})"
+            h = Hit(h.line, h.column, h.rule, (h.evidence + why)[:160], "info")
+        out.append(h)
+    return out
+
+
+def _windows_only_flags(whole: whole_tree.Whole, hits: list[Hit]) -> list[Hit]:
+    """nvcc-only flags added in the body of an `if` that tests for Windows (`if os.name ==
+    'nt':`): a ROCm build runs on Linux and never adds them, so they are info."""
+    try:
+        tree = whole.tree()
+    except (SyntaxError, ValueError):
+        return hits
+    bodies = [
+        (node.body[0].lineno, node.body[-1].end_lineno or node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and _WINDOWS_TEST.search(ast.unparse(node.test))
+    ]
+    out = []
+    for h in hits:
+        if (
+            h.rule.check == "nvcc-flags"
+            and h.severity != "info"
+            and any(first <= h.line <= last for first, last in bodies)
+        ):
+            why = "  (added only on Windows: a ROCm build runs on Linux)"
             h = Hit(h.line, h.column, h.rule, (h.evidence + why)[:160], "info")
         out.append(h)
     return out

@@ -294,8 +294,28 @@ def scan_requirements_txt(text: str, rules: RuleSet) -> list[Hit]:
             line = line.split(None, 1)[-1]
         elif line.startswith("-") or not line:
             continue  # -r other.txt, --index-url (matched by the text rules above), ...
+        if (conda := _CONDA_EXPORT.match(line)) is not None:
+            hits.extend(_conda_export_hits(conda, number, rules, torch_index))
+            continue
         hits.extend(requirement_hits(line.split(" --")[0], number, rules, torch_index=torch_index))
     return hits
+
+
+# A line of conda's export format (`conda list --export`, read back by `conda create --file`):
+# name=version=build. PEP 508 cannot parse it; a build string `pypi_0` marks a package pip
+# installed from PyPI, which recreating the environment installs from PyPI again (torch from
+# PyPI: the CUDA build); any other build string is a conda package.
+_CONDA_EXPORT = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9._-]*)=([^=\s]+)=([^=\s]+)$")
+
+
+def _conda_export_hits(
+    conda: re.Match[str], line: int, rules: RuleSet, torch_index: bool
+) -> Iterator[Hit]:
+    name, version, build = conda.groups()
+    if build.startswith("pypi"):
+        yield from requirement_hits(f"{name}=={version}", line, rules, torch_index=torch_index)
+    else:
+        yield from _conda_item_hits(conda.group(0), line, rules)
 
 
 _PIP_INSTALL = re.compile(r"\bpip3?\s+install\s+(.*)")
@@ -405,6 +425,7 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
     extras = list(data.get("project", {}).get("optional-dependencies", {}))
     rocm_extras = [e for e in extras if name_vendor(e) == "rocm"]
     pulled_by = _self_pulled_extras(data)
+    base: dict[tuple[str, str], int] = {}  # see _already_in_base
     for group, requirements, contributors in _pyproject_requirements(data):
         start = _key_line(lines, group) if group is not None else 0
         placed = [(r, _line_of(lines, r, start)) for r in requirements]
@@ -427,9 +448,35 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
         else:
             index = base_index if group is None else torch_index
             found = group_hits(group, placed, rules, torch_index=index, contributors=contributors)
+            if group is None:
+                base.update(_shown_packages(found))
+            elif base:
+                found = [_already_in_base(h, base) for h in found]
         hits.extend(found)
     hits.extend(_poetry_optional_hits(data, lines, rules, torch_index))
     return hits
+
+
+def _shown_packages(hits: list[Hit]) -> dict[tuple[str, str], int]:
+    """(rule id, normalised package) -> line of the base dependencies' warn/error findings."""
+    found: dict[tuple[str, str], int] = {}
+    for h in hits:
+        req = parse_requirement(h.evidence.split("  (")[0])
+        if h.severity != "info" and req is not None:
+            found.setdefault((h.rule.id, _normalised(req.name)), h.line)
+    return found
+
+
+def _already_in_base(h: Hit, base: dict[tuple[str, str], int]) -> Hit:
+    """An extra's finding on a package the base dependencies already pull (and are reported
+    for): the extra adds nothing a ROCm user must change beyond that line."""
+    req = parse_requirement(h.evidence.split("  (")[0])
+    if h.severity == "info" or req is None:
+        return h
+    line = base.get((h.rule.id, _normalised(req.name)))
+    if line is None:
+        return h
+    return _demoted(h, "info", f"every install already pulls it: reported at line {line}")
 
 
 def _self_pulled_extras(data: dict[str, Any]) -> dict[str, str]:

@@ -73,6 +73,15 @@ class Rule:
     # Rules whose requirement also declares this package (a package that requires it: its own
     # metadata), for import_where_undeclared.
     declared_with: tuple[str, ...] = ()
+    # An import of the package is info where the project declares it only in opt-in extras
+    # (each declaration below the rule's severity): that extra's line is the finding, and the
+    # imports are the back end the extra installs (declared.py).
+    import_where_optional: bool = False
+    # An import of the package is a finding only at module level in a project whose base
+    # requirements declare it (every install pulls the CUDA-only build and the module fails to
+    # load); inside a function the requirement is the place to act, and a package the project
+    # leaves to the user to install is an opt-in accelerator: info (declared.py).
+    import_where_required: bool = False
 
     def __post_init__(self) -> None:
         assert self.severity in SEVERITIES, (self.id, self.severity)

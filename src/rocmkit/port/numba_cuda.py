@@ -1,0 +1,110 @@
+"""Numba's CUDA target (`from numba import cuda`, `import numba.cuda`) used for kernels or devices.
+
+Numba's CUDA target compiles kernels to PTX and talks to the NVIDIA driver: its documentation
+lists NVIDIA GPUs (and the CUDA toolkit) as the only supported hardware
+(https://numba.readthedocs.io/en/stable/cuda/overview.html#requirements). Importing the module
+needs no driver; what fails on a ROCm machine is what calls it: a `@cuda.jit` kernel cannot be
+compiled or launched (CudaSupportError), and device queries (`cuda.gpus`, `cuda.select_device`,
+`cuda.current_context`) raise or list no GPU although torch sees the AMD GPUs.
+
+So, per file that imports the target:
+- kernels defined or launched through it: `error` (the feature has no GPU path on ROCm);
+- device queries only: `warn` (a GPU report or memory probe that finds nothing on ROCm);
+- a probe (`cuda.is_available()` in the file): `info`, the file already does without it;
+- a file that also imports cuDF or CuPy: `info`, its kernels take those libraries' GPU arrays
+  (the CUDA array interface), which a ROCm machine never has; their own rules report them.
+The finding stands at the import, where a maintainer decides what to do about the target.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from rocmkit.port.rules import Severity
+
+TRIGGER = "numba"
+_KERNEL_ATTRIBUTES = frozenset({"jit", "grid", "to_device", "device_array", "shared", "local"})
+_QUERY_ATTRIBUTES = frozenset(
+    {"gpus", "select_device", "current_context", "get_current_device", "list_devices", "detect"}
+)
+_CUDA_DATA_MODULES = frozenset({"cudf", "cupy", "dask_cudf"})
+
+
+@dataclass(frozen=True)
+class Use:
+    line: int
+    column: int
+    severity: Severity
+    evidence: str
+
+
+def uses(tree: ast.Module) -> list[Use]:
+    """The import of numba's CUDA target in this module, with how the module uses it."""
+    names, first = _bound_names(tree)
+    if first is None:
+        return []
+    kernels = queries = probe = False
+    data = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _on_target(node.value, names):
+            kernels |= node.attr in _KERNEL_ATTRIBUTES
+            queries |= node.attr in _QUERY_ATTRIBUTES
+            probe |= node.attr == "is_available"
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            data |= any(m.split(".")[0] in _CUDA_DATA_MODULES for m in _modules(node))
+    if probe or data:
+        why = "probed with is_available()" if probe else "its kernels take cuDF/CuPy GPU data"
+        return [Use(first.lineno, first.col_offset + 1, "info", f"numba.cuda ({why})")]
+    if kernels:
+        return [Use(first.lineno, first.col_offset + 1, "error", "numba.cuda kernels")]
+    if queries:
+        evidence = "numba.cuda device queries (find no GPU on ROCm)"
+        return [Use(first.lineno, first.col_offset + 1, "warn", evidence)]
+    return []
+
+
+def _bound_names(tree: ast.Module) -> tuple[set[str], ast.stmt | None]:
+    """Names through which the module reaches numba.cuda (`cuda`, or `numba` for
+    `import numba.cuda`), and the first statement that imports it."""
+    names: set[str] = set()
+    first: ast.stmt | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "numba":
+                bound = {a.asname or a.name for a in node.names if a.name == "cuda"}
+            elif node.module == "numba.cuda" or node.module.startswith("numba.cuda."):
+                bound = {""}  # names from inside the target: the import itself counts
+            else:
+                continue
+        elif isinstance(node, ast.Import):
+            bound = {
+                a.asname or "numba.cuda"
+                for a in node.names
+                if a.name == "numba.cuda" or a.name.startswith("numba.cuda.")
+            }
+        else:
+            continue
+        if bound:
+            names |= bound
+            if first is None or node.lineno < first.lineno:
+                first = node
+    return names, first
+
+
+def _on_target(value: ast.expr, names: set[str]) -> bool:
+    if isinstance(value, ast.Name):
+        return value.id in names
+    return (
+        isinstance(value, ast.Attribute)
+        and value.attr == "cuda"
+        and isinstance(value.value, ast.Name)
+        and value.value.id == "numba"
+        and "numba.cuda" in names
+    )
+
+
+def _modules(node: ast.Import | ast.ImportFrom) -> list[str]:
+    if isinstance(node, ast.ImportFrom):
+        return [node.module] if node.module and not node.level else []
+    return [a.name for a in node.names]
