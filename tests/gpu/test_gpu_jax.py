@@ -25,6 +25,9 @@ def _env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
     env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"  # share the GPU with the other test workers
+    # the caller's options (scripts/gpu-check's fast tier passes -m 'not slow') would deselect
+    # the slow resume test this runs
+    env.pop("PYTEST_ADDOPTS", None)
     env.update(extra)
     return env
 
