@@ -55,6 +55,7 @@ PARTS = (
     "test21",
     "test22",
     "test23",
+    "test25",
 )
 SEVERITIES = ("warn", "error")
 
