@@ -56,6 +56,7 @@ PARTS = (
     "test22",
     "test23",
     "test24",
+    "test25",
 )
 SEVERITIES = ("warn", "error")
 
