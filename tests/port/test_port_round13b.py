@@ -66,3 +66,43 @@ def test_a_module_that_also_loads_the_rocm_library_or_loads_in_a_function_is_not
     report = _scan(tmp_path, {"pkg/blas.py": _WITH_ROCM, "pkg/info.py": _IN_FUNCTION})
     assert not {s for s in _shown(report) if s[2] == "nvidia-library-load" and s[3] != "info"}
     assert not {s for s in _shown(report) if s[3] in ("warn", "error")}
+
+
+# -- Rust build scripts: the cc crate's cuda(true) compiles with nvcc -------------------------------
+
+_BUILD_RS = """fn main() {
+    let nvcc = which::which("nvcc").expect("Cannot find nvcc");
+    let mut build = cc::Build::new();
+    build.cuda(true).flag("-std=c++14");
+    for sm in ["70", "80"] {
+        build.flag("-gencode").flag(format!("arch=compute_{},code=sm_{}", sm, sm).as_str());
+    }
+    build.file("kernels/ops.cu").compile("libops.a");
+}
+"""
+
+_BUILD_RS_WITH_HIP = """fn main() {
+    let mut build = cc::Build::new();
+    if std::env::var("ROCM_PATH").is_ok() {
+        build.compiler("hipcc").flag("--offload-arch=gfx942");
+    } else {
+        build.cuda(true).flag("-gencode").flag("arch=compute_80,code=sm_80");
+    }
+    build.file("kernels/ops.cu").compile("libops.a");
+}
+"""
+
+
+def test_a_build_rs_that_compiles_cuda_with_nvcc_is_an_error_and_its_gencode_flags_warn(
+    tmp_path: Path,
+) -> None:
+    report = _scan(tmp_path, {"rust/core/build.rs": _BUILD_RS})
+    shown = _shown(report)
+    assert ("rust/core/build.rs", 2, "cuda-extension", "error") in shown
+    assert ("rust/core/build.rs", 6, "nvcc-only-flags", "warn") in shown
+
+
+def test_a_build_rs_with_a_hip_path_or_no_cuda_is_not_reported(tmp_path: Path) -> None:
+    plain = 'fn main() {\n    cc::Build::new().file("src/fast.c").compile("fast");\n}\n'
+    report = _scan(tmp_path, {"a/build.rs": _BUILD_RS_WITH_HIP, "b/build.rs": plain})
+    assert _shown(report) == set()

@@ -19,7 +19,7 @@ from typing import Literal
 
 from rocmkit.errors import UserError
 from rocmkit.options import option
-from rocmkit.port import setup_static
+from rocmkit.port import build_scripts, setup_static
 from rocmkit.port.amd_management import AmdManagement
 from rocmkit.port.context import build_context
 from rocmkit.port.cpp_scan import scan_cuda_source
@@ -129,6 +129,8 @@ def classify(name: str, parent: str = "") -> str | None:
         return "shell"  # a Makefile's recipes are shell lines
     if name == "CMakeLists.txt" or name.endswith(".cmake"):
         return "cmake"
+    if name in build_scripts.FILE_NAMES:
+        return "rust-build"
     if name.endswith(_CUDA_SUFFIXES):
         return "cuda"
     if name.endswith(_HEADER_SUFFIXES):
@@ -419,6 +421,7 @@ _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "notebook": lambda text, rules: scan_notebook(text, rules, _cell_python, _cell_shell),
     "compose": lambda text, rules: scan_text(text, "compose", rules),
     "cmake": scan_cmake,
+    "rust-build": build_scripts.scan_rust_build,
     "cuda": scan_cuda_source,
     "header": lambda text, rules: scan_cuda_source(text, rules, header=True),
 }
