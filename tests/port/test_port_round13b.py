@@ -106,3 +106,43 @@ def test_a_build_rs_with_a_hip_path_or_no_cuda_is_not_reported(tmp_path: Path) -
     plain = 'fn main() {\n    cc::Build::new().file("src/fast.c").compile("fast");\n}\n'
     report = _scan(tmp_path, {"a/build.rs": _BUILD_RS_WITH_HIP, "b/build.rs": plain})
     assert _shown(report) == set()
+
+
+# -- The project's README: install commands that fetch PyTorch's CUDA build -------------------------
+
+_README = """# voice
+
+For Windows:
+```bash
+pip install torch==2.1.1+cu118 --index-url https://download.pytorch.org/whl/cu118
+```
+
+For Linux:
+```bash
+pip install voice
+pip install torch==2.1.1+cu118 torchaudio==2.1.1+cu118 \\
+    --index-url https://download.pytorch.org/whl/cu118
+```
+
+The old release asked for `pip install torch==1.13.1+cu117` in prose: not a command line.
+"""
+
+
+def test_a_readme_install_of_cuda_torch_is_reported_on_linux_not_on_windows(
+    tmp_path: Path,
+) -> None:
+    report = _scan(tmp_path, {"README.md": _README, "voice/__init__.py": "import torch\n"})
+    shown = _shown(report)
+    assert ("README.md", 11, "cuda-local-version", "error") in shown
+    assert ("README.md", 12, "torch-cuda-index", "error") in shown
+    assert not {s for s in shown if s[1] in (5, 15)}  # Windows, and prose
+
+
+def test_a_readme_with_a_rocm_install_or_below_the_top_is_not_warned(tmp_path: Path) -> None:
+    rocm = (
+        _README
+        + "\nOn AMD GPUs:\n```bash\npip install torch --index-url https://download.pytorch.org/whl/rocm6.4\n```\n"
+    )
+    report = _scan(tmp_path, {"README.md": rocm, "docs/README.md": _README})
+    assert _shown(report) == set()
+    assert any(f.path == "README.md" and f.severity == "info" for f in report.findings)
