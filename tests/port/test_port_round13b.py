@@ -146,3 +146,59 @@ def test_a_readme_with_a_rocm_install_or_below_the_top_is_not_warned(tmp_path: P
     report = _scan(tmp_path, {"README.md": rocm, "docs/README.md": _README})
     assert _shown(report) == set()
     assert any(f.path == "README.md" and f.severity == "info" for f in report.findings)
+
+
+# -- Capabilities compared as version numbers -------------------------------------------------------
+
+_ATTEND = """import torch
+from packaging import version
+from torch.nn.attention import SDPBackend
+
+
+def backends():
+    props = torch.cuda.get_device_properties(torch.device("cuda"))
+    device_version = version.parse(f"{props.major}.{props.minor}")
+    if device_version > version.parse("8.0"):
+        return [SDPBackend.FLASH_ATTENTION]
+    return [SDPBackend.MATH, SDPBackend.EFFICIENT_ATTENTION]
+"""
+
+_BF16 = """import torch
+
+
+def dtype():
+    major, minor = torch.cuda.get_device_capability()
+    if float(f"{major}.{minor}") >= 8.0:
+        return torch.bfloat16
+    return torch.float16
+"""
+
+_TORCH_VERSION = """import torch
+from packaging import version
+
+
+def compiled():
+    if version.parse(f"{torch.__version__}") >= version.parse("2.0"):
+        return torch.compile
+    return None
+"""
+
+
+def test_a_capability_parsed_as_a_version_that_forces_flash_sdpa_is_a_warning(
+    tmp_path: Path,
+) -> None:
+    report = _scan(tmp_path, {"attend.py": _ATTEND})
+    finding = next(f for f in report.findings if f.line == 9)
+    assert (finding.rule_id, finding.severity) == ("device-capability", "warn")
+    assert "gfx1100" in finding.evidence and "gfx942" not in finding.evidence
+    assert not any("never compared" in f.evidence for f in report.findings)
+
+
+def test_a_generic_capability_version_branch_or_a_torch_version_is_not_warned(
+    tmp_path: Path,
+) -> None:
+    report = _scan(tmp_path, {"bf16.py": _BF16, "compile.py": _TORCH_VERSION})
+    assert _shown(report) == set()
+    info = [f for f in report.findings if f.path == "bf16.py" and f.line == 6]
+    assert info and info[0].severity == "info"
+    assert not any(f.path == "compile.py" for f in report.findings)

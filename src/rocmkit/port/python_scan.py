@@ -20,6 +20,7 @@ from rocmkit.port import (
     build_flags,
     capability_features,
     capability_tables,
+    capability_versions,
     container_gpus,
     ctypes_libraries,
     cuda_build,
@@ -291,6 +292,12 @@ def scan_python(
         hits = loads + [
             h for h in hits if h.rule.check != "cuda-library-load" or h.line not in taken
         ]
+    if any(t in text for t in capability_versions.TRIGGERS) and (
+        "parse" in text or "float" in text
+    ):
+        versions = _capability_version_hits(text, whole, rules)
+        if versions:  # the read is compared after all, through its version
+            hits = [h for h in hits if "(read, never compared)" not in h.evidence] + versions
     if "CUDA_VISIBLE_DEVICES" in text and ("--gpus" in text or "nvidia" in text):
         hits = _visible_devices_as_vendor(text, rules, whole) + hits  # first: it wins the line
     if is_setup and _CUDA_LINK_TEXT.search(text) and not any(w in text for w in _HIP_BUILD_WORDS):
@@ -380,6 +387,18 @@ def _import_time_library_hits(text: str, whole: whole_tree.Whole, rules: RuleSet
         return []
     loads = ctypes_libraries.import_time_loads(tree, text)
     return [hit(x.line, x.column, rule, x.evidence, x.severity) for x in loads]
+
+
+def _capability_version_hits(text: str, whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
+    """Capability tests written through version parsing (capability_versions)."""
+    rule, tree = _rule_and_tree(rules, "device-capability", whole)
+    if rule is None or tree is None:
+        return []
+    aware = vendor_aware(text) or "pytest" in text  # a vendor switch, or a test's pick: info
+    return [
+        hit(c.line, c.column, rule, c.evidence, "info" if aware else c.severity)
+        for c in capability_versions.version_comparisons(tree)
+    ]
 
 
 def _nvml_statements(text: str, hits: list[Hit], whole: whole_tree.Whole) -> ast.Module | None:
