@@ -116,6 +116,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "nvidia-only-library": _CODE,
     "nvcc-jit-package": _CODE,
     "numba-cuda": {"cuda-only-import"},
+    "nvidia-library-load": _CODE,
 }
 
 

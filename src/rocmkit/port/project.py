@@ -19,7 +19,7 @@ from typing import Literal
 
 from rocmkit.errors import UserError
 from rocmkit.options import option
-from rocmkit.port import setup_static
+from rocmkit.port import build_scripts, readme_install, setup_static
 from rocmkit.port.amd_management import AmdManagement
 from rocmkit.port.context import build_context
 from rocmkit.port.cpp_scan import scan_cuda_source
@@ -129,6 +129,8 @@ def classify(name: str, parent: str = "") -> str | None:
         return "shell"  # a Makefile's recipes are shell lines
     if name == "CMakeLists.txt" or name.endswith(".cmake"):
         return "cmake"
+    if name in build_scripts.FILE_NAMES:
+        return "rust-build"
     if name.endswith(_CUDA_SUFFIXES):
         return "cuda"
     if name.endswith(_HEADER_SUFFIXES):
@@ -157,6 +159,8 @@ def iter_files(root: Path, exclude: tuple[str, ...] = ()) -> Iterator[tuple[str,
         parent = os.path.basename(directory)
         for name in sorted(filenames):
             kind = classify(name, parent)
+            if kind is None and not prefix and name in readme_install.FILE_NAMES:
+                kind = "readme"  # the project's own README: its install commands
             if kind is None and "." not in name:  # an installed script: its shebang says
                 kind = shebang_kind(os.path.join(directory, name))
             if kind is not None and not _excluded(prefix + name, exclude):
@@ -419,6 +423,8 @@ _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "notebook": lambda text, rules: scan_notebook(text, rules, _cell_python, _cell_shell),
     "compose": lambda text, rules: scan_text(text, "compose", rules),
     "cmake": scan_cmake,
+    "rust-build": build_scripts.scan_rust_build,
+    "readme": readme_install.scan_readme,
     "cuda": scan_cuda_source,
     "header": lambda text, rules: scan_cuda_source(text, rules, header=True),
 }

@@ -20,7 +20,9 @@ from rocmkit.port import (
     build_flags,
     capability_features,
     capability_tables,
+    capability_versions,
     container_gpus,
+    ctypes_libraries,
     cuda_build,
     cuda_libraries,
     installer,
@@ -284,6 +286,18 @@ def scan_python(
         hits = hits + _ort_provider_hits(whole, rules)
     if numba_cuda.TRIGGER in text and "cuda" in text:
         hits = hits + _numba_cuda_hits(whole, rules)
+    if any(t in text for t in ctypes_libraries.TRIGGERS):
+        loads = _import_time_library_hits(text, whole, rules)
+        taken = {h.line for h in loads}  # its verdict replaces the load's generic info
+        hits = loads + [
+            h for h in hits if h.rule.check != "cuda-library-load" or h.line not in taken
+        ]
+    if any(t in text for t in capability_versions.TRIGGERS) and (
+        "parse" in text or "float" in text
+    ):
+        versions = _capability_version_hits(text, whole, rules)
+        if versions:  # the read is compared after all, through its version
+            hits = [h for h in hits if "(read, never compared)" not in h.evidence] + versions
     if "CUDA_VISIBLE_DEVICES" in text and ("--gpus" in text or "nvidia" in text):
         hits = _visible_devices_as_vendor(text, rules, whole) + hits  # first: it wins the line
     if is_setup and _CUDA_LINK_TEXT.search(text) and not any(w in text for w in _HIP_BUILD_WORDS):
@@ -364,6 +378,27 @@ def _numba_cuda_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
     if rule is None or tree is None:
         return []
     return [hit(u.line, u.column, rule, u.evidence, u.severity) for u in numba_cuda.uses(tree)]
+
+
+def _import_time_library_hits(text: str, whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
+    """NVIDIA libraries loaded through ctypes when the module is imported (ctypes_libraries)."""
+    rule, tree = _rule_and_tree(rules, "nvidia-library-load", whole)
+    if rule is None or tree is None:
+        return []
+    loads = ctypes_libraries.import_time_loads(tree, text)
+    return [hit(x.line, x.column, rule, x.evidence, x.severity) for x in loads]
+
+
+def _capability_version_hits(text: str, whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
+    """Capability tests written through version parsing (capability_versions)."""
+    rule, tree = _rule_and_tree(rules, "device-capability", whole)
+    if rule is None or tree is None:
+        return []
+    aware = vendor_aware(text) or "pytest" in text  # a vendor switch, or a test's pick: info
+    return [
+        hit(c.line, c.column, rule, c.evidence, "info" if aware else c.severity)
+        for c in capability_versions.version_comparisons(tree)
+    ]
 
 
 def _nvml_statements(text: str, hits: list[Hit], whole: whole_tree.Whole) -> ast.Module | None:

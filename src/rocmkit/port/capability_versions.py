@@ -1,0 +1,189 @@
+"""Device capabilities compared as version numbers: `version.parse(f"{p.major}.{p.minor}") >
+version.parse("8.0")`, `float(f"{major}.{minor}") >= 8.0`.
+
+On a ROCm torch `get_device_properties(d).major/.minor` and `get_device_capability()` are the gfx
+numbers HIP reports (capability_features.AMD_CAPABILITIES: gfx942 -> 9.4), so a threshold written
+for NVIDIA's SMs is evaluated for every AMD target as the tuple and `.major` forms are. Only a
+value built from those two fields (of a name bound to get_device_properties(...) or
+get_device_capability(), or the calls themselves) counts as a capability; torch's or Python's own
+version (`torch.__version__`, `sys.version_info`) does not. What the branch does decides:
+- it turns on PyTorch's flash SDPA backend and an AMD target without that backend (MI100, RDNA2,
+  RDNA3/4 where AOTriton's flash is experimental) takes it, or no target with it does: `warn`;
+- it names an NVIDIA feature (capability_features.FEATURES) an AMD target taking it lacks: `warn`;
+- otherwise `info` (the comparison is shown, as other capability reads are).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from rocmkit.port import capability_features as features
+from rocmkit.port.rules import Severity
+
+TRIGGERS = ("get_device_properties", "get_device_capability")
+_PARSERS = frozenset({"parse", "Version", "LooseVersion", "float"})
+_SOURCES = frozenset({"get_device_properties", "get_device_capability"})
+
+
+@dataclass(frozen=True)
+class Comparison:
+    line: int
+    column: int
+    severity: Severity
+    evidence: str
+
+
+def _name(node: ast.AST) -> str:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _device_names(tree: ast.AST) -> set[str]:
+    """Names bound to get_device_properties(...) or get_device_capability() (or unpacked)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and _name(node.value.func) in _SOURCES
+        ):
+            for target in node.targets:
+                elements = target.elts if isinstance(target, ast.Tuple) else [target]
+                names.update(e.id for e in elements if isinstance(e, ast.Name))
+    return names
+
+
+def _is_capability_text(node: ast.expr, devices: set[str]) -> bool:
+    """f"{p.major}.{p.minor}" / f"{major}.{minor}" / f"{cap[0]}.{cap[1]}" over a device's fields."""
+    if not isinstance(node, ast.JoinedStr):
+        return False
+    values = [v.value for v in node.values if isinstance(v, ast.FormattedValue)]
+    if len(values) != 2:
+        return False
+    for value in values:
+        if isinstance(value, ast.Attribute) and value.attr in ("major", "minor"):
+            base = value.value
+            if not (
+                (isinstance(base, ast.Name) and base.id in devices)
+                or (isinstance(base, ast.Call) and _name(base.func) in _SOURCES)
+            ):
+                return False
+        elif isinstance(value, ast.Name):
+            if value.id not in devices:
+                return False
+        elif isinstance(value, ast.Subscript):
+            if _name(value.value) not in devices and not (
+                isinstance(value.value, ast.Call) and _name(value.value.func) in _SOURCES
+            ):
+                return False
+        else:
+            return False
+    return True
+
+
+def _parsed_capability(node: ast.expr, devices: set[str], stored: set[str]) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in stored
+    return (
+        isinstance(node, ast.Call)
+        and _name(node.func) in _PARSERS
+        and len(node.args) == 1
+        and _is_capability_text(node.args[0], devices)
+    )
+
+
+def _constant(node: ast.expr) -> float | None:
+    """8.0 from `8.0`, `"8.0"` or `version.parse("8.0")`."""
+    if isinstance(node, ast.Call) and _name(node.func) in _PARSERS and len(node.args) == 1:
+        node = node.args[0]
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)):
+        try:
+            return float(node.value)
+        except ValueError:
+            return None
+    return None
+
+
+_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+
+
+def _compares(tree: ast.Module) -> Iterator[tuple[ast.Compare, str, float, bool]]:
+    """(comparison, operator, threshold, constant on the left) of each capability version test."""
+    devices = _device_names(tree)
+    stored: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and _parsed_capability(node.value, devices, set()):
+            stored.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+            continue
+        op = _OPS.get(type(node.ops[0]))
+        left, right = node.left, node.comparators[0]
+        if op is None:
+            continue
+        if _parsed_capability(left, devices, stored) and (value := _constant(right)) is not None:
+            yield node, op, value, False
+        elif _parsed_capability(right, devices, stored) and (value := _constant(left)) is not None:
+            yield node, op, value, True
+
+
+def _branches(tree: ast.Module) -> dict[int, list[ast.stmt]]:
+    """id(comparison) -> the body of the `if` whose test holds it."""
+    bodies: dict[int, list[ast.stmt]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            for inner in ast.walk(node.test):
+                bodies[id(inner)] = node.body
+    return bodies
+
+
+def _body_takers(op: str, threshold: float, left: bool) -> list[str]:
+    """AMD targets whose reported capability makes the comparison true (they run the body)."""
+    if left:  # `8.0 <= cap` is `cap >= 8.0`
+        op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(op, op)
+    holds = {
+        "<": float.__lt__,
+        "<=": float.__le__,
+        ">": float.__gt__,
+        ">=": float.__ge__,
+        "==": float.__eq__,
+        "!=": float.__ne__,
+    }[op]
+    return [
+        gfx
+        for gfx, (major, minor) in features.AMD_CAPABILITIES.items()
+        if holds(major + minor / 10, threshold)
+    ]
+
+
+def _verdict(op: str, threshold: float, left: bool, body: list[ast.stmt]) -> tuple[Severity, str]:
+    taken = features.passing(op, threshold, left, False)
+    if body and features.turns_on_sdpa_flash(body):
+        taken = _body_takers(op, threshold, left)
+        without = [t for t in taken if t not in features.SDPA_FLASH_TARGETS]
+        if without:
+            return "warn", (
+                "turns on SDPA's flash backend for AMD GPUs without it: " + features.shown(without)
+            )
+        if not set(taken) & features.SDPA_FLASH_TARGETS:
+            return "warn", "turns on SDPA's flash backend only for NVIDIA chips"
+    words = [ast.unparse(s) for s in body]
+    feature = features.named_feature([], words) if body else None
+    lacking = features.lacking(feature, taken) if feature else []
+    if feature is not None and lacking:
+        return "warn", f"{feature.name} branch, taken without it by {features.shown(lacking)}"
+    return "info", f"taken by {features.shown(taken) or 'no AMD GPU'}"
+
+
+def version_comparisons(tree: ast.Module) -> list[Comparison]:
+    """Capability tests written through version parsing, each with its verdict."""
+    bodies = _branches(tree)
+    found = []
+    for compare, op, threshold, left in _compares(tree):
+        severity, why = _verdict(op, threshold, left, bodies.get(id(compare), []))
+        evidence = f"{ast.unparse(compare)[:90]}  (a capability as a version: {why})"
+        found.append(Comparison(compare.lineno, compare.col_offset + 1, severity, evidence))
+    return found

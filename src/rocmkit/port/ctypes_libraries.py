@@ -1,0 +1,136 @@
+"""NVIDIA's CUDA libraries loaded through ctypes when a module is imported.
+
+The library names are the shared objects of NVIDIA's CUDA toolkit (its "CUDA Toolkit Major
+Components" list: cudart, NVRTC, nvJitLink, cuBLAS/cuBLASLt, cuFFT, cuRAND, cuSOLVER, cuSPARSE,
+NVTX's nvToolsExt, CUPTI, nvJPEG, NPP) and of NVIDIA's other libraries the nvidia-* wheels ship
+(cuDNN, NCCL, cuTENSOR, cuFile), each wheel putting them under site-packages/nvidia/<name>/lib.
+A ROCm machine has none of these files: ROCm's libraries are other files with other symbols
+(hipBLAS, hipSOLVER, MIOpen, RCCL, ...; the table below names the counterpart in each fix).
+
+ctypes.CDLL raises OSError on a missing library, so a load in a module's own top-level
+statements fails the import on ROCm:
+- a load on the module's main path (no try, no if, not in a function): `error`;
+- one behind a fallback (inside try/except or an if at module level): `warn`, the module imports
+  but the feature the library gives is lost;
+- a module that also names a ROCm library file has a ROCm side: `info`.
+Loads inside functions are judged by the existing `cuda-library-load` check (what the function is
+for is not told by the load). The CUDA driver and NVML have rules of their own and are not here.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from rocmkit.port.rules import Severity
+
+# The stem of each library file (libSTEM.so*, STEM64_*.dll, ctypes.util.find_library("STEM"))
+# -> ROCm's counterpart. From the CUDA toolkit's component list and the nvidia-* wheels' lib/.
+ROCM_COUNTERPART: dict[str, str] = {
+    "cudart": "the HIP runtime (libamdhip64.so)",
+    "nvrtc": "hipRTC (libhiprtc.so)",
+    "nvjitlink": "the ROCm code object manager (libamd_comgr.so)",
+    "cublas": "hipBLAS / rocBLAS (libhipblas.so)",
+    "cublaslt": "hipBLASLt (libhipblaslt.so)",
+    "cufft": "hipFFT (libhipfft.so)",
+    "cufftw": "hipFFT (libhipfft.so)",
+    "curand": "hipRAND (libhiprand.so)",
+    "cusolver": "hipSOLVER (libhipsolver.so)",
+    "cusolvermg": "hipSOLVER (libhipsolver.so)",
+    "cusparse": "hipSPARSE (libhipsparse.so)",
+    "cusparselt": "hipSPARSELt (libhipsparselt.so)",
+    "cudnn": "MIOpen (libMIOpen.so)",
+    "nccl": "RCCL (librccl.so)",
+    "nvtoolsext": "rocTX (libroctx64.so)",
+    "cupti": "rocprofiler-sdk (librocprofiler-sdk.so)",
+    "nvjpeg": "rocJPEG (librocjpeg.so)",
+    "cutensor": "hipTensor (libhiptensor.so)",
+}
+_STEMS = "|".join(sorted(ROCM_COUNTERPART, key=len, reverse=True))
+# libcublas.so.12, libcudnn_ops.so.9, cublas64_12.dll, libnccl.so.2 (a stem then a version, a
+# suffix or a cuDNN sub-library name); not libcuda (the driver) nor libnvidia-ml (NVML).
+_FILE = re.compile(
+    rf"(?i)(?:^|[/\\])(?:lib)?({_STEMS})(?:_\w+)?(?:64_\d+)?(?:\.so|\.dll|\.dylib|\.\d|$)"
+)
+_STEM = re.compile(rf"(?i)^(?:lib)?({_STEMS})$")  # find_library's argument
+# site-packages/nvidia/<wheel>/lib: where the nvidia-cublas-cu12, ... wheels put the files.
+_WHEEL_DIR = re.compile(rf"(?i)(?:^|[/\\])nvidia[/\\]({_STEMS})[/\\]lib")
+_LOADERS = frozenset({"CDLL", "LoadLibrary", "WinDLL", "PyDLL", "find_library"})
+# A ROCm library file named anywhere in the module: it loads the ROCm side too.
+_ROCM_FILE = re.compile(
+    r"(?i)amdhip64|hiprtc|hipblas|hipsolver|hipsparse|hipfft|hiprand|miopen|rccl|rocblas|roctx"
+)
+TRIGGERS = ("libcu", "libnccl", "find_library", "nvidia/", "cudart", "nvrtc")
+
+
+@dataclass(frozen=True)
+class Load:
+    line: int
+    column: int
+    severity: Severity
+    evidence: str
+
+
+def _call_name(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def _library(call: ast.Call) -> str | None:
+    """The NVIDIA library stem a call loads or looks up, from its string arguments."""
+    name = _call_name(call)
+    strings = [
+        a.value
+        for a in [*call.args, *(k.value for k in call.keywords)]
+        if isinstance(a, ast.Constant) and isinstance(a.value, str)
+    ]
+    for value in strings:
+        if (match := _WHEEL_DIR.search(value)) is not None:
+            return match.group(1).lower()
+    if name not in _LOADERS or not strings:
+        return None
+    pattern = _STEM if name == "find_library" else _FILE
+    match = pattern.search(strings[0])
+    return match.group(1).lower() if match else None
+
+
+def _top_level(body: list[ast.stmt], guarded: bool) -> Iterator[tuple[ast.stmt, bool]]:
+    """Each statement the module runs when imported, with whether a try or an if guards it."""
+    for statement in body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(statement, ast.Try):
+            yield from _top_level(statement.body, True)
+            for handler in statement.handlers:
+                yield from _top_level(handler.body, True)
+            yield from _top_level(statement.orelse + statement.finalbody, guarded)
+        elif isinstance(statement, (ast.If, ast.While, ast.For)):
+            yield from _top_level(statement.body + statement.orelse, True)
+        elif isinstance(statement, ast.With):
+            yield from _top_level(statement.body, guarded)
+        else:
+            yield statement, guarded
+
+
+def import_time_loads(tree: ast.Module, text: str) -> list[Load]:
+    """The NVIDIA library loads of the module's own top-level statements, one per call."""
+    rocm_side = _ROCM_FILE.search(text) is not None
+    loads: list[Load] = []
+    for statement, guarded in _top_level(tree.body, False):
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call) and (stem := _library(node)) is not None:
+                counterpart = ROCM_COUNTERPART[stem]
+                if rocm_side:
+                    severity: Severity = "info"
+                    why = "the module also names a ROCm library"
+                elif guarded:
+                    severity, why = "warn", "behind a fallback: the feature is lost on ROCm"
+                elif _call_name(node) == "find_library":
+                    severity, why = "error", "at import: None on ROCm, the load after it fails"
+                else:
+                    severity, why = "error", "at import: OSError on ROCm"
+                evidence = f"{ast.unparse(node)[:80]}  ({why}; ROCm has {counterpart})"
+                loads.append(Load(node.lineno, node.col_offset + 1, severity, evidence))
+    return loads

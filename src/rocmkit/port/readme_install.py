@@ -1,0 +1,87 @@
+"""Install commands in the project's own top-level README (README.md, README.rst).
+
+The README's install line is what a user copies into a shell: `pip install torch==2.1.1+cu118
+--index-url https://download.pytorch.org/whl/cu118` installs the CUDA build of torch exactly as the
+same line in a requirements file or a shell script would, so each command is judged the way
+requirement files and scripts are (the requirement rules and their severities, the PyTorch index
+rule). For precision only command lines are read: a line that starts (after a `$ `/`> ` prompt or
+`!`) with `pip install`, `pip3 install`, `python -m pip install`, `uv pip install` or `conda install`,
+with its backslash continuations; prose, tables and other code are blanked. Where the README also
+gives a ROCm install command (the ROCm index of PyTorch, repo.radeon.com, a `rocm` extra or
+package), the CUDA lines are one vendor's choice of two: info, naming the ROCm line, as the other
+vendor-aware rules do.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmkit.port.findings import Hit
+from rocmkit.port.requirements import pip_install_hits
+from rocmkit.port.rules import RuleSet
+from rocmkit.port.text_scan import text_rule_hits
+
+FILE_NAMES = frozenset({"README.md", "README.rst", "readme.md", "Readme.md"})
+# The rules whose verdict a README line carries by definition: PyTorch's CUDA wheel index and the
+# `+cuXXX` local versions of its CUDA builds. Package names alone were left out (an optional
+# integration line and the project's own `pip install NAME[extra]` read alike).
+RULE_IDS = frozenset({"torch-cuda-index", "cuda-local-version"})
+_COMMAND = re.compile(
+    r"^\s*(?:[$>]\s*|!\s*)?(?:sudo\s+)?"
+    r"(?:(?:python3?\s+-m\s+)?pip3?\s+install|uv\s+pip\s+install|conda\s+install|mamba\s+install)\b"
+)
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
+# A ROCm install the README gives too: a ROCm command, or prose naming an AMD/ROCm install route.
+_ROCM = re.compile(
+    r"(?i)download\.pytorch\.org/whl/(?:nightly/)?rocm|repo\.radeon\.com|\brocm"
+    r"|\bAMD\b[^\n]*\b(?:install|guide|GPUs?)\b|\binstall[^\n]*\bAMD\b"
+)
+# PyTorch publishes its ROCm wheels for Linux only (pytorch.org, "Start Locally"): a command the
+# README gives for Windows is not the one a ROCm user runs.
+_WINDOWS = re.compile(r"(?i)\bwindows\b")
+_LINUX = re.compile(r"(?i)\blinux\b")
+
+
+def command_lines(text: str) -> tuple[str, set[int]]:
+    """The README with every line that is not an install command (or its continuation) blanked,
+    and the numbers of the command lines given under a Windows-only label."""
+    kept: list[str] = []
+    windows: set[int] = set()
+    continued = in_fence = on_windows = False
+    for number, line in enumerate(text.splitlines(), 1):
+        if continued or _COMMAND.match(line):
+            # a Markdown prompt or notebook bang is not part of the command
+            kept.append(re.sub(r"^\s*(?:[$>]\s*|!\s*)", "", line).replace("`", " "))
+            continued = line.rstrip().endswith("\\")
+            if on_windows:
+                windows.add(number)
+            continue
+        kept.append("")
+        continued = False
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        elif not in_fence and line.strip():
+            on_windows = bool(_WINDOWS.search(line)) and not _LINUX.search(line)
+    return "\n".join(kept), windows
+
+
+def _lowered(h: Hit, why: str) -> Hit:
+    return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], "info")
+
+
+def scan_readme(text: str, rules: RuleSet) -> list[Hit]:
+    """Findings of the README's install commands; info where it also gives a ROCm install."""
+    if "install" not in text or "cu" not in text:
+        return []
+    commands, windows = command_lines(text)
+    if not commands.strip():
+        return []
+    found = pip_install_hits(commands, rules) + text_rule_hits(commands, "shell", rules)
+    hits = [h for h in found if h.rule.id in RULE_IDS]
+    rocm = _ROCM.search(text)
+    if rocm is not None:
+        line = text.count("\n", 0, rocm.start()) + 1
+        why = f"the README gives a ROCm/AMD install too (line {line})"
+        return [_lowered(h, why) if h.severity != "info" else h for h in hits]
+    why = "a Windows install: PyTorch's ROCm wheels are Linux only"
+    return [_lowered(h, why) if h.line in windows and h.severity != "info" else h for h in hits]
