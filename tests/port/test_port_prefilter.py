@@ -1,8 +1,8 @@
-"""The byte pre-filter that lets `rocmkit port` skip most Python files unread (issue 26 speed)
-drops no finding: a file it skips is one where the whole Python scan finds nothing. Checked for
+"""The byte pre-filters that let `rocmkit port` skip most Python files unread (issue 26 speed)
+drop no finding: a file it skips is one where the whole Python scan finds nothing. Checked for
 the run-time installer check, whose packages need hold no trigger key (`pip install vllm`), for
 every fixture Python file, and (slow; skipped without the fetched corpus) for every Python file of
-the real corpus."""
+the real corpus; the AMD SMI search tried near each "smi" finds what the whole pattern finds."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import port_corpus
 
-from rocmkit.port import PortConfig, installer, load_rules, project, scan_project
+from rocmkit.port import PortConfig, amd_management, installer, load_rules, project, scan_project
 from rocmkit.port.findings import Hit
 from rocmkit.port.python_scan import scan_python, trigger_keys
 from rocmkit.port.text_scan import ScanError
@@ -82,6 +82,29 @@ def test_the_installer_words_are_what_the_pre_filter_looks_for() -> None:
         assert project._may_install(data)
 
 
+SMI_SPELLINGS = (
+    "amdsmi.amdsmi_init()",
+    "amdsmi_get_gpu_metrics_info (handle)",
+    "rsmi_dev_power_ave_get(0)",
+    "rocmsmi.rsmi_init(0)",
+    'subprocess.run(["amd-smi", "metric"])',
+    "subprocess.run('rocm-smi --showuse')",
+    "import amdsmi",  # an import alone: no match
+    "transmit(x); summit_smi(y); nvidia-smi",  # "smi" elsewhere: no match
+    "xamdsmi_init()",  # not at a word's start: no match
+)
+
+
+@pytest.mark.parametrize("spelling", SMI_SPELLINGS)
+def test_the_amd_smi_search_near_smi_equals_the_whole_pattern_search(spelling: str) -> None:
+    # Tried only near each "smi" (the pattern, led by \b, gave `re` no literal to skip to).
+    for before in ("", "x = 1\n", "transmission = 2  # smi\n" * 3, "é" * 40 + "\n"):
+        for after in ("", "\n", "\nsemi = 'smi'\n"):
+            data = (before + spelling + after).encode()
+            expected = amd_management._AMD_LIBRARY.search(data) is not None
+            assert amd_management.uses_amd_library(data) == expected, data
+
+
 @pytest.mark.parametrize(
     "path",
     sorted(FIXTURES.rglob("*.py")),
@@ -116,5 +139,8 @@ def test_the_pre_filter_keeps_every_finding_on_real_projects(
             except (ScanError, UnicodeDecodeError, OSError):
                 continue
             assert _key(kept) == _key(whole), path
+            data = path.read_bytes()
+            expected = amd_management._AMD_LIBRARY.search(data) is not None
+            assert amd_management.uses_amd_library(data) == expected, path
             compared += 1
     assert compared or not any(root.rglob("*.py"))
