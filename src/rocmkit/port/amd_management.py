@@ -24,7 +24,11 @@ from rocmkit.port.findings import PortFinding
 _AMD_LIBRARY = re.compile(
     rb"\bamdsmi_\w+\s*\(|\brsmi_\w+\s*\(|\brocmsmi\.\w+\s*\(|[\"'](?:amd-smi|rocm-smi)\b"
 )
-# Every spelling above holds "smi": one search rules out almost every file.
+# Every spelling above holds "smi", within its first _SMI_WITHIN characters: one search rules out
+# almost every file, and a match is tried only at the places that can start one (led by `\b`, the
+# pattern leaves `re` no literal to skip to: a search of a file that holds "smi" in some other word,
+# "transmit", tried it at every byte, a third of the pre-checks' cost on the corpus).
+_SMI_WITHIN = 16
 _NVIDIA_QUERY_RULES = frozenset({"nvml", "nvidia-smi"})
 _DECLARATIONS = ("pyproject.toml", "setup.cfg", "setup.py")
 
@@ -36,7 +40,7 @@ class AmdManagement:
         self.first: str | None = None
 
     def read(self, path: str, data: bytes) -> None:
-        if self.first is None and b"smi" in data and _AMD_LIBRARY.search(data):
+        if self.first is None and uses_amd_library(data):
             self.first = path
 
     def demote(self, findings: list[PortFinding], rel: dict[str, str]) -> list[PortFinding]:
@@ -47,6 +51,18 @@ class AmdManagement:
         where = rel.get(self.first, self.first)
         why = f"the NVIDIA side: the project reads AMD GPUs through AMD SMI in {where}"
         return [replace(f, severity="info", note=why) if _demoted(f) else f for f in findings]
+
+
+def uses_amd_library(data: bytes) -> bool:
+    """Whether `_AMD_LIBRARY.search(data)` finds a match, tried only near each "smi"."""
+    match, position, start = _AMD_LIBRARY.match, data.find(b"smi"), 0
+    while position >= 0:
+        for at in range(max(start, position - _SMI_WITHIN), position + 1):
+            if match(data, at):
+                return True
+        start = position + 1  # places before it were tried already
+        position = data.find(b"smi", start)
+    return False
 
 
 def _demoted(finding: PortFinding) -> bool:

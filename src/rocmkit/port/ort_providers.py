@@ -28,6 +28,8 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from rocmkit.port.whole_tree import node_fields, walk
+
 NVIDIA_PROVIDERS = ("CUDAExecutionProvider", "TensorrtExecutionProvider")
 AMD_PROVIDERS = ("ROCMExecutionProvider", "MIGraphXExecutionProvider")
 TRIGGER = "get_available_providers"
@@ -47,7 +49,9 @@ def nvidia_only_choices(tree: ast.AST) -> list[Choice]:
     no AMD provider anywhere, a literal provider list (an NVIDIA provider and
     CPUExecutionProvider) is such a choice too."""
     found: list[Choice] = []
-    for scope in _scopes(tree):
+    # Each scope's own tests are read only when the module holds such a test at all.
+    tested = any(isinstance(n, ast.Compare) and _nvidia_test(n) for n in walk(tree))
+    for scope in _scopes(tree) if tested else ():
         tests = [c for c in _own_nodes(scope) if isinstance(c, ast.Compare)]
         choices = [c for c in (_nvidia_test(t) for t in tests) if c is not None]
         if choices and not _names_amd_provider(scope):
@@ -58,7 +62,7 @@ def nvidia_only_choices(tree: ast.AST) -> list[Choice]:
 
 
 def _calls_trigger(node: ast.AST) -> bool:
-    return any(isinstance(n, ast.Call) and _called(n) == TRIGGER for n in ast.walk(node))
+    return any(isinstance(n, ast.Call) and _called(n) == TRIGGER for n in walk(node))
 
 
 def _called(call: ast.Call) -> str:
@@ -69,7 +73,7 @@ def _called(call: ast.Call) -> str:
 def _preference_lists(tree: ast.AST) -> list[Choice]:
     """Literal provider lists that hold an NVIDIA provider and CPUExecutionProvider."""
     found = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not isinstance(node, (ast.List, ast.Tuple)):
             continue
         names = [e.value for e in node.elts if isinstance(e, ast.Constant)]
@@ -90,21 +94,36 @@ def _preference_lists(tree: ast.AST) -> list[Choice]:
 
 
 def _scopes(tree: ast.AST) -> Iterator[ast.AST]:
+    # whole_tree.walk: ast.walk's nodes as a list, kept with a module's tree, so the module's
+    # five passes here (and the build passes) walk it once (a large module's walks cost three
+    # times its parse).
     yield tree
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             yield node
 
 
 def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
     """The nodes of `scope`, not those of the functions defined inside it."""
-    stack = list(ast.iter_child_nodes(scope))
+    stack = _children(scope)
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             continue
         yield node
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(_children(node))
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """ast.iter_child_nodes(node) less the expression contexts (Load, Store), as a list."""
+    children: list[ast.AST] = []
+    for name in node_fields(type(node)):
+        value = getattr(node, name, None)
+        if isinstance(value, list):
+            children.extend(v for v in value if isinstance(v, ast.AST))
+        elif isinstance(value, ast.AST):
+            children.append(value)
+    return children
 
 
 def _nvidia_test(compare: ast.Compare) -> Choice | None:
@@ -124,5 +143,5 @@ def _names_amd_provider(scope: ast.AST) -> bool:
     # provider is part of the same choice.
     return any(
         isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in AMD_PROVIDERS
-        for n in ast.walk(scope)
+        for n in walk(scope)
     )

@@ -19,7 +19,7 @@ from typing import Literal
 
 from rocmkit.errors import UserError
 from rocmkit.options import option
-from rocmkit.port import build_scripts, readme_install, setup_static
+from rocmkit.port import build_scripts, installer, readme_install, setup_static
 from rocmkit.port.amd_management import AmdManagement
 from rocmkit.port.context import build_context
 from rocmkit.port.cpp_scan import scan_cuda_source
@@ -285,7 +285,7 @@ def scan_file(
         # setup.py is always scanned: its requirement lists hold packages, not trigger words.
         setup = os.path.basename(path) == "setup.py"
         keys = trigger_keys(data, rules)
-        if not keys and not setup:
+        if not keys and not setup and not _may_install(data):
             if not data.isascii():
                 decode(data)
             return [], False, ""
@@ -297,6 +297,17 @@ def scan_file(
     if scanner is None:
         return [], False, text
     return scanner(text, rules), False, text
+
+
+# The run-time installer check (installer.py) reads a package named near one of its words, and a
+# package name need hold no trigger key (`pip install vllm`): a file holding such a word is scanned
+# (its words read from the check itself, so that a word it adds is looked for here too).
+_INSTALLER_BYTES = tuple(w.encode() for w in installer._INSTALLER_WORDS)
+
+
+def _may_install(data: bytes) -> bool:
+    """Whether the bytes hold a word installer.package_lines starts from (as it does: as written)."""
+    return any(w in data for w in _INSTALLER_BYTES)
 
 
 # context.note_for's words for a file that is ROCm's by its name
