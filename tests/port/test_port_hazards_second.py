@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import port_corpus
 
 SECOND = port_corpus.REPO / "tests" / "fixtures" / "port_hazards_second"
-PARTS = ("test14", "test15", "test16", "test17", "test18", "test19")
+PARTS = ("test14", "test15", "test16", "test17", "test18", "test19", "test24")
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
 HAZARD_KEYS = {"file", "line", "kind", "severity", "why"}
