@@ -1,5 +1,5 @@
-"""A second, independent annotation of parts test14 to test19 and test25 (issue 26): the lists in
-tests/fixtures/port_hazards_second/ are written without reading the first lists, so the lead can score
+"""A second, independent annotation of parts test14 to test19, test24 and test25 (issue 26): the
+lists in tests/fixtures/port_hazards_second/ are written without reading the first lists, so the lead can score
 one against the other with port_score's matching and see how far two annotators agree. These tests keep
 the second lists usable by that scorer: same schema, known kinds, places that exist in the pinned sdist.
 A part whose manifest blocks are not in benchmarks/port_corpus.toml yet is skipped, not passed."""
