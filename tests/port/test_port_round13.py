@@ -65,3 +65,33 @@ def test_an_assert_that_requires_hip_is_no_finding(tmp_path: Path) -> None:
     text += "assert torch.version.hip == '6.4'\n"
     report = _scan(tmp_path, {"check_rocm_wheel.py": text})
     assert _shown(report) == set()
+
+
+# -- Numba's CUDA target reached through names imported from it ------------------------------------
+
+_NUMBA_FROM_TARGET = """import numpy as np
+from numba.cuda import jit, grid
+
+
+@jit
+def scale(x):
+    x[grid(1)] *= 2
+"""
+
+
+def test_kernels_written_with_a_jit_imported_from_numba_cuda_are_an_error(tmp_path: Path) -> None:
+    aliased = "from numba import cuda as nc\n\n\n@nc.jit\ndef k(x):\n    x[0] = 1\n"
+    report = _scan(tmp_path, {"kern.py": _NUMBA_FROM_TARGET, "alias.py": aliased})
+    shown = _shown(report)
+    assert ("kern.py", 2, "numba-cuda", "error") in shown
+    assert ("alias.py", 1, "numba-cuda", "error") in shown
+
+
+def test_a_name_from_numba_cuda_that_only_probes_or_the_cpu_jit_is_no_warning(
+    tmp_path: Path,
+) -> None:
+    probe = "from numba.cuda import is_available, jit\n\nUSE_GPU = is_available()\n\n\n@jit\ndef f(x):\n    x[0] = 1\n"
+    cpu = "from numba import jit\n\n\n@jit(nopython=True)\ndef f(x):\n    return x + 1\n"
+    report = _scan(tmp_path, {"probe.py": probe, "cpu.py": cpu})
+    assert _shown(report) == set()
+    assert [f.severity for f in report.findings if f.rule_id == "numba-cuda"] == ["info"]
