@@ -116,6 +116,8 @@ RULE_KINDS: dict[str, set[str]] = {
     "nvidia-only-library": _CODE,
     "nvcc-jit-package": _CODE,
     "numba-cuda": {"cuda-only-import"},
+    "isaac-gym": _CODE,
+    "nvrtc-python": _CODE,
 }
 
 

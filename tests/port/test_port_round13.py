@@ -95,3 +95,77 @@ def test_a_name_from_numba_cuda_that_only_probes_or_the_cpu_jit_is_no_warning(
     report = _scan(tmp_path, {"probe.py": probe, "cpu.py": cpu})
     assert _shown(report) == set()
     assert [f.severity for f in report.findings if f.rule_id == "numba-cuda"] == ["info"]
+
+
+# -- uv sources routing torch to an explicit CUDA index; cibuildwheel's environment ----------------
+
+_UV_ROUTED = """[project]
+name = "asr"
+version = "1"
+dependencies = ["torch~=2.8.0"]
+
+[tool.uv.sources]
+torch = [
+  { index = "pytorch", marker = "platform_machine == 'x86_64'" },
+]
+
+[[tool.uv.index]]
+name = "pytorch"
+url = "https://download.pytorch.org/whl/cu128"
+explicit = true
+"""
+
+
+def test_a_uv_index_routed_to_by_sources_is_reported_at_the_entry_and_the_url(
+    tmp_path: Path,
+) -> None:
+    report = _scan(tmp_path, {"pyproject.toml": _UV_ROUTED})
+    lines = {line for _, line, rule, _ in _shown(report) if rule == "torch-cuda-index"}
+    assert lines == {8, 13}
+
+
+_CIBUILDWHEEL = """[project]
+name = "ext"
+version = "1"
+dependencies = ["numpy"]
+
+[tool.cibuildwheel]
+build = "cp3*-manylinux_x86_64"
+environment = {PIP_EXTRA_INDEX_URL = "https://download.pytorch.org/whl/cu130"}
+
+[tool.other]
+index = "https://download.pytorch.org/whl/cu130"
+"""
+
+
+def test_a_cuda_index_in_the_release_wheel_build_settings_is_info(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"pyproject.toml": _CIBUILDWHEEL})
+    shown = {(line, rule) for _, line, rule, _ in _shown(report)}
+    assert (8, "torch-cuda-index") not in shown
+    assert (11, "torch-cuda-index") in shown  # outside [tool.cibuildwheel]: still a finding
+    assert any(f.rule_id == "torch-cuda-index" and f.severity == "info" for f in report.findings)
+
+
+# -- Isaac Gym and NVRTC bindings: CUDA-only libraries by their own install docs -------------------
+
+
+def test_isaac_gym_and_pynvrtc_on_a_code_path_are_reported(tmp_path: Path) -> None:
+    train = "import isaacgym\nimport torch\nfrom isaacgymenvs.tasks import task_map\n"
+    sru = (
+        "import torch\n\n\ndef load_kernels(code):\n"
+        "    from pynvrtc.compiler import Program\n\n"
+        "    return Program(code, 'k.cu').compile()\n"
+    )
+    report = _scan(tmp_path, {"examples/train.py": train, "model/sru.py": sru})
+    shown = _shown(report)
+    assert ("examples/train.py", 1, "isaac-gym", "error") in shown
+    assert ("model/sru.py", 5, "nvrtc-python", "error") in shown
+
+
+def test_an_isaac_gym_probe_with_a_fallback_is_no_warning(tmp_path: Path) -> None:
+    probe = (
+        "try:\n    import isaacgym\n    HAS_GYM = True\nexcept ImportError:\n    HAS_GYM = False\n"
+    )
+    report = _scan(tmp_path, {"envs.py": probe})
+    assert _shown(report) == set()
+    assert [f.severity for f in report.findings if f.rule_id == "isaac-gym"] == ["info"]

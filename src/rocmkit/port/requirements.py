@@ -416,6 +416,8 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
             for h in hits
         ]
     hits = _at_routed_sources(lines, data, _explicit_uv_indexes(data, hits))
+    if "[tool.cibuildwheel" in text:
+        hits = _wheel_build_settings(lines, hits)
     torch_index = has_torch_index(text)
     # pip reads no index from pyproject.toml (its index options come from the command line,
     # requirement files and its config: pip's docs), and uv or Poetry given a CUDA index install
@@ -550,7 +552,36 @@ def _at_routed_sources(lines: list[str], data: dict[str, Any], hits: list[Hit]) 
         out.extend(
             Hit(n, 0, h.rule, f"{lines[n - 1].strip()}  ({why})"[:160], h.severity) for n in routed
         )
+        # The index's URL stays one of the finding's places: changing it (to a ROCm index) is
+        # the other fix, and the entries name it only by name.
+        at = ", ".join(map(str, routed))
+        out.append(_demoted(h, h.severity, f"the CUDA index the entries at lines {at} select"))
     return out
+
+
+def _wheel_build_settings(lines: list[str], hits: list[Hit]) -> list[Hit]:
+    """A CUDA index in `[tool.cibuildwheel]` (its `environment`, its images) sets the
+    environment cibuildwheel builds the project's release wheels in, on the maintainers' CI
+    (cibuildwheel's options docs); no user's install reads it: info. What those wheels are is
+    judged where users meet them (the package's own rules)."""
+    inside, spans, start = False, [], 0
+    for number, line in enumerate(lines, 1):
+        if line.startswith("["):
+            if inside:
+                spans.append((start, number - 1))
+            inside = line.strip("[] \t").startswith("tool.cibuildwheel")
+            start = number
+    if inside:
+        spans.append((start, len(lines)))
+    why = "[tool.cibuildwheel]: the maintainers' release-wheel build, not a user's install"
+    return [
+        _demoted(h, "info", why)
+        if h.rule.id == "torch-cuda-index"
+        and h.severity != "info"
+        and any(a <= h.line <= b for a, b in spans)
+        else h
+        for h in hits
+    ]
 
 
 def _names_index(line: str, name: str | None) -> bool:
