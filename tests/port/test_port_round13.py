@@ -169,3 +169,43 @@ def test_an_isaac_gym_probe_with_a_fallback_is_no_warning(tmp_path: Path) -> Non
     report = _scan(tmp_path, {"envs.py": probe})
     assert _shown(report) == set()
     assert [f.severity for f in report.findings if f.rule_id == "isaac-gym"] == ["info"]
+
+
+# -- a CUDAExtension built only where CUDA_HOME is found, decided inside a module-level try --------
+
+_CUDA_HOME_IN_TRY = """import os
+import warnings
+from setuptools import setup
+
+FORCE = os.getenv("FORCE_CUDA_EXTENSION", "0") == "1"
+BUILD_CPP = BUILD_CUDA = False
+try:
+    import torch
+    from torch.utils.cpp_extension import CUDA_HOME, BuildExtension, CUDAExtension
+
+    BUILD_CPP = True
+    BUILD_CUDA = FORCE or (torch.cuda.is_available() and ({test}))
+except ImportError as e:
+    warnings.warn(f"no extensions: {{e}}")
+
+
+def extensions():
+    if BUILD_CUDA:
+        return [CUDAExtension("ops_cuda", ["ops.cu"])]
+    return []
+
+
+setup(name="ops", ext_modules=extensions(), cmdclass={{"build_ext": BuildExtension}})
+"""
+
+
+def test_a_cuda_extension_gated_on_cuda_home_inside_a_try_is_not_built_on_rocm(
+    tmp_path: Path,
+) -> None:
+    report = _scan(tmp_path, {"setup.py": _CUDA_HOME_IN_TRY.format(test="CUDA_HOME is not None")})
+    assert ("setup.py", 12, "cuda-extension", "error") in _shown(report)
+
+
+def test_the_same_gate_without_cuda_home_is_no_finding(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"setup.py": _CUDA_HOME_IN_TRY.format(test="True")})
+    assert not any(rule == "cuda-extension" for _, _, rule, _ in _shown(report))
