@@ -209,3 +209,51 @@ def test_a_cuda_extension_gated_on_cuda_home_inside_a_try_is_not_built_on_rocm(
 def test_the_same_gate_without_cuda_home_is_no_finding(tmp_path: Path) -> None:
     report = _scan(tmp_path, {"setup.py": _CUDA_HOME_IN_TRY.format(test="True")})
     assert not any(rule == "cuda-extension" for _, _, rule, _ in _shown(report))
+
+
+# -- serving images whose tag names the vendor (SGLang, vLLM) --------------------------------------
+
+
+def test_sglang_and_vllm_cuda_images_are_cuda_base_images(tmp_path: Path) -> None:
+    sglang = (
+        "ARG SGLANG_VERSION=v0.5.21\nFROM lmsysorg/sglang:${SGLANG_VERSION}\nRUN pip install x\n"
+    )
+    vllm = "FROM vllm/vllm-openai:v0.11.0\nRUN pip install x\n"
+    report = _scan(tmp_path, {"sglang/Dockerfile": sglang, "vllm/Dockerfile": vllm})
+    shown = _shown(report)
+    assert ("sglang/Dockerfile", 2, "cuda-base-image", "error") in shown
+    assert ("vllm/Dockerfile", 1, "cuda-base-image", "error") in shown
+
+
+def test_their_rocm_images_are_no_finding(tmp_path: Path) -> None:
+    by_arg = "ARG V=v0.5.3-rocm630-mi30x\nFROM lmsysorg/sglang:${V}\n"
+    files = {
+        "a/Dockerfile": by_arg,
+        "b/Dockerfile": "FROM lmsysorg/sglang:v0.5.3-rocm630-mi30x\n",
+        "c/Dockerfile": "FROM vllm/vllm-openai-rocm:latest\n",
+        "d/Dockerfile": "FROM lmsysorg/sglang-router:latest\n",
+    }
+    assert _shown(_scan(tmp_path, files)) == set()
+
+
+# -- a Makefile recipe installing flash-attn from a page of prebuilt CUDA wheels -------------------
+
+_MAKEFILE = """UV ?= $(shell which uv)
+FLASH_ATTN_PACKAGE ?= flash-attn
+LINKS ?= https://github.com/someone/flash-attention-prebuild-wheels/releases/expanded_assets/v0.9.4
+
+test:
+\t$(UV) pip install --no-build-isolation $(FLASH_ATTN_PACKAGE) --find-links {links}
+\t$(UV) run pytest
+"""
+
+
+def test_flash_attn_from_links_of_prebuilt_wheels_in_a_makefile_warns(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"Makefile": _MAKEFILE.format(links="$(LINKS)")})
+    assert ("Makefile", 6, "flash-attn", "warn") in _shown(report)
+
+
+def test_flash_attn_built_from_source_in_a_makefile_stays_info(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"Makefile": _MAKEFILE.format(links="./wheels")})
+    assert _shown(report) == set()
+    assert any(f.rule_id == "flash-attn" for f in report.findings)  # read, at info

@@ -358,6 +358,7 @@ def pip_install_hits(text: str, rules: RuleSet) -> list[Hit]:
         return hits
     torch_index = has_torch_index(text)
     physical = text.splitlines()
+    make_values = _make_variables(text) if "$(" in text else {}
     for number, line in _logical_lines(text):
         if line.lstrip().startswith("#"):
             continue
@@ -365,7 +366,10 @@ def pip_install_hits(text: str, rules: RuleSet) -> list[Hit]:
             match = _PIP_INSTALL.search(segment)
             if match is None:
                 continue
-            args = match.group(1).split()
+            args = _MAKE_REFERENCE.sub(
+                lambda m: make_values.get(m.group(1), m.group(0)), match.group(1)
+            ).split()
+            hits.extend(_prebuilt_wheel_links(args, number, rules))
             skip = False
             for arg in args:
                 if skip:
@@ -382,6 +386,33 @@ def pip_install_hits(text: str, rules: RuleSet) -> list[Hit]:
                 )
                 hits.extend(requirement_hits(arg, at, rules, torch_index=torch_index))
     return hits
+
+
+# A Makefile's variables (`FLASH_ATTN_PACKAGE ?= flash-attn`, `:=`, `=`) as its recipes read
+# them (`$(FLASH_ATTN_PACKAGE)`): make expands them before the shell runs the line.
+_MAKE_ASSIGNMENT = re.compile(r"(?m)^([A-Za-z_][\w.]*)[ \t]*[?:]?=[ \t]*([^\n#]*)")
+_MAKE_REFERENCE = re.compile(r"\$\(([A-Za-z_][\w.]*)\)")
+# flash-attn's own setup.py names its prebuilt wheels `+cu{cuda}torch{torch}` (get_wheel_url) and
+# publishes them as GitHub release assets; the releases pages that carry prebuilt flash-attn
+# wheels hold those CUDA builds, whose local version outranks the sdist pip would build on ROCm.
+_FLASH_WHEEL_LINKS = re.compile(r"github\.com/[^\s]*flash[-_]?attention[^\s]*/releases", re.I)
+
+
+def _make_variables(text: str) -> dict[str, str]:
+    return {m.group(1): m.group(2).strip() for m in _MAKE_ASSIGNMENT.finditer(text)}
+
+
+def _prebuilt_wheel_links(args: list[str], line: int, rules: RuleSet) -> list[Hit]:
+    """flash-attn installed with `--find-links` to a releases page of prebuilt flash-attention
+    wheels: pip takes the +cuXXX wheel there over building the sdist for the ROCm torch."""
+    rule = rules.by_id.get("flash-attn")
+    links = [a for i, a in enumerate(args) if i and args[i - 1] in ("-f", "--find-links")]
+    links += [a.split("=", 1)[1] for a in args if a.startswith("--find-links=")]
+    named = any(re.match(r"flash[-_]attn(?![\w-])", a.strip("'\"")) for a in args)
+    if rule is None or not named or not any(_FLASH_WHEEL_LINKS.search(u) for u in links):
+        return []
+    why = "flash-attn from --find-links of prebuilt CUDA wheels (+cuXXX builds outrank the sdist)"
+    return [hit(line, 1, rule, why, "warn")]
 
 
 def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
