@@ -257,3 +257,30 @@ def test_flash_attn_built_from_source_in_a_makefile_stays_info(tmp_path: Path) -
     report = _scan(tmp_path, {"Makefile": _MAKEFILE.format(links="./wheels")})
     assert _shown(report) == set()
     assert any(f.rule_id == "flash-attn" for f in report.findings)  # read, at info
+
+
+# -- a per-vendor module named only by its vendor (build_profiles/cuda.py beside rocm.py) ----------
+
+_CUDA_PROFILE = """from torch.utils import cpp_extension
+
+
+def extensions(threads):
+    flags = ["-O3", f"--threads={threads}"]
+    return [cpp_extension.CUDAExtension("pkg.ops", ["ops.cu"], extra_compile_args={"nvcc": flags})]
+"""
+
+
+def test_a_module_named_cuda_beside_one_named_rocm_is_the_nvidia_variant(tmp_path: Path) -> None:
+    files = {
+        "profiles/cuda.py": _CUDA_PROFILE,
+        "profiles/rocm.py": "def extensions(t):\n    return []\n",
+    }
+    report = _scan(tmp_path, files)
+    assert _shown(report) == set()
+    notes = {f.note for f in report.findings if f.path == "profiles/cuda.py"}
+    assert notes == {"has a ROCm counterpart: profiles/rocm.py"}
+
+
+def test_a_module_named_cuda_with_no_rocm_sibling_keeps_its_findings(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"profiles/cuda.py": _CUDA_PROFILE})
+    assert ("profiles/cuda.py", 5, "nvcc-only-flags", "warn") in _shown(report)
