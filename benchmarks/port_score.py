@@ -117,6 +117,8 @@ RULE_KINDS: dict[str, set[str]] = {
     "nvcc-jit-package": _CODE,
     "numba-cuda": {"cuda-only-import"},
     "nvidia-library-load": _CODE,
+    "isaac-gym": _CODE,
+    "nvrtc-python": _CODE,
 }
 
 

@@ -124,8 +124,12 @@ def test_an_explicit_cuda_index_of_another_extra_warns_and_a_default_index_stays
     tmp_path: Path,
 ) -> None:
     report = _scan(tmp_path / "a", {"pyproject.toml": _UV.format(extra="gpu2", explicit="true")})
-    # At the [tool.uv.sources] entry that routes torch to the explicit index (round eight).
-    assert _shown(report) == {("pyproject.toml", 7, "torch-cuda-index", "warn")}
+    # At the [tool.uv.sources] entry that routes torch to the explicit index (round eight), with
+    # the index's URL as the finding's other place (round thirteen).
+    assert _shown(report) == {
+        ("pyproject.toml", 7, "torch-cuda-index", "warn"),
+        ("pyproject.toml", 10, "torch-cuda-index", "warn"),
+    }
     report = _scan(tmp_path / "b", {"pyproject.toml": _UV.format(extra="cuda", explicit="false")})
     assert _shown(report) == {("pyproject.toml", 10, "torch-cuda-index", "error")}
 

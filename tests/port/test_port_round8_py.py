@@ -461,7 +461,12 @@ def test_an_explicit_cuda_index_is_reported_at_the_source_entry_that_routes_torc
     tmp_path: Path,
 ) -> None:
     report = _scan(tmp_path, {"pyproject.toml": _UV_PYPROJECT.format(explicit="explicit = true\n")})
-    assert _shown(report) == {("pyproject.toml", 8, "torch-cuda-index", "error")}
+    # One finding: the entry first, the index's URL as its other place (round thirteen).
+    assert _shown(report) == {
+        ("pyproject.toml", 8, "torch-cuda-index", "error"),
+        ("pyproject.toml", 13, "torch-cuda-index", "error"),
+    }
+    assert [f.line for f in report.findings if f.rule_id == "torch-cuda-index"] == [8]
 
 
 def test_a_default_cuda_index_stays_at_its_url(tmp_path: Path) -> None:

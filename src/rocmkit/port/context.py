@@ -129,7 +129,7 @@ def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectCo
                 own.add(top[0][:-3])  # a top-level module
         # A Python module is a vendor variant only if its own name says so (ops_cuda.py beside
         # ops_rocm.py); configuration files also pair a plain name with a ROCm one.
-        if kind == "python" and not any(t in NVIDIA_TOKENS for t in _tokens(rel)):
+        if kind == "python" and not any(t in NVIDIA_TOKENS for t in _tokens(os.path.basename(rel))):
             continue
         counterpart = rocm_counterpart(path)
         if counterpart:

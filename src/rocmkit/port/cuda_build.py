@@ -318,12 +318,23 @@ class RocmBuild:
         its branch (`if os.getenv("FORCE_CUDA", "0") == "1": WITH_CUDA = True` does not run);
         any other statement that binds a name makes it unknown."""
         for statement in statements:
-            if (
-                isinstance(statement, ast.Assign)
-                and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name)
+            if isinstance(statement, ast.Assign) and all(
+                isinstance(t, ast.Name) for t in statement.targets
             ):
-                self.assigned[statement.targets[0].id] = statement.value
+                # `BUILD_CPP = BUILD_CUDA = False` binds each name
+                for target in statement.targets:
+                    self.assigned[target.id] = statement.value  # type: ignore[attr-defined]
+                continue
+            if isinstance(statement, ast.Try):
+                # The build's normal path: torch imports on a ROCm build, so the `try` body runs
+                # (`from torch.utils.cpp_extension import CUDA_HOME` ... `BUILD_CUDA = ...`);
+                # what a handler binds is unknown.
+                self._run(statement.body)
+                self._run(statement.orelse)
+                for node in (n for h in statement.handlers for n in ast.walk(h)):
+                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                        self.assigned.pop(node.id, None)
+                self._run(statement.finalbody)
                 continue
             if isinstance(statement, ast.If):
                 truth = self.truth(statement.test, cuda_home=None)

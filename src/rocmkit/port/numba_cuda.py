@@ -44,13 +44,19 @@ def uses(tree: ast.Module) -> list[Use]:
     names, first = _bound_names(tree)
     if first is None:
         return []
+    direct = _direct_names(tree)
     kernels = queries = probe = False
     data = False
     for node in ast.walk(tree):
+        used = None
         if isinstance(node, ast.Attribute) and _on_target(node.value, names):
-            kernels |= node.attr in _KERNEL_ATTRIBUTES
-            queries |= node.attr in _QUERY_ATTRIBUTES
-            probe |= node.attr == "is_available"
+            used = node.attr
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            used = direct.get(node.id)  # `from numba.cuda import jit` ... `@jit`
+        if used is not None:
+            kernels |= used in _KERNEL_ATTRIBUTES
+            queries |= used in _QUERY_ATTRIBUTES
+            probe |= used == "is_available"
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             data |= any(m.split(".")[0] in _CUDA_DATA_MODULES for m in _modules(node))
     if probe or data:
@@ -90,6 +96,15 @@ def _bound_names(tree: ast.Module) -> tuple[set[str], ast.stmt | None]:
             if first is None or node.lineno < first.lineno:
                 first = node
     return names, first
+
+
+def _direct_names(tree: ast.Module) -> dict[str, str]:
+    """Local name -> the target's attribute it binds (`from numba.cuda import jit as cjit`)."""
+    direct: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "numba.cuda":
+            direct.update({a.asname or a.name: a.name for a in node.names if a.name != "*"})
+    return direct
 
 
 def _on_target(value: ast.expr, names: set[str]) -> bool:

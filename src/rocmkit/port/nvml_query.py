@@ -148,19 +148,20 @@ def move_to_launches(tree: ast.Module, hits: list[Hit]) -> list[Hit]:
     if not commands:
         return hits
     moved: dict[int, list[tuple[ast.Call, list[int]]]] = {}
+    module_values = _assigned_constant_lines(_own_nodes(tree))
     for scope in _scopes(tree):
-        if scope is not tree and not _spans_any(scope, commands):
-            continue  # its assignments (in its body) hold no command string
         own = _own_nodes(scope)
         values = _assigned_constant_lines(own)
+        if scope is not tree:
+            # A module-level command string a function launches (`CMD = "nvidia-smi ..."` ...
+            # `check_output(shlex.split(CMD))` in a function): the launch is the place.
+            values = {**{k: v for k, v in module_values.items() if k not in values}, **values}
         for node in own:
             if not (isinstance(node, ast.Call) and node.args):
                 continue
             if not launcher_name(node.func):
                 continue
-            program = node.args[0]
-            if isinstance(program, (ast.List, ast.Tuple)) and program.elts:
-                program = program.elts[0]
+            program = _program(node.args[0])
             if not isinstance(program, ast.Name):
                 continue
             named = sorted(line for line in values.get(program.id, ()) if line in commands)
@@ -181,6 +182,21 @@ def move_to_launches(tree: ast.Module, hits: list[Hit]) -> list[Hit]:
             why = f"{_root(call.func)[1]}() starts {h.evidence} (named at line {at})"
             result.append(hit(call.lineno, call.col_offset + 1, h.rule, why, h.severity))
     return result
+
+
+def _program(argument: ast.expr) -> ast.expr:
+    """The expression naming the program of a launch's first argument: the first element of an
+    argv list, or the string `shlex.split(CMD)` / `CMD.split()` splits."""
+    if isinstance(argument, (ast.List, ast.Tuple)) and argument.elts:
+        return argument.elts[0]
+    if not (isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute)):
+        return argument
+    func = argument.func
+    if func.attr == "split" and _root(func)[1] == "shlex.split" and len(argument.args) == 1:
+        return argument.args[0]
+    if func.attr == "split" and not argument.args and isinstance(func.value, ast.Name):
+        return func.value
+    return argument
 
 
 def _scopes(tree: ast.Module) -> list[ast.AST]:

@@ -39,7 +39,12 @@ from rocmkit.port.text_scan import ScanError
 
 # Substrings a file must contain for each named check to be able to match.
 CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
-    "torch-version-cuda": ("version.cuda", "version import cuda"),
+    "torch-version-cuda": (
+        "version.cuda",
+        "version import cuda",
+        "assert torch.version.hip",
+        "assert not torch.version.hip",
+    ),
     "device-capability": ("get_device_capability", "get_device_properties"),
     "cudnn-setting": ("cudnn",),
     "cudnn-disabled": ("cudnn",),
@@ -1936,6 +1941,14 @@ class _Visitor:
         self.add(place, rule, shown)
 
     # -- torch.version.cuda, cudnn settings, warp size ----------------------------------------
+    def visit_assert(self, node: ast.Assert) -> None:
+        """`assert torch.version.hip is None` / `assert not torch.version.hip`: the code path
+        refuses every ROCm build (torch.version.hip is a version string there)."""
+        attribute = _none_test_of_version(node.test, "hip")
+        if attribute is not None:
+            why = "assert torch.version.hip is None -> AssertionError on ROCm: rejects ROCm"
+            self.add(node, "torch-version-cuda", why)
+
     def visit_attribute(self, node: ast.Attribute) -> None:
         is_version_cuda = node.attr == "cuda" and _dotted(node.value) == "torch.version"
         if not is_version_cuda or id(node) in self.displayed:
@@ -2296,6 +2309,7 @@ _HANDLERS: dict[type, Callable[[_Visitor, Any], None]] = {
     ast.Attribute: _Visitor.visit_attribute,
     ast.Call: _Visitor.visit_call,
     ast.Raise: _Visitor.visit_raise,
+    ast.Assert: _Visitor.visit_assert,
     ast.FormattedValue: _Visitor.visit_formatted_value,
     ast.Dict: _Visitor.visit_dict,
     ast.Name: _Visitor.visit_name,
@@ -2394,6 +2408,11 @@ def _version_cuda_in(value: ast.AST | None) -> ast.Attribute | None:
 
 def _none_test_of_version_cuda(test: ast.AST) -> ast.Attribute | None:
     """The torch.version.cuda of `torch.version.cuda is None` / `not torch.version.cuda`."""
+    return _none_test_of_version(test, "cuda")
+
+
+def _none_test_of_version(test: ast.AST, vendor: str) -> ast.Attribute | None:
+    """The torch.version.<vendor> of `torch.version.<vendor> is None` / `not ...`."""
     operand: ast.AST | None = None
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         operand = test.operand
@@ -2406,7 +2425,7 @@ def _none_test_of_version_cuda(test: ast.AST) -> ast.Attribute | None:
         operand = test.left
     if (
         isinstance(operand, ast.Attribute)
-        and operand.attr == "cuda"
+        and operand.attr == vendor
         and _dotted(operand.value) == "torch.version"
     ):
         return operand

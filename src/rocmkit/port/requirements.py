@@ -358,6 +358,7 @@ def pip_install_hits(text: str, rules: RuleSet) -> list[Hit]:
         return hits
     torch_index = has_torch_index(text)
     physical = text.splitlines()
+    make_values = _make_variables(text) if "$(" in text else {}
     for number, line in _logical_lines(text):
         if line.lstrip().startswith("#"):
             continue
@@ -365,7 +366,10 @@ def pip_install_hits(text: str, rules: RuleSet) -> list[Hit]:
             match = _PIP_INSTALL.search(segment)
             if match is None:
                 continue
-            args = match.group(1).split()
+            args = _MAKE_REFERENCE.sub(
+                lambda m: make_values.get(m.group(1), m.group(0)), match.group(1)
+            ).split()
+            hits.extend(_prebuilt_wheel_links(args, number, rules))
             skip = False
             for arg in args:
                 if skip:
@@ -382,6 +386,33 @@ def pip_install_hits(text: str, rules: RuleSet) -> list[Hit]:
                 )
                 hits.extend(requirement_hits(arg, at, rules, torch_index=torch_index))
     return hits
+
+
+# A Makefile's variables (`FLASH_ATTN_PACKAGE ?= flash-attn`, `:=`, `=`) as its recipes read
+# them (`$(FLASH_ATTN_PACKAGE)`): make expands them before the shell runs the line.
+_MAKE_ASSIGNMENT = re.compile(r"(?m)^([A-Za-z_][\w.]*)[ \t]*[?:]?=[ \t]*([^\n#]*)")
+_MAKE_REFERENCE = re.compile(r"\$\(([A-Za-z_][\w.]*)\)")
+# flash-attn's own setup.py names its prebuilt wheels `+cu{cuda}torch{torch}` (get_wheel_url) and
+# publishes them as GitHub release assets; the releases pages that carry prebuilt flash-attn
+# wheels hold those CUDA builds, whose local version outranks the sdist pip would build on ROCm.
+_FLASH_WHEEL_LINKS = re.compile(r"github\.com/[^\s]*flash[-_]?attention[^\s]*/releases", re.I)
+
+
+def _make_variables(text: str) -> dict[str, str]:
+    return {m.group(1): m.group(2).strip() for m in _MAKE_ASSIGNMENT.finditer(text)}
+
+
+def _prebuilt_wheel_links(args: list[str], line: int, rules: RuleSet) -> list[Hit]:
+    """flash-attn installed with `--find-links` to a releases page of prebuilt flash-attention
+    wheels: pip takes the +cuXXX wheel there over building the sdist for the ROCm torch."""
+    rule = rules.by_id.get("flash-attn")
+    links = [a for i, a in enumerate(args) if i and args[i - 1] in ("-f", "--find-links")]
+    links += [a.split("=", 1)[1] for a in args if a.startswith("--find-links=")]
+    named = any(re.match(r"flash[-_]attn(?![\w-])", a.strip("'\"")) for a in args)
+    if rule is None or not named or not any(_FLASH_WHEEL_LINKS.search(u) for u in links):
+        return []
+    why = "flash-attn from --find-links of prebuilt CUDA wheels (+cuXXX builds outrank the sdist)"
+    return [hit(line, 1, rule, why, "warn")]
 
 
 def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
@@ -416,6 +447,8 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
             for h in hits
         ]
     hits = _at_routed_sources(lines, data, _explicit_uv_indexes(data, hits))
+    if "[tool.cibuildwheel" in text:
+        hits = _wheel_build_settings(lines, hits)
     torch_index = has_torch_index(text)
     # pip reads no index from pyproject.toml (its index options come from the command line,
     # requirement files and its config: pip's docs), and uv or Poetry given a CUDA index install
@@ -550,7 +583,36 @@ def _at_routed_sources(lines: list[str], data: dict[str, Any], hits: list[Hit]) 
         out.extend(
             Hit(n, 0, h.rule, f"{lines[n - 1].strip()}  ({why})"[:160], h.severity) for n in routed
         )
+        # The index's URL stays one of the finding's places: changing it (to a ROCm index) is
+        # the other fix, and the entries name it only by name.
+        at = ", ".join(map(str, routed))
+        out.append(_demoted(h, h.severity, f"the CUDA index the entries at lines {at} select"))
     return out
+
+
+def _wheel_build_settings(lines: list[str], hits: list[Hit]) -> list[Hit]:
+    """A CUDA index in `[tool.cibuildwheel]` (its `environment`, its images) sets the
+    environment cibuildwheel builds the project's release wheels in, on the maintainers' CI
+    (cibuildwheel's options docs); no user's install reads it: info. What those wheels are is
+    judged where users meet them (the package's own rules)."""
+    inside, spans, start = False, [], 0
+    for number, line in enumerate(lines, 1):
+        if line.startswith("["):
+            if inside:
+                spans.append((start, number - 1))
+            inside = line.strip("[] \t").startswith("tool.cibuildwheel")
+            start = number
+    if inside:
+        spans.append((start, len(lines)))
+    why = "[tool.cibuildwheel]: the maintainers' release-wheel build, not a user's install"
+    return [
+        _demoted(h, "info", why)
+        if h.rule.id == "torch-cuda-index"
+        and h.severity != "info"
+        and any(a <= h.line <= b for a, b in spans)
+        else h
+        for h in hits
+    ]
 
 
 def _names_index(line: str, name: str | None) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import re
 
+from rocmkit.port import vendor_images
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.rules import Rule, RuleSet
 
@@ -195,6 +196,7 @@ def scan_text(text: str, kind: str, rules: RuleSet) -> list[Hit]:
             hits += nvcc_arch_hits(code, text, rules)
     if kind == "dockerfile":
         hits += arg_base_image_hits(text, rules)
+        hits = vendor_images.drop_rocm_tags(text, hits)
     if kind in ("dockerfile", "shell"):
         hits += pip_install_hits(text, rules)
         hits += uv_backend_hits(text, rules)
