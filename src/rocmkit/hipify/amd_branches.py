@@ -90,8 +90,15 @@ def evaluate(condition: str, facts: AmdFacts, device: bool) -> bool | None:
 
 def dead_spans(text: str, facts: AmdFacts = NO_FACTS) -> list[tuple[int, int, str]]:
     """(start, end, directive) of every region inside a branch an AMD compile never takes."""
+    return list(_dead_spans(text, facts))
+
+
+# `rocmkit port` asks twice for one file's spans (its own findings and hipify's hazards): the
+# second ask is a dictionary hit. A few entries: the texts of one file's scan, not a tree's.
+@functools.lru_cache(maxsize=4)
+def _dead_spans(text: str, facts: AmdFacts) -> tuple[tuple[int, int, str], ...]:
     if not facts.mentioned_in(text):
-        return []
+        return ()
     spans: list[tuple[int, int, str]] = []
     stack: list[_Branch] = []
     dead_since: tuple[int, str] | None = None
@@ -118,7 +125,7 @@ def dead_spans(text: str, facts: AmdFacts = NO_FACTS) -> list[tuple[int, int, st
             dead_since = (match.end(), why)
     if dead_since is not None:
         spans.append((dead_since[0], len(text), dead_since[1]))
-    return spans
+    return tuple(spans)
 
 
 def dead_branch(spans: list[tuple[int, int, str]], offset: int) -> str | None:

@@ -9,6 +9,8 @@ over the code; the translator drops matches that start inside a comment or liter
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -89,8 +91,8 @@ def ptx_fallback(code: str, start: int) -> str | None:
     branch (the project's own path for targets without PTX) and nothing says AMD compiles this
     one; None when the asm is unconditional, alone in its group, or surely compiled for AMD."""
     stack: list[list[tuple[str, str]]] = []  # open groups: their branches (keyword, condition)
-    for match in _BRANCH.finditer(code, 0, start):
-        keyword, condition = match.group(1), match.group(2).strip()
+    for keyword, condition in _branches_before(code, start):
+        condition = condition.strip()
         if keyword.startswith("if"):
             stack.append([(keyword, condition)])
         elif keyword == "endif":
@@ -109,11 +111,29 @@ def ptx_fallback(code: str, start: int) -> str | None:
     return f"#{keyword} {condition}".strip()
 
 
+@functools.lru_cache(maxsize=4)
+def _branches(code: str) -> tuple[tuple[int, int, str, str], ...]:
+    """(start, end, keyword, condition) of each conditional directive of `code`, found once per
+    file: a file with many asm statements asked the regex for them once per statement."""
+    return tuple((m.start(), m.end(), m.group(1), m.group(2)) for m in _BRANCH.finditer(code))
+
+
+def _branches_before(code: str, start: int) -> list[tuple[str, str]]:
+    """(keyword, condition) of the directives that end before `start`, as a search that stops
+    at `start` sees them (a directive line holding `start` itself is read only up to it)."""
+    line_start, line_end = code.rfind("\n", 0, start) + 1, code.find("\n", start)
+    if code.find("#", line_start, line_end % (len(code) + 1)) >= 0:  # rare: `start`'s line
+        return [(m.group(1), m.group(2)) for m in _BRANCH.finditer(code, 0, start)]
+    branches = _branches(code)
+    index = bisect.bisect_left(branches, (start,))
+    return [(keyword, condition) for _, _, keyword, condition in branches[:index]]
+
+
 def _has_later_branch(code: str, start: int) -> bool:
     """Whether the innermost group open at `start` has an `#elif`/`#else` after it."""
     depth = 0
-    for match in _BRANCH.finditer(code, start):
-        keyword = match.group(1)
+    branches = _branches(code)
+    for _, _, keyword, _ in branches[bisect.bisect_left(branches, (start,)) :]:
         if keyword.startswith("if"):
             depth += 1
         elif keyword == "endif":

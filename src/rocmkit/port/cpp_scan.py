@@ -130,11 +130,12 @@ def _narrow_masks(text: str, rules: RuleSet, switches: set[int], hip_aware: bool
 
 
 def _line_starts(text: str, lines: set[int]) -> dict[int, int]:
-    """{line: offset of its first character} for the given 1-based lines (split and accumulate
-    run in C: a Python loop over every newline cost more than the rest of this pass)."""
+    """{line: offset of its first character} for the given 1-based lines (split, len and
+    accumulate all run in C: a Python step per line cost more than the rest of this pass)."""
     parts = text.split("\n", max(lines) - 1)
-    starts = [0, *itertools.accumulate(len(part) + 1 for part in parts[:-1])]
-    return {line: starts[line - 1] for line in lines if line <= len(starts)}
+    # line n starts after the n - 1 lines before it and their newlines
+    lengths = list(itertools.accumulate(map(len, parts[:-1]), initial=0))
+    return {line: lengths[line - 1] + line - 1 for line in lines if line <= len(lengths)}
 
 
 # hipify's categories that follow a warp width; `cuda-arch` is the arch guard rule's own finding.
