@@ -202,3 +202,17 @@ def test_a_generic_capability_version_branch_or_a_torch_version_is_not_warned(
     info = [f for f in report.findings if f.path == "bf16.py" and f.line == 6]
     assert info and info[0].severity == "info"
     assert not any(f.path == "compile.py" for f in report.findings)
+
+
+def test_only_a_major_dot_minor_text_is_read_as_a_capability_version(tmp_path: Path) -> None:
+    # "8" "0" joined without the dot is not a version: the comparison is not a capability's, and
+    # the scanner's text pre-check ("}.{") may skip the module without parsing it
+    joined = _ATTEND.replace('f"{props.major}.{props.minor}"', 'f"{props.major}{props.minor}"')
+    report = _scan(tmp_path, {"attend.py": joined})
+    assert not any("a capability as a version" in f.evidence for f in report.findings)
+    spaced = _ATTEND.replace('f"{props.major}.{props.minor}"', 'f"{props.major:d}.{props.minor:d}"')
+    report = _scan(tmp_path / "spec", {"attend.py": spaced})
+    assert any(
+        f.line == 9 and f.severity == "warn" and "a capability as a version" in f.evidence
+        for f in report.findings
+    )

@@ -20,9 +20,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from rocmkit.port import capability_features as features
+from rocmkit.port import whole_tree
 from rocmkit.port.rules import Severity
 
 TRIGGERS = ("get_device_properties", "get_device_capability")
+# Every form read here holds a two-field f-string joined by a dot (f"{p.major}.{p.minor}",
+# f"{major:d}.{minor}"): a module without "}.{" in its text has none (python_scan checks it
+# before parsing).
+JOIN = "}.{"
 _PARSERS = frozenset({"parse", "Version", "LooseVersion", "float"})
 _SOURCES = frozenset({"get_device_properties", "get_device_capability"})
 
@@ -41,10 +46,10 @@ def _name(node: ast.AST) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
-def _device_names(tree: ast.AST) -> set[str]:
+def _device_names(nodes: list[ast.AST]) -> set[str]:
     """Names bound to get_device_properties(...) or get_device_capability() (or unpacked)."""
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if (
             isinstance(node, ast.Assign)
             and isinstance(node.value, ast.Call)
@@ -58,11 +63,17 @@ def _device_names(tree: ast.AST) -> set[str]:
 
 def _is_capability_text(node: ast.expr, devices: set[str]) -> bool:
     """f"{p.major}.{p.minor}" / f"{major}.{minor}" / f"{cap[0]}.{cap[1]}" over a device's fields."""
-    if not isinstance(node, ast.JoinedStr):
+    if not isinstance(node, ast.JoinedStr) or len(node.values) != 3:
         return False
-    values = [v.value for v in node.values if isinstance(v, ast.FormattedValue)]
-    if len(values) != 2:
-        return False
+    first, dot, second = node.values
+    if not (
+        isinstance(first, ast.FormattedValue)
+        and isinstance(dot, ast.Constant)
+        and dot.value == "."
+        and isinstance(second, ast.FormattedValue)
+    ):
+        return False  # a version is major.minor; JOIN is what the text must then hold
+    values = [first.value, second.value]
     for value in values:
         if isinstance(value, ast.Attribute) and value.attr in ("major", "minor"):
             base = value.value
@@ -110,14 +121,14 @@ def _constant(node: ast.expr) -> float | None:
 _OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
 
-def _compares(tree: ast.Module) -> Iterator[tuple[ast.Compare, str, float, bool]]:
+def _compares(nodes: list[ast.AST]) -> Iterator[tuple[ast.Compare, str, float, bool]]:
     """(comparison, operator, threshold, constant on the left) of each capability version test."""
-    devices = _device_names(tree)
+    devices = _device_names(nodes)
     stored: set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Assign) and _parsed_capability(node.value, devices, set()):
             stored.update(t.id for t in node.targets if isinstance(t, ast.Name))
-    for node in ast.walk(tree):
+    for node in nodes:
         if not isinstance(node, ast.Compare) or len(node.ops) != 1:
             continue
         op = _OPS.get(type(node.ops[0]))
@@ -130,10 +141,10 @@ def _compares(tree: ast.Module) -> Iterator[tuple[ast.Compare, str, float, bool]
             yield node, op, value, True
 
 
-def _branches(tree: ast.Module) -> dict[int, list[ast.stmt]]:
+def _branches(nodes: list[ast.AST]) -> dict[int, list[ast.stmt]]:
     """id(comparison) -> the body of the `if` whose test holds it."""
     bodies: dict[int, list[ast.stmt]] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.If):
             for inner in ast.walk(node.test):
                 bodies[id(inner)] = node.body
@@ -180,9 +191,11 @@ def _verdict(op: str, threshold: float, left: bool, body: list[ast.stmt]) -> tup
 
 def version_comparisons(tree: ast.Module) -> list[Comparison]:
     """Capability tests written through version parsing, each with its verdict."""
-    bodies = _branches(tree)
+    nodes = whole_tree.walk(tree)  # one walk of the module, shared with the other passes
     found = []
-    for compare, op, threshold, left in _compares(tree):
+    compares = list(_compares(nodes))
+    bodies = _branches(nodes) if compares else {}
+    for compare, op, threshold, left in compares:
         severity, why = _verdict(op, threshold, left, bodies.get(id(compare), []))
         evidence = f"{ast.unparse(compare)[:90]}  (a capability as a version: {why})"
         found.append(Comparison(compare.lineno, compare.col_offset + 1, severity, evidence))

@@ -297,8 +297,10 @@ def scan_python(
         hits = loads + [
             h for h in hits if h.rule.check != "cuda-library-load" or h.line not in taken
         ]
-    if any(t in text for t in capability_versions.TRIGGERS) and (
-        "parse" in text or "float" in text
+    if (
+        capability_versions.JOIN in text
+        and any(t in text for t in capability_versions.TRIGGERS)
+        and ("parse" in text or "float" in text)
     ):
         versions = _capability_version_hits(text, whole, rules)
         if versions:  # the read is compared after all, through its version
