@@ -16,6 +16,7 @@ version (`torch.__version__`, `sys.version_info`) does not. What the branch does
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -24,10 +25,14 @@ from rocmkit.port import whole_tree
 from rocmkit.port.rules import Severity
 
 TRIGGERS = ("get_device_properties", "get_device_capability")
-# Every form read here holds a two-field f-string joined by a dot (f"{p.major}.{p.minor}",
-# f"{major:d}.{minor}"): a module without "}.{" in its text has none (python_scan checks it
-# before parsing).
+# Every form read here is a parser call (_PARSERS) whose one argument is a two-field f-string
+# joined by a dot (`version.parse(f"{p.major}.{p.minor}")`, `float(f"{major:d}.{minor}")`), itself
+# or through a name it is assigned to: a module whose text holds no such call has none, and
+# python_scan tests these before parsing it ("}.{" first, as the cheaper test).
 JOIN = "}.{"
+CALL_TEXT = re.compile(
+    r"\b(?:parse|Version|LooseVersion|float)\s*\(\s*(?:[rR]?[fF]|[fF][rR])[\"']{1,3}\{"
+)
 _PARSERS = frozenset({"parse", "Version", "LooseVersion", "float"})
 _SOURCES = frozenset({"get_device_properties", "get_device_capability"})
 

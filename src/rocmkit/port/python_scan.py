@@ -300,7 +300,7 @@ def scan_python(
     if (
         capability_versions.JOIN in text
         and any(t in text for t in capability_versions.TRIGGERS)
-        and ("parse" in text or "float" in text)
+        and capability_versions.CALL_TEXT.search(text)
     ):
         versions = _capability_version_hits(text, whole, rules)
         if versions:  # the read is compared after all, through its version
