@@ -163,3 +163,38 @@ setup(
 def test_tensorflow_in_a_gpu_extra_is_reported_and_elsewhere_not(tmp_path: Path) -> None:
     shown = _shown(_scan(tmp_path, {"setup.py": _TF_SETUP}))
     assert shown == {("setup.py", 7, "cuda-gpu-framework", "warn")}
+
+
+# -- NVML through dask's wrapper (distributed.diagnostics.nvml) ------------------------------------
+
+_DASK_COUNT = """import os
+
+from dask.distributed.diagnostics import nvml
+
+
+def gpu_count():
+    count = nvml.device_get_count()
+    return count if count else 0
+
+
+HAS_GPU = gpu_count() > 0
+"""
+
+_OTHER_NVML = """from mytool import nvml
+from distributed.diagnostics import nvml as dask_nvml
+
+
+def gpu_count():
+    ready = dask_nvml.is_initialized()
+    return nvml.device_get_count() if ready else 0
+"""
+
+
+def test_a_device_count_through_dasks_nvml_wrapper_is_an_nvml_call(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"core/has_gpu.py": _DASK_COUNT})
+    assert ("core/has_gpu.py", 7, "nvml", "warn") in _shown(report)
+
+
+def test_another_modules_device_count_and_a_state_query_are_not(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"core/has_gpu.py": _OTHER_NVML})
+    assert _shown(report) == set()

@@ -25,6 +25,7 @@ from rocmkit.port import (
     ctypes_libraries,
     cuda_build,
     cuda_libraries,
+    dask_nvml,
     installer,
     numba_cuda,
     nvml_query,
@@ -46,7 +47,8 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "cudnn-disabled": ("cudnn",),
     "warp-size-32": ("warp", "WARP", "Warp", "wavefront", "WAVEFRONT", "Wavefront"),
     "cuda-extension": ("CUDAExtension", "CUDA_HOME"),
-    "nvml-call": ("nvmlInit",),  # NVML's first call: where an AMD machine loses the feature
+    # NVML's first call: where an AMD machine loses the feature (also through dask's wrapper)
+    "nvml-call": ("nvmlInit", *dask_nvml.TRIGGERS),
     # The flags are only looked for in extension builds, so the build markers are the trigger.
     "nvcc-flags": ("cpp_extension", "BuildExtension", "CUDAExtension"),
     # gpus=: a Python docker client's run (python-on-whales), judged on the whole tree
@@ -1493,6 +1495,7 @@ class _Visitor:
         self.docker_gpus: set[int] = set()  # "--gpus" items of a docker run argv
         self.loads_cuda = "CDLL" in text or "LoadLibrary" in text or "WinDLL" in text
         self.blanks_before_nvml = "nvmlInit" in text and "CUDA_VISIBLE_DEVICES" in text
+        self.dask_nvml = dask_nvml.bound_names(text)  # names bound to dask's NVML wrapper
 
     def nvcc_offsets(self, text: str) -> list[int]:
         """Offsets of the lines where an nvcc-only flag flows into a build (pieces to parse)."""
@@ -2025,6 +2028,9 @@ class _Visitor:
                 self.add(node, "container-gpu-request", why)
         elif self.loads_cuda and (load := cuda_libraries.constant_load(node)) is not None:
             self._library_load(node, *load)
+        elif self.dask_nvml and (entry := dask_nvml.entry_call(node, self.dask_nvml)):
+            # dask's wrapper initialises NVML itself and answers 0 devices on AMD (dask_nvml.py)
+            self.add(node, "nvml-call", f"{_dotted(node.func)}()  (NVML through dask: {entry})")
         elif name.startswith("nvmlInit") and not _on_returned_value(node.func):
             # NVML must be initialised before any query (NVML API reference, nvmlInit_v2): the
             # call is where an AMD machine loses the feature, whether or not the import was
