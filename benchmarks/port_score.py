@@ -68,6 +68,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "pycuda": _CODE,
     "tensorrt": {"tensorrt-import"} | _CODE,
     "onnxruntime-gpu": _CODE,
+    "cuda-gpu-framework": _CODE,  # round thirteen (c): tensorflow in a GPU-named extra
     "jax-cuda-plugin": _CODE,
     "jax-cuda-extra": _CODE,
     "deepspeed-ops": _CODE,

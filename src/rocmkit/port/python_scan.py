@@ -25,11 +25,13 @@ from rocmkit.port import (
     ctypes_libraries,
     cuda_build,
     cuda_libraries,
+    dask_nvml,
     installer,
     numba_cuda,
     nvml_query,
     ort_providers,
     pieces,
+    product_imports,
     whole_tree,
 )
 from rocmkit.port.findings import Hit, hit
@@ -50,7 +52,8 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "cudnn-disabled": ("cudnn",),
     "warp-size-32": ("warp", "WARP", "Warp", "wavefront", "WAVEFRONT", "Wavefront"),
     "cuda-extension": ("CUDAExtension", "CUDA_HOME"),
-    "nvml-call": ("nvmlInit",),  # NVML's first call: where an AMD machine loses the feature
+    # NVML's first call: where an AMD machine loses the feature (also through dask's wrapper)
+    "nvml-call": ("nvmlInit", *dask_nvml.TRIGGERS),
     # The flags are only looked for in extension builds, so the build markers are the trigger.
     "nvcc-flags": ("cpp_extension", "BuildExtension", "CUDAExtension"),
     # gpus=: a Python docker client's run (python-on-whales), judged on the whole tree
@@ -246,7 +249,9 @@ def _import_confirm(rules: RuleSet, own: frozenset[str]) -> re.Pattern[str]:
     )
     names = "|".join(re.escape(m) for m in modules) or "(?!x)x"
     return re.compile(
-        rf"^[ \t]*(?:from[ \t]+(?:{names})\b|import[ \t][^\n]*?(?<![\w.])(?:{names})\b)",
+        rf"^[ \t]*(?:from[ \t]+(?:{names})\b|import[ \t][^\n]*?(?<![\w.])(?:{names})\b"
+        # ... or an import call with the name as its first argument (product_imports)
+        rf"|[^\n]*?(?:import_module|optional_import|__import__)\([ \t]*[\"'](?:{names})\b)",
         re.MULTILINE,
     )
 
@@ -1434,6 +1439,8 @@ class _Visitor:
             (keys is None or m in keys) and m in text for m in _lazy_import_modules(rules)
         )
         self.lazy: set[int] = set()
+        self.product_imports: set[int] = set()  # imports in a function named for the product
+        self.import_calls: dict[int, tuple[ast.AST, str]] = {}  # call -> (statement, module)
         self.gated = False  # the node being handled is on one side of a vendor switch
         self.gate_children: set[int] = set()  # children a handler put behind a switch
         self.tested: set[int] = set()  # torch.version.cuda nodes used as a truth value
@@ -1495,6 +1502,7 @@ class _Visitor:
         self.docker_gpus: set[int] = set()  # "--gpus" items of a docker run argv
         self.loads_cuda = "CDLL" in text or "LoadLibrary" in text or "WinDLL" in text
         self.blanks_before_nvml = "nvmlInit" in text and "CUDA_VISIBLE_DEVICES" in text
+        self.dask_nvml = dask_nvml.bound_names(text)  # names bound to dask's NVML wrapper
 
     def nvcc_offsets(self, text: str) -> list[int]:
         """Offsets of the lines where an nvcc-only flag flows into a build (pieces to parse)."""
@@ -1839,7 +1847,16 @@ class _Visitor:
         )
         if rule is None:
             return
-        if id(node) in self.lazy and rule.lazy_import_note and not self.gated:
+        if rule.severity != "info" and product_imports.imports_only_version(node):
+            line, column = node.lineno, node.col_offset + 1  # type: ignore[attr-defined]
+            evidence = f"from {module} import __version__  (a version report only)"
+            self.hits.append(hit(line, column, rule, evidence, "info"))
+            return
+        if (
+            id(node) in self.lazy
+            and rule.lazy_import_note
+            and (not self.gated or id(node) in self.product_imports)
+        ):
             line, column = node.lineno, node.col_offset + 1  # type: ignore[attr-defined]
             if id(node) in self.optional:
                 # A probe (try/except ImportError that does without it): only the feature a
@@ -1998,6 +2015,8 @@ class _Visitor:
 
     def visit_call(self, node: ast.Call) -> None:
         name = _call_name(node.func)
+        if self.import_calls and id(node) in self.import_calls:
+            self._import(*self.import_calls[id(node)])  # optional_import("tensorrt") in a function
         if node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
             # An argv list (subprocess.run(["docker", "run", "--gpus", ...])): the command line
             # it stands for, so the text rules see "docker run ... --gpus" as in a script.
@@ -2024,6 +2043,9 @@ class _Visitor:
                 self.add(node, "container-gpu-request", why)
         elif self.loads_cuda and (load := cuda_libraries.constant_load(node)) is not None:
             self._library_load(node, *load)
+        elif self.dask_nvml and (entry := dask_nvml.entry_call(node, self.dask_nvml)):
+            # dask's wrapper initialises NVML itself and answers 0 devices on AMD (dask_nvml.py)
+            self.add(node, "nvml-call", f"{_dotted(node.func)}()  (NVML through dask: {entry})")
         elif name.startswith("nvmlInit") and not _on_returned_value(node.func):
             # NVML must be initialised before any query (NVML API reference, nvmlInit_v2): the
             # call is where an AMD machine loses the feature, whether or not the import was
@@ -2284,12 +2306,22 @@ class _Visitor:
             )
         ):
             self.gate_children.update(id(s) for s in node.body)
+            if self.lazy_modules and _NVIDIA_PRODUCT_FUNCTION.search(node.name):
+                # convert_to_tensorrt() is the product's opt-in feature: the gate keeps its
+                # other findings quiet, but its own unguarded import of the product is the hazard.
+                self.product_imports.update(
+                    id(n) for n in pieces.statement_nodes(node) if _imports_in_function(n)
+                )
         if self.lazy_modules:  # an import is a statement: no expression need be walked
-            self.lazy.update(
-                id(n)
-                for n in pieces.statement_nodes(node)
-                if isinstance(n, (ast.Import, ast.ImportFrom))
-            )
+            for n in pieces.statement_nodes(node):
+                if isinstance(n, (ast.Import, ast.ImportFrom)):
+                    self.lazy.add(id(n))
+                elif (module := product_imports.import_call_module(n)) is not None and (
+                    (rule := self.rules.imports.get(module.split(".")[0])) is not None
+                    and rule.lazy_import_note
+                ):
+                    self.lazy.add(id(n))
+                    self.import_calls[id(n.value)] = (n, module)  # type: ignore[attr-defined]
         args = node.args
         positional = [*args.posonlyargs, *args.args]
         pairs = list(
@@ -2741,6 +2773,12 @@ def _on_returned_value(func: ast.expr) -> bool:
     return False
 
 
+def _imports_in_function(node: ast.AST) -> bool:
+    return isinstance(node, (ast.Import, ast.ImportFrom)) or (
+        product_imports.import_call_module(node) is not None
+    )
+
+
 def _call_name(func: ast.AST) -> str:
     if isinstance(func, ast.Attribute):
         return func.attr
@@ -2764,6 +2802,10 @@ def _requirement_groups(node: ast.AST) -> Iterator[tuple[str | None, list[ast.Co
                 name = key.value if isinstance(key, ast.Constant) else None
                 # An extra whose name is computed is still opt-in.
                 yield (str(name) if name is not None else "?"), _requirement_constants(value.elts)
+            elif isinstance(value, ast.Constant) and isinstance(value.value, str):
+                # setuptools takes one requirement string per extra too (optimum's setup.py)
+                name = key.value if isinstance(key, ast.Constant) else None
+                yield (str(name) if name is not None else "?"), [value]
 
 
 _BUILT_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?)\s*(?:[=<>!~]=?|\Z)")

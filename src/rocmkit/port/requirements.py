@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from rocmkit.port import cuda_build_tags
 from rocmkit.port.context import name_vendor
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.rules import RuleSet, Severity, severity_rank
@@ -172,6 +173,8 @@ def requirement_hits(
         yield extra_hit
     if rule is None:
         yield from _package_named_extra_hits(req, text, line, rules)
+        if (tagged := cuda_build_tags.tagged_name_hit(req.name, text, line, rules)) is not None:
+            yield tagged
     tag_rule = rules.by_check.get("requirement-cuda-tag")
     if tag_rule is not None and _CUDA_TAG.search(req.specifier + " " + req.url):
         yield hit(line, 0, tag_rule, text.strip())
@@ -804,6 +807,9 @@ def group_hits(
         list(requirement_hits(text, line, rules, torch_index=torch_index))
         for text, line in requirements
     ]
+    if group is not None:  # what an extra named for the GPU pulls (cuda_build_tags)
+        parsed = [(parse_requirement(text), text, line) for text, line in requirements]
+        per_requirement = cuda_build_tags.gpu_extra_hits(group, parsed, per_requirement, rules)
     hits = [h for found in per_requirement for h in found]
     if group is None:
         return _nvml_as_only_backend(requirements, hits)
