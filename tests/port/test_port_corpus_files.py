@@ -32,9 +32,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_360_mb() -> No
         assert project.url.endswith("/" + project.file) and project.version in project.file
         assert project.repository.startswith("https://github.com/")
         assert project.scan and project.contents and project.kind
-    assert (
-        sum(p.size_bytes for p in PROJECTS) < 360_000_000
-    )  # 248 projects, 298 MB on 2026-11-26 (with test26)
+    assert sum(p.size_bytes for p in PROJECTS) < 360_000_000  # 248 projects, 298 MB on 2026-11-26
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
