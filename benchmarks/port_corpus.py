@@ -57,6 +57,7 @@ PARTS = (
     "test23",
     "test24",
     "test25",
+    "test27",
 )
 SEVERITIES = ("warn", "error")
 
