@@ -77,7 +77,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test23", 14),
         ("test24", 19),
         ("test25", 15),
-        ("test27", 14),
+        ("test27", 19),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
