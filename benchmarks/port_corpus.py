@@ -58,6 +58,7 @@ PARTS = (
     "test24",
     "test25",
     "test26",
+    "test27",
 )
 SEVERITIES = ("warn", "error")
 
