@@ -67,9 +67,15 @@ def installed_at_run_time(
     a tree of some of the module's statements."""
     build = _LazyBuild(tree if decide else None)
     hits: list[Hit] = []
-    for node, in_function in _calls(tree, lines, build):
+    for node, in_function, in_handler in _calls(tree, lines, build):
         name = _name(node.func)
         found: list[Hit] = []
+        if in_handler and name.rsplit(".", 1)[-1] in _MESSAGE_CALLS:
+            hints = _install_hints(node, rules, name)
+            hits += [
+                h._replace(severity="warn" if h.severity == "error" else h.severity) for h in hints
+            ]
+            continue
         if _INSTALLER_NAME.search(name.rsplit(".", 1)[-1]) and name != "setup":
             for constant in _strings(node.args, build):
                 for token in str(constant.value).split():
@@ -91,15 +97,53 @@ def installed_at_run_time(
     return hits
 
 
-def _calls(tree: ast.Module, lines: set[int], build: _LazyBuild) -> Iterator[tuple[ast.Call, bool]]:
+# What shows a message (print, logging, click.echo, warnings.warn) or raises/exits with one.
+_MESSAGE_CALLS = frozenset(
+    {"print", "echo", "warn", "warning", "error", "critical", "exception", "info", "exit"}
+    | {"ImportError", "ModuleNotFoundError", "RuntimeError", "SystemExit", "OSError"}
+)
+_MISSING_MODULE = frozenset({"ImportError", "ModuleNotFoundError"})
+
+
+def _install_hints(node: ast.Call, rules: RuleSet, name: str) -> list[Hit]:
+    """The packages a `pip install ...` in a message's string tells the user to install (the
+    message of a missing-module handler: the command the user runs next, resolved by pip)."""
+    found: list[Hit] = []
+    for argument in node.args:
+        for constant in ast.walk(argument):
+            if isinstance(constant, ast.Constant) and isinstance(constant.value, str):
+                start = constant.value.find("pip install ")
+                if start < 0:
+                    continue
+                command = constant.value[start:].splitlines()[0]
+                found += [
+                    h._replace(line=constant.lineno, evidence=f"{h.evidence}  (told in {name}())")
+                    for h in _exact(pip_install_hits(command, rules))
+                ]
+    return found
+
+
+def _handles_missing_module(handler: ast.ExceptHandler) -> bool:
+    """`except ImportError:` / `except (ModuleNotFoundError, ...):` (a bare except is not)."""
+    if handler.type is None:
+        return False
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(isinstance(k, ast.Name) and k.id in _MISSING_MODULE for k in kinds)
+
+
+def _calls(
+    tree: ast.Module, lines: set[int], build: _LazyBuild
+) -> Iterator[tuple[ast.Call, bool, bool]]:
     """Every call that spans one of `lines` (where a package is named) and that a ROCm machine
-    can reach (not in the branch of an `if torch.version.cuda:` it never takes), and whether it
-    sits inside a function (runs only when that is called)."""
-    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    can reach (not in the branch of an `if torch.version.cuda:` it never takes), whether it
+    sits inside a function (runs only when that is called), and whether inside an `except
+    ImportError:` handler (what it shows is the fix for a missing module)."""
+    stack: list[tuple[ast.AST, bool, bool]] = [(tree, False, False)]
     while stack:
-        node, inside = stack.pop()
+        node, inside, handler = stack.pop()
         if isinstance(node, ast.Call):
-            yield node, inside
+            yield node, inside, handler
+        handler = handler or (isinstance(node, ast.ExceptHandler) and _handles_missing_module(node))
         nested = inside or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
         children = list(ast.iter_child_nodes(node))
         if isinstance(node, ast.If):
@@ -109,11 +153,11 @@ def _calls(tree: ast.Module, lines: set[int], build: _LazyBuild) -> Iterator[tup
         for child in children:
             first = getattr(child, "lineno", None)
             if first is None:
-                stack.append((child, nested))  # arguments, keywords, operators: no place
+                stack.append((child, nested, handler))  # arguments, keywords: no place
                 continue
             last = getattr(child, "end_lineno", None) or first
             if any(first <= line <= last for line in lines):
-                stack.append((child, nested))
+                stack.append((child, nested, handler))
 
 
 class _LazyBuild:
