@@ -216,3 +216,23 @@ def test_an_install_hint_outside_a_handler_or_for_a_portable_package_is_quiet(
     portable = _SERVER.replace("pip install vllm fastapi", "pip install fastapi")
     report = _scan(tmp_path, {"app/usage.py": usage, "app/server.py": portable})
     assert _shown(report) == set()
+
+
+def test_the_import_s_own_error_message_and_a_fallback_hint_are_left_to_the_import(
+    tmp_path: Path,
+) -> None:
+    own = """def serve():
+    try:
+        from vllm import LLM
+    except ImportError:
+        raise ImportError("vLLM is required. Install with: pip install vllm")
+"""
+    fallback = """try:
+    import fastapi
+except ImportError:
+    import warnings
+
+    warnings.warn("faster serving: pip install vllm")
+"""
+    report = _scan(tmp_path, {"app/serve.py": own, "app/fallback.py": fallback})
+    assert not any(f.rule_id == "vllm-pypi" and f.severity != "info" for f in report.findings)

@@ -70,8 +70,10 @@ def installed_at_run_time(
     for node, in_function, in_handler in _calls(tree, lines, build):
         name = _name(node.func)
         found: list[Hit] = []
-        if in_handler and name.rsplit(".", 1)[-1] in _MESSAGE_CALLS:
-            hints = _install_hints(node, rules, name)
+        if in_handler is not None and name.rsplit(".", 1)[-1] in _MESSAGE_CALLS:
+            hints = [
+                h for h in _install_hints(node, rules, name) if _hinted_name(h) not in in_handler
+            ]
             hits += [
                 h._replace(severity="warn" if h.severity == "error" else h.severity) for h in hints
             ]
@@ -131,19 +133,44 @@ def _handles_missing_module(handler: ast.ExceptHandler) -> bool:
     return any(isinstance(k, ast.Name) and k.id in _MISSING_MODULE for k in kinds)
 
 
+def _stops(handler: ast.ExceptHandler) -> bool:
+    """Whether the handler ends the program's way on (raise, sys.exit): the install it names is
+    then what the user must run; a handler that goes on (a fallback) only suggests it."""
+    last = handler.body[-1] if handler.body else None
+    if isinstance(last, ast.Raise):
+        return True
+    return (
+        isinstance(last, ast.Expr)
+        and isinstance(last.value, ast.Call)
+        and _name(last.value.func).rsplit(".", 1)[-1] in ("exit", "_exit", "quit")
+    )
+
+
+def _tried_modules(statements: list[ast.stmt]) -> frozenset[str]:
+    """Top-level names of the modules a try body imports (its own error message is the
+    import's, which the import rules judge)."""
+    names: set[str] = set()
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Import):
+                names.update(_normalise(a.name.split(".")[0]) for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.add(_normalise(node.module.split(".")[0]))
+    return frozenset(names)
+
+
 def _calls(
     tree: ast.Module, lines: set[int], build: _LazyBuild
-) -> Iterator[tuple[ast.Call, bool, bool]]:
+) -> Iterator[tuple[ast.Call, bool, frozenset[str] | None]]:
     """Every call that spans one of `lines` (where a package is named) and that a ROCm machine
     can reach (not in the branch of an `if torch.version.cuda:` it never takes), whether it
-    sits inside a function (runs only when that is called), and whether inside an `except
-    ImportError:` handler (what it shows is the fix for a missing module)."""
-    stack: list[tuple[ast.AST, bool, bool]] = [(tree, False, False)]
+    sits inside a function (runs only when that is called), and, inside an `except ImportError:`
+    handler that stops the program, the modules its try imports (None elsewhere)."""
+    stack: list[tuple[ast.AST, bool, frozenset[str] | None]] = [(tree, False, None)]
     while stack:
         node, inside, handler = stack.pop()
         if isinstance(node, ast.Call):
             yield node, inside, handler
-        handler = handler or (isinstance(node, ast.ExceptHandler) and _handles_missing_module(node))
         nested = inside or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
         children = list(ast.iter_child_nodes(node))
         if isinstance(node, ast.If):
@@ -151,13 +178,21 @@ def _calls(
             if truth is True or truth is False:
                 children = list(node.body if truth else node.orelse)
         for child in children:
+            inner = handler
+            if (
+                isinstance(node, ast.Try)
+                and isinstance(child, ast.ExceptHandler)
+                and _handles_missing_module(child)
+                and _stops(child)
+            ):
+                inner = _tried_modules(node.body)
             first = getattr(child, "lineno", None)
             if first is None:
-                stack.append((child, nested, handler))  # arguments, keywords: no place
+                stack.append((child, nested, inner))  # arguments, keywords: no place
                 continue
             last = getattr(child, "end_lineno", None) or first
             if any(first <= line <= last for line in lines):
-                stack.append((child, nested, handler))
+                stack.append((child, nested, inner))
 
 
 class _LazyBuild:
@@ -239,6 +274,11 @@ def _placed(found: Iterator[Hit], name: str, token: str) -> list[Hit]:
         for h in found
         if h.severity != "info" and _names(h, requirement.name)
     ]
+
+
+def _hinted_name(h: Hit) -> str:
+    requirement = parse_requirement(h.evidence.split()[0]) if h.evidence else None
+    return _normalise(requirement.name) if requirement is not None else ""
 
 
 def _normalise(name: str) -> str:
