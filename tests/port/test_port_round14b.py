@@ -90,22 +90,32 @@ else:
 """
 
 
-def test_a_module_level_torchsparse_import_is_an_error(tmp_path: Path) -> None:
-    report = _scan(tmp_path, {"mylib/backbone.py": _SPARSE_MODULE_LEVEL})
+def test_a_module_level_import_of_a_declared_torchsparse_is_an_error(tmp_path: Path) -> None:
+    files = {"mylib/backbone.py": _SPARSE_MODULE_LEVEL, "requirements.txt": "torchsparse\n"}
+    report = _scan(tmp_path, files)
     assert ("mylib/backbone.py", 2, "sparse-conv-cuda-only", "error") in _shown(report)
 
 
-def test_an_import_behind_an_availability_flag_named_after_it_is_info(tmp_path: Path) -> None:
-    report = _scan(tmp_path, {"mylib/backbone.py": _SPARSE_BEHIND_FLAG})
+def test_an_import_of_an_undeclared_sparse_conv_backend_is_info(tmp_path: Path) -> None:
+    code = (
+        "def rotate(x):\n    from MinkowskiEngine import SparseTensor\n    return SparseTensor(x)\n"
+    )
+    report = _scan(tmp_path, {"tests/test_sparse.py": code, "mylib/b.py": _SPARSE_MODULE_LEVEL})
     assert _shown(report) == set()
-    assert any(f.rule_id == "sparse-conv-cuda-only" for f in report.findings)  # at info
+
+
+def test_an_import_behind_an_availability_flag_named_after_it_is_info(tmp_path: Path) -> None:
+    files = {"mylib/backbone.py": _SPARSE_BEHIND_FLAG, "requirements.txt": "torchsparse\n"}
+    report = _scan(tmp_path, files)
+    assert {p for p, *_ in _shown(report)} == {"requirements.txt"}  # the declaration only
+    assert any(f.path == "mylib/backbone.py" for f in report.findings)  # the import at info
 
 
 def test_a_flag_named_after_another_module_does_not_make_the_import_optional(
     tmp_path: Path,
 ) -> None:
     code = _SPARSE_BEHIND_FLAG.replace("IS_TORCHSPARSE_AVAILABLE", "IS_SPCONV_AVAILABLE")
-    report = _scan(tmp_path, {"mylib/backbone.py": code})
+    report = _scan(tmp_path, {"mylib/backbone.py": code, "requirements.txt": "torchsparse\n"})
     assert ("mylib/backbone.py", 4, "sparse-conv-cuda-only", "error") in _shown(report)
 
 
@@ -236,3 +246,20 @@ except ImportError:
 """
     report = _scan(tmp_path, {"app/serve.py": own, "app/fallback.py": fallback})
     assert not any(f.rule_id == "vllm-pypi" and f.severity != "info" for f in report.findings)
+
+
+def test_requires_txt_leaves_base_requirements_to_a_pkg_info_that_lists_them(
+    tmp_path: Path,
+) -> None:
+    pkg_info = "Metadata-Version: 2.1\nName: speechkit\nRequires-Dist: torch==2.1.1\n\nREADME\n"
+    report = _scan(
+        tmp_path,
+        {
+            "PKG-INFO": pkg_info,
+            "setup.py": _SETUP_READS_MISSING_FILE,
+            "speechkit.egg-info/requires.txt": _REQUIRES,
+        },
+    )
+    rows = {(p, line) for p, line, *_ in _shown(report)}
+    assert ("speechkit.egg-info/requires.txt", 2) not in rows  # base: PKG-INFO's
+    assert ("speechkit.egg-info/requires.txt", 9) in rows  # the [gpu] extra: requires.txt's

@@ -8,6 +8,9 @@ write_requirements). An sdist ships it, and pip installs what it lists. Where th
 the source of a requirement (a requirements file, pyproject.toml, setup.cfg, a literal in
 setup.py), that source is the place to fix and is read already; requires.txt counts only for the
 packages no such source names (a setup.py that reads a requirements.txt the sdist leaves out).
+The sdist's core metadata (PKG-INFO's Requires-Dist) repeats the same list: where it has one, that
+is where the base requirements are judged, and requires.txt adds only its `[extra]` sections,
+which say by name which extra a requirement belongs to.
 """
 
 from __future__ import annotations
@@ -74,7 +77,8 @@ def scan_requires_txt(text: str, rules: RuleSet) -> list[Hit]:
 class DeclaredElsewhere:
     """Which package names the project's own requirement sources name (read lazily, once)."""
 
-    def __init__(self, files: Iterable[tuple[str, str, str]]) -> None:
+    def __init__(self, files: Iterable[tuple[str, str, str]], root: str = "") -> None:
+        self.core_metadata = _lists_requires_dist(os.path.join(root, "PKG-INFO")) if root else False
         self.paths = [
             path
             for path, rel, kind in files
@@ -94,6 +98,9 @@ class DeclaredElsewhere:
     def undeclared(self, text: str, hits: list[Hit]) -> list[Hit]:
         """The hits on requires.txt lines whose package no other requirement source names."""
         lines = text.splitlines()
+        if self.core_metadata:  # the base requirements are PKG-INFO's
+            extras = {n for group, reqs in sections(text).items() if group for _, n in reqs}
+            hits = [h for h in hits if h.line in extras]
         kept = []
         for h in hits:
             parsed = parse_requirement(lines[h.line - 1].strip()) if h.line <= len(lines) else None
@@ -108,3 +115,9 @@ def _read(path: str) -> str:
             return f.read(_MAX_BYTES).decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+def _lists_requires_dist(path: str) -> bool:
+    """Whether the sdist's PKG-INFO (core metadata) lists its requirements (Requires-Dist)."""
+    header = _read(path).split("\n\n", 1)[0]  # the description follows the first blank line
+    return any(line.startswith("Requires-Dist:") for line in header.splitlines())

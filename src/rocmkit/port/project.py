@@ -206,7 +206,7 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
     context = build_context(str(root), files)
     # setuptools' requires.txt: read for the packages no shipped requirement source names
     metadata = egg_requires.metadata_files(str(root), files) if root.is_dir() else []
-    declared_elsewhere = egg_requires.DeclaredElsewhere(files) if metadata else None
+    declared_elsewhere = egg_requires.DeclaredElsewhere(files, str(root)) if metadata else None
     files += metadata
     # Each file's findings get their note once every file is read: the note reads the Python
     # files beside it (vendor_loading), whose bytes this loop has read by then.
