@@ -120,6 +120,8 @@ RULE_KINDS: dict[str, set[str]] = {
     "nvidia-library-load": _CODE,
     "isaac-gym": _CODE,
     "nvrtc-python": _CODE,
+    "sparse-conv-cuda-only": _CODE,  # round fourteen (b): torchsparse, MinkowskiEngine
+    "cmake-old-findhip": {"cmake-no-hip"},  # round fourteen (b): FindHIP from /opt/rocm/hip
 }
 
 

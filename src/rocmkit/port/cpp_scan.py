@@ -293,6 +293,7 @@ def _arch_guards(text: str, rules: RuleSet, switches: set[int]) -> list[Hit]:
     if rule is None or "__CUDA_ARCH__" not in text:
         return []
     hits = []
+    hip_copy = _HIP_COPY.search(text) is not None and _CUDA_HEADER.search(text) is None
     for match in _DIRECTIVE.finditer(text):
         kind, condition = match.group(1), match.group(2).split("//")[0]
         if kind not in ("if", "elif") or not _ARCH_TEST.search(condition):
@@ -304,12 +305,40 @@ def _arch_guards(text: str, rules: RuleSet, switches: set[int]) -> list[Hit]:
         if line in switches:
             hits.append(hit(line, 1, rule, evidence + "  (inside a HIP/CUDA switch)", "info"))
             continue
-        instead = _what_amd_compiles(text, match.end(), condition)
-        if instead is None:
+        lost = _hip_copy_loses(condition) if hip_copy else None
+        instead = _what_amd_compiles(text, match.end(), condition) if lost is None else None
+        if lost is not None:
+            hits.append(hit(line, 1, rule, f"{evidence.strip()}: {lost}"))
+        elif instead is None:
             hits.append(hit(line, 1, rule, evidence))
         else:
             hits.append(hit(line, 1, rule, f"{evidence.strip()}: {instead}", "info"))
     return hits
+
+
+# A HIP copy of CUDA kernels (it includes HIP's headers and none of CUDA's) is compiled by
+# hipcc only, which never defines __CUDA_ARCH__: a guard there is false on every build.
+_HIP_COPY = re.compile(r"(?m)^[ \t]*#[ \t]*include[ \t]*[<\"]hip/")
+_CUDA_HEADER = re.compile(
+    r"(?m)^[ \t]*#[ \t]*include[ \t]*[<\"](?:cuda|cuda_runtime|cuda_fp16)[\w.]*[>\"]"
+)
+
+
+def _hip_copy_loses(condition: str) -> str | None:
+    """What a HIP copy loses under a guard whose lowest threshold AMD meets (hipify's
+    cuda_arch.toml, from HIP's headers): the guarded path HIP could compile never is, on the only
+    compiler the file has, so its fallback always runs. None where AMD lacks the feature."""
+    from rocmkit.hipify import arch_table
+
+    table = arch_table()
+    thresholds = [int(n) for op, n in _ARCH_TESTS.findall(condition) if op in (">=", ">", "==")]
+    if not thresholds or min(thresholds) > table.amd_value:
+        return None
+    gate = table.gates.get(min(thresholds), "a feature HIP has")
+    return (
+        f"this HIP copy is built by hipcc only, which never defines __CUDA_ARCH__: the {gate}"
+        " path is compiled out on every build; test `defined(__HIP_DEVICE_COMPILE__)` too"
+    )
 
 
 def _what_amd_compiles(text: str, end: int, condition: str) -> str | None:

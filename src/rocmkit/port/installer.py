@@ -67,9 +67,17 @@ def installed_at_run_time(
     a tree of some of the module's statements."""
     build = _LazyBuild(tree if decide else None)
     hits: list[Hit] = []
-    for node, in_function in _calls(tree, lines, build):
+    for node, in_function, in_handler in _calls(tree, lines, build):
         name = _name(node.func)
         found: list[Hit] = []
+        if in_handler is not None and name.rsplit(".", 1)[-1] in _MESSAGE_CALLS:
+            hints = [
+                h for h in _install_hints(node, rules, name) if _hinted_name(h) not in in_handler
+            ]
+            hits += [
+                h._replace(severity="warn" if h.severity == "error" else h.severity) for h in hints
+            ]
+            continue
         if _INSTALLER_NAME.search(name.rsplit(".", 1)[-1]) and name != "setup":
             for constant in _strings(node.args, build):
                 for token in str(constant.value).split():
@@ -91,15 +99,78 @@ def installed_at_run_time(
     return hits
 
 
-def _calls(tree: ast.Module, lines: set[int], build: _LazyBuild) -> Iterator[tuple[ast.Call, bool]]:
+# What shows a message (print, logging, click.echo, warnings.warn) or raises/exits with one.
+_MESSAGE_CALLS = frozenset(
+    {"print", "echo", "warn", "warning", "error", "critical", "exception", "info", "exit"}
+    | {"ImportError", "ModuleNotFoundError", "RuntimeError", "SystemExit", "OSError"}
+)
+_MISSING_MODULE = frozenset({"ImportError", "ModuleNotFoundError"})
+
+
+def _install_hints(node: ast.Call, rules: RuleSet, name: str) -> list[Hit]:
+    """The packages a `pip install ...` in a message's string tells the user to install (the
+    message of a missing-module handler: the command the user runs next, resolved by pip)."""
+    found: list[Hit] = []
+    for argument in node.args:
+        for constant in ast.walk(argument):
+            if isinstance(constant, ast.Constant) and isinstance(constant.value, str):
+                start = constant.value.find("pip install ")
+                if start < 0:
+                    continue
+                command = constant.value[start:].splitlines()[0]
+                found += [
+                    h._replace(line=constant.lineno, evidence=f"{h.evidence}  (told in {name}())")
+                    for h in _exact(pip_install_hits(command, rules))
+                ]
+    return found
+
+
+def _handles_missing_module(handler: ast.ExceptHandler) -> bool:
+    """`except ImportError:` / `except (ModuleNotFoundError, ...):` (a bare except is not)."""
+    if handler.type is None:
+        return False
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(isinstance(k, ast.Name) and k.id in _MISSING_MODULE for k in kinds)
+
+
+def _stops(handler: ast.ExceptHandler) -> bool:
+    """Whether the handler ends the program's way on (raise, sys.exit): the install it names is
+    then what the user must run; a handler that goes on (a fallback) only suggests it."""
+    last = handler.body[-1] if handler.body else None
+    if isinstance(last, ast.Raise):
+        return True
+    return (
+        isinstance(last, ast.Expr)
+        and isinstance(last.value, ast.Call)
+        and _name(last.value.func).rsplit(".", 1)[-1] in ("exit", "_exit", "quit")
+    )
+
+
+def _tried_modules(statements: list[ast.stmt]) -> frozenset[str]:
+    """Top-level names of the modules a try body imports (its own error message is the
+    import's, which the import rules judge)."""
+    names: set[str] = set()
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Import):
+                names.update(_normalise(a.name.split(".")[0]) for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.add(_normalise(node.module.split(".")[0]))
+    return frozenset(names)
+
+
+def _calls(
+    tree: ast.Module, lines: set[int], build: _LazyBuild
+) -> Iterator[tuple[ast.Call, bool, frozenset[str] | None]]:
     """Every call that spans one of `lines` (where a package is named) and that a ROCm machine
-    can reach (not in the branch of an `if torch.version.cuda:` it never takes), and whether it
-    sits inside a function (runs only when that is called)."""
-    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    can reach (not in the branch of an `if torch.version.cuda:` it never takes), whether it
+    sits inside a function (runs only when that is called), and, inside an `except ImportError:`
+    handler that stops the program, the modules its try imports (None elsewhere)."""
+    stack: list[tuple[ast.AST, bool, frozenset[str] | None]] = [(tree, False, None)]
     while stack:
-        node, inside = stack.pop()
+        node, inside, handler = stack.pop()
         if isinstance(node, ast.Call):
-            yield node, inside
+            yield node, inside, handler
         nested = inside or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
         children = list(ast.iter_child_nodes(node))
         if isinstance(node, ast.If):
@@ -107,13 +178,21 @@ def _calls(tree: ast.Module, lines: set[int], build: _LazyBuild) -> Iterator[tup
             if truth is True or truth is False:
                 children = list(node.body if truth else node.orelse)
         for child in children:
+            inner = handler
+            if (
+                isinstance(node, ast.Try)
+                and isinstance(child, ast.ExceptHandler)
+                and _handles_missing_module(child)
+                and _stops(child)
+            ):
+                inner = _tried_modules(node.body)
             first = getattr(child, "lineno", None)
             if first is None:
-                stack.append((child, nested))  # arguments, keywords, operators: no place
+                stack.append((child, nested, inner))  # arguments, keywords: no place
                 continue
             last = getattr(child, "end_lineno", None) or first
             if any(first <= line <= last for line in lines):
-                stack.append((child, nested))
+                stack.append((child, nested, inner))
 
 
 class _LazyBuild:
@@ -195,6 +274,11 @@ def _placed(found: Iterator[Hit], name: str, token: str) -> list[Hit]:
         for h in found
         if h.severity != "info" and _names(h, requirement.name)
     ]
+
+
+def _hinted_name(h: Hit) -> str:
+    requirement = parse_requirement(h.evidence.split()[0]) if h.evidence else None
+    return _normalise(requirement.name) if requirement is not None else ""
 
 
 def _normalise(name: str) -> str:

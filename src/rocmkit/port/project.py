@@ -19,7 +19,7 @@ from typing import Literal
 
 from rocmkit.errors import UserError
 from rocmkit.options import option
-from rocmkit.port import build_scripts, installer, readme_install, setup_static
+from rocmkit.port import build_scripts, egg_requires, installer, readme_install, setup_static
 from rocmkit.port.amd_management import AmdManagement
 from rocmkit.port.context import build_context
 from rocmkit.port.cpp_scan import scan_cuda_source
@@ -204,6 +204,10 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
     files = list(iter_files(root, config.exclude))
     new_scan()
     context = build_context(str(root), files)
+    # setuptools' requires.txt: read for the packages no shipped requirement source names
+    metadata = egg_requires.metadata_files(str(root), files) if root.is_dir() else []
+    declared_elsewhere = egg_requires.DeclaredElsewhere(files, str(root)) if metadata else None
+    files += metadata
     # Each file's findings get their note once every file is read: the note reads the Python
     # files beside it (vendor_loading), whose bytes this loop has read by then.
     pending: list[tuple[str, list[Hit]]] = []
@@ -228,6 +232,8 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
         if any(pulls_own_package(h, None) for h in hits):  # `dep[vllm]` in vLLM: the project
             own = context.own_packages | declared_name(text) | setup_static.project_name(path)
             hits = [h for h in hits if not pulls_own_package(h, own)]
+        if declared_elsewhere is not None and kind == egg_requires.KIND:
+            hits = declared_elsewhere.undeclared(text, hits)
         if kind == "python" and hits and os.path.basename(path) == "setup.py":
             hits = setup_static.demote(path, text, hits)  # lists pyproject.toml overrides
         if kind == "pyproject" and context.builds_cuda_extension(rel):
@@ -435,6 +441,7 @@ _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "compose": lambda text, rules: scan_text(text, "compose", rules),
     "cmake": scan_cmake,
     "rust-build": build_scripts.scan_rust_build,
+    egg_requires.KIND: egg_requires.scan_requires_txt,
     "readme": readme_install.scan_readme,
     "cuda": scan_cuda_source,
     "header": lambda text, rules: scan_cuda_source(text, rules, header=True),

@@ -1646,6 +1646,8 @@ class _Visitor:
     # -- vendor switches ----------------------------------------------------------------------
     def visit_if_statement(self, node: ast.If) -> None:
         available = _availability_test(node.test)
+        if available is not None and available not in self.rules.imports:
+            available = _flagged_module(available, self.rules)
         if available is not None and available in self.rules.imports:
             # `if cudf:` after `cudf = None` on ImportError (or `from compat import cudf`): the
             # body imports the module, or another of the same rule's (dask_cudf: RAPIDS), only
@@ -2503,6 +2505,22 @@ def _availability_test(test: ast.expr) -> str | None:
     ):
         return test.left.id
     return None
+
+
+# `IS_TORCHSPARSE_AVAILABLE`, `HAS_FLASH_ATTN`, `_minkowski_engine_available`: a flag a
+# module sets from its own try/except ImportError, named after the module it guards.
+_AVAILABILITY_FLAG = re.compile(
+    r"(?i)^_*(?:is_|has_)?([a-z0-9_]+?)_available$|^_*has_([a-z0-9_]+)$"
+)
+
+
+def _flagged_module(name: str, rules: RuleSet) -> str | None:
+    """The rule-table module an availability flag is named after (underscores and case aside)."""
+    match = _AVAILABILITY_FLAG.match(name)
+    if match is None:
+        return None
+    key = (match.group(1) or match.group(2)).replace("_", "").lower()
+    return next((m for m in rules.imports if m.replace("_", "").lower() == key), None)
 
 
 def _registered_lazily(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:

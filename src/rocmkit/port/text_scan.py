@@ -56,11 +56,12 @@ def scan_cmake(text: str, rules: RuleSet) -> list[Hit]:
     """CMakeLists.txt / *.cmake: a build that enables CUDA and never mentions HIP or ROCm, and
     the nvcc-only architecture flags it hard-codes."""
     rule = rules.by_check.get("cmake-cuda-only")
+    old_hip = findhip_hits(text, rules) if "hip_add_" in text else []
     if "CUDA" not in text.upper() and not _CMAKE_RAPIDS.search(text):
-        return []
+        return old_hip
     code = "\n".join(line.split("#")[0] for line in text.splitlines())
     if _CMAKE_HIP.search(code):
-        return []
+        return old_hip
     hits = nvcc_arch_hits(code, text, rules) + rapids_hits(code, text, rules)
     if rule is None:
         return hits
@@ -73,6 +74,28 @@ def scan_cmake(text: str, rules: RuleSet) -> list[Hit]:
         kind = "find" if match.group(0).lower().startswith("find_package") else "language"
         firsts.setdefault(kind, code.count("\n", 0, match.start()) + 1)
     return [hit(n, 1, rule, lines[n - 1].strip()) for n in sorted(set(firsts.values()))] + hits
+
+
+# hip_add_library / hip_add_executable are macros of the FindHIP module only (HIP's config package,
+# hip-config.cmake, defines targets, not these). A build that finds that module in a `hip/cmake`
+# folder (`${HIP_PATH}/cmake`, /opt/rocm/hip/cmake) relies on ROCm's old /opt/rocm/hip layout,
+# which ROCm 6.0 removed: find_package(HIP) then loads the config package and CMake stops at
+# the first macro with "Unknown CMake command". ROCm 6 keeps FindHIP.cmake in lib/cmake/hip.
+_HIP_MACRO = re.compile(r"(?im)^[ \t]*(hip_add_(?:library|executable))[ \t]*\(")
+_OLD_HIP_MODULE_PATH = re.compile(
+    r"(?im)^[ \t]*(?:set|list)[ \t]*\([ \t]*(?:APPEND[ \t]+)?CMAKE_MODULE_PATH\b[^)\n]*"
+    r"(?:\$\{HIP_PATH\}|\$ENV\{HIP_PATH\}|/hip)/cmake\b"
+)
+
+
+def findhip_hits(text: str, rules: RuleSet) -> list[Hit]:
+    """The first FindHIP macro of a build that looks the module up in the pre-ROCm-6 folder."""
+    rule = rules.by_id.get("cmake-old-findhip")
+    macro = _HIP_MACRO.search(text)
+    if rule is None or macro is None or _OLD_HIP_MODULE_PATH.search(text) is None:
+        return []
+    line = text.count("\n", 0, macro.start(1)) + 1
+    return [hit(line, 1, rule, text.splitlines()[line - 1].strip())]
 
 
 # RAPIDS libraries looked up by CMake (rapids-cmake's rapids_cpm_find / rapids_cpm_<lib>(), or
