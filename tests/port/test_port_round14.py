@@ -1,0 +1,85 @@
+"""Round fourteen (a): what test24/test25 missed or over-reported, each mechanism from its
+emitter's definition, with a case that applies and one that must not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from port_helpers import scan_files as _scan
+from port_helpers import shown as _shown
+
+# -- the CuTe DSL (nvidia-cutlass-dsl) only an extra installs -----------------------------------
+
+_CUTE_EXTRA = """[project]
+name = "sparse-attn"
+version = "1.0"
+dependencies = ["triton>=3.0"]
+
+[project.optional-dependencies]
+cute = [
+  "nvidia-cutlass-dsl>=4.2",
+  "einops",
+]
+"""
+
+_CUTE_MODULE = """import cuda.bindings.driver as cuda
+import cutlass
+import cutlass.cute as cute
+
+
+def kernel():
+    return cute, cutlass, cuda
+"""
+
+# A copy of another project vendored inside the package, with its own pyproject.toml: pip never
+# reads it when it installs the outer project.
+_VENDORED_PYPROJECT = """[project]
+name = "flash-attn-cute"
+version = "0.1"
+dependencies = ["nvidia-cutlass-dsl==4.2.0", "torch"]
+"""
+
+
+def _cute_project(base: dict[str, str]) -> dict[str, str]:
+    return {
+        **base,
+        "sparse_attn/__init__.py": "",
+        "sparse_attn/ops/__init__.py": "",
+        "sparse_attn/ops/fast/__init__.py": "",
+        "sparse_attn/ops/fast/flash_fwd.py": _CUTE_MODULE,
+        "sparse_attn/ops/fast/block_info.py": _CUTE_MODULE,
+        "sparse_attn/ops/fast/pyproject.toml": _VENDORED_PYPROJECT,
+    }
+
+
+def test_imports_of_the_cute_dsl_only_an_extra_installs_are_grouped_at_the_extra(
+    tmp_path: Path,
+) -> None:
+    report = _scan(tmp_path, _cute_project({"pyproject.toml": _CUTE_EXTRA}))
+    shown = _shown(report)
+    cute = [(path, line) for path, line, rule, _ in shown if rule in ("cutlass-dsl", "cuda-python")]
+    # The extra's requirement is the one finding; the modules' imports are that opt-in path.
+    assert ("pyproject.toml", 8) in cute
+    assert not [path for path, _ in cute if path.endswith(".py")]
+
+
+def test_imports_of_the_cute_dsl_every_install_pulls_stay_errors(tmp_path: Path) -> None:
+    base = _CUTE_EXTRA.replace(
+        'dependencies = ["triton>=3.0"]', 'dependencies = ["nvidia-cutlass-dsl"]'
+    )
+    report = _scan(tmp_path, _cute_project({"pyproject.toml": base}))
+    imports = {
+        (path, rule)
+        for path, _, rule, _ in _shown(report)
+        if path.endswith("flash_fwd.py") and rule in ("cutlass-dsl", "cuda-python")
+    }
+    assert imports == {
+        ("sparse_attn/ops/fast/flash_fwd.py", "cutlass-dsl"),
+        ("sparse_attn/ops/fast/flash_fwd.py", "cuda-python"),
+    }
+
+
+def test_imports_of_the_cute_dsl_no_requirement_declares_stay_errors(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"kernels/fwd.py": _CUTE_MODULE})
+    rules = {rule for _, _, rule, _ in _shown(report)}
+    assert {"cutlass-dsl", "cuda-python"} <= rules
