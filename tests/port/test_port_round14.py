@@ -83,3 +83,35 @@ def test_imports_of_the_cute_dsl_no_requirement_declares_stay_errors(tmp_path: P
     report = _scan(tmp_path, {"kernels/fwd.py": _CUTE_MODULE})
     rules = {rule for _, _, rule, _ in _shown(report)}
     assert {"cutlass-dsl", "cuda-python"} <= rules
+
+
+# -- cuEquivariance's kernels: CUDA-only wheels ----------------------------------------------------
+
+_TRIANGLE = """import torch
+
+
+def kernel_triangular_mult(x, mask):
+    from cuequivariance_torch.primitives.triangle import triangle_multiplicative_update
+
+    return triangle_multiplicative_update(x, mask=mask)
+"""
+
+
+def test_cuequivariance_triangle_kernels_and_their_wheels_are_reported(tmp_path: Path) -> None:
+    files = {
+        "model/tri.py": _TRIANGLE,
+        "requirements.txt": "torch\ncuequivariance-ops-torch-cu12==0.8.0\ncuequivariance-torch\n",
+    }
+    shown = {(path, line, rule) for path, line, rule, _ in _shown(_scan(tmp_path, files))}
+    assert ("model/tri.py", 5, "cuequivariance-kernels") in shown
+    assert ("requirements.txt", 2, "cuequivariance-kernels") in shown
+    # the pure-Python front end alone is no finding of this rule
+    assert ("requirements.txt", 3, "cuequivariance-kernels") not in shown
+
+
+def test_cuequivariance_front_end_without_the_kernels_is_no_finding(tmp_path: Path) -> None:
+    # cuequivariance_torch's equivariant tensor products have PyTorch fallbacks: only the kernel
+    # packages and the primitives that call them are CUDA-only.
+    text = "import cuequivariance as cue\nimport cuequivariance_torch as cuet\n\nx = cuet, cue\n"
+    report = _scan(tmp_path, {"layers.py": text})
+    assert not [r for _, _, r, _ in _shown(report) if r == "cuequivariance-kernels"]
