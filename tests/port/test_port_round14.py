@@ -115,3 +115,44 @@ def test_cuequivariance_front_end_without_the_kernels_is_no_finding(tmp_path: Pa
     text = "import cuequivariance as cue\nimport cuequivariance_torch as cuet\n\nx = cuet, cue\n"
     report = _scan(tmp_path, {"layers.py": text})
     assert not [r for _, _, r, _ in _shown(report) if r == "cuequivariance-kernels"]
+
+
+# -- nvidia.com/gpu in a Kubernetes manifest -------------------------------------------------------
+
+_JOB = """apiVersion: batch/v1
+kind: Job
+spec:
+  template:
+    spec:
+      containers:
+      - name: labeler
+        image: python:3.10
+        resources:
+          requests:
+            cpu: "0.1"
+            nvidia.com/gpu: "1"
+          limits:
+            nvidia.com/gpu: 1
+"""
+
+
+def test_a_manifest_requesting_nvidia_gpus_is_reported_at_each_request(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"deploy/job.yaml": _JOB})
+    shown = {(path, line, rule, sev) for path, line, rule, sev in _shown(report)}
+    assert shown == {
+        ("deploy/job.yaml", 12, "container-nvidia-gpu", "warn"),
+        ("deploy/job.yaml", 14, "container-nvidia-gpu", "warn"),
+    }
+
+
+def test_a_manifest_that_also_requests_amd_gpus_is_info(tmp_path: Path) -> None:
+    amd = _JOB.replace("  limits:\n", "  limits:\n            amd.com/gpu: 1\n")
+    report = _scan(tmp_path, {"deploy/job.yaml": amd})
+    assert not _shown(report)
+    assert any(f.rule_id == "container-nvidia-gpu" for f in report.findings)  # at info
+
+
+def test_yaml_that_does_not_request_the_resource_is_not_read_as_a_manifest(tmp_path: Path) -> None:
+    config = "model:\n  gpus: 1\n  device: cuda  # nvidia.com/gpu is named in this comment\n"
+    report = _scan(tmp_path, {"configs/train.yaml": config, "configs/other.yml": "gpu: 1\n"})
+    assert not [f for f in report.findings if f.rule_id == "container-nvidia-gpu"]
