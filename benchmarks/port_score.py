@@ -116,6 +116,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "cuda-driver-library": _CODE,
     "nvidia-only-library": _CODE,
     "cuequivariance-kernels": _CODE,
+    "triton-cuda-libdevice": _CODE,
     "nvcc-jit-package": _CODE,
     "numba-cuda": {"cuda-only-import"},
     "nvidia-library-load": _CODE,

@@ -156,3 +156,52 @@ def test_yaml_that_does_not_request_the_resource_is_not_read_as_a_manifest(tmp_p
     config = "model:\n  gpus: 1\n  device: cuda  # nvidia.com/gpu is named in this comment\n"
     report = _scan(tmp_path, {"configs/train.yaml": config, "configs/other.yml": "gpu: 1\n"})
     assert not [f for f in report.findings if f.rule_id == "container-nvidia-gpu"]
+
+
+def test_a_ci_pipeline_handing_a_pod_spec_to_a_plugin_is_not_a_manifest(tmp_path: Path) -> None:
+    pipeline = (
+        "steps:\n  - label: smoke\n    plugins:\n      - kubernetes:\n          podSpec:\n"
+        "            containers:\n              - name: tests\n                resources:\n"
+        "                  limits:\n                    nvidia.com/gpu: 1\n"
+    )
+    report = _scan(tmp_path, {".buildkite/pipeline.yml": pipeline})
+    assert not [f for f in report.findings if f.rule_id == "container-nvidia-gpu"]
+
+
+# -- Triton's CUDA libdevice -----------------------------------------------------------------------
+
+_ROUND_KERNEL = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def quantize(x_ptr, out_ptr, use_intel: tl.constexpr):
+    x = tl.load(x_ptr)
+    if use_intel:
+        y = tl.extra.intel.libdevice.rint(x)
+    else:
+        y = tl.extra.cuda.libdevice.rint(x)  # NVIDIA's
+    tl.store(out_ptr, y)
+"""
+
+
+def test_a_kernel_calling_the_cuda_libdevice_is_an_error(tmp_path: Path) -> None:
+    shown = _shown(_scan(tmp_path, {"ops/quant.py": _ROUND_KERNEL}))
+    assert ("ops/quant.py", 11, "triton-cuda-libdevice", "error") in shown
+
+
+def test_a_kernel_switching_to_the_hip_libdevice_or_the_neutral_one_is_not_reported(
+    tmp_path: Path,
+) -> None:
+    switched = _ROUND_KERNEL.replace(
+        "    if use_intel:",
+        "    if IS_HIP:\n        y = tl.extra.hip.libdevice.rint(x)\n    elif use_intel:",
+    )
+    neutral = _ROUND_KERNEL.replace("tl.extra.cuda.libdevice", "tl.extra.libdevice")
+    commented = _ROUND_KERNEL.replace(
+        "y = tl.extra.cuda.libdevice.rint(x)", "y = x  # not tl.extra.cuda"
+    )
+    report = _scan(tmp_path, {"a.py": switched, "b.py": neutral, "c.py": commented})
+    assert not [r for _, _, r, _ in _shown(report) if r == "triton-cuda-libdevice"]
+    # the switch's CUDA side is still listed, at info
+    assert [f.path for f in report.findings if f.rule_id == "triton-cuda-libdevice"] == ["a.py"]

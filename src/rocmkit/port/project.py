@@ -19,7 +19,14 @@ from typing import Literal
 
 from rocmkit.errors import UserError
 from rocmkit.options import option
-from rocmkit.port import build_scripts, installer, k8s_resources, readme_install, setup_static
+from rocmkit.port import (
+    build_scripts,
+    installer,
+    k8s_resources,
+    readme_install,
+    setup_static,
+    triton_libdevice,
+)
 from rocmkit.port.amd_management import AmdManagement
 from rocmkit.port.context import build_context
 from rocmkit.port.cpp_scan import scan_cuda_source
@@ -303,6 +310,8 @@ def scan_file(
             return [], False, ""
         text = decode(data)
         hits, parsed = scan_python(text, rules, is_setup=setup, own=own, keys=keys)
+        if triton_libdevice.GATE in text:
+            hits += triton_libdevice.scan_libdevice(text, rules)
         return hits, parsed, text
     text = decode(data)
     scanner = _SCANNERS.get(kind)
