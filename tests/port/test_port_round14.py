@@ -205,3 +205,78 @@ def test_a_kernel_switching_to_the_hip_libdevice_or_the_neutral_one_is_not_repor
     assert not [r for _, _, r, _ in _shown(report) if r == "triton-cuda-libdevice"]
     # the switch's CUDA side is still listed, at info
     assert [f.path for f in report.findings if f.rule_id == "triton-cuda-libdevice"] == ["a.py"]
+
+
+# -- CUDA sources nothing compiles ---------------------------------------------------------------
+
+_PTX_KERNEL = """__device__ float fast_exp2(float x) {
+    float y;
+    asm volatile("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+"""
+
+
+def _ptx_findings(report: object) -> set[tuple[str, str]]:
+    return {
+        (f.path, f.severity)
+        for f in report.findings  # type: ignore[attr-defined]
+        if f.rule_id == "cuda-inline-ptx"
+    }
+
+
+def test_cuda_sources_a_bare_setup_never_compiles_are_info(tmp_path: Path) -> None:
+    files = {
+        "setup.py": "from setuptools import setup\n\nsetup()\n",
+        "pyproject.toml": '[build-system]\nbuild-backend = "setuptools.build_meta"\n',
+        "csrc/kernel.cu": _PTX_KERNEL,
+        "pkg/__init__.py": "import torch\n",
+    }
+    assert _ptx_findings(_scan(tmp_path, files)) == {("csrc/kernel.cu", "info")}
+
+
+def test_cuda_sources_an_extension_or_a_jit_load_compiles_stay_errors(tmp_path: Path) -> None:
+    built = {
+        "setup.py": (
+            "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n\n"
+            "setup(ext_modules=[CUDAExtension('k', ['csrc/kernel.cu'])])\n"
+        ),
+        "csrc/kernel.cu": _PTX_KERNEL,
+    }
+    assert _ptx_findings(_scan(tmp_path / "a", built)) == {("csrc/kernel.cu", "error")}
+    jit = {
+        "setup.py": "from setuptools import setup\n\nsetup()\n",
+        "csrc/kernel.cu": _PTX_KERNEL,
+        "pkg/ops.py": (
+            "from torch.utils.cpp_extension import load\n\n\n"
+            "def build():\n    return load('k', ['csrc/kernel.cu'])\n"
+        ),
+    }
+    assert _ptx_findings(_scan(tmp_path / "b", jit)) == {("csrc/kernel.cu", "error")}
+    cmake = {
+        "setup.py": "from setuptools import setup\n\nsetup()\n",
+        "csrc/kernel.cu": _PTX_KERNEL,
+        "csrc/CMakeLists.txt": "project(k LANGUAGES CXX CUDA)\n",
+    }
+    assert _ptx_findings(_scan(tmp_path / "c", cmake)) == {("csrc/kernel.cu", "error")}
+
+
+def test_a_manifest_named_alone_is_read_as_one(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"job.yaml": _JOB}, target="job.yaml")
+    assert {line for _, line, rule, _ in _shown(report) if rule == "container-nvidia-gpu"} == {
+        12,
+        14,
+    }
+
+
+def test_cuequivariance_imports_where_only_an_extra_declares_the_kernels_are_the_extras(
+    tmp_path: Path,
+) -> None:
+    pyproject = (
+        '[project]\nname = "eqv"\nversion = "1"\ndependencies = ["torch"]\n\n'
+        '[project.optional-dependencies]\nbench = ["cuequivariance-ops-torch-cu12"]\n'
+    )
+    report = _scan(tmp_path, {"pyproject.toml": pyproject, "eqv/bench.py": _TRIANGLE})
+    shown = {(path, rule) for path, _, rule, _ in _shown(report)}
+    assert ("pyproject.toml", "cuequivariance-kernels") in shown
+    assert ("eqv/bench.py", "cuequivariance-kernels") not in shown

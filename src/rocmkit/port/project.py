@@ -149,7 +149,10 @@ def iter_files(root: Path, exclude: tuple[str, ...] = ()) -> Iterator[tuple[str,
     """(path, path relative to root, kind) of every file a scanner handles, in a stable order."""
     if root.is_file():
         # A file named explicitly is scanned even with an unknown name, as shell-like text.
-        yield str(root), root.name, classify(root.name, root.parent.name) or "shell"
+        kind = classify(root.name, root.parent.name)
+        if kind is None and k8s_resources.is_manifest_name(root.name):
+            kind = _manifest_kind(str(root))
+        yield str(root), root.name, kind or "shell"
         return
     top = str(root)
     for directory, dirnames, filenames in os.walk(top):
