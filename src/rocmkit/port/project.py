@@ -25,7 +25,6 @@ from rocmkit.port import (
     k8s_resources,
     readme_install,
     setup_static,
-    triton_libdevice,
 )
 from rocmkit.port.amd_management import AmdManagement
 from rocmkit.port.context import build_context
@@ -313,8 +312,6 @@ def scan_file(
             return [], False, ""
         text = decode(data)
         hits, parsed = scan_python(text, rules, is_setup=setup, own=own, keys=keys)
-        if triton_libdevice.GATE in text:
-            hits += triton_libdevice.scan_libdevice(text, rules)
         return hits, parsed, text
     text = decode(data)
     scanner = _SCANNERS.get(kind)
