@@ -280,3 +280,13 @@ def test_cuequivariance_imports_where_only_an_extra_declares_the_kernels_are_the
     shown = {(path, rule) for path, _, rule, _ in _shown(report)}
     assert ("pyproject.toml", "cuequivariance-kernels") in shown
     assert ("eqv/bench.py", "cuequivariance-kernels") not in shown
+
+
+def test_the_cuda_libdevice_as_a_fallback_of_the_neutral_import_is_info(tmp_path: Path) -> None:
+    text = (
+        "try:\n    from triton.language.extra.libdevice import tanh\n"
+        "except ModuleNotFoundError:\n    from triton.language.extra.cuda.libdevice import tanh\n"
+    )
+    report = _scan(tmp_path, {"ops/act.py": text})
+    assert not [r for _, _, r, _ in _shown(report) if r == "triton-cuda-libdevice"]
+    assert [f.severity for f in report.findings if f.rule_id == "triton-cuda-libdevice"] == ["info"]

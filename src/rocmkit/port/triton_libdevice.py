@@ -4,8 +4,8 @@ Triton ships one libdevice wrapper per back end (triton/language/extra/cuda/libd
 NVIDIA's `__nv_*` functions; triton/language/extra/hip/libdevice.py calls AMD's `__ocml_*`), and a
 back-end-neutral `triton.language.extra.libdevice` that resolves to the one of the target being
 compiled. A kernel that names the CUDA module calls `__nv_*` symbols the AMD back end cannot link:
-the kernel does not compile for an AMD GPU. A module that also names the HIP wrapper chooses
-between the two (one side of a vendor switch): info.
+the kernel does not compile for an AMD GPU. A module that also names the HIP wrapper or the neutral
+one chooses between them (one side of a switch, or a fallback for older Tritons): info.
 
 Only modules whose text holds `extra.cuda` are read (a substring test), then line by line.
 """
@@ -26,7 +26,11 @@ _USE = re.compile(
     r"^(?P<code>[^#\n]*?)\b(?:tl|triton\.language|language)\.extra\.cuda\b(?P<rest>[\w.]*)",
     re.M,
 )
-_HIP_SIDE = re.compile(r"\bextra\.hip\b|\bextra\s+import\s+[^\n]*\bhip\b")
+# The module's other side: the HIP wrapper, or the neutral one (`extra.libdevice`, imported first
+# with the CUDA one as an `except ModuleNotFoundError` fallback for older Tritons).
+_OTHER_SIDE = re.compile(
+    r"\bextra\.(?:hip|libdevice)\b|\bextra\s+import\s+[^\n]*\b(?:hip|libdevice)\b"
+)
 
 
 def scan_libdevice(text: str, rules: RuleSet) -> list[Hit]:
@@ -35,10 +39,10 @@ def scan_libdevice(text: str, rules: RuleSet) -> list[Hit]:
     rule = rules.by_id.get(RULE)
     if rule is None or GATE not in text:
         return []
-    switch = _HIP_SIDE.search(text) is not None
+    switch = _OTHER_SIDE.search(text) is not None
     severity: Severity = "info" if switch else rule.severity
     why = (
-        "the module also names tl.extra.hip: one side of a vendor switch"
+        "the module also names the HIP or the neutral libdevice: one side of a switch"
         if switch
         else "NVIDIA's __nv_* functions: the AMD back end cannot compile the kernel"
     )
