@@ -115,6 +115,8 @@ RULE_KINDS: dict[str, set[str]] = {
     "container-nvidia-gpu": {"docker-gpus"},
     "cuda-driver-library": _CODE,
     "nvidia-only-library": _CODE,
+    "cuequivariance-kernels": _CODE,
+    "triton-cuda-libdevice": _CODE,
     "nvcc-jit-package": _CODE,
     "numba-cuda": {"cuda-only-import"},
     "nvidia-library-load": _CODE,

@@ -109,7 +109,7 @@ def _pyproject(extras: str) -> str:
 
 
 def test_a_package_named_with_a_cuda_build_tag_is_reported(tmp_path: Path) -> None:
-    pyproject = _pyproject('bench = [\n  "matplotlib",\n  "cuequivariance-ops-torch-cu12",\n]\n')
+    pyproject = _pyproject('bench = [\n  "matplotlib",\n  "spconv-cu120",\n]\n')
     report = _scan(tmp_path, {"pyproject.toml": pyproject})
     assert ("pyproject.toml", 9, "cuda-build-package", "warn") in _shown(report)
 

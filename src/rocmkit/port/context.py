@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 
 from rocmkit.port import pieces
 from rocmkit.port.declared import DeclaredVersions
+from rocmkit.port.unbuilt_sources import unbuilt_reason
 from rocmkit.port.vendor_loading import CudaLoading
 
 # Name tokens (split on - _ . and path separators) that mark a vendor variant of a file.
@@ -52,6 +53,7 @@ OTHER_ACCELERATOR_TOKENS = frozenset(
     {"npu", "xpu", "hpu", "tpu", "mps", "neuron", "gaudi", "ascend", "musa", "mlu", "habana"}
 )
 _TOKEN = re.compile(r"[-_.]+")
+_SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp")
 _CU_TAG = re.compile(r"^cu\d+$|^cuda\d+$")
 
 
@@ -68,6 +70,7 @@ class ProjectContext:
     # The project's own requirement on a package whose ROCm support starts at a release (asked
     # lazily, when a Python file imports one)
     declared: DeclaredVersions | None = field(default=None, compare=False)
+    unbuilt_sources: str = ""  # why the tree's CUDA sources are never compiled ('' : they may be)
     outer: tuple[str, ...] = ()  # the folder of a file scanned alone
     root: str = ""  # the scanned folder (or file)
 
@@ -84,6 +87,8 @@ class ProjectContext:
         built = self.cuda_only_sources.get(rel)
         if built:
             return f"built only for CUDA ({built}: the ROCm build leaves it out)"
+        if self.unbuilt_sources and rel.endswith(_SOURCE_SUFFIXES):
+            return self.unbuilt_sources
         # One file scanned alone (port hopper/setup.py): its folder still says what it is for.
         parts = [*self.outer, *rel.split("/")]
         for i, part in enumerate(parts[:-1]):
@@ -149,10 +154,13 @@ def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectCo
             prefix = rel[: -len("setup.py")]
             for source, line in cuda_only_sources(path).items():
                 cuda_only[prefix + source] = f"{rel}:{line}"
+    # Round fourteen (a): CUDA sources nothing compiles (unbuilt_sources.py)
+    unbuilt = unbuilt_reason(root, files) if has_sources and os.path.isdir(root) else ""
     context = ProjectContext(
         own_packages=frozenset(own),
         counterparts=counterparts,
         cuda_only_sources=cuda_only,
+        unbuilt_sources=unbuilt,
         dispatched_dirs=dispatched_dsl_dirs(files),
         cuda_loading=CudaLoading(files),
         outer=(os.path.basename(os.path.dirname(os.path.abspath(root))),)

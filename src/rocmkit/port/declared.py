@@ -34,8 +34,11 @@ class DeclaredVersions:
         self.files = [
             (path, rel, kind)
             for path, rel, kind in files
-            if kind in _REQUIREMENT_KINDS
-            or (kind == "python" and os.path.basename(rel) == "setup.py")
+            if (
+                kind in _REQUIREMENT_KINDS
+                or (kind == "python" and os.path.basename(rel) == "setup.py")
+            )
+            and not _inside_package(path, rel)
         ]
         self.root = root
         self.note_for = note_for
@@ -166,6 +169,15 @@ def _enclosing_project(root: str) -> list[tuple[str, str, str]]:
         if found:
             return found
     return []
+
+
+def _inside_package(path: str, rel: str) -> bool:
+    """A requirement file in a folder below the root that holds an `__init__.py`: a copy vendored
+    inside one of the project's Python packages (flash-attn's CuTe `pyproject.toml` shipped in
+    `pkg/ops/cute/`). pip installs the outer project and never reads it, so what it declares is
+    not what an install of this project pulls."""
+    folder = os.path.dirname(path)
+    return bool(os.path.dirname(rel)) and os.path.isfile(os.path.join(folder, "__init__.py"))
 
 
 def _admits_rocm_build(requirement: str, h: Hit) -> bool:

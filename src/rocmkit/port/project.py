@@ -19,7 +19,14 @@ from typing import Literal
 
 from rocmkit.errors import UserError
 from rocmkit.options import option
-from rocmkit.port import build_scripts, egg_requires, installer, readme_install, setup_static
+from rocmkit.port import (
+    build_scripts,
+    egg_requires,
+    installer,
+    k8s_resources,
+    readme_install,
+    setup_static,
+)
 from rocmkit.port.amd_management import AmdManagement
 from rocmkit.port.context import build_context
 from rocmkit.port.cpp_scan import scan_cuda_source
@@ -142,7 +149,10 @@ def iter_files(root: Path, exclude: tuple[str, ...] = ()) -> Iterator[tuple[str,
     """(path, path relative to root, kind) of every file a scanner handles, in a stable order."""
     if root.is_file():
         # A file named explicitly is scanned even with an unknown name, as shell-like text.
-        yield str(root), root.name, classify(root.name, root.parent.name) or "shell"
+        kind = classify(root.name, root.parent.name)
+        if kind is None and k8s_resources.is_manifest_name(root.name):
+            kind = _manifest_kind(str(root))
+        yield str(root), root.name, kind or "shell"
         return
     top = str(root)
     for directory, dirnames, filenames in os.walk(top):
@@ -163,8 +173,20 @@ def iter_files(root: Path, exclude: tuple[str, ...] = ()) -> Iterator[tuple[str,
                 kind = "readme"  # the project's own README: its install commands
             if kind is None and "." not in name:  # an installed script: its shebang says
                 kind = shebang_kind(os.path.join(directory, name))
+            if kind is None and k8s_resources.is_manifest_name(name):
+                kind = _manifest_kind(os.path.join(directory, name))
             if kind is not None and not _excluded(prefix + name, exclude):
                 yield os.path.join(directory, name), prefix + name, kind
+
+
+def _manifest_kind(path: str) -> str | None:
+    """'k8s' for a YAML file that names NVIDIA's GPU resource (a byte test; others are skipped)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(1 << 20)
+    except OSError:
+        return None
+    return "k8s" if k8s_resources.NVIDIA_BYTES in data else None
 
 
 # `#!/usr/bin/env python3`, `#! /usr/bin/python`: a script setuptools installs (scripts=[...]) or
@@ -439,6 +461,7 @@ _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "shell": lambda text, rules: scan_text(text, "shell", rules),
     "notebook": lambda text, rules: scan_notebook(text, rules, _cell_python, _cell_shell),
     "compose": lambda text, rules: scan_text(text, "compose", rules),
+    "k8s": k8s_resources.scan_manifest,
     "cmake": scan_cmake,
     "rust-build": build_scripts.scan_rust_build,
     egg_requires.KIND: egg_requires.scan_requires_txt,

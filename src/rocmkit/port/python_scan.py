@@ -32,6 +32,7 @@ from rocmkit.port import (
     ort_providers,
     pieces,
     product_imports,
+    triton_libdevice,
     whole_tree,
 )
 from rocmkit.port.findings import Hit, hit
@@ -292,6 +293,8 @@ def scan_python(
             hits = nvml_query.move_to_launches(tree, hits)
     if "gpus=" in text and "ocker" in text:
         hits = hits + _docker_client_gpus(whole, rules)
+    if triton_libdevice.GATE in text:  # round fourteen (a): a line scan, no parse
+        hits = hits + triton_libdevice.scan_libdevice(text, rules)
     if ort_providers.TRIGGER in text and any(p in text for p in ort_providers.NVIDIA_PROVIDERS):
         hits = hits + _ort_provider_hits(whole, rules)
     if numba_cuda.TRIGGER in text and "cuda" in text:
