@@ -96,6 +96,15 @@ def _on_side(value: float, op: str, threshold: float, constant_left: bool) -> bo
     }[op]
 
 
+def holding(op: str, threshold: float, constant_left: bool) -> list[str]:
+    """AMD targets whose reported capability (major.minor) makes the comparison itself true."""
+    return [
+        gfx
+        for gfx, (major, minor) in AMD_CAPABILITIES.items()
+        if _on_side(major + minor / 10, op, threshold, constant_left)
+    ]
+
+
 def passing(op: str, threshold: float, constant_left: bool, major_only: bool) -> list[str]:
     """AMD targets whose reported capability lands on the side of the comparison that turns the
     feature on: above the threshold for an order (`cap >= T` is on; in `cap < T` the branch is the

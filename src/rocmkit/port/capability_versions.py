@@ -156,29 +156,10 @@ def _branches(nodes: list[ast.AST]) -> dict[int, list[ast.stmt]]:
     return bodies
 
 
-def _body_takers(op: str, threshold: float, left: bool) -> list[str]:
-    """AMD targets whose reported capability makes the comparison true (they run the body)."""
-    if left:  # `8.0 <= cap` is `cap >= 8.0`
-        op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(op, op)
-    holds = {
-        "<": float.__lt__,
-        "<=": float.__le__,
-        ">": float.__gt__,
-        ">=": float.__ge__,
-        "==": float.__eq__,
-        "!=": float.__ne__,
-    }[op]
-    return [
-        gfx
-        for gfx, (major, minor) in features.AMD_CAPABILITIES.items()
-        if holds(major + minor / 10, threshold)
-    ]
-
-
 def _verdict(op: str, threshold: float, left: bool, body: list[ast.stmt]) -> tuple[Severity, str]:
     taken = features.passing(op, threshold, left, False)
     if body and features.turns_on_sdpa_flash(body):
-        taken = _body_takers(op, threshold, left)
+        taken = features.holding(op, threshold, left)  # the targets that run the body
         without = [t for t in taken if t not in features.SDPA_FLASH_TARGETS]
         if without:
             return "warn", (
