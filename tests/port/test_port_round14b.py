@@ -6,6 +6,8 @@ for these tests."""
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 
 from port_helpers import scan_files as _scan
@@ -263,3 +265,23 @@ def test_requires_txt_leaves_base_requirements_to_a_pkg_info_that_lists_them(
     rows = {(p, line) for p, line, *_ in _shown(report)}
     assert ("speechkit.egg-info/requires.txt", 2) not in rows  # base: PKG-INFO's
     assert ("speechkit.egg-info/requires.txt", 9) in rows  # the [gpu] extra: requires.txt's
+
+
+def test_a_fifo_named_like_project_metadata_is_not_waited_on(tmp_path: Path) -> None:
+    # port refuses FIFOs unread (a scan of a tree must finish); the project-wide reads (PKG-INFO,
+    # a suffixless file's interpreter line, a YAML manifest) go through the same non-blocking open
+    os.mkfifo(tmp_path / "PKG-INFO")
+    os.mkfifo(tmp_path / "launch")
+    os.mkfifo(tmp_path / "job.yaml")
+    done: list[object] = []
+    files = {
+        "setup.py": _SETUP_READS_MISSING_FILE,
+        "speechkit.egg-info/requires.txt": _REQUIRES,
+        "kernels/k.cu": "__global__ void k() {}\n",
+    }
+    worker = threading.Thread(target=lambda: done.append(_scan(tmp_path, files)), daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    assert done, "the scan waited on a FIFO"
+    report = done[0]
+    assert ("speechkit.egg-info/requires.txt", 2, "torch-pypi-pin", "warn") in _shown(report)

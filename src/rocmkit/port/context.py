@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 
 from rocmkit.port import pieces
 from rocmkit.port.declared import DeclaredVersions
+from rocmkit.port.text_scan import read_head
 from rocmkit.port.unbuilt_sources import unbuilt_reason
 from rocmkit.port.vendor_loading import CudaLoading
 
@@ -54,6 +55,8 @@ OTHER_ACCELERATOR_TOKENS = frozenset(
 )
 _TOKEN = re.compile(r"[-_.]+")
 _SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp")
+# A whole source file, read without the scan's size limit (read_head stops at the file's size).
+_WHOLE_FILE = 1 << 30
 _CU_TAG = re.compile(r"^cu\d+$|^cuda\d+$")
 
 
@@ -178,11 +181,7 @@ _CUDA_EXTENSION_USE = re.compile(r"(?m)^(?![ \t]*(?:from|import)\b).*\bCUDAExten
 
 @functools.lru_cache(maxsize=256)
 def _makes_cuda_extension(setup_py: str) -> bool:
-    try:
-        with open(setup_py, encoding="utf-8", errors="replace") as f:
-            text = f.read(1 << 20)
-    except OSError:
-        return False
+    text = read_head(setup_py, 1 << 20).decode("utf-8", "replace")
     return "CUDAExtension" in text and bool(_CUDA_EXTENSION_USE.search(text))
 
 
@@ -214,11 +213,7 @@ def dispatched_dsl_dirs(files: Iterable[tuple[str, str, str]]) -> frozenset[str]
     for path, rel, kind in files:
         if kind != "python":
             continue
-        try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-        except OSError:
-            continue
+        text = read_head(path, _WHOLE_FILE).decode("utf-8", "replace")
         if not any(n in text for n in names):
             continue
         for module in _module_level_imports(text, rel):
@@ -277,8 +272,7 @@ def cuda_only_sources(setup_py: str) -> dict[str, str | int]:
     (`if not ROCM_VERSION: CUDAExtension(..., ["marlin.cu"])`), with the line of the switch. Here
     an environment variable counts: it is what the build itself branches on."""
     try:
-        with open(setup_py, encoding="utf-8") as f:
-            text = f.read()
+        text = read_head(setup_py, _WHOLE_FILE).decode("utf-8")
         if ".cu" not in text or not any(t in text for t in ("ROCM", "rocm", "HIP", "hip")):
             return {}
         tree = pieces.parse(text)

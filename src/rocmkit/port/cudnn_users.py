@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable
 
 from rocmkit.port.findings import PortFinding
+from rocmkit.port.text_scan import read_head
 
 _SERVED = re.compile(
     r"\b(?:Conv(?:Transpose)?[123]d|conv(?:_transpose)?[123]d|(?:Sync)?BatchNorm[123]?d?|"
@@ -33,12 +34,8 @@ def without_users(
     for path, _, kind in files:
         if kind != "python":
             continue
-        try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                if _SERVED.search(handle.read(_MAX_BYTES)):
-                    return findings
-        except OSError:
-            continue
+        if _SERVED.search(read_head(path, _MAX_BYTES).decode("utf-8", "replace")):
+            return findings
     note = "the project uses no convolution, batch norm, RNN or CTC: what cuDNN/MIOpen serves"
     return [
         dataclasses.replace(f, severity="info", note=note)

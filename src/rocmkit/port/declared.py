@@ -224,12 +224,11 @@ def _requirement_hits(path: str, kind: str, rules: RuleSet) -> list[Hit]:
     # Imported here: requirements.py reads context.py, which builds this class.
     from rocmkit.port import requirements
     from rocmkit.port.python_scan import scan_python
-    from rocmkit.port.text_scan import ScanError
+    from rocmkit.port.text_scan import ScanError, read_head
 
     try:
-        with open(path, "rb") as f:
-            text = f.read(_MAX_BYTES + 1).decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = read_head(path, _MAX_BYTES + 1).decode("utf-8")
+    except UnicodeDecodeError:
         return []
     if len(text) > _MAX_BYTES:
         return []

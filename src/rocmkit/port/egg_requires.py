@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from rocmkit.port.findings import Hit
 from rocmkit.port.requirements import group_hits, parse_requirement
 from rocmkit.port.rules import RuleSet
+from rocmkit.port.text_scan import read_head
 
 KIND = "egg-requires"
 _SOURCE_KINDS = frozenset({"requirements", "pyproject", "setupcfg", "conda"})
@@ -110,11 +111,7 @@ class DeclaredElsewhere:
 
 
 def _read(path: str) -> str:
-    try:
-        with open(path, "rb") as f:
-            return f.read(_MAX_BYTES).decode("utf-8", "replace")
-    except OSError:
-        return ""
+    return read_head(path, _MAX_BYTES).decode("utf-8", "replace")
 
 
 def _lists_requires_dist(path: str) -> bool:

@@ -53,7 +53,7 @@ from rocmkit.port.requirements import (
 )
 from rocmkit.port.rules import SEVERITIES, RuleSet, Severity, load_rules, severity_rank
 from rocmkit.port.suppress import drop_ignored, inline_ignores, read_baseline, write_baseline
-from rocmkit.port.text_scan import ScanError, scan_cmake, scan_text
+from rocmkit.port.text_scan import OPEN_FLAGS, ScanError, read_head, scan_cmake, scan_text
 
 SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv", "site-packages"}
@@ -181,12 +181,7 @@ def iter_files(root: Path, exclude: tuple[str, ...] = ()) -> Iterator[tuple[str,
 
 def _manifest_kind(path: str) -> str | None:
     """'k8s' for a YAML file that names NVIDIA's GPU resource (a byte test; others are skipped)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read(1 << 20)
-    except OSError:
-        return None
-    return "k8s" if k8s_resources.NVIDIA_BYTES in data else None
+    return "k8s" if k8s_resources.NVIDIA_BYTES in read_head(path, 1 << 20) else None
 
 
 # `#!/usr/bin/env python3`, `#! /usr/bin/python`: a script setuptools installs (scripts=[...]) or
@@ -198,11 +193,7 @@ _SHELL_SHEBANG = re.compile(rb"#![ \t]*\S*?(?:/env[ \t]+)?(?:/|\b)(?:ba|z|da)?sh
 
 def shebang_kind(path: str) -> str | None:
     """'python' or 'shell' for a file without a suffix whose first line runs that interpreter."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(128)
-    except OSError:
-        return None
+    head = read_head(path, 128)  # a FIFO or device yields b"": not a script
     if _PYTHON_SHEBANG.match(head):
         return "python"
     return "shell" if _SHELL_SHEBANG.match(head) else None
@@ -402,7 +393,6 @@ def read_text(path: str, max_bytes: int) -> str:
 
 
 # A FIFO or device named *.py must not block the open; for a regular file the flag does nothing.
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
 
 
 def read_bytes(path: str, max_bytes: int) -> bytes:
@@ -410,7 +400,7 @@ def read_bytes(path: str, max_bytes: int) -> bytes:
     try:
         # One open, fstat and read: the size check avoids reading max_bytes for every file, and
         # a FIFO or device is refused before any read.
-        fd = os.open(path, _OPEN_FLAGS)
+        fd = os.open(path, OPEN_FLAGS)
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):

@@ -17,6 +17,9 @@ import os
 import tomllib
 
 from rocmkit.port.findings import Hit
+from rocmkit.port.text_scan import read_head
+
+_WHOLE_FILE = 1 << 30  # read_head stops at the file's size
 
 # setup() keyword -> the [project] field that replaces it
 _FIELDS = {"install_requires": "dependencies", "extras_require": "optional-dependencies"}
@@ -26,9 +29,8 @@ def _project_table(path: str) -> dict[str, object] | None:
     """The [project] table of the pyproject.toml beside `path` (None: none there)."""
     pyproject = os.path.join(os.path.dirname(path), "pyproject.toml")
     try:
-        with open(pyproject, "rb") as f:
-            project = tomllib.load(f).get("project")
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        project = tomllib.loads(read_head(pyproject, _WHOLE_FILE).decode("utf-8")).get("project")
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
         return None
     return project if isinstance(project, dict) else None
 

@@ -6,7 +6,9 @@ right tool here because these files have no syntax tree worth building for a one
 from __future__ import annotations
 
 import functools
+import os
 import re
+import stat
 
 from rocmkit.port import vendor_images
 from rocmkit.port.findings import Hit, hit
@@ -15,6 +17,26 @@ from rocmkit.port.rules import Rule, RuleSet
 
 class ScanError(Exception):
     """A file whose content cannot be scanned (the reason becomes a FileIssue)."""
+
+
+# Non-blocking: a FIFO or device named like a project file is refused, never waited on.
+OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+
+
+def read_head(path: str, max_bytes: int) -> bytes:
+    """At most the first max_bytes of a regular file; b"" for anything else or an unreadable one
+    (for the project-wide checks that only look for words: no FileIssue, no wait on a FIFO)."""
+    try:
+        fd = os.open(path, OPEN_FLAGS)
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return b""
+            return os.read(fd, min(max_bytes, info.st_size))
+        finally:
+            os.close(fd)
+    except OSError:
+        return b""
 
 
 def text_rule_hits(text: str, kind: str, rules: RuleSet) -> list[Hit]:

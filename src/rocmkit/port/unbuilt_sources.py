@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+from rocmkit.port.text_scan import read_head
+
 _SETUP_BUILDS = (b"ext_modules", b"Extension", b"cmdclass", b"build_ext", b"cmake", b"CMake")
 _PYPROJECT_BUILDS = (
     b"ext-modules",
@@ -70,11 +72,7 @@ def unbuilt_reason(root: str, files: Iterable[tuple[str, str, str]]) -> str:
 
 
 def _read(path: str) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            return f.read(1 << 20)
-    except OSError:
-        return b""
+    return read_head(path, 1 << 20)
 
 
 def _holds(path: str, words: tuple[bytes, ...]) -> bool:
