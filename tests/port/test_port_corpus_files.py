@@ -24,7 +24,7 @@ SPLIT = port_corpus.load_split()
 NAMES = [p.name for p in PROJECTS]
 
 
-def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_360_mb() -> None:
+def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_440_mb() -> None:
     assert len(PROJECTS) >= 12 and len(set(NAMES)) == len(NAMES)
     for project in PROJECTS:
         assert re.fullmatch(r"[0-9a-f]{64}", project.sha256), project.name
@@ -32,7 +32,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_360_mb() -> No
         assert project.url.endswith("/" + project.file) and project.version in project.file
         assert project.repository.startswith("https://github.com/")
         assert project.scan and project.contents and project.kind
-    assert sum(p.size_bytes for p in PROJECTS) < 360_000_000  # 248 projects, 298 MB on 2026-11-26
+    assert sum(p.size_bytes for p in PROJECTS) < 440_000_000  # 258 projects, 300 MB on 2026-11-26 (room for fresh parts)
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
