@@ -60,6 +60,7 @@ PARTS = (
     "test26",
     "test27",
     "test28",
+    "test29",
 )
 SEVERITIES = ("warn", "error")
 
