@@ -59,6 +59,7 @@ PARTS = (
     "test25",
     "test26",
     "test27",
+    "test30",
 )
 SEVERITIES = ("warn", "error")
 
