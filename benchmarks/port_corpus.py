@@ -61,6 +61,7 @@ PARTS = (
     "test27",
     "test28",
     "test29",
+    "test30",
 )
 SEVERITIES = ("warn", "error")
 
