@@ -1,4 +1,4 @@
-"""A second, independent annotation of parts test14 to test19, test24, test25 and test28 (issue 26): the
+"""A second, independent annotation of parts test14-test19, test24, test25 and test28 (issue 26): the
 lists in tests/fixtures/port_hazards_second/ are written without reading the first lists, so the lead can score
 one against the other with port_score's matching and see how far two annotators agree. These tests keep
 the second lists usable by that scorer: same schema, known kinds, places that exist in the pinned sdist.
