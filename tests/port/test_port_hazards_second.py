@@ -1,4 +1,4 @@
-"""A second, independent annotation of parts test14-test19, test24, test25 and test28 (issue 26): the
+"""A second, independent annotation of parts test14-test19, test24, test25, test28 and test30 (issue 26): the
 lists in tests/fixtures/port_hazards_second/ are written without reading the first lists, so the lead can score
 one against the other with port_score's matching and see how far two annotators agree. These tests keep
 the second lists usable by that scorer: same schema, known kinds, places that exist in the pinned sdist.
@@ -22,7 +22,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import port_corpus
 
 SECOND = port_corpus.REPO / "tests" / "fixtures" / "port_hazards_second"
-PARTS = ("test14", "test15", "test16", "test17", "test18", "test19", "test24", "test25", "test28")
+PARTS = (
+    "test14",
+    "test15",
+    "test16",
+    "test17",
+    "test18",
+    "test19",
+    "test24",
+    "test25",
+    "test28",
+    "test30",
+)
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
 HAZARD_KEYS = {"file", "line", "kind", "severity", "why"}
