@@ -250,9 +250,10 @@ except ImportError:
     assert not any(f.rule_id == "vllm-pypi" and f.severity != "info" for f in report.findings)
 
 
-def test_requires_txt_leaves_base_requirements_to_a_pkg_info_that_lists_them(
+def test_requires_txt_reports_base_requirements_that_pkg_info_repeats(
     tmp_path: Path,
 ) -> None:
+    # round fifteen (b): requires.txt comes before PKG-INFO (each requirement is reported once)
     pkg_info = "Metadata-Version: 2.1\nName: speechkit\nRequires-Dist: torch==2.1.1\n\nREADME\n"
     report = _scan(
         tmp_path,
@@ -263,7 +264,8 @@ def test_requires_txt_leaves_base_requirements_to_a_pkg_info_that_lists_them(
         },
     )
     rows = {(p, line) for p, line, *_ in _shown(report)}
-    assert ("speechkit.egg-info/requires.txt", 2) not in rows  # base: PKG-INFO's
+    assert ("speechkit.egg-info/requires.txt", 2) in rows
+    assert ("PKG-INFO", 3) not in rows  # the same torch pin, reported once
     assert ("speechkit.egg-info/requires.txt", 9) in rows  # the [gpu] extra: requires.txt's
 
 

@@ -111,6 +111,33 @@ def _on_linux(req: Any) -> bool:
         return True
 
 
+def installed_on_rocm_machine(text: str, extra: str) -> bool:
+    """Whether pip installs a Requires-Dist requirement with the `extra` asked for on a machine
+    with a ROCm torch (some supported Python); False when packaging cannot parse it."""
+    if Requirement is None:
+        return False
+    try:
+        req = Requirement(text)
+    except InvalidRequirement:
+        return False
+    if req.marker is None:
+        return True
+    try:
+        return any(
+            req.marker.evaluate(
+                {
+                    **_ROCM_MACHINE,
+                    "python_version": v,
+                    "python_full_version": v + ".0",
+                    "extra": extra,
+                }
+            )
+            for v in _ROCM_PYTHONS
+        )
+    except Exception:  # an undefined variable: pip's answer is unknown, keep it
+        return True
+
+
 def _from_url(url: str) -> ParsedRequirement | None:
     match = _EGG.search(url) or _WHEEL_NAME.search(url)
     if match is None:
