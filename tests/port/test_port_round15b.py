@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
+from types import ModuleType
 
 from port_helpers import scan_files as _scan
 from port_helpers import shown as _shown
@@ -85,7 +86,7 @@ def test_requires_txt_comes_before_pkg_info_and_names_it(tmp_path: Path) -> None
     )
     found = [f for f in report.findings if f.rule_id == "torch-pypi-pin"]
     assert [(f.path, f.line) for f in found] == [("foldkit.egg-info/requires.txt", 1)]
-    assert "PKG-INFO" in found[0].evidence
+    assert "also PKG-INFO:8" in found[0].evidence
     # what requires.txt lacks stays PKG-INFO's
     assert ("PKG-INFO", 10, "vllm-pypi", "warn") in _shown(report)
 
@@ -114,3 +115,108 @@ def test_a_fifo_named_pkg_info_is_not_waited_on(tmp_path: Path) -> None:
     worker.start()
     worker.join(timeout=60)
     assert done, "the scan waited on a FIFO"
+
+
+# -- CUDA-only packages by their own PyPI metadata ---------------------------------------------------
+
+
+def _table_package(kind: str) -> str:
+    """A package of the shipped table of that class whose name carries no CUDA build tag (a
+    tagged name is the cuda-build-package rule's)."""
+    from rocmkit.port.cuda_build_tags import cuda_tag
+    from rocmkit.port.cuda_packages import table
+
+    return next(p.name for p in table().values() if p.kind == kind and not cuda_tag(p.name))
+
+
+def test_a_package_cuda_only_by_its_metadata_is_an_error_in_every_reader(tmp_path: Path) -> None:
+    name = _table_package("cuda-runtime")
+    report = _scan(
+        tmp_path,
+        {
+            "requirements.txt": f"numpy\n{name}>=0.1\n",
+            "pyproject.toml": '[project]\nname = "x"\ndependencies = ["numpy"]\n'
+            f'[project.optional-dependencies]\nfast = ["{name}"]\n',
+            "PKG-INFO": f"Metadata-Version: 2.1\nName: y\nRequires-Dist: {name}\n",
+        },
+    )
+    shown = _shown(report)
+    assert ("requirements.txt", 2, "cuda-only-pypi", "error") in shown
+    # an opt-in extra: the base install works
+    assert ("pyproject.toml", 5, "cuda-only-pypi", "warn") in shown
+    # PKG-INFO repeats a package the requirements file declares: reported there only
+    assert not any(p == "PKG-INFO" for p, *_ in shown)
+    finding = next(f for f in report.findings if f.path == "requirements.txt")
+    assert f"no ROCm build of {name}" in finding.evidence and "requires" in finding.evidence
+
+
+def test_packages_outside_the_table_and_hand_rules_are_not_reported(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"requirements.txt": "numba>=0.60\nnumpy\ncupy-rocm-5-0\n"})
+    assert not any(f.rule_id == "cuda-only-pypi" for f in report.findings)
+
+
+def test_hand_rules_win_over_the_table(tmp_path: Path) -> None:
+    from rocmkit.port.cuda_packages import table
+    from rocmkit.port.rules import load_rules
+
+    rules = load_rules()
+    assert not [n for n in table() if rules.package_rule(n) is not None and "-cu" not in n]
+    report = _scan(tmp_path, {"requirements.txt": "vllm==0.4.2\n"})
+    assert {f.rule_id for f in report.findings} == {"vllm-pypi"}
+
+
+def test_an_nvml_only_package_follows_the_nvml_rule(tmp_path: Path) -> None:
+    name = _table_package("nvml")
+    project = '[project]\nname = "x"\ndependencies = [{}]\n'
+    alone = _scan(tmp_path / "a", {"pyproject.toml": project.format(f'"{name}"')})
+    beside = _scan(tmp_path / "b", {"pyproject.toml": project.format(f'"torch", "{name}"')})
+    # the only GPU package an install pulls: it sees no AMD GPU; beside torch it is a helper
+    assert ("pyproject.toml", 3, "nvml", "warn") in _shown(alone)
+    assert any(f.rule_id == "nvml" and "NVML bindings only" in f.evidence for f in beside.findings)
+    assert not any(f.rule_id == "nvml" and f.severity != "info" for f in beside.findings)
+
+
+# -- the generator's classification (pure: canned JSON metadata) ----------------------------------
+
+
+def _generator() -> ModuleType:
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "port_cuda_packages.py"
+    spec = importlib.util.spec_from_file_location("port_cuda_packages", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _meta(name: str, requires: list[str], files: tuple[str, ...] = (), text: str = "") -> dict:  # type: ignore[type-arg]
+    info = {"name": name, "version": "1.0", "summary": text, "requires_dist": requires}
+    return {"info": {**info, "description": ""}, "urls": [{"filename": f} for f in files]}
+
+
+def test_the_generator_classifies_from_requires_dist() -> None:
+    gen = _generator()
+    none: frozenset[str] = frozenset()
+    row = gen.classify(_meta("kernelpack", ["numpy", "nvidia-cublas-cu12>=12.1"]), none)
+    assert row["class"] == "cuda-runtime" and "nvidia-cublas-cu12" in row["evidence"]
+    monitor = gen.classify(_meta("gpumon", ["nvidia-ml-py>=12"]), none)
+    assert monitor["class"] == "nvml"
+    assert gen.classify(_meta("servekit", ["vllm>=0.6"]), none)["class"] == "pulls-cuda-only"
+    tagged = gen.classify(_meta("fastort-gpu", ["numpy"]), frozenset({"fastort-rocm"}))
+    assert tagged["class"] == "gpu-build" and "fastort-rocm" in tagged["evidence"]
+
+
+def test_the_generator_leaves_out_what_is_not_cuda_only() -> None:
+    gen = _generator()
+    none: frozenset[str] = frozenset()
+    # only in an extra, only on Windows, a ROCm wheel, ROCm in the summary, torch itself
+    assert gen.classify(_meta("a", ['nvidia-cublas-cu12; extra == "cuda"']), none) is None
+    assert gen.classify(_meta("b", ['cupy-cuda12x; sys_platform == "win32"']), none) is None
+    rocm_wheel = _meta("c", ["cuda-python"], files=("c-1.0+rocm6.2-py3-none-any.whl",))
+    assert gen.classify(rocm_wheel, none) is None
+    assert gen.classify(_meta("d", ["cuda-python"], text="CUDA and ROCm kernels"), none) is None
+    assert gen.classify(_meta("torch", ["nvidia-cublas-cu12"]), none) is None
+    assert gen.classify(_meta("fastort-gpu", ["numpy"]), none) is None  # no ROCm name known
+    assert gen.vendor_named("gpustat") and gen.vendor_named("nvidia-ml-py")
+    assert not gen.vendor_named("asyncclick") and not gen.vendor_named("requests")

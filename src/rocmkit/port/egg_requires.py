@@ -117,8 +117,8 @@ class DeclaredElsewhere:
             if parsed is None:
                 kept.append(h)
             elif not self.names(parsed.name) and not any(_names(t, parsed.name) for t in earlier):
-                also = kind == KIND and _in_requires_dist(self.core_metadata, parsed.name)
-                kept.append(_also_in_core_metadata(h) if also else h)
+                also = _in_requires_dist(self.core_metadata, parsed.name) if kind == KIND else 0
+                kept.append(_also_in_core_metadata(h, also) if also else h)
         return kept
 
 
@@ -128,10 +128,16 @@ def _names(text: str, package: str) -> bool:
     return pattern.search(text) is not None
 
 
-def _in_requires_dist(core_metadata: str, package: str) -> bool:
-    return any(
-        (r := parse_requirement(value)) is not None and _normalised(r.name) == _normalised(package)
-        for value, _ in pkg_info.header_fields(core_metadata, "Requires-Dist")
+def _in_requires_dist(core_metadata: str, package: str) -> int:
+    """The PKG-INFO line whose Requires-Dist names the package (0: none)."""
+    return next(
+        (
+            number
+            for value, number in pkg_info.header_fields(core_metadata, "Requires-Dist")
+            if (r := parse_requirement(value)) is not None
+            and _normalised(r.name) == _normalised(package)
+        ),
+        0,
     )
 
 
@@ -139,10 +145,9 @@ def _normalised(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _also_in_core_metadata(h: Hit) -> Hit:
-    return Hit(
-        h.line, h.column, h.rule, f"{h.evidence}  (also PKG-INFO's Requires-Dist)", h.severity
-    )
+def _also_in_core_metadata(h: Hit, line: int) -> Hit:
+    why = f"also PKG-INFO:{line}, generated from the same list"
+    return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})", h.severity)
 
 
 def _read(path: str) -> str:

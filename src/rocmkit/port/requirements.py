@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from rocmkit.port import cuda_build_tags
+from rocmkit.port import cuda_build_tags, cuda_packages
 from rocmkit.port.context import name_vendor
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.rules import RuleSet, Severity, severity_rank
@@ -202,6 +202,8 @@ def requirement_hits(
         yield from _package_named_extra_hits(req, text, line, rules)
         if (tagged := cuda_build_tags.tagged_name_hit(req.name, text, line, rules)) is not None:
             yield tagged
+        elif (listed := cuda_packages.table_hit(req.name, text, line, rules)) is not None:
+            yield listed  # CUDA-only by its own PyPI metadata (a generated table)
     tag_rule = rules.by_check.get("requirement-cuda-tag")
     if tag_rule is not None and _CUDA_TAG.search(req.specifier + " " + req.url):
         yield hit(line, 0, tag_rule, text.strip())
