@@ -220,3 +220,15 @@ def test_the_generator_leaves_out_what_is_not_cuda_only() -> None:
     assert gen.classify(_meta("fastort-gpu", ["numpy"]), none) is None  # no ROCm name known
     assert gen.vendor_named("gpustat") and gen.vendor_named("nvidia-ml-py")
     assert not gen.vendor_named("asyncclick") and not gen.vendor_named("requests")
+
+
+def test_setup_py_and_pip_install_lines_consult_the_table(tmp_path: Path) -> None:
+    name = _table_package("cuda-runtime")
+    setup = f'from setuptools import setup\nsetup(name="x", install_requires=["{name}"])\n'
+    report = _scan(
+        tmp_path,
+        {"setup.py": setup, "Dockerfile": f"FROM python:3.12\nRUN pip install {name}\n"},
+    )
+    shown = _shown(report)
+    assert ("setup.py", 2, "cuda-only-pypi", "error") in shown
+    assert ("Dockerfile", 2, "cuda-only-pypi", "error") in shown
