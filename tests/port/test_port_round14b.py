@@ -13,6 +13,8 @@ from pathlib import Path
 from port_helpers import scan_files as _scan
 from port_helpers import shown as _shown
 
+from rocmkit.port import PortReport
+
 # -- setuptools' requires.txt -----------------------------------------------------------------------
 
 _REQUIRES = """numpy==1.26.2
@@ -275,7 +277,7 @@ def test_a_fifo_named_like_project_metadata_is_not_waited_on(tmp_path: Path) -> 
     os.mkfifo(tmp_path / "PKG-INFO")
     os.mkfifo(tmp_path / "launch")
     os.mkfifo(tmp_path / "job.yaml")
-    done: list[object] = []
+    done: list[PortReport] = []
     files = {
         "setup.py": _SETUP_READS_MISSING_FILE,
         "speechkit.egg-info/requires.txt": _REQUIRES,
