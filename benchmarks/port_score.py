@@ -124,6 +124,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "nvrtc-python": _CODE,
     "sparse-conv-cuda-only": _CODE,  # round fourteen (b): torchsparse, MinkowskiEngine
     "cmake-old-findhip": {"cmake-no-hip"},  # round fourteen (b): FindHIP from /opt/rocm/hip
+    "cuda-only-pypi": _CODE,  # round fifteen (b): CUDA-only by its own PyPI metadata
 }
 
 

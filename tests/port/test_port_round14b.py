@@ -13,6 +13,8 @@ from pathlib import Path
 from port_helpers import scan_files as _scan
 from port_helpers import shown as _shown
 
+from rocmkit.port import PortReport
+
 # -- setuptools' requires.txt -----------------------------------------------------------------------
 
 _REQUIRES = """numpy==1.26.2
@@ -250,9 +252,10 @@ except ImportError:
     assert not any(f.rule_id == "vllm-pypi" and f.severity != "info" for f in report.findings)
 
 
-def test_requires_txt_leaves_base_requirements_to_a_pkg_info_that_lists_them(
+def test_requires_txt_reports_base_requirements_that_pkg_info_repeats(
     tmp_path: Path,
 ) -> None:
+    # round fifteen (b): requires.txt comes before PKG-INFO (each requirement is reported once)
     pkg_info = "Metadata-Version: 2.1\nName: speechkit\nRequires-Dist: torch==2.1.1\n\nREADME\n"
     report = _scan(
         tmp_path,
@@ -263,7 +266,8 @@ def test_requires_txt_leaves_base_requirements_to_a_pkg_info_that_lists_them(
         },
     )
     rows = {(p, line) for p, line, *_ in _shown(report)}
-    assert ("speechkit.egg-info/requires.txt", 2) not in rows  # base: PKG-INFO's
+    assert ("speechkit.egg-info/requires.txt", 2) in rows
+    assert ("PKG-INFO", 3) not in rows  # the same torch pin, reported once
     assert ("speechkit.egg-info/requires.txt", 9) in rows  # the [gpu] extra: requires.txt's
 
 
@@ -273,7 +277,7 @@ def test_a_fifo_named_like_project_metadata_is_not_waited_on(tmp_path: Path) -> 
     os.mkfifo(tmp_path / "PKG-INFO")
     os.mkfifo(tmp_path / "launch")
     os.mkfifo(tmp_path / "job.yaml")
-    done: list[object] = []
+    done: list[PortReport] = []
     files = {
         "setup.py": _SETUP_READS_MISSING_FILE,
         "speechkit.egg-info/requires.txt": _REQUIRES,

@@ -24,6 +24,7 @@ from rocmkit.port import (
     egg_requires,
     installer,
     k8s_resources,
+    pkg_info,
     readme_install,
     setup_static,
 )
@@ -245,8 +246,8 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
         if any(pulls_own_package(h, None) for h in hits):  # `dep[vllm]` in vLLM: the project
             own = context.own_packages | declared_name(text) | setup_static.project_name(path)
             hits = [h for h in hits if not pulls_own_package(h, own)]
-        if declared_elsewhere is not None and kind == egg_requires.KIND:
-            hits = declared_elsewhere.undeclared(text, hits)
+        if declared_elsewhere is not None and kind in egg_requires.KINDS:
+            hits = declared_elsewhere.undeclared(text, hits, kind)
         if kind == "python" and hits and os.path.basename(path) == "setup.py":
             hits = setup_static.demote(path, text, hits)  # lists pyproject.toml overrides
         if kind == "pyproject" and context.builds_cuda_extension(rel):
@@ -455,6 +456,7 @@ _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "cmake": scan_cmake,
     "rust-build": build_scripts.scan_rust_build,
     egg_requires.KIND: egg_requires.scan_requires_txt,
+    pkg_info.KIND: pkg_info.scan_pkg_info,
     "readme": readme_install.scan_readme,
     "cuda": scan_cuda_source,
     "header": lambda text, rules: scan_cuda_source(text, rules, header=True),

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from rocmkit.port import cuda_build_tags
+from rocmkit.port import cuda_build_tags, cuda_packages
 from rocmkit.port.context import name_vendor
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.rules import RuleSet, Severity, severity_rank
@@ -111,6 +111,33 @@ def _on_linux(req: Any) -> bool:
         return True
 
 
+def installed_on_rocm_machine(text: str, extra: str) -> bool:
+    """Whether pip installs a Requires-Dist requirement with the `extra` asked for on a machine
+    with a ROCm torch (some supported Python); False when packaging cannot parse it."""
+    if Requirement is None:
+        return False
+    try:
+        req = Requirement(text)
+    except InvalidRequirement:
+        return False
+    if req.marker is None:
+        return True
+    try:
+        return any(
+            req.marker.evaluate(
+                {
+                    **_ROCM_MACHINE,
+                    "python_version": v,
+                    "python_full_version": v + ".0",
+                    "extra": extra,
+                }
+            )
+            for v in _ROCM_PYTHONS
+        )
+    except Exception:  # an undefined variable: pip's answer is unknown, keep it
+        return True
+
+
 def _from_url(url: str) -> ParsedRequirement | None:
     match = _EGG.search(url) or _WHEEL_NAME.search(url)
     if match is None:
@@ -175,6 +202,8 @@ def requirement_hits(
         yield from _package_named_extra_hits(req, text, line, rules)
         if (tagged := cuda_build_tags.tagged_name_hit(req.name, text, line, rules)) is not None:
             yield tagged
+        elif (listed := cuda_packages.table_hit(req.name, text, line, rules)) is not None:
+            yield listed  # CUDA-only by its own PyPI metadata (a generated table)
     tag_rule = rules.by_check.get("requirement-cuda-tag")
     if tag_rule is not None and _CUDA_TAG.search(req.specifier + " " + req.url):
         yield hit(line, 0, tag_rule, text.strip())
