@@ -18,15 +18,14 @@ Packages whose metadata mentions ROCm anywhere (a file name, a requirement, the 
 description) are left out, and so are torch, torchvision and torchaudio (port has torch rules).
 
 The universe never comes from the corpus: the names whose tokens name a vendor or a GPU (cuda,
-cu11/cu12/cu13, nvidia, cutlass, cudnn, nccl, tensorrt, nvml, gpu, ...), from PyPI's simple index
-(--simple-index: the whole list of names, application/vnd.pypi.simple.v1+json) or from a names file
+cu11/cu12/cu13, nvidia, cutlass, cudnn, nccl, tensorrt, nvml, gpu, ...) of a names file
 (--names FILE: one name a line, or a TSV whose first column is the name and whose fourth is a
 download rank, kept up to --top), plus every exact package name of rules.toml (--with-hand-rules).
 Names a hand rule of rules.toml already matches are not looked up (hand rules win). Requests are
-capped (--max-requests), run on a few threads with a timeout, and cached in --cache.
+capped (--max-requests), run on a few threads with a timeout, and cached in --cache: a few dozen
+look-ups of named packages, never a scan of the registry (no download of its list of names).
 
     PYTHONPATH=src python benchmarks/port_cuda_packages.py --names NAMES.tsv --top 15000
-    PYTHONPATH=src python benchmarks/port_cuda_packages.py --simple-index --max-requests 400
 """
 
 from __future__ import annotations
@@ -53,7 +52,6 @@ from rocmkit.port.rules import load_rules  # noqa: E402
 TABLE = REPO / "src" / "rocmkit" / "port" / "cuda_packages.toml"
 CACHE = REPO / ".cache" / "port-cuda-packages.json"
 JSON_API = "https://pypi.org/pypi/{name}/json"
-SIMPLE = "https://pypi.org/simple/"
 
 # Tokens of a distribution name that name NVIDIA, CUDA or a GPU (a token, never a substring).
 _VENDOR_TOKEN = re.compile(
@@ -143,17 +141,6 @@ def universe_from_names(path: Path, top: int) -> tuple[list[str], frozenset[str]
     return names, frozenset(rocm)
 
 
-def universe_from_simple_index(timeout_s: float) -> tuple[list[str], frozenset[str]]:
-    request = urllib.request.Request(
-        SIMPLE, headers={"Accept": "application/vnd.pypi.simple.v1+json"}
-    )
-    with urllib.request.urlopen(request, timeout=timeout_s) as response:
-        projects = json.load(response)["projects"]
-    names = [normalised(p["name"]) for p in projects]
-    rocm = frozenset(n for n in names if n.endswith("-rocm"))
-    return [n for n in names if vendor_named(n)], rocm
-
-
 def hand_rule_names() -> list[str]:
     """The exact package names of rules.toml (patterns with `*` are not names)."""
     return [p for r in load_rules().rules for p in r.packages if "*" not in p]
@@ -195,7 +182,6 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--names", type=Path, help="a names file (one a line, or a ranked TSV)")
     parser.add_argument("--top", type=int, default=0, help="keep TSV rows ranked <= this")
-    parser.add_argument("--simple-index", action="store_true", help="names from PyPI's index")
     parser.add_argument("--with-hand-rules", action="store_true", help="also rules.toml's names")
     parser.add_argument("--max-requests", type=int, default=60)
     parser.add_argument("--threads", type=int, default=4)
@@ -203,14 +189,11 @@ def main() -> int:
     parser.add_argument("--cache", type=Path, default=CACHE)
     parser.add_argument("--out", type=Path, default=TABLE)
     args = parser.parse_args()
-    if args.simple_index:
-        names, rocm = universe_from_simple_index(args.timeout)
-        source = "PyPI simple index"
-    elif args.names:
+    if args.names:
         names, rocm = universe_from_names(args.names, args.top)
         source = f"names file {args.names.name}" + (f", top {args.top}" if args.top else "")
     else:
-        parser.error("give --names FILE or --simple-index")
+        parser.error("give --names FILE (one package name a line, or a ranked TSV)")
     rules = load_rules()
     vendor = sorted(set(names))
     hand = sorted(set(hand_rule_names())) if args.with_hand_rules else []
