@@ -111,3 +111,93 @@ def test_another_rule_or_module_is_its_own_fact(tmp_path: Path) -> None:
     assert _by_place(report)["kern/norm.py"].severity == "error"
     bindings = _by_place(report, "cuda-python")
     assert {f.severity for f in bindings.values()} == {"error"}  # the __init__ never reaches them
+
+
+# -- PTX text handed to an inline-asm call ---------------------------------------------------------
+
+_TRITON_PTX = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def rint(x):
+    return tl.inline_asm_elementwise(
+        "cvt.rni.f32.f32 $0, $1;", "=r,r", [x], dtype=tl.float32, is_pure=True, pack=1
+    )
+"""
+
+_MLIR_PTX = """from cutlass._mlir.dialects import llvm
+
+_ASM = "{.reg .pred p;\\n setp.eq.f16x2 p, $1, $2;\\n selp.f32 $0, $3, $4, p;}"
+
+
+def select(a, b, c, d, T):
+    return llvm.inline_asm(T.f32(), [a, b, c, d], _ASM, "=f,r,r,f,f", has_side_effects=False)
+"""
+
+_AMD_ASM = """import triton.language as tl
+
+
+def fast_exp(x):
+    return tl.inline_asm_elementwise("v_exp_f32 $0, $1", "=v,v", [x], dtype=tl.float32,
+                                     is_pure=True, pack=1)
+"""
+
+_GATED_PTX = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def exp2(x):
+    if tl.target_info.is_cuda():
+        return tl.inline_asm_elementwise(
+            "ex2.approx.ftz.f32 $0, $1;", "=r, r", [x], dtype=tl.float32, is_pure=True, pack=1
+        )
+    else:
+        return tl.exp2(x)
+"""
+
+
+def test_ptx_in_a_triton_or_mlir_inline_asm_call_is_an_error(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"ops/rint.py": _TRITON_PTX, "ops/select.py": _MLIR_PTX})
+    found = _by_place(report, "python-inline-ptx")
+    assert (found["ops/rint.py"].line, found["ops/rint.py"].severity) == (7, "error")
+    assert "cvt.rni.f32.f32" in found["ops/rint.py"].evidence
+    # the asm text is a name bound to a string in the module
+    assert (found["ops/select.py"].line, found["ops/select.py"].severity) == (7, "error")
+    assert ".reg .pred p" in found["ops/select.py"].evidence
+
+
+def test_amdgpu_asm_and_ptx_behind_a_cuda_target_test_are_not_errors(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"ops/amd.py": _AMD_ASM, "ops/act.py": _GATED_PTX})
+    found = _by_place(report, "python-inline-ptx")
+    assert "ops/amd.py" not in found  # AMDGPU instructions are not PTX
+    assert found["ops/act.py"].severity == "info"
+    assert "gated" in found["ops/act.py"].evidence
+
+
+def test_ptx_in_an_opt_in_back_end_follows_its_extra(tmp_path: Path) -> None:
+    pyproject = (
+        '[project]\nname = "attn"\ndependencies = ["torch"]\n\n'
+        '[project.optional-dependencies]\ncute = ["nvidia-cutlass-dsl>=4.1"]\n'
+    )
+    backend = "import cutlass\n" + _MLIR_PTX
+    report = _scan(
+        tmp_path,
+        {"pyproject.toml": pyproject, "attn/__init__.py": "", "attn/kernels/ops.py": backend},
+    )
+    found = _by_place(report, "python-inline-ptx")["attn/kernels/ops.py"]
+    assert found.severity == "info"
+    assert "opt-in back end" in found.note
+    # the same module in a package whose base install requires the DSL: the PTX is its own fact
+    report = _scan(
+        tmp_path / "base",
+        {
+            "pyproject.toml": pyproject.replace('["torch"]', '["torch", "nvidia-cutlass-dsl"]'),
+            "attn/__init__.py": "from . import ops\n",
+            "attn/ops.py": backend,
+            "attn/more.py": "import cutlass\n",
+        },
+    )
+    assert _by_place(report, "python-inline-ptx")["attn/ops.py"].severity == "error"
+    assert _by_place(report)["attn/more.py"].severity == "info"  # grouped at attn/ops.py
