@@ -201,3 +201,36 @@ def test_ptx_in_an_opt_in_back_end_follows_its_extra(tmp_path: Path) -> None:
     )
     assert _by_place(report, "python-inline-ptx")["attn/ops.py"].severity == "error"
     assert _by_place(report)["attn/more.py"].severity == "info"  # grouped at attn/ops.py
+
+
+# -- a uv source selected by an extra's marker -----------------------------------------------------
+
+_UV_INDEX = """[project]
+name = "kern"
+dependencies = ["torch"]
+
+[project.optional-dependencies]
+cu13 = ["nvidia-cutlass-dsl[cu13]>=4.7"]
+
+[[tool.uv.index]]
+name = "pytorch-cu130"
+url = "https://download.pytorch.org/whl/cu130"
+explicit = true
+
+[tool.uv.sources]
+torch = [{ index = "pytorch-cu130", marker = "MARKER" }]
+"""
+
+
+def test_an_explicit_index_selected_by_an_nvidia_extras_marker_is_info(tmp_path: Path) -> None:
+    text = _UV_INDEX.replace("MARKER", "extra == 'cu13'")
+    report = _scan(tmp_path, {"pyproject.toml": text})
+    found = _by_place(report, "torch-cuda-index")["pyproject.toml"]
+    assert (found.line, found.severity) == (10, "info")
+    assert "NVIDIA extra cu13" in found.evidence
+
+
+def test_an_explicit_index_selected_by_a_platform_marker_stays(tmp_path: Path) -> None:
+    text = _UV_INDEX.replace("MARKER", "sys_platform == 'linux'")  # every Linux install uses it
+    report = _scan(tmp_path, {"pyproject.toml": text})
+    assert _by_place(report, "torch-cuda-index")["pyproject.toml"].severity == "error"
