@@ -21,22 +21,17 @@ from __future__ import annotations
 import ast
 import dataclasses
 import os
+import re
 from collections import defaultdict, deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from rocmkit.port.findings import PortFinding
 from rocmkit.port.package_imports import imported_module
 from rocmkit.port.rules import severity_rank
 
 _INIT = "__init__.py"
-
-
-@dataclasses.dataclass(frozen=True)
-class _TopImports:
-    """A file's module-level import statements: their lines and the project files they run."""
-
-    lines: dict[int, frozenset[str]]  # line -> the top-level names it imports (absolute)
-    targets: tuple[str, ...]  # relative paths, in source order
+# `from a.b import c` (a; a relative `from .x` names none of the project's dependencies)
+_FROM_NAME = re.compile(r"from\s+(\w+)")
 
 
 class _Project:
@@ -51,7 +46,8 @@ class _Project:
         for package in self.packages:
             if _parent(package) not in self.packages:
                 self.by_name[package.rsplit("/", 1)[-1]].append(package)
-        self._cache: dict[str, _TopImports] = {}
+        self._cache: dict[str, tuple[str, ...]] = {}
+        self._lines: dict[str, dict[int, frozenset[str]]] = {}
 
     def outermost(self, rel: str) -> str | None:
         """The outermost package directory holding `rel` (the one `import` runs first)."""
@@ -63,30 +59,44 @@ class _Project:
             directory = _parent(directory)
         return found
 
-    def top_imports(self, rel: str) -> _TopImports:
+    def line_imports(self, rel: str) -> dict[int, frozenset[str]]:
+        """Line -> the top-level names an import statement starting at column 0 imports. Such a
+        statement is at module level and unguarded by the grammar (a `def`, `if`, `try` or
+        `with` body is indented), so no parse is needed to tell."""
+        cached = self._lines.get(rel)
+        if cached is None:
+            cached = self._lines[rel] = {}
+            try:
+                with open(os.path.join(self.root, rel), "rb") as handle:
+                    text = handle.read().decode("utf-8", "replace")
+            except OSError:
+                return cached
+            for number, line in enumerate(text.split("\n"), 1):
+                if line.startswith(("import ", "from ")):
+                    cached[number] = _statement_names(line.split("#", 1)[0].split(";", 1)[0])
+        return cached
+
+    def top_imports(self, rel: str) -> tuple[str, ...]:
+        """The project files a module's module-level import statements run, in source order."""
         cached = self._cache.get(rel)
         if cached is None:
             cached = self._cache[rel] = self._read(rel)
         return cached
 
-    def _read(self, rel: str) -> _TopImports:
+    def _read(self, rel: str) -> tuple[str, ...]:
         try:
             with open(os.path.join(self.root, rel), "rb") as handle:
                 tree = ast.parse(handle.read())
         except (OSError, SyntaxError, ValueError):
-            return _TopImports({}, ())
-        lines: dict[int, frozenset[str]] = {}
+            return ()
         targets: list[str] = []
         for node in tree.body:  # module level only: nothing inside def, if, try or with
             if isinstance(node, ast.Import):
-                lines[node.lineno] = frozenset(a.name.split(".")[0] for a in node.names)
                 for alias in node.names:
                     targets += self._module_files(alias.name.split("."), rel)
             elif isinstance(node, ast.ImportFrom):
-                absolute = node.module.split(".")[0] if node.module and not node.level else ""
-                lines[node.lineno] = frozenset({absolute} - {""})
                 targets += self._from_files(node, rel)
-        return _TopImports(lines, tuple(targets))
+        return tuple(targets)
 
     def _from_files(self, node: ast.ImportFrom, rel: str) -> list[str]:
         if node.level:  # relative: from the importing module's package upwards
@@ -132,19 +142,29 @@ class _Project:
             return f"{module_path}/{_INIT}"
         return f"{module_path}.py" if f"{module_path}.py" in self.files else None
 
-    def reach_order(self, package: str) -> list[str]:
+    def reach_order(self, package: str) -> Iterator[str]:
         """The files `import package` runs through module-level imports, breadth-first (fewest
-        import steps from its __init__.py first, then source order)."""
+        import steps from its __init__.py first, then source order); each file is parsed only
+        when the walk gets to it."""
         start = f"{package}/{_INIT}"
-        order, seen, queue = [], {start}, deque([start])
+        seen, queue = {start}, deque([start])
         while queue:
             rel = queue.popleft()
-            order.append(rel)
-            for target in self.top_imports(rel).targets:
+            yield rel
+            for target in self.top_imports(rel):
                 if target not in seen:
                     seen.add(target)
                     queue.append(target)
-        return order
+
+
+def _statement_names(line: str) -> frozenset[str]:
+    """The top-level names an import line imports: a of `from a.b import c`, a and d of
+    `import a.b as c, d`."""
+    if line.startswith("from "):
+        match = _FROM_NAME.match(line)
+        return frozenset({match.group(1)}) if match else frozenset()
+    items = line[len("import ") :].split(",")
+    return frozenset(i.split()[0].split(".")[0] for i in items if i.split())
 
 
 def _ancestors(files: Iterable[str]) -> set[str]:
@@ -232,7 +252,7 @@ def _group_package(
         if f.path not in inside_paths
         and project.outermost(f.path) != package
         and _at_module_level(project, f, module)
-        and f"{package}/{_INIT}" in project.top_imports(f.path).targets
+        and f"{package}/{_INIT}" in project.top_imports(f.path)
     ]
     repeats = [f for f in repeats if severity_rank(f.severity) <= severity_rank(anchor.severity)]
     if not repeats:
@@ -251,7 +271,7 @@ def _group_package(
 
 
 def _top(project: _Project, finding: PortFinding, line: int, module: str) -> bool:
-    return module in project.top_imports(finding.path).lines.get(line, ())
+    return module in project.line_imports(finding.path).get(line, ())
 
 
 def _at_module_level(project: _Project, finding: PortFinding, module: str) -> bool:
