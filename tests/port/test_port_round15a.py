@@ -234,3 +234,23 @@ def test_an_explicit_index_selected_by_a_platform_marker_stays(tmp_path: Path) -
     text = _UV_INDEX.replace("MARKER", "sys_platform == 'linux'")  # every Linux install uses it
     report = _scan(tmp_path, {"pyproject.toml": text})
     assert _by_place(report, "torch-cuda-index")["pyproject.toml"].severity == "error"
+
+
+def test_the_closure_follows_relative_imports_in_a_src_layout(tmp_path: Path) -> None:
+    # src/kern/__init__.py -> .ops (a subpackage) -> ..norm (two levels up): `import kern` needs
+    # the DSL at kern/norm.py; kern/gemm.py's import is a repeat
+    report = _scan(
+        tmp_path,
+        {
+            "src/kern/__init__.py": "from . import ops\n",
+            "src/kern/ops/__init__.py": "from ..norm import norm\n",
+            "src/kern/norm.py": _KERNEL + "norm = kernel\n",
+            "src/kern/gemm.py": _KERNEL,
+            "tests/test_gemm.py": "import cutlass\nimport kern.gemm\n",
+        },
+    )
+    found = _by_place(report)
+    assert found["src/kern/norm.py"].severity == "error"
+    assert found["src/kern/gemm.py"].severity == "info"
+    assert found["tests/test_gemm.py"].severity == "info"  # loading it runs kern first
+    assert "reported at src/kern/norm.py:1" in found["tests/test_gemm.py"].note
