@@ -90,6 +90,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "cuda-kernel-hazard": {"warp-size-32"},
     "cuda-warp-mask-32": {"warp-size-32"},
     "cuda-inline-ptx": {"inline-ptx"},
+    "python-inline-ptx": {"inline-ptx"},  # round fifteen (a): PTX in Python inline-asm calls
     "cuda-arch-guard": {"cuda-arch-guard"},
     "cutlass-dsl": _CODE,
     "cuda-image": {"cuda-base-image"},

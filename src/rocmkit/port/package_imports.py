@@ -15,7 +15,7 @@ from rocmkit.port.findings import PortFinding
 from rocmkit.port.rules import severity_rank
 
 
-def _imported(finding: PortFinding) -> str | None:
+def imported_module(finding: PortFinding) -> str | None:
     """The module of a plain import finding (`import warp`), None for anything else (a lazy
     or optional import carries a note in parentheses and is not what its package runs)."""
     evidence = finding.evidence.split("  (+", 1)[0]
@@ -29,7 +29,7 @@ def reported_by_package(findings: list[PortFinding]) -> list[PortFinding]:
     to info, noting where it is reported."""
     inits: dict[tuple[str, str, str], PortFinding] = {}
     for f in findings:
-        module = _imported(f)
+        module = imported_module(f)
         if module and f.path.rsplit("/", 1)[-1] == "__init__.py" and f.severity != "info":
             inits[(f.path.rsplit("/", 1)[0], f.rule_id, module)] = f
     if not inits:
@@ -48,7 +48,7 @@ def reported_by_package(findings: list[PortFinding]) -> list[PortFinding]:
 def _first_init(
     finding: PortFinding, inits: dict[tuple[str, str, str], PortFinding]
 ) -> PortFinding | None:
-    module = _imported(finding)
+    module = imported_module(finding)
     if module is None or "/" not in finding.path:
         return None
     parts = finding.path.split("/")[:-1]

@@ -22,6 +22,7 @@ from rocmkit.options import option
 from rocmkit.port import (
     build_scripts,
     egg_requires,
+    inline_ptx,
     installer,
     k8s_resources,
     pkg_info,
@@ -39,6 +40,7 @@ from rocmkit.port.findings import (
     PortFinding,
     PortReport,
 )
+from rocmkit.port.import_closure import reported_by_closure
 from rocmkit.port.notebook import scan_notebook
 from rocmkit.port.package_imports import reported_by_package
 from rocmkit.port.python_scan import scan_python, trigger_keys
@@ -264,6 +266,8 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
         findings.extend(_group(rel, _dedupe(kept), context.note_for(rel)))
     findings = reported_by_package(findings)
     if root.is_dir():  # a file scanned alone says nothing about the rest of its project
+        findings = reported_by_closure(findings, str(root), [rel for _, rel, _ in files])
+        findings = inline_ptx.in_opt_in_backend(findings)
         findings = without_users(findings, files)
         findings = amd_side.demote(findings, {path: rel for path, rel, _ in files})
     if config.baseline is not None:

@@ -26,6 +26,7 @@ from rocmkit.port import (
     cuda_build,
     cuda_libraries,
     dask_nvml,
+    inline_ptx,
     installer,
     numba_cuda,
     nvml_query,
@@ -63,6 +64,7 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "ort-nvidia-provider": (ort_providers.TRIGGER,),
     # both hold "cuda", a key every scan looks for already: no search of its own
     "numba-cuda": ("numba.cuda", "import cuda"),
+    "python-inline-ptx": (inline_ptx.GATE,),  # round fifteen (a)
 }
 # A file holding one of these looks at the ROCm side of an extension build.
 _HIP_BUILD_WORDS = ("ROCM_HOME", "HIP_HOME", "IS_HIP_EXTENSION", "version.hip", "is_rocm", "hipcc")
@@ -295,6 +297,8 @@ def scan_python(
         hits = hits + _docker_client_gpus(whole, rules)
     if triton_libdevice.GATE in text:  # round fourteen (a): a line scan, no parse
         hits = hits + triton_libdevice.scan_libdevice(text, rules)
+    if inline_ptx.GATE in text:  # round fifteen (a): PTX text given to an inline-asm call
+        hits = hits + _inline_ptx_hits(whole, rules)
     if ort_providers.TRIGGER in text and any(p in text for p in ort_providers.NVIDIA_PROVIDERS):
         hits = hits + _ort_provider_hits(whole, rules)
     if numba_cuda.TRIGGER in text and "cuda" in text:
@@ -393,6 +397,24 @@ def _numba_cuda_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
     if rule is None or tree is None:
         return []
     return [hit(u.line, u.column, rule, u.evidence, u.severity) for u in numba_cuda.uses(tree)]
+
+
+def _inline_ptx_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
+    """PTX assembly handed to an inline-asm call (inline_ptx): error, info under a target test."""
+    rule, tree = _rule_and_tree(rules, inline_ptx.RULE, whole)
+    if rule is None or tree is None:
+        return []
+    uses = inline_ptx.asm_uses(tree)
+    return [
+        hit(
+            u.line,
+            u.column,
+            rule,
+            u.evidence + ("  (gated: a CUDA target test)" if u.gated else ""),
+            "info" if u.gated else rule.severity,
+        )
+        for u in uses
+    ]
 
 
 def _import_time_library_hits(text: str, whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:

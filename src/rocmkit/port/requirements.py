@@ -654,6 +654,19 @@ def _names_index(line: str, name: str | None) -> bool:
     )
 
 
+# A source entry's `marker = "extra == 'cu13'"` (a PEP 508 marker that holds only when that extra
+# is asked for: no `or`) selects the index only for that extra, as `extra = "cu13"` does.
+_EXTRA_MARKER = re.compile(r"""\bextra\s*==\s*["']([\w.-]+)["']""")
+
+
+def _marker_extra(entry: dict[str, Any]) -> str | None:
+    marker = entry.get("marker")
+    if not isinstance(marker, str) or re.search(r"\bor\b", marker):
+        return None
+    match = _EXTRA_MARKER.search(marker)
+    return match.group(1) if match else None
+
+
 def _explicit_uv_indexes(data: dict[str, Any], hits: list[Hit]) -> list[Hit]:
     """A CUDA index that uv marks `explicit = true` serves only the packages whose
     [tool.uv.sources] entry names it (docs.astral.sh/uv/concepts/indexes/#pinning-a-package-to-an-index);
@@ -668,7 +681,7 @@ def _explicit_uv_indexes(data: dict[str, Any], hits: list[Hit]) -> list[Hit]:
     for entries in uv.get("sources", {}).values():
         for entry in entries if isinstance(entries, list) else [entries]:
             if isinstance(entry, dict) and isinstance(entry.get("index"), str):
-                opt_in = entry.get("extra") or entry.get("group")
+                opt_in = entry.get("extra") or entry.get("group") or _marker_extra(entry)
                 users.setdefault(entry["index"], []).append(opt_in)
     verdicts: dict[str, tuple[Severity, str]] = {}  # url -> demoted severity, why
     for index in indexes:
