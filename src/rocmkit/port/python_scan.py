@@ -60,7 +60,7 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     # gpus=: a Python docker client's run (python-on-whales), judged on the whole tree
     "container-gpu-request": ("DeviceRequest", container_gpus.NVIDIA_RESOURCE, "--gpus", "gpus="),
     "cuda-library-load": cuda_libraries.TRIGGERS + cuda_libraries.TRIGGERS_NVML,
-    "ort-nvidia-provider": (ort_providers.TRIGGER,),
+    "ort-nvidia-provider": (ort_providers.TRIGGER, *ort_providers.NVIDIA_PROVIDERS),
     # both hold "cuda", a key every scan looks for already: no search of its own
     "numba-cuda": ("numba.cuda", "import cuda"),
 }
@@ -287,6 +287,8 @@ def scan_python(
     installs = installer.package_lines(text, rules)
     if installs:
         hits = hits + installer.run_time_hits(whole, rules, installs)
+    if installer.TABLE_WORD in text and _INSTALLER_CALL.search(text):
+        hits = hits + _install_table_hits(whole, rules)
     if parsed and any(h.rule.commands and h.severity != "info" for h in hits):
         tree = _launch_statements(text, hits, whole)
         if tree is not None:
@@ -295,8 +297,10 @@ def scan_python(
         hits = hits + _docker_client_gpus(whole, rules)
     if triton_libdevice.GATE in text:  # round fourteen (a): a line scan, no parse
         hits = hits + triton_libdevice.scan_libdevice(text, rules)
-    if ort_providers.TRIGGER in text and any(p in text for p in ort_providers.NVIDIA_PROVIDERS):
-        hits = hits + _ort_provider_hits(whole, rules)
+    if any(p in text for p in ort_providers.NVIDIA_PROVIDERS) and (
+        ort_providers.TRIGGER in text or "cuda" in text
+    ):
+        hits = hits + _ort_provider_hits(whole, rules, ort_providers.TRIGGER in text)
     if numba_cuda.TRIGGER in text and "cuda" in text:
         hits = hits + _numba_cuda_hits(whole, rules)
     if any(t in text for t in ctypes_libraries.TRIGGERS):
@@ -376,15 +380,32 @@ def _docker_client_gpus(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
     ]
 
 
-def _ort_provider_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
-    """ONNX Runtime provider choices that test only NVIDIA's providers (ort_providers)."""
+# A call of a function named for installing (installer.py): the table check's text gate, written
+# in lower case as the byte pre-filter's installer words are.
+_INSTALLER_CALL = re.compile(r"(?:install(?!ed)|requirement)\w*\s*\(")
+
+
+def _install_table_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
+    """Requirement strings of a module-level install table (installer.table_hits)."""
+    try:
+        tree = whole.tree()
+    except (SyntaxError, ValueError):
+        return []
+    return installer.table_hits(tree, rules)
+
+
+def _ort_provider_hits(whole: whole_tree.Whole, rules: RuleSet, tested: bool) -> list[Hit]:
+    """ONNX Runtime provider choices that test only NVIDIA's providers, or give them to the
+    device "cuda" (ort_providers)."""
     rule, tree = _rule_and_tree(rules, "ort-nvidia-provider", whole)
     if rule is None or tree is None:
         return []
-    return [
-        hit(c.line, c.column, rule, f"{c.provider!r} {c.how}")
-        for c in ort_providers.nvidia_only_choices(tree)
+    choices = ort_providers.nvidia_only_choices(tree) if tested else []
+    taken = {(c.line, c.column) for c in choices}
+    choices += [
+        c for c in ort_providers.device_mapped_choices(tree) if (c.line, c.column) not in taken
     ]
+    return [hit(c.line, c.column, rule, f"{c.provider!r} {c.how}") for c in choices]
 
 
 def _numba_cuda_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
@@ -1905,6 +1926,8 @@ class _Visitor:
                 self.add(node, rule, repr(value))
         if value == container_gpus.NVIDIA_RESOURCE:
             self._nvidia_resource(node)
+        elif container_gpus.names_nvidia_runtime(value) and id(node) not in self.in_message:
+            self._nvidia_runtime(node)
         elif id(node) in self.docker_gpus and id(node) not in self.reported:
             self.reported.add(id(node))
             rule = self.rules.by_id.get("docker-gpus")
@@ -1929,6 +1952,19 @@ class _Visitor:
             bad = build_flags.rejected_flags(value)
             if bad:
                 self.add(node, "nvcc-flags", _nvcc_evidence(bad))
+
+    def _nvidia_runtime(self, node: ast.Constant) -> None:
+        """docker's `--runtime=nvidia` built in Python: NVIDIA's container runtime; a module that
+        also passes AMD's devices (/dev/kfd) or runtime chooses between the two."""
+        rule = self.rules.by_id.get("docker-gpus")
+        if rule is None:
+            return
+        evidence = f"{node.value!r} (NVIDIA's container runtime)"
+        if container_gpus.names_amd_devices(self.text):
+            why = f"{evidence}  (AMD's devices are passed in this module)"
+            self.hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "info"))
+        else:
+            self.add(node, rule, evidence)
 
     def _nvidia_resource(self, node: ast.Constant) -> None:
         """The Kubernetes resource of NVIDIA's device plugin; a module that also names AMD's
