@@ -218,3 +218,38 @@ def test_install_table_read_by_an_installer_helper(tmp_path: Path) -> None:
 def test_requirement_table_with_no_installer_call_is_not_reported(tmp_path: Path) -> None:
     text = _INSTALL_TABLE.split("\n\ndef ensure")[0] + "\n\ndef describe(backend):\n    return 1\n"
     assert not _shown(_scan(tmp_path, {"mypkg/dependencies.py": text}))
+
+
+# -- an assert that equates the capability with Hopper's 9 ----------------------------------------
+
+_ASSERT_FA3 = """import torch
+
+from .registry import register_attention_backend
+
+
+@register_attention_backend("fa3")
+def create_fa3_backend(runner):
+    assert (
+        torch.cuda.get_device_capability()[0] == 8 and not runner.use_mla
+    ) or torch.cuda.get_device_capability()[0] == 9, (
+        "This backend requires SM>=80 and SM<=90. Please use another backend."
+    )
+    from .fa3_backend import Backend
+
+    return Backend(runner)
+"""
+
+
+def test_assert_on_hopper_major_lets_gfx9_into_nvidia_only_backend(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"attn/registry.py": _ASSERT_FA3})
+    shown = _shown(report)
+    # MI200/MI300 report major 9 under ROCm: the assert meant to stop them lets them through
+    assert ("attn/registry.py", 10, "device-capability", "warn") in shown
+    assert ("attn/registry.py", 9, "device-capability", "warn") not in shown  # == 8: no AMD GPU
+
+
+def test_assert_on_hopper_major_that_names_no_nvidia_feature_stays_info(tmp_path: Path) -> None:
+    text = _ASSERT_FA3.replace('"fa3"', '"tiled"').replace("create_fa3_backend", "create_tiled")
+    text = text.replace("fa3_backend", "tiled_backend")
+    report = _scan(tmp_path, {"attn/registry.py": text})
+    assert not [s for s in _shown(report) if s[2] == "device-capability"]

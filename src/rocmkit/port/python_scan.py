@@ -1492,6 +1492,8 @@ class _Visitor:
         # imports of the `if` it tests: what the branch is for
         self.compare_words: dict[int, list[str]] = {}
         self.branch_words: dict[int, list[str]] = {}
+        # comparisons an `assert` makes: the rest of its function is the branch it lets through
+        self.asserted: set[int] = set()
         self.builds_extension = any(m in text for m in _BUILD_MARKERS)
         # Strings that reach nvcc's arguments, followed through names and local functions.
         self.nvcc_direct: set[tuple[int, str]] = set()
@@ -2247,6 +2249,26 @@ class _Visitor:
                 "info",
             )
 
+    def _asserted_capability(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """`assert get_device_capability()[0] == 9, "... requires SM90"` in a function: the
+        function's rest is what the assert lets through, so its message, the function's name
+        and the names it is registered under (`@register_backend("fa3")`) say what that is."""
+        asserts = [n for n in node.body if isinstance(n, ast.Assert)]
+        if not asserts:
+            return
+        words = [node.name] + [
+            c.value
+            for d in node.decorator_list
+            for c in ast.walk(d)
+            if isinstance(c, ast.Constant) and isinstance(c.value, str)
+        ]
+        for statement in asserts:
+            said = [*words, *_branch_words([ast.Expr(statement.msg)] if statement.msg else [])]
+            for compare in ast.walk(statement.test):
+                if isinstance(compare, ast.Compare):
+                    self.asserted.add(id(compare))
+                    self.branch_words.setdefault(id(compare), []).extend(said)
+
     def _feature_taken(self, compares: list[ast.Compare], verdicts: list[str]) -> str | None:
         """Why an AMD GPU takes a branch meant for an NVIDIA feature it lacks: the comparison is
         evaluated for every AMD target (capability_features.AMD_CAPABILITIES), the words around
@@ -2256,7 +2278,9 @@ class _Visitor:
         if vendor_aware(self.text):
             return None  # the module already asks which vendor's torch runs it (as tables do)
         for verdict, compare in zip(verdicts, compares, strict=True):
-            if verdict != "warn":  # safe for every AMD GPU, or an equality: a per-chip choice
+            # safe for every AMD GPU, or an equality: a per-chip choice (but an assert equating
+            # the capability with Hopper's 9 lets every gfx9 GPU into what it guards)
+            if verdict != "warn" and not (verdict == "unsure" and id(compare) in self.asserted):
                 continue
             threshold = _threshold(compare)
             feature = capability_features.named_feature(
@@ -2328,6 +2352,7 @@ class _Visitor:
             )
         if self.reads_capability:
             self.functions.append((node.lineno, node.end_lineno or node.lineno))
+            self._asserted_capability(node)
             # a `return` is a statement: the statements hold every one ast.walk finds
             for returned in pieces.statement_nodes(node):
                 if isinstance(returned, ast.Return) and returned.value is not None:
