@@ -144,6 +144,8 @@ def providers_for(device):
         "cuda": "CUDAExecutionProvider",
         "coreml": "CoreMLExecutionProvider",
     }.get(device)
+    if provider not in ort.get_available_providers():
+        raise RuntimeError(f"{provider} was requested but is unavailable")
     return [provider]
 """
 
@@ -165,6 +167,17 @@ class Model:
 def test_device_map_that_sends_cuda_to_nvidia_provider(tmp_path: Path) -> None:
     shown = _shown(_scan(tmp_path, {"reid/onnx_backend.py": _ORT_MAP}))
     assert ("reid/onnx_backend.py", 7, "ort-nvidia-provider", "warn") in shown
+
+
+def test_device_map_that_only_tries_the_provider_is_info(tmp_path: Path) -> None:
+    # ONNX Runtime warns about a provider its build lacks and runs on the CPU: slower, not broken
+    text = _ORT_MAP.replace("    if provider not in ort.get_available_providers():\n", "")
+    text = text.replace(
+        '        raise RuntimeError(f"{provider} was requested but is unavailable")\n', ""
+    )
+    report = _scan(tmp_path, {"reid/onnx_backend.py": text})
+    assert not _shown(report)
+    assert any(f.rule_id == "ort-nvidia-provider" and f.line == 7 for f in report.findings)
 
 
 def test_device_map_with_an_amd_provider_is_not_reported(tmp_path: Path) -> None:

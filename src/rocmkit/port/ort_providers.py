@@ -35,6 +35,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from rocmkit.port.rules import Severity
 from rocmkit.port.whole_tree import node_fields, walk
 
 NVIDIA_PROVIDERS = ("CUDAExecutionProvider", "TensorrtExecutionProvider")
@@ -50,6 +51,7 @@ class Choice:
     column: int
     provider: str
     how: str = "in get_available_providers()  (no AMD branch)"
+    severity: Severity = "warn"
 
 
 def nvidia_only_choices(tree: ast.AST) -> list[Choice]:
@@ -73,22 +75,27 @@ def nvidia_only_choices(tree: ast.AST) -> list[Choice]:
 def device_mapped_choices(tree: ast.AST) -> list[Choice]:
     """NVIDIA providers chosen for the device string "cuda": a dict literal whose "cuda" key maps
     to one (the dict naming no AMD provider), or one inside a branch whose test names "cuda" (a
-    function naming no AMD provider)."""
+    function naming no AMD provider). warn where the scope refuses a provider the build lacks
+    (`if provider not in available: raise`) or the module maps another device to an AMD provider
+    (its AMD side misses this path); otherwise ONNX Runtime warns and runs the session on the
+    CPU: info."""
     found: list[Choice] = []
+    amd_elsewhere = _names_amd_provider(tree)
     for scope in _scopes(tree):
         if isinstance(scope, ast.Lambda) or (scope is not tree and _names_amd_provider(scope)):
             continue
+        severity: Severity = "warn" if amd_elsewhere or _refuses_missing(scope) else "info"
         for node in _own_nodes(scope):
             if isinstance(node, ast.Dict) and not _names_amd_provider(node):
                 found += [
-                    _device_choice(v, "a device map")
+                    _device_choice(v, "a device map", severity)
                     for k, v in zip(node.keys, node.values, strict=True)
                     if _is_cuda(k) and _provider(v)
                 ]
             elif isinstance(node, (ast.If, ast.IfExp)) and _tests_cuda(node.test):
                 body: list[ast.AST] = [*node.body] if isinstance(node, ast.If) else [node.body]
                 found += [
-                    _device_choice(leaf, 'a branch on a "cuda" device')
+                    _device_choice(leaf, 'a branch on a "cuda" device', severity)
                     for statement in body
                     for leaf in walk(statement)
                     if _provider(leaf)
@@ -97,10 +104,24 @@ def device_mapped_choices(tree: ast.AST) -> list[Choice]:
     return list(unique.values())
 
 
-def _device_choice(node: ast.AST, how: str) -> Choice:
+def _refuses_missing(scope: ast.AST) -> bool:
+    """Whether a scope raises when a value is missing from a list (`if provider not in
+    available: raise ...`): the chosen provider is required, not tried."""
+    return any(
+        isinstance(node, ast.If)
+        and isinstance(node.test, ast.Compare)
+        and isinstance(node.test.ops[0], ast.NotIn)
+        and any(isinstance(s, ast.Raise) for s in node.body)
+        for node in _own_nodes(scope)
+    )
+
+
+def _device_choice(node: ast.AST, how: str, severity: Severity) -> Choice:
     assert isinstance(node, ast.Constant)
     why = f'for {how}  (an AMD GPU is device "cuda" under ROCm\'s torch; no AMD provider here)'
-    return Choice(node.lineno, node.col_offset + 1, str(node.value), why)
+    if severity == "info":
+        why = f"for {how}  (with ONNX Runtime's AMD build the session warns and runs on the CPU)"
+    return Choice(node.lineno, node.col_offset + 1, str(node.value), why, severity)
 
 
 def _provider(node: ast.AST | None) -> bool:

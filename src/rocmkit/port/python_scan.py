@@ -405,7 +405,7 @@ def _ort_provider_hits(whole: whole_tree.Whole, rules: RuleSet, tested: bool) ->
     choices += [
         c for c in ort_providers.device_mapped_choices(tree) if (c.line, c.column) not in taken
     ]
-    return [hit(c.line, c.column, rule, f"{c.provider!r} {c.how}") for c in choices]
+    return [hit(c.line, c.column, rule, f"{c.provider!r} {c.how}", c.severity) for c in choices]
 
 
 def _numba_cuda_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
