@@ -297,8 +297,13 @@ def _name(func: ast.expr) -> str:
 
 # A module-level table of what a helper installs, named for it (`BACKEND_REQUIREMENTS = {"onnx-cuda":
 # ("onnxruntime-gpu>=1.18",), ...}`, `_INSTALL_PACKAGES = [...]`).
-TABLE_WORD = "REQUIRE"
 _TABLE_NAME = re.compile(r"^_*[A-Z0-9_]*(?:REQUIREMENTS?|INSTALLS?|TO_INSTALL)(?:_[A-Z0-9_]*)?$")
+# The same name given a literal dict/list/tuple at the top of a module: the text test before any
+# parse (`REQUIREMENT_RE = re.compile(...)` is no table).
+TABLE_TEXT = re.compile(
+    r"^_*[A-Z0-9_]*(?:REQUIREMENTS?|INSTALLS?|TO_INSTALL)(?:_[A-Z0-9_]*)?\s*(?::[^=\n]*)?=\s*[\[({]",
+    re.M,
+)
 
 
 def table_hits(tree: ast.Module, rules: RuleSet) -> list[Hit]:

@@ -287,7 +287,12 @@ def scan_python(
     installs = installer.package_lines(text, rules)
     if installs:
         hits = hits + installer.run_time_hits(whole, rules, installs)
-    if installer.TABLE_WORD in text and _INSTALLER_CALL.search(text):
+    if (
+        not is_setup  # setup.py's lists are setuptools' (setup_static, the requirement readers)
+        and ("REQUIREMENT" in text or "INSTALL" in text)
+        and installer.TABLE_TEXT.search(text)
+        and _INSTALLER_CALL.search(text)
+    ):
         hits = hits + _install_table_hits(whole, rules)
     if parsed and any(h.rule.commands and h.severity != "info" for h in hits):
         tree = _launch_statements(text, hits, whole)
