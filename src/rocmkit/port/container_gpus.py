@@ -14,6 +14,7 @@ extended resource NVIDIA's device plugin advertises; AMD's plugin advertises `am
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 _NVIDIA_ONLY_CAPABILITIES = frozenset(
@@ -149,3 +150,127 @@ def _client_gpus(node: ast.AST) -> ast.expr | None:
     ):
         return None
     return next((k.value for k in node.keywords if k.arg == "gpus"), None)
+
+
+# A shell variable set to a docker binary (`DOCKER_BINARY="nvidia-docker"`) or to docker options
+# (`CUDA_ENV=" --gpus all "`), both read where the script runs `${DOCKER_BINARY} run ... ${CUDA_ENV}`.
+_SHELL_ASSIGN = re.compile(r"^\s*(?:export\s+|local\s+)?([A-Za-z_]\w*)\+?=(.*)$")
+_SHELL_REFERENCE = re.compile(r"\$\{?([A-Za-z_]\w*)")
+_SUDO = frozenset({"sudo", "exec", "command"})
+# nvidia-docker (NVIDIA's wrapper of docker) runs every container with the NVIDIA runtime, and
+# `--runtime=nvidia` names it: both give a GPU through NVIDIA's container stack only.
+_NVIDIA_DOCKER = "nvidia-docker"
+_NVIDIA_RUNTIME = re.compile(r"--runtime[=\s]+nvidia\b")
+_GPUS_WORD = re.compile(r"(?<![\w-])--gpus(?:[=\s]|$)")
+
+
+def names_nvidia_runtime(value: str) -> bool:
+    """Whether a string is docker's option selecting NVIDIA's runtime (`--runtime=nvidia`)."""
+    return value.startswith("--runtime") and bool(_NVIDIA_RUNTIME.match(value))
+
+
+def names_amd_devices(text: str) -> bool:
+    """Whether a file passes AMD's GPU devices or runtime to a container too."""
+    return "/dev/kfd" in text or "--runtime=amd" in text
+
+
+def shell_docker_gpus(text: str) -> list[tuple[int, str]]:
+    """(line, why) for each NVIDIA-only GPU request that a shell script passes to `docker run`
+    through a variable (an option string or the docker binary, nvidia-docker), or as
+    `--runtime=nvidia` / `nvidia-docker run`; none where the script also passes AMD's devices."""
+    if names_amd_devices(text):
+        return []  # the script gives AMD GPUs a container too: one vendor's side
+    lines = _logical_lines(text)
+    values: dict[str, list[tuple[int, str]]] = {}
+    for number, line in lines:
+        match = _SHELL_ASSIGN.match(line)
+        if match:
+            values.setdefault(match.group(1), []).append((number, match.group(2).strip("'\" ")))
+    binaries = {
+        name
+        for name, assigned in values.items()
+        if any(_program(v) in ("docker", _NVIDIA_DOCKER) for _, v in assigned)
+    }
+    found: list[tuple[int, str]] = []
+    for number, line in lines:
+        words = line.split()
+        while words and words[0] in _SUDO:
+            words = words[1:]
+        if len(words) < 2 or words[1] not in _DOCKER_SUBCOMMANDS | {"container"}:
+            continue
+        program = words[0]
+        variable = _SHELL_REFERENCE.match(program)
+        if not (
+            _program(program) in ("docker", _NVIDIA_DOCKER)
+            or (variable and variable.group(1) in binaries)
+        ):
+            continue
+        if _program(program) == _NVIDIA_DOCKER:
+            found.append((number, f"{_NVIDIA_DOCKER} run (NVIDIA's docker wrapper)"))
+        if _NVIDIA_RUNTIME.search(line):
+            found.append((number, "docker run --runtime=nvidia (NVIDIA's container runtime)"))
+        options = " ".join(_option_words(words[2:], values))
+        for name in {m.group(1) for m in _SHELL_REFERENCE.finditer(options)}:
+            for at, value in values.get(name, []):
+                if _GPUS_WORD.search(value) or _NVIDIA_RUNTIME.search(value):
+                    found.append((at, f"{name}={value!r}, passed to docker run at line {number}"))
+        if variable and variable.group(1) in binaries:
+            for at, value in values[variable.group(1)]:
+                if _program(value) == _NVIDIA_DOCKER:
+                    found.append((at, f"{value} (NVIDIA's docker wrapper) runs line {number}"))
+    return sorted(set(found))
+
+
+# docker run's options that take no value (docker's `run` reference); every other option takes one.
+_DOCKER_RUN_FLAGS = frozenset(
+    {"--rm", "--privileged", "--init", "--read-only", "--interactive", "--tty", "--detach"}
+    | {"--no-healthcheck", "--oom-kill-disable", "--sig-proxy", "--disable-content-trust"}
+)
+
+
+def _option_words(words: list[str], values: dict[str, list[tuple[int, str]]]) -> list[str]:
+    """The words of `docker run`'s own options (up to the image): a variable counts as options
+    when every value the script gives it is empty or starts with an option (`CUDA_ENV=" --gpus all "`);
+    any other word that is not an option or an option's value is the image."""
+    kept: list[str] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        reference = _SHELL_REFERENCE.match(word.lstrip('"'))
+        if word.startswith("-"):
+            short_flags = len(word) > 1 and word[1] != "-" and set(word[1:]) <= set("itd")
+            takes_value = not ("=" in word or word in _DOCKER_RUN_FLAGS or short_flags)
+            kept += words[index : index + 1 + takes_value]
+            index += 1 + takes_value
+        elif reference:
+            assigned = values.get(reference.group(1), [])
+            if not assigned or not all(v.lstrip()[:1] in ("", "-") for _, v in assigned):
+                break  # the image (or the command) held in a variable
+            kept.append(word)
+            index += 1
+        else:
+            break
+    return kept
+
+
+def _program(word: str) -> str:
+    return word.split()[0].rsplit("/", 1)[-1] if word.split() else ""
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    """(first line number, text) of each command line, backslash continuations joined and
+    comment lines left out."""
+    joined: list[tuple[int, str]] = []
+    start, parts = 0, list[str]()
+    for number, line in enumerate(text.splitlines(), 1):
+        if not parts:
+            if line.lstrip().startswith("#"):
+                continue
+            start = number
+        parts.append(line.rstrip().removesuffix("\\"))
+        if not line.rstrip().endswith("\\"):
+            joined.append((start, " ".join(parts)))
+            parts = []
+    if parts:
+        joined.append((start, " ".join(parts)))
+    return joined

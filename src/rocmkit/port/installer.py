@@ -295,6 +295,68 @@ def _name(func: ast.expr) -> str:
     return ".".join(reversed(parts))
 
 
+# A module-level table of what a helper installs, named for it (`BACKEND_REQUIREMENTS = {"onnx-cuda":
+# ("onnxruntime-gpu>=1.18",), ...}`, `_INSTALL_PACKAGES = [...]`).
+_TABLE_NAME = re.compile(r"^_*[A-Z0-9_]*(?:REQUIREMENTS?|INSTALLS?|TO_INSTALL)(?:_[A-Z0-9_]*)?$")
+# The same name given a literal dict/list/tuple at the top of a module: the text test before any
+# parse (`REQUIREMENT_RE = re.compile(...)` is no table).
+TABLE_TEXT = re.compile(
+    r"^_*[A-Z0-9_]*(?:REQUIREMENTS?|INSTALLS?|TO_INSTALL)(?:_[A-Z0-9_]*)?\s*(?::[^=\n]*)?=\s*[\[({]",
+    re.M,
+)
+
+
+def table_hits(tree: ast.Module, rules: RuleSet) -> list[Hit]:
+    """Findings for the requirement strings of a module-level table named for installing (an
+    upper-case `..._REQUIREMENTS` constant) in a module that also calls an installer (a function
+    named for installing or requirements): pip resolves each string the helper hands it, so
+    each is judged by the package rules, warn at most (a back end the user picks)."""
+    calls = any(
+        isinstance(n, ast.Call)
+        and _INSTALLER_NAME.search(_name(n.func).rsplit(".", 1)[-1])
+        and _name(n.func) != "setup"
+        for n in ast.walk(tree)
+    )
+    if not calls:
+        return []
+    hits: list[Hit] = []
+    for statement in tree.body:
+        target, value = _assigned(statement)
+        if target is None or value is None or not _TABLE_NAME.match(target):
+            continue
+        for constant in _table_strings(value):
+            token = str(constant.value).split()[0] if str(constant.value).split() else ""
+            found = _placed(requirement_hits(token, constant.lineno, rules), target, token)
+            why = f"{token}  (in {target}, which an installer call of this module reads)"
+            hits += [
+                h._replace(severity="warn" if h.severity == "error" else h.severity, evidence=why)
+                for h in found
+            ]
+    return hits
+
+
+def _assigned(statement: ast.stmt) -> tuple[str | None, ast.expr | None]:
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0]
+        return (target.id if isinstance(target, ast.Name) else None), statement.value
+    if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+        return statement.target.id, statement.value
+    return None, None
+
+
+def _table_strings(value: ast.expr) -> Iterator[ast.Constant]:
+    """The requirement strings of a table: a list/tuple of them, or a dict whose values are
+    strings or lists/tuples of strings; an f-string counts by its leading literal (the name)."""
+    values = value.values if isinstance(value, ast.Dict) else [value]
+    for item in values:
+        elements = item.elts if isinstance(item, (ast.List, ast.Tuple)) else [item]
+        for element in elements:
+            if isinstance(element, ast.JoinedStr) and element.values:
+                element = element.values[0]
+            if isinstance(element, ast.Constant) and isinstance(element.value, str):
+                yield element
+
+
 _PATTERNS: dict[int, re.Pattern[str]] = {}
 # Words that stand in an installer call (check_requirements(, pip_install(, "pip", "install").
 _INSTALLER_WORDS = ("install", "requirement")

@@ -149,6 +149,7 @@ def move_to_launches(tree: ast.Module, hits: list[Hit]) -> list[Hit]:
         return hits
     moved: dict[int, list[tuple[ast.Call, list[int]]]] = {}
     module_values = _assigned_constant_lines(_own_nodes(tree))
+    returners = _command_returners(tree, module_values, set(commands))
     for scope in _scopes(tree):
         own = _own_nodes(scope)
         values = _assigned_constant_lines(own)
@@ -156,6 +157,8 @@ def move_to_launches(tree: ast.Module, hits: list[Hit]) -> list[Hit]:
             # A module-level command string a function launches (`CMD = "nvidia-smi ..."` ...
             # `check_output(shlex.split(CMD))` in a function): the launch is the place.
             values = {**{k: v for k, v in module_values.items() if k not in values}, **values}
+        for name, lines in _assigned_call_lines(own, returners).items():
+            values.setdefault(name, set()).update(lines)
         for node in own:
             if not (isinstance(node, ast.Call) and node.args):
                 continue
@@ -237,6 +240,48 @@ def _assigned_constant_lines(own: list[ast.AST]) -> dict[str, set[int]]:
                         for c in ast.walk(node.value)
                         if isinstance(c, ast.Constant) and isinstance(c.value, str)
                     )
+    return lines
+
+
+def _command_returners(
+    tree: ast.Module, module_values: dict[str, set[int]], commands: set[int]
+) -> dict[str, set[int]]:
+    """Module-level function -> the command-finding lines its `return`s can give: the command
+    strings it returns itself, or those of the module-level names it returns (a lookup such as
+    `def find_smi(): ... return "/usr/bin/nvidia-smi" ... return NVIDIA_SMI`)."""
+    returners: dict[str, set[int]] = {}
+    for function in tree.body:
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        own = _own_nodes(function)
+        local = _assigned_constant_lines(own)
+        lines: set[int] = set()
+        for node in own:
+            if not (isinstance(node, ast.Return) and node.value is not None):
+                continue
+            for leaf in ast.walk(node.value):
+                if isinstance(leaf, ast.Constant) and isinstance(leaf.value, str):
+                    lines.add(leaf.lineno)
+                elif isinstance(leaf, ast.Name):
+                    lines |= local.get(leaf.id) or module_values.get(leaf.id, set())
+        if lines & commands:
+            returners[function.name] = lines & commands
+    return returners
+
+
+def _assigned_call_lines(own: list[ast.AST], returners: dict[str, set[int]]) -> dict[str, set[int]]:
+    """name -> command lines, for `name = f()` where f is a command returner."""
+    lines: dict[str, set[int]] = {}
+    for node in own:
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name)
+            and node.value.func.id in returners
+        ):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    lines.setdefault(target.id, set()).update(returners[node.value.func.id])
     return lines
 
 

@@ -20,6 +20,13 @@ A module that reads the installed build's providers and names no AMD provider an
 literal preference list that puts NVIDIA's provider before CPUExecutionProvider
 (`DEFAULT_PROVIDER_PRIORITY = ("CoreMLExecutionProvider", "CUDAExecutionProvider",
 "CPUExecutionProvider")`), picks the CPU on an AMD machine the same way: reported at the list.
+
+A device string mapped to a provider: under ROCm's torch an AMD GPU is the device type "cuda"
+(HIP keeps CUDA's names), so a map `{"cpu": "CPUExecutionProvider", "cuda":
+"CUDAExecutionProvider"}`, or a branch `if "cuda" in device: providers = ["CUDAExecutionProvider",
+...]`, sends an AMD user to NVIDIA's provider, which the AMD build lacks: the session refuses it or
+runs on the CPU. Reported where the map (or the function holding the branch) names no AMD
+provider.
 """
 
 from __future__ import annotations
@@ -28,11 +35,14 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from rocmkit.port.rules import Severity
 from rocmkit.port.whole_tree import node_fields, walk
 
 NVIDIA_PROVIDERS = ("CUDAExecutionProvider", "TensorrtExecutionProvider")
 AMD_PROVIDERS = ("ROCMExecutionProvider", "MIGraphXExecutionProvider")
 TRIGGER = "get_available_providers"
+# The device type of an AMD GPU under ROCm's torch, and of an NVIDIA GPU.
+_CUDA_DEVICE = "cuda"
 
 
 @dataclass(frozen=True)
@@ -41,6 +51,7 @@ class Choice:
     column: int
     provider: str
     how: str = "in get_available_providers()  (no AMD branch)"
+    severity: Severity = "warn"
 
 
 def nvidia_only_choices(tree: ast.AST) -> list[Choice]:
@@ -59,6 +70,76 @@ def nvidia_only_choices(tree: ast.AST) -> list[Choice]:
     if _calls_trigger(tree) and not _names_amd_provider(tree):
         found.extend(_preference_lists(tree))
     return found
+
+
+def device_mapped_choices(tree: ast.AST) -> list[Choice]:
+    """NVIDIA providers chosen for the device string "cuda": a dict literal whose "cuda" key maps
+    to one (the dict naming no AMD provider), or one inside a branch whose test names "cuda" (a
+    function naming no AMD provider). warn where the scope refuses a provider the build lacks
+    (`if provider not in available: raise`) or the module maps another device to an AMD provider
+    (its AMD side misses this path); otherwise ONNX Runtime warns and runs the session on the
+    CPU: info."""
+    found: list[Choice] = []
+    amd_elsewhere = _names_amd_provider(tree)
+    for scope in _scopes(tree):
+        if isinstance(scope, ast.Lambda) or (scope is not tree and _names_amd_provider(scope)):
+            continue
+        severity: Severity = "warn" if amd_elsewhere or _refuses_missing(scope) else "info"
+        for node in _own_nodes(scope):
+            if isinstance(node, ast.Dict) and not _names_amd_provider(node):
+                found += [
+                    _device_choice(v, "a device map", severity)
+                    for k, v in zip(node.keys, node.values, strict=True)
+                    if _is_cuda(k) and _provider(v)
+                ]
+            elif isinstance(node, (ast.If, ast.IfExp)) and _tests_cuda(node.test):
+                body: list[ast.AST] = [*node.body] if isinstance(node, ast.If) else [node.body]
+                found += [
+                    _device_choice(leaf, 'a branch on a "cuda" device', severity)
+                    for statement in body
+                    for leaf in walk(statement)
+                    if _provider(leaf)
+                ]
+    unique = {(c.line, c.column): c for c in found}
+    return list(unique.values())
+
+
+def _refuses_missing(scope: ast.AST) -> bool:
+    """Whether a scope raises when a value is missing from a list (`if provider not in
+    available: raise ...`): the chosen provider is required, not tried."""
+    return any(
+        isinstance(node, ast.If)
+        and isinstance(node.test, ast.Compare)
+        and isinstance(node.test.ops[0], ast.NotIn)
+        and any(isinstance(s, ast.Raise) for s in node.body)
+        for node in _own_nodes(scope)
+    )
+
+
+def _device_choice(node: ast.AST, how: str, severity: Severity) -> Choice:
+    assert isinstance(node, ast.Constant)
+    why = f'for {how}  (an AMD GPU is device "cuda" under ROCm\'s torch; no AMD provider here)'
+    if severity == "info":
+        why = f"for {how}  (with ONNX Runtime's AMD build the session warns and runs on the CPU)"
+    return Choice(node.lineno, node.col_offset + 1, str(node.value), why, severity)
+
+
+def _provider(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value in NVIDIA_PROVIDERS
+
+
+def _is_cuda(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value == _CUDA_DEVICE
+
+
+def _tests_cuda(test: ast.expr) -> bool:
+    """Whether a branch's test compares a device with "cuda" / "cuda:N" (==, in, startswith)."""
+    for node in walk(test):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            value = node.value
+            if value == _CUDA_DEVICE or value.startswith(_CUDA_DEVICE + ":"):
+                return True
+    return False
 
 
 def _calls_trigger(node: ast.AST) -> bool:

@@ -67,7 +67,9 @@ _CONDA = re.compile(r"(?:environment|conda|env)(?:[-_.].*)?\.ya?ml$")
 _COMPOSE = re.compile(r"(?:docker-)?compose(?:[-_.].*)?\.ya?ml$")
 _DOCKERFILE = re.compile(r"(?:Dockerfile|Containerfile)(?:[-_.].*)?$|.*[-_.][Dd]ockerfile$")
 _MAKEFILES = frozenset({"Makefile", "makefile", "GNUmakefile"})
-_SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch")
+# A template of a shell script (Jinja, a plain .in/.tmpl) renders to the script its name says.
+_SHELL_SUFFIXES: tuple[str, ...] = (".sh", ".bash", ".zsh", ".slurm", ".sbatch")
+_SHELL_SUFFIXES += (".sh.j2", ".sh.jinja", ".sh.jinja2", ".sh.tmpl", ".sh.in", ".sbatch.j2")
 _CUDA_SUFFIXES = (".cu", ".cuh")
 _HEADER_SUFFIXES = (".h", ".hpp")  # scanned only when they hold CUDA device code
 

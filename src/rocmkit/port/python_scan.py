@@ -61,7 +61,7 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     # gpus=: a Python docker client's run (python-on-whales), judged on the whole tree
     "container-gpu-request": ("DeviceRequest", container_gpus.NVIDIA_RESOURCE, "--gpus", "gpus="),
     "cuda-library-load": cuda_libraries.TRIGGERS + cuda_libraries.TRIGGERS_NVML,
-    "ort-nvidia-provider": (ort_providers.TRIGGER,),
+    "ort-nvidia-provider": (ort_providers.TRIGGER, *ort_providers.NVIDIA_PROVIDERS),
     # both hold "cuda", a key every scan looks for already: no search of its own
     "numba-cuda": ("numba.cuda", "import cuda"),
     "python-inline-ptx": (inline_ptx.GATE,),  # round fifteen (a)
@@ -289,6 +289,13 @@ def scan_python(
     installs = installer.package_lines(text, rules)
     if installs:
         hits = hits + installer.run_time_hits(whole, rules, installs)
+    if (
+        not is_setup  # setup.py's lists are setuptools' (setup_static, the requirement readers)
+        and ("REQUIREMENT" in text or "INSTALL" in text)
+        and installer.TABLE_TEXT.search(text)
+        and _INSTALLER_CALL.search(text)
+    ):
+        hits = hits + _install_table_hits(whole, rules)
     if parsed and any(h.rule.commands and h.severity != "info" for h in hits):
         tree = _launch_statements(text, hits, whole)
         if tree is not None:
@@ -299,8 +306,10 @@ def scan_python(
         hits = hits + triton_libdevice.scan_libdevice(text, rules)
     if inline_ptx.GATE in text:  # round fifteen (a): PTX text given to an inline-asm call
         hits = hits + _inline_ptx_hits(whole, rules)
-    if ort_providers.TRIGGER in text and any(p in text for p in ort_providers.NVIDIA_PROVIDERS):
-        hits = hits + _ort_provider_hits(whole, rules)
+    if any(p in text for p in ort_providers.NVIDIA_PROVIDERS) and (
+        ort_providers.TRIGGER in text or "cuda" in text
+    ):
+        hits = hits + _ort_provider_hits(whole, rules, ort_providers.TRIGGER in text)
     if numba_cuda.TRIGGER in text and "cuda" in text:
         hits = hits + _numba_cuda_hits(whole, rules)
     if any(t in text for t in ctypes_libraries.TRIGGERS):
@@ -380,15 +389,32 @@ def _docker_client_gpus(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
     ]
 
 
-def _ort_provider_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
-    """ONNX Runtime provider choices that test only NVIDIA's providers (ort_providers)."""
+# A call of a function named for installing (installer.py): the table check's text gate, written
+# in lower case as the byte pre-filter's installer words are.
+_INSTALLER_CALL = re.compile(r"(?:install(?!ed)|requirement)\w*\s*\(")
+
+
+def _install_table_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
+    """Requirement strings of a module-level install table (installer.table_hits)."""
+    try:
+        tree = whole.tree()
+    except (SyntaxError, ValueError):
+        return []
+    return installer.table_hits(tree, rules)
+
+
+def _ort_provider_hits(whole: whole_tree.Whole, rules: RuleSet, tested: bool) -> list[Hit]:
+    """ONNX Runtime provider choices that test only NVIDIA's providers, or give them to the
+    device "cuda" (ort_providers)."""
     rule, tree = _rule_and_tree(rules, "ort-nvidia-provider", whole)
     if rule is None or tree is None:
         return []
-    return [
-        hit(c.line, c.column, rule, f"{c.provider!r} {c.how}")
-        for c in ort_providers.nvidia_only_choices(tree)
+    choices = ort_providers.nvidia_only_choices(tree) if tested else []
+    taken = {(c.line, c.column) for c in choices}
+    choices += [
+        c for c in ort_providers.device_mapped_choices(tree) if (c.line, c.column) not in taken
     ]
+    return [hit(c.line, c.column, rule, f"{c.provider!r} {c.how}", c.severity) for c in choices]
 
 
 def _numba_cuda_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
@@ -1493,6 +1519,8 @@ class _Visitor:
         # imports of the `if` it tests: what the branch is for
         self.compare_words: dict[int, list[str]] = {}
         self.branch_words: dict[int, list[str]] = {}
+        # comparisons an `assert` makes: the rest of its function is the branch it lets through
+        self.asserted: set[int] = set()
         self.builds_extension = any(m in text for m in _BUILD_MARKERS)
         # Strings that reach nvcc's arguments, followed through names and local functions.
         self.nvcc_direct: set[tuple[int, str]] = set()
@@ -1927,6 +1955,8 @@ class _Visitor:
                 self.add(node, rule, repr(value))
         if value == container_gpus.NVIDIA_RESOURCE:
             self._nvidia_resource(node)
+        elif container_gpus.names_nvidia_runtime(value) and id(node) not in self.in_message:
+            self._nvidia_runtime(node)
         elif id(node) in self.docker_gpus and id(node) not in self.reported:
             self.reported.add(id(node))
             rule = self.rules.by_id.get("docker-gpus")
@@ -1951,6 +1981,19 @@ class _Visitor:
             bad = build_flags.rejected_flags(value)
             if bad:
                 self.add(node, "nvcc-flags", _nvcc_evidence(bad))
+
+    def _nvidia_runtime(self, node: ast.Constant) -> None:
+        """docker's `--runtime=nvidia` built in Python: NVIDIA's container runtime; a module that
+        also passes AMD's devices (/dev/kfd) or runtime chooses between the two."""
+        rule = self.rules.by_id.get("docker-gpus")
+        if rule is None:
+            return
+        evidence = f"{node.value!r} (NVIDIA's container runtime)"
+        if container_gpus.names_amd_devices(self.text):
+            why = f"{evidence}  (AMD's devices are passed in this module)"
+            self.hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "info"))
+        else:
+            self.add(node, rule, evidence)
 
     def _nvidia_resource(self, node: ast.Constant) -> None:
         """The Kubernetes resource of NVIDIA's device plugin; a module that also names AMD's
@@ -2233,6 +2276,26 @@ class _Visitor:
                 "info",
             )
 
+    def _asserted_capability(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """`assert get_device_capability()[0] == 9, "... requires SM90"` in a function: the
+        function's rest is what the assert lets through, so its message, the function's name
+        and the names it is registered under (`@register_backend("fa3")`) say what that is."""
+        asserts = [n for n in node.body if isinstance(n, ast.Assert)]
+        if not asserts:
+            return
+        words = [node.name] + [
+            c.value
+            for d in node.decorator_list
+            for c in ast.walk(d)
+            if isinstance(c, ast.Constant) and isinstance(c.value, str)
+        ]
+        for statement in asserts:
+            said = [*words, *_branch_words([ast.Expr(statement.msg)] if statement.msg else [])]
+            for compare in ast.walk(statement.test):
+                if isinstance(compare, ast.Compare):
+                    self.asserted.add(id(compare))
+                    self.branch_words.setdefault(id(compare), []).extend(said)
+
     def _feature_taken(self, compares: list[ast.Compare], verdicts: list[str]) -> str | None:
         """Why an AMD GPU takes a branch meant for an NVIDIA feature it lacks: the comparison is
         evaluated for every AMD target (capability_features.AMD_CAPABILITIES), the words around
@@ -2242,7 +2305,9 @@ class _Visitor:
         if vendor_aware(self.text):
             return None  # the module already asks which vendor's torch runs it (as tables do)
         for verdict, compare in zip(verdicts, compares, strict=True):
-            if verdict != "warn":  # safe for every AMD GPU, or an equality: a per-chip choice
+            # safe for every AMD GPU, or an equality: a per-chip choice (but an assert equating
+            # the capability with Hopper's 9 lets every gfx9 GPU into what it guards)
+            if verdict != "warn" and not (verdict == "unsure" and id(compare) in self.asserted):
                 continue
             threshold = _threshold(compare)
             feature = capability_features.named_feature(
@@ -2314,6 +2379,7 @@ class _Visitor:
             )
         if self.reads_capability:
             self.functions.append((node.lineno, node.end_lineno or node.lineno))
+            self._asserted_capability(node)
             # a `return` is a statement: the statements hold every one ast.walk finds
             for returned in pieces.statement_nodes(node):
                 if isinstance(returned, ast.Return) and returned.value is not None:

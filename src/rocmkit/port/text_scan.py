@@ -10,7 +10,7 @@ import os
 import re
 import stat
 
-from rocmkit.port import vendor_images
+from rocmkit.port import container_gpus, vendor_images
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.rules import Rule, RuleSet
 
@@ -242,6 +242,11 @@ def scan_text(text: str, kind: str, rules: RuleSet) -> list[Hit]:
     if kind == "dockerfile":
         hits += arg_base_image_hits(text, rules)
         hits = vendor_images.drop_rocm_tags(text, hits)
+    if kind == "shell" and ("docker" in text) and rules.by_id.get("docker-gpus") is not None:
+        hits += [
+            hit(line, 1, rules.by_id["docker-gpus"], why)
+            for line, why in container_gpus.shell_docker_gpus(text)
+        ]
     if kind in ("dockerfile", "shell"):
         hits += pip_install_hits(text, rules)
         hits += uv_backend_hits(text, rules)
@@ -250,9 +255,11 @@ def scan_text(text: str, kind: str, rules: RuleSet) -> list[Hit]:
     command_possible = command_pattern is not None and any(c in text for c in rules.commands)
     if not (env_possible or command_possible):
         return hits
+    conditions: list[str] = []  # the tests of the shell `if`s a line is inside
     for number, line in enumerate(text.splitlines(), 1):
         if line.lstrip().startswith("#"):
             continue
+        _track_if(line, conditions)
         if env_possible:
             for match in env_pattern.finditer(line):
                 rule = rules.env_rule(match.group(1))
@@ -261,6 +268,37 @@ def scan_text(text: str, kind: str, rules: RuleSet) -> list[Hit]:
         if command_possible and command_pattern is not None:
             for match in command_pattern.finditer(line):
                 rule = rules.command_rule(match.group(1))
-                if rule is not None:
+                if rule is None:
+                    continue
+                tested = _presence_tested(match.group(1), [line, *conditions])
+                if tested:
+                    # `which nvidia-smi && nvidia-smi || echo ...`: the script asks first
+                    why = f"{line.strip()}  (run only where `{tested}` finds it)"[:160]
+                    hits.append(hit(number, match.start() + 1, rule, why, "info"))
+                else:
                     hits.append(hit(number, match.start() + 1, rule, line.strip()))
     return hits
+
+
+# POSIX shells' tests for a program on PATH (`command -v`, `type`, `hash`) and which(1).
+_PRESENCE = re.compile(r"\b(?:command\s+-v|which|type|hash)\s+(?:-\w+\s+)*([\w./-]+)")
+
+
+def _presence_tested(command: str, tests: list[str]) -> str:
+    """The presence test of `command` among `tests` (its own line, the `if`s around it)."""
+    for text in tests:
+        for match in _PRESENCE.finditer(text):
+            if match.group(1).rsplit("/", 1)[-1] == command:
+                return match.group(0)
+    return ""
+
+
+def _track_if(line: str, conditions: list[str]) -> None:
+    """Keep `conditions` to the tests of the `if` blocks open at `line` (a shell script)."""
+    stripped = line.strip()
+    if re.match(r"(?:if|elif)\s", stripped) and not re.search(r"\bfi\s*;?\s*$", stripped):
+        if stripped.startswith("elif") and conditions:
+            conditions.pop()
+        conditions.append(stripped)
+    elif re.match(r"fi\b", stripped) and conditions:
+        conditions.pop()
