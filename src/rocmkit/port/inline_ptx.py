@@ -66,9 +66,9 @@ def ptx_in(text: str) -> str | None:
 def asm_uses(tree: ast.Module) -> list[AsmUse]:
     """Each inline-asm call whose assembly text (a string argument, or a name bound to one in
     the module) holds PTX, and whether it sits under a CUDA-target or vendor test."""
-    strings = _bound_strings(tree)
+    calls, strings = _walk(tree)
     found = []
-    for call, gated in _calls(tree, False):
+    for call, gated in calls:
         for text in _texts(call, strings):
             ptx = ptx_in(text)
             if ptx is not None:
@@ -78,13 +78,33 @@ def asm_uses(tree: ast.Module) -> list[AsmUse]:
     return found
 
 
-def _calls(node: ast.AST, gated: bool) -> Iterator[tuple[ast.Call, bool]]:
-    if isinstance(node, ast.Call) and _name(node.func) in _CALLS:
-        yield node, gated
-    if isinstance(node, (ast.If, ast.IfExp)) and _TARGET_TEST.search(ast.unparse(node.test)):
-        gated = True
-    for child in ast.iter_child_nodes(node):
-        yield from _calls(child, gated)
+def _walk(
+    tree: ast.Module,
+) -> tuple[list[tuple[ast.Call, bool]], dict[str, list[str]]]:
+    """One walk of the module: each inline-asm call with whether an `if` around it (or a
+    conditional expression holding it) tests the CUDA target, the vendor or a PTX flag, and the
+    names assigned a literal string anywhere (`asm = "cvt.rni.f32.f32 ..."`). The enclosing tests
+    are unparsed only at a matching call: a big module holds thousands of `if`s and few calls."""
+    calls: list[tuple[ast.Call, bool]] = []
+    bound: dict[str, list[str]] = {}
+    stack: list[tuple[ast.AST, tuple[ast.expr, ...]]] = [(tree, ())]
+    while stack:
+        node, tests = stack.pop()
+        if isinstance(node, ast.Call):
+            if _name(node.func) in _CALLS:
+                gated = any(_TARGET_TEST.search(ast.unparse(t)) for t in tests)
+                calls.append((node, gated))
+        elif isinstance(node, (ast.If, ast.IfExp)):
+            tests = (*tests, node.test)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                text = _literal(node.value)
+                if text:
+                    bound.setdefault(target.id, []).append(text)
+        stack.extend((child, tests) for child in ast.iter_child_nodes(node))
+    calls.sort(key=lambda c: (c[0].lineno, c[0].col_offset))
+    return calls, bound
 
 
 def _name(func: ast.expr) -> str:
@@ -112,19 +132,6 @@ def _literal(node: ast.expr) -> str:
     if isinstance(node, ast.JoinedStr):
         return " ".join(_literal(v) for v in node.values if isinstance(v, ast.Constant))
     return ""
-
-
-def _bound_strings(tree: ast.Module) -> dict[str, list[str]]:
-    """Names assigned a literal string anywhere in the module (`asm = "cvt.rni.f32.f32 ..."`)."""
-    bound: dict[str, list[str]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            if isinstance(target, ast.Name):
-                text = _literal(node.value)
-                if text:
-                    bound.setdefault(target.id, []).append(text)
-    return bound
 
 
 # declared.py's words for a module-level import of a package only an opt-in extra declares

@@ -66,7 +66,11 @@ def requires_dist(text: str) -> dict[str | None, list[tuple[str, int]]]:
         if "extra" not in marker:
             out.setdefault(None, []).append((value, number))
             continue
-        candidates = dict.fromkeys([*extras, *_EXTRA_NAME.findall(marker)])
+        named = _EXTRA_NAME.findall(marker)
+        # `extra == "x"` (what every build backend writes) can hold only for the extras it
+        # names; any other test of `extra` (`!=`, `in`) is evaluated for every extra declared
+        only_named = named and "!=" not in marker and " in " not in marker.replace("not in", "")
+        candidates = dict.fromkeys(named if only_named else [*extras, *named])
         for extra in candidates:
             if installed_on_rocm_machine(value, extra):
                 out.setdefault(extra, []).append((requirement.strip(), number))
