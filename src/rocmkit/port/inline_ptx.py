@@ -102,8 +102,8 @@ def _walk(
                 text = _literal(node.value)
                 if text:
                     bound.setdefault(target.id, []).append(text)
-        stack.extend((child, tests) for child in ast.iter_child_nodes(node))
-    calls.sort(key=lambda c: (c[0].lineno, c[0].col_offset))
+        # children pushed last-first: popped in source order (a name bound twice keeps its order)
+        stack.extend((child, tests) for child in reversed(list(ast.iter_child_nodes(node))))
     return calls, bound
 
 
