@@ -254,3 +254,26 @@ def test_the_closure_follows_relative_imports_in_a_src_layout(tmp_path: Path) ->
     assert found["src/kern/gemm.py"].severity == "info"
     assert found["tests/test_gemm.py"].severity == "info"  # loading it runs kern first
     assert "reported at src/kern/norm.py:1" in found["tests/test_gemm.py"].note
+
+
+def test_a_fifo_named_like_a_module_of_the_package_is_not_waited_on(tmp_path: Path) -> None:
+    # the import walk reads the modules `import kern` runs; a FIFO named kern/slow.py (refused
+    # unread by the scan) must not make that walk wait for a writer
+    import os
+    import threading
+
+    (tmp_path / "kern").mkdir()
+    os.mkfifo(tmp_path / "kern" / "slow.py")
+    files = {
+        "kern/__init__.py": "from . import slow\nfrom .norm import norm\n",
+        "kern/norm.py": _KERNEL + "norm = kernel\n",
+        "kern/gemm.py": _KERNEL,
+    }
+    done: list[PortReport] = []
+    worker = threading.Thread(target=lambda: done.append(_scan(tmp_path, files)), daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    assert done, "the import walk waited on a FIFO"
+    found = _by_place(done[0])
+    assert found["kern/norm.py"].severity == "error"  # the module `import kern` reaches
+    assert found["kern/gemm.py"].severity == "info"

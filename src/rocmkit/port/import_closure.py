@@ -28,8 +28,10 @@ from collections.abc import Iterable, Iterator
 from rocmkit.port.findings import PortFinding
 from rocmkit.port.package_imports import imported_module
 from rocmkit.port.rules import severity_rank
+from rocmkit.port.text_scan import read_head
 
 _INIT = "__init__.py"
+_MAX_BYTES = 4 * 1024 * 1024  # the scan's default size limit (PortConfig.max_bytes)
 # `from a.b import c` (a; a relative `from .x` names none of the project's dependencies)
 _FROM_NAME = re.compile(r"from\s+(\w+)")
 
@@ -66,11 +68,8 @@ class _Project:
         cached = self._lines.get(rel)
         if cached is None:
             cached = self._lines[rel] = {}
-            try:
-                with open(os.path.join(self.root, rel), "rb") as handle:
-                    text = handle.read().decode("utf-8", "replace")
-            except OSError:
-                return cached
+            # read_head: a regular file only (a FIFO named like a module must not block the scan)
+            text = read_head(os.path.join(self.root, rel), _MAX_BYTES).decode("utf-8", "replace")
             for number, line in enumerate(text.split("\n"), 1):
                 if line.startswith(("import ", "from ")):
                     cached[number] = _statement_names(line.split("#", 1)[0].split(";", 1)[0])
@@ -85,9 +84,8 @@ class _Project:
 
     def _read(self, rel: str) -> tuple[str, ...]:
         try:
-            with open(os.path.join(self.root, rel), "rb") as handle:
-                tree = ast.parse(handle.read())
-        except (OSError, SyntaxError, ValueError):
+            tree = ast.parse(read_head(os.path.join(self.root, rel), _MAX_BYTES))
+        except (SyntaxError, ValueError):
             return ()
         targets: list[str] = []
         for node in tree.body:  # module level only: nothing inside def, if, try or with
