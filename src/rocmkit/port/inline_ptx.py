@@ -17,6 +17,7 @@ instructions with underscores (`v_cvt_f32_f16`, `s_waitcnt`): no match.
 from __future__ import annotations
 
 import ast
+import bisect
 import dataclasses
 import re
 from collections.abc import Iterator
@@ -63,10 +64,12 @@ def ptx_in(text: str) -> str | None:
     return " ".join(text[start:end].split())[:60]
 
 
-def asm_uses(tree: ast.Module) -> list[AsmUse]:
+def asm_uses(tree: ast.Module, text: str | None = None) -> list[AsmUse]:
     """Each inline-asm call whose assembly text (a string argument, or a name bound to one in
-    the module) holds PTX, and whether it sits under a CUDA-target or vendor test."""
-    calls, strings = _walk(tree)
+    the module) holds PTX, and whether it sits under a CUDA-target or vendor test. With the
+    module's `text`, expressions are walked only where a line names an inline-asm call."""
+    lines = None if text is None else _call_lines(text)
+    calls, strings = _walk(tree, lines)
     found = []
     for call, gated in calls:
         for text in _texts(call, strings):
@@ -78,13 +81,36 @@ def asm_uses(tree: ast.Module) -> list[AsmUse]:
     return found
 
 
+def _call_lines(text: str) -> list[int]:
+    """The line numbers (sorted) holding the name of an inline-asm call (`_CALLS`: each holds
+    "inline_asm" or "InlineAsmOp")."""
+    return [
+        number
+        for number, line in enumerate(text.split("\n"), 1)
+        if "inline_asm" in line or "InlineAsmOp" in line
+    ]
+
+
+def _spans_call(node: ast.AST, lines: list[int] | None) -> bool:
+    """Whether a node can hold an inline-asm call: its lines hold one of the names (a node
+    without a position, or no line list, is walked)."""
+    start = getattr(node, "lineno", None)
+    if lines is None or start is None:
+        return True
+    end = getattr(node, "end_lineno", None) or start
+    i = bisect.bisect_left(lines, start)
+    return i < len(lines) and lines[i] <= end
+
+
 def _walk(
-    tree: ast.Module,
+    tree: ast.Module, lines: list[int] | None = None
 ) -> tuple[list[tuple[ast.Call, bool]], dict[str, list[str]]]:
     """One walk of the module: each inline-asm call with whether an `if` around it (or a
     conditional expression holding it) tests the CUDA target, the vendor or a PTX flag, and the
-    names assigned a literal string anywhere (`asm = "cvt.rni.f32.f32 ..."`). The enclosing tests
-    are unparsed only at a matching call: a big module holds thousands of `if`s and few calls."""
+    names assigned a literal string anywhere (`asm = "cvt.rni.f32.f32 ..."`). Every statement is
+    visited (an assignment is one); an expression only where `lines` say a call may be in it
+    (most of a big module's nodes are expressions). The enclosing tests are unparsed only at a
+    matching call: a big module holds thousands of `if`s and few calls."""
     calls: list[tuple[ast.Call, bool]] = []
     bound: dict[str, list[str]] = {}
     stack: list[tuple[ast.AST, tuple[ast.expr, ...]]] = [(tree, ())]
@@ -103,7 +129,12 @@ def _walk(
                 if text:
                     bound.setdefault(target.id, []).append(text)
         # children pushed last-first: popped in source order (a name bound twice keeps its order)
-        stack.extend((child, tests) for child in reversed(list(ast.iter_child_nodes(node))))
+        children = [
+            child
+            for child in ast.iter_child_nodes(node)
+            if not isinstance(child, ast.expr) or _spans_call(child, lines)
+        ]
+        stack.extend((child, tests) for child in reversed(children))
     return calls, bound
 
 

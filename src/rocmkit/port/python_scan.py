@@ -430,7 +430,7 @@ def _inline_ptx_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
     rule, tree = _rule_and_tree(rules, inline_ptx.RULE, whole)
     if rule is None or tree is None:
         return []
-    uses = inline_ptx.asm_uses(tree)
+    uses = inline_ptx.asm_uses(tree, whole.text)
     return [
         hit(
             u.line,
