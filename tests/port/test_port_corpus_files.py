@@ -83,6 +83,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test28", 17),
         ("test29", 27),
         ("test30", 24),
+        ("test31", 7),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
