@@ -62,6 +62,7 @@ PARTS = (
     "test28",
     "test29",
     "test30",
+    "test32",
 )
 SEVERITIES = ("warn", "error")
 
