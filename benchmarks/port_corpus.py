@@ -63,6 +63,7 @@ PARTS = (
     "test29",
     "test30",
     "test31",
+    "test32",
 )
 SEVERITIES = ("warn", "error")
 
