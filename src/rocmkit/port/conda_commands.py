@@ -6,7 +6,8 @@ cudatoolkit=11.3 -c pytorch` installs PyTorch's CUDA build exactly as the same p
 environment.yml's `dependencies:` do, so each package and channel goes through the conda rules
 (conda-cuda: cudatoolkit, pytorch-cuda, cuda-toolkit, the nvidia channel). Anaconda's pytorch
 channel publishes CUDA and CPU builds only; ROCm's torch comes from download.pytorch.org/whl/rocm*.
-Read in shell scripts, Dockerfile RUN lines (with their continuations) and README install lines.
+Read in shell scripts and Dockerfile RUN lines (with their continuations); not in READMEs (see
+readme_install.RULE_IDS).
 """
 
 from __future__ import annotations

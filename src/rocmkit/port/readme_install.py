@@ -5,7 +5,7 @@ The README's install line is what a user copies into a shell: `pip install torch
 same line in a requirements file or a shell script would, so each command is judged the way
 requirement files and scripts are (the requirement rules and their severities, the PyTorch index
 rule). For precision only command lines are read: a line that starts (after a `$ `/`> ` prompt or
-`!`) with `pip install`, `pip3 install`, `python -m pip install`, `uv pip install`, `conda install` or `conda create`,
+`!`) with `pip install`, `pip3 install`, `python -m pip install`, `uv pip install` or `conda install`,
 with its backslash continuations; prose, tables and other code are blanked. Where the README also
 gives a ROCm install command (the ROCm index of PyTorch, repo.radeon.com, a `rocm` extra or
 package), the CUDA lines are one vendor's choice of two: info, naming the ROCm line, as the other
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 
-from rocmkit.port.conda_commands import conda_command_hits
 from rocmkit.port.findings import Hit
 from rocmkit.port.requirements import pip_install_hits
 from rocmkit.port.rules import RuleSet
@@ -27,14 +26,14 @@ FILE_NAMES = frozenset({"README.md", "README.rst", "readme.md", "Readme.md"})
 # `+cuXXX` local versions of its CUDA builds. Package names alone were left out (an optional
 # integration line and the project's own `pip install NAME[extra]` read alike).
 RULE_IDS = frozenset({"torch-cuda-index", "cuda-local-version"})
-# Round sixteen (b): rules whose verdict is the install's own definition too: a conda line's CUDA
-# packages and channels (conda-cuda), and JAX's `cuda*` extras, which install its CUDA plugin
-# (docs.jax.dev installation: `jax[cuda12]` pulls jax-cuda12-plugin and NVIDIA's wheels).
-RULE_IDS |= {"conda-cuda", "jax-cuda-extra"}
+# Round sixteen (b): JAX's `cuda*` extras, which install its CUDA plugin by definition
+# (docs.jax.dev installation: `jax[cuda12]` pulls jax-cuda12-plugin and NVIDIA's wheels). A
+# conda line's CUDA toolkit was tried and left out: READMEs of CUDA-first projects (sparse
+# convolution, RAPIDS, a "GPU support" section) give it where the seen lists count no hazard.
+RULE_IDS |= {"jax-cuda-extra"}
 _COMMAND = re.compile(
     r"^\s*(?:[$>]\s*|!\s*)?(?:sudo\s+)?"
-    r"(?:(?:python3?\s+-m\s+)?pip3?\s+install|uv\s+pip\s+install"
-    r"|(?:conda|mamba|micromamba)\s+(?:install|create))\b"
+    r"(?:(?:python3?\s+-m\s+)?pip3?\s+install|uv\s+pip\s+install|conda\s+install|mamba\s+install)\b"
 )
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
 # A ROCm install the README gives too: a ROCm command, or prose naming an AMD/ROCm install route.
@@ -83,7 +82,6 @@ def scan_readme(text: str, rules: RuleSet) -> list[Hit]:
     if not commands.strip():
         return []
     found = pip_install_hits(commands, rules) + text_rule_hits(commands, "shell", rules)
-    found += conda_command_hits(commands, rules)
     hits = [h for h in found if h.rule.id in RULE_IDS]
     rocm = _ROCM.search(text)
     if rocm is not None:
