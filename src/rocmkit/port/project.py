@@ -30,6 +30,7 @@ from rocmkit.port import (
     setup_static,
 )
 from rocmkit.port.amd_management import AmdManagement
+from rocmkit.port.constraints import ConstraintFiles
 from rocmkit.port.context import build_context
 from rocmkit.port.cpp_scan import scan_cuda_source
 from rocmkit.port.cudnn_users import without_users
@@ -63,7 +64,8 @@ SKIP_DIRS = frozenset(
     | {".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs", ".ipynb_checkpoints"}
 )
 _REQUIREMENTS = re.compile(r"(?:.*[-_.])?(?:requirements?|constraints)(?:[-_.].*)?\.(?:txt|in)$")
-_CONDA = re.compile(r"(?:environment|conda|env)(?:[-_.].*)?\.ya?ml$")
+# conda's environment files, also under a prefix (`ffcv-conda.yml`, `cuda-environment.yml`)
+_CONDA = re.compile(r"(?:(?:.*[-_.])?(?:environment|conda)|env)(?:[-_.].*)?\.ya?ml$")
 _COMPOSE = re.compile(r"(?:docker-)?compose(?:[-_.].*)?\.ya?ml$")
 _DOCKERFILE = re.compile(r"(?:Dockerfile|Containerfile)(?:[-_.].*)?$|.*[-_.][Dd]ockerfile$")
 _MAKEFILES = frozenset({"Makefile", "makefile", "GNUmakefile"})
@@ -230,6 +232,8 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
     # files beside it (vendor_loading), whose bytes this loop has read by then.
     pending: list[tuple[str, list[Hit]]] = []
     amd_side = AmdManagement()  # told each Python file's bytes: does the project use AMD SMI?
+    constraint_files = ConstraintFiles()  # the files passed to pip with -c and with -r
+    requirement_files: set[str] = set()
     loading = context.cuda_loading
 
     def read(path: str, data: bytes) -> None:
@@ -247,6 +251,9 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
             issues.append(FileIssue(path=rel, reason=str(exc)))
             continue
         num_parsed += parsed
+        constraint_files.read(kind, text)
+        if kind == "requirements" and hits:
+            requirement_files.add(rel)
         if any(pulls_own_package(h, None) for h in hits):  # `dep[vllm]` in vLLM: the project
             own = context.own_packages | declared_name(text) | setup_static.project_name(path)
             hits = [h for h in hits if not pulls_own_package(h, own)]
@@ -265,6 +272,8 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
         suppressed += len(hits) - len(kept)
         pending.append((rel, kept))
     for rel, kept in pending:
+        if rel in requirement_files and constraint_files.is_constraints(rel):
+            kept = constraint_files.demote(kept)
         findings.extend(_group(rel, _dedupe(kept), context.note_for(rel)))
     findings = reported_by_package(findings)
     if root.is_dir():  # a file scanned alone says nothing about the rest of its project

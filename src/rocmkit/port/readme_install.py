@@ -26,6 +26,11 @@ FILE_NAMES = frozenset({"README.md", "README.rst", "readme.md", "Readme.md"})
 # `+cuXXX` local versions of its CUDA builds. Package names alone were left out (an optional
 # integration line and the project's own `pip install NAME[extra]` read alike).
 RULE_IDS = frozenset({"torch-cuda-index", "cuda-local-version"})
+# Round sixteen (b): JAX's `cuda*` extras, which install its CUDA plugin by definition
+# (docs.jax.dev installation: `jax[cuda12]` pulls jax-cuda12-plugin and NVIDIA's wheels). A
+# conda line's CUDA toolkit was tried and left out: READMEs of CUDA-first projects (sparse
+# convolution, RAPIDS, a "GPU support" section) give it where the seen lists count no hazard.
+RULE_IDS |= {"jax-cuda-extra"}
 _COMMAND = re.compile(
     r"^\s*(?:[$>]\s*|!\s*)?(?:sudo\s+)?"
     r"(?:(?:python3?\s+-m\s+)?pip3?\s+install|uv\s+pip\s+install|conda\s+install|mamba\s+install)\b"

@@ -1042,7 +1042,22 @@ def scan_conda(text: str, rules: RuleSet) -> list[Hit]:
         elif section in ("channels", "dependencies"):
             pip_indent = -1
             hits.extend(_conda_item_hits(item, number, rules))
+    if _CPU_MUTEX.search(text):
+        why = (
+            "the environment selects the pytorch channel's CPU build (cpuonly / pytorch-mutex cpu)"
+        )
+        hits = [
+            h._replace(severity="info", evidence=f"{h.evidence}  ({why})"[:160])
+            if h.rule.id == "conda-cuda"
+            else h
+            for h in hits
+        ]
     return hits
+
+
+# PyTorch's conda packages choose their build with the pytorch-mutex metapackage; `cpuonly`
+# pins it to the CPU variant (pytorch.org "Start Locally", conda): the env's torch is no CUDA build.
+_CPU_MUTEX = re.compile(r"(?m)^\s*-\s*(?:pytorch::)?(?:cpuonly\b|pytorch-mutex=[^=\s]*=cpu\b)")
 
 
 def _conda_item_hits(item: str, line: int, rules: RuleSet) -> Iterator[Hit]:

@@ -232,6 +232,7 @@ _SHELL_HIP = re.compile(r"hipcc|--offload-arch|\bHIP\b|ROCM|rocm|USE_HIP|amdgpu"
 def scan_text(text: str, kind: str, rules: RuleSet) -> list[Hit]:
     """Dockerfile, shell script or compose file: regex rules, environment variables, commands,
     and the packages of `pip install` lines."""
+    from rocmkit.port.conda_commands import conda_command_hits
     from rocmkit.port.requirements import pip_install_hits
 
     hits = text_rule_hits(text, kind, rules)
@@ -250,6 +251,7 @@ def scan_text(text: str, kind: str, rules: RuleSet) -> list[Hit]:
     if kind in ("dockerfile", "shell"):
         hits += pip_install_hits(text, rules)
         hits += uv_backend_hits(text, rules)
+        hits += conda_command_hits(text, rules)
     env_pattern, command_pattern = _word_patterns(rules)
     env_possible = any(p in text for p in rules.env_prefixes)
     command_possible = command_pattern is not None and any(c in text for c in rules.commands)
