@@ -18,6 +18,7 @@ from typing import Any
 
 from rocmkit.port import (
     build_flags,
+    capability_branches,
     capability_features,
     capability_tables,
     capability_versions,
@@ -1725,7 +1726,10 @@ class _Visitor:
         if self.reads_capability:
             tested = [n for n in ast.walk(node.test) if isinstance(n, ast.Compare)]
             if tested and not _only_displays(node.body):
-                words = _branch_words(node.body)
+                # the names it reads, followed one step (`allowed += DTYPE_F8`)
+                words = _branch_words(node.body) + capability_branches.followed(
+                    self.text, node.body
+                )
                 for compare in tested:
                     self.branch_words.setdefault(id(compare), []).extend(words)
         if self.reads_capability and self.names_sdpa:
@@ -2249,8 +2253,9 @@ class _Visitor:
                 " no FP8; MI300's FP8 is the fnuz format, not e4m3fn)",
                 "warn",
             )
-        elif (feature := self._feature_taken(compares, verdicts)) is not None:
-            self.add_at(node, "device-capability", shown + f"  ({feature})", "warn")
+        elif (taken := self._feature_taken(compares, verdicts)) is not None:
+            feature, severity = taken
+            self.add_at(node, "device-capability", shown + f"  ({feature})", severity)
         elif (flash := self._sdpa_flash_withheld(compares)) is not None:
             self.add_at(node, "device-capability", shown + f"  ({flash})", "warn")
         elif any(v == "warn" for v in verdicts):
@@ -2296,18 +2301,24 @@ class _Visitor:
                     self.asserted.add(id(compare))
                     self.branch_words.setdefault(id(compare), []).extend(said)
 
-    def _feature_taken(self, compares: list[ast.Compare], verdicts: list[str]) -> str | None:
-        """Why an AMD GPU takes a branch meant for an NVIDIA feature it lacks: the comparison is
-        evaluated for every AMD target (capability_features.AMD_CAPABILITIES), the words around
-        it name the feature; None where the threshold is not a constant or nothing is named."""
+    def _feature_taken(
+        self, compares: list[ast.Compare], verdicts: list[str]
+    ) -> tuple[str, Severity] | None:
+        """Why an AMD GPU takes a branch meant for an NVIDIA feature it lacks, and how bad that
+        is: the comparison is evaluated for every AMD target (capability_features.
+        AMD_CAPABILITIES), the words around it name the feature; None where the threshold is not
+        a constant or nothing is named. Code built for NVIDIA GPUs only (a feature no AMD GPU
+        has) does not run on the AMD GPU that takes the branch, and nothing else in the module
+        handles ROCm (vendor_aware): error."""
         if "pytest" in self.text or "unittest" in self.text:
             return None  # a test picks which tests run: a wrong pick fails a test, not a user
         if vendor_aware(self.text):
             return None  # the module already asks which vendor's torch runs it (as tables do)
         for verdict, compare in zip(verdicts, compares, strict=True):
             # safe for every AMD GPU, or an equality: a per-chip choice (but an assert equating
-            # the capability with Hopper's 9 lets every gfx9 GPU into what it guards)
-            if verdict != "warn" and not (verdict == "unsure" and id(compare) in self.asserted):
+            # the capability with Hopper's 9 lets every gfx9 GPU into what it guards, and so does
+            # an `if` whose branch runs code built for NVIDIA GPUs only)
+            if verdict not in ("warn", "unsure"):
                 continue
             threshold = _threshold(compare)
             feature = capability_features.named_feature(
@@ -2315,13 +2326,15 @@ class _Visitor:
             )
             if threshold is None or feature is None:
                 continue
+            if verdict == "unsure" and id(compare) not in self.asserted:
+                branch = self.branch_words.get(id(compare), [])
+                if feature.severity != "error" or not any(feature.words.search(w) for w in branch):
+                    continue
             taken = capability_features.passing(*threshold)
             lacking = capability_features.lacking(feature, taken)
             if lacking:
-                return (
-                    f"{feature.name} branch, taken without it by"
-                    f" {capability_features.shown(lacking)}"
-                )
+                why = f"{feature.name} branch, taken without it by {capability_features.shown(lacking)}"
+                return why, feature.severity
         return None
 
     def _sdpa_flash_withheld(self, compares: list[ast.Compare]) -> str | None:
@@ -2336,10 +2349,10 @@ class _Visitor:
         ]
         for compare in gated:
             threshold = _threshold(compare)
-            if threshold is None:
-                continue
-            taken = capability_features.passing(*threshold)
-            if not set(taken) & capability_features.SDPA_FLASH_TARGETS:
+            taken = capability_branches.membership_taken(compare)  # `major in {7, 8}`
+            if threshold is not None:
+                taken = capability_features.passing(*threshold)
+            if taken is not None and not set(taken) & capability_features.SDPA_FLASH_TARGETS:
                 return (
                     "turns on SDPA's flash backend only for NVIDIA chips: AMD GPUs that have it"
                     f" ({', '.join(sorted(capability_features.SDPA_FLASH_TARGETS))}) never take"
