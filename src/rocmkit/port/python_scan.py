@@ -1520,6 +1520,9 @@ class _Visitor:
         # imports of the `if` it tests: what the branch is for
         self.compare_words: dict[int, list[str]] = {}
         self.branch_words: dict[int, list[str]] = {}
+        # compare -> the statements of the `if` it tests (the names they read are followed only
+        # for a comparison that reaches a verdict: capability_branches.followed)
+        self.branch_bodies: dict[int, list[ast.stmt]] = {}
         # comparisons an `assert` makes: the rest of its function is the branch it lets through
         self.asserted: set[int] = set()
         self.builds_extension = any(m in text for m in _BUILD_MARKERS)
@@ -1726,12 +1729,10 @@ class _Visitor:
         if self.reads_capability:
             tested = [n for n in ast.walk(node.test) if isinstance(n, ast.Compare)]
             if tested and not _only_displays(node.body):
-                # the names it reads, followed one step (`allowed += DTYPE_F8`)
-                words = _branch_words(node.body) + capability_branches.followed(
-                    self.text, node.body
-                )
+                words = _branch_words(node.body)
                 for compare in tested:
                     self.branch_words.setdefault(id(compare), []).extend(words)
+                    self.branch_bodies.setdefault(id(compare), []).extend(node.body)
         if self.reads_capability and self.names_sdpa:
             # what the branch does is read only for a capability comparison (_sdpa_flash_withheld)
             self.sdpa_flash.update({id(c): node.body for c in _conjuncts(node.test)})
@@ -2321,15 +2322,25 @@ class _Visitor:
             if verdict not in ("warn", "unsure"):
                 continue
             threshold = _threshold(compare)
-            feature = capability_features.named_feature(
-                self.compare_words.get(id(compare), []), self.branch_words.get(id(compare), [])
-            )
-            if threshold is None or feature is None:
+            if threshold is None:
                 continue
-            if verdict == "unsure" and id(compare) not in self.asserted:
-                branch = self.branch_words.get(id(compare), [])
-                if feature.severity != "error" or not any(feature.words.search(w) for w in branch):
-                    continue
+            # the branch's words and the values of the names it reads (`allowed += DTYPE_F8`)
+            branch = self.branch_words.get(id(compare), []) + capability_branches.followed(
+                self.text, self.branch_bodies.get(id(compare), [])
+            )
+            feature = capability_features.named_feature(
+                self.compare_words.get(id(compare), []), branch
+            )
+            if feature is None:
+                continue
+            if (
+                verdict == "unsure"
+                and id(compare) not in self.asserted
+                and (
+                    feature.severity != "error" or not any(feature.words.search(w) for w in branch)
+                )
+            ):
+                continue
             taken = capability_features.passing(*threshold)
             lacking = capability_features.lacking(feature, taken)
             if lacking:
