@@ -351,8 +351,9 @@ def test_a_capability_branch_importing_a_package_with_a_rocm_build_is_not_establ
     assert severities(rocm_built) == ["info"]
     unknown = "if torch.cuda.get_device_capability()[0] >= 8:\n    import fused_kernels\n"
     assert severities(unknown) == ["info"]  # no rule knows it: not established
-    # ...unless its name says what it is: Marlin's kernels are CUDA-built (capability_features)
+    # ...unless its name says what it is: Marlin's kernels are CUDA-built (capability_features),
+    # which no AMD GPU runs (error since round sixteen (a))
     marlin = "if torch.cuda.get_device_capability()[0] >= 8:\n    import marlin_kernels\n"
-    assert severities(marlin) == ["warn"]
+    assert severities(marlin) == ["error"]
     chip_only = "if torch.cuda.get_device_capability()[0] >= 8:\n    import pycuda.autoinit\n"
     assert severities(chip_only) == ["warn"]

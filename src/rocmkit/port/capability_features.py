@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 # gfx target -> (major, minor) as hipDeviceProp_t reports it (HIP: hipGetDeviceProperties fills
 # major/minor from the gfx version; ROCm's GPU hardware specifications table lists the targets).
@@ -46,6 +47,9 @@ class Feature:
     # whether a stored name or function name (`is_sm90 = major >= 9`) counts: an architecture's
     # name there describes the device, not what the branch does; a message or a call does
     in_names: bool = True
+    # what an AMD GPU that takes the branch meets: code built for NVIDIA GPUs only does not run
+    # there (error); a missing or different number format or a message's claim degrades (warn)
+    severity: Literal["warn", "error"] = "warn"
 
 
 FEATURES: tuple[Feature, ...] = (
@@ -63,11 +67,12 @@ FEATURES: tuple[Feature, ...] = (
     Feature(
         "CUDA-built code",
         re.compile(
-            r"(?i)(?<![a-z])tma(?![a-z])|wgmma|(?<![a-z0-9])fa3(?![0-9])|flash_?attn_?3"
+            r"(?i)(?<![a-z])tma(?![a-z])|wgmma|(?<![a-z0-9])fa3(?![0-9])|flash[-_]?attn[-_]?3"
             r"|(?<![a-z])sage|marlin|cutlass|cuda_?kernel"
         ),
         frozenset(),
         "CUDA C++ Programming Guide: compute capabilities (sm90 Hopper: TMA, wgmma)",
+        severity="error",
     ),
     # A message or call of the branch that names an NVIDIA architecture ("requires sm90+",
     # "needs a Hopper GPU"). Not Ampere or Ada: what a branch named for them turns on (bf16,

@@ -18,6 +18,7 @@ from typing import Any
 
 from rocmkit.port import (
     build_flags,
+    capability_branches,
     capability_features,
     capability_tables,
     capability_versions,
@@ -1519,6 +1520,9 @@ class _Visitor:
         # imports of the `if` it tests: what the branch is for
         self.compare_words: dict[int, list[str]] = {}
         self.branch_words: dict[int, list[str]] = {}
+        # compare -> the statements of the `if` it tests (the names they read are followed only
+        # for a comparison that reaches a verdict: capability_branches.followed)
+        self.branch_bodies: dict[int, list[ast.stmt]] = {}
         # comparisons an `assert` makes: the rest of its function is the branch it lets through
         self.asserted: set[int] = set()
         self.builds_extension = any(m in text for m in _BUILD_MARKERS)
@@ -1728,6 +1732,7 @@ class _Visitor:
                 words = _branch_words(node.body)
                 for compare in tested:
                     self.branch_words.setdefault(id(compare), []).extend(words)
+                    self.branch_bodies.setdefault(id(compare), []).extend(node.body)
         if self.reads_capability and self.names_sdpa:
             # what the branch does is read only for a capability comparison (_sdpa_flash_withheld)
             self.sdpa_flash.update({id(c): node.body for c in _conjuncts(node.test)})
@@ -2249,8 +2254,9 @@ class _Visitor:
                 " no FP8; MI300's FP8 is the fnuz format, not e4m3fn)",
                 "warn",
             )
-        elif (feature := self._feature_taken(compares, verdicts)) is not None:
-            self.add_at(node, "device-capability", shown + f"  ({feature})", "warn")
+        elif (taken := self._feature_taken(compares, verdicts)) is not None:
+            feature, severity = taken
+            self.add_at(node, "device-capability", shown + f"  ({feature})", severity)
         elif (flash := self._sdpa_flash_withheld(compares)) is not None:
             self.add_at(node, "device-capability", shown + f"  ({flash})", "warn")
         elif any(v == "warn" for v in verdicts):
@@ -2296,32 +2302,50 @@ class _Visitor:
                     self.asserted.add(id(compare))
                     self.branch_words.setdefault(id(compare), []).extend(said)
 
-    def _feature_taken(self, compares: list[ast.Compare], verdicts: list[str]) -> str | None:
-        """Why an AMD GPU takes a branch meant for an NVIDIA feature it lacks: the comparison is
-        evaluated for every AMD target (capability_features.AMD_CAPABILITIES), the words around
-        it name the feature; None where the threshold is not a constant or nothing is named."""
+    def _feature_taken(
+        self, compares: list[ast.Compare], verdicts: list[str]
+    ) -> tuple[str, Severity] | None:
+        """Why an AMD GPU takes a branch meant for an NVIDIA feature it lacks, and how bad that
+        is: the comparison is evaluated for every AMD target (capability_features.
+        AMD_CAPABILITIES), the words around it name the feature; None where the threshold is not
+        a constant or nothing is named. Code built for NVIDIA GPUs only (a feature no AMD GPU
+        has) does not run on the AMD GPU that takes the branch, and nothing else in the module
+        handles ROCm (vendor_aware): error."""
         if "pytest" in self.text or "unittest" in self.text:
             return None  # a test picks which tests run: a wrong pick fails a test, not a user
         if vendor_aware(self.text):
             return None  # the module already asks which vendor's torch runs it (as tables do)
         for verdict, compare in zip(verdicts, compares, strict=True):
             # safe for every AMD GPU, or an equality: a per-chip choice (but an assert equating
-            # the capability with Hopper's 9 lets every gfx9 GPU into what it guards)
-            if verdict != "warn" and not (verdict == "unsure" and id(compare) in self.asserted):
+            # the capability with Hopper's 9 lets every gfx9 GPU into what it guards, and so does
+            # an `if` whose branch runs code built for NVIDIA GPUs only)
+            if verdict not in ("warn", "unsure"):
                 continue
             threshold = _threshold(compare)
-            feature = capability_features.named_feature(
-                self.compare_words.get(id(compare), []), self.branch_words.get(id(compare), [])
+            if threshold is None:
+                continue
+            # the branch's words and the values of the names it reads (`allowed += DTYPE_F8`)
+            branch = self.branch_words.get(id(compare), []) + capability_branches.followed(
+                self.text, self.branch_bodies.get(id(compare), [])
             )
-            if threshold is None or feature is None:
+            feature = capability_features.named_feature(
+                self.compare_words.get(id(compare), []), branch
+            )
+            if feature is None:
+                continue
+            if (
+                verdict == "unsure"
+                and id(compare) not in self.asserted
+                and (
+                    feature.severity != "error" or not any(feature.words.search(w) for w in branch)
+                )
+            ):
                 continue
             taken = capability_features.passing(*threshold)
             lacking = capability_features.lacking(feature, taken)
             if lacking:
-                return (
-                    f"{feature.name} branch, taken without it by"
-                    f" {capability_features.shown(lacking)}"
-                )
+                why = f"{feature.name} branch, taken without it by {capability_features.shown(lacking)}"
+                return why, feature.severity
         return None
 
     def _sdpa_flash_withheld(self, compares: list[ast.Compare]) -> str | None:
@@ -2336,10 +2360,10 @@ class _Visitor:
         ]
         for compare in gated:
             threshold = _threshold(compare)
-            if threshold is None:
-                continue
-            taken = capability_features.passing(*threshold)
-            if not set(taken) & capability_features.SDPA_FLASH_TARGETS:
+            taken = capability_branches.membership_taken(compare)  # `major in {7, 8}`
+            if threshold is not None:
+                taken = capability_features.passing(*threshold)
+            if taken is not None and not set(taken) & capability_features.SDPA_FLASH_TARGETS:
                 return (
                     "turns on SDPA's flash backend only for NVIDIA chips: AMD GPUs that have it"
                     f" ({', '.join(sorted(capability_features.SDPA_FLASH_TARGETS))}) never take"
