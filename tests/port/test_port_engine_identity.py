@@ -965,3 +965,32 @@ def test_the_bytes_the_scan_read_give_the_text_a_note_would_read(
     path = tmp_path / "m.py"
     path.write_bytes(data)
     assert vendor_loading._as_read(data) == vendor_loading._read(str(path))
+
+
+DECORATED = (
+    "import pytest\nimport torch\n\n\n"
+    "@pytest.mark.skipif(\n"
+    "    not torch.cuda.is_available()\n"
+    "    or torch.cuda.get_device_capability() < (8, 9),\n"
+    '    reason="FP8 needs 8.9",\n'
+    ")\n"
+    "def test_fp8():\n    pass\n"
+)
+IN_CLASS = (
+    "import pytest\nimport torch\n\n\n"
+    "class TestKernels:\n"
+    '    @pytest.mark.skipif(torch.cuda.get_device_capability() < (8, 9), reason="FP8")\n'
+    "    def test_fp8(self):\n        pass\n"
+)
+
+
+def test_a_decorators_arguments_are_read_by_the_fast_path() -> None:
+    # a decorated def starts at its decorator, not at its `def` line (ast's lineno): the fast
+    # path's walk skipped the skipif arguments above it, which a whole-file walk reads
+    rules = load_rules()
+    key = lambda h: (h.line, h.column, h.rule.id, h.severity, h.evidence)  # noqa: E731
+    for module, line in ((DECORATED, 7), (IN_CLASS, 6)):
+        whole, _ = scan_python(module, rules, exhaustive=True)
+        pruned, _ = scan_python(module, rules)
+        assert sorted(map(key, pruned)) == sorted(map(key, whole))
+        assert (line, "device-capability") in {(h.line, h.rule.id) for h in pruned}
