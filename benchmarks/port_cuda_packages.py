@@ -47,7 +47,7 @@ sys.path.insert(0, str(REPO / "src"))
 
 from rocmkit.atomic import atomic_write_text  # noqa: E402
 from rocmkit.port.requirements import installed_on_rocm_machine  # noqa: E402
-from rocmkit.port.rules import load_rules  # noqa: E402
+from rocmkit.port.rules import load_rules, normalise_name  # noqa: E402
 
 TABLE = REPO / "src" / "rocmkit" / "port" / "cuda_packages.toml"
 CACHE = REPO / ".cache" / "port-cuda-packages.json"
@@ -68,10 +68,6 @@ _TORCH = frozenset({"torch", "torchvision", "torchaudio"})
 _GPU_SUFFIX = re.compile(r"^(.+?)-(?:gpu|cu1[1-3]\d?|cuda1[1-3]x?)$")
 
 
-def normalised(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 # ... or a token that begins or ends with such a word (gpustat, py3nvml, nvgpu, cudatoolkit).
 _VENDOR_AFFIX = re.compile(r"^(?:cuda|nvidia|nvml|gpu|cudnn|tensorrt|cutlass)|(?:nvml|gpu|cuda)$")
 
@@ -79,7 +75,7 @@ _VENDOR_AFFIX = re.compile(r"^(?:cuda|nvidia|nvml|gpu|cudnn|tensorrt|cutlass)|(?
 def vendor_named(name: str) -> bool:
     """Whether a distribution name has a token that names NVIDIA, CUDA or a GPU."""
     return any(
-        _VENDOR_TOKEN.match(t) or _VENDOR_AFFIX.search(t) for t in normalised(name).split("-")
+        _VENDOR_TOKEN.match(t) or _VENDOR_AFFIX.search(t) for t in normalise_name(name).split("-")
     )
 
 
@@ -87,7 +83,7 @@ def classify(meta: dict[str, Any], rocm_names: frozenset[str]) -> dict[str, str]
     """{name, class, version, evidence} for a CUDA-only package's JSON metadata, or None."""
     rules = load_rules()
     info = meta.get("info") or {}
-    name = normalised(str(info.get("name", "")))
+    name = normalise_name(str(info.get("name", "")))
     version = str(info.get("version", ""))
     files = [str(f.get("filename", "")) for f in meta.get("urls") or []]
     requires = [str(r) for r in info.get("requires_dist") or []]
@@ -102,7 +98,7 @@ def classify(meta: dict[str, Any], rocm_names: frozenset[str]) -> dict[str, str]
             continue
         if not installed_on_rocm_machine(text, ""):
             continue  # an extra's, or not on Linux x86-64
-        dependency = normalised(req.name)
+        dependency = normalise_name(req.name)
         if _CUDA_RUNTIME.match(dependency):
             return _row(name, "cuda-runtime", version, f"{version} requires {text}")
         pulled = rules.package_rule(dependency)
@@ -130,7 +126,7 @@ def universe_from_names(path: Path, top: int) -> tuple[list[str], frozenset[str]
     with path.open(encoding="utf-8", errors="replace") as handle:
         for line in handle:
             cells = line.rstrip("\n").split("\t")
-            name = normalised(cells[0])
+            name = normalise_name(cells[0])
             if name.endswith("-rocm"):
                 rocm.add(name)
             rank = cells[3] if len(cells) > 3 else ""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from rocmkit.port.container_gpus import command_lines
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.rules import RuleSet
 
@@ -36,9 +37,7 @@ def conda_command_hits(text: str, rules: RuleSet) -> list[Hit]:
         return []
     physical = text.splitlines()
     hits: list[Hit] = []
-    for start, line in _logical(physical):
-        if line.lstrip().startswith("#"):
-            continue
+    for start, line in command_lines(text):
         for segment in re.split(r"&&|\|\||;|\|", line):
             match = _COMMAND.search(segment)
             if match is not None:
@@ -81,17 +80,3 @@ def _line_of(physical: list[str], start: int, word: str) -> int:
     return next(
         (k + 1 for k in range(start - 1, len(physical)) if pattern.search(physical[k])), start
     )
-
-
-def _logical(physical: list[str]) -> Iterator[tuple[int, str]]:
-    pending, start = "", 0
-    for number, raw in enumerate(physical, 1):
-        if not pending:
-            start = number
-        if raw.rstrip().endswith("\\"):
-            pending += raw.rstrip()[:-1] + " "
-            continue
-        yield start, pending + raw
-        pending = ""
-    if pending:
-        yield start, pending

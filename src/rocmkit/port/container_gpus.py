@@ -180,7 +180,7 @@ def shell_docker_gpus(text: str) -> list[tuple[int, str]]:
     `--runtime=nvidia` / `nvidia-docker run`; none where the script also passes AMD's devices."""
     if names_amd_devices(text):
         return []  # the script gives AMD GPUs a container too: one vendor's side
-    lines = _logical_lines(text)
+    lines = command_lines(text)
     values: dict[str, list[tuple[int, str]]] = {}
     for number, line in lines:
         match = _SHELL_ASSIGN.match(line)
@@ -257,9 +257,9 @@ def _program(word: str) -> str:
     return word.split()[0].rsplit("/", 1)[-1] if word.split() else ""
 
 
-def _logical_lines(text: str) -> list[tuple[int, str]]:
-    """(first line number, text) of each command line, backslash continuations joined and
-    comment lines left out."""
+def command_lines(text: str) -> list[tuple[int, str]]:
+    """(first line number, text) of each shell command line, backslash continuations joined and
+    comment lines left out (a comment ends at its newline, backslash or not)."""
     joined: list[tuple[int, str]] = []
     start, parts = 0, list[str]()
     for number, line in enumerate(text.splitlines(), 1):

@@ -9,7 +9,7 @@ import re
 from typing import TYPE_CHECKING, Protocol
 
 from rocmkit.port.findings import Hit, hit
-from rocmkit.port.rules import RuleSet
+from rocmkit.port.rules import RuleSet, normalise_name
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -46,13 +46,9 @@ CUDA_GPU_FRAMEWORKS: dict[str, str] = {"tensorflow": "tensorflow-rocm"}
 _GPU_EXTRA_WORDS = frozenset({"gpu", "gpus", "cuda"})
 
 
-def _normalised(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def cuda_tag(name: str) -> str:
     """The CUDA build tag a distribution's name carries (`cu12`), or ''."""
-    return next((t for t in _normalised(name).split("-") if _CUDA_TAG_TOKEN.match(t)), "")
+    return next((t for t in normalise_name(name).split("-") if _CUDA_TAG_TOKEN.match(t)), "")
 
 
 def tagged_name_hit(name: str, text: str, line: int, rules: RuleSet) -> Hit | None:
@@ -88,8 +84,8 @@ def gpu_extra_hits(
 
 
 def _extra_hit(req: _Requirement, text: str, line: int, rules: RuleSet) -> Hit | None:
-    name = _normalised(req.name)
-    for extra in sorted(_normalised(e) for e in req.extras):
+    name = normalise_name(req.name)
+    for extra in sorted(normalise_name(e) for e in req.extras):
         pulled = EXTRA_PULLS.get((name, extra)) or (extra if rules.package_rule(extra) else None)
         rule = rules.package_rule(pulled) if pulled else None
         if rule is not None and rule.severity != "info":

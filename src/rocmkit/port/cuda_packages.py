@@ -10,13 +10,12 @@ consulted only for a requirement no hand rule of rules.toml matches: hand rules 
 from __future__ import annotations
 
 import functools
-import re
 import sys
 from dataclasses import dataclass
 from importlib import resources
 
 from rocmkit.port.findings import Hit, hit
-from rocmkit.port.rules import RuleSet
+from rocmkit.port.rules import RuleSet, normalise_name
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -41,14 +40,9 @@ def table() -> dict[str, CudaPackage]:
     text = resources.files("rocmkit.port").joinpath("cuda_packages.toml").read_text("utf-8")
     rows = tomllib.loads(text).get("package", [])
     return {
-        _normalised(r["name"]): CudaPackage(r["name"], r["class"], r["version"], r["evidence"])
+        normalise_name(r["name"]): CudaPackage(r["name"], r["class"], r["version"], r["evidence"])
         for r in rows
     }
-
-
-def generated_on() -> str:
-    text = resources.files("rocmkit.port").joinpath("cuda_packages.toml").read_text("utf-8")
-    return str(tomllib.loads(text).get("generated", ""))
 
 
 def table_hit(name: str, text: str, line: int, rules: RuleSet) -> Hit | None:
@@ -56,7 +50,7 @@ def table_hit(name: str, text: str, line: int, rules: RuleSet) -> Hit | None:
     hand rule matches it): an error (group_hits makes an extra's a warning), or for an NVML
     monitoring package the nvml rule's info, which that rule raises where it is the only GPU
     package an install pulls."""
-    package = table().get(_normalised(name))
+    package = table().get(normalise_name(name))
     if package is None:
         return None
     if package.kind == "nvml":
@@ -68,7 +62,3 @@ def table_hit(name: str, text: str, line: int, rules: RuleSet) -> Hit | None:
         return None
     why = f"no ROCm build of {package.name}: {package.evidence}"
     return hit(line, 0, rule, f"{text.strip()}  ({why})")
-
-
-def _normalised(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from rocmkit.port import pkg_info
 from rocmkit.port.findings import Hit
 from rocmkit.port.requirements import group_hits, parse_requirement
-from rocmkit.port.rules import RuleSet
+from rocmkit.port.rules import RuleSet, normalise_name
 from rocmkit.port.text_scan import read_head
 
 KIND = "egg-requires"
@@ -135,14 +135,10 @@ def _in_requires_dist(core_metadata: str, package: str) -> int:
             number
             for value, number in pkg_info.header_fields(core_metadata, "Requires-Dist")
             if (r := parse_requirement(value)) is not None
-            and _normalised(r.name) == _normalised(package)
+            and normalise_name(r.name) == normalise_name(package)
         ),
         0,
     )
-
-
-def _normalised(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _also_in_core_metadata(h: Hit, line: int) -> Hit:

@@ -26,7 +26,7 @@ from rocmkit.port.cuda_build import RocmBuild
 from rocmkit.port.findings import Hit
 from rocmkit.port.nvml_query import launcher_name
 from rocmkit.port.requirements import parse_requirement, pip_install_hits, requirement_hits
-from rocmkit.port.rules import RuleSet
+from rocmkit.port.rules import RuleSet, normalise_name
 
 # check_requirements, install_requirements, pip_install, install_package, ensure_installed ...
 _INSTALLER_NAME = re.compile(r"(?i)(?:requirement|install(?!ed))")
@@ -153,9 +153,9 @@ def _tried_modules(statements: list[ast.stmt]) -> frozenset[str]:
     for statement in statements:
         for node in ast.walk(statement):
             if isinstance(node, ast.Import):
-                names.update(_normalise(a.name.split(".")[0]) for a in node.names)
+                names.update(normalise_name(a.name.split(".")[0]) for a in node.names)
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                names.add(_normalise(node.module.split(".")[0]))
+                names.add(normalise_name(node.module.split(".")[0]))
     return frozenset(names)
 
 
@@ -258,8 +258,8 @@ def _exact(found: list[Hit]) -> list[Hit]:
 
 
 def _names(h: Hit, package: str) -> bool:
-    wanted = _normalise(package)
-    return any("*" not in p and _normalise(p) == wanted for p in h.rule.packages)
+    wanted = normalise_name(package)
+    return any("*" not in p and normalise_name(p) == wanted for p in h.rule.packages)
 
 
 def _placed(found: Iterator[Hit], name: str, token: str) -> list[Hit]:
@@ -278,11 +278,7 @@ def _placed(found: Iterator[Hit], name: str, token: str) -> list[Hit]:
 
 def _hinted_name(h: Hit) -> str:
     requirement = parse_requirement(h.evidence.split()[0]) if h.evidence else None
-    return _normalise(requirement.name) if requirement is not None else ""
-
-
-def _normalise(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()  # PEP 503
+    return normalise_name(requirement.name) if requirement is not None else ""
 
 
 def _name(func: ast.expr) -> str:

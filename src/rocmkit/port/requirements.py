@@ -17,7 +17,7 @@ from typing import Any
 from rocmkit.port import cuda_build_tags, cuda_packages
 from rocmkit.port.context import name_vendor
 from rocmkit.port.findings import Hit, hit
-from rocmkit.port.rules import RuleSet, Severity, severity_rank
+from rocmkit.port.rules import RuleSet, Severity, normalise_name, severity_rank
 from rocmkit.port.text_scan import ScanError, text_rule_hits
 
 if sys.version_info >= (3, 11):
@@ -528,7 +528,7 @@ def _shown_packages(hits: list[Hit]) -> dict[tuple[str, str], int]:
     for h in hits:
         req = parse_requirement(h.evidence.split("  (")[0])
         if h.severity != "info" and req is not None:
-            found.setdefault((h.rule.id, _normalised(req.name)), h.line)
+            found.setdefault((h.rule.id, normalise_name(req.name)), h.line)
     return found
 
 
@@ -538,7 +538,7 @@ def _already_in_base(h: Hit, base: dict[tuple[str, str], int]) -> Hit:
     req = parse_requirement(h.evidence.split("  (")[0])
     if h.severity == "info" or req is None:
         return h
-    line = base.get((h.rule.id, _normalised(req.name)))
+    line = base.get((h.rule.id, normalise_name(req.name)))
     if line is None:
         return h
     return _demoted(h, "info", f"every install already pulls it: reported at line {line}")
@@ -549,14 +549,14 @@ def _self_pulled_extras(data: dict[str, Any]) -> dict[str, str]:
     ["verl[cupy-cu130]"]`) -> the first such extra that is not itself NVIDIA-named or a
     contributors' group (PEP 508 extras of the project itself, resolved by pip)."""
     project = data.get("project", {})
-    own = _normalised(str(project.get("name", "")))
+    own = normalise_name(str(project.get("name", "")))
     pulled: dict[str, str] = {}
     for name, group in project.get("optional-dependencies", {}).items():
         if not own or name_vendor(str(name)) == "nvidia" or name.lower() in _CONTRIBUTOR_GROUPS:
             continue
         for text in _strings(group):
             req = parse_requirement(text)
-            if req is not None and _normalised(req.name) == own:
+            if req is not None and normalise_name(req.name) == own:
                 for extra in sorted(req.extras):
                     if name_vendor(extra) == "nvidia":
                         pulled.setdefault(extra, str(name))
@@ -571,13 +571,13 @@ def _poetry_optional_hits(
     that no extra lists is never installed by pip."""
     poetry = data.get("tool", {}).get("poetry", {})
     optional = {
-        _normalised(str(name)): _line_of(lines, str(name))
+        normalise_name(str(name)): _line_of(lines, str(name))
         for name, spec in poetry.get("dependencies", {}).items()
         if isinstance(spec, dict) and spec.get("optional")
     }
     chosen: dict[int, list[Hit]] = {}
     for extra, names in poetry.get("extras", {}).items():
-        members = [_normalised(n.split("[")[0]) for n in _strings(names)]
+        members = [normalise_name(n.split("[")[0]) for n in _strings(names)]
         placed = [(m, optional[m]) for m in members if m in optional]
         for h in group_hits(str(extra), placed, rules, torch_index=torch_index):
             if severity_rank(h.severity) > max(
@@ -824,10 +824,6 @@ _CONTRIBUTOR_GROUPS = frozenset(
 _GPU_WORDS = frozenset({"gpu", "gpus"})
 
 
-def _normalised(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def _words(name: str) -> list[str]:
     return [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
 
@@ -885,7 +881,7 @@ def group_hits(
     first = parse_requirement(requirements[0][0]) if len(requirements) == 1 else None
     own_name = (
         first is not None
-        and _normalised(group) == _normalised(first.name)
+        and normalise_name(group) == normalise_name(first.name)
         and name_vendor(group) == "nvidia"
     )
     out = []

@@ -111,7 +111,7 @@ class RuleSet:
 
     def package_rule(self, name: str, extras: frozenset[str] = frozenset()) -> Rule | None:
         """The first rule whose packages (and extras, when it names some) match a requirement."""
-        return self._lookup("packages", _normalise(name), extras)
+        return self._lookup("packages", normalise_name(name), extras)
 
     def conda_rule(self, name: str) -> Rule | None:
         return self._lookup("conda", name.lower(), frozenset())
@@ -145,8 +145,8 @@ class RuleSet:
         return tuple(c for r in self.rules for c in r.commands)
 
 
-def _normalise(name: str) -> str:
-    # PEP 503: runs of -, _ and . are equivalent, names are case-insensitive.
+def normalise_name(name: str) -> str:
+    """A distribution name as PEP 503 compares it: runs of -, _ and . are one -, lower case."""
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
@@ -188,7 +188,7 @@ def parse_rules(text: str) -> RuleSet:
         keys = ("packages", "extras", "conda", "imports", "env", "commands", "files")
         for key in (*keys, "installs_on_rocm", "declared_with"):
             row[key] = tuple(row.get(key, ()))
-        row["packages"] = tuple(_normalise(p) for p in row["packages"])
+        row["packages"] = tuple(normalise_name(p) for p in row["packages"])
         row["triggers"] = tuple(row.get("triggers", ()))
         rules.append(Rule(**row))
     ids = [r.id for r in rules]
