@@ -50,6 +50,7 @@ class _Project:
                 self.by_name[package.rsplit("/", 1)[-1]].append(package)
         self._cache: dict[str, tuple[str, ...]] = {}
         self._lines: dict[str, dict[int, frozenset[str]]] = {}
+        self._data: dict[str, bytes] = {}
 
     def outermost(self, rel: str) -> str | None:
         """The outermost package directory holding `rel` (the one `import` runs first)."""
@@ -68,12 +69,19 @@ class _Project:
         cached = self._lines.get(rel)
         if cached is None:
             cached = self._lines[rel] = {}
-            # read_head: a regular file only (a FIFO named like a module must not block the scan)
-            text = read_head(os.path.join(self.root, rel), _MAX_BYTES).decode("utf-8", "replace")
+            text = self._bytes(rel).decode("utf-8", "replace")
             for number, line in enumerate(text.split("\n"), 1):
                 if line.startswith(("import ", "from ")):
                     cached[number] = _statement_names(line.split("#", 1)[0].split(";", 1)[0])
         return cached
+
+    def _bytes(self, rel: str) -> bytes:
+        """A module's bytes, read once for both questions; read_head: a regular file only (a FIFO
+        named like a module must not block the scan)."""
+        data = self._data.get(rel)
+        if data is None:
+            data = self._data[rel] = read_head(os.path.join(self.root, rel), _MAX_BYTES)
+        return data
 
     def top_imports(self, rel: str) -> tuple[str, ...]:
         """The project files a module's module-level import statements run, in source order."""
@@ -84,7 +92,7 @@ class _Project:
 
     def _read(self, rel: str) -> tuple[str, ...]:
         try:
-            tree = ast.parse(read_head(os.path.join(self.root, rel), _MAX_BYTES))
+            tree = ast.parse(self._bytes(rel))
         except (SyntaxError, ValueError):
             return ()
         targets: list[str] = []
