@@ -7,6 +7,7 @@ the real corpus; the AMD SMI search tried near each "smi" finds what the whole p
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -16,7 +17,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import port_corpus
 
-from rocmkit.port import PortConfig, amd_management, installer, load_rules, project, scan_project
+from rocmkit.port import (
+    PortConfig,
+    amd_management,
+    capability_versions,
+    installer,
+    load_rules,
+    project,
+    scan_project,
+)
 from rocmkit.port.findings import Hit
 from rocmkit.port.python_scan import scan_python, trigger_keys
 from rocmkit.port.text_scan import ScanError
@@ -103,6 +112,36 @@ def test_the_amd_smi_search_near_smi_equals_the_whole_pattern_search(spelling: s
             data = (before + spelling + after).encode()
             expected = amd_management._AMD_LIBRARY.search(data) is not None
             assert amd_management.uses_amd_library(data) == expected, data
+
+
+# The parser call a capability version passes through (capability_versions.holds_parser_call),
+# read from "(" backwards, against the one pattern it replaces (led by the names' alternation,
+# which gave `re` no literal to skip to: twenty times slower on a large module).
+_PARSER_CALL_PATTERN = re.compile(
+    r"\b(?:parse|Version|LooseVersion|float)\s*\(\s*(?:[rR]?[fF]|[fF][rR])[\"']{1,3}\{"
+)
+PARSER_CALLS = (
+    'version.parse(f"{major}.{minor}")',
+    "float(f'{p.major}.{p.minor}')",
+    'LooseVersion (\n    rf"""{a}.{b}""")',
+    "Version(   Fr'{cap[0]}.{cap[1]}')",
+    'reparse(f"{a}.{b}")',  # another name ending in a parser's: no match
+    'parse("{a}.{b}")',  # not an f-string: no match
+    'parse(f"v{a}.{b}")',  # the f-string does not start with a field: no match
+    "floaty = (f'{a}')",  # the name is not the call's: no match
+    "é parse\u00a0\u2003(f'{a}.{b}')",  # Unicode spaces are \s
+)
+
+
+@pytest.mark.parametrize("spelling", PARSER_CALLS)
+def test_the_parser_call_search_from_the_parenthesis_equals_the_whole_pattern(
+    spelling: str,
+) -> None:
+    for before in ("", "x(1)\n", "(" * 3, "é" * 20 + "LooseVersion"):
+        for after in ("", ")\n", " (f'{"):
+            text = before + spelling + after
+            expected = _PARSER_CALL_PATTERN.search(text) is not None
+            assert capability_versions.holds_parser_call(text) == expected, text
 
 
 @pytest.mark.parametrize(

@@ -322,7 +322,7 @@ def scan_python(
     if (
         capability_versions.JOIN in text
         and any(t in text for t in capability_versions.TRIGGERS)
-        and capability_versions.CALL_TEXT.search(text)
+        and capability_versions.holds_parser_call(text)
     ):
         versions = _capability_version_hits(text, whole, rules)
         if versions:  # the read is compared after all, through its version
@@ -341,8 +341,8 @@ def scan_python(
         )
         if any(h.rule.check == "nvcc-flags" and h.severity != "info" for h in hits):
             hits = _flags_behind_closed_gates(whole, hits)
-        if _WINDOWS_TEST.search(text) and any(
-            h.rule.check == "nvcc-flags" and h.severity != "info" for h in hits
+        if any(h.rule.check == "nvcc-flags" and h.severity != "info" for h in hits) and (
+            _WINDOWS_TEST.search(text)  # the costlier test second: no literal to skip to
         ):
             hits = _windows_only_flags(whole, hits)
     return hits, parsed
