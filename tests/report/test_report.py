@@ -273,7 +273,7 @@ def test_missing_run_and_unknown_output_suffix(two_runs, tmp_path, capsys):
     assert main(["report", str(tmp_path / "nope")]) == 2
     assert main(["report", str(two_runs[0]), "-o", str(tmp_path / "r.pdf")]) == 2
     err = capsys.readouterr().err
-    assert len(err.strip().splitlines()) == 2 and re.search(r"\.html or \.md", err)
+    assert len(err.strip().splitlines()) == 2 and re.search(r"\.html, \.md or \.sarif", err)
 
 
 def test_failed_correctness_check_is_called_out():

@@ -6,7 +6,10 @@ import argparse
 
 from rocmkit.cli.pipeline import add_output_options, handler
 
-HELP = "render result.json files as console tables, Markdown or a self-contained HTML page"
+HELP = (
+    "render result.json files as console tables, Markdown or a self-contained HTML page "
+    "(port scans also as SARIF for code scanning)"
+)
 OUT_HELP = "write report.md and report.html into DIR (created if needed)"
 
 
@@ -27,7 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     parser.add_argument(
         "--format",
-        choices=("html", "md", "console"),
+        choices=("html", "md", "sarif", "console"),
         help="default: from -o's suffix, else console",
     )
     add_output_options(parser, "report", out_help=OUT_HELP)

@@ -16,11 +16,16 @@ from rocmkit.report.layouts import SuiteLayout, register_layout
 from rocmkit.report.tables import Table
 from rocmkit.results import RunResult
 
-Format = Literal["html", "md"]
+Format = Literal["html", "md", "sarif"]
 
 
 def render(runs: Sequence[RunResult], fmt: Format = "html", *, with_plots: bool = True) -> str:
-    """Markdown or self-contained HTML for one run, or side by side for several."""
+    """Markdown or self-contained HTML for one run, or side by side for several; SARIF for
+    `rocmkit port` runs."""
+    if fmt == "sarif":
+        from rocmkit.report.render_sarif import render_sarif
+
+        return render_sarif(runs)
     doc = build_document(runs)
     if fmt == "md":
         from rocmkit.report.render_markdown import render_markdown

@@ -12,14 +12,14 @@ from pathlib import Path
 from rocmkit.atomic import atomic_write_text, check_writable_dir, check_writable_file
 from rocmkit.driver import Command, Context
 from rocmkit.errors import UserError
-from rocmkit.report.files import output_format, runs_document, write_reports
+from rocmkit.report.files import output_format, runs_document, text_format, write_reports
 from rocmkit.report.load import expand_run_paths, load_runs
 from rocmkit.results import RunResult
 
 
 @dataclass(frozen=True, kw_only=True)
 class ReportConfig:
-    """Which runs to render and where: `output` one file (.md/.html), `out` a directory that
+    """Which runs to render and where: `output` one file (.md/.html/.sarif), `out` a directory that
     gets report.md and report.html, neither: the console (or md/html on stdout)."""
 
     runs: tuple[str, ...]
@@ -52,7 +52,7 @@ def run(config: ReportConfig, ctx: Context | None = None) -> RunResult:
     if config.out is not None:
         written += map(str, write_reports(runs, Path(config.out)))
     if config.output is not None:
-        atomic_write_text(config.output, render(runs, "md" if config.format == "md" else "html"))
+        atomic_write_text(config.output, render(runs, text_format(config.format)))
         written.append(config.output)
     if written:
         ctx.note(f"wrote {', '.join(written)}")

@@ -22,8 +22,9 @@ def render(result: RunResult, console: Console, options: ViewOptions) -> None:
     fmt = data.get("format", "console")
     if fmt != "console":
         from rocmkit.report import render as render_text
+        from rocmkit.report.files import text_format
 
-        console.file.write(render_text(runs, "md" if fmt == "md" else "html"))
+        console.file.write(render_text(runs, text_format(fmt)))
         return
     if len(runs) == 1:
         from rocmkit.report.views import render_view
