@@ -145,7 +145,9 @@ def scan(project: port_corpus.Project) -> Scan:
     num_files = num_python = 0
     for entry in project.scan:
         path = root / entry
-        report = scan_project(PortConfig(path=path, show_info=True))
+        # gitignore off: the pinned sdists are not checkouts; they sit in this repository's
+        # ignored cache, where git would be asked (and answer "ignored") once per entry.
+        report = scan_project(PortConfig(path=path, show_info=True, gitignore=False))
         num_files += sum(report.num_files.values())
         num_python += report.num_files.get("python", 0)
         for f in report.findings:

@@ -84,6 +84,7 @@ class PortReport:
     elapsed_s: float
     num_suppressed: int = 0  # findings left out by inline ignore comments or the baseline
     num_below_floor: int = 0  # findings below --min-severity (info, unless asked for)
+    git_ignored: tuple[str, ...] = ()  # paths not walked because git ignores them (folders: '/')
     created_at: str = field(
         default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     )
@@ -142,6 +143,7 @@ class PortReport:
             "elapsed_s": round(self.elapsed_s, 3),
             "num_suppressed": self.num_suppressed,
             "num_below_floor": self.num_below_floor,
+            "git_ignored": list(self.git_ignored),
             "summary": self.summary(),
             "findings": [{**vars(f), "count": f.count} for f in self.findings],
             "issues": [vars(i) for i in self.issues],

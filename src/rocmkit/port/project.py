@@ -22,6 +22,7 @@ from rocmkit.options import option
 from rocmkit.port import (
     build_scripts,
     egg_requires,
+    git_ignored,
     inline_ptx,
     installer,
     k8s_resources,
@@ -103,6 +104,11 @@ class PortConfig:
         (), "skip matching paths", repeat=True, metavar="GLOB"
     )  # globs on the path relative to the root
     max_bytes: int = option(4 * 1024 * 1024, "skip larger files (reported)")
+    gitignore: bool = option(
+        True,
+        "skip what git ignores under PATH (virtual environments, build/ copies, caches)",
+        off="scan git-ignored files too",
+    )
 
     def __post_init__(self) -> None:
         if not self.path.exists():
@@ -152,8 +158,15 @@ def classify(name: str, parent: str = "") -> str | None:
     return None
 
 
-def iter_files(root: Path, exclude: tuple[str, ...] = ()) -> Iterator[tuple[str, str, str]]:
-    """(path, path relative to root, kind) of every file a scanner handles, in a stable order."""
+def iter_files(
+    root: Path,
+    exclude: tuple[str, ...] = (),
+    ignored: frozenset[str] | None = None,
+    skipped: list[str] | None = None,
+) -> Iterator[tuple[str, str, str]]:
+    """(path, path relative to root, kind) of every file a scanner handles, in a stable order.
+    `ignored`: paths relative to root that git ignores (folders end in '/'), left out and added
+    to `skipped`."""
     if root.is_file():
         # A file named explicitly is scanned even with an unknown name, as shell-like text.
         kind = classify(root.name, root.parent.name)
@@ -171,10 +184,13 @@ def iter_files(root: Path, exclude: tuple[str, ...] = ()) -> Iterator[tuple[str,
             if d not in SKIP_DIRS
             and not d.endswith(".egg-info")
             and not _excluded(prefix + d, exclude)
+            and not _git_ignored(prefix + d + "/", ignored, skipped)
             and not os.path.exists(os.path.join(directory, d, "pyvenv.cfg"))
         )
         parent = os.path.basename(directory)
         for name in sorted(filenames):
+            if _git_ignored(prefix + name, ignored, skipped):
+                continue
             kind = classify(name, parent)
             if kind is None and not prefix and name in readme_install.FILE_NAMES:
                 kind = "readme"  # the project's own README: its install commands
@@ -184,6 +200,14 @@ def iter_files(root: Path, exclude: tuple[str, ...] = ()) -> Iterator[tuple[str,
                 kind = _manifest_kind(os.path.join(directory, name))
             if kind is not None and not _excluded(prefix + name, exclude):
                 yield os.path.join(directory, name), prefix + name, kind
+
+
+def _git_ignored(rel: str, ignored: frozenset[str] | None, skipped: list[str] | None) -> bool:
+    if not ignored or rel not in ignored:
+        return False
+    if skipped is not None:
+        skipped.append(rel)
+    return True
 
 
 def _manifest_kind(path: str) -> str | None:
@@ -221,7 +245,9 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
     issues: list[FileIssue] = []
     num_files: Counter[str] = Counter()
     num_parsed = suppressed = 0
-    files = list(iter_files(root, config.exclude))
+    ignored = git_ignored.ignored_paths(root) if config.gitignore else None
+    skipped: list[str] = []
+    files = list(iter_files(root, config.exclude, ignored, skipped))
     new_scan()
     context = build_context(str(root), files)
     # setuptools' requires.txt: read for the packages no shipped requirement source names
@@ -298,6 +324,7 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
         elapsed_s=time.perf_counter() - started,
         num_suppressed=suppressed,
         num_below_floor=len(findings) - len(shown),
+        git_ignored=tuple(skipped),
     )
 
 

@@ -53,6 +53,9 @@ def render(result: RunResult, console: Console, options: ViewOptions) -> None:
     extra = (f", {hidden} info hidden (--show-info)" if hidden else "") + (
         f", {suppressed} suppressed (ignore comments / baseline)" if suppressed else ""
     )
+    ignored = data.get("git_ignored", [])
+    if ignored:
+        extra += f", {len(ignored)} git-ignored paths skipped (--no-gitignore)"
     hint = "" if options.verbose or not findings else "  (--verbose for the sources)"
     console.print(f"{said}{unreadable}{extra} in {data.get('elapsed_s', 0):.2f}s{hint}")
 
