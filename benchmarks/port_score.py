@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import dataclasses
 import json
 import os
 import platform
@@ -138,6 +139,14 @@ class Scan:
     num_python: int
 
 
+# gitignore off: the pinned sdists are not checkouts; they sit in this repository's ignored cache,
+# where git would be asked (and answer "ignored") once per entry. Left out for port before the
+# option existed (port_speed.py --against an older commit runs this file with its src/).
+_NO_GIT = (
+    {"gitignore": False} if "gitignore" in {f.name for f in dataclasses.fields(PortConfig)} else {}
+)
+
+
 def scan(project: port_corpus.Project) -> Scan:
     """port over each entry of the project's subset, paths rebased onto the sdist root."""
     root = project.root()
@@ -145,9 +154,7 @@ def scan(project: port_corpus.Project) -> Scan:
     num_files = num_python = 0
     for entry in project.scan:
         path = root / entry
-        # gitignore off: the pinned sdists are not checkouts; they sit in this repository's
-        # ignored cache, where git would be asked (and answer "ignored") once per entry.
-        report = scan_project(PortConfig(path=path, show_info=True, gitignore=False))
+        report = scan_project(PortConfig(path=path, show_info=True, **_NO_GIT))
         num_files += sum(report.num_files.values())
         num_python += report.num_files.get("python", 0)
         for f in report.findings:
