@@ -142,7 +142,7 @@ class Scan:
 # gitignore off: the pinned sdists are not checkouts; they sit in this repository's ignored cache,
 # where git would be asked (and answer "ignored") once per entry. Left out for port before the
 # option existed (port_speed.py --against an older commit runs this file with its src/).
-_NO_GIT = (
+_NO_GIT: dict[str, Any] = (
     {"gitignore": False} if "gitignore" in {f.name for f in dataclasses.fields(PortConfig)} else {}
 )
 
