@@ -65,6 +65,7 @@ PARTS = (
     "test31",
     "test32",
     "test34",
+    "test35",
 )
 SEVERITIES = ("warn", "error")
 
