@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from rocmkit.port import cuda_build_tags, cuda_packages
+from rocmkit.port import cuda_build_tags, cuda_packages, poetry_constraints
 from rocmkit.port.context import name_vendor
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.rules import RuleSet, Severity, normalise_name, severity_rank
@@ -974,11 +974,17 @@ def _pyproject_requirements(
         yield str(name), list(_strings(group)), True
     poetry = data.get("tool", {}).get("poetry", {})
     for table in (poetry.get("dependencies", {}), *_poetry_groups(poetry)):
-        # an `optional = true` dependency is judged with the extras that list it
-        required = [
-            n for n, spec in table.items() if not (isinstance(spec, dict) and spec.get("optional"))
-        ]
-        yield None, [name for name in required if name != "python"], False
+        # an `optional = true` dependency is judged with the extras that list it; the others
+        # with their versions (poetry_constraints: Poetry's caret/tilde/wildcard definitions)
+        yield (
+            None,
+            [
+                poetry_constraints.requirement(str(name), spec)
+                for name, spec in table.items()
+                if name != "python" and not (isinstance(spec, dict) and spec.get("optional"))
+            ],
+            False,
+        )
 
 
 def _poetry_groups(poetry: dict[str, Any]) -> Iterable[dict[str, Any]]:
@@ -1012,6 +1018,14 @@ def _line_of(lines: list[str], needle: str, start: int = 0) -> int:
                 continue
             for number, line in enumerate(lines[begin:], begin + 1):
                 if candidate in line:
+                    return number
+    # A Poetry table's entry, written as a requirement (poetry_constraints): its name's key line
+    req = parse_requirement(needle)
+    if req is not None:
+        key = re.compile(rf"""^\s*["']?{re.escape(req.name)}["']?\s*=""")
+        for begin in dict.fromkeys((start, 0)):
+            for number, line in enumerate(lines[begin:], begin + 1):
+                if key.match(line):
                     return number
     return 1
 
