@@ -622,6 +622,25 @@ _CUDA_LINK_TEXT = re.compile(
 _WINDOWS_TEST = re.compile(r"""(?i)(?:^|[^a-z])win(?:32|dows)?\b|["']nt["']""")
 
 
+# A shell word that assigns a variable (POSIX, Shell Command Language 2.9.1: a simple command's
+# leading NAME=value words are assignments, not its name), or `env` with its own assignments.
+_ASSIGNMENT_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*")
+
+
+def _command_words(value: str) -> list[str]:
+    """The command word of a shell command line and up to two words after it: the leading
+    variable assignments (`GENV_BYPASS=1 nvidia-smi -L`) and an `env` before them skipped."""
+    words = value.split()
+    start = 0
+    if words and words[0].rsplit("/", 1)[-1] == "env":
+        start = 1
+    while start < len(words) and _ASSIGNMENT_WORD.fullmatch(words[start]):
+        start += 1
+    if start and start < len(words):
+        return words[start : start + 3]
+    return value.split(None, 2)
+
+
 def _rule_and_tree(
     rules: RuleSet, check: str, whole: whole_tree.Whole
 ) -> tuple[Rule | None, ast.Module | None]:
@@ -1977,7 +1996,7 @@ class _Visitor:
             rule = self.rules.by_id.get("docker-gpus")
             if rule is not None:
                 self.add(node, rule, f"docker run argv: {value!r}")
-        words = value.split(None, 2)
+        words = _command_words(value)
         # A command line ("nvidia-smi", "nvidia-smi -L ..."), not prose that mentions it.
         command = words[0].rsplit("/", 1)[-1] if words else ""
         if command in self.rules.commands and (len(words) == 1 or words[1].startswith("-")):
