@@ -64,6 +64,7 @@ PARTS = (
     "test30",
     "test31",
     "test32",
+    "test33",
     "test34",
     "test35",
 )
