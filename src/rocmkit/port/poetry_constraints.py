@@ -78,32 +78,30 @@ def _numbers(version: str) -> list[int] | None:
 
 
 def _caret(version: str) -> list[str] | None:
+    """The first non-zero part may not change (^0 and ^0.0 keep the parts they give)."""
     numbers = _numbers(version)
     if numbers is None:
         return None
-    # the first non-zero part may not change; ^0 and ^0.0 keep their given parts
-    keep = next((i for i, n in enumerate(numbers) if n != 0), len(numbers) - 1)
-    upper = numbers[: keep + 1]
-    upper[-1] += 1
-    return [f">={version}", f"<{_dotted(upper)}"]
+    keep = next((i for i, n in enumerate(numbers) if n != 0), len(numbers) - 1) + 1
+    return _below(version, numbers, keep)
 
 
 def _tilde(version: str) -> list[str] | None:
+    """The patch part may change (the minor one too for a bare major)."""
     numbers = _numbers(version)
-    if numbers is None:
-        return None
-    upper = numbers[:2] if len(numbers) > 1 else numbers[:1]
-    upper[-1] += 1
-    return [f">={version}", f"<{_dotted(upper)}"]
+    return None if numbers is None else _below(version, numbers, min(len(numbers), 2))
 
 
 def _wildcard(prefix: str) -> list[str] | None:
     numbers = _numbers(prefix)
-    if numbers is None:
-        return None
-    upper = list(numbers)
+    return None if numbers is None else _below(prefix, numbers, len(numbers))
+
+
+def _below(version: str, numbers: list[int], keep: int) -> list[str]:
+    """From `version` up to the next release of its first `keep` parts."""
+    upper = numbers[:keep]
     upper[-1] += 1
-    return [f">={prefix}", f"<{_dotted(upper)}"]
+    return [f">={version}", f"<{_dotted(upper)}"]
 
 
 def _dotted(numbers: list[int]) -> str:
