@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 import re
 
+from rocmkit.port import hip_atomics
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.rules import Rule, RuleSet, Severity
 from rocmkit.port.warp_mask import narrow_masks
@@ -80,6 +81,8 @@ def scan_cuda_source(text: str, rules: RuleSet, *, header: bool = False) -> list
         hits += _hipify_hazards(text, rules, switches, hip_aware)
     if "_sync" in text:
         hits += _narrow_masks(text, rules, switches, hip_aware)
+    if "atomic" in text and "__device__" in text:
+        hits += _atomic_redefinitions(text, rules, switches)
     return _not_compiled_for_amd(text, hits) if hits and "#" in text else hits
 
 
@@ -126,6 +129,21 @@ def _narrow_masks(text: str, rules: RuleSet, switches: set[int], hip_aware: bool
             hit(line, 1, rule, f"`{found.mask}`: 32-bit lane mask", severity)
             for line in found.declarations
         ]
+    return hits
+
+
+def _atomic_redefinitions(text: str, rules: RuleSet, switches: set[int]) -> list[Hit]:
+    """The source's own `__device__` definitions of atomics HIP's header defines (hip_atomics):
+    hipcc rejects them (a branch no AMD compile takes is lowered by _not_compiled_for_amd; one
+    on a line of the project's own HIP/CUDA switch is the project's decision)."""
+    rule = rules.by_check.get("hip-atomic-redefinition")
+    if rule is None:
+        return []
+    hits = []
+    for offset, evidence in hip_atomics.redefinitions(text):
+        line = text.count("\n", 0, offset) + 1
+        if line not in switches:
+            hits.append(hit(line, offset - text.rfind("\n", 0, offset), rule, evidence))
     return hits
 
 
