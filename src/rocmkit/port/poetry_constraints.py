@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 _VERSION = re.compile(r"^\d+(?:\.\d+)*$")
+_EXACT = re.compile(r"^\d+(?:\.\d+)*[\w.+!-]*$")  # a release, a pre/post/dev release too
 _COMPARISON = re.compile(r"^(?:===|==|!=|<=|>=|~=|<|>)\s*[\w.*+!-]+$")
 
 
@@ -45,7 +46,7 @@ def _markers(spec: dict[str, Any]) -> str:
 def specifier_set(constraint: str) -> str | None:
     """A Poetry version constraint as PEP 440 specifiers ("" for any version), or None."""
     constraint = constraint.strip()
-    if "||" in constraint or "|" in constraint:
+    if "|" in constraint:
         return None
     parts = [p.strip() for p in constraint.split(",")] if constraint else []
     out: list[str] = []
@@ -66,7 +67,7 @@ def _one(part: str) -> list[str] | None:
         return _tilde(part[1:].strip())
     if part.endswith(".*") and _VERSION.match(part[:-2]):
         return _wildcard(part[:-2])
-    if _VERSION.match(part) or re.match(r"^\d+(?:\.\d+)*[\w.+!-]*$", part):
+    if _EXACT.match(part):
         return [f"=={part}"]  # a bare version is exact in Poetry
     if _COMPARISON.match(part):
         return [part.replace(" ", "")]

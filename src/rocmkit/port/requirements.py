@@ -492,7 +492,7 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
     pulled_by = _self_pulled_extras(data)
     base: dict[tuple[str, str], int] = {}  # see _already_in_base
     for group, requirements, contributors in _pyproject_requirements(data):
-        start = _key_line(lines, group) if group is not None else 0
+        start = (_key_line(lines, group) or 0) if group is not None else 0
         placed = [(r, _line_of(lines, r, start)) for r in requirements]
         if group in pulled_by and not rocm_extras:
             # `fsdp = ["verl[cupy-cu130]"]`: the NVIDIA-named extra's packages reach whoever asks
@@ -996,10 +996,11 @@ def _strings(values: object) -> Iterator[str]:
         yield from (v for v in values if isinstance(v, str))
 
 
-def _key_line(lines: list[str], key: str) -> int:
-    """Index of the line that opens a TOML key (`all = [`, `"gpu-cu12" = [`); 0 if none."""
+def _key_line(lines: list[str], key: str, start: int = 0) -> int | None:
+    """Index of the first line from `start` on that opens a TOML key (`all = [`, `"gpu-cu12" =
+    [`, `torch = "^1.7"`); None if none."""
     pattern = re.compile(rf"""^\s*["']?{re.escape(key)}["']?\s*=""")
-    return next((i for i, line in enumerate(lines) if pattern.match(line)), 0)
+    return next((i for i in range(start, len(lines)) if pattern.match(lines[i])), None)
 
 
 def _line_of(lines: list[str], needle: str, start: int = 0) -> int:
@@ -1022,11 +1023,10 @@ def _line_of(lines: list[str], needle: str, start: int = 0) -> int:
     # A Poetry table's entry, written as a requirement (poetry_constraints): its name's key line
     req = parse_requirement(needle)
     if req is not None:
-        key = re.compile(rf"""^\s*["']?{re.escape(req.name)}["']?\s*=""")
         for begin in dict.fromkeys((start, 0)):
-            for number, line in enumerate(lines[begin:], begin + 1):
-                if key.match(line):
-                    return number
+            index = _key_line(lines, req.name, begin)
+            if index is not None:
+                return index + 1
     return 1
 
 
