@@ -20,6 +20,7 @@ from typing import Literal
 from rocmkit.errors import UserError
 from rocmkit.options import option
 from rocmkit.port import (
+    archive,
     build_scripts,
     egg_requires,
     git_ignored,
@@ -82,7 +83,11 @@ class PortConfig:
     """What to scan and when the scan counts as failed (see `rocmkit port --help`)."""
 
     # The CLI's flags are generated from these fields (rocmkit.options).
-    path: Path = option(help="project directory or one file", positional=True, nargs="?")
+    path: Path = option(
+        help="project directory, one file, or an sdist/wheel (.tar.gz, .zip, .whl)",
+        positional=True,
+        nargs="?",
+    )
     fail_on: Literal["info", "warn", "error", "never"] = option(
         "error", "exit 1 when a finding is at or above this severity (default: error)"
     )
@@ -237,9 +242,14 @@ def _excluded(rel_path: str, exclude: tuple[str, ...]) -> bool:
 
 
 def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport:
-    """Scan a file or a directory tree and return every finding and unreadable file."""
+    """Scan a file, a directory tree or an archive (sdist, wheel) and return every finding and
+    unreadable file."""
     rules = rules or load_rules()
     root = config.path
+    if archive.is_archive(root):  # paths relative to its top folder; the report names the archive
+        with archive.unpacked(root) as top:
+            report = scan_project(replace(config, path=top, gitignore=False), rules)
+        return replace(report, root=str(root))
     started = time.perf_counter()
     findings: list[PortFinding] = []
     issues: list[FileIssue] = []
