@@ -22,6 +22,7 @@ from rocmkit.options import option
 from rocmkit.port import (
     archive,
     build_scripts,
+    devcontainer,
     egg_requires,
     git_ignored,
     inline_ptx,
@@ -154,6 +155,8 @@ def classify(name: str, parent: str = "") -> str | None:
         return "shell"  # a Makefile's recipes are shell lines
     if name == "CMakeLists.txt" or name.endswith(".cmake"):
         return "cmake"
+    if name in devcontainer.FILE_NAMES:
+        return devcontainer.KIND
     if name in build_scripts.FILE_NAMES:
         return "rust-build"
     if name.endswith(_CUDA_SUFFIXES):
@@ -507,6 +510,7 @@ _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "k8s": k8s_resources.scan_manifest,
     "cmake": scan_cmake,
     "rust-build": build_scripts.scan_rust_build,
+    devcontainer.KIND: devcontainer.scan_devcontainer,
     egg_requires.KIND: egg_requires.scan_requires_txt,
     pkg_info.KIND: pkg_info.scan_pkg_info,
     "readme": readme_install.scan_readme,
