@@ -31,6 +31,11 @@ KNOWN_DIVERGENCES = {
     # `device_cc > max_cc` two lines on: the pruned walk does not follow the name to a comparison
     # with a non-constant, the whole walk does; both verdicts are info, only the words differ.
     "monai/transforms/spatial/functional.py": "a capability name compared with a computed value",
+    # (session eight, already so at b03a31e) `version_pattern = re.match(..., torch.version.cuda)`,
+    # then `cuda_major = int(version_pattern.group(1))`, then `if cuda_major >= 11:` around an
+    # nvcc flag: the whole walk follows the two assignments to the vendor test and calls the flag
+    # gated (info), the pruned walk reads no line between them (warn).
+    "nvidia-physicsnemo-sym-2.4.0/tree/setup.py": "a vendor name learnt through two assignments",
 }
 
 
@@ -42,7 +47,8 @@ def _python_files(project: port_corpus.Project) -> list[Path]:
         if path.is_file() and path.suffix == ".py":
             files.append(path)
         elif path.is_dir():
-            files.extend(sorted(path.rglob("*.py")))
+            # fastmri ships a folder named unet_reproduce_20201111.py
+            files.extend(sorted(p for p in path.rglob("*.py") if p.is_file()))
     return files
 
 
