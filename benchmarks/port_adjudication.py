@@ -5,9 +5,9 @@ yardsticks are one person's judgement, and neither holds a hazard that port foun
 listed. Here a third person judges a pool of places without knowing where each came from:
 
   pool   the candidate places of each project of a part: every hazard of the first list
-         (tests/fixtures/port_hazards/), every hazard of the second list
-         (tests/fixtures/port_hazards_second/) and every line of every warn/error finding of port
-         at this commit, as bare `file:line` (no kind, no reason, no source), exact duplicates
+         (tests/fixtures/port_hazards/), every hazard of the second list where the part was
+         annotated twice (tests/fixtures/port_hazards_second/) and every line of every
+         warn/error finding of port at this commit, as bare `file:line` (no kind, no reason, no source), exact duplicates
          merged, sorted by place. Written to tests/fixtures/port_adjudication/<part>.toml with the
          commit that produced port's findings.
   score  the adjudicator's lists (tests/fixtures/port_hazards_adjudicated/<name>.toml, the same
@@ -15,8 +15,9 @@ listed. Here a third person judges a pool of places without knowing where each c
          at that file and line) as the yardstick for three contenders: port (port_score's own
          matching: same file, a line within LINE_SLACK, a kind port's rule maps to), the first
          list and the second list (matched the same way: strict = the same kind too, loose = any
-         kind). A port finding with no adjudicated entry near it (from a later commit than the
-         pool's) is counted `unjudged`, outside precision, and named.
+         kind; the second only where the part has second lists). A port finding with no
+         adjudicated entry near it (from a later commit than the pool's) is counted `unjudged`,
+         outside precision, and named.
 
 This is pooling as TREC does it (the union of the systems' answers judged by an assessor who does
 not know their source): a hazard no contender listed is in no pool, so recall is over the pooled
@@ -61,8 +62,8 @@ Place = dict[str, Any]
 def candidates(
     first: dict[str, Any], second: dict[str, Any], found: port_score.Scan
 ) -> list[Place]:
-    """The pool of one project: both lists' hazards and the lines of port's warn/error findings,
-    as bare places, exact duplicates merged."""
+    """The pool of one project: the lists' hazards (`second` empty for a part annotated once) and
+    the lines of port's warn/error findings, as bare places, exact duplicates merged."""
     places = {(h["file"], h["line"]) for h in first["hazard"] + second["hazard"]}
     for f in found.findings:
         if f.severity in port_corpus.SEVERITIES:
@@ -70,33 +71,38 @@ def candidates(
     return [{"file": file, "line": line} for file, line in sorted(places)]
 
 
-def _twice_annotated(part: str) -> list[port_corpus.Project]:
-    projects = [
-        p
-        for p in port_corpus.load_manifest()
-        if p.part == part and (port_agreement.SECOND / f"{p.name}.toml").is_file()
-    ]
+def _annotated(part: str) -> list[port_corpus.Project]:
+    projects = [p for p in port_corpus.load_manifest() if p.part == part]
     if not projects:
-        raise SystemExit(
-            f"port_adjudication: part {part} has no second lists; annotate it twice first"
-        )
+        raise SystemExit(f"port_adjudication: no project in part {part}")
     problems = port_corpus.fetch(projects)
     if problems:
         raise SystemExit("\n".join(f"port corpus: could not fetch {p}" for p in problems))
     return projects
 
 
+def _second(name: str) -> dict[str, Any] | None:
+    """The second annotator's list of a project, None for a part annotated once."""
+    if not (port_agreement.SECOND / f"{name}.toml").is_file():
+        return None
+    return port_corpus.load_hazards(name, port_agreement.SECOND)
+
+
+_NONE: dict[str, Any] = {"hazard": [], "not_hazard": []}
+
+
 def pool(part: str) -> Path:
     rows = []
-    for project in _twice_annotated(part):
+    for project in _annotated(part):
         first = port_corpus.load_hazards(project.name)
-        second = port_corpus.load_hazards(project.name, port_agreement.SECOND)
+        second = _second(project.name) or _NONE
         for place in candidates(first, second, port_score.scan(project)):
             rows.append({"project": project.name, **place})
     commit = _commit()
     lines = [
         f"# The blind pool of part {part} (benchmarks/port_adjudication.py pool): every hazard of the",
-        "# first and the second list and every line of port's warn/error findings, as bare places.",
+        "# first list (and of the second, where the part has one) and every line of port's",
+        "# warn/error findings, as bare places.",
         "# Judge each one by reading the code; do not look for where it came from.",
         f'part = "{part}"',
         f'port_commit = "{commit}"',
@@ -167,7 +173,7 @@ LIST_COUNTS = (
 def measure(part: str) -> dict[str, Any]:
     pools = load_pool(part)
     per_project: dict[str, Any] = {}
-    for project in _twice_annotated(part):
+    for project in _annotated(part):
         path = ADJUDICATED / f"{project.name}.toml"
         if not path.is_file():
             raise SystemExit(
@@ -181,13 +187,14 @@ def measure(part: str) -> dict[str, Any]:
                 f"port_adjudication: {project.name}: {len(missing)} pooled places not judged ({where})"
             )
         first = port_corpus.load_hazards(project.name)
-        second = port_corpus.load_hazards(project.name, port_agreement.SECOND)
+        second = _second(project.name)
         per_project[project.name] = {
             "num_pooled": len(pools.get(project.name, [])),
             "port": port_against(project, port_score.scan(project), gold),
             "first": list_against(first["hazard"], gold["hazard"]),
-            "second": list_against(second["hazard"], gold["hazard"]),
         }
+        if second is not None:
+            per_project[project.name]["second"] = list_against(second["hazard"], gold["hazard"])
     return {
         "part": part,
         "projects": list(per_project),
@@ -216,7 +223,10 @@ def totals(per_project: dict[str, Any]) -> dict[str, Any]:
         },
     }
     for who in ("first", "second"):
-        c = port_agreement.total([r[who] for r in rows], LIST_COUNTS)
+        listed = [r[who] for r in rows if who in r]
+        if not listed:  # a part annotated once
+            continue
+        c = port_agreement.total(listed, LIST_COUNTS)
         r = port_score._ratio
         result[who] = {
             **c,
@@ -286,6 +296,8 @@ def _print(name: str, r: dict[str, Any]) -> None:
         f" unjudged {p['num_unjudged']}"
     )
     for who in ("first", "second"):
+        if who not in r:
+            continue
         c = r[who]
         print(
             f"  {who:6} list: precision {c['listed_true_strict']}/{c['num_listed']} strict"

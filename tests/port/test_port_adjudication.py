@@ -128,3 +128,17 @@ def test_every_pooled_place_is_judged_exactly_once_with_a_known_kind(pool: Path)
             assert (name, entry["file"], entry["line"]) in pooled, (
                 f"{name}: {entry} is not a pooled place"
             )
+
+
+def test_a_part_annotated_once_pools_and_scores_the_first_list_only() -> None:
+    rows = {
+        "p": {
+            "num_pooled": 2,
+            "port": {"num_findings": 2, "num_true_positive": 1, "num_hazards": 2,
+                     "num_hazards_found": 1, "unjudged": []},
+            "first": port_adjudication.list_against([_h("a.py", 1, "nvml-call")], [_h("a.py", 2, "nvml-call")]),
+        }
+    }  # fmt: skip
+    t = port_adjudication.totals(rows)
+    assert "second" not in t and t["first"]["recall_strict"] == 1.0
+    assert (t["port"]["precision"], t["port"]["recall"]) == (0.5, 0.5)
