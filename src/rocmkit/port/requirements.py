@@ -481,6 +481,7 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
     hits = _at_routed_sources(lines, data, _explicit_uv_indexes(data, hits))
     if "[tool.cibuildwheel" in text:
         hits = _wheel_build_settings(lines, hits)
+    hits = _in_unread_tables(lines, hits)
     torch_index = has_torch_index(text)
     # pip reads no index from pyproject.toml (its index options come from the command line,
     # requirement files and its config: pip's docs), and uv or Poetry given a CUDA index install
@@ -645,6 +646,38 @@ def _wheel_build_settings(lines: list[str], hits: list[Hit]) -> list[Hit]:
         else h
         for h in hits
     ]
+
+
+# The top-level tables of pyproject.toml that a specification defines: PEP 518 ([build-system],
+# and [tool.<name>] for each tool's own settings), PEP 621 ([project]) and PEP 735
+# ([dependency-groups]); PEP 518 reserves every other top-level table, so no installer reads one.
+_DEFINED_TABLES = frozenset({"build-system", "project", "tool", "dependency-groups"})
+_TABLE_HEADER = re.compile(r"""^\[\[?\s*(?:"([^"]*)"|'([^']*)'|([A-Za-z0-9_-]+))""")
+
+
+def _in_unread_tables(lines: list[str], hits: list[Hit]) -> list[Hit]:
+    """A CUDA wheel index written in a top-level table no specification defines
+    (`[options.index-client]`): nothing reads it, so it installs nothing: info."""
+    if not any(h.rule.id == "torch-cuda-index" and h.severity != "info" for h in hits):
+        return hits
+    tables: list[tuple[int, str]] = []  # (first line, top-level key) of each table header
+    for number, line in enumerate(lines, 1):
+        match = _TABLE_HEADER.match(line.lstrip())
+        if match:
+            tables.append((number, next(g for g in match.groups() if g is not None)))
+
+    def table_of(line: int) -> str | None:
+        keys = [key for start, key in tables if start <= line]
+        return keys[-1] if keys else None
+
+    out = []
+    for h in hits:
+        table = table_of(h.line) if h.rule.id == "torch-cuda-index" else None
+        if table is not None and table not in _DEFINED_TABLES and h.severity != "info":
+            why = f"in [{table}.*], a top-level table no installer reads (PEP 518 reserves it)"
+            h = _demoted(h, "info", why)
+        out.append(h)
+    return out
 
 
 def _names_index(line: str, name: str | None) -> bool:
