@@ -67,6 +67,7 @@ PARTS = (
     "test33",
     "test34",
     "test35",
+    "test36",
 )
 SEVERITIES = ("warn", "error")
 
