@@ -67,6 +67,7 @@ PARTS = (
     "test33",
     "test34",
     "test35",
+    "test37",
 )
 SEVERITIES = ("warn", "error")
 
