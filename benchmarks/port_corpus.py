@@ -68,6 +68,7 @@ PARTS = (
     "test34",
     "test35",
     "test36",
+    "test37",
 )
 SEVERITIES = ("warn", "error")
 
