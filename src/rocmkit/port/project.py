@@ -25,6 +25,7 @@ from rocmkit.port import (
     devcontainer,
     egg_requires,
     git_ignored,
+    header_reach,
     inline_ptx,
     installer,
     k8s_resources,
@@ -319,6 +320,8 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
         findings = reported_by_closure(findings, str(root), [rel for _, rel, _ in files])
         findings = inline_ptx.in_opt_in_backend(findings)
         findings = without_users(findings, files)
+        python_files = [rel for _, rel, kind in files if kind == "python"]
+        findings = header_reach.demote(findings, str(root), python_files)
         findings = amd_side.demote(findings, {path: rel for path, rel, _ in files})
     if config.baseline is not None:
         findings, dropped = _apply_baseline(findings, read_baseline(config.baseline))
