@@ -7,6 +7,13 @@ A notebook is JSON (nbformat 4: https://nbformat.readthedocs.io/en/latest/format
 element of that list on its own line of the file, so a cell line is found again as the JSON
 string it was written as; a cell whose lines cannot be found that way is reported at the line
 where its source starts.
+
+A notebook that runs only on Google Colab is saved by Colab (`metadata.colab`) and imports Colab's
+runtime module (`google.colab`, which exists only there) unguarded, at a cell's top level, so it
+stops at that import anywhere else. Colab's GPU runtimes are NVIDIA GPUs only (T4, L4, A100, H100;
+otherwise TPUs and CPUs): what such a notebook installs or runs for its GPU is what Colab's machine
+needs, and no ROCm user runs it: its findings are info, saying so. A Colab notebook without that
+import (one that also tells users to run it locally) is scanned as any other.
 """
 
 from __future__ import annotations
@@ -34,6 +41,9 @@ def scan_notebook(text: str, rules: RuleSet, python: Scanner, shell: Scanner) ->
     cells = document.get("cells") if isinstance(document, dict) else None
     if not isinstance(cells, list):
         return []
+    metadata = document.get("metadata")
+    colab = isinstance(metadata, dict) and isinstance(metadata.get("colab"), dict)
+    colab_only = False
     raw: dict[str, list[int]] = {}  # a raw line, stripped of its indent and comma -> its indexes
     for index, line in enumerate(text.splitlines()):
         raw.setdefault(line.strip().rstrip(","), []).append(index)
@@ -46,9 +56,22 @@ def scan_notebook(text: str, rules: RuleSet, python: Scanner, shell: Scanner) ->
         lines = source.splitlines(keepends=True) if isinstance(source, str) else list(source)
         if not lines or not all(isinstance(line, str) for line in lines):
             continue
+        colab_only = colab_only or (colab and any(_COLAB_IMPORT.match(ln) for ln in lines))
         where, cursor = _raw_lines(raw, lines, cursor, isinstance(source, str))
         hits.extend(_cell_hits(lines, where, rules, python, shell))
+    if colab_only:
+        return [_on_colab(h) for h in hits]
     return hits
+
+
+COLAB_NOTE = "a notebook for Google Colab only, whose GPU runtimes are NVIDIA"
+_COLAB_IMPORT = re.compile(r"(?:from\s+google\.colab\s+import|import\s+google\.colab)\b")
+
+
+def _on_colab(h: Hit) -> Hit:
+    if h.severity == "info":
+        return h
+    return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({COLAB_NOTE})"[:160], "info")
 
 
 def _raw_lines(
