@@ -137,7 +137,21 @@ def list_against(listed: list[Place], gold: list[Place]) -> dict[str, int]:
         "listed_true_loose": sum(any(near(a, g) for g in gold) for a in listed),
         "gold_found_strict": sum(any(strict(g, a) for a in listed) for g in gold),
         "gold_found_loose": sum(any(near(g, a) for a in listed) for g in gold),
+        "num_gold_groups": len(groups(gold)),
+        "gold_groups_found_strict": sum(
+            any(strict(g, a) for g in members for a in listed) for members in groups(gold)
+        ),
     }
+
+
+def groups(gold: list[Place]) -> list[list[Place]]:
+    """The adjudicated hazards by (file, kind): the lines of one pattern in one file (42 pinned
+    CUDA wheels of one conda environment dump) are one group, found when any of them is. Recall
+    over groups weighs a listed place and a grouped finding alike."""
+    by: dict[tuple[str, str], list[Place]] = {}
+    for g in gold:
+        by.setdefault((g["file"], g["kind"]), []).append(g)
+    return list(by.values())
 
 
 def port_against(
@@ -157,7 +171,16 @@ def port_against(
         port_score.Scan(findings=judged, num_files=found.num_files, num_python=found.num_python),
         gold,
     )
-    return {**scored, "unjudged": unjudged}
+    shown = [f for f in judged if f.severity in port_corpus.SEVERITIES]
+    found_groups = sum(
+        any(port_score._matched(g, shown) for g in members) for members in groups(gold["hazard"])
+    )
+    return {
+        **scored,
+        "unjudged": unjudged,
+        "num_hazard_groups": len(groups(gold["hazard"])),
+        "hazard_groups_found": found_groups,
+    }
 
 
 LIST_COUNTS = (
@@ -167,6 +190,8 @@ LIST_COUNTS = (
     "listed_true_loose",
     "gold_found_strict",
     "gold_found_loose",
+    "num_gold_groups",
+    "gold_groups_found_strict",
 )
 
 
@@ -212,7 +237,10 @@ def _entry_at(place: Place, gold: dict[str, Any]) -> bool:
 
 def totals(per_project: dict[str, Any]) -> dict[str, Any]:
     rows = list(per_project.values())
-    port = port_agreement.total([r["port"] for r in rows], port_agreement.PORT_COUNTS)
+    port = port_agreement.total(
+        [r["port"] for r in rows],
+        (*port_agreement.PORT_COUNTS, "num_hazard_groups", "hazard_groups_found"),
+    )
     result: dict[str, Any] = {
         "num_pooled": sum(r["num_pooled"] for r in rows),
         "port": {
@@ -220,6 +248,9 @@ def totals(per_project: dict[str, Any]) -> dict[str, Any]:
             "num_unjudged": sum(len(r["port"]["unjudged"]) for r in rows),
             "precision": port_score._ratio(port["num_true_positive"], port["num_findings"]),
             "recall": port_score._ratio(port["num_hazards_found"], port["num_hazards"]),
+            "group_recall": port_score._ratio(
+                port["hazard_groups_found"], port["num_hazard_groups"]
+            ),
         },
     }
     for who in ("first", "second"):
@@ -234,6 +265,7 @@ def totals(per_project: dict[str, Any]) -> dict[str, Any]:
             "precision_loose": r(c["listed_true_loose"], c["num_listed"]),
             "recall_strict": r(c["gold_found_strict"], c["num_gold"]),
             "recall_loose": r(c["gold_found_loose"], c["num_gold"]),
+            "group_recall_strict": r(c["gold_groups_found_strict"], c["num_gold_groups"]),
         }
     return result
 
@@ -293,7 +325,8 @@ def _print(name: str, r: dict[str, Any]) -> None:
     print(
         f"{name}: {r['num_pooled']} pooled places; port precision {p['num_true_positive']}/{p['num_findings']}"
         f" ({p['precision']}), recall {p['num_hazards_found']}/{p['num_hazards']} ({p['recall']}),"
-        f" unjudged {p['num_unjudged']}"
+        f" unjudged {p['num_unjudged']}; groups {p['hazard_groups_found']}/{p['num_hazard_groups']}"
+        f" ({p['group_recall']})"
     )
     for who in ("first", "second"):
         if who not in r:
@@ -303,7 +336,8 @@ def _print(name: str, r: dict[str, Any]) -> None:
             f"  {who:6} list: precision {c['listed_true_strict']}/{c['num_listed']} strict"
             f" ({c['precision_strict']}), {c['listed_true_loose']} loose; recall"
             f" {c['gold_found_strict']}/{c['num_gold']} strict ({c['recall_strict']}),"
-            f" {c['gold_found_loose']} loose ({c['recall_loose']})"
+            f" {c['gold_found_loose']} loose ({c['recall_loose']}); groups"
+            f" {c['gold_groups_found_strict']}/{c['num_gold_groups']} ({c['group_recall_strict']})"
         )
 
 

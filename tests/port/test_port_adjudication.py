@@ -78,6 +78,16 @@ def test_an_annotators_list_is_scored_strict_and_loose_against_the_adjudicated_o
     assert (c["num_listed"], c["num_gold"]) == (3, 3)
 
 
+def test_recall_over_groups_counts_one_patterns_lines_in_one_file_once() -> None:
+    gold = [_h("env.yml", n, "torch-cuda-pin") for n in (10, 20, 30, 40)] + [
+        _h("a.py", 5, "nvml-call")
+    ]
+    listed = [_h("env.yml", 11, "torch-cuda-pin")]  # one entry for the dump: its group is found
+    c = port_adjudication.list_against(listed, gold)
+    assert (c["gold_found_strict"], c["num_gold"]) == (1, 5)
+    assert (c["gold_groups_found_strict"], c["num_gold_groups"]) == (1, 2)
+
+
 def test_port_findings_nobody_judged_are_set_apart_not_counted_false() -> None:
     project = next(p for p in port_corpus.load_manifest() if p.name == "svox")
     gold = {
@@ -93,6 +103,7 @@ def test_port_findings_nobody_judged_are_set_apart_not_counted_false() -> None:
     assert (scored["num_true_positive"], scored["num_findings"]) == (1, 2)
     assert (scored["num_hazards_found"], scored["num_hazards"]) == (1, 1)
     assert scored["unjudged"] == ["new.py:8 nvml (warn)"]
+    assert (scored["hazard_groups_found"], scored["num_hazard_groups"]) == (1, 1)
 
 
 POOLS = sorted(port_adjudication.POOLS.glob("*.toml"))
@@ -135,7 +146,8 @@ def test_a_part_annotated_once_pools_and_scores_the_first_list_only() -> None:
         "p": {
             "num_pooled": 2,
             "port": {"num_findings": 2, "num_true_positive": 1, "num_hazards": 2,
-                     "num_hazards_found": 1, "unjudged": []},
+                     "num_hazards_found": 1, "unjudged": [],
+                     "num_hazard_groups": 2, "hazard_groups_found": 1},
             "first": port_adjudication.list_against([_h("a.py", 1, "nvml-call")], [_h("a.py", 2, "nvml-call")]),
         }
     }  # fmt: skip
