@@ -28,21 +28,24 @@ HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc")
 UNIT_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c", ".hip", ".mm")
 _INCLUDE = re.compile(rb'#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]')
 _MAX_BYTES = 4 << 20
-_SKIP = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "site-packages"})
 NOTE = "no source file of the project includes this header, so its build never compiles it"
 
 
 def demote(
-    findings: list[PortFinding], root: str, python_files: Iterable[str]
+    findings: list[PortFinding],
+    root: str,
+    python_files: Iterable[str],
+    skip_dirs: frozenset[str] = frozenset(),
 ) -> list[PortFinding]:
     """Header findings at info where no translation unit (or Python JIT source) of the tree
-    reaches the header; the others unchanged."""
+    reaches the header; the others unchanged. `skip_dirs`: folder names the scan does not enter
+    (virtual environments, caches), not entered here either."""
     in_headers = {
         f.path for f in findings if f.severity != "info" and f.path.endswith(HEADER_SUFFIXES)
     }
     if not in_headers:
         return findings
-    headers, units = _c_files(root)
+    headers, units = _c_files(root, skip_dirs)
     if not units:
         return findings
     reached = _reached(root, headers, [*units, *python_files])
@@ -57,12 +60,12 @@ def demote(
     ]
 
 
-def _c_files(root: str) -> tuple[set[str], list[str]]:
+def _c_files(root: str, skip_dirs: frozenset[str]) -> tuple[set[str], list[str]]:
     """(headers, translation units) under root, as '/'-separated paths relative to it."""
     headers: set[str] = set()
     units: list[str] = []
     for directory, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in _SKIP and not d.endswith(".egg-info")]
+        dirnames[:] = [d for d in dirnames if d not in skip_dirs and not d.endswith(".egg-info")]
         rel_dir = os.path.relpath(directory, root).replace(os.sep, "/")
         prefix = "" if rel_dir == "." else rel_dir + "/"
         for name in filenames:

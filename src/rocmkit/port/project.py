@@ -321,7 +321,7 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
         findings = inline_ptx.in_opt_in_backend(findings)
         findings = without_users(findings, files)
         python_files = [rel for _, rel, kind in files if kind == "python"]
-        findings = header_reach.demote(findings, str(root), python_files)
+        findings = header_reach.demote(findings, str(root), python_files, SKIP_DIRS)
         findings = amd_side.demote(findings, {path: rel for path, rel, _ in files})
     if config.baseline is not None:
         findings, dropped = _apply_baseline(findings, read_baseline(config.baseline))
