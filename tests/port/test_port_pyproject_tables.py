@@ -40,3 +40,11 @@ def test_an_index_in_a_tools_own_table_still_counts(table: str) -> None:
     value = CU118 if "extra-index-url" not in table else f"[{CU118}]"
     text = f'[project]\nname = "x"\n\n{table} = {value}\n'
     assert [severity for _, severity in _index_severities(text)] not in ([], ["info"])
+
+
+def test_an_array_value_on_its_own_line_is_not_taken_for_a_table_header() -> None:
+    text = (
+        f'[project]\nname = "x"\n\n[tool.uv]\nconstraint-dependencies = [\n  ["a", "b"],\n]\n'
+        f"extra-index-url = [{CU118}]\n"
+    )
+    assert [severity for _, severity in _index_severities(text)] not in ([], ["info"])

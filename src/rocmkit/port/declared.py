@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 
-from rocmkit.port.findings import Hit
+from rocmkit.port.findings import Hit, demoted
 from rocmkit.port.rules import Rule, RuleSet, severity_rank
 
 _REQUIREMENT_KINDS = frozenset({"requirements", "pyproject", "setupcfg", "conda"})
@@ -73,13 +73,13 @@ class DeclaredVersions:
                 return h
             rel, first = declared[0]
             why = f"an opt-in back end: the extra at {rel}:{first.line} is the finding"
-            return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], "info")
+            return demoted(h, "info", why)
         if not declared:
             why = f"declared in no requirement file: pip installs PyPI's {package}"
-            return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], h.severity)
+            return demoted(h, h.severity, why)
         rel, first = declared[0]
         why = f"the requirement at {rel}:{first.line} is the finding"
-        return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], "info")
+        return demoted(h, "info", why)
 
     def _required(self, h: Hit, declared: list[tuple[str, Hit]], rules: RuleSet) -> Hit:
         base = [
@@ -98,7 +98,7 @@ class DeclaredVersions:
             why = f"an opt-in back end: the extra at {rel}:{first.line} is the finding"
         else:
             why = "no requirement declares it: an accelerator the user installs"
-        return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], "info")
+        return demoted(h, "info", why)
 
     def _judged(self, h: Hit, rules: RuleSet) -> Hit:
         declared = self._declared(rules).get(h.rule.id, [])
@@ -113,7 +113,7 @@ class DeclaredVersions:
                 f"no version of {package} is declared: pip installs a current release, {recent}"
                 f" (from {h.rule.min_version})"
             )
-            return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], "info")
+            return demoted(h, "info", why)
         rel, worst = max(declared, key=lambda d: severity_rank(d[1].severity))
         requirement = worst.evidence.split("  (")[0]
         if worst.severity == "info" or _admits_rocm_build(requirement, h):
@@ -123,9 +123,9 @@ class DeclaredVersions:
                 f"the project declares {requirement} ({rel}:{worst.line}): it admits releases from"
                 f" {h.rule.min_version}, {recent}"
             )
-            return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], "info")
+            return demoted(h, "info", why)
         why = f"the project declares {requirement} at {rel}:{worst.line}"
-        return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], worst.severity)
+        return demoted(h, worst.severity, why)
 
     def _declared(self, rules: RuleSet) -> dict[str, list[tuple[str, Hit]]]:
         if self.hits is None:

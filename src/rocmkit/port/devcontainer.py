@@ -53,9 +53,8 @@ def strip_jsonc(text: str) -> str:
             end = text.find("*/", i + 2)
             i = n if end < 0 else end + 2
         elif c == ",":
-            if (
-                _CLOSES.match(text, i + 1) is None
-            ):  # a trailing comma (before `}` or `]`) is dropped
+            # a trailing comma (before `}` or `]`, past comments) is dropped
+            if _CLOSES.match(text, i + 1) is None:
                 out.append(c)
             i += 1
         else:

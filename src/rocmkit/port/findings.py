@@ -34,6 +34,11 @@ def hit(line: int, column: int, rule: Rule, evidence: str, severity: Severity | 
     return Hit(line, column, rule, evidence[:160], severity or rule.severity)
 
 
+def demoted(h: Hit, severity: Severity, why: str) -> Hit:
+    """`h` at `severity`, its evidence followed by the reason in brackets."""
+    return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], severity)
+
+
 @dataclass(frozen=True, kw_only=True)
 class PortFinding:
     """One place in the project that breaks or degrades on ROCm, with the fix and its source."""

@@ -23,7 +23,7 @@ import json
 import re
 from collections.abc import Callable
 
-from rocmkit.port.findings import Hit
+from rocmkit.port.findings import Hit, demoted
 from rocmkit.port.rules import RuleSet
 
 _SHELL_CELL = re.compile(r"%%(?:bash|sh|script\s+(?:ba)?sh)\b")
@@ -69,9 +69,7 @@ _COLAB_IMPORT = re.compile(r"(?:from\s+google\.colab\s+import|import\s+google\.c
 
 
 def _on_colab(h: Hit) -> Hit:
-    if h.severity == "info":
-        return h
-    return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({COLAB_NOTE})"[:160], "info")
+    return h if h.severity == "info" else demoted(h, "info", COLAB_NOTE)
 
 
 def _raw_lines(

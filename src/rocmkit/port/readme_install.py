@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from rocmkit.port.findings import Hit
+from rocmkit.port.findings import Hit, demoted
 from rocmkit.port.requirements import pip_install_hits
 from rocmkit.port.rules import RuleSet
 from rocmkit.port.text_scan import text_rule_hits
@@ -70,10 +70,6 @@ def command_lines(text: str) -> tuple[str, set[int]]:
     return "\n".join(kept), windows
 
 
-def _lowered(h: Hit, why: str) -> Hit:
-    return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], "info")
-
-
 def scan_readme(text: str, rules: RuleSet) -> list[Hit]:
     """Findings of the README's install commands; info where it also gives a ROCm install."""
     if "install" not in text or "cu" not in text:
@@ -87,6 +83,8 @@ def scan_readme(text: str, rules: RuleSet) -> list[Hit]:
     if rocm is not None:
         line = text.count("\n", 0, rocm.start()) + 1
         why = f"the README gives a ROCm/AMD install too (line {line})"
-        return [_lowered(h, why) if h.severity != "info" else h for h in hits]
+        return [demoted(h, "info", why) if h.severity != "info" else h for h in hits]
     why = "a Windows install: PyTorch's ROCm wheels are Linux only"
-    return [_lowered(h, why) if h.line in windows and h.severity != "info" else h for h in hits]
+    return [
+        demoted(h, "info", why) if h.line in windows and h.severity != "info" else h for h in hits
+    ]

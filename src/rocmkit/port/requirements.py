@@ -10,13 +10,13 @@ import configparser
 import functools
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from rocmkit.port import cuda_build_tags, cuda_packages, poetry_constraints
 from rocmkit.port.context import name_vendor
-from rocmkit.port.findings import Hit, hit
+from rocmkit.port.findings import Hit, demoted, hit
 from rocmkit.port.rules import RuleSet, Severity, normalise_name, severity_rank
 from rocmkit.port.text_scan import ScanError, text_rule_hits
 
@@ -163,7 +163,7 @@ def requirement_hits(
                 yield found
             else:
                 why = "its environment marker leaves it out on Linux, where ROCm runs"
-                yield _demoted(found, "info", why)
+                yield demoted(found, "info", why)
         return
     pin_rule = rules.by_check.get("torch-pypi-pin")
     if (
@@ -473,7 +473,7 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
         # The file offers a ROCm wheel index too (uv's torch-cuda / torch-rocm indexes picked by
         # extra): a CUDA index beside it is the NVIDIA variant, not what a ROCm user gets.
         hits = [
-            _demoted(h, "info", "the NVIDIA variant: a ROCm index is offered beside it")
+            demoted(h, "info", "the NVIDIA variant: a ROCm index is offered beside it")
             if h.rule.id == "torch-cuda-index" and h.severity != "info"
             else h
             for h in hits
@@ -499,7 +499,7 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
             # `fsdp = ["verl[cupy-cu130]"]`: the NVIDIA-named extra's packages reach whoever asks
             # for the generic extra that pulls it (pip resolves a project's own extras)
             hits.extend(
-                _demoted(h, h.severity, f"pulled by extra {pulled_by[group]!r}")
+                demoted(h, h.severity, f"pulled by extra {pulled_by[group]!r}")
                 if h.severity != "info"
                 else h
                 for h in group_hits(pulled_by[group], placed, rules, torch_index=torch_index)
@@ -508,7 +508,7 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
         if group is not None and rocm_extras and name_vendor(group) == "nvidia":
             why = f"extra {group!r} is the NVIDIA variant of extra {rocm_extras[0]!r}"
             found = [
-                _demoted(h, "info", why) if h.severity != "info" else h
+                demoted(h, "info", why) if h.severity != "info" else h
                 for h in group_hits(None, placed, rules, torch_index=torch_index)
             ]
         else:
@@ -542,7 +542,7 @@ def _already_in_base(h: Hit, base: dict[tuple[str, str], int]) -> Hit:
     line = base.get((h.rule.id, normalise_name(req.name)))
     if line is None:
         return h
-    return _demoted(h, "info", f"every install already pulls it: reported at line {line}")
+    return demoted(h, "info", f"every install already pulls it: reported at line {line}")
 
 
 def _self_pulled_extras(data: dict[str, Any]) -> dict[str, str]:
@@ -619,7 +619,7 @@ def _at_routed_sources(lines: list[str], data: dict[str, Any], hits: list[Hit]) 
         # The index's URL stays one of the finding's places: changing it (to a ROCm index) is
         # the other fix, and the entries name it only by name.
         at = ", ".join(map(str, routed))
-        out.append(_demoted(h, h.severity, f"the CUDA index the entries at lines {at} select"))
+        out.append(demoted(h, h.severity, f"the CUDA index the entries at lines {at} select"))
     return out
 
 
@@ -628,55 +628,51 @@ def _wheel_build_settings(lines: list[str], hits: list[Hit]) -> list[Hit]:
     environment cibuildwheel builds the project's release wheels in, on the maintainers' CI
     (cibuildwheel's options docs); no user's install reads it: info. What those wheels are is
     judged where users meet them (the package's own rules)."""
-    inside, spans, start = False, [], 0
-    for number, line in enumerate(lines, 1):
-        if line.startswith("["):
-            if inside:
-                spans.append((start, number - 1))
-            inside = line.strip("[] \t").startswith("tool.cibuildwheel")
-            start = number
-    if inside:
-        spans.append((start, len(lines)))
     why = "[tool.cibuildwheel]: the maintainers' release-wheel build, not a user's install"
-    return [
-        _demoted(h, "info", why)
-        if h.rule.id == "torch-cuda-index"
-        and h.severity != "info"
-        and any(a <= h.line <= b for a, b in spans)
-        else h
-        for h in hits
-    ]
+    return _index_by_table(
+        lines, hits, lambda name: why if name.startswith("tool.cibuildwheel") else None
+    )
 
 
 # The top-level tables of pyproject.toml that a specification defines: PEP 518 ([build-system],
 # and [tool.<name>] for each tool's own settings), PEP 621 ([project]) and PEP 735
 # ([dependency-groups]); PEP 518 reserves every other top-level table, so no installer reads one.
 _DEFINED_TABLES = frozenset({"build-system", "project", "tool", "dependency-groups"})
-_TABLE_HEADER = re.compile(r"""^\[\[?\s*(?:"([^"]*)"|'([^']*)'|([A-Za-z0-9_-]+))""")
+_TOP_KEY = re.compile(r"""\s*(?:"([^"]*)"|'([^']*)'|([A-Za-z0-9_-]+))""")
 
 
 def _in_unread_tables(lines: list[str], hits: list[Hit]) -> list[Hit]:
     """A CUDA wheel index written in a top-level table no specification defines
     (`[options.index-client]`): nothing reads it, so it installs nothing: info."""
+
+    def unread(name: str) -> str | None:
+        match = _TOP_KEY.match(name)
+        top = next((g for g in match.groups() if g is not None), "") if match else ""
+        if top in _DEFINED_TABLES:
+            return None
+        return f"in [{top}.*], a top-level table no installer reads (PEP 518 reserves it)"
+
+    return _index_by_table(lines, hits, unread)
+
+
+def _index_by_table(
+    lines: list[str], hits: list[Hit], reason: Callable[[str], str | None]
+) -> list[Hit]:
+    """torch-cuda-index hits at info where `reason(name of the table they are in)` gives one."""
     if not any(h.rule.id == "torch-cuda-index" and h.severity != "info" for h in hits):
         return hits
-    tables: list[tuple[int, str]] = []  # (first line, top-level key) of each table header
-    for number, line in enumerate(lines, 1):
-        match = _TABLE_HEADER.match(line.lstrip())
-        if match:
-            tables.append((number, next(g for g in match.groups() if g is not None)))
-
-    def table_of(line: int) -> str | None:
-        keys = [key for start, key in tables if start <= line]
-        return keys[-1] if keys else None
-
+    # (line, table name as written) of each [table] and [[array of tables]] header; headers
+    # start their line (an indented `[` is an array value going on from the line before)
+    headers = [
+        (number, line.split("#", 1)[0].strip().strip("[] \t"))
+        for number, line in enumerate(lines, 1)
+        if line.startswith("[")
+    ]
     out = []
     for h in hits:
-        table = table_of(h.line) if h.rule.id == "torch-cuda-index" else None
-        if table is not None and table not in _DEFINED_TABLES and h.severity != "info":
-            why = f"in [{table}.*], a top-level table no installer reads (PEP 518 reserves it)"
-            h = _demoted(h, "info", why)
-        out.append(h)
+        names = [name for start, name in headers if start <= h.line]
+        why = reason(names[-1]) if names and h.rule.id == "torch-cuda-index" else None
+        out.append(demoted(h, "info", why) if why is not None and h.severity != "info" else h)
     return out
 
 
@@ -746,7 +742,7 @@ def _explicit_uv_indexes(data: dict[str, Any], hits: list[Hit]) -> list[Hit]:
             None,
         )
         keep = verdict is None or severity_rank(verdict[0]) >= severity_rank(h.severity)
-        out.append(h if keep else _demoted(h, verdict[0], verdict[1]))  # type: ignore[index]
+        out.append(h if keep else demoted(h, verdict[0], verdict[1]))  # type: ignore[index]
     return out
 
 
@@ -922,19 +918,19 @@ def group_hits(
         if h.severity == "info":
             out.append(h)
         elif own_name and h.rule.id != "torch-pypi-pin":
-            out.append(_demoted(h, "info", f"extra {group!r} is the opt-in for this package"))
+            out.append(demoted(h, "info", f"extra {group!r} is the opt-in for this package"))
         elif contributors:
-            out.append(_demoted(h, "info", f"contributors' group {group!r}"))
+            out.append(demoted(h, "info", f"contributors' group {group!r}"))
         elif nvidia_only:
             out.append(
-                _demoted(
+                demoted(
                     h,
                     "info",
                     f"extra {group!r} holds only NVIDIA-only packages: the NVIDIA variant",
                 )
             )
         elif h.severity == "error":
-            out.append(_demoted(h, "warn", f"opt-in extra {group!r}; the base install works"))
+            out.append(demoted(h, "warn", f"opt-in extra {group!r}; the base install works"))
         else:
             out.append(h)
     return out
@@ -988,10 +984,6 @@ def _nvml_as_only_backend(requirements: list[tuple[str, int]], hits: list[Hit]) 
         else h
         for h in hits
     ]
-
-
-def _demoted(h: Hit, severity: Severity, why: str) -> Hit:
-    return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], severity)
 
 
 def _pyproject_requirements(
