@@ -12,6 +12,11 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 # a test about widths sets COLUMNS itself. (A shell that exports COLUMNS=80 failed layout tests.)
 os.environ.pop("COLUMNS", None)
 os.environ.pop("LINES", None)
+# On a GPU machine pytest-xdist's workers share one GPU and live for the whole session: JAX's
+# default takes 75% of the GPU's memory in every process that starts it and keeps it, which left
+# other workers' torch, torchrun and JAX runs out of memory (the 2026-11-27 H200 slow tier). JAX's
+# own setting for sharing a GPU: allocate as needed. Inherited by subprocesses (torchrun, the CLI).
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
