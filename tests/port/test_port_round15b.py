@@ -120,17 +120,17 @@ def test_a_fifo_named_pkg_info_is_not_waited_on(tmp_path: Path) -> None:
 # -- CUDA-only packages by their own PyPI metadata ---------------------------------------------------
 
 
-def _table_package(kind: str) -> str:
-    """A package of the shipped table of that class whose name carries no CUDA build tag (a
-    tagged name is the cuda-build-package rule's)."""
+def _table_package(*kinds: str) -> str:
+    """A package of the shipped table of one of those classes whose name carries no CUDA build
+    tag (a tagged name is the cuda-build-package rule's)."""
     from rocmkit.port.cuda_build_tags import cuda_tag
     from rocmkit.port.cuda_packages import table
 
-    return next(p.name for p in table().values() if p.kind == kind and not cuda_tag(p.name))
+    return next(p.name for p in table().values() if p.kind in kinds and not cuda_tag(p.name))
 
 
 def test_a_package_cuda_only_by_its_metadata_is_an_error_in_every_reader(tmp_path: Path) -> None:
-    name = _table_package("cuda-runtime")
+    name = _table_package("cuda-runtime", "pulls-cuda-only")
     report = _scan(
         tmp_path,
         {
@@ -198,11 +198,14 @@ def _meta(name: str, requires: list[str], files: tuple[str, ...] = (), text: str
 def test_the_generator_classifies_from_requires_dist() -> None:
     gen = _generator()
     none: frozenset[str] = frozenset()
-    row = gen.classify(_meta("kernelpack", ["numpy", "nvidia-cublas-cu12>=12.1"]), none)
+    row = gen.classify(_meta("kernelpack-cuda", ["numpy", "nvidia-cublas-cu12>=12.1"]), none)
     assert row["class"] == "cuda-runtime" and "nvidia-cublas-cu12" in row["evidence"]
     monitor = gen.classify(_meta("gpumon", ["nvidia-ml-py>=12"]), none)
     assert monitor["class"] == "nvml"
-    assert gen.classify(_meta("servekit", ["vllm>=0.6"]), none)["class"] == "pulls-cuda-only"
+    assert gen.classify(_meta("servekit-gpu", ["vllm>=0.6"]), none)["class"] == "pulls-cuda-only"
+    # a name that says nothing of CUDA: the requirement is one CUDA path of it, not the package
+    assert gen.classify(_meta("kernelpack", ["numpy", "nvidia-cublas-cu12>=12.1"]), none) is None
+    assert gen.classify(_meta("servekit", ["vllm>=0.6"]), none) is None
     tagged = gen.classify(_meta("fastort-gpu", ["numpy"]), frozenset({"fastort-rocm"}))
     assert tagged["class"] == "gpu-build" and "fastort-rocm" in tagged["evidence"]
 
@@ -223,7 +226,7 @@ def test_the_generator_leaves_out_what_is_not_cuda_only() -> None:
 
 
 def test_setup_py_and_pip_install_lines_consult_the_table(tmp_path: Path) -> None:
-    name = _table_package("cuda-runtime")
+    name = _table_package("cuda-runtime", "pulls-cuda-only")
     setup = f'from setuptools import setup\nsetup(name="x", install_requires=["{name}"])\n'
     report = _scan(
         tmp_path,
@@ -232,3 +235,71 @@ def test_setup_py_and_pip_install_lines_consult_the_table(tmp_path: Path) -> Non
     shown = _shown(report)
     assert ("setup.py", 2, "cuda-only-pypi", "error") in shown
     assert ("Dockerfile", 2, "cuda-only-pypi", "error") in shown
+
+
+# -- the NVIDIA CUDA trove classifier (session nine) ----------------------------------------------
+
+
+def _classified(name: str, classifiers: list[str], text: str = "") -> dict:  # type: ignore[type-arg]
+    meta = _meta(name, ["numpy"], text=text)
+    meta["info"]["classifiers"] = classifiers
+    return meta
+
+
+def test_the_generator_reads_the_nvidia_cuda_classifier() -> None:
+    gen = _generator()
+    none: frozenset[str] = frozenset()
+    cuda = ["Environment :: GPU :: NVIDIA CUDA :: 12", "Environment :: GPU :: NVIDIA CUDA"]
+    row = gen.classify(_classified("kernelkit", cuda), none)  # pure Python, no framework under it
+    assert row["class"] == "nvidia-gpu-env"
+    assert "'Environment :: GPU :: NVIDIA CUDA'" in row["evidence"]  # the shortest one is shown
+    # a GPU with no vendor, ROCm named in the metadata, TensorFlow's builds: none
+    assert gen.classify(_classified("anygpu", ["Environment :: GPU"]), none) is None
+    assert gen.classify(_classified("both", cuda, text="CUDA and ROCm wheels"), none) is None
+    for build in ("tensorflow", "tensorflow-cpu", "tf-nightly-cpu"):
+        assert gen.classify(_classified(build, cuda), none) is None
+    # pure Python on torch runs on torch's GPU (a ROCm build exists); compiled code is its own
+    on_torch = _classified("loralib", cuda)
+    on_torch["info"]["requires_dist"] = ["torch", "einops"]
+    assert gen.classify(on_torch, none) is None
+    on_torch["urls"] = [{"filename": "loralib-1.0-cp311-cp311-manylinux_2_28_x86_64.whl"}]
+    assert gen.classify(on_torch, none)["class"] == "nvidia-gpu-env"
+    # for a package named for CUDA a CUDA runtime requirement is the stronger evidence
+    meta = _classified("kernelkit-cu12", cuda)
+    meta["info"]["requires_dist"] = ["nvidia-cublas-cu12"]
+    assert gen.classify(meta, none)["class"] == "cuda-runtime"
+
+
+def test_the_generator_weighs_nccl_and_nvml_by_what_else_the_package_is() -> None:
+    gen = _generator()
+    none: frozenset[str] = frozenset()
+    # NCCL installs anywhere and fails only when called: CUDA-only for a package named for CUDA
+    assert gen.classify(_meta("boostlib", ["numpy", "nvidia-nccl-cu13"]), none) is None
+    assert gen.classify(_meta("cuda-collectives", ["nvidia-nccl-cu13"]), none)["class"] == (
+        "cuda-runtime"
+    )
+    # NVML beside a framework the package pulls is a helper, not the package's GPU
+    assert gen.classify(_meta("detectkit", ["torch>=2", "nvidia-ml-py"]), none) is None
+    assert gen.classify(_meta("gpumon", ["nvidia-ml-py"]), none)["class"] == "nvml"
+
+
+def test_every_name_widens_the_universe_beyond_vendor_names(tmp_path: Path) -> None:
+    gen = _generator()
+    names = tmp_path / "names.tsv"
+    rows = ["name\tversion\tmonth\trank\tsummary", "cpm-kernels\t1\t2022\t5\tx",
+            "nvitop\t1\t2026\t7\tx", "requests\t1\t2026\t1\tx", "rarely-used\t1\t2020\t\tx",
+            "fastort-rocm\t1\t2025\t\tx"]  # fmt: skip
+    names.write_text("\n".join(rows) + "\n")
+    vendor, rocm = gen.universe_from_names(names, 10)
+    every, _ = gen.universe_from_names(names, 10, every_name=True)
+    assert "cpm-kernels" not in vendor and {"cpm-kernels", "requests", "nvitop"} <= set(every)
+    assert "rarely-used" not in every and rocm == frozenset({"fastort-rocm"})
+
+
+def test_a_package_declaring_nvidia_cuda_only_is_a_warning(tmp_path: Path) -> None:
+    name = _table_package("nvidia-gpu-env")
+    report = _scan(tmp_path, {"requirements.txt": f"numpy\n{name}\n"})
+    assert ("requirements.txt", 2, "nvidia-gpu-pypi", "warn") in _shown(report)
+    finding = next(f for f in report.findings if f.rule_id == "nvidia-gpu-pypi")
+    assert "Environment :: GPU :: NVIDIA CUDA" in finding.evidence and "no ROCm" in finding.evidence
+    assert finding.source == "https://pypi.org/classifiers/"
