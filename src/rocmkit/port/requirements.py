@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rocmkit.port import cuda_build_tags, cuda_packages, poetry_constraints
-from rocmkit.port.context import name_vendor
+from rocmkit.port.context import ROCM_TOKENS, name_vendor
 from rocmkit.port.findings import Hit, demoted, hit
 from rocmkit.port.rules import RuleSet, Severity, normalise_name, severity_rank
 from rocmkit.port.text_scan import ScanError, text_rule_hits
@@ -852,6 +852,26 @@ _CONTRIBUTOR_GROUPS = frozenset(
 
 _GPU_WORDS = frozenset({"gpu", "gpus"})
 
+# Words of an extra's name that make it another platform's: an Intel GPU or Gaudi (IPEX, XPU,
+# HPU), Apple (macOS, MPS, Core ML, MLX), Windows (DirectML), Huawei Ascend (NPU, CANN), Google's
+# TPU, AWS Neuron, or the CPU. A user of an AMD GPU on Linux under ROCm does not ask for it, so
+# what it pulls (`ipex = ["torch==2.8"]`, `intel_macos = ["torch<2.3"]`) never reaches that install.
+_OTHER_PLATFORM_WORDS = frozenset(
+    {"ipex", "xpu", "intel", "gaudi", "hpu", "habana"}
+    | {"mac", "macos", "osx", "darwin", "mps", "apple", "coreml", "mlx"}
+    | {"win", "windows", "directml", "dml"}
+    | {"npu", "ascend", "cann", "tpu", "neuron", "inferentia", "trainium", "cpu"}
+)
+
+
+def _other_platform(group: str) -> str:
+    """The word that names another platform in an extra's name ('' if none, or if the name also
+    names ROCm, AMD or a GPU of any vendor: `cpu-gpu` is not only the CPU's)."""
+    words = _words(group)
+    if name_vendor(group) or any(w in _GPU_WORDS or w in ROCM_TOKENS for w in words):
+        return ""
+    return next((w for w in words if w in _OTHER_PLATFORM_WORDS), "")
+
 
 def _words(name: str) -> list[str]:
     return [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
@@ -913,10 +933,14 @@ def group_hits(
         and normalise_name(group) == normalise_name(first.name)
         and name_vendor(group) == "nvidia"
     )
+    platform = _other_platform(group)
     out = []
     for h in hits:
         if h.severity == "info":
             out.append(h)
+        elif platform:
+            why = f"extra {group!r} is for another platform ({platform}): a ROCm install never asks for it"
+            out.append(demoted(h, "info", why))
         elif own_name and h.rule.id != "torch-pypi-pin":
             out.append(demoted(h, "info", f"extra {group!r} is the opt-in for this package"))
         elif contributors:

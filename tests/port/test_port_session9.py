@@ -1,0 +1,49 @@
+"""Issue 26, session nine: an extra named for another platform (an Intel GPU, Apple, Windows,
+Ascend, TPU, Neuron, the CPU) is not what a ROCm install asks for; each case with one where it
+must not apply, on small synthetic trees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from port_helpers import scan_files as _scan
+
+_PYPROJECT = """[project]
+name = "x"
+dependencies = ["numpy"]
+
+[project.optional-dependencies]
+{extras}
+"""
+
+
+def _extras(tmp_path: Path, extras: str) -> set[tuple[int, str, str]]:
+    """(line, rule id, severity) of every finding, info included."""
+    report = _scan(tmp_path, {"pyproject.toml": _PYPROJECT.format(extras=extras)})
+    return {(line, f.rule_id, f.severity) for f in report.findings for line in f.lines}
+
+
+def test_a_torch_pin_in_another_platforms_extra_is_info_with_the_reason(tmp_path: Path) -> None:
+    extras = 'ipex = ["torch==2.8"]\nintel_macos = ["torch<2.3"]\ncpu-llm = ["vllm>=0.8"]\n'
+    found = _extras(tmp_path, extras)
+    assert {(6, "torch-pypi-pin", "info"), (7, "torch-pypi-pin", "info")} <= found
+    assert (8, "vllm-pypi", "info") in found
+    report = _scan(tmp_path, {})
+    reasons = {line: f.evidence for f in report.findings for line in f.lines}
+    assert "extra 'ipex' is for another platform (ipex)" in reasons[6]
+    assert "another platform" in reasons[7] and "another platform" in reasons[8]
+
+
+def test_extras_for_the_gpu_or_for_rocm_are_still_judged(tmp_path: Path) -> None:
+    # a GPU extra (any vendor), one naming ROCm beside the CPU, and a plain one: not another
+    # platform's; what they break stays a finding (an opt-in extra's error is a warning)
+    found = _extras(tmp_path / "a", 'cpu-gpu = ["vllm>=0.8"]\nserve = ["torch==2.8"]\n')
+    assert {(6, "vllm-pypi", "warn"), (7, "torch-pypi-pin", "warn")} <= found
+    assert (6, "vllm-pypi", "warn") in _extras(tmp_path / "b", 'rocm-cpu = ["vllm>=0.8"]\n')
+
+
+def test_platform_words_are_whole_words_of_the_extra(tmp_path: Path) -> None:
+    # `macro`, `winner`, `cpus_x` hold platform letters but no platform word
+    extras = 'macro = ["torch==2.8"]\nwinner = ["torch==2.8"]\n'
+    found = _extras(tmp_path, extras)
+    assert {(6, "torch-pypi-pin", "warn"), (7, "torch-pypi-pin", "warn")} <= found
