@@ -47,3 +47,34 @@ def test_platform_words_are_whole_words_of_the_extra(tmp_path: Path) -> None:
     extras = 'macro = ["torch==2.8"]\nwinner = ["torch==2.8"]\n'
     found = _extras(tmp_path, extras)
     assert {(6, "torch-pypi-pin", "warn"), (7, "torch-pypi-pin", "warn")} <= found
+
+
+# -- a command a mock recorded or a process error holds ------------------------------------------
+
+_MOCKED = """import subprocess
+from unittest.mock import patch
+
+
+def test_probe():
+    with patch("subprocess.check_output", return_value=b"GPU 0") as run:
+        probe()
+    run.assert_called_once_with(["nvidia-smi", "-L"], stderr=subprocess.DEVNULL)
+
+
+def test_timeout():
+    error = subprocess.TimeoutExpired("nvidia-smi", 5)
+    raise_it(error)
+
+
+def probe():
+    return subprocess.check_output(["nvidia-smi", "-L"])
+"""
+
+
+def test_a_command_compared_by_a_mock_or_held_by_an_error_runs_nothing(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"test_probe.py": _MOCKED})
+    by_line = {line: f for f in report.findings for line in f.lines}
+    for line in (8, 12):  # the mock's assertion, the error object
+        assert by_line[line].severity == "info" and "nothing runs" in by_line[line].evidence
+    # the call that does run it, in the same file, is still the finding
+    assert by_line[17].rule_id == "nvidia-smi" and by_line[17].severity == "warn"

@@ -1560,6 +1560,8 @@ class _Visitor:
         # CUDA version or capability there is harmless, so those are not findings.
         self.displayed: set[int] = set()
         self.in_message: set[int] = set()  # string constants inside a `raise ...(...)` statement
+        # string constants a mock compares with what it recorded, or a process error holds
+        self.recorded_call: set[int] = set()
         self.disabling: set[int] = set()  # capability compares whose branch only returns False
         # the branch of each comparison an `if` needs (all of an `and`), in modules that name
         # PyTorch's flash SDPA backend
@@ -2001,7 +2003,10 @@ class _Visitor:
         command = words[0].rsplit("/", 1)[-1] if words else ""
         if command in self.rules.commands and (len(words) == 1 or words[1].startswith("-")):
             rule = self.rules.command_rule(command)
-            if rule is not None:
+            if rule is not None and id(node) in self.recorded_call:
+                why = f"{value!r}  (what a mock recorded or a process error holds: nothing runs)"
+                self.hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "info"))
+            elif rule is not None:
                 self.add(node, rule, repr(value))
         for rule in self.rules.text_rules:
             if "python" in rule.files and any(t in value for t in rule.triggers):
@@ -2119,6 +2124,12 @@ class _Visitor:
 
     def visit_call(self, node: ast.Call) -> None:
         name = _call_name(node.func)
+        if name in _RECORDED_CALL:
+            self.recorded_call.update(
+                id(n)
+                for n in ast.walk(node)
+                if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            )
         if self.import_calls and id(node) in self.import_calls:
             self._import(*self.import_calls[id(node)])  # optional_import("tensorrt") in a function
         if node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
@@ -2946,6 +2957,15 @@ def _imports_in_function(node: ast.AST) -> bool:
     return isinstance(node, (ast.Import, ast.ImportFrom)) or (
         product_imports.import_call_module(node) is not None
     )
+
+
+# Calls whose string arguments describe a command rather than run it: unittest.mock's assertions
+# compare them with the calls a mock recorded (a test that patched subprocess), and subprocess's
+# errors hold the command they report (TimeoutExpired(cmd, timeout), CalledProcessError(rc, cmd)).
+_RECORDED_CALL = frozenset(
+    {"assert_called_with", "assert_called_once_with", "assert_any_call", "assert_has_calls"}
+    | {"TimeoutExpired", "CalledProcessError"}
+)
 
 
 def _call_name(func: ast.AST) -> str:
