@@ -170,10 +170,11 @@ def test_an_nvml_only_package_follows_the_nvml_rule(tmp_path: Path) -> None:
     project = '[project]\nname = "x"\ndependencies = [{}]\n'
     alone = _scan(tmp_path / "a", {"pyproject.toml": project.format(f'"{name}"')})
     beside = _scan(tmp_path / "b", {"pyproject.toml": project.format(f'"torch", "{name}"')})
-    # the only GPU package an install pulls: it sees no AMD GPU; beside torch it is a helper
-    assert ("pyproject.toml", 3, "nvml", "warn") in _shown(alone)
-    assert any(f.rule_id == "nvml" and "NVML bindings only" in f.evidence for f in beside.findings)
-    assert not any(f.rule_id == "nvml" and f.severity != "info" for f in beside.findings)
+    # a monitoring package installs on ROCm: info, alone or beside torch (NVML fails at its calls)
+    for report in (alone, beside):
+        nvml = [f for f in report.findings if f.rule_id == "nvml"]
+        assert nvml and all(f.severity == "info" for f in nvml)
+        assert any("NVML bindings only" in f.evidence for f in nvml)
 
 
 # -- the generator's classification (pure: canned JSON metadata) ----------------------------------

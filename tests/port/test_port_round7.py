@@ -237,19 +237,23 @@ def test_a_mock_stub_of_nvmlinit_is_not_an_nvml_call(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("requires", "severity"),
+    "requires",
     [
-        ('["nvidia-ml-py>=12", "psutil"]', "warn"),  # NVML is the only GPU back end
-        ('["nvidia-ml-py>=12", "torch>=2.4"]', "info"),  # a helper beside a framework
-        ('["nvidia-ml-py>=12", "amdsmi"]', "info"),  # the project has AMD's bindings too
+        '["nvidia-ml-py>=12", "psutil"]',  # the only GPU package: still only a dependency
+        '["nvidia-ml-py>=12", "torch>=2.4"]',  # a helper beside a framework
+        '["nvidia-ml-py>=12", "amdsmi"]',  # the project has AMD's bindings too
     ],
 )
-def test_an_nvml_binding_as_the_only_gpu_dependency_is_a_warning(
-    tmp_path: Path, requires: str, severity: str
+def test_an_nvml_binding_in_the_requirements_is_info_the_call_is_the_finding(
+    tmp_path: Path, requires: str
 ) -> None:
-    text = f"from setuptools import setup\n\nsetup(name='mon', install_requires={requires})\n"
-    report = _scan(tmp_path, {"setup.py": text})
-    assert {f.severity for f in report.findings if f.rule_id == "nvml"} == {severity}
+    # Session nine reversed round seven's warning for an NVML binding that is the only GPU
+    # package: it installs and imports on ROCm; nvmlInit() is where it fails, and is reported.
+    setup = f"from setuptools import setup\n\nsetup(name='mon', install_requires={requires})\n"
+    code = "import pynvml\n\n\ndef count():\n    pynvml.nvmlInit()\n"
+    report = _scan(tmp_path, {"setup.py": setup, "mon/query.py": code})
+    assert {f.severity for f in report.findings if f.path == "setup.py"} == {"info"}
+    assert ("mon/query.py", 5, "nvml", "warn") in _shown(report)
 
 
 # -- TensorRT: a feature path that needs it vs an optional probe ------------------------------------

@@ -53,7 +53,7 @@ def table_hit(name: str, text: str, line: int, rules: RuleSet) -> Hit | None:
     """The finding for a requirement on a package of the table (the caller has checked that no
     hand rule matches it): an error (group_hits makes an extra's a warning), a warning for a
     package that declares NVIDIA's CUDA as its only GPU, or for an NVML monitoring package the
-    nvml rule's info, which that rule raises where it is the only GPU package an install pulls."""
+    nvml rule's info (NVML fails where it is called, reported there)."""
     package = table().get(normalise_name(name))
     if package is None:
         return None
