@@ -78,3 +78,24 @@ def test_a_command_compared_by_a_mock_or_held_by_an_error_runs_nothing(tmp_path:
         assert by_line[line].severity == "info" and "nothing runs" in by_line[line].evidence
     # the call that does run it, in the same file, is still the finding
     assert by_line[17].rule_id == "nvidia-smi" and by_line[17].severity == "warn"
+
+
+# -- the print family shows torch.version.cuda, it does not use it -------------------------------
+
+_SHOWN = """import pprint
+import torch
+
+
+def report():
+    fprint("CUDA version:", torch.version.cuda)
+    pprint.pprint(torch.version.cuda)
+    major = int(torch.version.cuda.split(".")[0])
+    return parse_version(torch.version.cuda), major
+"""
+
+
+def test_torch_version_cuda_shown_by_a_print_function_is_not_a_finding(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"env.py": _SHOWN})
+    lines = {line for f in report.findings if f.severity != "info" for line in f.lines}
+    assert 6 not in lines and 7 not in lines  # printed: None prints as None
+    assert {8, 9} <= lines  # split on None, and a value handed to a parser, still are

@@ -187,6 +187,14 @@ _NVCC_FLAG = re.compile(
 )
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _DISPLAY_CALLS = frozenset({"print", "debug", "info", "warning", "warn", "error", "log", "write"})
+
+
+def _displays(name: str) -> bool:
+    """A call that shows its arguments: print and the logging methods, and the print family
+    by its name (pprint.pprint, rich's rprint, a project's fprint/eprint wrappers)."""
+    return name in _DISPLAY_CALLS or name.endswith("print")
+
+
 _REQUIREMENT_KEYWORDS = ("install_requires", "setup_requires", "extras_require")
 
 
@@ -2141,7 +2149,7 @@ class _Visitor:
                     assert rule.pattern is not None
                     if rule.pattern.search(argv):
                         self.add(node.args[0], rule, repr(argv))
-        if name in _DISPLAY_CALLS:
+        if _displays(name):
             self.displayed.update(id(arg) for arg in node.args)
         if name == "get_device_capability" and id(node) not in self.displayed:
             self.capability_calls.append((node, self.gated))
@@ -2864,7 +2872,7 @@ def _only_displays(statements: list[ast.stmt]) -> bool:
     return all(
         isinstance(s, ast.Expr)
         and isinstance(s.value, ast.Call)
-        and _call_name(s.value.func).split("_")[0] in _DISPLAY_CALLS
+        and _displays(_call_name(s.value.func).split("_")[0])
         for s in statements
     )
 
