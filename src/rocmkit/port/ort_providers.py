@@ -75,27 +75,28 @@ def nvidia_only_choices(tree: ast.AST) -> list[Choice]:
 def device_mapped_choices(tree: ast.AST) -> list[Choice]:
     """NVIDIA providers chosen for the device string "cuda": a dict literal whose "cuda" key maps
     to one (the dict naming no AMD provider), or one inside a branch whose test names "cuda" (a
-    function naming no AMD provider). warn where the scope refuses a provider the build lacks
+    function naming no AMD provider). warn: where the scope refuses a provider the build lacks
     (`if provider not in available: raise`) or the module maps another device to an AMD provider
-    (its AMD side misses this path); otherwise ONNX Runtime warns and runs the session on the
-    CPU: info."""
+    (its AMD side misses this path) the GPU path fails; otherwise ONNX Runtime warns and runs the
+    session on the CPU, a GPU asked for and silently lost (session nine: it was info until the
+    lists, the blind adjudication among them, judged 6 of the corpus's 8 such places hazards)."""
     found: list[Choice] = []
     amd_elsewhere = _names_amd_provider(tree)
     for scope in _scopes(tree):
         if isinstance(scope, ast.Lambda) or (scope is not tree and _names_amd_provider(scope)):
             continue
-        severity: Severity = "warn" if amd_elsewhere or _refuses_missing(scope) else "info"
+        fails = amd_elsewhere or _refuses_missing(scope)
         for node in _own_nodes(scope):
             if isinstance(node, ast.Dict) and not _names_amd_provider(node):
                 found += [
-                    _device_choice(v, "a device map", severity)
+                    _device_choice(v, "a device map", fails)
                     for k, v in zip(node.keys, node.values, strict=True)
                     if _is_cuda(k) and _provider(v)
                 ]
             elif isinstance(node, (ast.If, ast.IfExp)) and _tests_cuda(node.test):
                 body: list[ast.AST] = [*node.body] if isinstance(node, ast.If) else [node.body]
                 found += [
-                    _device_choice(leaf, 'a branch on a "cuda" device', severity)
+                    _device_choice(leaf, 'a branch on a "cuda" device', fails)
                     for statement in body
                     for leaf in walk(statement)
                     if _provider(leaf)
@@ -116,12 +117,12 @@ def _refuses_missing(scope: ast.AST) -> bool:
     )
 
 
-def _device_choice(node: ast.AST, how: str, severity: Severity) -> Choice:
+def _device_choice(node: ast.AST, how: str, fails: bool) -> Choice:
     assert isinstance(node, ast.Constant)
     why = f'for {how}  (an AMD GPU is device "cuda" under ROCm\'s torch; no AMD provider here)'
-    if severity == "info":
+    if not fails:
         why = f"for {how}  (with ONNX Runtime's AMD build the session warns and runs on the CPU)"
-    return Choice(node.lineno, node.col_offset + 1, str(node.value), why, severity)
+    return Choice(node.lineno, node.col_offset + 1, str(node.value), why, "warn")
 
 
 def _provider(node: ast.AST | None) -> bool:
