@@ -99,3 +99,31 @@ def test_torch_version_cuda_shown_by_a_print_function_is_not_a_finding(tmp_path:
     lines = {line for f in report.findings if f.severity != "info" for line in f.lines}
     assert 6 not in lines and 7 not in lines  # printed: None prints as None
     assert {8, 9} <= lines  # split on None, and a value handed to a parser, still are
+
+
+# -- an `except ImportError` that raises again is no fallback --------------------------------------
+
+_RERAISED = """def build_engine(onnx_path):
+    try:
+        import tensorrt as trt
+    except ImportError as exc:
+        raise ImportError("pip install tensorrt to export engines") from exc
+    return trt.Builder(onnx_path)
+
+
+def probe():
+    try:
+        import tensorrt as trt
+    except ImportError:
+        trt = None
+    return trt
+"""
+
+
+def test_an_import_whose_except_raises_again_is_required(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"export.py": _RERAISED})
+    by_line = {f.line: f for f in report.findings if f.rule_id == "tensorrt"}
+    # the feature needs TensorRT, which has no AMD build: lost on ROCm (a nicer message is no
+    # fallback); the probe that does without it is still info
+    assert by_line[3].severity == "warn" and "no fallback" in by_line[3].evidence
+    assert by_line[11].severity == "info"

@@ -1897,6 +1897,10 @@ class _Visitor:
                     caught.add(name.id)
         if not caught & _IMPORT_ERRORS:
             return
+        if all(h.body and isinstance(h.body[-1], ast.Raise) for h in node.handlers):
+            # `except ImportError as e: raise ImportError("install X") from e`: a better
+            # message, no fallback; the import is as required as an unguarded one.
+            return
         # Optional only if the fallback does without it (not `except ImportError: from x import
         # other_name`, which needs the same package).
         fallback = {
