@@ -127,3 +127,30 @@ def test_an_import_whose_except_raises_again_is_required(tmp_path: Path) -> None
     # fallback); the probe that does without it is still info
     assert by_line[3].severity == "warn" and "no fallback" in by_line[3].evidence
     assert by_line[11].severity == "info"
+
+
+# -- cuDNN turned off for determinism is the same trade-off on every vendor ------------------------
+
+_CUDNN = """import torch
+from torch import nn
+
+model = nn.Conv2d(3, 8, 3)
+
+
+def seed_everything(seed):
+    torch.manual_seed(seed)
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.enabled = False
+
+
+def work_around_a_cudnn_bug():
+    torch.backends.cudnn.enabled = False
+"""
+
+
+def test_cudnn_turned_off_for_determinism_is_info(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"train.py": _CUDNN})
+    by_line = {f.line: f for f in report.findings if f.rule_id == "cudnn-disabled"}
+    assert by_line[10].severity == "info" and "determinism" in by_line[10].evidence
+    # elsewhere it turns MIOpen off on ROCm for a reason that is cuDNN's alone
+    assert by_line[14].severity == "warn"
