@@ -154,3 +154,38 @@ def test_cudnn_turned_off_for_determinism_is_info(tmp_path: Path) -> None:
     assert by_line[10].severity == "info" and "determinism" in by_line[10].evidence
     # elsewhere it turns MIOpen off on ROCm for a reason that is cuDNN's alone
     assert by_line[14].severity == "warn"
+
+
+# -- a vendored copy of NVIDIA's pynvml -----------------------------------------------------------
+
+_PYNVML = """import ctypes
+
+nvmlLib = None
+
+
+def _LoadNvmlLibrary():
+    global nvmlLib
+    nvmlLib = ctypes.CDLL("libnvidia-ml.so.1")
+
+
+def nvmlInit():
+    _LoadNvmlLibrary()
+    fn = nvmlLib.nvmlInit_v2
+    return fn()
+"""
+_CALLER = "from tracker.vendor import pynvml\n\n\ndef gpus():\n    pynvml.nvmlInit()\n"
+
+
+def test_a_vendored_pynvml_is_the_bindings_insides_its_callers_are_the_finding(
+    tmp_path: Path,
+) -> None:
+    vendored = _scan(
+        tmp_path / "a", {"tracker/vendor/pynvml.py": _PYNVML, "tracker/monitor.py": _CALLER}
+    )
+    inside = [f for f in vendored.findings if f.path == "tracker/vendor/pynvml.py"]
+    assert inside and all(f.severity == "info" for f in inside)
+    assert any("a copy of NVIDIA's pynvml" in f.evidence for f in inside)
+    assert any(f.path == "tracker/monitor.py" and f.severity == "warn" for f in vendored.findings)
+    # at the top of the tree the module is the binding itself, the project's product
+    itself = _scan(tmp_path / "b", {"pynvml.py": _PYNVML})
+    assert any(f.severity == "warn" for f in itself.findings)

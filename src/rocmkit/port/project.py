@@ -44,6 +44,7 @@ from rocmkit.port.findings import (
     Hit,
     PortFinding,
     PortReport,
+    demoted,
 )
 from rocmkit.port.import_closure import reported_by_closure
 from rocmkit.port.notebook import scan_notebook
@@ -301,6 +302,9 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
             hits = declared_elsewhere.undeclared(text, hits, kind)
         if kind == "python" and hits and os.path.basename(path) == "setup.py":
             hits = setup_static.demote(path, text, hits)  # lists pyproject.toml overrides
+        if kind == "python" and hits and _vendored_pynvml(rel, text):
+            why = "a copy of NVIDIA's pynvml inside the project: where it is called is the finding"
+            hits = [h if h.severity == "info" else demoted(h, "info", why) for h in hits]
         if kind == "pyproject" and context.builds_cuda_extension(rel):
             hits = hits + build_isolation_hits(text, rules)  # torch as a build requirement
         if not hits:
@@ -375,6 +379,14 @@ def scan_file(
     if scanner is None:
         return [], False, text
     return scanner(text, rules), False, text
+
+
+def _vendored_pynvml(rel: str, text: str) -> bool:
+    """A module named pynvml.py in a folder of the project (`rel` is '/'-separated from the
+    scanned root) that defines nvmlInit: a copy of the binding NVIDIA publishes (nvidia-ml-py's
+    pynvml). Its ctypes load and nvmlInit are the binding's insides, reached only through the
+    project's calls of it, which are reported. At the top of the tree it is the binding itself."""
+    return "/" in rel and rel.rsplit("/", 1)[1] == "pynvml.py" and "\ndef nvmlInit" in text
 
 
 # The run-time installer check (installer.py) reads a package named near one of its words, and a
