@@ -8,6 +8,8 @@ from pathlib import Path
 
 from port_helpers import scan_files as _scan
 
+from rocmkit.port.findings import PortFinding
+
 _PYPROJECT = """[project]
 name = "x"
 dependencies = ["numpy"]
@@ -15,6 +17,12 @@ dependencies = ["numpy"]
 [project.optional-dependencies]
 {extras}
 """
+
+
+def _by_line(root: Path, files: dict[str, str], rule_id: str) -> dict[int, PortFinding]:
+    """The findings of one rule, keyed by each line they report."""
+    report = _scan(root, files)
+    return {line: f for f in report.findings if f.rule_id == rule_id for line in f.lines}
 
 
 def _extras(tmp_path: Path, extras: str) -> set[tuple[int, str, str]]:
@@ -72,8 +80,7 @@ def probe():
 
 
 def test_a_command_compared_by_a_mock_or_held_by_an_error_runs_nothing(tmp_path: Path) -> None:
-    report = _scan(tmp_path, {"test_probe.py": _MOCKED})
-    by_line = {line: f for f in report.findings for line in f.lines}
+    by_line = _by_line(tmp_path, {"test_probe.py": _MOCKED}, "nvidia-smi")
     for line in (8, 12):  # the mock's assertion, the error object
         assert by_line[line].severity == "info" and "nothing runs" in by_line[line].evidence
     # the call that does run it, in the same file, is still the finding
@@ -121,8 +128,7 @@ def probe():
 
 
 def test_an_import_whose_except_raises_again_is_required(tmp_path: Path) -> None:
-    report = _scan(tmp_path, {"export.py": _RERAISED})
-    by_line = {f.line: f for f in report.findings if f.rule_id == "tensorrt"}
+    by_line = _by_line(tmp_path, {"export.py": _RERAISED}, "tensorrt")
     # the feature needs TensorRT, which has no AMD build: lost on ROCm (a nicer message is no
     # fallback); the probe that does without it is still info
     assert by_line[3].severity == "warn" and "no fallback" in by_line[3].evidence
@@ -149,8 +155,7 @@ def work_around_a_cudnn_bug():
 
 
 def test_cudnn_turned_off_for_determinism_is_info(tmp_path: Path) -> None:
-    report = _scan(tmp_path, {"train.py": _CUDNN})
-    by_line = {f.line: f for f in report.findings if f.rule_id == "cudnn-disabled"}
+    by_line = _by_line(tmp_path, {"train.py": _CUDNN}, "cudnn-disabled")
     assert by_line[10].severity == "info" and "determinism" in by_line[10].evidence
     # elsewhere it turns MIOpen off on ROCm for a reason that is cuDNN's alone
     assert by_line[14].severity == "warn"
