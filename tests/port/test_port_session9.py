@@ -194,3 +194,20 @@ def test_a_vendored_pynvml_is_the_bindings_insides_its_callers_are_the_finding(
     # at the top of the tree the module is the binding itself, the project's product
     itself = _scan(tmp_path / "b", {"pynvml.py": _PYNVML})
     assert any(f.severity == "warn" for f in itself.findings)
+
+
+# -- PyTorch's CUDA index beside its ROCm index: one side of a choice ----------------------------
+
+
+def test_a_cuda_index_in_a_module_that_names_the_rocm_index_too_is_info(tmp_path: Path) -> None:
+    urls = (
+        'CPU = "https://download.pytorch.org/whl/cpu"\n'
+        'ROCM = "https://download.pytorch.org/whl/rocm7.2"\n'
+        'NVIDIA = "https://download.pytorch.org/whl/cu126"\n'
+    )
+    both = _by_line(tmp_path / "a", {"deps.py": urls}, "torch-cuda-index")
+    assert both[3].severity == "info" and "ROCm index too" in both[3].evidence
+    alone = _by_line(
+        tmp_path / "b", {"deps.py": urls.replace("rocm7.2", "cpu")}, "torch-cuda-index"
+    )
+    assert alone[3].severity == "error"

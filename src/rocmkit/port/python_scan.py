@@ -186,6 +186,7 @@ _NVCC_FLAG = re.compile(
     r"^(?:-gencode\b|-?-?arch=compute_\d|-arch=sm_\d|-Xptxas\b|--ptxas-options)"
 )
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_ROCM_INDEX = re.compile(r"download\.pytorch\.org/whl/(?:nightly/|test/)?rocm\d")
 _DISPLAY_CALLS = frozenset({"print", "debug", "info", "warning", "warn", "error", "log", "write"})
 
 
@@ -2064,6 +2065,12 @@ class _Visitor:
         if id(node) in self.in_message:
             # An exception's message is shown to the user, never run (a command in it is advice).
             why = f"{value!r}  (in an error message: shown, not run)"
+            self.hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "info"))
+            return
+        if rule.id == "torch-cuda-index" and "\n" not in value and _ROCM_INDEX.search(self.text):
+            # PyTorch names its wheel indexes by back end (whl/cu126, whl/rocm7.2): a module
+            # naming both chooses between them (comfy-cli's DependencyCompiler).
+            why = f"{value!r}  (the module names PyTorch's ROCm index too: one side of a choice)"
             self.hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "info"))
             return
         if "\n" not in value:
