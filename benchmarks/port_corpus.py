@@ -69,6 +69,7 @@ PARTS = (
     "test35",
     "test36",
     "test37",
+    "test39",
 )
 SEVERITIES = ("warn", "error")
 
