@@ -70,6 +70,7 @@ PARTS = (
     "test36",
     "test37",
     "test38",
+    "test39",
     "test40",
 )
 SEVERITIES = ("warn", "error")
