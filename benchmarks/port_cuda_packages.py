@@ -81,11 +81,12 @@ _VENDOR_TOKEN = re.compile(
 # NVIDIA's CUDA wheels (normalised names) and the bindings that load only CUDA.
 _CUDA_RUNTIME = re.compile(
     r"^(?:nvidia-[a-z0-9-]*-cu1[1-3]|nvidia-cuda-[a-z0-9-]+|nvidia-cu(?:blas|dnn|fft|rand|solver"
-    r"|sparse|file|sparselt|tensor)[a-z0-9-]*|nvidia-nccl[a-z0-9-]*|nvidia-nvjitlink[a-z0-9-]*"
-    r"|nvidia-nvshmem[a-z0-9-]*|cuda-python|cuda-bindings|cupy-cuda[a-z0-9-]*|nvidia-cutlass-dsl)$"
+    r"|sparse|file|sparselt|tensor)[a-z0-9-]*|nvidia-nvjitlink[a-z0-9-]*"
+    r"|nvidia-nvshmem[a-z0-9-]*|cupy-cuda[a-z0-9-]*|nvidia-cutlass-dsl)$"
 )
-# Of those, the ones that install on any Linux machine and fail only when called: NCCL (multi-GPU
-# collectives) and CUDA's Python bindings.
+# NVIDIA's libraries that install on any Linux machine and fail only when called: NCCL (multi-GPU
+# collectives) and CUDA's Python bindings (tested before _CUDA_RUNTIME, which nvidia-nccl-cu12
+# would also match).
 _CUDA_LIBRARIES = re.compile(r"^(?:nvidia-nccl[a-z0-9-]*|cuda-python|cuda-bindings)$")
 _NVML = frozenset({"nvidia-ml-py", "nvidia-ml-py3", "pynvml"})
 # Frameworks with a ROCm build that pure-Python packages run their GPU work through.

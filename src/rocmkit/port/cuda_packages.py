@@ -28,6 +28,8 @@ else:  # pragma: no cover - Python 3.10
 RULE_ID = "cuda-only-pypi"
 NVIDIA_ENV_RULE_ID = "nvidia-gpu-pypi"
 _NVML_RULE = "nvml"
+# The rule of each class that is not cuda-only-pypi's.
+_RULE_OF_KIND = {"nvml": _NVML_RULE, "nvidia-gpu-env": NVIDIA_ENV_RULE_ID}
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,16 +59,14 @@ def table_hit(name: str, text: str, line: int, rules: RuleSet) -> Hit | None:
     package = table().get(normalise_name(name))
     if package is None:
         return None
-    if package.kind == "nvml":
-        rule = rules.by_id.get(_NVML_RULE)
-        why = f"NVIDIA's NVML bindings only: {package.evidence}; on ROCm it sees no GPU"
-        return hit(line, 0, rule, f"{text.strip()}  ({why})", "info") if rule else None
-    if package.kind == "nvidia-gpu-env":
-        rule = rules.by_id.get(NVIDIA_ENV_RULE_ID)
-        why = f"{package.name} {package.evidence} and mentions no ROCm"
-        return hit(line, 0, rule, f"{text.strip()}  ({why})") if rule else None
-    rule = rules.by_id.get(RULE_ID)
+    rule = rules.by_id.get(_RULE_OF_KIND.get(package.kind, RULE_ID))
     if rule is None:
         return None
-    why = f"no ROCm build of {package.name}: {package.evidence}"
+    if package.kind == "nvml":
+        why = f"NVIDIA's NVML bindings only: {package.evidence}; on ROCm it sees no GPU"
+        return hit(line, 0, rule, f"{text.strip()}  ({why})", "info")
+    if package.kind == "nvidia-gpu-env":
+        why = f"{package.name} {package.evidence} and mentions no ROCm"
+    else:
+        why = f"no ROCm build of {package.name}: {package.evidence}"
     return hit(line, 0, rule, f"{text.strip()}  ({why})")

@@ -2447,7 +2447,8 @@ class _Visitor:
     def _cudnn(self, node: ast.AST, setting: str, value: ast.expr | None) -> None:
         shown = ast.unparse(value) if value is not None else "?"
         if setting == "enabled" and isinstance(value, ast.Constant) and value.value is False:
-            scope = _enclosing_def(self.text.splitlines(), getattr(node, "lineno", 1))
+            first, last = self._scope(getattr(node, "lineno", 1))
+            scope = self.text.splitlines()[max(first - 1, 0) : last]  # rare: split here
             if any("determinis" in line for line in scope):
                 # Turned off for reproducible runs (the scope asks for determinism): cuDNN on
                 # NVIDIA and MIOpen on AMD are both off, the same trade-off on every vendor.
@@ -2467,8 +2468,8 @@ class _Visitor:
                 for n in ast.walk(node)
                 if isinstance(n, (ast.Import, ast.ImportFrom)) and _top_module(n) == lazy
             )
+        self.functions.append((node.lineno, node.end_lineno or node.lineno))
         if self.reads_capability:
-            self.functions.append((node.lineno, node.end_lineno or node.lineno))
             self._asserted_capability(node)
             # a `return` is a statement: the statements hold every one ast.walk finds
             for returned in pieces.statement_nodes(node):
@@ -2983,23 +2984,6 @@ def _imports_in_function(node: ast.AST) -> bool:
     return isinstance(node, (ast.Import, ast.ImportFrom)) or (
         product_imports.import_call_module(node) is not None
     )
-
-
-def _enclosing_def(lines: list[str], number: int) -> list[str]:
-    """The lines of the innermost `def` whose body holds line `number` (1-based), read off the
-    indentation; all the lines at module level."""
-    indent = len(lines[number - 1]) - len(lines[number - 1].lstrip())
-    for i in range(number - 2, -1, -1):
-        stripped = lines[i].lstrip()
-        base = len(lines[i]) - len(stripped)
-        if base < indent and stripped.startswith(("def ", "async def ")):
-            end = number
-            while end < len(lines) and (
-                not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) > base
-            ):
-                end += 1
-            return lines[i:end]
-    return lines
 
 
 # Calls whose string arguments describe a command rather than run it: unittest.mock's assertions
