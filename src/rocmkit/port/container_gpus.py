@@ -114,30 +114,42 @@ def docker_client_gpus(tree: ast.Module) -> Iterator[ast.Constant]:
     python-on-whales API: `docker.run(image, gpus="all")` is `docker run --gpus all`): the string
     itself, or, where `gpus=` is a parameter of the function that calls the client, each string
     the module passes for that parameter (`_docker_run("all" if use_gpu else None)`)."""
+    requests: list[ast.expr] = []  # each client call's gpus= value, in walk order
+    calls: list[tuple[ast.Call, str]] = []  # calls of a function by name: may pass the request
+    for node in ast.walk(tree):
+        value = _client_gpus(node)
+        if value is not None:
+            requests.append(value)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            calls.append((node, node.func.id))
+    yield from (v for v in requests if isinstance(v, ast.Constant) and _nonempty(v.value))
+    given_by_name = {v.id for v in requests if isinstance(v, ast.Name)}
+    if not given_by_name:
+        return
     parameters: dict[str, tuple[int, str]] = {}  # function -> (position, name) of its gpus
-    for function in ast.walk(tree):
+    for function in ast.walk(tree):  # only a function with such a parameter can be handed one
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         names = [a.arg for a in function.args.args]
+        if given_by_name.isdisjoint(names):
+            continue
         for node in ast.walk(function):
             value = _client_gpus(node)
             if isinstance(value, ast.Name) and value.id in names:
                 parameters[function.name] = (names.index(value.id), value.id)
-    for node in ast.walk(tree):
-        value = _client_gpus(node)
-        if isinstance(value, ast.Constant) and isinstance(value.value, str) and value.value:
-            yield value
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            position, name = parameters.get(node.func.id, (-1, ""))
-            given = [k.value for k in node.keywords if k.arg == name]
-            if 0 <= position < len(node.args):
-                given.append(node.args[position])
-            for argument in given:
-                yield from (
-                    c
-                    for c in ast.walk(argument)
-                    if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value
-                )
+    for call, called in calls:
+        position, name = parameters.get(called, (-1, ""))
+        given = [k.value for k in call.keywords if k.arg == name]
+        if 0 <= position < len(call.args):
+            given.append(call.args[position])
+        for argument in given:
+            yield from (
+                c for c in ast.walk(argument) if isinstance(c, ast.Constant) and _nonempty(c.value)
+            )
+
+
+def _nonempty(value: object) -> bool:
+    return isinstance(value, str) and bool(value)
 
 
 def _client_gpus(node: ast.AST) -> ast.expr | None:
@@ -146,10 +158,12 @@ def _client_gpus(node: ast.AST) -> ast.expr | None:
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr in ("run", "create")
-        and "docker" in ast.unparse(node.func.value).lower()
     ):
         return None
-    return next((k.value for k in node.keywords if k.arg == "gpus"), None)
+    value = next((k.value for k in node.keywords if k.arg == "gpus"), None)
+    if value is None or "docker" not in ast.unparse(node.func.value).lower():
+        return None
+    return value
 
 
 # A shell variable set to a docker binary (`DOCKER_BINARY="nvidia-docker"`) or to docker options

@@ -116,12 +116,14 @@ def _top_level(body: list[ast.stmt], guarded: bool) -> Iterator[tuple[ast.stmt, 
 
 def import_time_loads(tree: ast.Module, text: str) -> list[Load]:
     """The NVIDIA library loads of the module's own top-level statements, one per call."""
-    rocm_side = _ROCM_FILE.search(text) is not None
+    rocm_side: bool | None = None  # read when the first load is found: most modules hold none
     loads: list[Load] = []
     for statement, guarded in _top_level(tree.body, False):
         for node in ast.walk(statement):
             if isinstance(node, ast.Call) and (stem := _library(node)) is not None:
                 counterpart = ROCM_COUNTERPART[stem]
+                if rocm_side is None:
+                    rocm_side = _ROCM_FILE.search(text) is not None
                 if rocm_side:
                     severity: Severity = "info"
                     why = "the module also names a ROCm library"

@@ -79,6 +79,8 @@ def scan_readme(text: str, rules: RuleSet) -> list[Hit]:
         return []
     found = pip_install_hits(commands, rules) + text_rule_hits(commands, "shell", rules)
     hits = [h for h in found if h.rule.id in RULE_IDS]
+    if not hits:
+        return hits
     rocm = _ROCM.search(text)
     if rocm is not None:
         line = text.count("\n", 0, rocm.start()) + 1

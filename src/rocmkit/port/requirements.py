@@ -392,8 +392,8 @@ def pip_install_hits(text: str, rules: RuleSet) -> list[Hit]:
     physical = text.splitlines()
     make_values = _make_variables(text) if "$(" in text else {}
     for number, line in _logical_lines(text):
-        if line.lstrip().startswith("#"):
-            continue
+        if "install" not in line or line.lstrip().startswith("#"):
+            continue  # _PIP_INSTALL needs the word
         for segment in re.split(r"&&|;|\|\||\|", line):
             match = _PIP_INSTALL.search(segment)
             if match is None:
