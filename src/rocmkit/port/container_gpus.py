@@ -23,8 +23,24 @@ _NVIDIA_ONLY_CAPABILITIES = frozenset(
 _AMD_DRIVER_CAPABILITIES = frozenset({"gpu", "amd"})
 NVIDIA_RESOURCE = "nvidia.com/gpu"
 AMD_RESOURCE = "amd.com/gpu"
+# The fields of the Kubernetes objects where a resource name is read or written (the core/v1 API):
+# a container's resources.limits (an extended resource such as nvidia.com/gpu must have a limit:
+# its request defaults to it and cannot differ), a node's status.capacity / allocatable, a pod's
+# nodeSelector, tolerations and affinity matchExpressions; the apiVersion of every object, and
+# the official Python client's model classes (V1Pod, V1ResourceRequirements: kubernetes.client).
+_KUBERNETES_FIELDS = re.compile(
+    r"limits|capacity|allocatable|node_?[sS]elector|tolerations|match_?[eE]xpressions"
+    r"|apiVersion|\bV1[A-Z][a-z]"
+)
 # docker run / docker create (and `docker container run`): where --gpus is docker's option.
 _DOCKER_SUBCOMMANDS = frozenset({"run", "create"})
+
+
+def speaks_kubernetes(text: str) -> bool:
+    """Whether a module names a field of the Kubernetes objects that hold resource names: where
+    none is named, `nvidia.com/gpu` is a name of the project's own (a key of its resource
+    config), and what fails on AMD is how it finds the GPUs, judged where it does."""
+    return _KUBERNETES_FIELDS.search(text) is not None
 
 
 def device_request_verdict(call: ast.Call) -> str | None:

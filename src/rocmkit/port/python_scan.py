@@ -2049,11 +2049,17 @@ class _Visitor:
 
     def _nvidia_resource(self, node: ast.Constant) -> None:
         """The Kubernetes resource of NVIDIA's device plugin; a module that also names AMD's
-        (amd.com/gpu) chooses between the two: one side of a vendor switch."""
+        (amd.com/gpu) chooses between the two: one side of a vendor switch; a module that names
+        no field of a Kubernetes object uses it as a name of its own (speaks_kubernetes)."""
         if container_gpus.AMD_RESOURCE in self.text:
             why = f"{container_gpus.AMD_RESOURCE} is requested beside it in this module"
             self.add_at(node, "container-gpu-request", f"{node.value!r}  ({why})", "info")
-        elif id(node) not in self.in_message:
+        elif id(node) in self.in_message:
+            return
+        elif not container_gpus.speaks_kubernetes(self.text):
+            why = "no Kubernetes object is read or written in this module: a name of its own"
+            self.add_at(node, "container-gpu-request", f"{node.value!r}  ({why})", "info")
+        else:
             self.add(node, "container-gpu-request", f"{node.value!r} (Kubernetes resource)")
 
     def _string_match(

@@ -1,0 +1,68 @@
+"""Issue 26, session ten: `nvidia.com/gpu` in Python is NVIDIA's Kubernetes resource only where
+a Kubernetes object is read or written; elsewhere it is a name of the project's own. Each case
+with one where the finding must stay, on small synthetic trees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from port_helpers import scan_files as _scan
+
+from rocmkit.port.findings import PortFinding
+
+_RULE = "container-nvidia-gpu"
+
+
+def _by_line(root: Path, files: dict[str, str]) -> dict[int, PortFinding]:
+    report = _scan(root, files)
+    return {line: f for f in report.findings if f.rule_id == _RULE for line in f.lines}
+
+
+# A serving framework's own resource config: the key names the GPU kind its allocator hands out.
+_OWN_KEY = '''NVIDIA_GPU = "nvidia.com/gpu"
+
+
+class Runnable:
+    SUPPORTED_RESOURCES = ("nvidia.com/gpu", "cpu")
+
+
+def workers(config: dict) -> int:
+    gpus = config.get("nvidia.com/gpu", [])
+    return len(gpus)
+'''
+
+
+def test_a_resource_key_of_the_projects_own_config_is_info_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    found = _by_line(tmp_path, {"serve/resources.py": _OWN_KEY})
+    assert set(found) == {1, 5, 9}
+    assert {f.severity for f in found.values()} == {"info"}
+    assert "no Kubernetes object" in found[1].evidence
+
+
+def test_the_resource_in_a_pod_specs_limits_is_still_an_error(tmp_path: Path) -> None:
+    spec = '''def container(gpus: int) -> dict:
+    limits = {"cpu": "4"}
+    if gpus:
+        limits["nvidia.com/gpu"] = str(gpus)
+    return {"name": "worker", "resources": {"limits": limits}}
+'''
+    found = _by_line(tmp_path, {"launch/k8s.py": spec})
+    assert found[4].severity == "error"
+    assert "Kubernetes resource" in found[4].evidence
+
+
+def test_a_node_capacity_read_or_a_client_model_counts_as_kubernetes(tmp_path: Path) -> None:
+    capacity = '''def gpu_nodes(nodes: list) -> list:
+    return [n for n in nodes if int(n["status"]["capacity"].get("nvidia.com/gpu", 0))]
+'''
+    client = '''from kubernetes import client
+
+
+def resources(n: int):
+    return client.V1ResourceRequirements(requests={"nvidia.com/gpu": n})
+'''
+    found = _by_line(tmp_path, {"ops/nodes.py": capacity, "ops/pods.py": client})
+    assert found[2].severity == "error" and found[5].severity == "error"
+    assert {f.path for f in found.values()} == {"ops/nodes.py", "ops/pods.py"}
