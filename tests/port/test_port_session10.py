@@ -19,7 +19,7 @@ def _by_line(root: Path, files: dict[str, str]) -> dict[int, PortFinding]:
 
 
 # A serving framework's own resource config: the key names the GPU kind its allocator hands out.
-_OWN_KEY = '''NVIDIA_GPU = "nvidia.com/gpu"
+_OWN_KEY = """NVIDIA_GPU = "nvidia.com/gpu"
 
 
 class Runnable:
@@ -29,7 +29,7 @@ class Runnable:
 def workers(config: dict) -> int:
     gpus = config.get("nvidia.com/gpu", [])
     return len(gpus)
-'''
+"""
 
 
 def test_a_resource_key_of_the_projects_own_config_is_info_with_the_reason(
@@ -42,27 +42,27 @@ def test_a_resource_key_of_the_projects_own_config_is_info_with_the_reason(
 
 
 def test_the_resource_in_a_pod_specs_limits_is_still_an_error(tmp_path: Path) -> None:
-    spec = '''def container(gpus: int) -> dict:
+    spec = """def container(gpus: int) -> dict:
     limits = {"cpu": "4"}
     if gpus:
         limits["nvidia.com/gpu"] = str(gpus)
     return {"name": "worker", "resources": {"limits": limits}}
-'''
+"""
     found = _by_line(tmp_path, {"launch/k8s.py": spec})
     assert found[4].severity == "error"
     assert "Kubernetes resource" in found[4].evidence
 
 
 def test_a_node_capacity_read_or_a_client_model_counts_as_kubernetes(tmp_path: Path) -> None:
-    capacity = '''def gpu_nodes(nodes: list) -> list:
+    capacity = """def gpu_nodes(nodes: list) -> list:
     return [n for n in nodes if int(n["status"]["capacity"].get("nvidia.com/gpu", 0))]
-'''
-    client = '''from kubernetes import client
+"""
+    client = """from kubernetes import client
 
 
 def resources(n: int):
     return client.V1ResourceRequirements(requests={"nvidia.com/gpu": n})
-'''
+"""
     found = _by_line(tmp_path, {"ops/nodes.py": capacity, "ops/pods.py": client})
     assert found[2].severity == "error" and found[5].severity == "error"
     assert {f.path for f in found.values()} == {"ops/nodes.py", "ops/pods.py"}
