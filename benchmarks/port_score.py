@@ -115,6 +115,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "cuda-extension": {"cuda-extension-no-hip"},
     "nvcc-only-flags": {"gencode-flags"},
     "container-nvidia-gpu": {"docker-gpus"},
+    "apptainer-nv": {"docker-gpus"},
     "cuda-driver-library": _CODE,
     "nvidia-only-library": _CODE,
     "cuequivariance-kernels": _CODE,

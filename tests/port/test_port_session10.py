@@ -66,3 +66,35 @@ def resources(n: int):
     found = _by_line(tmp_path, {"ops/nodes.py": capacity, "ops/pods.py": client})
     assert found[2].severity == "error" and found[5].severity == "error"
     assert {f.path for f in found.values()} == {"ops/nodes.py", "ops/pods.py"}
+
+
+# -- Apptainer / Singularity --nv ------------------------------------------------------------------
+
+
+def _apptainer(root: Path, files: dict[str, str]) -> set[tuple[str, int, str]]:
+    report = _scan(root, files, show_info=True)
+    return {
+        (f.path, line, f.severity)
+        for f in report.findings
+        if f.rule_id == "apptainer-nv"
+        for line in f.lines
+    }
+
+
+def test_a_script_that_binds_rocm_on_amd_hosts_is_one_side_of_a_choice(tmp_path: Path) -> None:
+    script = """#!/bin/bash
+if command -v rocm-smi >/dev/null; then GPU=--rocm; else GPU=--nv; fi
+apptainer exec --nv image.sif python train.py
+"""
+    assert _apptainer(tmp_path / "a", {"run.sh": script}) == set()
+    alone = "#!/bin/bash\napptainer exec --nv image.sif python train.py\n"
+    assert _apptainer(tmp_path / "b", {"run.sh": alone}) == {("run.sh", 2, "warn")}
+
+
+def test_python_argv_nv_needs_apptainer_in_the_module_and_rocm_makes_it_info(
+    tmp_path: Path,
+) -> None:
+    both = 'ARGS = ["singularity", "exec"]\nNV = ["--nv"]\nROCM = ["--rocm"]\n'
+    other = 'ARGS = ["mytool", "--nv"]\n'
+    found = _apptainer(tmp_path, {"a.py": both, "b.py": other})
+    assert found == {("a.py", 2, "info")}

@@ -304,3 +304,49 @@ def command_lines(text: str) -> list[tuple[int, str]]:
     if parts:
         joined.append((start, " ".join(parts)))
     return joined
+
+
+# Apptainer (formerly Singularity) gives a container the host's GPU only when asked: `--nv` (or
+# `--nvccli`, through nvidia-container-cli) binds NVIDIA's devices and driver libraries, `--rocm`
+# binds /dev/kfd, /dev/dri and the ROCm libraries (apptainer.org, "GPU Support"). The
+# APPTAINER_NV / SINGULARITY_NV variables set to 1 do what --nv does. On an AMD host --nv binds
+# nothing and the container starts without a GPU.
+_APPTAINER = frozenset({"apptainer", "singularity"})
+_APPTAINER_RUNS = frozenset({"exec", "run", "shell", "test", "instance"})
+NV_OPTIONS = frozenset({"--nv", "--nvccli"})
+_NV_VARIABLE = re.compile(
+    r"(?<![\w])(?:APPTAINER|SINGULARITY)_NV(?:CCLI)?=['\"]?(?:1|true|yes)\b", re.I
+)
+
+
+def names_apptainer(text: str) -> bool:
+    """Whether a file names Apptainer or Singularity (the program that reads --nv)."""
+    low = text.lower()
+    return "apptainer" in low or "singularity" in low
+
+
+def names_rocm_flag(text: str) -> bool:
+    """Whether a file also asks Apptainer for AMD's GPUs (--rocm, or APPTAINER_ROCM=1)."""
+    return "--rocm" in text or "_ROCM=1" in text
+
+
+def apptainer_nv(text: str) -> list[tuple[int, str]]:
+    """(line, what) for each Apptainer/Singularity run that asks for NVIDIA's GPU binding (--nv,
+    --nvccli, APPTAINER_NV=1) in a shell script; none where the script asks for --rocm too."""
+    if names_rocm_flag(text):
+        return []  # the script binds AMD's GPUs too: one vendor's side
+    found: list[tuple[int, str]] = []
+    for number, line in command_lines(text):
+        words = line.split()
+        for i, word in enumerate(words):
+            if _program(word) not in _APPTAINER or i + 1 >= len(words):
+                continue
+            if words[i + 1] in _APPTAINER_RUNS and NV_OPTIONS & set(words[i + 2 :]):
+                option = next(w for w in words[i + 2 :] if w in NV_OPTIONS)
+                found.append((number, f"{_program(word)} {words[i + 1]} {option}"))
+                break
+        else:
+            match = _NV_VARIABLE.search(line)
+            if match is not None:
+                found.append((number, match.group(0)))
+    return found

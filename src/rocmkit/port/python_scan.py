@@ -66,6 +66,8 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     # both hold "cuda", a key every scan looks for already: no search of its own
     "numba-cuda": ("numba.cuda", "import cuda"),
     "python-inline-ptx": (inline_ptx.GATE,),  # round fifteen (a)
+    # an argv an Apptainer/Singularity launcher builds (`args += ["--nv"]`)
+    "apptainer-nv": tuple(container_gpus.NV_OPTIONS),
 }
 # A file holding one of these looks at the ROCm side of an extension build.
 _HIP_BUILD_WORDS = ("ROCM_HOME", "HIP_HOME", "IS_HIP_EXTENSION", "version.hip", "is_rocm", "hipcc")
@@ -2004,6 +2006,8 @@ class _Visitor:
                 self.add(node, rule, repr(value))
         if value == container_gpus.NVIDIA_RESOURCE:
             self._nvidia_resource(node)
+        elif value in container_gpus.NV_OPTIONS and container_gpus.names_apptainer(self.text):
+            self._apptainer_nv(node)
         elif container_gpus.names_nvidia_runtime(value) and id(node) not in self.in_message:
             self._nvidia_runtime(node)
         elif id(node) in self.docker_gpus and id(node) not in self.reported:
@@ -2046,6 +2050,19 @@ class _Visitor:
             self.hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "info"))
         else:
             self.add(node, rule, evidence)
+
+    def _apptainer_nv(self, node: ast.Constant) -> None:
+        """`--nv` in an argv of a module that runs Apptainer/Singularity: NVIDIA's GPU binding;
+        a module that also passes --rocm binds AMD's on the other side of a choice."""
+        rule = self.rules.by_check.get("apptainer-nv")
+        if rule is None or id(node) in self.in_message:
+            return
+        evidence = f"{node.value!r} (Apptainer's NVIDIA GPU binding)"
+        if container_gpus.names_rocm_flag(self.text):
+            why = f"{evidence}  (--rocm is passed in this module too)"
+            self.hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "info"))
+        else:
+            self.hits.append(hit(node.lineno, node.col_offset + 1, rule, evidence))
 
     def _nvidia_resource(self, node: ast.Constant) -> None:
         """The Kubernetes resource of NVIDIA's device plugin; a module that also names AMD's

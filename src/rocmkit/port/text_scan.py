@@ -248,6 +248,9 @@ def scan_text(text: str, kind: str, rules: RuleSet) -> list[Hit]:
             hit(line, 1, rules.by_id["docker-gpus"], why)
             for line, why in container_gpus.shell_docker_gpus(text)
         ]
+    apptainer = rules.by_check.get("apptainer-nv")
+    if kind == "shell" and apptainer is not None and ("--nv" in text or "_NV=" in text):
+        hits += [hit(line, 1, apptainer, why) for line, why in container_gpus.apptainer_nv(text)]
     if kind in ("dockerfile", "shell"):
         hits += pip_install_hits(text, rules)
         hits += uv_backend_hits(text, rules)
