@@ -116,6 +116,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "nvcc-only-flags": {"gencode-flags"},
     "container-nvidia-gpu": {"docker-gpus"},
     "apptainer-nv": {"docker-gpus"},
+    "cdi-nvidia-device": {"docker-gpus"},
     "cuda-driver-library": _CODE,
     "nvidia-only-library": _CODE,
     "cuequivariance-kernels": _CODE,

@@ -98,3 +98,33 @@ def test_python_argv_nv_needs_apptainer_in_the_module_and_rocm_makes_it_info(
     other = 'ARGS = ["mytool", "--nv"]\n'
     found = _apptainer(tmp_path, {"a.py": both, "b.py": other})
     assert found == {("a.py", 2, "info")}
+
+
+# -- CDI device names -----------------------------------------------------------------------------
+
+
+def test_a_cdi_device_beside_amds_in_one_module_is_one_side_of_a_choice(tmp_path: Path) -> None:
+    module = """def devices(vendor: str) -> list[str]:
+    if vendor == "amd":
+        return ["--device", "amd.com/gpu=all"]
+    return ["--device", "nvidia.com/gpu=all"]
+"""
+    report = _scan(tmp_path, {"gpu.py": module}, show_info=True)
+    found = {(f.rule_id, f.severity, line) for f in report.findings for line in f.lines}
+    assert found == {("cdi-nvidia-device", "info", 4)}
+
+
+def test_a_cdi_device_under_a_visible_devices_test_is_that_tests_side(tmp_path: Path) -> None:
+    module = """import os
+
+
+def args() -> list[str]:
+    found = ["--device", "/dev/kfd"]
+    if "CUDA_VISIBLE_DEVICES" in os.environ:
+        found += ["--device", "nvidia.com/gpu=all"]
+    return found
+"""
+    report = _scan(tmp_path, {"engine.py": module}, show_info=True)
+    found = {(f.rule_id, f.severity, line) for f in report.findings for line in f.lines}
+    assert ("cuda-visible-devices", "warn", 6) in found
+    assert ("cdi-nvidia-device", "info", 7) in found

@@ -37,7 +37,7 @@ from rocmkit.port import (
     triton_libdevice,
     whole_tree,
 )
-from rocmkit.port.findings import Hit, hit
+from rocmkit.port.findings import Hit, demoted, hit
 from rocmkit.port.requirements import group_hits
 from rocmkit.port.rules import Rule, RuleSet, Severity
 from rocmkit.port.text_scan import ScanError
@@ -339,7 +339,8 @@ def scan_python(
         if versions:  # the read is compared after all, through its version
             hits = [h for h in hits if "(read, never compared)" not in h.evidence] + versions
     if "CUDA_VISIBLE_DEVICES" in text and ("--gpus" in text or "nvidia" in text):
-        hits = _visible_devices_as_vendor(text, rules, whole) + hits  # first: it wins the line
+        tests = _visible_device_tests(text, rules, whole)
+        hits = [h for h, _ in tests] + [_beside_test(h, tests) for h in hits]  # first: wins
     if is_setup and _CUDA_LINK_TEXT.search(text) and not any(w in text for w in _HIP_BUILD_WORDS):
         hits = hits + _cuda_link_hits(whole, rules)
     if "get_device_" in text and _holds_match(capability_tables.TEXT_HINT, text):
@@ -509,6 +510,14 @@ def _visible_devices_as_vendor(
     """`if <CUDA_VISIBLE_DEVICES is set>:` around NVIDIA-only container options: the variable's
     presence is read as "an NVIDIA host", but the HIP runtime honours CUDA_VISIBLE_DEVICES too
     (ROCm's GPU isolation page), so an AMD host where it is set gets NVIDIA's options (warn)."""
+    return [h for h, _ in _visible_device_tests(text, rules, whole)]
+
+
+def _visible_device_tests(
+    text: str, rules: RuleSet, whole: whole_tree.Whole | None = None
+) -> list[tuple[Hit, tuple[int, int]]]:
+    """_visible_devices_as_vendor's findings, each with the lines of the `if` body it holds
+    (the NVIDIA options there are that test's side)."""
     rule = rules.env_rule("CUDA_VISIBLE_DEVICES")
     if rule is None:
         return []
@@ -517,7 +526,7 @@ def _visible_devices_as_vendor(
     tree = whole_tree.holding(text, pieces.places(text, "CUDA_VISIBLE_DEVICES"), whole)
     if tree is None:
         return []
-    hits = []
+    hits: list[tuple[Hit, tuple[int, int]]] = []
     for node in pieces.statement_nodes(tree):  # an `if` is a statement: ast.walk's order
         if not isinstance(node, ast.If):
             continue
@@ -547,8 +556,20 @@ def _visible_devices_as_vendor(
                 f"'CUDA_VISIBLE_DEVICES' taken as an NVIDIA host (then {nvidia!r}): the HIP"
                 " runtime honours it too, so an AMD host where it is set gets NVIDIA's options"
             )
-            hits.append(hit(named.lineno, named.col_offset + 1, rule, why, "warn"))
+            body = (node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno)
+            hits.append((hit(named.lineno, named.col_offset + 1, rule, why, "warn"), body))
     return hits
+
+
+def _beside_test(found: Hit, tests: list[tuple[Hit, tuple[int, int]]]) -> Hit:
+    """A CDI device name in the body of an `if <CUDA_VISIBLE_DEVICES is set>:` is that test's
+    NVIDIA side: info, the test is the finding."""
+    if found.rule.id != "cdi-nvidia-device" or found.severity == "info":
+        return found
+    test = next((t for t, (a, b) in tests if a <= found.line <= b), None)
+    if test is None:
+        return found
+    return demoted(found, "info", f"the NVIDIA side of the test at line {test.line}")
 
 
 def _holds_match(pattern: re.Pattern[str], text: str) -> bool:
@@ -2094,6 +2115,10 @@ class _Visitor:
             # PyTorch names its wheel indexes by back end (whl/cu126, whl/rocm7.2): a module
             # naming both chooses between them (comfy-cli's DependencyCompiler).
             why = f"{value!r}  (the module names PyTorch's ROCm index too: one side of a choice)"
+            self.hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "info"))
+            return
+        if rule.id == "cdi-nvidia-device" and container_gpus.AMD_RESOURCE in self.text:
+            why = f"{value!r}  ({container_gpus.AMD_RESOURCE} is named beside it in this module)"
             self.hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "info"))
             return
         if "\n" not in value:
