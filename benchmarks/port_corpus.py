@@ -73,6 +73,7 @@ PARTS = (
     "test39",
     "test40",
     "test41",
+    "test42",
 )
 SEVERITIES = ("warn", "error")
 
