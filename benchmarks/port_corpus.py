@@ -72,6 +72,7 @@ PARTS = (
     "test38",
     "test39",
     "test40",
+    "test43",
 )
 SEVERITIES = ("warn", "error")
 
