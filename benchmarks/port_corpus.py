@@ -74,6 +74,7 @@ PARTS = (
     "test40",
     "test41",
     "test42",
+    "test43",
 )
 SEVERITIES = ("warn", "error")
 

@@ -95,6 +95,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test40", 5),
         ("test41", 40),
         ("test42", 54),
+        ("test43", 11),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
