@@ -134,6 +134,11 @@ def test_translate_alone_takes_the_flags_from_its_options():
         ("(__CUDA_ARCH__ / 100) == 6 ? 1 : 0", True, False),
         ("0x10 > 010", True, True),
         ("'a' == 97", None, None),
+        # C++'s alternative tokens: and, or, not, not_eq ([lex.digraph])
+        ("__CUDA_ARCH__ < 600 and defined(__CUDA_ARCH__)", False, False),
+        ("X or defined __HIPCC__", True, True),
+        ("not defined(__HIPCC__)", False, False),
+        ("__CUDACC_VER_MAJOR__ not_eq 0", False, False),
     ],
 )
 def test_conditions_are_evaluated_for_both_passes(condition, device, host):

@@ -206,6 +206,21 @@ _PRECEDENCE |= {"<": 7, ">": 7, "<=": 7, ">=": 7, "<<": 8, ">>": 8, "+": 9, "-":
 _PRECEDENCE |= {"*": 10, "/": 10, "%": 10}
 
 
+# C++'s alternative tokens ([lex.digraph]): `#if __CUDA_ARCH__ < 600 and defined(__CUDA_ARCH__)` is
+# `&&` in any C++ compile (CUDA and HIP sources are C++). The compound assignments (and_eq, ...)
+# have no place in an #if.
+_ALTERNATIVE_TOKENS = {
+    "and": "&&",
+    "or": "||",
+    "not": "!",
+    "not_eq": "!=",
+    "bitand": "&",
+    "bitor": "|",
+    "xor": "^",
+    "compl": "~",
+}
+
+
 class _Unparsable(Exception):
     pass
 
@@ -219,7 +234,10 @@ def _tokens(condition: str) -> list[tuple[str, str]] | None:
             return None  # a character literal, a string: not evaluated
         kind = match.lastgroup
         assert kind is not None
-        tokens.append((kind, match.group(kind)))
+        value = match.group(kind)
+        if kind == "name" and value in _ALTERNATIVE_TOKENS:
+            kind, value = "op", _ALTERNATIVE_TOKENS[value]
+        tokens.append((kind, value))
         position = match.end()
     return tokens
 
