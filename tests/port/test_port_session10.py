@@ -128,3 +128,36 @@ def args() -> list[str]:
     found = {(f.rule_id, f.severity, line) for f in report.findings for line in f.lines}
     assert ("cuda-visible-devices", "warn", 6) in found
     assert ("cdi-nvidia-device", "info", 7) in found
+
+
+# -- a 32-bit mask read only by a call no AMD compile takes ---------------------------------------
+
+_VERSIONED_SHUFFLE = """template <typename T>
+__device__ T shfl_xor(T value, int lane, int width = warpSize, unsigned int mask = 0xffffffff)
+{
+#if CUDA_VERSION >= 9000
+    return __shfl_xor_sync(mask, value, lane, width);
+#else
+    return __shfl_xor(value, lane, width);
+#endif
+}
+
+__device__ float reduce(float v) {
+    unsigned int all = 0xffffffff;
+    return v + __shfl_down_sync(all, v, 1);
+}
+"""
+
+
+def test_a_mask_declared_for_a_branch_hip_never_compiles_is_info(tmp_path: Path) -> None:
+    # HIP defines no CUDA_VERSION: the _sync call and the parameter only it reads are dead on AMD;
+    # the mask a compiled call reads stays an error
+    report = _scan(tmp_path, {"kernels/softmax.h": _VERSIONED_SHUFFLE}, show_info=True)
+    found = {
+        (line, f.severity)
+        for f in report.findings
+        if f.rule_id == "cuda-warp-mask-32"
+        for line in f.lines
+    }
+    assert {(2, "info"), (5, "info")} <= found
+    assert {(12, "error"), (13, "error")} <= found

@@ -28,7 +28,7 @@ import re
 from rocmkit.port import hip_atomics
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.rules import Rule, RuleSet, Severity
-from rocmkit.port.warp_mask import narrow_masks
+from rocmkit.port.warp_mask import NarrowMask, narrow_masks
 
 # Macros every ROCm build of a torch extension defines (torch/utils/cpp_extension.py,
 # COMMON_HIP_FLAGS: -D__HIP_PLATFORM_AMD__=1 -DUSE_ROCM=1 -DHIPBLAS_V2), those hip-clang
@@ -115,7 +115,9 @@ def _narrow_masks(text: str, rules: RuleSet, switches: set[int], hip_aware: bool
     if rule is None:
         return []
     hits = []
-    for found in narrow_masks(text):
+    found_masks = narrow_masks(text)
+    live, dead_lines = _live_declarations(text, found_masks)
+    for found in found_masks:
         places = [found.line, *found.declarations]
         if any(line in switches for line in places):
             continue  # the project's own HIP/CUDA switch decides the mask
@@ -127,9 +129,32 @@ def _narrow_masks(text: str, rules: RuleSet, switches: set[int], hip_aware: bool
         hits.append(hit(found.line, found.column, rule, evidence, severity))
         hits += [
             hit(line, 1, rule, f"`{found.mask}`: 32-bit lane mask", severity)
+            if line in live or line in dead_lines
+            else hit(line, 1, rule, f"`{found.mask}`: {_ONLY_DEAD_USES}", "info")
             for line in found.declarations
         ]
     return hits
+
+
+_ONLY_DEAD_USES = "32-bit lane mask, read only by calls no AMD compile takes"
+
+
+def _live_declarations(text: str, found_masks: list[NarrowMask]) -> tuple[set[int], set[int]]:
+    """(the declaration lines that a call an AMD compile takes reads, the lines of all calls and
+    declarations that are themselves in a branch no AMD compile takes). A mask declared outside
+    a branch (a parameter's default) and read only in `#if CUDA_VERSION >= 9000` is dead on AMD
+    with that branch; what is inside one is lowered by _not_compiled_for_amd, saying which."""
+    from rocmkit.hipify import amd_dead_branches
+
+    declared = {line for found in found_masks for line in found.declarations}
+    if not declared or "#" not in text:
+        return declared, set()
+    dead_branch = amd_dead_branches(text)
+    lines = {found.line for found in found_masks} | declared
+    starts = _line_starts(text, lines)
+    dead = {line for line in lines if line in starts and dead_branch(starts[line]) is not None}
+    live = {line for found in found_masks if found.line not in dead for line in found.declarations}
+    return live, dead
 
 
 def _atomic_redefinitions(text: str, rules: RuleSet, switches: set[int]) -> list[Hit]:
