@@ -54,3 +54,20 @@ def test_a_python_jit_source_and_an_include_path_from_above_the_scanned_folder_r
 def test_a_header_only_library_is_left_as_it_is(tmp_path: Path) -> None:
     _header(tmp_path / "include" / "lib.cuh", "lane_l")
     assert _severities(tmp_path) == {"include/lib.cuh": "error"}
+
+
+def test_a_quoted_include_takes_the_header_beside_the_including_file(tmp_path: Path) -> None:
+    # "k_split.h" from gemm/task.h is gemm/k_split.h (the compiler looks beside the includer
+    # first); the same-named copy in gemm/back/, included by nothing, is never compiled
+    _header(tmp_path / "gemm" / "task.h", "lane_t", include="k_split.h")
+    _header(tmp_path / "gemm" / "k_split.h", "lane_k")
+    _header(tmp_path / "gemm" / "back" / "k_split.h", "lane_b")
+    (tmp_path / "kernel.cu").write_text('#include "gemm/task.h"\n')
+    assert _severities(tmp_path) == {
+        "gemm/task.h": "error",
+        "gemm/k_split.h": "error",
+        "gemm/back/k_split.h": "info",
+    }
+    # an include naming the subfolder reaches the copy there instead
+    _header(tmp_path / "gemm" / "task.h", "lane_t", include="back/k_split.h")
+    assert _severities(tmp_path)["gemm/back/k_split.h"] == "error"

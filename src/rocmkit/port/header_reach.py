@@ -26,7 +26,7 @@ from rocmkit.port.text_scan import read_head
 
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc")
 UNIT_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c", ".hip", ".mm")
-_INCLUDE = re.compile(rb'#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]')
+_INCLUDE = re.compile(rb'#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]')
 _MAX_BYTES = 4 << 20
 NOTE = "no source file of the project includes this header, so its build never compiles it"
 
@@ -90,11 +90,22 @@ def _reached(root: str, headers: set[str], starts: list[str]) -> set[str]:
         if b"include" not in data:
             continue
         for match in _INCLUDE.finditer(data):
-            for header in _resolve(match.group(1).decode("utf-8", "replace"), by_name):
+            included = match.group(2).decode("utf-8", "replace")
+            beside = _beside(path, included, headers) if match.group(1) == b'"' else None
+            for header in [beside] if beside else _resolve(included, by_name):
                 if header not in reached:
                     reached.add(header)
                     pending.append(header)
     return reached
+
+
+def _beside(path: str, included: str, headers: set[str]) -> str | None:
+    """The header a quoted include names in the including file's own folder, where it is there:
+    the compiler looks there first ("..." form: GCC's and Clang's search order, before any -I
+    folder), so a same-named header elsewhere in the tree is not the one included."""
+    folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    candidate = os.path.normpath(os.path.join(folder, included)).replace(os.sep, "/")
+    return candidate if candidate in headers else None
 
 
 def _resolve(included: str, by_name: dict[str, list[str]]) -> list[str]:
