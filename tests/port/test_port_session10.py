@@ -161,3 +161,34 @@ def test_a_mask_declared_for_a_branch_hip_never_compiles_is_info(tmp_path: Path)
     }
     assert {(2, "info"), (5, "info")} <= found
     assert {(12, "error"), (13, "error")} <= found
+
+
+# -- an import under a find_spec test ----------------------------------------------------------------
+
+_SPEC_GATED = '''import importlib.util
+
+
+def is_bnb_available():
+    return importlib.util.find_spec("bitsandbytes") is not None
+
+
+if is_bnb_available():
+    import bitsandbytes as bnb
+
+if importlib.util.find_spec("pycuda") is not None:
+    import pycuda.driver
+
+if is_bnb_available():
+    import pycuda.autoinit
+'''
+
+
+def test_an_import_under_a_find_spec_test_is_optional(tmp_path: Path) -> None:
+    # importlib.util.find_spec gives None where the module is not installed: the body runs only
+    # where it is; a test of another module guards nothing (pycuda under the bnb test)
+    report = _scan(tmp_path, {"engine/lora.py": _SPEC_GATED}, show_info=True)
+    found = {(line, f.severity) for f in report.findings for line in f.lines}
+    assert {(9, "info"), (12, "info")} <= found
+    assert (15, "error") in found
+    reasons = {line: f.evidence for f in report.findings for line in f.lines}
+    assert "only where find_spec finds it" in reasons[9]

@@ -1549,6 +1549,7 @@ class _Visitor:
         self.tested: set[int] = set()  # torch.version.cuda nodes used as a truth value
         self.rejects: set[int] = set()  # ... in `if torch.version.cuda is None: raise`
         self.optional: set[int] = set()  # imports inside try/except ImportError
+        self.found_by_spec: set[int] = set()  # ... or under `if find_spec("m"):`
         # Names read from the environment (found in the text: a piece of the file may be parsed
         # without the module-level assignment).
         self.env_names: set[str] = (
@@ -1763,9 +1764,23 @@ class _Visitor:
                     return True
         return False
 
+    def _spec_test(self, test: ast.expr) -> str | None:
+        """The module of `if find_spec("m") is not None:` / `if find_spec("m"):`, or of a call
+        of this module's own function that returns that test (`def is_bnb_available(): return
+        importlib.util.find_spec("bitsandbytes") is not None`): importlib.util.find_spec gives
+        None where the module cannot be imported, so the body runs only where it is installed."""
+        if "find_spec" not in self.text:
+            return None
+        module = _find_spec_module(test)
+        if module is not None:
+            return module
+        if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and not test.args:
+            return _spec_functions(self.text).get(test.func.id)
+        return None
+
     # -- vendor switches ----------------------------------------------------------------------
     def visit_if_statement(self, node: ast.If) -> None:
-        available = _availability_test(node.test)
+        available = _availability_test(node.test) or self._spec_test(node.test)
         if available is not None and available not in self.rules.imports:
             available = _flagged_module(available, self.rules)
         if available is not None and available in self.rules.imports:
@@ -1773,13 +1788,16 @@ class _Visitor:
             # body imports the module, or another of the same rule's (dask_cudf: RAPIDS), only
             # where it is installed
             family = self.rules.imports[available]
-            self.optional.update(
+            guarded = {
                 id(n)
                 for s in node.body
                 for n in ast.walk(s)
                 if isinstance(n, (ast.Import, ast.ImportFrom))
                 and self.rules.imports.get(_top_module(n)) is family
-            )
+            }
+            self.optional.update(guarded)
+            if "find_spec" in self.text and _availability_test(node.test) is None:
+                self.found_by_spec.update(guarded)
         # `if torch.version.cuda is None: raise ...` / `if not torch.version.cuda: sys.exit()`
         # refuses every ROCm build: a hazard, unlike the same test choosing a branch.
         attribute = _none_test_of_version_cuda(node.test)
@@ -2004,6 +2022,8 @@ class _Visitor:
         if id(node) in self.optional and rule.severity != "info":
             line, column = node.lineno, node.col_offset + 1  # type: ignore[attr-defined]
             evidence = f"import {module}  (optional: inside try/except ImportError)"
+            if id(node) in self.found_by_spec:
+                evidence = f"import {module}  (optional: only where find_spec finds it)"
             self.hits.append(hit(line, column, rule, evidence, "info"))
             return
         self.add(node, rule, f"import {module}")
@@ -2726,6 +2746,39 @@ def _assigns(statements: list[ast.stmt], name: str) -> bool:
         and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)
         for s in statements
     )
+
+
+def _find_spec_module(test: ast.expr) -> str | None:
+    """The top module `m` of `find_spec("m")` / `find_spec("m") is not None` (any qualifier:
+    importlib.util.find_spec, util.find_spec)."""
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.IsNot)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
+        test = test.left
+    if not (isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Constant)):
+        return None
+    func = test.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    value = test.args[0].value
+    return value.split(".")[0] if name == "find_spec" and isinstance(value, str) else None
+
+
+# `def is_bnb_available():\n    return importlib.util.find_spec("bitsandbytes") is not None`
+_SPEC_FUNCTION = re.compile(
+    r"^[ \t]*def[ \t]+(\w+)[ \t]*\(\)[^:\n]*:[ \t]*\n[ \t]+return[ \t]+(?:[\w.]+\.)?find_spec"
+    r"\([ \t]*[\"']([\w.]+)[\"'][ \t]*\)(?:[ \t]+is[ \t]+not[ \t]+None)?[ \t]*$",
+    re.MULTILINE,
+)
+
+
+@functools.lru_cache(maxsize=4)
+def _spec_functions(text: str) -> dict[str, str]:
+    """Functions of a module whose whole body returns a find_spec test -> the module tested."""
+    return {m.group(1): m.group(2).split(".")[0] for m in _SPEC_FUNCTION.finditer(text)}
 
 
 def _availability_test(test: ast.expr) -> str | None:
