@@ -165,7 +165,7 @@ def test_a_mask_declared_for_a_branch_hip_never_compiles_is_info(tmp_path: Path)
 
 # -- an import under a find_spec test ----------------------------------------------------------------
 
-_SPEC_GATED = '''import importlib.util
+_SPEC_GATED = """import importlib.util
 
 
 def is_bnb_available():
@@ -180,7 +180,7 @@ if importlib.util.find_spec("pycuda") is not None:
 
 if is_bnb_available():
     import pycuda.autoinit
-'''
+"""
 
 
 def test_an_import_under_a_find_spec_test_is_optional(tmp_path: Path) -> None:
@@ -192,3 +192,60 @@ def test_an_import_under_a_find_spec_test_is_optional(tmp_path: Path) -> None:
     assert (15, "error") in found
     reasons = {line: f.evidence for f in report.findings for line in f.lines}
     assert "only where find_spec finds it" in reasons[9]
+
+
+# -- a command a helper returns, run where its name is handed on ----------------------------------
+
+_ENV_REPORT = """import re
+
+
+def get_nvidia_smi():
+    smi = "nvidia-smi"
+    return smi
+
+
+def get_driver_version(run_lambda):
+    smi = get_nvidia_smi()
+    return parse(run_lambda, smi, r"Driver Version: (.*?) ")
+
+
+def get_gpu_info(run_lambda):
+    smi = get_nvidia_smi()
+    print(smi)
+    rc, out, _ = run_lambda(smi + " -L")
+    return out
+"""
+
+
+def _command_lines(root: Path, files: dict[str, str]) -> set[tuple[int, str]]:
+    report = _scan(root, files, show_info=True)
+    return {
+        (line, f.severity) for f in report.findings if f.rule_id == "nvidia-smi" for line in f.lines
+    }
+
+
+def test_a_returned_command_is_found_where_its_name_is_handed_to_a_call(tmp_path: Path) -> None:
+    # torch's collect_env shape: the helper only names the tool; the callers run it (through a
+    # function they are given); a print of the name runs nothing
+    assert _command_lines(tmp_path / "a", {"env.py": _ENV_REPORT}) == {(11, "warn"), (17, "warn")}
+    # a module that looks at ROCm (torch.version.hip) keeps the finding at the name
+    aware = _ENV_REPORT + "\nHIP = __import__('torch').version.hip\n"
+    assert _command_lines(tmp_path / "b", {"env.py": aware}) == {(5, "warn")}
+
+
+def test_a_helper_that_returns_what_the_tool_printed_keeps_the_finding_at_its_launch(
+    tmp_path: Path,
+) -> None:
+    module = """from subprocess import getoutput
+
+
+def gpu_memory():
+    out = getoutput("nvidia-smi --query-gpu=memory.total --format=csv")
+    return out
+
+
+def report():
+    mem = gpu_memory()
+    return len(mem)
+"""
+    assert _command_lines(tmp_path, {"mem.py": module}) == {(5, "warn")}

@@ -139,17 +139,21 @@ _LAUNCHERS = frozenset(
 )
 
 
-def move_to_launches(tree: ast.Module, hits: list[Hit]) -> list[Hit]:
+def move_to_launches(tree: ast.Module, hits: list[Hit], rocm_aware: bool = True) -> list[Hit]:
     """`hits` with each command finding (nvidia-smi) whose string is assigned to a name that a
     process launch then runs (`smi = "nvidia-smi"` ... `Popen([smi, "--query-gpu=..."])`) moved
     to the launch: the name may be bound in several places (a Windows path, a lookup), and the
-    launch is where the machine without the tool loses the feature."""
+    launch is where the machine without the tool loses the feature. In a module that never
+    looks at ROCm (`rocm_aware` False), a command a helper returns (`def get_nvidia_smi():
+    return smi`) is moved to each call that is handed the name bound to its result, whatever
+    runs it (`run_lambda(smi + " -L")`, torch's collect_env): the helper only names the tool."""
     commands = {h.line: h for h in hits if h.rule.commands and h.severity != "info"}
     if not commands:
         return hits
     moved: dict[int, list[tuple[ast.Call, list[int]]]] = {}
     module_values = _assigned_constant_lines(_own_nodes(tree))
     returners = _command_returners(tree, module_values, set(commands))
+    namers = _namers(tree, returners) if not rocm_aware else {}
     for scope in _scopes(tree):
         own = _own_nodes(scope)
         values = _assigned_constant_lines(own)
@@ -159,10 +163,16 @@ def move_to_launches(tree: ast.Module, hits: list[Hit]) -> list[Hit]:
             values = {**{k: v for k, v in module_values.items() if k not in values}, **values}
         for name, lines in _assigned_call_lines(own, returners).items():
             values.setdefault(name, set()).update(lines)
+        returned = _assigned_call_lines(own, namers) if namers else {}
         for node in own:
             if not (isinstance(node, ast.Call) and node.args):
                 continue
             if not launcher_name(node.func):
+                if returned:
+                    for name in _handed_names(node, returned):
+                        named = sorted(line for line in returned[name] if line in commands)
+                        for line in named:
+                            moved.setdefault(line, []).append((node, named))
                 continue
             program = _program(node.args[0])
             if not isinstance(program, ast.Name):
@@ -185,6 +195,30 @@ def move_to_launches(tree: ast.Module, hits: list[Hit]) -> list[Hit]:
             why = f"{_root(call.func)[1]}() starts {h.evidence} (named at line {at})"
             result.append(hit(call.lineno, call.col_offset + 1, h.rule, why, h.severity))
     return result
+
+
+# Calls that show a value rather than run it: a command handed to them runs nothing.
+_DISPLAYS = frozenset({"print", "debug", "info", "warning", "warn", "error", "exception", "log"})
+
+
+def _handed_names(call: ast.Call, names: dict[str, set[int]]) -> list[str]:
+    """The names of `names` a call is handed as an argument, alone or joined to more text
+    (`smi + " -L"`, an f-string); none for a call that only shows them (print, logging)."""
+    called = _root(call.func)[1].rsplit(".", 1)[-1]
+    if called in _DISPLAYS or called.endswith(("Error", "Exception", "Warning")):
+        return []  # shown, or an exception's message
+    found = []
+    for argument in call.args:
+        parts = [argument]
+        while parts:
+            part = parts.pop()
+            if isinstance(part, ast.Name) and part.id in names and part.id not in found:
+                found.append(part.id)
+            elif isinstance(part, ast.BinOp) and isinstance(part.op, ast.Add):
+                parts += [part.left, part.right]
+            elif isinstance(part, ast.JoinedStr):
+                parts += [v.value for v in part.values if isinstance(v, ast.FormattedValue)]
+    return found
 
 
 def _program(argument: ast.expr) -> ast.expr:
@@ -267,6 +301,29 @@ def _command_returners(
         if lines & commands:
             returners[function.name] = lines & commands
     return returners
+
+
+def _namers(tree: ast.Module, returners: dict[str, set[int]]) -> dict[str, set[int]]:
+    """The returners that return the command's name itself (`return smi`, `smi = "nvidia-smi"`),
+    not what running it gave (`out = run("nvidia-smi ..."); return out`): the lines of their
+    command strings that stand outside every call of the function."""
+    found: dict[str, set[int]] = {}
+    for function in tree.body:
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        lines = returners.get(function.name)
+        if not lines:
+            continue
+        in_calls = {
+            c.lineno
+            for call in ast.walk(function)
+            if isinstance(call, ast.Call)
+            for c in ast.walk(call)
+            if isinstance(c, ast.Constant)
+        }
+        if lines - in_calls:
+            found[function.name] = lines - in_calls
+    return found
 
 
 def _assigned_call_lines(own: list[ast.AST], returners: dict[str, set[int]]) -> dict[str, set[int]]:

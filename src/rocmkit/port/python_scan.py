@@ -311,7 +311,7 @@ def scan_python(
     if parsed and any(h.rule.commands and h.severity != "info" for h in hits):
         tree = _launch_statements(text, hits, whole)
         if tree is not None:
-            hits = nvml_query.move_to_launches(tree, hits)
+            hits = nvml_query.move_to_launches(tree, hits, _looks_at_rocm(text))
     if "gpus=" in text and "ocker" in text:
         hits = hits + _docker_client_gpus(whole, rules)
     if triton_libdevice.GATE in text:  # round fourteen (a): a line scan, no parse
@@ -370,11 +370,38 @@ def _launch_statements(text: str, hits: list[Hit], whole: whole_tree.Whole) -> a
         tree = whole_tree.holding(text, pieces.line_starts(text, lines), whole)
         if tree is None:
             return None
-        if not whole.parsed and all(_in_definition(tree, line) for line in lines):
+        if (
+            not whole.parsed
+            and all(_in_definition(tree, line) for line in lines)
+            and not _returns_a_command(tree, lines)
+        ):
             return tree
     with contextlib.suppress(SyntaxError, ValueError):
         return whole.tree()
     return None
+
+
+_ROCM_TEXT = ("version.hip", "rocm", "ROCm", "ROCM", "amd-smi", "amdsmi", "is_hip")
+
+
+def _looks_at_rocm(text: str) -> bool:
+    """Whether a module looks at ROCm at all (torch.version.hip, ROCm's tools or names)."""
+    return any(w in text for w in _ROCM_TEXT)
+
+
+def _returns_a_command(tree: ast.Module, lines: list[int]) -> bool:
+    """Whether a top-level function that holds the command found at one of `lines` returns a
+    name or a string, not a call's result (its callers, elsewhere in the module, may be where
+    the command is run: move_to_launches then needs the whole tree)."""
+    return any(
+        isinstance(node, ast.Return)
+        and node.value is not None
+        and not any(isinstance(n, ast.Call) for n in ast.walk(node.value))
+        for function in tree.body
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and any(function.lineno <= line <= (function.end_lineno or 0) for line in lines)
+        for node in ast.walk(function)
+    )
 
 
 def _in_definition(tree: ast.Module, line: int) -> bool:
