@@ -249,3 +249,33 @@ def report():
     return len(mem)
 """
     assert _command_lines(tmp_path, {"mem.py": module}) == {(5, "warn")}
+
+
+# -- a CMake switch for a CUDA backend with none for HIP ----------------------------------------------
+
+_CUDA_SWITCH = """cmake_minimum_required(VERSION 3.18)
+project(harmonics LANGUAGES CXX)
+option(HARMONICS_ENABLE_CUDA "Build the CUDA backend" OFF)
+if (HARMONICS_ENABLE_CUDA)
+    list(APPEND SOURCES "src/cuda_base.cpp")
+else()
+    list(APPEND SOURCES "src/cuda_stub.cpp")
+endif()
+"""
+
+
+def test_a_cmake_cuda_switch_without_a_hip_one_is_reported_at_the_option_and_its_if(
+    tmp_path: Path,
+) -> None:
+    def lines(root: Path, text: str) -> set[int]:
+        report = _scan(root, {"CMakeLists.txt": text}, show_info=True)
+        return {line for f in report.findings if f.rule_id == "cmake-cuda-only" for line in f.lines}
+
+    assert lines(tmp_path / "a", _CUDA_SWITCH) == {3, 4}
+    # a HIP switch beside it, or a switch that only brings in other CMake files (judged there)
+    hip = _CUDA_SWITCH + 'option(HARMONICS_ENABLE_HIP "Build the HIP backend" OFF)\n'
+    assert lines(tmp_path / "b", hip) == set()
+    delegating = _CUDA_SWITCH.replace(
+        'list(APPEND SOURCES "src/cuda_base.cpp")', "add_subdirectory(cuda)"
+    )
+    assert lines(tmp_path / "c", delegating) == set()

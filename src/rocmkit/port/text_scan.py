@@ -95,7 +95,45 @@ def scan_cmake(text: str, rules: RuleSet) -> list[Hit]:
     for match in _CMAKE_CUDA.finditer(code):
         kind = "find" if match.group(0).lower().startswith("find_package") else "language"
         firsts.setdefault(kind, code.count("\n", 0, match.start()) + 1)
+    if not firsts:
+        return _cuda_option_hits(code, lines, rule) + hits
     return [hit(n, 1, rule, lines[n - 1].strip()) for n in sorted(set(firsts.values()))] + hits
+
+
+# `option(<name> "help" [value])` (CMake's option command) declaring a switch named for CUDA, and
+# the `if(<name>)` that acts on it: a build that compiles CUDA through its own rules (a
+# CUDA-only source list, a run-time compiled kernel) without enable_language(CUDA).
+_CUDA_OPTION = re.compile(r"(?im)^[ \t]*option[ \t]*\([ \t]*(\w*CUDA\w*)")
+
+
+_DELEGATES = re.compile(r"(?im)^[ \t]*(?:add_subdirectory|include)[ \t]*\(")
+_IF_OR_END = re.compile(r"(?im)^[ \t]*(if|endif)[ \t]*\(")
+
+
+def _if_block(code: str, start: int) -> str:
+    """The text of an `if(...)` block from `start` (just past its `if(`) to its own endif."""
+    depth = 1
+    for match in _IF_OR_END.finditer(code, start):
+        depth += 1 if match.group(1).lower() == "if" else -1
+        if depth == 0:
+            return code[start : match.start()]
+    return code[start:]
+
+
+def _cuda_option_hits(code: str, lines: list[str], rule: Rule) -> list[Hit]:
+    """A CUDA build switch (and the first `if` on it) in a CMake file with no HIP or ROCm."""
+    match = _CUDA_OPTION.search(code)
+    if match is None:
+        return []
+    name = match.group(1)
+    found = [code.count("\n", 0, match.start()) + 1]
+    use = re.search(rf"(?im)^[ \t]*if[ \t]*\((?:[^)\n]*\W)?{re.escape(name)}\b", code)
+    if use is not None:
+        if _DELEGATES.search(_if_block(code, use.end())):
+            return []  # the switch brings in other CMake files: their CUDA build is judged there
+        found.append(code.count("\n", 0, use.start()) + 1)
+    why = f"option {name}: the build's only GPU switch is CUDA's, none for HIP"
+    return [hit(n, 1, rule, f"{lines[n - 1].strip()}  ({why})") for n in found]
 
 
 # hip_add_library / hip_add_executable are macros of the FindHIP module only (HIP's config package,
