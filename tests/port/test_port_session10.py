@@ -279,3 +279,24 @@ def test_a_cmake_cuda_switch_without_a_hip_one_is_reported_at_the_option_and_its
         'list(APPEND SOURCES "src/cuda_base.cpp")', "add_subdirectory(cuda)"
     )
     assert lines(tmp_path / "c", delegating) == set()
+
+
+# -- a number computed from a stored capability --------------------------------------------------
+
+
+def test_a_number_made_from_a_stored_capability_is_judged_where_it_is_compared(
+    tmp_path: Path,
+) -> None:
+    module = """import torch
+
+
+def supports_fp8() -> bool:
+    if torch.cuda.is_available():
+        capability = torch.cuda.get_device_capability()
+        actual = capability[0] * 10 + capability[1]
+        return actual >= 89
+    return False
+"""
+    report = _scan(tmp_path, {"platform.py": module}, show_info=True)
+    (finding,) = [f for f in report.findings if f.rule_id == "device-capability"]
+    assert finding.severity == "warn" and "(8, 9), NVIDIA's FP8 line" in finding.evidence

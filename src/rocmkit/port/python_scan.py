@@ -1212,7 +1212,26 @@ def _stored_uses(text: str) -> list[int]:
     for token in ("get_device_capability", "version.cuda", "get_device_properties"):
         if token in text:
             names |= _stored_names(text, token)
+    if names and "get_device_" in text:
+        names |= _capability_aliases(text, names)
     return _word_offsets(text, names) if names else []
+
+
+# `cc = cap[0] * 10 + cap[1]`: a plain assignment (not `==`) whose value reads a name.
+_ASSIGN_LINE = re.compile(r"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]+)?=(?!=)([^\n]*)")
+
+
+def _capability_aliases(text: str, names: set[str]) -> set[str]:
+    """Names assigned a value computed from a stored capability (one step: the visitor judges
+    the comparison of such a number, see _Visitor.visit_assign)."""
+    found: set[str] = set()
+    for match in _ASSIGN_LINE.finditer(text):
+        value = match.group(2)
+        if "(" not in value.split("[", 1)[0] and any(
+            re.search(rf"\b{re.escape(n)}\b", value) for n in names
+        ):
+            found.add(match.group(1))
+    return found - names
 
 
 # The statements a function-wide check reads besides its trigger's: where a docker argv starts
@@ -2359,6 +2378,20 @@ class _Visitor:
         ):
             # `props = get_device_properties(d)`: judged where `props.major` is compared
             self.stored_as[id(node.value)] = [t.id for t in targets if isinstance(t, ast.Name)]
+        elif (
+            self.reads_capability
+            and self.stored_as
+            and node.value is not None
+            and not isinstance(node.value, ast.Call)
+            and len(targets) == 1
+            and isinstance(targets[0], ast.Name)
+        ):
+            # `cc = cap[0] * 10 + cap[1]`: a number made from a stored capability is judged where
+            # it is compared (89: major * 10 + minor, see _capability_value)
+            read = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+            for names in self.stored_as.values():
+                if read & set(names) and targets[0].id not in names:
+                    names.append(targets[0].id)
         if self.reads_capability and node.value is not None:
             stored = [_dotted(t) for t in targets]
             for compare in ast.walk(node.value):
