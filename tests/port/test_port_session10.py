@@ -300,3 +300,35 @@ def supports_fp8() -> bool:
     report = _scan(tmp_path, {"platform.py": module}, show_info=True)
     (finding,) = [f for f in report.findings if f.rule_id == "device-capability"]
     assert finding.severity == "warn" and "(8, 9), NVIDIA's FP8 line" in finding.evidence
+
+
+def test_a_threshold_kept_in_a_name_is_read_as_its_constant(tmp_path: Path) -> None:
+    module = """import torch
+from typing import Final
+
+
+class Platform:
+    def supports_fp8(self) -> bool:
+        if torch.cuda.is_available():
+            min_fp8: Final = 89
+
+            capability = torch.cuda.get_device_capability()
+            actual = capability[0] * 10 + capability[1]
+            return actual >= min_fp8
+        return True
+
+
+def fallback_needed() -> bool:
+    needed = (7, 0)
+    return torch.cuda.get_device_capability() < needed
+"""
+    report = _scan(tmp_path, {"platform.py": module}, show_info=True)
+    found = {
+        (line, f.severity): f.evidence
+        for f in report.findings
+        if f.rule_id == "device-capability"
+        for line in f.lines
+    }
+    assert "NVIDIA's FP8 line" in found[(10, "warn")]
+    # below (7, 0) every AMD GPU takes the right branch: the named threshold is read as safe
+    assert (18, "info") in found

@@ -14,6 +14,7 @@ import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
+from keyword import iskeyword
 from typing import Any
 
 from rocmkit.port import (
@@ -1214,7 +1215,26 @@ def _stored_uses(text: str) -> list[int]:
             names |= _stored_names(text, token)
     if names and "get_device_" in text:
         names |= _capability_aliases(text, names)
+        names |= _compared_names(text, names)
     return _word_offsets(text, names) if names else []
+
+
+_COMPARED = re.compile(r"[<>]=?|[!=]=")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def _compared_names(text: str, names: set[str]) -> set[str]:
+    """Identifiers on the lines that compare one of `names` (`cc >= min_fp8_capability`): a
+    threshold kept in a name is read where it is assigned (_Visitor.thresholds)."""
+    found: set[str] = set()
+    for name in names:
+        for position in _word_offsets(text, [name]):
+            start = text.rfind("\n", 0, position) + 1
+            end = text.find("\n", position)
+            line = text[start : end if end >= 0 else len(text)]
+            if _COMPARED.search(line):
+                found.update(w for w in _NAME.findall(line) if not iskeyword(w))
+    return found - names
 
 
 # `cc = cap[0] * 10 + cap[1]`: a plain assignment (not `==`) whose value reads a name.
@@ -1610,6 +1630,7 @@ class _Visitor:
         )
         self.parents_compares: dict[int, list[ast.Compare]] = {}  # capability call -> compares
         self.stored_as: dict[int, list[str]] = {}  # capability call -> names it is stored in
+        self.thresholds: dict[str, ast.expr] = {}  # name -> the number or (major, minor) it holds
         self.functions: list[tuple[int, int]] = []  # (first, last line) of every function
         self.capability_calls: list[tuple[ast.Call, bool]] = []  # judged after the walk
         # get_device_properties() calls: judged only where their .major is compared
@@ -2368,6 +2389,13 @@ class _Visitor:
             self.cuda_names[targets[0].id] = node
         elif isinstance(targets[0], ast.Name) and targets[0].id in self.cuda_names:
             del self.cuda_names[targets[0].id]  # reassigned: no longer the version
+        if (
+            self.reads_capability
+            and isinstance(targets[0], ast.Name)
+            and node.value is not None
+            and _capability_value(node.value)
+        ):
+            self.thresholds[targets[0].id] = node.value  # `min_cc: Final = 89`
         call = _capability_call(node.value) if self.reads_capability and node.value else None
         if call is not None:
             self.stored_as[id(call)] = [n for t in targets for n in _capability_names(t)]
@@ -2405,6 +2433,22 @@ class _Visitor:
             if _WARP_NAME.match(name) and node.value is not None and _is_32(node.value):
                 self.add(node, "warp-size-32", f"{name} = 32")
 
+    def _with_thresholds(self, compare: ast.Compare) -> ast.Compare:
+        """The comparison with each side that names a constant threshold of this module
+        (`cc >= min_fp8_capability`, `min_fp8_capability: Final = 89`) read as that constant;
+        a new node where one is replaced (the original keeps its bookkeeping)."""
+        sides = [compare.left, *compare.comparators]
+        if not self.thresholds or not any(
+            isinstance(s, ast.Name) and s.id in self.thresholds for s in sides
+        ):
+            return compare
+        resolved = [
+            self.thresholds[s.id] if isinstance(s, ast.Name) and s.id in self.thresholds else s
+            for s in sides
+        ]
+        copy = ast.Compare(left=resolved[0], ops=compare.ops, comparators=resolved[1:])
+        return ast.copy_location(copy, compare)
+
     def _capability(self, node: ast.Call) -> None:
         """A capability read is a hazard only where it is compared with an Ada-or-later threshold
         or equated with a 9.x SM (see _CAPABILITY_SAFE_BELOW); the comparisons are those around
@@ -2414,7 +2458,11 @@ class _Visitor:
         first, last = self._scope(node.lineno)
         for name in self.stored_as.get(id(node), ()):
             compares += [c for c in self.compares.get(name, ()) if first <= c.lineno <= last]
-        verdicts = ["safe" if id(c) in self.disabling else _capability_verdict(c) for c in compares]
+        read = {id(c): self._with_thresholds(c) for c in compares}  # named thresholds, read
+        verdicts = [
+            "safe" if id(c) in self.disabling else _capability_verdict(read[id(c)])
+            for c in compares
+        ]
         # An equality whose branch imports something loads that chip's code on an AMD GPU.
         verdicts = [
             "warn" if v == "unsure" and id(c) in self.importing else v
@@ -2432,7 +2480,9 @@ class _Visitor:
                 shown + "  (an Ada/Hopper threshold decides what is imported)",
                 "warn",
             )
-        elif any(v == "warn" and _fp8_line(c) for v, c in zip(verdicts, compares, strict=True)):
+        elif any(
+            v == "warn" and _fp8_line(read[id(c)]) for v, c in zip(verdicts, compares, strict=True)
+        ):
             # (8, 9) is NVIDIA's FP8 line (Ada): the answer to "has FP8?" is wrong on AMD.
             self.add_at(
                 node,
