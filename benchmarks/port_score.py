@@ -118,6 +118,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "container-nvidia-gpu": {"docker-gpus"},
     "apptainer-nv": {"docker-gpus"},
     "cdi-nvidia-device": {"docker-gpus"},
+    "cuda-home-none": {"cuda-extension-no-hip", "device-capability"},
     "cuda-driver-library": _CODE,
     "nvidia-only-library": _CODE,
     "cuequivariance-kernels": _CODE,

@@ -332,3 +332,38 @@ def fallback_needed() -> bool:
     assert "NVIDIA's FP8 line" in found[(10, "warn")]
     # below (7, 0) every AMD GPU takes the right branch: the named threshold is read as safe
     assert (18, "info") in found
+
+
+# -- torch's CUDA_HOME is None on ROCm ---------------------------------------------------------------
+
+_CUDA_HOME_BUILD = """import os
+
+from torch.utils.cpp_extension import CUDA_HOME
+
+
+def nvcc() -> str:
+    return CUDA_HOME + "/bin/nvcc"
+
+
+def include() -> str:
+    if CUDA_HOME is None:
+        raise RuntimeError("no CUDA toolkit")
+    return os.path.join(CUDA_HOME, "include")
+"""
+
+
+def test_a_path_made_from_torchs_cuda_home_is_an_error_unless_tested_or_rocm_built(
+    tmp_path: Path,
+) -> None:
+    def found(root: Path, text: str) -> set[tuple[int, str]]:
+        report = _scan(root, {"build.py": text}, show_info=True)
+        return {
+            (line, f.severity)
+            for f in report.findings
+            if f.rule_id == "cuda-home-none"
+            for line in f.lines
+        }
+
+    assert found(tmp_path / "a", _CUDA_HOME_BUILD) == {(7, "error"), (13, "info")}
+    rocm = _CUDA_HOME_BUILD + "\nfrom torch.utils.cpp_extension import ROCM_HOME\n"
+    assert found(tmp_path / "b", rocm) == {(7, "info"), (13, "info")}

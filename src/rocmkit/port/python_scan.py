@@ -67,6 +67,7 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     # both hold "cuda", a key every scan looks for already: no search of its own
     "numba-cuda": ("numba.cuda", "import cuda"),
     "python-inline-ptx": (inline_ptx.GATE,),  # round fifteen (a)
+    "cuda-home-none": ("CUDA_HOME",),  # torch.utils.cpp_extension's, None on ROCm
     # an argv an Apptainer/Singularity launcher builds (`args += ["--nv"]`)
     "apptainer-nv": tuple(container_gpus.NV_OPTIONS),
 }
@@ -1598,6 +1599,7 @@ class _Visitor:
         # torch.utils.cpp_extension sets CUDA_HOME only on a CUDA torch (`... if
         # torch.version.cuda else None`): a file that never looks at ROCm's side has no HIP path.
         self.hip_build_aware = any(w in text for w in _HIP_BUILD_WORDS)
+        self.torch_cuda_home = "CUDA_HOME" in text and bool(_TORCH_CUDA_HOME.search(text))
         self.hits: list[Hit] = []
         self.own = own
         self.vendor_possible = vendor_possible(text)
@@ -2278,6 +2280,9 @@ class _Visitor:
 
     def visit_call(self, node: ast.Call) -> None:
         name = _call_name(node.func)
+        if self.torch_cuda_home and node.args:
+            for part in _cuda_home_paths(node, name):
+                self._cuda_home_path(part)
         if name in _RECORDED_CALL:
             self.recorded_call.update(
                 id(n)
@@ -2608,6 +2613,29 @@ class _Visitor:
                 )
         return None
 
+    def visit_binop(self, node: ast.BinOp) -> None:
+        if self.torch_cuda_home and isinstance(node.op, ast.Add) and _is_cuda_home(node.left):
+            self._cuda_home_path(node)  # CUDA_HOME + "/bin/nvcc"
+
+    def _cuda_home_path(self, node: ast.expr) -> None:
+        """A path made from torch.utils.cpp_extension.CUDA_HOME, None on every ROCm torch
+        (`CUDA_HOME = _find_cuda_home() if ... torch.version.cuda else None`): os.path.join and
+        `+` raise TypeError there. Behind a test of CUDA_HOME in its function it is that test's
+        side; in a module that builds for ROCm too (ROCM_HOME, IS_HIP_EXTENSION, hipcc) the
+        ROCm build has its own path."""
+        shown = ast.unparse(node)[:80]
+        first, _ = self._scope(node.lineno)
+        before = "\n".join(self.text.splitlines()[max(first - 1, 0) : node.lineno - 1])
+        if _CUDA_HOME_TEST.search(before):
+            why = "behind a test of CUDA_HOME"
+            self.add_at(node, "cuda-home-none", f"{shown}  ({why})", "info")
+        elif self.hip_build_aware:
+            why = "the module builds for ROCm too"
+            self.add_at(node, "cuda-home-none", f"{shown}  ({why})", "info")
+        else:
+            why = "CUDA_HOME is None on every ROCm torch: TypeError"
+            self.add_at(node, "cuda-home-none", f"{shown}  ({why})", "error")
+
     def _scope(self, line: int) -> tuple[int, int]:
         """Lines of the innermost function holding `line` (the whole module if none)."""
         inner = (0, 1 << 30)
@@ -2711,6 +2739,7 @@ _HANDLERS: dict[type, Callable[[_Visitor, Any], None]] = {
     ast.Name: _Visitor.visit_name,
     ast.Assign: _Visitor.visit_assign,
     ast.AnnAssign: _Visitor.visit_assign,
+    ast.BinOp: _Visitor.visit_binop,
     ast.FunctionDef: _Visitor.visit_function,
     ast.AsyncFunctionDef: _Visitor.visit_function,
     ast.If: _Visitor.visit_if_statement,
@@ -2856,6 +2885,31 @@ def _assigns(statements: list[ast.stmt], name: str) -> bool:
         and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)
         for s in statements
     )
+
+
+# torch.utils.cpp_extension's CUDA_HOME in a module: imported by name, or read as an attribute.
+_TORCH_CUDA_HOME = re.compile(
+    r"from[ \t]+torch\.utils\.cpp_extension[ \t]+import[ \t]*\(?[^)]*?\bCUDA_HOME\b"
+    r"|cpp_extension\.CUDA_HOME\b"
+)
+# `if CUDA_HOME`, `if not CUDA_HOME`, `CUDA_HOME is None`, `CUDA_HOME == ...`: a test of it.
+_CUDA_HOME_TEST = re.compile(
+    r"\bif[ \t(]+(?:not[ \t]+)?(?:\w+\.)?CUDA_HOME\b|\bCUDA_HOME[ \t]+is\b|\bCUDA_HOME[ \t]*[!=]="
+)
+
+
+def _is_cuda_home(node: ast.expr) -> bool:
+    return (isinstance(node, ast.Name) and node.id == "CUDA_HOME") or (
+        isinstance(node, ast.Attribute)
+        and node.attr == "CUDA_HOME"
+        and _dotted(node.value).endswith("cpp_extension")
+    )
+
+
+def _cuda_home_paths(call: ast.Call, name: str) -> list[ast.expr]:
+    """The path a call makes from CUDA_HOME: `os.path.join(CUDA_HOME, ...)`, `Path(CUDA_HOME)`
+    (`CUDA_HOME + "/bin/nvcc"` is a BinOp: _Visitor.visit_binop)."""
+    return [call] if name in ("join", "Path") and _is_cuda_home(call.args[0]) else []
 
 
 def _find_spec_module(test: ast.expr) -> str | None:
