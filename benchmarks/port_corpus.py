@@ -75,6 +75,7 @@ PARTS = (
     "test41",
     "test42",
     "test43",
+    "test45",
 )
 SEVERITIES = ("warn", "error")
 
