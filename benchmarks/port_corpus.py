@@ -76,6 +76,7 @@ PARTS = (
     "test42",
     "test43",
     "test44",
+    "test45",
 )
 SEVERITIES = ("warn", "error")
 
