@@ -75,6 +75,7 @@ PARTS = (
     "test41",
     "test42",
     "test43",
+    "test46",
 )
 SEVERITIES = ("warn", "error")
 
