@@ -77,6 +77,7 @@ PARTS = (
     "test43",
     "test44",
     "test45",
+    "test46",
 )
 SEVERITIES = ("warn", "error")
 
