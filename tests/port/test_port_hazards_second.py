@@ -1,5 +1,5 @@
 """A second, independent annotation of parts test14-test19, test24, test25, test28, test30, test33,
-test34, test35 and test41-test43 (issue 26): the lists in tests/fixtures/port_hazards_second/ are written without
+test34, test35 and test41-test46 (issue 26): the lists in tests/fixtures/port_hazards_second/ are written without
 reading the first lists, so the lead can score one against the other with port_score's matching and
 see how far two annotators agree. These tests keep the second lists usable by that scorer: same
 schema, known kinds, places that exist in the pinned sdist. A part whose manifest blocks are not in
@@ -40,6 +40,9 @@ PARTS = (
     "test41",
     "test42",
     "test43",
+    "test44",
+    "test45",
+    "test46",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
