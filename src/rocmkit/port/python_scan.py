@@ -1214,9 +1214,10 @@ def _stored_uses(text: str) -> list[int]:
     for token in ("get_device_capability", "version.cuda", "get_device_properties"):
         if token in text:
             names |= _stored_names(text, token)
-    if names and "get_device_" in text:
-        names |= _capability_aliases(text, names)
-        names |= _compared_names(text, names)
+    if "get_device_" in text:
+        if names:
+            names |= _capability_aliases(text, names)
+        names |= _compared_names(text, names | {"get_device_capability", "get_device_properties"})
     return _word_offsets(text, names) if names else []
 
 
@@ -1242,17 +1243,36 @@ def _compared_names(text: str, names: set[str]) -> set[str]:
 _ASSIGN_LINE = re.compile(r"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]+)?=(?!=)([^\n]*)")
 
 
+def _capability_reads(value: ast.expr) -> set[str]:
+    """The names a value reads as a capability (see _capability_part): bare, subscripted, or
+    through .major / .minor, not through another attribute."""
+    through_other = {
+        id(n.value)
+        for n in ast.walk(value)
+        if isinstance(n, ast.Attribute) and n.attr not in ("major", "minor")
+    }
+    return {n.id for n in ast.walk(value) if isinstance(n, ast.Name) and id(n) not in through_other}
+
+
 def _capability_aliases(text: str, names: set[str]) -> set[str]:
     """Names assigned a value computed from a stored capability (one step: the visitor judges
     the comparison of such a number, see _Visitor.visit_assign)."""
     found: set[str] = set()
     for match in _ASSIGN_LINE.finditer(text):
         value = match.group(2)
-        if "(" not in value.split("[", 1)[0] and any(
-            re.search(rf"\b{re.escape(n)}\b", value) for n in names
-        ):
+        if not _CALLED.search(value) and any(_capability_part(n).search(value) for n in names):
             found.add(match.group(1))
     return found - names
+
+
+_CALLED = re.compile(r"\w[ \t]*\(")  # a call in the value: its result is no capability
+
+
+@functools.lru_cache(maxsize=64)
+def _capability_part(name: str) -> re.Pattern[str]:
+    """`name` read as a capability: bare, subscripted, or its .major / .minor (a device's
+    properties hold much else: total_memory is no capability)."""
+    return re.compile(rf"\b{re.escape(name)}\b(?:\.(?:major|minor)\b|[ \t]*\[|(?![\w.]))")
 
 
 # The statements a function-wide check reads besides its trigger's: where a docker argv starts
@@ -1633,6 +1653,7 @@ class _Visitor:
         self.parents_compares: dict[int, list[ast.Compare]] = {}  # capability call -> compares
         self.stored_as: dict[int, list[str]] = {}  # capability call -> names it is stored in
         self.thresholds: dict[str, ast.expr] = {}  # name -> the number or (major, minor) it holds
+        self.capability_aliases: set[str] = set()  # `cc = cap[0] * 10 + cap[1]`
         self.functions: list[tuple[int, int]] = []  # (first, last line) of every function
         self.capability_calls: list[tuple[ast.Call, bool]] = []  # judged after the walk
         # get_device_properties() calls: judged only where their .major is compared
@@ -2415,16 +2436,17 @@ class _Visitor:
             self.reads_capability
             and self.stored_as
             and node.value is not None
-            and not isinstance(node.value, ast.Call)
+            and not any(isinstance(n, ast.Call) for n in ast.walk(node.value))
             and len(targets) == 1
             and isinstance(targets[0], ast.Name)
         ):
             # `cc = cap[0] * 10 + cap[1]`: a number made from a stored capability is judged where
             # it is compared (89: major * 10 + minor, see _capability_value)
-            read = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+            read = _capability_reads(node.value) - self.capability_aliases  # one step only
             for names in self.stored_as.values():
                 if read & set(names) and targets[0].id not in names:
                     names.append(targets[0].id)
+                    self.capability_aliases.add(targets[0].id)
         if self.reads_capability and node.value is not None:
             stored = [_dotted(t) for t in targets]
             for compare in ast.walk(node.value):
