@@ -2175,9 +2175,16 @@ class _Visitor:
         rule = self.rules.by_id.get("docker-gpus")
         if rule is None:
             return
-        evidence = f"{node.value!r} (NVIDIA's container runtime)"
-        if container_gpus.names_amd_devices(self.text):
-            why = f"{evidence}  (AMD's devices are passed in this module)"
+        amd = container_gpus.names_amd_devices(self.text)
+        self._one_side(node, rule, f"{node.value!r} (NVIDIA's container runtime)", amd, "devices")
+
+    def _one_side(
+        self, node: ast.Constant, rule: Rule, evidence: str, amd: bool, what: str
+    ) -> None:
+        """NVIDIA's container option, info where the module passes AMD's `what` too (a choice
+        between the two)."""
+        if amd:
+            why = f"{evidence}  (AMD's {what} passed in this module too)"
             self.hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "info"))
         else:
             self.add(node, rule, evidence)
@@ -2188,12 +2195,9 @@ class _Visitor:
         rule = self.rules.by_check.get("apptainer-nv")
         if rule is None or id(node) in self.in_message:
             return
+        amd = container_gpus.names_rocm_flag(self.text)
         evidence = f"{node.value!r} (Apptainer's NVIDIA GPU binding)"
-        if container_gpus.names_rocm_flag(self.text):
-            why = f"{evidence}  (--rocm is passed in this module too)"
-            self.hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "info"))
-        else:
-            self.hits.append(hit(node.lineno, node.col_offset + 1, rule, evidence))
+        self._one_side(node, rule, evidence, amd, "binding (--rocm)")
 
     def _nvidia_resource(self, node: ast.Constant) -> None:
         """The Kubernetes resource of NVIDIA's device plugin; a module that also names AMD's
