@@ -119,6 +119,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "apptainer-nv": {"docker-gpus"},
     "cdi-nvidia-device": {"docker-gpus"},
     "cuda-home-none": {"cuda-extension-no-hip", "device-capability"},
+    "jax-cuda-platform": {"cuda-extension-no-hip", "cuda-only-import"},
     "cuda-driver-library": _CODE,
     "nvidia-only-library": _CODE,
     "cuequivariance-kernels": _CODE,

@@ -367,3 +367,23 @@ def test_a_path_made_from_torchs_cuda_home_is_an_error_unless_tested_or_rocm_bui
     assert found(tmp_path / "a", _CUDA_HOME_BUILD) == {(7, "error"), (13, "info")}
     rocm = _CUDA_HOME_BUILD + "\nfrom torch.utils.cpp_extension import ROCM_HOME\n"
     assert found(tmp_path / "b", rocm) == {(7, "info"), (13, "info")}
+
+
+# -- JAX lowerings registered for the cuda platform only -------------------------------------------
+
+
+def test_a_jax_lowering_for_cuda_alone_is_an_error_and_beside_rocm_is_info(tmp_path: Path) -> None:
+    alone = """from jax.interpreters import mlir
+
+mlir.register_lowering(prim, lower_cpu, platform="cpu")
+mlir.register_lowering(prim, lower_gpu, "cuda")
+"""
+    both = alone + 'mlir.register_lowering(prim, lower_gpu, platform="rocm")\n'
+    report = _scan(tmp_path, {"a/ops.py": alone, "b/ops.py": both}, show_info=True)
+    found = {
+        (f.path, line, f.severity)
+        for f in report.findings
+        if f.rule_id == "jax-cuda-platform"
+        for line in f.lines
+    }
+    assert found == {("a/ops.py", 4, "error"), ("b/ops.py", 4, "info")}

@@ -68,6 +68,12 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "numba-cuda": ("numba.cuda", "import cuda"),
     "python-inline-ptx": (inline_ptx.GATE,),  # round fifteen (a)
     "cuda-home-none": ("CUDA_HOME",),  # torch.utils.cpp_extension's, None on ROCm
+    # JAX lowerings and XLA custom-call / FFI targets registered per platform
+    "jax-cuda-platform": (
+        "register_lowering",
+        "register_ffi_target",
+        "register_custom_call_target",
+    ),
     # an argv an Apptainer/Singularity launcher builds (`args += ["--nv"]`)
     "apptainer-nv": tuple(container_gpus.NV_OPTIONS),
 }
@@ -2305,6 +2311,8 @@ class _Visitor:
 
     def visit_call(self, node: ast.Call) -> None:
         name = _call_name(node.func)
+        if name in _JAX_REGISTRATIONS:
+            self._jax_platform(node)
         if self.torch_cuda_home and node.args:
             for part in _cuda_home_paths(node, name):
                 self._cuda_home_path(part)
@@ -2639,6 +2647,28 @@ class _Visitor:
                 )
         return None
 
+    def _jax_platform(self, node: ast.Call) -> None:
+        """A JAX lowering or an XLA custom-call/FFI target registered for the `cuda` platform
+        (`CUDA` for targets): JAX names AMD GPUs' platform `rocm` (`ROCM`), where the primitive
+        then has no lowering. A module that registers for rocm too is one side of a choice;
+        `gpu` (both) is not a CUDA registration."""
+        given = [k.value for k in node.keywords if k.arg == "platform"]
+        if len(node.args) >= 3:
+            given.append(node.args[2])
+        named = next(
+            (g for g in given if isinstance(g, ast.Constant) and isinstance(g.value, str)), None
+        )
+        if named is None or str(named.value).lower() != "cuda":
+            return
+        platform = str(named.value)
+        shown = f"{_call_name(node.func)}(..., platform={platform!r})"
+        if _ROCM_PLATFORM.search(self.text):
+            why = "the module registers the rocm platform too"
+            self.add_at(named, "jax-cuda-platform", f"{shown}  ({why})", "info")
+        else:  # at the platform's name: the value a maintainer edits
+            why = "JAX's platform on AMD GPUs is 'rocm': no lowering there"
+            self.add_at(named, "jax-cuda-platform", f"{shown}  ({why})", "error")
+
     def visit_binop(self, node: ast.BinOp) -> None:
         if self.torch_cuda_home and isinstance(node.op, ast.Add) and _is_cuda_home(node.left):
             self._cuda_home_path(node)  # CUDA_HOME + "/bin/nvcc"
@@ -2922,6 +2952,14 @@ _TORCH_CUDA_HOME = re.compile(
 _CUDA_HOME_TEST = re.compile(
     r"\bif[ \t(]+(?:not[ \t]+)?(?:\w+\.)?CUDA_HOME\b|\bCUDA_HOME[ \t]+is\b|\bCUDA_HOME[ \t]*[!=]="
 )
+
+
+# jax.interpreters.mlir.register_lowering(prim, rule, platform=...), jax.ffi.register_ffi_target
+# and xla_client.register_custom_call_target(name, fn, platform=...): platforms by name.
+_JAX_REGISTRATIONS = frozenset(
+    {"register_lowering", "register_ffi_target", "register_custom_call_target"}
+)
+_ROCM_PLATFORM = re.compile(r"""["'](?:rocm|ROCM)["']""")
 
 
 def _is_cuda_home(node: ast.expr) -> bool:
