@@ -387,3 +387,17 @@ mlir.register_lowering(prim, lower_gpu, "cuda")
         for line in f.lines
     }
     assert found == {("a/ops.py", 4, "error"), ("b/ops.py", 4, "info")}
+
+
+# -- a framework's CUDA image named with its registry ---------------------------------------------
+
+
+def test_a_cuda_image_with_docker_hubs_registry_in_front_is_found(tmp_path: Path) -> None:
+    module = """PYTORCH_IMAGE = "docker.io/pytorch/pytorch:2.1.2-cuda11.8-cudnn8-runtime"
+PADDLE_IMAGE = "docker.io/paddlepaddle/paddle:2.4.0rc0-gpu-cuda11.2-cudnn8.1-trt8.0"
+ROCM_IMAGE_NAME = "rocm/pytorch:latest"
+OTHER = "quay.io/example/pytorch/pytorch:2.1-cuda11.8"
+"""
+    report = _scan(tmp_path, {"constants.py": module}, show_info=True)
+    found = {line for f in report.findings if f.rule_id == "cuda-image" for line in f.lines}
+    assert found == {1, 2}
