@@ -197,15 +197,24 @@ def move_to_launches(tree: ast.Module, hits: list[Hit], rocm_aware: bool = True)
     return result
 
 
-# Calls that show a value rather than run it: a command handed to them runs nothing.
-_DISPLAYS = frozenset({"print", "debug", "info", "warning", "warn", "error", "exception", "log"})
+# Calls that show their arguments rather than run them: print, the logging methods, a stream's
+# write (a command handed to one runs nothing; a value printed is only shown).
+_DISPLAY_CALLS = frozenset(
+    {"print", "debug", "info", "warning", "warn", "error", "exception", "log", "write"}
+)
+
+
+def displays(name: str) -> bool:
+    """A call that shows its arguments: print and the logging methods, and the print family
+    by its name (pprint.pprint, rich's rprint, a project's fprint/eprint wrappers)."""
+    return name in _DISPLAY_CALLS or name.endswith("print")
 
 
 def _handed_names(call: ast.Call, names: dict[str, set[int]]) -> list[str]:
     """The names of `names` a call is handed as an argument, alone or joined to more text
     (`smi + " -L"`, an f-string); none for a call that only shows them (print, logging)."""
     called = _root(call.func)[1].rsplit(".", 1)[-1]
-    if called in _DISPLAYS or called.endswith(("Error", "Exception", "Warning")):
+    if displays(called) or called.endswith(("Error", "Exception", "Warning")):
         return []  # shown, or an exception's message
     found = []
     for argument in call.args:

@@ -197,13 +197,6 @@ _NVCC_FLAG = re.compile(
 )
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _ROCM_INDEX = re.compile(r"download\.pytorch\.org/whl/(?:nightly/|test/)?rocm\d")
-_DISPLAY_CALLS = frozenset({"print", "debug", "info", "warning", "warn", "error", "log", "write"})
-
-
-def _displays(name: str) -> bool:
-    """A call that shows its arguments: print and the logging methods, and the print family
-    by its name (pprint.pprint, rich's rprint, a project's fprint/eprint wrappers)."""
-    return name in _DISPLAY_CALLS or name.endswith("print")
 
 
 _REQUIREMENT_KEYWORDS = ("install_requires", "setup_requires", "extras_require")
@@ -389,12 +382,14 @@ def _launch_statements(text: str, hits: list[Hit], whole: whole_tree.Whole) -> a
     return None
 
 
-_ROCM_TEXT = ("version.hip", "rocm", "ROCm", "ROCM", "amd-smi", "amdsmi", "is_hip")
-
-
 def _looks_at_rocm(text: str) -> bool:
-    """Whether a module looks at ROCm at all (torch.version.hip, ROCm's tools or names)."""
-    return any(w in text for w in _ROCM_TEXT)
+    """Whether a module looks at ROCm at all: ROCm by name, a HIP build word (torch.version.hip,
+    ROCM_HOME, hipcc ...), an AMD tool (amd-smi, amdsmi ...) or an is_hip test."""
+    return (
+        "rocm" in text.lower()
+        or "is_hip" in text
+        or any(w in text for w in (*_HIP_BUILD_WORDS, *_AMD_TOOLS))
+    )
 
 
 def _returns_a_command(tree: ast.Module, lines: list[int]) -> bool:
@@ -2333,7 +2328,7 @@ class _Visitor:
                     assert rule.pattern is not None
                     if rule.pattern.search(argv):
                         self.add(node.args[0], rule, repr(argv))
-        if _displays(name):
+        if nvml_query.displays(name):
             self.displayed.update(id(arg) for arg in node.args)
         if name == "get_device_capability" and id(node) not in self.displayed:
             self.capability_calls.append((node, self.gated))
@@ -3220,7 +3215,7 @@ def _only_displays(statements: list[ast.stmt]) -> bool:
     return all(
         isinstance(s, ast.Expr)
         and isinstance(s.value, ast.Call)
-        and _displays(_call_name(s.value.func).split("_")[0])
+        and nvml_query.displays(_call_name(s.value.func).split("_")[0])
         for s in statements
     )
 
