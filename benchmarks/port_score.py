@@ -122,6 +122,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "jax-cuda-platform": {"cuda-extension-no-hip", "cuda-only-import"},
     "cuda-driver-library": _CODE,
     "nvidia-only-library": _CODE,
+    "nvidia-media-library": _CODE,
     "cuequivariance-kernels": _CODE,
     "triton-cuda-libdevice": _CODE,
     "nvcc-jit-package": _CODE,

@@ -201,8 +201,11 @@ def test_a_provider_list_without_an_amd_provider_is_reported_at_the_list(tmp_pat
             '"CPUExecutionProvider",\n)',
             '"MIGraphXExecutionProvider",\n    "CPUExecutionProvider",\n)',
         ),
-        # a list handed on, never checked against the installed build (the caller's choice)
-        "import onnxruntime\n\ndef session(path):\n    return onnxruntime.InferenceSession(\n"
+        # (A literal list handed to InferenceSession was here until session eleven: it is the
+        # module's own choice, and the AMD build runs it on the CPU; test_port_session11.py.)
+        # a module whose code has a ROCm branch written elsewhere (ultralytics' shape)
+        "import onnxruntime\n\ndef session(path, rocm):\n    if rocm:\n"
+        "        return _load_migraphx_session(path)\n    return onnxruntime.InferenceSession(\n"
         '        path, providers=["CUDAExecutionProvider", "CPUExecutionProvider"])\n',
     ],
 )

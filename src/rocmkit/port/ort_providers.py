@@ -16,10 +16,13 @@ an error. A function that also names ROCMExecutionProvider or MIGraphXExecutionP
 has the AMD branch. A test on a stored list (`"CUDAExecutionProvider" in available`) or a helper's
 answer is left alone: on the seen parts such tests were mostly one branch of a choice whose AMD
 side is named otherwise (`_load_migraphx_session`), or a probe whose caller decides.
-A module that reads the installed build's providers and names no AMD provider anywhere, with a
-literal preference list that puts NVIDIA's provider before CPUExecutionProvider
-(`DEFAULT_PROVIDER_PRIORITY = ("CoreMLExecutionProvider", "CUDAExecutionProvider",
-"CPUExecutionProvider")`), picks the CPU on an AMD machine the same way: reported at the list.
+A module that names no AMD provider anywhere and writes a literal provider list holding NVIDIA's
+provider (`providers=["CUDAExecutionProvider", "CPUExecutionProvider"]`, a default
+`providers=['CUDAExecutionProvider']`, `DEFAULT_PROVIDER_PRIORITY = ("CoreMLExecutionProvider",
+"CUDAExecutionProvider", "CPUExecutionProvider")`, `[("CUDAExecutionProvider", {"device_id": 0})]`)
+picks the CPU on an AMD machine the same way: ONNX Runtime warns that the provider is not in the
+build and runs the session on CPUExecutionProvider. Reported at the list's NVIDIA provider. A list
+that is only compared with (`if provider in ("CUDAExecutionProvider", ...)`) chooses nothing.
 
 A device string mapped to a provider: under ROCm's torch an AMD GPU is the device type "cuda"
 (HIP keeps CUDA's names), so a map `{"cpu": "CPUExecutionProvider", "cuda":
@@ -41,6 +44,7 @@ from rocmkit.port.whole_tree import node_fields, walk
 NVIDIA_PROVIDERS = ("CUDAExecutionProvider", "TensorrtExecutionProvider")
 AMD_PROVIDERS = ("ROCMExecutionProvider", "MIGraphXExecutionProvider")
 TRIGGER = "get_available_providers"
+_PROVIDER_SUFFIX = "ExecutionProvider"
 # The device type of an AMD GPU under ROCm's torch, and of an NVIDIA GPU.
 _CUDA_DEVICE = "cuda"
 
@@ -56,9 +60,7 @@ class Choice:
 
 def nvidia_only_choices(tree: ast.AST) -> list[Choice]:
     """`"<NVIDIA provider>" in ...get_available_providers()` tests in a function (or module body)
-    that names no AMD provider. In a module that reads the installed build's providers and names
-    no AMD provider anywhere, a literal provider list (an NVIDIA provider and
-    CPUExecutionProvider) is such a choice too."""
+    that names no AMD provider."""
     found: list[Choice] = []
     # Each scope's own tests are read only when the module holds such a test at all.
     tested = any(isinstance(n, ast.Compare) and _nvidia_test(n) for n in walk(tree))
@@ -67,9 +69,35 @@ def nvidia_only_choices(tree: ast.AST) -> list[Choice]:
         choices = [c for c in (_nvidia_test(t) for t in tests) if c is not None]
         if choices and not _names_amd_provider(scope):
             found.extend(choices)
-    if _calls_trigger(tree) and not _names_amd_provider(tree):
-        found.extend(_preference_lists(tree))
     return found
+
+
+def provider_lists(tree: ast.AST) -> list[Choice]:
+    """In a module that names no AMD provider anywhere and whose code names neither ROCm nor
+    MIGraphX, literal provider lists holding an NVIDIA provider."""
+    if _names_amd_provider(tree) or _handles_amd(tree):
+        return []
+    return _provider_lists(tree)
+
+
+def _handles_amd(tree: ast.AST) -> bool:
+    """Whether a module's code names ROCm or MIGraphX (`if rocm: _load_migraphx_session(...)`):
+    its AMD branch is written elsewhere, and its lists are the NVIDIA side of a choice."""
+    for node in walk(tree):
+        if isinstance(node, ast.Name):
+            word = node.id
+        elif isinstance(node, ast.Attribute):
+            word = node.attr
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            word = node.name
+        elif isinstance(node, ast.arg):
+            word = node.arg
+        else:
+            continue
+        lowered = word.lower()
+        if "rocm" in lowered or "migraphx" in lowered or lowered == "hip":
+            return True
+    return False
 
 
 def device_mapped_choices(tree: ast.AST) -> list[Choice]:
@@ -143,36 +171,77 @@ def _tests_cuda(test: ast.expr) -> bool:
     return False
 
 
-def _calls_trigger(node: ast.AST) -> bool:
-    return any(isinstance(n, ast.Call) and _called(n) == TRIGGER for n in walk(node))
-
-
 def _called(call: ast.Call) -> str:
     func = call.func
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
 
 
-def _preference_lists(tree: ast.AST) -> list[Choice]:
-    """Literal provider lists that hold an NVIDIA provider and CPUExecutionProvider."""
+def _provider_lists(tree: ast.AST) -> list[Choice]:
+    """Literal provider lists that hold an NVIDIA provider: every element an ONNX Runtime
+    provider (its name, a (name, options) pair, or a module-level name bound to one); a list
+    tested against or handed to a function by position is left alone."""
+    constants = _provider_constants(tree)
+    # Lists that choose nothing: the right side of a test, and data handed to a function by
+    # position (a test's expected value, a list a helper checks); ONNX Runtime takes providers
+    # by keyword (InferenceSession(path, providers=[...])) or from a name.
+    compared: set[int] = set()
+    for node in walk(tree):
+        if isinstance(node, ast.Compare):
+            compared.update(id(side) for side in node.comparators)
+        elif isinstance(node, ast.Call):
+            compared.update(id(arg) for arg in node.args)
     found = []
     for node in walk(tree):
-        if not isinstance(node, (ast.List, ast.Tuple)):
+        if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts or id(node) in compared:
             continue
-        names = [e.value for e in node.elts if isinstance(e, ast.Constant)]
-        nvidia = [
-            e for e in node.elts if isinstance(e, ast.Constant) and e.value in NVIDIA_PROVIDERS
-        ]
-        if nvidia and "CPUExecutionProvider" in names:
+        names = [_provider_entry(e, constants) for e in node.elts]
+        if not all(names) or any(isinstance(e, ast.Starred) for e in node.elts):
+            continue
+        nvidia = [e for e, name in zip(node.elts, names, strict=True) if name in NVIDIA_PROVIDERS]
+        if nvidia:
             first = nvidia[0]
+            name = names[node.elts.index(first)]
             found.append(
                 Choice(
                     first.lineno,
                     first.col_offset + 1,
-                    str(first.value),
+                    str(name),
                     "in a provider list  (no AMD provider in the module)",
                 )
             )
     return found
+
+
+def _provider_constants(tree: ast.AST) -> dict[str, str]:
+    """Module-level names bound to a provider's name (`_CUDA = "CUDAExecutionProvider"`)."""
+    bound: dict[str, str] = {}
+    for node in getattr(tree, "body", []):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Constant)
+            and _is_provider_name(node.value.value)
+        ):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    bound[target.id] = str(node.value.value)
+    return bound
+
+
+def _provider_entry(node: ast.AST, constants: dict[str, str]) -> str:
+    """The provider an element of a provider list names ('' where it is not one): a name, a
+    name bound at module level, or the first item of a (name, options) pair."""
+    if isinstance(node, ast.Constant):
+        return str(node.value) if _is_provider_name(node.value) else ""
+    if isinstance(node, ast.Name):
+        return constants.get(node.id, "")
+    if isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) == 2:
+        return _provider_entry(node.elts[0], constants)
+    return ""
+
+
+def _is_provider_name(value: object) -> bool:
+    # ONNX Runtime names every execution provider "<Name>ExecutionProvider".
+    return isinstance(value, str) and value.endswith(_PROVIDER_SUFFIX) and value.isidentifier()
 
 
 def _scopes(tree: ast.AST) -> Iterator[ast.AST]:

@@ -319,10 +319,8 @@ def scan_python(
         hits = hits + triton_libdevice.scan_libdevice(text, rules)
     if inline_ptx.GATE in text:  # round fifteen (a): PTX text given to an inline-asm call
         hits = hits + _inline_ptx_hits(whole, rules)
-    if any(p in text for p in ort_providers.NVIDIA_PROVIDERS) and (
-        ort_providers.TRIGGER in text or "cuda" in text
-    ):
-        hits = hits + _ort_provider_hits(whole, rules, ort_providers.TRIGGER in text)
+    if any(p in text for p in ort_providers.NVIDIA_PROVIDERS):
+        hits = hits + _ort_provider_hits(whole, rules)
     if numba_cuda.TRIGGER in text and "cuda" in text:
         hits = hits + _numba_cuda_hits(whole, rules)
     if any(t in text for t in ctypes_libraries.TRIGGERS):
@@ -446,17 +444,20 @@ def _install_table_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
     return installer.table_hits(tree, rules)
 
 
-def _ort_provider_hits(whole: whole_tree.Whole, rules: RuleSet, tested: bool) -> list[Hit]:
-    """ONNX Runtime provider choices that test only NVIDIA's providers, or give them to the
-    device "cuda" (ort_providers)."""
+def _ort_provider_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
+    """ONNX Runtime provider choices that test only NVIDIA's providers, give them to the device
+    "cuda", or list them with no AMD provider in the module (ort_providers)."""
     rule, tree = _rule_and_tree(rules, "ort-nvidia-provider", whole)
     if rule is None or tree is None:
         return []
-    choices = ort_providers.nvidia_only_choices(tree) if tested else []
+    choices = ort_providers.nvidia_only_choices(tree)
     taken = {(c.line, c.column) for c in choices}
-    choices += [
-        c for c in ort_providers.device_mapped_choices(tree) if (c.line, c.column) not in taken
-    ]
+    # The most specific reading of a place wins: a test, then a device mapped to a provider,
+    # then a list.
+    for more in (ort_providers.device_mapped_choices, ort_providers.provider_lists):
+        added = [c for c in more(tree) if (c.line, c.column) not in taken]
+        taken.update((c.line, c.column) for c in added)
+        choices += added
     return [hit(c.line, c.column, rule, f"{c.provider!r} {c.how}", c.severity) for c in choices]
 
 

@@ -1,0 +1,160 @@
+"""Issue 26, session eleven: ONNX Runtime provider lists that name only NVIDIA's providers (ONNX
+Runtime tries them in order and runs on the CPU when the build lacks them), and NVIDIA's GPU
+libraries with no ROCm back end (DALI, CV-CUDA, PyNvVideoCodec; Warp's ALCHEMI Toolkit-Ops,
+cuFINUFFT). Each case with one where the finding must not appear, on small synthetic trees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from port_helpers import scan_files as _scan
+
+from rocmkit.port.findings import PortFinding
+
+
+def _by_line(root: Path, files: dict[str, str], rule: str) -> dict[int, PortFinding]:
+    report = _scan(root, files)
+    return {line: f for f in report.findings if f.rule_id == rule for line in f.lines}
+
+
+_ORT = "ort-nvidia-provider"
+
+# A benchmark helper whose default asks for CUDA's provider only (ppq's shape): on an AMD machine
+# with onnxruntime-migraphx the session warns and runs on the CPU, and the figure is the CPU's.
+_DEFAULT_LIST = """import onnxruntime as ort
+
+
+def benchmark(path, steps=100, providers=['CUDAExecutionProvider']):
+    return ort.InferenceSession(path, providers=providers)
+
+
+def gpu_session(path, index):
+    return ort.InferenceSession(path, providers=[("CUDAExecutionProvider", {"device_id": index})])
+"""
+
+
+def test_a_literal_nvidia_only_provider_list_is_a_warning(tmp_path: Path) -> None:
+    found = _by_line(tmp_path, {"tools/bench.py": _DEFAULT_LIST}, _ORT)
+    assert set(found) == {4, 9}
+    assert {f.severity for f in found.values()} == {"warn"}
+    assert "no AMD provider in the module" in found[4].evidence
+
+
+def test_a_module_that_names_an_amd_provider_is_left_alone(tmp_path: Path) -> None:
+    amd = (
+        _DEFAULT_LIST
+        + """
+
+AMD = ["MIGraphXExecutionProvider", "CPUExecutionProvider"]
+"""
+    )
+    assert _by_line(tmp_path, {"tools/bench.py": amd}, _ORT) == {}
+
+
+def test_names_bound_to_providers_are_read_and_tests_on_lists_are_not_choices(
+    tmp_path: Path,
+) -> None:
+    # wyoming-faster-whisper's shape: module constants, a (name, options) pair; a membership test
+    # and a list handed by position to a checker choose nothing.
+    module = """_CUDA_PROVIDER = "CUDAExecutionProvider"
+_CPU_PROVIDER = "CPUExecutionProvider"
+
+
+def providers(index):
+    return [(_CUDA_PROVIDER, {"device_id": index}), _CPU_PROVIDER]
+
+
+def needs_device_id(provider):
+    return provider in ("CUDAExecutionProvider", "TensorrtExecutionProvider")
+
+
+def test_gpu_list():
+    assert check("cuda", ["CUDAExecutionProvider", "CPUExecutionProvider"])
+"""
+    found = _by_line(tmp_path, {"asr/device.py": module}, _ORT)
+    assert set(found) == {6}
+
+
+_MEDIA = "nvidia-media-library"
+
+
+def test_nvidia_media_libraries_are_errors_where_the_install_pulls_them(tmp_path: Path) -> None:
+    files = {
+        "requirements.txt": "torch\nnvidia-dali-cuda120\ncvcuda-cu12\n",
+        "data/pipe.py": "from nvidia.dali import fn\nimport cvcuda\n",
+    }
+    report = _scan(tmp_path, files)
+    places = {
+        (f.path, line, f.severity)
+        for f in report.findings
+        if f.rule_id == _MEDIA
+        for line in f.lines
+    }
+    assert ("requirements.txt", 2, "error") in places
+    assert ("requirements.txt", 3, "error") in places
+    assert ("data/pipe.py", 1, "error") in places and ("data/pipe.py", 2, "error") in places
+    # nvidia-dali-* is the media rule's, not the generic nvidia-* wheels rule's.
+    assert not any(f.rule_id == "nvidia-wheels" for f in report.findings)
+
+
+def test_a_media_library_only_in_an_opt_in_extra_is_that_extras_finding(tmp_path: Path) -> None:
+    files = {
+        "pyproject.toml": """[project]
+name = "demo"
+version = "0.1"
+dependencies = ["torch"]
+
+[project.optional-dependencies]
+video = ["PyNvVideoCodec>=2.0"]
+""",
+        "demo/video.py": "def decode(path):\n    import PyNvVideoCodec as nvc\n    return nvc.SimpleDecoder(path)\n",
+    }
+    report = _scan(tmp_path, files)
+    places = {(f.path, f.severity) for f in report.findings if f.rule_id == _MEDIA}
+    assert ("pyproject.toml", "warn") in places
+    assert ("demo/video.py", "info") in places
+
+
+_LIBRARY = "nvidia-only-library"
+
+
+def test_warp_kernels_of_alchemi_fail_on_amd_even_behind_an_import_fallback(
+    tmp_path: Path,
+) -> None:
+    # nvalchemi-toolkit-ops installs and imports on ROCm (Warp's CPU back end): the fallback to
+    # the torch neighbour list never runs, and the Warp kernels get AMD GPU tensors.
+    module = """try:
+    from nvalchemiops.torch.neighbors import neighbor_list
+    HAVE_ALCHEMI = True
+except ImportError:
+    HAVE_ALCHEMI = False
+"""
+    files = {"requirements.txt": "torch\nnvalchemi-toolkit-ops\n", "md/graph.py": module}
+    report = _scan(tmp_path, files)
+    found = [f for f in report.findings if f.rule_id == _LIBRARY and f.path == "md/graph.py"]
+    assert [(f.line, f.severity) for f in found] == [(2, "error")]
+    assert "fallback" in found[0].evidence
+
+
+def test_cufinufft_behind_an_import_fallback_is_an_optional_back_end(tmp_path: Path) -> None:
+    module = """try:
+    import cufinufft
+    HAVE_GPU = True
+except ImportError:
+    HAVE_GPU = False
+"""
+    files = {
+        "pyproject.toml": """[project]
+name = "nufft"
+version = "0.1"
+dependencies = ["torch", "finufft"]
+
+[project.optional-dependencies]
+cuda = ["cufinufft>=2.2"]
+""",
+        "nufft/ops.py": module,
+    }
+    report = _scan(tmp_path, files)
+    places = {(f.path, f.severity) for f in report.findings if f.rule_id == _LIBRARY}
+    assert ("nufft/ops.py", "info") in places
+    assert not any(s != "info" for p, s in places if p == "nufft/ops.py")
