@@ -79,6 +79,7 @@ PARTS = (
     "test45",
     "test46",
     "test47",
+    "test48",
 )
 SEVERITIES = ("warn", "error")
 
