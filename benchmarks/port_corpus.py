@@ -80,6 +80,7 @@ PARTS = (
     "test46",
     "test47",
     "test48",
+    "test49",
 )
 SEVERITIES = ("warn", "error")
 
