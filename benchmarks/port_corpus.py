@@ -81,6 +81,7 @@ PARTS = (
     "test47",
     "test48",
     "test49",
+    "test51",
 )
 SEVERITIES = ("warn", "error")
 
