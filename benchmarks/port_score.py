@@ -123,6 +123,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "cuda-driver-library": _CODE,
     "nvidia-only-library": _CODE,
     "nvidia-media-library": _CODE,
+    "flash-attn-v1-api": _CODE,
     "cuequivariance-kernels": _CODE,
     "triton-cuda-libdevice": _CODE,
     "nvcc-jit-package": _CODE,

@@ -158,3 +158,98 @@ cuda = ["cufinufft>=2.2"]
     places = {(f.path, f.severity) for f in report.findings if f.rule_id == _LIBRARY}
     assert ("nufft/ops.py", "info") in places
     assert not any(s != "info" for p, s in places if p == "nufft/ops.py")
+
+
+def test_a_submodule_imported_from_its_parent_is_found(tmp_path: Path) -> None:
+    # cuda-python's own idiom names cuda.cudart without spelling it; the file has nothing else
+    # for a scan to notice, so the finding also shows that the pre-filter reads this form.
+    module = """import torch
+
+
+def register(buffer):
+    from cuda import cudart
+
+    return cudart.cudaGraphicsGLRegisterBuffer(buffer, 0)
+"""
+    report = _scan(tmp_path, {"render/interop.py": module})
+    found = [(f.line, f.rule_id) for f in report.findings if f.path == "render/interop.py"]
+    assert found == [(5, "cuda-python")]
+    # `from cuda import something_else` is not cuda-python's runtime module
+    other = _scan(tmp_path / "other", {"m.py": "from cuda import helpers\n"})
+    assert not [f for f in other.findings if f.rule_id == "cuda-python"]
+
+
+def test_numba_cuda_device_arrays_and_streams_are_errors_a_probe_is_not(tmp_path: Path) -> None:
+    # torchlpc's shape: the kernels are compiled from strings, the module hands torch tensors to
+    # them through cuda.as_cuda_array on a cuda.stream(): all of it needs NVIDIA's driver.
+    runner = """from numba import cuda
+
+
+def run(kernel, y, a):
+    stream = cuda.stream()
+    kernel[1, 32, stream](cuda.as_cuda_array(y), cuda.as_cuda_array(a))
+"""
+    probed = runner.replace("    stream = cuda.stream()\n", "    assert cuda.is_available()\n")
+    found = _by_line(tmp_path / "a", {"lpc/core.py": runner}, "numba-cuda")
+    assert [(line, f.severity) for line, f in found.items()] == [(1, "error")]
+    assert "device arrays or streams" in found[1].evidence
+    found = _by_line(tmp_path / "b", {"lpc/core.py": probed}, "numba-cuda")
+    assert [f.severity for f in found.values()] == ["info"]
+
+
+def test_an_optional_poetry_dependency_keeps_its_version_in_its_extra(tmp_path: Path) -> None:
+    # embedchain's shape: an exact torch in an opt-in extra replaces a ROCm torch with PyPI's CUDA
+    # wheel for whoever installs the extra; a range that admits the ROCm torch is no finding.
+    pyproject = """[tool.poetry]
+name = "demo"
+version = "0.1"
+
+[tool.poetry.dependencies]
+python = "^3.9"
+torch = { version = "2.3.0", optional = true }
+numpy = { version = "^1.26", optional = true }
+
+[tool.poetry.extras]
+opensource = ["torch", "numpy"]
+"""
+    report = _scan(tmp_path / "pinned", {"pyproject.toml": pyproject})
+    assert [(f.line, f.rule_id, f.severity) for f in report.findings] == [
+        (7, "torch-pypi-pin", "warn")
+    ]
+    ranged = pyproject.replace('version = "2.3.0"', 'version = ">=2.3"')
+    report = _scan(tmp_path / "ranged", {"pyproject.toml": ranged})
+    assert not [f for f in report.findings if f.severity != "info"]
+
+
+_V1 = "flash-attn-v1-api"
+
+
+def test_flash_attention_1x_names_are_errors_unless_a_2x_fallback_follows(tmp_path: Path) -> None:
+    module = """from flash_attn.flash_attn_interface import flash_attn_unpadded_func
+
+try:
+    from flash_attn.flash_attn_interface import flash_attn_unpadded_qkvpacked_func
+except ImportError:
+    from flash_attn.flash_attn_interface import (
+        flash_attn_varlen_qkvpacked_func as flash_attn_unpadded_qkvpacked_func,
+    )
+from flash_attn.flash_attn_interface import flash_attn_varlen_func
+"""
+    report = _scan(tmp_path, {"model/attn.py": module})
+    places = {(f.line, f.severity) for f in report.findings if f.rule_id == _V1}
+    assert places == {(1, "error"), (4, "info")}
+    # the 2.x name is flash-attn's own rule (info: ROCm builds exist), not the 1.x one
+    assert any(f.rule_id == "flash-attn" and 9 in f.lines for f in report.findings)
+
+
+def test_a_fallback_within_the_same_package_is_still_not_optional(tmp_path: Path) -> None:
+    # `except ImportError: from cuda.bindings import runtime` needs cuda-python as much as the
+    # `from cuda import cudart` it replaces: the import keeps its severity.
+    module = """try:
+    from cuda import cudart
+except ImportError:
+    from cuda.bindings import runtime as cudart
+"""
+    report = _scan(tmp_path, {"interop.py": module})
+    places = {(f.line, f.severity) for f in report.findings if f.rule_id == "cuda-python"}
+    assert (2, "error") in places

@@ -8,7 +8,8 @@ compiled or launched (CudaSupportError), and device queries (`cuda.gpus`, `cuda.
 `cuda.current_context`) raise or list no GPU although torch sees the AMD GPUs.
 
 So, per file that imports the target:
-- kernels defined or launched through it: `error` (the feature has no GPU path on ROCm);
+- kernels defined or launched through it, or its device arrays, streams and events (an array
+  taken from torch with `cuda.as_cuda_array`): `error` (the feature has no GPU path on ROCm);
 - device queries only: `warn` (a GPU report or memory probe that finds nothing on ROCm);
 - a probe (`cuda.is_available()` in the file): `info`, the file already does without it;
 - a file that also imports cuDF or CuPy: `info`, its kernels take those libraries' GPU arrays
@@ -24,7 +25,20 @@ from dataclasses import dataclass
 from rocmkit.port.rules import Severity
 
 TRIGGER = "numba"
-_KERNEL_ATTRIBUTES = frozenset({"jit", "grid", "to_device", "device_array", "shared", "local"})
+_KERNEL_ATTRIBUTES = frozenset(
+    # Numba's CUDA kernel API (numba.readthedocs.io/en/stable/cuda-reference/kernel.html): what a
+    # kernel is written and compiled with
+    {"jit", "grid", "gridsize", "shared", "local", "const", "threadIdx", "blockIdx", "blockDim"}
+    | {"gridDim", "syncthreads", "atomic", "laneid", "declare_device", "compile_ptx"}
+)
+# Its host API (cuda-reference/host.html and memory.html): device memory, arrays taken from
+# another library, streams and events all need NVIDIA's driver (CudaSupportError on ROCm).
+_MEMORY_ATTRIBUTES = frozenset(
+    {"to_device", "device_array", "device_array_like", "as_cuda_array", "stream", "event"}
+    | {"from_cuda_array_interface", "default_stream", "external_stream", "pinned_array"}
+    | {"pinned_array_like", "mapped_array", "mapped_array_like", "managed_array", "synchronize"}
+    | {"per_thread_default_stream", "pinned", "mapped"}
+)
 _QUERY_ATTRIBUTES = frozenset(
     {"gpus", "select_device", "current_context", "get_current_device", "list_devices", "detect"}
 )
@@ -45,7 +59,7 @@ def uses(tree: ast.Module) -> list[Use]:
     if first is None:
         return []
     direct = _direct_names(tree)
-    kernels = queries = probe = False
+    kernels = memory = queries = probe = False
     data = False
     for node in ast.walk(tree):
         used = None
@@ -55,6 +69,7 @@ def uses(tree: ast.Module) -> list[Use]:
             used = direct.get(node.id)  # `from numba.cuda import jit` ... `@jit`
         if used is not None:
             kernels |= used in _KERNEL_ATTRIBUTES
+            memory |= used in _MEMORY_ATTRIBUTES
             queries |= used in _QUERY_ATTRIBUTES
             probe |= used == "is_available"
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -64,6 +79,9 @@ def uses(tree: ast.Module) -> list[Use]:
         return [Use(first.lineno, first.col_offset + 1, "info", f"numba.cuda ({why})")]
     if kernels:
         return [Use(first.lineno, first.col_offset + 1, "error", "numba.cuda kernels")]
+    if memory:
+        evidence = "numba.cuda device arrays or streams (need NVIDIA's driver)"
+        return [Use(first.lineno, first.col_offset + 1, "error", evidence)]
     if queries:
         evidence = "numba.cuda device queries (find no GPU on ROCm)"
         return [Use(first.lineno, first.col_offset + 1, "warn", evidence)]

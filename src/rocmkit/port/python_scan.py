@@ -206,6 +206,8 @@ _REQUIREMENT_KEYWORDS = ("install_requires", "setup_requires", "extras_require")
 def python_triggers(rules: RuleSet) -> tuple[str, ...]:
     """Every substring whose presence means a Python file may hold a finding."""
     triggers: set[str] = set(rules.imports) | set(rules.env_prefixes) | set(rules.commands)
+    # `from cuda import cudart` names the submodule cuda.cudart without spelling it.
+    triggers.update(_from_parent(m) for m in rules.imports if "." in m)
     for rule in rules.text_rules:
         if "python" in rule.files:
             triggers.update(rule.triggers)
@@ -258,14 +260,27 @@ def _warp_confirmed(text: str) -> list[int]:
     return found
 
 
+def _from_parent(module: str) -> str:
+    """The text that starts `from <parent> import <submodule>` for a dotted module."""
+    return f"from {module.rsplit('.', 1)[0]} import"
+
+
 @functools.lru_cache(maxsize=64)
 def _import_confirm(rules: RuleSet, own: frozenset[str]) -> re.Pattern[str]:
     modules = sorted(
         {m for m in rules.imports if m.split(".")[0] not in own}, key=len, reverse=True
     )
     names = "|".join(re.escape(m) for m in modules) or "(?!x)x"
+    submodules = "|".join(
+        rf"{re.escape(m.rsplit('.', 1)[0])}[ \t]+import[ \t][^\n]*?\b{re.escape(m.rsplit('.', 1)[1])}\b"
+        for m in modules
+        if "." in m
+    )
+    # `from cuda import cudart`: a rule's submodule named after its parent
+    parents = rf"|from[ \t]+(?:{submodules})" if submodules else ""
     return re.compile(
-        rf"^[ \t]*(?:from[ \t]+(?:{names})\b|import[ \t][^\n]*?(?<![\w.])(?:{names})\b"
+        rf"^[ \t]*(?:from[ \t]+(?:{names})\b{parents}"
+        rf"|import[ \t][^\n]*?(?<![\w.])(?:{names})\b"
         # ... or an import call with the name as its first argument (product_imports)
         rf"|[^\n]*?(?:import_module|optional_import|__import__)\([ \t]*[\"'](?:{names})\b)",
         re.MULTILINE,
@@ -2036,9 +2051,10 @@ class _Visitor:
             # message, no fallback; the import is as required as an unguarded one.
             return
         # Optional only if the fallback does without it (not `except ImportError: from x import
-        # other_name`, which needs the same package).
+        # other_name`, which needs the same package; but a fallback to names another rule knows
+        # does without the first: flash-attn 2.x's flash_attn_varlen_* for 1.x's names).
         fallback = {
-            _top_module(n)
+            self._import_family(n)
             for h in node.handlers
             for n in ast.walk(h)
             if isinstance(n, (ast.Import, ast.ImportFrom))
@@ -2046,9 +2062,31 @@ class _Visitor:
         for statement in node.body:
             if (
                 isinstance(statement, (ast.Import, ast.ImportFrom))
-                and _top_module(statement) not in fallback
+                and self._import_family(statement) not in fallback
             ):
                 self.optional.add(id(statement))
+
+    def _import_family(self, node: ast.Import | ast.ImportFrom) -> str:
+        """What an import stands for in a fallback: its package, or the rule that knows one of
+        its names more precisely than the package (flash-attn-v1-api)."""
+        if isinstance(node, ast.ImportFrom):
+            module = self._imported_module(node.module, node.names) if node.module else ""
+        else:
+            module = node.names[0].name
+        top = _top_module(node)
+        rule = self._import_rule(module) if module and not getattr(node, "level", 0) else None
+        if rule is not None and rule is not self.rules.imports.get(top):
+            return f"rule:{rule.id}"
+        return top
+
+    def _import_rule(self, module: str) -> Rule | None:
+        """The rule of the most precise name a rule knows: a module's own, its package's, its
+        top level's."""
+        return (
+            self.rules.imports.get(module)
+            or self.rules.imports.get(".".join(module.split(".")[:2]))
+            or self.rules.imports.get(module.split(".")[0])
+        )
 
     def add(self, node: ast.AST, rule_or_check: Rule | str, evidence: str) -> None:
         rule: Rule | None = None
@@ -2071,17 +2109,24 @@ class _Visitor:
 
     def visit_import_from(self, node: ast.ImportFrom) -> None:
         if node.level == 0 and node.module:
-            self._import(node, node.module)
+            self._import(node, self._imported_module(node.module, node.names))
             if node.module == "torch.version" and any(a.name == "cuda" for a in node.names):
                 self.add(node, "torch-version-cuda", "from torch.version import cuda")
+
+    def _imported_module(self, module: str, names: list[ast.alias]) -> str:
+        """What a `from` import brings in, as precisely as a rule names it: `from cuda import
+        cudart` imports the submodule cuda.cudart (cuda-python's own idiom), and `from
+        flash_attn.flash_attn_interface import flash_attn_unpadded_func` a name 2.x renamed."""
+        for alias in names:
+            if f"{module}.{alias.name}" in self.rules.imports:
+                return f"{module}.{alias.name}"
+        return module
 
     def _import(self, node: ast.AST, module: str) -> None:
         top = module.split(".")[0]
         if top in self.own:
             return  # the project importing itself
-        rule = self.rules.imports.get(top) or self.rules.imports.get(
-            ".".join(module.split(".")[:2])
-        )
+        rule = self._import_rule(module)
         if rule is None:
             return
         if rule.severity != "info" and product_imports.imports_only_version(node):

@@ -571,15 +571,20 @@ def _poetry_optional_hits(
     that list them: each is judged as a member of those extras (the most severe verdict), and one
     that no extra lists is never installed by pip."""
     poetry = data.get("tool", {}).get("poetry", {})
+    # Each with its version (poetry_constraints: `torch = { version = "2.3.0", optional = true }`
+    # is torch==2.3.0 in every extra that lists it).
     optional = {
-        normalise_name(str(name)): _line_of(lines, str(name))
+        normalise_name(str(name)): (
+            poetry_constraints.requirement(str(name), spec),
+            _line_of(lines, str(name)),
+        )
         for name, spec in poetry.get("dependencies", {}).items()
         if isinstance(spec, dict) and spec.get("optional")
     }
     chosen: dict[int, list[Hit]] = {}
     for extra, names in poetry.get("extras", {}).items():
         members = [normalise_name(n.split("[")[0]) for n in _strings(names)]
-        placed = [(m, optional[m]) for m in members if m in optional]
+        placed = [optional[m] for m in members if m in optional]
         for h in group_hits(str(extra), placed, rules, torch_index=torch_index):
             if severity_rank(h.severity) > max(
                 (severity_rank(o.severity) for o in chosen.get(h.line, [])), default=-1
