@@ -43,6 +43,9 @@ PARTS = (
     "test44",
     "test45",
     "test46",
+    "test47",
+    "test49",
+    "test51",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
