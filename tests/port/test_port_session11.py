@@ -253,3 +253,47 @@ except ImportError:
     report = _scan(tmp_path, {"interop.py": module})
     places = {(f.line, f.severity) for f in report.findings if f.rule_id == "cuda-python"}
     assert (2, "error") in places
+
+
+_HEADER = "cuda-header-no-hip"
+
+
+def test_a_cuda_header_hip_lacks_is_an_error_unless_the_file_switches_on_hip(
+    tmp_path: Path,
+) -> None:
+    kernel = """#include <cuda_runtime.h>
+#include <mma.h>
+#include <cuda/std/limits>
+#include <cooperative_groups.h>
+"""
+    found = _by_line(tmp_path / "a", {"csrc/k.cu": kernel}, _HEADER)
+    # cuda_runtime.h and cooperative_groups.h are what PyTorch's hipify rewrites to HIP's
+    assert {line: f.severity for line, f in found.items()} == {2: "error", 3: "error"}
+    assert "no HIP" in found[2].evidence
+    switched = """#ifdef USE_ROCM
+#include <hip/hip_runtime.h>
+#else
+#include <mma.h>
+#endif
+#include <cuda_fp8.h>
+"""
+    found = _by_line(tmp_path / "b", {"csrc/k.cu": switched}, _HEADER)
+    # inside the switch: left to it; outside it, in a file with a HIP path: the CUDA side's
+    assert {line: f.severity for line, f in found.items()} == {6: "info"}
+
+
+def test_the_torch_hipify_include_list_matches_the_installed_torch() -> None:
+    import pytest
+
+    from rocmkit.port.cpp_scan import TORCH_HIPIFY_INCLUDES
+
+    mappings = pytest.importorskip("torch.utils.hipify.cuda_to_hip_mappings")
+    keys = {
+        k.removeprefix("include <").removeprefix('include "') for k in mappings.CUDA_INCLUDE_MAP
+    }
+    keys = {k.strip("<>") for k in keys}
+    listed = set(TORCH_HIPIFY_INCLUDES)
+    # every key torch rewrites is covered by one of the listed names (cub/ stands for its headers)
+    assert all(k in listed or any(name in k for name in listed) for k in keys), sorted(
+        k for k in keys if k not in listed and not any(name in k for name in listed)
+    )

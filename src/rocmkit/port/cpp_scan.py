@@ -77,6 +77,8 @@ def scan_cuda_source(text: str, rules: RuleSet, *, header: bool = False) -> list
     hits = _arch_guards(text, rules, switches)
     if not header and ("cutlass/" in text or "cute/" in text) and not _HEADER_GUARD.search(text):
         hits += _cutlass_includes(text, rules, switches)
+    if "include" in text:
+        hits += _headers_without_hip(text, rules, switches, hip_aware)
     if any(m in text for m in _CUDA_PREFILTER):
         hits += _hipify_hazards(text, rules, switches, hip_aware)
     if "_sync" in text:
@@ -328,6 +330,59 @@ def _cutlass_includes(text: str, rules: RuleSet, switches: set[int]) -> list[Hit
                 "info" if inside else "error",
             )
         )
+    return hits
+
+
+# `#include <X>` of a header the CUDA toolkit installs (CUDA 13's list, hipify's toolkit.py).
+_ANGLE_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*<([^>\s]+)>", re.M)
+# What PyTorch's hipify rewrites in an include (torch.utils.hipify.cuda_to_hip_mappings'
+# CUDA_INCLUDE_MAP, torch 2.14: each key is replaced wherever it occurs in the path), so these
+# headers reach hipcc as HIP's. tests/port checks the list against the installed torch.
+TORCH_HIPIFY_INCLUDES = (
+    "cuda.h", "cuda_runtime.h", "cuda_runtime_api.h", "cuda_profiler_api.h",
+    "channel_descriptor.h", "device_functions.h", "driver_types.h", "library_types.h",
+    "cuComplex.h", "cuda_fp16.h", "cuda_bf16.h", "cuda_texture_types.h", "cooperative_groups.h",
+    "vector_types.h", "cublas.h", "cublas_v2.h", "cublasLt.h", "curand.h", "curand_kernel.h",
+    "curand_discrete.h", "curand_discrete2.h", "curand_globals.h", "curand_lognormal.h",
+    "curand_mrg32k3a.h", "curand_mtgp32.h", "curand_mtgp32_host.h", "curand_mtgp32_kernel.h",
+    "curand_mtgp32dc_p_11213.h", "curand_normal.h", "curand_normal_static.h",
+    "curand_philox4x32_x.h", "curand_poisson.h", "curand_precalc.h", "curand_uniform.h",
+    "cusparse.h", "cusparseLt.h", "cufft.h", "cufftXt.h", "cufile.h", "nccl.h", "nvrtc.h",
+    "thrust/system/cuda", "cub/", "nvtx3/nvtx3.hpp", "nvToolsExt.h", "nvml.h",
+    "tensorpipe/tensorpipe_cuda.h",
+)  # fmt: skip
+
+
+def _headers_without_hip(
+    text: str, rules: RuleSet, switches: set[int], hip_aware: bool
+) -> list[Hit]:
+    """`#include <X>` of a CUDA toolkit header that HIP has no counterpart for (its verdict in
+    hipify's header list: HIP's headers declare none of what X declares in full: libcu++'s
+    cuda/std/..., WMMA's mma.h, cuda_fp8.h, cooperative_groups/reduce.h, cuda_pipeline.h) and
+    that PyTorch's hipify does not rewrite: hipcc (or hipRTC) finds no such file on ROCm. In a
+    file that already has a HIP path the include is the CUDA side's (info); inside a HIP/CUDA
+    switch it is left to the switch."""
+    rule = rules.by_check.get("cuda-header")
+    if rule is None:
+        return []
+    from rocmkit.hipify import toolkit  # the CUDA header lists load on first use
+    from rocmkit.hipify.versions import LATEST
+
+    release, verdicts = toolkit.header_verdicts(LATEST)
+    hits = []
+    for match in _ANGLE_INCLUDE.finditer(text):
+        path = match.group(1)
+        decided = verdicts.get(path, "")
+        if not decided.startswith("-") or any(key in path for key in TORCH_HIPIFY_INCLUDES):
+            continue
+        line = text.count("\n", 0, match.start()) + 1
+        if line in switches:
+            continue
+        lacks = decided.removeprefix("-").strip()
+        evidence = f"#include <{path}>: no HIP {release} counterpart (HIP lacks {lacks})"
+        if hip_aware:
+            evidence += "  (the file already has a HIP path)"
+        hits.append(hit(line, 1, rule, evidence[:200], "info" if hip_aware else None))
     return hits
 
 
