@@ -44,6 +44,7 @@ PARTS = (
     "test45",
     "test46",
     "test47",
+    "test48",
     "test49",
     "test51",
 )
