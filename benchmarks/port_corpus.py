@@ -82,6 +82,7 @@ PARTS = (
     "test48",
     "test49",
     "test51",
+    "test50",
 )
 SEVERITIES = ("warn", "error")
 
