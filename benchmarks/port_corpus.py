@@ -78,6 +78,7 @@ PARTS = (
     "test44",
     "test45",
     "test46",
+    "test52",
 )
 SEVERITIES = ("warn", "error")
 
