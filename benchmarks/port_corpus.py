@@ -83,6 +83,7 @@ PARTS = (
     "test49",
     "test51",
     "test50",
+    "test52",
 )
 SEVERITIES = ("warn", "error")
 
