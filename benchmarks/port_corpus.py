@@ -81,8 +81,8 @@ PARTS = (
     "test47",
     "test48",
     "test49",
-    "test51",
     "test50",
+    "test51",
     "test52",
 )
 SEVERITIES = ("warn", "error")
