@@ -46,7 +46,9 @@ PARTS = (
     "test47",
     "test48",
     "test49",
+    "test50",
     "test51",
+    "test52",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
