@@ -297,3 +297,55 @@ def test_the_torch_hipify_include_list_matches_the_installed_torch() -> None:
     assert all(k in listed or any(name in k for name in listed) for k in keys), sorted(
         k for k in keys if k not in listed and not any(name in k for name in listed)
     )
+
+
+_KERNEL = """__global__ void add(float* x) {
+  int lane = threadIdx.x % 32;
+  x[lane] += __shfl_down_sync(0xffffffff, x[lane], 16);
+}
+"""
+_SETUP = "from setuptools import setup\nsetup(name='kernels', packages=['kernels'])\n"
+
+
+def test_a_run_time_build_reads_only_the_sources_its_modules_name(tmp_path: Path) -> None:
+    # torchpq's shape: CuPy compiles the .cu files its modules open by name; a source no module
+    # names (an old variant left in the sdist) is never compiled, and its hazards are info.
+    loader = """import cupy as cp
+
+
+def module(version):
+    with open(f"kernels/cuda/topk_v{version}.cu") as f:
+        return cp.RawModule(code=f.read())
+
+
+def select():
+    return cp.RawModule(code=open("kernels/cuda/select.cu").read())
+"""
+    files = {
+        "setup.py": _SETUP,
+        "kernels/load.py": loader,
+        "kernels/cuda/topk_v2.cu": _KERNEL,
+        "kernels/cuda/select.cu": _KERNEL,
+        "kernels/cuda/select_old.cu": _KERNEL,
+    }
+    report = _scan(tmp_path, files)
+    by_file: dict[str, set[str]] = {}
+    for f in report.findings:
+        if f.path.endswith(".cu"):
+            by_file.setdefault(f.path, set()).add(f.severity)
+    assert by_file["kernels/cuda/select_old.cu"] == {"info"}
+    assert by_file["kernels/cuda/select.cu"] != {"info"}
+    assert by_file["kernels/cuda/topk_v2.cu"] != {"info"}  # f"topk_v{version}.cu" may read it
+    old = next(f for f in report.findings if f.path == "kernels/cuda/select_old.cu")
+    assert "none names this one" in old.note
+
+
+def test_a_module_that_globs_its_sources_reads_them_all(tmp_path: Path) -> None:
+    loader = """import glob
+import cupy as cp
+
+MODULES = [cp.RawModule(code=open(p).read()) for p in glob.glob("kernels/cuda/*.cu")]
+"""
+    files = {"setup.py": _SETUP, "kernels/load.py": loader, "kernels/cuda/any_name.cu": _KERNEL}
+    report = _scan(tmp_path, files)
+    assert {f.severity for f in report.findings if f.path.endswith(".cu")} - {"info"}

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from rocmkit.port import pieces
 from rocmkit.port.declared import DeclaredVersions
 from rocmkit.port.text_scan import read_head
-from rocmkit.port.unbuilt_sources import unbuilt_reason
+from rocmkit.port.unbuilt_sources import unbuilt_reason, unloaded_sources
 from rocmkit.port.vendor_loading import CudaLoading
 
 # Name tokens (split on - _ . and path separators) that mark a vendor variant of a file.
@@ -74,6 +74,8 @@ class ProjectContext:
     # lazily, when a Python file imports one)
     declared: DeclaredVersions | None = field(default=None, compare=False)
     unbuilt_sources: str = ""  # why the tree's CUDA sources are never compiled ('' : they may be)
+    # .cu files a run-time build never reads (unbuilt_sources.unloaded_sources): rel -> why
+    unloaded_sources: dict[str, str] = field(default_factory=dict)
     outer: tuple[str, ...] = ()  # the folder of a file scanned alone
     root: str = ""  # the scanned folder (or file)
 
@@ -92,6 +94,8 @@ class ProjectContext:
             return f"built only for CUDA ({built}: the ROCm build leaves it out)"
         if self.unbuilt_sources and rel.endswith(_SOURCE_SUFFIXES):
             return self.unbuilt_sources
+        if rel in self.unloaded_sources:
+            return self.unloaded_sources[rel]
         # One file scanned alone (port hopper/setup.py): its folder still says what it is for.
         parts = [*self.outer, *rel.split("/")]
         for i, part in enumerate(parts[:-1]):
@@ -159,11 +163,16 @@ def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectCo
                 cuda_only[prefix + source] = f"{rel}:{line}"
     # Round fourteen (a): CUDA sources nothing compiles (unbuilt_sources.py)
     unbuilt = unbuilt_reason(root, files) if has_sources and os.path.isdir(root) else ""
+    # Session eleven: run-time builds read only the sources their modules name
+    unloaded = (
+        unloaded_sources(root, files) if has_sources and not unbuilt and os.path.isdir(root) else {}
+    )
     context = ProjectContext(
         own_packages=frozenset(own),
         counterparts=counterparts,
         cuda_only_sources=cuda_only,
         unbuilt_sources=unbuilt,
+        unloaded_sources=unloaded,
         dispatched_dirs=dispatched_dsl_dirs(files),
         cuda_loading=CudaLoading(files),
         outer=(os.path.basename(os.path.dirname(os.path.abspath(root))),)

@@ -15,6 +15,7 @@ byte test each) only when every other condition already holds.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 
 from rocmkit.port.text_scan import read_head
@@ -46,29 +47,83 @@ _RUNTIME_BUILDS = (
 def unbuilt_reason(root: str, files: Iterable[tuple[str, str, str]]) -> str:
     """Why the tree's CUDA sources are never compiled, or '' when something may compile them."""
     files = list(files)
-    if not any(kind in ("cuda", "header") for _, _, kind in files):
+    if not _no_static_build(root, files):
         return ""
+    for path, _, kind in files:
+        if kind in _SCRIPT_KINDS and _holds(path, _RUNTIME_BUILDS):
+            return ""
+    return "shipped, never compiled: setup.py gives setup() no ext_modules and nothing compiles it"
+
+
+def unloaded_sources(root: str, files: Iterable[tuple[str, str, str]]) -> dict[str, str]:
+    """CUDA source files (.cu) that a tree compiling its kernels only at run time never reads:
+    with no build of its own (as for unbuilt_reason), a CuPy RawModule, PyCUDA SourceModule or
+    torch `load()` compiles the sources a module opens by name, so a `.cu` file whose name no
+    Python module, script or other source spells (not as `name.cu`, not as the quoted stem, not
+    as the start of a formatted name `f"name_v{n}.cu"`) is never compiled: rel -> why. Nothing
+    is decided where a module lists sources by pattern (`glob("*.cu")`, `.endswith(".cu")`)."""
+    files = list(files)
+    sources = [(path, rel) for path, rel, kind in files if kind == "cuda" and rel.endswith(".cu")]
+    if not sources or not _no_static_build(root, files):
+        return {}
+    readers = [path for path, _, kind in files if kind in _SCRIPT_KINDS]
+    texts = [_read(path) for path in readers]
+    if not any(any(w in t for w in _RUNTIME_BUILDS) for t in texts):
+        return {}  # nothing compiles at run time: unbuilt_reason's case
+    if any(_PATTERN_LISTING.search(t) for t in texts):
+        return {}
+    texts += [_read(path) for path, _, kind in files if kind in ("cuda", "header")]
+    named = b"\n".join(texts)
+    return {
+        rel: _UNLOADED
+        for _, rel in sources
+        if not _names_source(named, os.path.basename(rel)[: -len(".cu")].encode())
+    }
+
+
+_SCRIPT_KINDS = ("python", "shell", "notebook", "cmake", "rust-build")
+_UNLOADED = (
+    "never compiled: the project builds its kernels at run time from the sources its modules"
+    " open by name, and none names this one"
+)
+# A module that takes every source of a folder: `glob("*.cu")`, `.endswith(".cu")`, `"*.cu"`.
+_PATTERN_LISTING = re.compile(rb"""\*\.cu\b|endswith\(\s*["']\.cu["']|\.suffix\s*==\s*["']\.cu""")
+
+
+def _names_source(text: bytes, stem: bytes) -> bool:
+    """Whether `text` spells a source of this stem: `stem.cu`, the quoted stem, or a formatted
+    name whose literal start is a prefix of the stem (`f"ivfpq_top1_v{n}.cu"`)."""
+    pattern = rb"(?<![\w.])" + re.escape(stem) + rb"(?:\.cu\b|[\"'])"
+    if re.search(pattern, text):
+        return True
+    for match in re.finditer(rb"""["'/]([\w.-]*)\{""", text):
+        prefix = match.group(1)
+        if len(prefix) >= 3 and stem.startswith(prefix):
+            return True
+    return False
+
+
+def _no_static_build(root: str, files: list[tuple[str, str, str]]) -> bool:
+    """Whether the tree ships CUDA sources and no build of its own: a setuptools setup.py with
+    no extension, a pyproject with nothing else to build, no build file anywhere."""
+    if not any(kind in ("cuda", "header") for _, _, kind in files):
+        return False
     top = {rel: path for path, rel, _ in files if "/" not in rel}
     setup_py = top.get("setup.py")
     if setup_py is None or _holds(setup_py, _SETUP_BUILDS):
-        return ""
+        return False
     pyproject = top.get("pyproject.toml")
     if pyproject is not None:
         data = _read(pyproject)
         if b"build-backend" in data and _SETUPTOOLS_BACKEND not in data:
-            return ""
+            return False
         if any(w in data for w in _PYPROJECT_BUILDS):
-            return ""
+            return False
     for _, dirs, names in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d != "node_modules"]
         if _BUILD_FILES.intersection(names):
-            return ""
-    for path, _, kind in files:
-        if kind in ("python", "shell", "notebook", "cmake", "rust-build") and _holds(
-            path, _RUNTIME_BUILDS
-        ):
-            return ""
-    return "shipped, never compiled: setup.py gives setup() no ext_modules and nothing compiles it"
+            return False
+    return True
 
 
 def _read(path: str) -> bytes:
