@@ -135,8 +135,8 @@ RULE_KINDS: dict[str, set[str]] = {
     "cmake-old-findhip": {"cmake-no-hip"},  # round fourteen (b): FindHIP from /opt/rocm/hip
     "cuda-only-pypi": _CODE,  # round fifteen (b): CUDA-only by its own PyPI metadata
     "nvidia-gpu-pypi": _CODE,  # session nine: NVIDIA CUDA by its own PyPI classifier
-    "hip-atomic-redefinition": {"cuda-extension-no-hip"},
-    "cuda-header-no-hip": {"cuda-extension-no-hip"},  # session eleven: hipcc finds no file  # session seven: hipcc rejects it
+    "hip-atomic-redefinition": {"cuda-extension-no-hip"},  # session seven: hipcc rejects it
+    "cuda-header-no-hip": {"cuda-extension-no-hip"},  # session eleven: hipcc finds no file
 }
 
 
