@@ -8,6 +8,7 @@ from rocmkit.hipify.check import CompileResult, check_compiles
 from rocmkit.hipify.hazards import find_hazards
 from rocmkit.hipify.mappings import MappingTable, load_table
 from rocmkit.hipify.project import FileResult, HipifyConfig, HipifyReport, hipify_paths
+from rocmkit.hipify.toolkit import header_verdicts
 from rocmkit.hipify.translate import (
     Diagnostic,
     Edit,
@@ -18,8 +19,10 @@ from rocmkit.hipify.translate import (
     hazard_diagnostics,
     translate,
 )
+from rocmkit.hipify.versions import LATEST as LATEST_HIP_VERSION
 
 __all__ = [
+    "LATEST_HIP_VERSION",
     "CompileResult",
     "Diagnostic",
     "Edit",
@@ -35,6 +38,7 @@ __all__ = [
     "check_compiles",
     "find_hazards",
     "hazard_diagnostics",
+    "header_verdicts",
     "hipify_paths",
     "load_table",
     "translate",

@@ -365,10 +365,9 @@ def _headers_without_hip(
     rule = rules.by_check.get("cuda-header")
     if rule is None:
         return []
-    from rocmkit.hipify import toolkit  # the CUDA header lists load on first use
-    from rocmkit.hipify.versions import LATEST
+    from rocmkit.hipify import LATEST_HIP_VERSION, header_verdicts  # lists load on first use
 
-    release, verdicts = toolkit.header_verdicts(LATEST)
+    release, verdicts = header_verdicts(LATEST_HIP_VERSION)
     hits = []
     for match in _ANGLE_INCLUDE.finditer(text):
         path = match.group(1)
