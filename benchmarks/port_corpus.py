@@ -84,6 +84,7 @@ PARTS = (
     "test50",
     "test51",
     "test52",
+    "test55",
 )
 SEVERITIES = ("warn", "error")
 
