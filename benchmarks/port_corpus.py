@@ -85,6 +85,7 @@ PARTS = (
     "test51",
     "test52",
     "test54",
+    "test55",
 )
 SEVERITIES = ("warn", "error")
 
