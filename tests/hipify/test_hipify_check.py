@@ -15,13 +15,13 @@ from rocmkit.hipify.check import check_compiles, find_hipcc, first_error_line
 
 def test_public_api_is_pinned() -> None:
     assert rocmkit.hipify.__all__ == [
+        "LATEST_HIP_VERSION",
         "CompileResult",
         "Diagnostic",
         "Edit",
         "FileResult",
         "HipifyConfig",
         "HipifyReport",
-        "LATEST_HIP_VERSION",
         "MappingTable",
         "TranslateOptions",
         "Translation",

@@ -22,13 +22,13 @@ from rocmkit.hipify.translate import (
 from rocmkit.hipify.versions import LATEST as LATEST_HIP_VERSION
 
 __all__ = [
+    "LATEST_HIP_VERSION",
     "CompileResult",
     "Diagnostic",
     "Edit",
     "FileResult",
     "HipifyConfig",
     "HipifyReport",
-    "LATEST_HIP_VERSION",
     "MappingTable",
     "TranslateOptions",
     "Translation",

@@ -304,7 +304,7 @@ def nvcc_gates(tree: ast.Module) -> Iterator[tuple[ast.If, RocmBuild]]:
     RocmBuild evaluator for its test."""
     module = _Module(tree)
     build = RocmBuild(tree)
-    for node in ast.walk(tree):
+    for node in walk(tree):  # whole_tree's walk: the module's node list, kept with its tree
         if isinstance(node, ast.If) and node.body and _asks_for_nvcc(node.test, module):
             yield node, build
 

@@ -374,7 +374,7 @@ def _headers_without_hip(
         decided = verdicts.get(path, "")
         if not decided.startswith("-") or any(key in path for key in TORCH_HIPIFY_INCLUDES):
             continue
-        line = text.count("\n", 0, match.start()) + 1
+        line = text.count("\n", 0, match.start()) + 1  # rare: only an include HIP lacks
         if line in switches:
             continue
         lacks = decided.removeprefix("-").strip()
@@ -495,9 +495,11 @@ def _vendor_switch_lines(text: str) -> set[int]:
     """Lines inside a preprocessor block (either branch) whose condition names a HIP macro."""
     lines: set[int] = set()
     stack: list[tuple[int, bool]] = []  # (start line, names HIP)
+    line, counted = 1, 0  # the line number at offset `counted`, advanced match by match
     for match in _DIRECTIVE.finditer(text):
         kind, condition = match.group(1), match.group(2)
-        line = text.count("\n", 0, match.start()) + 1
+        line += text.count("\n", counted, match.start())
+        counted = match.start()
         if kind in ("if", "ifdef", "ifndef"):
             stack.append((line, names_hip(condition)))
         elif kind in ("elif", "else") and stack:

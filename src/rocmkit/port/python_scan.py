@@ -879,7 +879,7 @@ def _windows_only_flags(whole: whole_tree.Whole, hits: list[Hit]) -> list[Hit]:
         return hits
     bodies = [
         (node.body[0].lineno, node.body[-1].end_lineno or node.lineno)
-        for node in ast.walk(tree)
+        for node in whole_tree.walk(tree)
         if isinstance(node, ast.If) and _WINDOWS_TEST.search(ast.unparse(node.test))
     ]
     out = []
