@@ -49,6 +49,8 @@ PARTS = (
     "test50",
     "test51",
     "test52",
+    "test54",
+    "test55",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
