@@ -10,6 +10,9 @@ file or device header is shipped only: what hipcc would reject in it breaks no i
 
 Decided once per scan, only for a tree that holds CUDA sources; the Python modules are read (a
 byte test each) only when every other condition already holds.
+
+A tree that builds its kernels only at run time (CuPy, PyCUDA, torch `load()`) compiles the
+sources its modules open by name: `unloaded_sources` finds the `.cu` files none names.
 """
 
 from __future__ import annotations
@@ -74,10 +77,12 @@ def unloaded_sources(root: str, files: Iterable[tuple[str, str, str]]) -> dict[s
         return {}
     texts += [_read(path) for path, _, kind in files if kind in ("cuda", "header")]
     named = b"\n".join(texts)
+    # the literal starts of formatted names (`f"ivfpq_top1_v{n}.cu"`), read once
+    prefixes = {m.group(1) for m in _FORMATTED.finditer(named) if len(m.group(1)) >= 3}
     return {
         rel: _UNLOADED
         for _, rel in sources
-        if not _names_source(named, os.path.basename(rel)[: -len(".cu")].encode())
+        if not _names_source(named, prefixes, os.path.basename(rel)[: -len(".cu")].encode())
     }
 
 
@@ -90,17 +95,14 @@ _UNLOADED = (
 _PATTERN_LISTING = re.compile(rb"""\*\.cu\b|endswith\(\s*["']\.cu["']|\.suffix\s*==\s*["']\.cu""")
 
 
-def _names_source(text: bytes, stem: bytes) -> bool:
+_FORMATTED = re.compile(rb"""["'/]([\w.-]*)\{""")
+
+
+def _names_source(text: bytes, prefixes: set[bytes], stem: bytes) -> bool:
     """Whether `text` spells a source of this stem: `stem.cu`, the quoted stem, or a formatted
-    name whose literal start is a prefix of the stem (`f"ivfpq_top1_v{n}.cu"`)."""
+    name whose literal start (one of `prefixes`) is a prefix of the stem."""
     pattern = rb"(?<![\w.])" + re.escape(stem) + rb"(?:\.cu\b|[\"'])"
-    if re.search(pattern, text):
-        return True
-    for match in re.finditer(rb"""["'/]([\w.-]*)\{""", text):
-        prefix = match.group(1)
-        if len(prefix) >= 3 and stem.startswith(prefix):
-            return True
-    return False
+    return re.search(pattern, text) is not None or any(stem.startswith(p) for p in prefixes)
 
 
 def _no_static_build(root: str, files: list[tuple[str, str, str]]) -> bool:
