@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from rocmkit.port import pieces
 from rocmkit.port.declared import DeclaredVersions
 from rocmkit.port.text_scan import read_head
-from rocmkit.port.unbuilt_sources import unbuilt_reason, unloaded_sources
+from rocmkit.port.unbuilt_sources import source_verdicts
 from rocmkit.port.vendor_loading import CudaLoading
 
 # Name tokens (split on - _ . and path separators) that mark a vendor variant of a file.
@@ -74,7 +74,7 @@ class ProjectContext:
     # lazily, when a Python file imports one)
     declared: DeclaredVersions | None = field(default=None, compare=False)
     unbuilt_sources: str = ""  # why the tree's CUDA sources are never compiled ('' : they may be)
-    # .cu files a run-time build never reads (unbuilt_sources.unloaded_sources): rel -> why
+    # .cu files a run-time build never reads (unbuilt_sources.source_verdicts): rel -> why
     unloaded_sources: dict[str, str] = field(default_factory=dict)
     outer: tuple[str, ...] = ()  # the folder of a file scanned alone
     root: str = ""  # the scanned folder (or file)
@@ -162,10 +162,9 @@ def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectCo
             for source, line in cuda_only_sources(path).items():
                 cuda_only[prefix + source] = f"{rel}:{line}"
     # Round fourteen (a): CUDA sources nothing compiles (unbuilt_sources.py)
-    unbuilt = unbuilt_reason(root, files) if has_sources and os.path.isdir(root) else ""
-    # Session eleven: run-time builds read only the sources their modules name
-    unloaded = (
-        unloaded_sources(root, files) if has_sources and not unbuilt and os.path.isdir(root) else {}
+    # and (session eleven) the sources a run-time build never reads
+    unbuilt, unloaded = (
+        source_verdicts(root, files) if has_sources and os.path.isdir(root) else ("", {})
     )
     context = ProjectContext(
         own_packages=frozenset(own),

@@ -12,7 +12,7 @@ Decided once per scan, only for a tree that holds CUDA sources; the Python modul
 byte test each) only when every other condition already holds.
 
 A tree that builds its kernels only at run time (CuPy, PyCUDA, torch `load()`) compiles the
-sources its modules open by name: `unloaded_sources` finds the `.cu` files none names.
+sources its modules open by name: `source_verdicts` also finds the `.cu` files none names.
 """
 
 from __future__ import annotations
@@ -47,45 +47,36 @@ _RUNTIME_BUILDS = (
 )
 
 
-def unbuilt_reason(root: str, files: Iterable[tuple[str, str, str]]) -> str:
-    """Why the tree's CUDA sources are never compiled, or '' when something may compile them."""
+def source_verdicts(root: str, files: Iterable[tuple[str, str, str]]) -> tuple[str, dict[str, str]]:
+    """(why the tree's CUDA sources are never compiled, or ''; the `.cu` files a tree that
+    compiles its kernels only at run time never reads: rel -> why). With no build of its own, a
+    tree whose scripts compile nothing ships its sources only; one whose scripts compile at run
+    time (a CuPy RawModule, PyCUDA SourceModule or torch `load()` over the sources a module opens
+    by name) never compiles a `.cu` file whose name no module, script or other source spells (not
+    as `name.cu`, not as the quoted stem, not as the start of a formatted name
+    `f"name_v{n}.cu"`). Nothing is decided where a module lists sources by pattern
+    (`glob("*.cu")`, `.endswith(".cu")`). The tree is walked once, each script read once."""
     files = list(files)
     if not _no_static_build(root, files):
-        return ""
-    for path, _, kind in files:
-        if kind in _SCRIPT_KINDS and _holds(path, _RUNTIME_BUILDS):
-            return ""
-    return "shipped, never compiled: setup.py gives setup() no ext_modules and nothing compiles it"
-
-
-def unloaded_sources(root: str, files: Iterable[tuple[str, str, str]]) -> dict[str, str]:
-    """CUDA source files (.cu) that a tree compiling its kernels only at run time never reads:
-    with no build of its own (as for unbuilt_reason), a CuPy RawModule, PyCUDA SourceModule or
-    torch `load()` compiles the sources a module opens by name, so a `.cu` file whose name no
-    Python module, script or other source spells (not as `name.cu`, not as the quoted stem, not
-    as the start of a formatted name `f"name_v{n}.cu"`) is never compiled: rel -> why. Nothing
-    is decided where a module lists sources by pattern (`glob("*.cu")`, `.endswith(".cu")`)."""
-    files = list(files)
-    sources = [(path, rel) for path, rel, kind in files if kind == "cuda" and rel.endswith(".cu")]
-    if not sources or not _no_static_build(root, files):
-        return {}
-    readers = [path for path, _, kind in files if kind in _SCRIPT_KINDS]
-    texts = [_read(path) for path in readers]
+        return "", {}
+    texts = [_read(path) for path, _, kind in files if kind in _SCRIPT_KINDS]
     if not any(any(w in t for w in _RUNTIME_BUILDS) for t in texts):
-        return {}  # nothing compiles at run time: unbuilt_reason's case
-    if any(_PATTERN_LISTING.search(t) for t in texts):
-        return {}
+        return _UNBUILT, {}
+    sources = [rel for _, rel, kind in files if kind == "cuda" and rel.endswith(".cu")]
+    if not sources or any(_PATTERN_LISTING.search(t) for t in texts):
+        return "", {}
     texts += [_read(path) for path, _, kind in files if kind in ("cuda", "header")]
     named = b"\n".join(texts)
     # the literal starts of formatted names (`f"ivfpq_top1_v{n}.cu"`), read once
     prefixes = {m.group(1) for m in _FORMATTED.finditer(named) if len(m.group(1)) >= 3}
-    return {
+    return "", {
         rel: _UNLOADED
-        for _, rel in sources
+        for rel in sources
         if not _names_source(named, prefixes, os.path.basename(rel)[: -len(".cu")].encode())
     }
 
 
+_UNBUILT = "shipped, never compiled: setup.py gives setup() no ext_modules and nothing compiles it"
 _SCRIPT_KINDS = ("python", "shell", "notebook", "cmake", "rust-build")
 _UNLOADED = (
     "never compiled: the project builds its kernels at run time from the sources its modules"
