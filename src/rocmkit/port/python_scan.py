@@ -28,6 +28,7 @@ from rocmkit.port import (
     cuda_build,
     cuda_libraries,
     dask_nvml,
+    ffmpeg_nvidia,
     inline_ptx,
     installer,
     numba_cuda,
@@ -64,6 +65,7 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "container-gpu-request": ("DeviceRequest", container_gpus.NVIDIA_RESOURCE, "--gpus", "gpus="),
     "cuda-library-load": cuda_libraries.TRIGGERS + cuda_libraries.TRIGGERS_NVML,
     "ort-nvidia-provider": (ort_providers.TRIGGER, *ort_providers.NVIDIA_PROVIDERS),
+    "ffmpeg-nvidia-codec": ffmpeg_nvidia.TRIGGERS,
     # both hold "cuda", a key every scan looks for already: no search of its own
     "numba-cuda": ("numba.cuda", "import cuda"),
     "python-inline-ptx": (inline_ptx.GATE,),  # round fifteen (a)
@@ -338,6 +340,8 @@ def scan_python(
         hits = hits + _ort_provider_hits(whole, rules)
     if numba_cuda.TRIGGER in text and "cuda" in text:
         hits = hits + _numba_cuda_hits(whole, rules)
+    if any(t in text for t in ffmpeg_nvidia.TRIGGERS):
+        hits = hits + _ffmpeg_nvidia_hits(whole, rules)
     if any(t in text for t in ctypes_libraries.TRIGGERS):
         loads = _import_time_library_hits(text, whole, rules)
         taken = {h.line for h in loads}  # its verdict replaces the load's generic info
@@ -482,6 +486,15 @@ def _numba_cuda_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
     if rule is None or tree is None:
         return []
     return [hit(u.line, u.column, rule, u.evidence, u.severity) for u in numba_cuda.uses(tree)]
+
+
+def _ffmpeg_nvidia_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
+    """ffmpeg asked for NVIDIA's video engines (ffmpeg_nvidia): warn, info beside VAAPI/AMF."""
+    rule, tree = _rule_and_tree(rules, ffmpeg_nvidia.RULE, whole)
+    if rule is None or tree is None:
+        return []
+    found = ffmpeg_nvidia.uses(tree, whole.text, rule.severity)
+    return [hit(u.line, u.column, rule, u.evidence, u.severity) for u in found]
 
 
 def _inline_ptx_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:

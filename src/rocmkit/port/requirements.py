@@ -579,17 +579,25 @@ def _poetry_optional_hits(
             _line_of(lines, str(name)),
         )
         for name, spec in poetry.get("dependencies", {}).items()
-        if isinstance(spec, dict) and spec.get("optional")
+        if _poetry_optional(spec)
     }
+    table = next((i for i, line in enumerate(lines) if _EXTRAS_TABLE.match(line)), 0)
     chosen: dict[int, list[Hit]] = {}
     for extra, names in poetry.get("extras", {}).items():
-        members = [normalise_name(n.split("[")[0]) for n in _strings(names)]
-        placed = [optional[m] for m in members if m in optional]
+        start = _key_line(lines, str(extra), table) or table
+        placed, entries = [], {}
+        for member in _strings(names):
+            found = optional.get(normalise_name(member.split("[")[0]))
+            if found is not None:
+                placed.append(found)
+                entries[found[1]] = _line_of(lines, member, start)
         for h in group_hits(str(extra), placed, rules, torch_index=torch_index):
-            if severity_rank(h.severity) > max(
-                (severity_rank(o.severity) for o in chosen.get(h.line, [])), default=-1
-            ):
-                chosen[h.line] = [h]
+            # at the dependency's own line and at the extra's entry that installs it
+            for line in dict.fromkeys((h.line, entries.get(h.line, h.line))):
+                if severity_rank(h.severity) > max(
+                    (severity_rank(o.severity) for o in chosen.get(line, [])), default=-1
+                ):
+                    chosen[line] = [h._replace(line=line)]
     return [h for found in chosen.values() for h in found]
 
 
@@ -992,10 +1000,25 @@ def _pyproject_requirements(
             [
                 poetry_constraints.requirement(str(name), spec)
                 for name, spec in table.items()
-                if name != "python" and not (isinstance(spec, dict) and spec.get("optional"))
+                if name != "python" and not _poetry_optional(spec)
             ],
             False,
         )
+
+
+_EXTRAS_TABLE = re.compile(r"^\s*\[\s*tool\.poetry\.extras\s*\]")
+
+
+def _poetry_optional(spec: object) -> bool:
+    """Poetry's `optional = true`, on a dependency's table or on every table of its list of
+    per-platform constraints (Poetry's "multiple constraints" form)."""
+    if isinstance(spec, dict):
+        return bool(spec.get("optional"))
+    return (
+        isinstance(spec, list)
+        and bool(spec)
+        and all(isinstance(s, dict) and s.get("optional") for s in spec)
+    )
 
 
 def _poetry_groups(poetry: dict[str, Any]) -> Iterable[dict[str, Any]]:
@@ -1014,6 +1037,27 @@ def _key_line(lines: list[str], key: str, start: int = 0) -> int | None:
     return next((i for i in range(start, len(lines)) if pattern.match(lines[i])), None)
 
 
+def _toml_code(line: str) -> str:
+    """A TOML line without its comment: from the first `#` outside a string (TOML's comment
+    definition), so a package named in a comment is never taken for its requirement."""
+    if "#" not in line:
+        return line
+    quote, index = "", 0
+    while index < len(line):
+        char = line[index]
+        if quote == '"' and char == "\\":
+            index += 2  # an escape in a basic string
+            continue
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char == "#":
+            return line[:index]
+        index += 1
+    return line
+
+
 def _line_of(lines: list[str], needle: str, start: int = 0) -> int:
     """The line of a requirement string in the TOML text: as written, with its quotes escaped
     the way TOML writes them inside a basic string (`"vllm; python_version < \\"3.11\\""`),
@@ -1029,7 +1073,7 @@ def _line_of(lines: list[str], needle: str, start: int = 0) -> int:
             if not candidate:
                 continue
             for number, line in enumerate(lines[begin:], begin + 1):
-                if candidate in line:
+                if candidate in _toml_code(line):
                     return number
     # A Poetry table's entry, written as a requirement (poetry_constraints): its name's key line
     req = parse_requirement(needle)

@@ -1,0 +1,152 @@
+"""Issue 26, session twelve: ffmpeg asked for NVIDIA's video engines (FFmpeg's own names for
+NVENC, CUVID, the cuda hwaccel and the CUDA/NPP filters), and Poetry's optional dependencies read
+as Poetry defines them (a list of per-platform tables, a package named in a TOML comment). Each
+case with one where the finding must not appear, on small synthetic trees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from port_helpers import scan_files as _scan
+
+from rocmkit.port.findings import PortFinding
+
+_FFMPEG = "ffmpeg-nvidia-codec"
+
+
+def _by_line(root: Path, files: dict[str, str], rule: str) -> dict[int, PortFinding]:
+    report = _scan(root, files)
+    return {line: f for f in report.findings if f.rule_id == rule for line in f.lines}
+
+
+# ffmpegcv's shape: a GPU reader whose command asks for the cuda hwaccel and a CUVID decoder, a
+# writer whose codec defaults to NVENC, and a GPU count read from NVENC's own listing.
+_READER = '''import subprocess
+
+SUPPORTED = ("h264_nvenc", "libx264")
+
+
+def gpu_reader(path, gpu=0):
+    """Decode on the GPU, e.g. VideoCapture(path, codec="h264_cuvid")."""
+    cmd = (
+        f"ffmpeg -loglevel error -hwaccel cuda -hwaccel_device {gpu} "
+        f"-vcodec h264_cuvid -i {path} -f rawvideo pipe:"
+    )
+    return subprocess.Popen(cmd, shell=True)
+
+
+def count_gpus():
+    out = subprocess.run("ffmpeg -f lavfi -i nullsrc -c:v h264_nvenc -gpu list -f null -", shell=True)
+    return out.returncode
+
+
+def writer(path, codec="hevc_nvenc"):
+    if codec == "h264_nvenc":
+        pass
+    return subprocess.Popen(["ffmpeg", "-i", "pipe:", "-c:v", codec, path])
+
+
+def frames(path):
+    return ["ffmpeg", "-hwaccel", "auto", "-hwaccel_output_format", "cuda", "-i", path, "-"]
+'''
+
+
+def test_ffmpeg_commands_and_defaults_that_ask_for_nvidia_engines_are_warnings(
+    tmp_path: Path,
+) -> None:
+    found = _by_line(tmp_path, {"video/io.py": _READER}, _FFMPEG)
+    # the command string, the GPU count, the codec default, the argv list's hwaccel output;
+    # not the tuple of choices (3), the docstring (7) or the comparison (21)
+    assert set(found) == {9, 16, 20, 27}
+    assert {f.severity for f in found.values()} == {"warn"}
+    assert "-hwaccel cuda" in found[9].evidence
+    # one finding per rule and file: the writer alone says why its line is one
+    writer = "import subprocess\n\n\n" + _READER[_READER.index("def writer") :]
+    (alone,) = _scan(tmp_path / "w", {"video/writer.py": writer}).findings
+    assert alone.line == 4 and "default of codec" in alone.evidence
+
+
+def test_an_ffmpeg_module_that_also_names_vaapi_is_one_side_of_a_switch(tmp_path: Path) -> None:
+    switched = (
+        _READER
+        + '\n\ndef amd_reader(path):\n    return ["ffmpeg", "-hwaccel", "vaapi", "-i", path]\n'
+    )
+    found = _by_line(tmp_path, {"video/io.py": switched}, _FFMPEG)
+    assert found and {f.severity for f in found.values()} == {"info"}
+
+
+def test_strings_that_only_name_nvenc_outside_a_command_are_no_finding(tmp_path: Path) -> None:
+    # lerobot's and opentalking's shapes: a list of codecs a user may pick, and a branch on the pick
+    module = """CODECS = ["libsvtav1", "h264", "h264_nvenc", "hevc_nvenc"]
+MAP = {"h264": "h264_cuvid"}
+
+
+def options(vcodec):
+    if vcodec in ("h264_nvenc", "hevc_nvenc"):
+        return {"preset": "p4"}
+    return {}
+"""
+    assert not _by_line(tmp_path, {"video/config.py": module}, _FFMPEG)
+
+
+def test_a_shell_script_running_ffmpeg_with_nvenc_is_a_warning(tmp_path: Path) -> None:
+    script = (
+        "#!/bin/sh\nffmpeg -i in.mp4 -c:v h264_nvenc out.mp4\n"
+        "# ffmpeg -c:v hevc_nvenc in a comment\nffmpeg -i in.mp4 -c:v libx264 cpu.mp4\n"
+    )
+    found = _by_line(tmp_path, {"scripts/encode.sh": script}, _FFMPEG)
+    assert [(line, f.severity) for line, f in found.items()] == [(2, "warn")]
+
+
+# rectools' shape: a CUDA-only CuPy wheel as a Poetry dependency written as a list of per-Python
+# tables, each `optional = true`, installed by two extras; a comment above names the package too.
+_POETRY = """[tool.poetry]
+name = "demo"
+version = "0.1"
+
+[tool.poetry.dependencies]
+python = ">=3.9"
+# other packages (like cupy-cuda12x) use CUDA 12
+implicit = "^0.7.1"
+cupy-cuda12x = [
+    {version = "^13.3.0", python = "<3.13", optional = true},
+    {version = "^13.4.0", python = ">=3.13", optional = true},
+]
+
+[tool.poetry.extras]
+cupy = ["cupy-cuda12x"]
+all = [
+    "implicit",
+    "cupy-cuda12x",
+]
+"""
+
+
+def test_a_poetry_dependency_of_optional_tables_is_reported_where_its_extras_install_it(
+    tmp_path: Path,
+) -> None:
+    found = _by_line(tmp_path, {"pyproject.toml": _POETRY}, "cupy-cuda")
+    # its own entry and each extra's line; never the comment on line 7
+    assert set(found) == {9, 15, 18}
+    assert {f.severity for f in found.values()} == {"warn"}
+    assert "opt-in extra" in found[9].evidence
+    # nobody's extra lists it: pip never installs it
+    alone = _POETRY.split("[tool.poetry.extras]")[0]
+    assert not [
+        f for f in _scan(tmp_path / "b", {"pyproject.toml": alone}).findings if f.severity != "info"
+    ]
+
+
+def test_a_requirement_named_only_in_a_toml_comment_is_found_at_its_own_line(
+    tmp_path: Path,
+) -> None:
+    pyproject = """[project]
+name = "demo"
+version = "0.1"
+# torch==2.1.0 was the last release we tested with CUDA 11
+dependencies = [
+    "torch==2.1.0",  # pinned # twice
+]
+"""
+    found = _by_line(tmp_path, {"pyproject.toml": pyproject}, "torch-pypi-pin")
+    assert set(found) == {6}
