@@ -86,6 +86,7 @@ PARTS = (
     "test52",
     "test54",
     "test55",
+    "test56",
 )
 SEVERITIES = ("warn", "error")
 
