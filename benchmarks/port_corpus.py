@@ -87,6 +87,7 @@ PARTS = (
     "test54",
     "test55",
     "test56",
+    "test57",
 )
 SEVERITIES = ("warn", "error")
 
