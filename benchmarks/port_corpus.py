@@ -88,6 +88,7 @@ PARTS = (
     "test55",
     "test56",
     "test57",
+    "test58",
 )
 SEVERITIES = ("warn", "error")
 
