@@ -86,6 +86,7 @@ PARTS = (
     "test52",
     "test54",
     "test55",
+    "test59",
 )
 SEVERITIES = ("warn", "error")
 
