@@ -89,6 +89,7 @@ PARTS = (
     "test56",
     "test57",
     "test58",
+    "test59",
 )
 SEVERITIES = ("warn", "error")
 

@@ -42,6 +42,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
     # The first split is a rule over the first 13 projects; test2 to test52, test54, test55 and
     # test57 were added whole, later.
     # The first split is a rule over the first 13 projects; test2 to test52, test54, test55 and test58
+    # The first split is a rule over the first 13 projects; test2 to test52, test54, test55 and test59
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -115,6 +116,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test56", 6),
         ("test57", 13),
         ("test58", 3),
+        ("test59", 5),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
