@@ -51,6 +51,10 @@ PARTS = (
     "test52",
     "test54",
     "test55",
+    "test56",
+    "test57",
+    "test58",
+    "test59",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
