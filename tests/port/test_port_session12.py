@@ -150,3 +150,88 @@ dependencies = [
 """
     found = _by_line(tmp_path, {"pyproject.toml": pyproject}, "torch-pypi-pin")
     assert set(found) == {6}
+
+
+# -- after round A (test56-test59) was scored ---------------------------------------------------
+
+# The lucidrains attend.py shape (voicebox-pytorch): flash SDPA turned on only for an A100 through
+# a named tuple whose first field is enable_flash.
+_ATTEND = """from collections import namedtuple
+import torch
+
+FlashAttentionConfig = namedtuple("FlashAttentionConfig", ["enable_flash", "enable_math", "enable_mem_efficient"])
+
+
+class Attend:
+    def __init__(self):
+        props = torch.cuda.get_device_properties(torch.device("cuda"))
+        if props.major == 8 and props.minor == 0:
+            self.cuda_config = FlashAttentionConfig(True, False, False)
+        else:
+            self.cuda_config = FlashAttentionConfig(False, True, True)
+"""
+
+
+def test_flash_withheld_through_a_named_tuple_the_module_defines_is_a_warning(
+    tmp_path: Path,
+) -> None:
+    found = _by_line(tmp_path / "a", {"attend.py": _ATTEND}, "device-capability")
+    assert [(line, f.severity) for line, f in found.items()] == [(9, "warn")]
+    assert "flash backend only for NVIDIA chips" in found[9].evidence
+    # a constructor the module does not define as enable_flash-first says nothing about flash
+    other = _ATTEND.replace('["enable_flash", "enable_math"', '["enable_math", "enable_flash"')
+    found = _by_line(tmp_path / "b", {"attend.py": other}, "device-capability")
+    assert [f.severity for f in found.values()] == ["info"]
+
+
+def test_a_capability_test_on_the_nvidia_side_of_a_vendor_switch_is_info(tmp_path: Path) -> None:
+    # sdnq's shape: NVIDIA's FP8 line on the "cuda" side, the gfx version on the "rocm" side
+    module = """import torch
+from .common import backend, device, gfx_version
+
+if backend == "cuda":
+    fp8_mm = torch.cuda.get_device_capability(device) >= (8, 9)
+elif backend == "rocm":
+    fp8_mm = gfx_version >= 0x940
+"""
+    found = _by_line(tmp_path / "a", {"pkg/kernels.py": module}, "device-capability")
+    assert [f.severity for f in found.values()] == ["info"]
+    assert "gated" in found[5].evidence
+    alone = "import torch\n\nfp8_mm = torch.cuda.get_device_capability() >= (8, 9)\n"
+    found = _by_line(tmp_path / "b", {"pkg/kernels.py": alone}, "device-capability")
+    assert [f.severity for f in found.values()] == ["warn"]
+
+
+def test_tensorpacks_nvml_wrapper_is_nvml(tmp_path: Path) -> None:
+    # torchpack's GPU utilisation tracker: tensorpack's ctypes wrapper loads libnvidia-ml
+    module = """from tensorpack.utils.nvml import NVMLContext
+
+
+def utilisation(devices):
+    with NVMLContext() as ctx:
+        return [ctx.device(k).utilization()["gpu"] for k in devices]
+"""
+    found = _by_line(tmp_path, {"pkg/trackers.py": module}, "nvml")
+    assert found and {f.severity for f in found.values()} == {"warn"}
+
+
+def test_a_gpus_option_pair_added_to_a_docker_argv_is_docker_gpus(tmp_path: Path) -> None:
+    # polyaxon's shape: a resources class completes the argv another function gives `docker run`
+    module = """class Resources:
+    def to_cmd(self):
+        cmd_args = []
+        if self.memory:
+            cmd_args += ["--memory", self.memory]
+        if self.gpus:
+            cmd_args += ["--gpus", self.gpus]
+        return cmd_args
+
+
+def docker_mem_bytes(value):
+    return value
+"""
+    found = _by_line(tmp_path / "a", {"pkg/docker_types.py": module}, "docker-gpus")
+    assert [(line, f.severity) for line, f in found.items()] == [(7, "warn")]
+    # the same pair in a module that never speaks of docker is another tool's own option
+    plain = module.replace("docker_mem_bytes", "memory_bytes")
+    assert not _by_line(tmp_path / "b", {"pkg/cli.py": plain}, "docker-gpus")

@@ -160,15 +160,24 @@ def names_sdpa(text: str) -> bool:
     return "FLASH_ATTENTION" in text or "enable_flash" in text or "sdp_kernel" in text
 
 
-def turns_on_sdpa_flash(statements: list[ast.stmt]) -> bool:
+def turns_on_sdpa_flash(statements: list[ast.stmt], text: str = "") -> bool:
     """Whether a branch turns on PyTorch's flash SDPA backend: `SDPBackend.FLASH_ATTENTION`,
     `enable_flash=True`, or a triple whose first value is True given to `sdp_kernel(...)` or
     stored under an `sdp` name in a module that names sdp_kernel (torch.backends.cuda.sdp_kernel's
-    positional order is enable_flash, enable_math, enable_mem_efficient)."""
-    return any(_flash_on(node) for statement in statements for node in ast.walk(statement))
+    positional order is enable_flash, enable_math, enable_mem_efficient), or given to a named
+    tuple the module (`text`) defines with enable_flash as its first field (`FlashAttentionConfig
+    = namedtuple("FlashAttentionConfig", ["enable_flash", "enable_math", ...])`)."""
+    tuples = frozenset(_FLASH_FIRST_TUPLE.findall(text)) if "namedtuple" in text else frozenset()
+    return any(_flash_on(node, tuples) for statement in statements for node in ast.walk(statement))
 
 
-def _flash_on(node: ast.AST) -> bool:
+# A named tuple whose first field is enable_flash: its first positional value is that switch.
+_FLASH_FIRST_TUPLE = re.compile(
+    r"(\w+)\s*=\s*(?:collections\.)?namedtuple\(\s*['\"]\w+['\"]\s*,\s*[\[(]?\s*['\"]\s*enable_flash\b"
+)
+
+
+def _flash_on(node: ast.AST, tuples: frozenset[str] = frozenset()) -> bool:
     if isinstance(node, ast.Attribute):
         return node.attr == "FLASH_ATTENTION"
     if isinstance(node, ast.keyword):
@@ -178,7 +187,8 @@ def _flash_on(node: ast.AST) -> bool:
             and node.value.value is True
         )
     if isinstance(node, ast.Call):
-        return _name(node.func).startswith("sdp") and _first_true(node.args)
+        name = _name(node.func)
+        return (name.startswith("sdp") or name in tuples) and _first_true(node.args)
     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Tuple):
         stored = " ".join(_name(t) for t in node.targets).lower()
         return "sdp" in stored and _first_true(node.value.elts)

@@ -104,6 +104,36 @@ def docker_argv_gpus(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterat
             yield from _gpus_items(value)
 
 
+_DOCKER_WORD = re.compile(r"(?i)docker|podman")
+
+
+def names_docker(text: str) -> bool:
+    """Whether a module speaks of docker anywhere, in a name too (`docker_mem_bytes`, a module
+    of the `_docker` package), or of podman, whose run takes docker's options."""
+    return _DOCKER_WORD.search(text) is not None
+
+
+def docker_option_gpus(
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> Iterator[ast.Constant]:
+    """In a module that speaks of docker: the "--gpus" that opens an option pair added to an
+    argument list (`cmd_args += ["--gpus", self.gpus]`, `options.extend(["--gpus", n])`), the
+    argv of a `docker run` another function completes (docker run's own option)."""
+    for node in ast.walk(function):
+        added: list[ast.expr] = []
+        if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
+            added = [node.value]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("extend", "append")
+        ):
+            added = list(node.args)
+        for value in added:
+            if isinstance(value, (ast.List, ast.Tuple)) and len(value.elts) == 2:
+                yield from _gpus_items(value.elts[0])
+
+
 def _is_docker_run(node: ast.AST) -> bool:
     if not isinstance(node, (ast.List, ast.Tuple)):
         return False

@@ -2437,6 +2437,8 @@ class _Visitor:
         library file name tried from a list."""
         if self.argv_gpus:  # reported when the walk reaches the item (it knows the gating)
             self.docker_gpus.update(id(i) for i in container_gpus.docker_argv_gpus(node))
+            if container_gpus.names_docker(self.text):
+                self.docker_gpus.update(id(i) for i in container_gpus.docker_option_gpus(node))
         if self.loads_cuda:
             for call, kind, library in cuda_libraries.loads_by_name(node):
                 self._library_load(call, kind, library)
@@ -2686,7 +2688,9 @@ class _Visitor:
         if not gated or "pytest" in self.text or vendor_aware(self.text):
             return None
         gated = [
-            c for c in gated if capability_features.turns_on_sdpa_flash(self.sdpa_flash[id(c)])
+            c
+            for c in gated
+            if capability_features.turns_on_sdpa_flash(self.sdpa_flash[id(c)], self.text)
         ]
         for compare in gated:
             threshold = _threshold(compare)
@@ -2756,6 +2760,8 @@ class _Visitor:
 
     def add_at(self, node: ast.AST, check: str, evidence: str, severity: Severity) -> None:
         rule = self.rules.by_check.get(check)
+        if rule is not None and check == "device-capability" and self.gated and severity != "info":
+            severity, evidence = "info", evidence[:110] + "  (gated: one side of a vendor switch)"
         if rule is not None:
             line, column = getattr(node, "lineno", 1), getattr(node, "col_offset", -1) + 1
             self.hits.append(hit(line, column, rule, evidence, severity))
