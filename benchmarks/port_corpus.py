@@ -90,6 +90,7 @@ PARTS = (
     "test57",
     "test58",
     "test59",
+    "test61",
 )
 SEVERITIES = ("warn", "error")
 
