@@ -91,6 +91,7 @@ PARTS = (
     "test58",
     "test59",
     "test60",
+    "test61",
 )
 SEVERITIES = ("warn", "error")
 
