@@ -55,6 +55,7 @@ PARTS = (
     "test57",
     "test58",
     "test59",
+    "test60",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
