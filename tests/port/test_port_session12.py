@@ -235,3 +235,68 @@ def docker_mem_bytes(value):
     # the same pair in a module that never speaks of docker is another tool's own option
     plain = module.replace("docker_mem_bytes", "memory_bytes")
     assert not _by_line(tmp_path / "b", {"pkg/cli.py": plain}, "docker-gpus")
+
+
+# -- after round B (test60, test61) was scored --------------------------------------------------
+
+
+def test_nunchaku_nvdiffrast_and_optix_are_nvidia_only_libraries(tmp_path: Path) -> None:
+    files = {
+        "setup.py": 'from setuptools import setup\n\nsetup(name="demo", install_requires=["diffrp-nvdiffrast"])\n',
+        "demo/render.py": "import nvdiffrast.torch as dr\n",
+        "demo/quant.py": "from nunchaku import NunchakuFluxTransformer2dModel\n",
+        "demo/rays.py": "def caster():\n    import torchoptix\n\n    return torchoptix\n",
+    }
+    report = _scan(tmp_path, files)
+    shown = {(f.path, f.severity) for f in report.findings if f.rule_id == "nvidia-only-library"}
+    assert {("setup.py", "error"), ("demo/quant.py", "error"), ("demo/rays.py", "error")} <= shown
+    # the package's own declaration is the finding; its import is reported beside it
+    assert any(p == "demo/render.py" for p, _ in shown)
+
+
+def test_a_plain_gpus_device_request_is_docker_gpus(tmp_path: Path) -> None:
+    # pipeline-ai's shape: the docker SDK's spelling of `docker run --gpus`
+    module = """import docker
+
+
+def up(client, image, gpu_ids):
+    request = docker.types.DeviceRequest(device_ids=gpu_ids, capabilities=[["gpu"]])
+    return client.containers.run(image, device_requests=[request])
+"""
+    found = _by_line(tmp_path / "a", {"pkg/up.py": module}, "docker-gpus")
+    assert [(line, f.severity) for line, f in found.items()] == [(5, "warn")]
+    # naming NVIDIA's driver is the container-gpu-request error, not this
+    nvidia = module.replace("capabilities=", 'driver="nvidia", capabilities=')
+    assert not _by_line(tmp_path / "b", {"pkg/up.py": nvidia}, "docker-gpus")
+
+
+def test_a_numba_probe_that_only_warns_does_not_lower_its_kernels(tmp_path: Path) -> None:
+    # hippynn's shape: the module warns that the kernels will fail, then defines them anyway
+    module = """import warnings
+import numba
+import numba.cuda
+
+if not numba.cuda.is_available():
+    warnings.warn("numba.cuda.is_available() returned False: kernels will fail on GPU tensors")
+
+
+@numba.cuda.jit
+def envsum(out, values):
+    i = numba.cuda.grid(1)
+    out[i] = values[i]
+"""
+    found = _by_line(tmp_path / "a", {"kernels/env_numba.py": module}, "numba-cuda")
+    assert [(line, f.severity) for line, f in found.items()] == [(3, "error")]
+    # a probe that picks another path is the module doing without the target
+    chooses = module.replace(
+        '    warnings.warn("numba.cuda.is_available() returned False: kernels will fail on GPU tensors")',
+        "    raise ImportError('no CUDA: use the pytorch kernels')",
+    )
+    found = _by_line(tmp_path / "b", {"kernels/env_numba.py": chooses}, "numba-cuda")
+    assert [f.severity for f in found.values()] == ["info"]
+
+
+def test_numbas_driver_binding_is_an_error(tmp_path: Path) -> None:
+    module = "from numba.cuda.cudadrv import devices, devicearray, driver\n\n\ndef context():\n    return devices.get_context()\n"
+    found = _by_line(tmp_path, {"kernels/fast_convert.py": module}, "numba-cuda")
+    assert [(line, f.severity) for line, f in found.items()] == [(1, "error")]

@@ -7,7 +7,9 @@ the `amd` driver, registered only where the AMD container runtime is installed a
 is not, has gpu and amd. A request is a list of alternatives, each a list of capabilities all of
 which one driver must have. So `capabilities=[["gpu"]]` (what `docker run --gpus` sends) can be
 served on an AMD host that has the AMD Container Toolkit, while `[["compute", "utility"]]` or
-`driver="nvidia"` can only be served by NVIDIA's stack. In Kubernetes, `nvidia.com/gpu` is the
+`driver="nvidia"` can only be served by NVIDIA's stack; the plain `[["gpu"]]` is reported as
+docker-gpus, as `--gpus` on a command line is (an AMD host serves it only with that toolkit,
+`--runtime=amd`). In Kubernetes, `nvidia.com/gpu` is the
 extended resource NVIDIA's device plugin advertises; AMD's plugin advertises `amd.com/gpu`.
 """
 
@@ -57,6 +59,19 @@ def device_request_verdict(call: ast.Call) -> str | None:
         return None  # the amd driver can serve it (with the AMD Container Toolkit)
     shown = [sorted(set(a) & _NVIDIA_ONLY_CAPABILITIES) or a for a in alternatives]
     return f"DeviceRequest(capabilities={alternatives}): {shown} are NVIDIA driver capabilities"
+
+
+def plain_gpus_request(call: ast.Call) -> str | None:
+    """A DeviceRequest(...) that asks for what `docker run --gpus` asks (`capabilities=[["gpu"]]`,
+    no driver): an AMD host serves it only where the AMD Container Toolkit registered its driver,
+    so it is the docker-gpus hazard, as `--gpus` written on a command line is."""
+    keywords = {k.arg: k.value for k in call.keywords if k.arg}
+    if "driver" in keywords:
+        return None
+    alternatives = _capability_sets(keywords.get("capabilities"))
+    if alternatives and all(set(a) == {"gpu"} for a in alternatives):
+        return f"DeviceRequest(capabilities={alternatives}): docker run --gpus"
+    return None
 
 
 def _capability_sets(node: ast.AST | None) -> list[list[str]]:

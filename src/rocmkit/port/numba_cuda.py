@@ -9,9 +9,11 @@ compiled or launched (CudaSupportError), and device queries (`cuda.gpus`, `cuda.
 
 So, per file that imports the target:
 - kernels defined or launched through it, or its device arrays, streams and events (an array
-  taken from torch with `cuda.as_cuda_array`): `error` (the feature has no GPU path on ROCm);
+  taken from torch with `cuda.as_cuda_array`), or its driver binding (`numba.cuda.cudadrv`):
+  `error` (the feature has no GPU path on ROCm);
 - device queries only: `warn` (a GPU report or memory probe that finds nothing on ROCm);
-- a probe (`cuda.is_available()` in the file): `info`, the file already does without it;
+- a probe (`cuda.is_available()` in the file): `info`, the file already does without it (not
+  a probe whose `if` only warns or logs: the kernels run anyway);
 - a file that also imports cuDF or CuPy: `info`, its kernels take those libraries' GPU arrays
   (the CUDA array interface), which a ROCm machine never has; their own rules report them.
 The finding stands at the import, where a maintainer decides what to do about the target.
@@ -61,6 +63,7 @@ def uses(tree: ast.Module) -> list[Use]:
     direct = _direct_names(tree)
     kernels = memory = queries = probe = False
     data = False
+    warned = _probes_that_only_warn(tree, names)
     for node in ast.walk(tree):
         used = None
         if isinstance(node, ast.Attribute) and _on_target(node.value, names):
@@ -71,9 +74,11 @@ def uses(tree: ast.Module) -> list[Use]:
             kernels |= used in _KERNEL_ATTRIBUTES
             memory |= used in _MEMORY_ATTRIBUTES
             queries |= used in _QUERY_ATTRIBUTES
-            probe |= used == "is_available"
+            probe |= used == "is_available" and id(node) not in warned
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             data |= any(m.split(".")[0] in _CUDA_DATA_MODULES for m in _modules(node))
+            # numba.cuda.cudadrv: Numba's binding of NVIDIA's driver API (libcuda through ctypes)
+            memory |= any(m.startswith("numba.cuda.cudadrv") for m in _modules(node))
     if probe or data:
         why = "probed with is_available()" if probe else "its kernels take cuDF/CuPy GPU data"
         return [Use(first.lineno, first.col_offset + 1, "info", f"numba.cuda ({why})")]
@@ -86,6 +91,47 @@ def uses(tree: ast.Module) -> list[Use]:
         evidence = "numba.cuda device queries (find no GPU on ROCm)"
         return [Use(first.lineno, first.col_offset + 1, "warn", evidence)]
     return []
+
+
+def _probes_that_only_warn(tree: ast.Module, names: set[str]) -> set[int]:
+    """The `cuda.is_available` reads in the test of an `if` whose branches only warn or log
+    (`if not cuda.is_available(): warnings.warn(...)`): the module says the kernels will fail
+    and runs them anyway, so the probe chooses no other path."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and _only_warns(node.body) and _only_warns(node.orelse):
+            found.update(
+                id(n)
+                for n in ast.walk(node.test)
+                if isinstance(n, ast.Attribute)
+                and n.attr == "is_available"
+                and _on_target(n.value, names)
+            )
+    return found
+
+
+def _only_warns(body: list[ast.stmt]) -> bool:
+    """Every statement a warning, a log line, a print or `pass` (nested ifs of those too)."""
+    for statement in body:
+        if isinstance(statement, ast.Pass):
+            continue
+        if isinstance(statement, ast.If):
+            if _only_warns(statement.body) and _only_warns(statement.orelse):
+                continue
+            return False
+        if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+            return False
+        func = statement.value.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        owner = func.value if isinstance(func, ast.Attribute) else None
+        owner_name = owner.id if isinstance(owner, ast.Name) else ""
+        if not (
+            called == "print"
+            or (called == "warn" and owner_name in ("warnings", ""))
+            or owner_name in ("logger", "logging", "log", "LOGGER", "_logger", "_log")
+        ):
+            return False
+    return True
 
 
 def _bound_names(tree: ast.Module) -> tuple[set[str], ast.stmt | None]:

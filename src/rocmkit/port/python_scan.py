@@ -2402,6 +2402,8 @@ class _Visitor:
             why = container_gpus.device_request_verdict(node)
             if why:
                 self.add(node, "container-gpu-request", why)
+            elif (plain := container_gpus.plain_gpus_request(node)) is not None:
+                self.add(node, "docker-gpus", plain)
         elif self.loads_cuda and (load := cuda_libraries.constant_load(node)) is not None:
             self._library_load(node, *load)
         elif self.dask_nvml and (entry := dask_nvml.entry_call(node, self.dask_nvml)):
