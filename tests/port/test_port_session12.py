@@ -298,5 +298,8 @@ def envsum(out, values):
 
 def test_numbas_driver_binding_is_an_error(tmp_path: Path) -> None:
     module = "from numba.cuda.cudadrv import devices, devicearray, driver\n\n\ndef context():\n    return devices.get_context()\n"
-    found = _by_line(tmp_path, {"kernels/fast_convert.py": module}, "numba-cuda")
+    found = _by_line(tmp_path / "a", {"kernels/fast_convert.py": module}, "numba-cuda")
     assert [(line, f.severity) for line, f in found.items()] == [(1, "error")]
+    # its exception classes are what a module catches when the driver is missing (recommenders)
+    catches = "from numba.cuda.cudadrv.error import CudaSupportError\n"
+    assert not _by_line(tmp_path / "b", {"utils/gpu.py": catches}, "numba-cuda")

@@ -78,7 +78,7 @@ def uses(tree: ast.Module) -> list[Use]:
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             data |= any(m.split(".")[0] in _CUDA_DATA_MODULES for m in _modules(node))
             # numba.cuda.cudadrv: Numba's binding of NVIDIA's driver API (libcuda through ctypes)
-            memory |= any(m.startswith("numba.cuda.cudadrv") for m in _modules(node))
+            memory |= _driver_binding(node)
     if probe or data:
         why = "probed with is_available()" if probe else "its kernels take cuDF/CuPy GPU data"
         return [Use(first.lineno, first.col_offset + 1, "info", f"numba.cuda ({why})")]
@@ -91,6 +91,23 @@ def uses(tree: ast.Module) -> list[Use]:
         evidence = "numba.cuda device queries (find no GPU on ROCm)"
         return [Use(first.lineno, first.col_offset + 1, "warn", evidence)]
     return []
+
+
+def _driver_binding(node: ast.Import | ast.ImportFrom) -> bool:
+    """An import of Numba's driver binding (`numba.cuda.cudadrv` and its driver, devices and
+    devicearray modules), not of its exception classes (`cudadrv.error`: CudaSupportError is
+    what a module catches when the driver is missing)."""
+    if isinstance(node, ast.ImportFrom):
+        module = node.module or ""
+        if node.level or not module.startswith("numba.cuda.cudadrv"):
+            return False
+        if module == "numba.cuda.cudadrv":
+            return any(a.name != "error" for a in node.names)
+        return module != "numba.cuda.cudadrv.error"
+    return any(
+        a.name.startswith("numba.cuda.cudadrv") and a.name != "numba.cuda.cudadrv.error"
+        for a in node.names
+    )
 
 
 def _probes_that_only_warn(tree: ast.Module, names: set[str]) -> set[int]:
