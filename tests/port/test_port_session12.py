@@ -303,3 +303,28 @@ def test_numbas_driver_binding_is_an_error(tmp_path: Path) -> None:
     # its exception classes are what a module catches when the driver is missing (recommenders)
     catches = "from numba.cuda.cudadrv.error import CudaSupportError\n"
     assert not _by_line(tmp_path / "b", {"utils/gpu.py": catches}, "numba-cuda")
+
+
+def test_a_poetry_development_group_is_a_contributors_group(tmp_path: Path) -> None:
+    # mlserver's shape: an exact torchvision in an optional Poetry group for the monorepo's tests;
+    # Poetry never puts a non-main group in the built package's metadata
+    pyproject = """[tool.poetry]
+name = "demo"
+version = "0.1"
+
+[tool.poetry.dependencies]
+python = "^3.10"
+
+[tool.poetry.group.all-runtimes-dev]
+optional = true
+
+[tool.poetry.group.all-runtimes-dev.dependencies]
+torchvision = "0.19.1"
+"""
+    found = _by_line(tmp_path / "a", {"pyproject.toml": pyproject}, "torch-pypi-pin")
+    assert [(line, f.severity) for line, f in found.items()] == [(12, "info")]
+    assert "contributors' group" in found[12].evidence
+    # the same pin in the main group (or the dependencies table) is what every install pulls
+    main = pyproject.replace("group.all-runtimes-dev.dependencies", "group.main.dependencies")
+    found = _by_line(tmp_path / "b", {"pyproject.toml": main}, "torch-pypi-pin")
+    assert [f.severity for f in found.values()] == ["warn"]

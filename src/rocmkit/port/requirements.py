@@ -10,7 +10,7 @@ import configparser
 import functools
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -992,17 +992,27 @@ def _pyproject_requirements(
     for name, group in data.get("dependency-groups", {}).items():  # PEP 735: development only
         yield str(name), list(_strings(group)), True
     poetry = data.get("tool", {}).get("poetry", {})
-    for table in (poetry.get("dependencies", {}), *_poetry_groups(poetry)):
+    # Poetry's groups other than main are development groups: never in the built package's
+    # metadata, installed only by `poetry install --with` (Poetry's "Dependency groups"), so
+    # a contributors' group each.
+    groups = [(None, poetry.get("dependencies", {}), False)] + [
+        (None, g.get("dependencies", {}), False)
+        if name == "main"
+        else (str(name), g.get("dependencies", {}), True)
+        for name, g in poetry.get("group", {}).items()
+        if isinstance(g, dict)
+    ]
+    for group, table, contributors in groups:
         # an `optional = true` dependency is judged with the extras that list it; the others
         # with their versions (poetry_constraints: Poetry's caret/tilde/wildcard definitions)
         yield (
-            None,
+            group,
             [
                 poetry_constraints.requirement(str(name), spec)
                 for name, spec in table.items()
                 if name != "python" and not _poetry_optional(spec)
             ],
-            False,
+            contributors,
         )
 
 
@@ -1019,10 +1029,6 @@ def _poetry_optional(spec: object) -> bool:
         and bool(spec)
         and all(isinstance(s, dict) and s.get("optional") for s in spec)
     )
-
-
-def _poetry_groups(poetry: dict[str, Any]) -> Iterable[dict[str, Any]]:
-    return (g.get("dependencies", {}) for g in poetry.get("group", {}).values())
 
 
 def _strings(values: object) -> Iterator[str]:
