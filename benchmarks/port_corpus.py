@@ -93,6 +93,7 @@ PARTS = (
     "test60",
     "test61",
     "test62",
+    "test63",
 )
 SEVERITIES = ("warn", "error")
 
