@@ -92,6 +92,7 @@ PARTS = (
     "test59",
     "test60",
     "test61",
+    "test64",
 )
 SEVERITIES = ("warn", "error")
 
