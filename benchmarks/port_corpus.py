@@ -94,6 +94,7 @@ PARTS = (
     "test61",
     "test62",
     "test63",
+    "test64",
 )
 SEVERITIES = ("warn", "error")
 
