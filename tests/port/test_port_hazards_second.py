@@ -56,6 +56,7 @@ PARTS = (
     "test58",
     "test59",
     "test60",
+    "test61",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
