@@ -61,6 +61,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "ort-nvidia-provider": _CODE,  # a provider choice with no AMD branch (cuda-only-import)
     # ffmpeg asked for NVENC/CUVID (a video engine with no AMD driver; also how some count GPUs)
     "ffmpeg-nvidia-codec": _CODE | {"nvidia-smi-call"},
+    "opencv-dnn-cuda": _CODE,  # OpenCV's CUDA DNN back end (no AMD build: runs on the CPU)
     "rapids-cuda": _CODE,  # RAPIDS' -cuXX wheels, CMake lookups and (round eleven) imports
     "dask-cuda": {"cuda-only-package"},
     "rocm-arch-list": {"gencode-flags"},  # a target list without gfx942/gfx950

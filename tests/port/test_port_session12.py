@@ -328,3 +328,56 @@ torchvision = "0.19.1"
     main = pyproject.replace("group.all-runtimes-dev.dependencies", "group.main.dependencies")
     found = _by_line(tmp_path / "b", {"pyproject.toml": main}, "torch-pypi-pin")
     assert [f.severity for f in found.values()] == ["warn"]
+
+
+# -- after round C (test62-test64) was scored ---------------------------------------------------
+
+
+def test_opencv_dnn_set_to_its_cuda_back_end_is_a_warning(tmp_path: Path) -> None:
+    # motrackers' shape: a use_gpu switch that asks OpenCV's DNN module for CUDA
+    module = """import cv2 as cv
+
+
+class YOLO:
+    def __init__(self, weights, config, use_gpu=False):
+        self.net = cv.dnn.readNetFromDarknet(config, weights)
+        if use_gpu:
+            self.net.setPreferableBackend(cv.dnn.DNN_BACKEND_CUDA)
+            self.net.setPreferableTarget(cv.dnn.DNN_TARGET_CUDA)
+"""
+    found = _by_line(tmp_path / "a", {"detectors/yolo.py": module}, "opencv-dnn-cuda")
+    assert [(line, f.severity) for line, f in found.items()] == [(8, "warn"), (9, "warn")]
+    # beside an OpenCL target the module chooses between the two
+    both = (
+        module
+        + "        else:\n            self.net.setPreferableTarget(cv.dnn.DNN_TARGET_OPENCL)\n"
+    )
+    found = _by_line(tmp_path / "b", {"detectors/yolo.py": both}, "opencv-dnn-cuda")
+    assert {f.severity for f in found.values()} == {"info"}
+    # rtmlib's shape: a table from the user's choice to the constants asks for nothing
+    table = (
+        "import cv2\n\nBACKENDS = {'cuda': (cv2.dnn.DNN_BACKEND_CUDA, cv2.dnn.DNN_TARGET_CUDA)}\n"
+    )
+    assert not _by_line(tmp_path / "c", {"tools/base.py": table}, "opencv-dnn-cuda")
+
+
+def test_a_platform_list_spliced_into_install_requires_is_read(tmp_path: Path) -> None:
+    # inaspeechsegmenter's shape: packages appended per platform, spliced into the requirements
+    setup = """import sys
+from setuptools import setup
+
+platform_packages = []
+if sys.platform == "darwin":
+    platform_packages.append("onnxruntime")
+else:
+    platform_packages.append("onnxruntime-gpu")
+
+requirements = ["numpy", *platform_packages]
+
+setup(name="demo", install_requires=requirements)
+"""
+    found = _by_line(tmp_path / "a", {"setup.py": setup}, "onnxruntime-gpu")
+    assert [(line, f.severity) for line, f in found.items()] == [(8, "warn")]
+    # a list setup() never receives is not a requirement
+    unused = setup.replace('"numpy", *platform_packages', '"numpy"')
+    assert not _by_line(tmp_path / "b", {"setup.py": unused}, "onnxruntime-gpu")

@@ -24,6 +24,8 @@ import dataclasses
 import re
 from collections.abc import Iterator
 
+from rocmkit.port.rules import Severity
+
 RULE = "ffmpeg-nvidia-codec"
 # Substrings one of which a module that can hold a finding contains (its pre-filter).
 _FILTERS = ("scale", "hwupload", "yadif", "bwdif", "overlay", "thumbnail", "chromakey", "bilateral")
@@ -54,10 +56,10 @@ class Use:
     line: int
     column: int
     evidence: str
-    severity: str
+    severity: Severity
 
 
-def uses(tree: ast.AST, text: str, severity: str) -> list[Use]:
+def uses(tree: ast.AST, text: str, severity: Severity) -> list[Use]:
     """Each place the module asks ffmpeg for an NVIDIA engine (see the module docstring)."""
     amd = _AMD.search(text) is not None
     found: dict[tuple[int, int], Use] = {}

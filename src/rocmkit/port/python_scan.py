@@ -33,6 +33,7 @@ from rocmkit.port import (
     installer,
     numba_cuda,
     nvml_query,
+    opencv_dnn,
     ort_providers,
     pieces,
     product_imports,
@@ -66,6 +67,7 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "cuda-library-load": cuda_libraries.TRIGGERS + cuda_libraries.TRIGGERS_NVML,
     "ort-nvidia-provider": (ort_providers.TRIGGER, *ort_providers.NVIDIA_PROVIDERS),
     "ffmpeg-nvidia-codec": ffmpeg_nvidia.TRIGGERS,
+    "opencv-dnn-cuda": opencv_dnn.TRIGGERS,
     # both hold "cuda", a key every scan looks for already: no search of its own
     "numba-cuda": ("numba.cuda", "import cuda"),
     "python-inline-ptx": (inline_ptx.GATE,),  # round fifteen (a)
@@ -342,6 +344,8 @@ def scan_python(
         hits = hits + _numba_cuda_hits(whole, rules)
     if any(t in text for t in ffmpeg_nvidia.TRIGGERS):
         hits = hits + _ffmpeg_nvidia_hits(whole, rules)
+    if any(t in text for t in opencv_dnn.TRIGGERS):
+        hits = hits + _opencv_dnn_hits(whole, rules)
     if any(t in text for t in ctypes_libraries.TRIGGERS):
         loads = _import_time_library_hits(text, whole, rules)
         taken = {h.line for h in loads}  # its verdict replaces the load's generic info
@@ -486,6 +490,19 @@ def _numba_cuda_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
     if rule is None or tree is None:
         return []
     return [hit(u.line, u.column, rule, u.evidence, u.severity) for u in numba_cuda.uses(tree)]
+
+
+def _opencv_dnn_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
+    """OpenCV's DNN module set to its CUDA back end (opencv_dnn): warn, info beside OpenCL."""
+    rule, tree = _rule_and_tree(rules, opencv_dnn.RULE, whole)
+    if rule is None or tree is None:
+        return []
+    switch = opencv_dnn.names_opencl(whole.text)
+    why = "  (the module also names an OpenCL target: one side of a choice)" if switch else ""
+    return [
+        hit(call.lineno, call.col_offset + 1, rule, shown + why, "info" if switch else None)
+        for call, shown in opencv_dnn.cuda_choices(tree)
+    ]
 
 
 def _ffmpeg_nvidia_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
@@ -966,6 +983,12 @@ def _requirements_passed_by_name(
             groups = list(_requirement_groups(value))
             if passed[target.id] == "extras_require":
                 groups = [(g if g is not None else "?", c) for g, c in groups if g is not None]
+            elif (spliced := _spliced_names(value)) and (
+                held := lists(spliced) if callable(lists) else lists
+            ) is not None:
+                # `requirements = ["numpy", *platform_packages]`: what the module appends to
+                # the spliced list (in either branch of a platform test) reaches setup() too
+                groups.append((None, _appended_requirements(held, spliced)))
         elif (
             isinstance(target, ast.Subscript)
             and isinstance(target.value, ast.Name)
@@ -3413,6 +3436,65 @@ def _requirement_groups(node: ast.AST) -> Iterator[tuple[str | None, list[ast.Co
                 # setuptools takes one requirement string per extra too (optimum's setup.py)
                 name = key.value if isinstance(key, ast.Constant) else None
                 yield (str(name) if name is not None else "?"), [value]
+
+
+def _spliced_names(node: ast.expr) -> set[str]:
+    """Names a requirement list splices in: `[..., *extra]`, `base + extra`."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return {
+            e.value.id
+            for e in node.elts
+            if isinstance(e, ast.Starred) and isinstance(e.value, ast.Name)
+        }
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return (
+            {side.id for side in (node.left, node.right) if isinstance(side, ast.Name)}
+            | _spliced_names(node.left)
+            | _spliced_names(node.right)
+        )
+    return set()
+
+
+def _appended_requirements(tree: ast.Module, names: set[str]) -> list[ast.Constant]:
+    """The string constants a module puts into the named lists, at module level or inside its
+    top-level `if`s: `X = [...]`, `X += [...]`, `X.append("pkg")`, `X.extend([...])`."""
+    found: list[ast.Constant] = []
+    pending: list[ast.stmt] = list(tree.body)
+    while pending:
+        statement = pending.pop(0)
+        if isinstance(statement, ast.If):
+            pending[:0] = [*statement.body, *statement.orelse]
+            continue
+        values: list[ast.expr] = []
+        if (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and statement.targets[0].id in names
+        ) or (
+            isinstance(statement, ast.AugAssign)
+            and isinstance(statement.target, ast.Name)
+            and statement.target.id in names
+        ):
+            values = [statement.value]
+        elif (
+            isinstance(statement, ast.Expr)
+            and isinstance(statement.value, ast.Call)
+            and isinstance(statement.value.func, ast.Attribute)
+            and statement.value.func.attr in ("append", "extend")
+            and isinstance(statement.value.func.value, ast.Name)
+            and statement.value.func.value.id in names
+        ):
+            call = statement.value
+            values = (
+                [ast.List(elts=list(call.args), ctx=ast.Load())]
+                if call.func.attr == "append"  # type: ignore[attr-defined]
+                else list(call.args)
+            )
+        for value in values:
+            if isinstance(value, (ast.List, ast.Tuple)):
+                found += _requirement_constants(value.elts)
+    return found
 
 
 _BUILT_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?)\s*(?:[=<>!~]=?|\Z)")
