@@ -57,6 +57,8 @@ PARTS = (
     "test59",
     "test60",
     "test61",
+    "test62",
+    "test63",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
