@@ -59,6 +59,7 @@ PARTS = (
     "test61",
     "test62",
     "test63",
+    "test64",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
