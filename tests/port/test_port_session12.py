@@ -381,3 +381,31 @@ setup(name="demo", install_requires=requirements)
     # a list setup() never receives is not a requirement
     unused = setup.replace('"numpy", *platform_packages', '"numpy"')
     assert not _by_line(tmp_path / "b", {"setup.py": unused}, "onnxruntime-gpu")
+
+
+def test_torch_version_cuda_written_into_a_report_is_not_a_hazard(tmp_path: Path) -> None:
+    # torchsparsegradutils', monai's and fastmri's shapes: the version only ends up as text
+    module = """import logging
+import torch
+
+
+def environment():
+    info = {}
+    info["cuda_version"] = torch.version.cuda
+    logging.info("torch {} cuda {}".format(torch.__version__, torch.version.cuda))
+    logging.info("cuda %s" % torch.version.cuda)
+    append(info, "CUDA version", lambda: torch.version.cuda)
+    return info
+"""
+    found = _by_line(tmp_path / "a", {"bench/env.py": module}, "torch-version-cuda")
+    assert found and {f.severity for f in found.values()} == {"info"}
+    # used as a value it is None on ROCm: .split raises
+    used = module + "\n\ndef major():\n    return int(torch.version.cuda.split('.')[0])\n"
+    found = _by_line(tmp_path / "b", {"bench/env.py": used}, "torch-version-cuda")
+    assert [(line, f.severity) for line, f in found.items() if f.severity != "info"] == [
+        (15, "warn")
+    ]
+    # an environment variable set to it raises on ROCm (os.environ takes only strings)
+    env = "import os\nimport torch\n\nos.environ['CUDA_VERSION'] = torch.version.cuda\n"
+    found = _by_line(tmp_path / "c", {"bench/env.py": env}, "torch-version-cuda")
+    assert [f.severity for f in found.values()] == ["warn"]

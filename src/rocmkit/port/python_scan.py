@@ -2412,6 +2412,13 @@ class _Visitor:
                         self.add(node.args[0], rule, repr(argv))
         if nvml_query.displays(name):
             self.displayed.update(id(arg) for arg in node.args)
+        if name == "format" and isinstance(node.func, ast.Attribute) and _is_text(node.func.value):
+            # "... {}".format(torch.version.cuda): the value becomes text ("None" on ROCm)
+            self.displayed.update(id(v) for v in (*node.args, *(k.value for k in node.keywords)))
+        for arg in (*node.args, *(k.value for k in node.keywords)):
+            if isinstance(arg, ast.Lambda) and _version_cuda_in(arg.body) is not None:
+                # a report's entry (`_dict_append(out, "CUDA version", lambda: ...)`)
+                self.recorded.add(id(arg.body))
         if name == "get_device_capability" and id(node) not in self.displayed:
             self.capability_calls.append((node, self.gated))
         elif name == "get_device_properties" and self.reads_capability:
@@ -2502,7 +2509,13 @@ class _Visitor:
             elif self.is_vendor_test(node.value):
                 self.vendor_names.add(targets[0].id)
         version = _version_cuda_in(node.value)
-        if version is not None and len(targets) == 1 and isinstance(targets[0], ast.Name):
+        if (
+            version is not None
+            and isinstance(targets[0], ast.Subscript)
+            and not _dotted(targets[0].value).endswith("environ")  # os.environ[...] = None raises
+        ):
+            self.recorded.add(id(version))  # info["cuda_version"] = torch.version.cuda
+        elif version is not None and len(targets) == 1 and isinstance(targets[0], ast.Name):
             # `v = torch.version.cuda` (or `... if available else "n/a"`): judged where v is used
             self.stored.add(id(version))
             self.cuda_names[targets[0].id] = node
@@ -2753,6 +2766,10 @@ class _Visitor:
             self.add_at(named, "jax-cuda-platform", f"{shown}  ({why})", "error")
 
     def visit_binop(self, node: ast.BinOp) -> None:
+        if isinstance(node.op, ast.Mod) and _is_text(node.left):
+            # "... %s" % torch.version.cuda: text, as str.format makes it
+            values = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
+            self.displayed.update(id(v) for v in values)
         if self.torch_cuda_home and isinstance(node.op, ast.Add) and _is_cuda_home(node.left):
             self._cuda_home_path(node)  # CUDA_HOME + "/bin/nvcc"
 
@@ -2963,6 +2980,13 @@ def _children(node: ast.AST) -> Iterator[ast.AST]:
             yield from (v for v in value if isinstance(v, ast.AST))
         elif isinstance(value, ast.AST):
             yield value
+
+
+def _is_text(node: ast.AST) -> bool:
+    """A string literal or an f-string."""
+    return isinstance(node, ast.JoinedStr) or (
+        isinstance(node, ast.Constant) and isinstance(node.value, str)
+    )
 
 
 def _version_cuda_in(value: ast.AST | None) -> ast.Attribute | None:
