@@ -95,6 +95,7 @@ PARTS = (
     "test62",
     "test63",
     "test64",
+    "test66",
 )
 SEVERITIES = ("warn", "error")
 
