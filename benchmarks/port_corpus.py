@@ -96,6 +96,7 @@ PARTS = (
     "test63",
     "test64",
     "test65",
+    "test66",
 )
 SEVERITIES = ("warn", "error")
 
