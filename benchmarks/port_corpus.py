@@ -95,6 +95,7 @@ PARTS = (
     "test62",
     "test63",
     "test64",
+    "test67",
 )
 SEVERITIES = ("warn", "error")
 
