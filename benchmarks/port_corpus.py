@@ -97,6 +97,7 @@ PARTS = (
     "test64",
     "test65",
     "test66",
+    "test67",
 )
 SEVERITIES = ("warn", "error")
 
