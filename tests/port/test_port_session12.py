@@ -409,3 +409,31 @@ def environment():
     env = "import os\nimport torch\n\nos.environ['CUDA_VERSION'] = torch.version.cuda\n"
     found = _by_line(tmp_path / "c", {"bench/env.py": env}, "torch-version-cuda")
     assert [f.severity for f in found.values()] == ["warn"]
+
+
+# -- after round D (test65-test67) was scored ---------------------------------------------------
+
+
+def test_nvml_queries_join_the_finding_of_the_module_that_initialises_nvml(tmp_path: Path) -> None:
+    # gguf-connector's and fedlab's shape: the module initialises NVML and reads memory through it
+    module = """try:
+    from pynvml import *
+except ImportError:
+    pass
+
+
+def memory():
+    nvmlInit()
+    handle = nvmlDeviceGetHandleByIndex(0)
+    info = nvmlDeviceGetMemoryInfo(handle)
+    nvmlShutdown()
+    return info.total, info.used
+"""
+    report = _scan(tmp_path / "a", {"app/vram.py": module})
+    (finding,) = [f for f in report.findings if f.rule_id == "nvml" and f.severity != "info"]
+    assert finding.severity == "warn" and finding.lines == (8, 9, 10)
+    # beside an AMD management library the module has the other side: no query joins the init
+    amd = module.replace("def memory", "import amdsmi\n\n\ndef memory")
+    report = _scan(tmp_path / "b", {"app/vram.py": amd})
+    shown = [f for f in report.findings if f.rule_id == "nvml" and f.severity != "info"]
+    assert [f.lines for f in shown] == [(11,)]

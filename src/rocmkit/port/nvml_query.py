@@ -97,6 +97,36 @@ def move_to_queries(tree: ast.Module, hits: list[Hit], text: str = "") -> list[H
     return moved
 
 
+def queries_beside(tree: ast.Module, hits: list[Hit], text: str) -> list[Hit]:
+    """Where this module initialises NVML (or binds it as its only GPU API) at warn or error and
+    names no AMD management library, each NVML query it makes (NVML's API: every function is
+    an `nvml*`) is a place a port changes too: a hit of the same finding (one per file)."""
+    anchor = next(
+        (
+            h
+            for h in hits
+            if h.rule.check == _CHECK
+            and h.severity != "info"
+            and ("nvmlInit" in h.evidence or "the module's only GPU API" in h.evidence)
+        ),
+        None,
+    )
+    if anchor is None or any(word in text.lower() for word in _AMD_SMI):
+        return []
+    taken = {h.line for h in hits if h.rule is anchor.rule}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.lineno not in taken:
+            name = _root(node.func)[1].rsplit(".", 1)[-1]
+            if name.startswith("nvml") and not name.startswith(("nvmlInit", "nvmlShutdown")):
+                taken.add(node.lineno)
+                why = f"{name}() queries NVML (initialised at line {anchor.line}): no AMD GPU"
+                found.append(
+                    hit(node.lineno, node.col_offset + 1, anchor.rule, why, anchor.severity)
+                )
+    return found
+
+
 def _module_level(tree: ast.Module) -> list[ast.stmt]:
     """Statements outside functions and classes (inside top-level if/try blocks too)."""
     found, stack = [], list(tree.body)

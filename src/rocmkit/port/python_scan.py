@@ -316,6 +316,11 @@ def scan_python(
         tree = _nvml_statements(text, hits, whole)
         if tree is not None:
             hits = nvml_query.move_to_queries(tree, hits, text)
+    if any(h.rule.check == "nvml-call" and h.severity != "info" for h in hits):
+        # the module's NVML queries join its init's finding (read on the whole tree: a query
+        # may be a bare name a star import bound)
+        with contextlib.suppress(SyntaxError, ValueError):
+            hits = hits + nvml_query.queries_beside(whole.tree(), hits, text)
     # Its own pre-filter, whether or not the statements with triggers were parsed (a pruned scan
     # and a whole-file scan must agree).
     installs = installer.package_lines(text, rules)
