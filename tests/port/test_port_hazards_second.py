@@ -60,6 +60,9 @@ PARTS = (
     "test62",
     "test63",
     "test64",
+    "test65",
+    "test66",
+    "test67",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
