@@ -99,6 +99,7 @@ PARTS = (
     "test66",
     "test67",
     "test68",
+    "test69",
 )
 SEVERITIES = ("warn", "error")
 
