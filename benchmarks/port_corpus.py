@@ -98,6 +98,7 @@ PARTS = (
     "test65",
     "test66",
     "test67",
+    "test70",
 )
 SEVERITIES = ("warn", "error")
 
