@@ -100,6 +100,7 @@ PARTS = (
     "test67",
     "test68",
     "test69",
+    "test70",
 )
 SEVERITIES = ("warn", "error")
 
