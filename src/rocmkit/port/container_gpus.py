@@ -100,23 +100,25 @@ def docker_argv_gpus(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterat
     if not argv_names:
         return
     for node in ast.walk(function):
-        added: list[ast.expr] = []
-        if (
-            isinstance(node, ast.AugAssign)
-            and isinstance(node.target, ast.Name)
-            and node.target.id in argv_names
-        ):
-            added = [node.value]
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in ("append", "extend", "insert")
-            and isinstance(node.func.value, ast.Name)
-            and node.func.value.id in argv_names
-        ):
-            added = list(node.args)
-        for value in added:
-            yield from _gpus_items(value)
+        target, added = _additions(node)
+        if target in argv_names:
+            for value in added:
+                yield from _gpus_items(value)
+
+
+def _additions(node: ast.AST) -> tuple[str | None, list[ast.expr]]:
+    """What a statement or call adds to a list, and the list's name when it is a plain name:
+    `x += [...]` and `x.append(...)`, `x.extend(...)`, `x.insert(...)`."""
+    if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
+        return (node.target.id if isinstance(node.target, ast.Name) else None), [node.value]
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("append", "extend", "insert")
+    ):
+        receiver = node.func.value
+        return (receiver.id if isinstance(receiver, ast.Name) else None), list(node.args)
+    return None, []
 
 
 _DOCKER_WORD = re.compile(r"(?i)docker|podman")
@@ -135,16 +137,7 @@ def docker_option_gpus(
     argument list (`cmd_args += ["--gpus", self.gpus]`, `options.extend(["--gpus", n])`), the
     argv of a `docker run` another function completes (docker run's own option)."""
     for node in ast.walk(function):
-        added: list[ast.expr] = []
-        if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
-            added = [node.value]
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in ("extend", "append")
-        ):
-            added = list(node.args)
-        for value in added:
+        for value in _additions(node)[1]:
             if isinstance(value, (ast.List, ast.Tuple)) and len(value.elts) == 2:
                 yield from _gpus_items(value.elts[0])
 
