@@ -63,6 +63,9 @@ PARTS = (
     "test65",
     "test66",
     "test67",
+    "test68",
+    "test69",
+    "test70",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
