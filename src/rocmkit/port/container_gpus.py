@@ -100,13 +100,13 @@ def docker_argv_gpus(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterat
     if not argv_names:
         return
     for node in ast.walk(function):
-        target, added = _additions(node)
+        target, added = list_additions(node)
         if target in argv_names:
             for value in added:
                 yield from _gpus_items(value)
 
 
-def _additions(node: ast.AST) -> tuple[str | None, list[ast.expr]]:
+def list_additions(node: ast.AST) -> tuple[str | None, list[ast.expr]]:
     """What a statement or call adds to a list, and the list's name when it is a plain name:
     `x += [...]` and `x.append(...)`, `x.extend(...)`, `x.insert(...)`."""
     if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
@@ -137,7 +137,7 @@ def docker_option_gpus(
     argument list (`cmd_args += ["--gpus", self.gpus]`, `options.extend(["--gpus", n])`), the
     argv of a `docker run` another function completes (docker run's own option)."""
     for node in ast.walk(function):
-        for value in _additions(node)[1]:
+        for value in list_additions(node)[1]:
             if isinstance(value, (ast.List, ast.Tuple)) and len(value.elts) == 2:
                 yield from _gpus_items(value.elts[0])
 

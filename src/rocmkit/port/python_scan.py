@@ -2129,6 +2129,15 @@ class _Visitor:
             or self.rules.imports.get(module.split(".")[0])
         )
 
+    _GATED = "  (gated: one side of a vendor switch)"
+
+    def _gating(self, severity: Severity, evidence: str) -> tuple[Severity, str]:
+        """On one side of a vendor switch a warning or error is info, and says so (the reason
+        kept whole within the evidence's 160 characters)."""
+        if not self.gated or severity == "info":
+            return severity, evidence
+        return "info", evidence[: 160 - len(self._GATED)] + self._GATED
+
     def add(self, node: ast.AST, rule_or_check: Rule | str, evidence: str) -> None:
         rule: Rule | None = None
         if isinstance(rule_or_check, str):  # a named check: absent from a trimmed rule set
@@ -2137,9 +2146,7 @@ class _Visitor:
             rule = rule_or_check
         if rule is None:
             return
-        severity = rule.severity
-        if self.gated and severity != "info":
-            severity, evidence = "info", evidence + "  (gated: one side of a vendor switch)"
+        severity, evidence = self._gating(rule.severity, evidence)
         line, column = getattr(node, "lineno", 1), getattr(node, "col_offset", -1) + 1
         self.hits.append(hit(line, column, rule, evidence, severity))
 
@@ -2807,9 +2814,8 @@ class _Visitor:
 
     def add_at(self, node: ast.AST, check: str, evidence: str, severity: Severity) -> None:
         rule = self.rules.by_check.get(check)
-        if rule is not None and check == "device-capability" and self.gated and severity != "info":
-            severity, evidence = "info", evidence[:110] + "  (gated: one side of a vendor switch)"
         if rule is not None:
+            severity, evidence = self._gating(severity, evidence)
             line, column = getattr(node, "lineno", 1), getattr(node, "col_offset", -1) + 1
             self.hits.append(hit(line, column, rule, evidence, severity))
 
@@ -2875,15 +2881,7 @@ class _Visitor:
                 ):
                     self.lazy.add(id(n))
                     self.import_calls[id(n.value)] = (n, module)  # type: ignore[attr-defined]
-        args = node.args
-        positional = [*args.posonlyargs, *args.args]
-        pairs = list(
-            zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
-        )
-        pairs += [
-            (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None
-        ]
-        for arg, default in pairs:
+        for arg, default in whole_tree.argument_defaults(node.args):
             if _WARP_NAME.match(arg.arg) and _is_32(default):
                 self.add(default, "warp-size-32", f"{arg.arg}=32 (default of {node.name})")
 
@@ -3494,35 +3492,22 @@ def _appended_requirements(tree: ast.Module, names: set[str]) -> list[ast.Consta
         if isinstance(statement, ast.If):
             pending[:0] = [*statement.body, *statement.orelse]
             continue
-        values: list[ast.expr] = []
+        node = statement.value if isinstance(statement, ast.Expr) else statement
+        target: str | None
         if (
-            isinstance(statement, ast.Assign)
-            and len(statement.targets) == 1
-            and isinstance(statement.targets[0], ast.Name)
-            and statement.targets[0].id in names
-        ) or (
-            isinstance(statement, ast.AugAssign)
-            and isinstance(statement.target, ast.Name)
-            and statement.target.id in names
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
         ):
-            values = [statement.value]
-        elif (
-            isinstance(statement, ast.Expr)
-            and isinstance(statement.value, ast.Call)
-            and isinstance(statement.value.func, ast.Attribute)
-            and statement.value.func.attr in ("append", "extend")
-            and isinstance(statement.value.func.value, ast.Name)
-            and statement.value.func.value.id in names
-        ):
-            call = statement.value
-            values = (
-                [ast.List(elts=list(call.args), ctx=ast.Load())]
-                if call.func.attr == "append"  # type: ignore[attr-defined]
-                else list(call.args)
-            )
+            target, values = node.targets[0].id, [node.value]
+        else:  # `X += [...]`, X.append / extend / insert
+            target, values = container_gpus.list_additions(node)
+        if target not in names:
+            continue
         for value in values:
-            if isinstance(value, (ast.List, ast.Tuple)):
-                found += _requirement_constants(value.elts)
+            found += _requirement_constants(
+                value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+            )
     return found
 
 
