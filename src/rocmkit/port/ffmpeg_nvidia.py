@@ -24,6 +24,7 @@ import dataclasses
 import re
 from collections.abc import Iterator
 
+from rocmkit.port import whole_tree
 from rocmkit.port.rules import Severity
 
 RULE = "ffmpeg-nvidia-codec"
@@ -47,6 +48,7 @@ _OPTION = re.compile(
 _HWACCEL_OPTIONS = frozenset({"-hwaccel", "-hwaccel_output_format"})
 _HWACCEL_NVIDIA = frozenset({"cuda", "cuvid", "nvdec"})
 _SETTING = re.compile(r"(?i)codec|encoder|decoder|hwaccel|hw_accel")
+_HWACCEL_SETTING = re.compile(r"(?i)hw_?accel")
 # AMD's engines named anywhere in the module: the NVIDIA name is one side of a switch.
 _AMD = re.compile(r"(?i)vaapi|(?<![a-z])amf(?![a-z])|_amf\b")
 
@@ -62,18 +64,13 @@ class Use:
 def uses(tree: ast.AST, text: str, severity: Severity) -> list[Use]:
     """Each place the module asks ffmpeg for an NVIDIA engine (see the module docstring)."""
     amd = _AMD.search(text) is not None
+    if amd:
+        severity = "info"
+    side = "; the module also names an AMD engine (VAAPI/AMF): one side of a switch" if amd else ""
     found: dict[tuple[int, int], Use] = {}
     for node, name, how in _asks(tree):
-        why = f"{how}; the module also names an AMD engine (VAAPI/AMF): one side of a switch"
-        found.setdefault(
-            (node.lineno, node.col_offset),
-            Use(
-                node.lineno,
-                node.col_offset,
-                f"{name}  ({why if amd else how})",
-                "info" if amd else severity,
-            ),
-        )
+        place = (node.lineno, node.col_offset)
+        found.setdefault(place, Use(*place, f"{name}  ({how}{side})", severity))
     return sorted(found.values(), key=lambda u: (u.line, u.column))
 
 
@@ -87,25 +84,16 @@ def _asks(tree: ast.AST) -> Iterator[tuple[ast.expr, str, str]]:
         elif isinstance(node, ast.Call):
             for keyword in node.keywords:
                 if keyword.arg and _SETTING.search(keyword.arg):
-                    yield from _default(keyword.value, f"keyword {keyword.arg}=")
+                    yield from _default(keyword.value, keyword.arg, f"keyword {keyword.arg}=")
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            arguments = node.args
-            positional = [*arguments.posonlyargs, *arguments.args]
-            defaulted = positional[len(positional) - len(arguments.defaults) :]
-            pairs = list(zip(defaulted, arguments.defaults, strict=True))
-            pairs += [
-                (a, d)
-                for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
-                if d
-            ]
-            for argument, value in pairs:
+            for argument, value in whole_tree.argument_defaults(node.args):
                 if _SETTING.search(argument.arg):
-                    yield from _default(value, f"default of {argument.arg}")
+                    yield from _default(value, argument.arg, f"default of {argument.arg}")
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             name = next((n for n in map(_name, targets) if n and _SETTING.search(n)), None)
             if name is not None:
-                yield from _default(node.value, f"setting {name}")
+                yield from _default(node.value, name, f"setting {name}")
 
 
 def _quiet_strings(tree: ast.AST) -> set[int]:
@@ -144,15 +132,16 @@ def _text(node: ast.expr) -> str | None:
     return None
 
 
-def _default(value: ast.expr, how: str) -> Iterator[tuple[ast.expr, str, str]]:
-    """A codec / encoder / hwaccel setting whose value is an NVIDIA engine."""
+def _default(value: ast.expr, setting: str, how: str) -> Iterator[tuple[ast.expr, str, str]]:
+    """A codec / encoder / hwaccel setting whose value is an NVIDIA engine (a hwaccel setting's
+    `"cuda"` too: torchaudio's `hw_accel="cuda:0"`)."""
     text = _text(value)
     if text is None:
         return
     match = _NVIDIA.search(text)
     if match is not None:
         yield value, match.group(0), f"{how}: NVIDIA's video engine, absent on AMD GPUs"
-    elif text.split(":")[0] in _HWACCEL_NVIDIA and "hwaccel" in how.lower().replace("_", ""):
+    elif text.split(":")[0] in _HWACCEL_NVIDIA and _HWACCEL_SETTING.search(setting):
         yield value, text, f"{how}: NVIDIA's hwaccel, absent on AMD GPUs"
 
 

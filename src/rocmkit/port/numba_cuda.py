@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from rocmkit.port import nvml_query
 from rocmkit.port.rules import Severity
 
 TRIGGER = "numba"
@@ -128,27 +129,24 @@ def _probes_that_only_warn(tree: ast.Module, names: set[str]) -> set[int]:
 
 
 def _only_warns(body: list[ast.stmt]) -> bool:
-    """Every statement a warning, a log line, a print or `pass` (nested ifs of those too)."""
-    for statement in body:
-        if isinstance(statement, ast.Pass):
-            continue
-        if isinstance(statement, ast.If):
-            if _only_warns(statement.body) and _only_warns(statement.orelse):
-                continue
-            return False
-        if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
-            return False
-        func = statement.value.func
-        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        owner = func.value if isinstance(func, ast.Attribute) else None
-        owner_name = owner.id if isinstance(owner, ast.Name) else ""
-        if not (
-            called == "print"
-            or (called == "warn" and owner_name in ("warnings", ""))
-            or owner_name in ("logger", "logging", "log", "LOGGER", "_logger", "_log")
-        ):
-            return False
-    return True
+    """Every statement a warning, a log line, a print (nvml_query.displays) or `pass`, nested
+    ifs of those too."""
+    return all(
+        isinstance(s, ast.Pass)
+        or (isinstance(s, ast.If) and _only_warns(s.body) and _only_warns(s.orelse))
+        or (
+            isinstance(s, ast.Expr)
+            and isinstance(s.value, ast.Call)
+            and nvml_query.displays(_called(s.value.func).split("_")[0])
+        )
+        for s in body
+    )
+
+
+def _called(func: ast.expr) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
 
 
 def _bound_names(tree: ast.Module) -> tuple[set[str], ast.stmt | None]:

@@ -38,6 +38,19 @@ def node_fields(kind: type[ast.AST]) -> tuple[str, ...]:
     return fields
 
 
+def argument_defaults(arguments: ast.arguments) -> list[tuple[ast.arg, ast.expr]]:
+    """Each parameter of a function or lambda that has a default, with that default."""
+    positional = [*arguments.posonlyargs, *arguments.args]
+    pairs = list(
+        zip(
+            positional[len(positional) - len(arguments.defaults) :], arguments.defaults, strict=True
+        )
+    )
+    return pairs + [
+        (a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True) if d
+    ]
+
+
 def word_lines(text: str, words: Iterable[str]) -> list[int]:
     """Sorted line numbers (1-based) of the lines that hold one of `words`."""
     positions = set()
