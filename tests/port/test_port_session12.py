@@ -66,6 +66,19 @@ def test_ffmpeg_commands_and_defaults_that_ask_for_nvidia_engines_are_warnings(
     assert alone.line == 4 and "default of codec" in alone.evidence
 
 
+def test_a_hwaccel_setting_of_cuda_is_nvidias_decoder(tmp_path: Path) -> None:
+    # torchaudio's StreamReader: hw_accel="cuda:0" decodes with NVDEC
+    module = (
+        "def reader(stream, path):\n"
+        '    stream.add_video_stream(5, decoder="h264", hw_accel="cuda:0")\n'
+        '    stream.add_video_stream(5, device="cuda:0")\n'
+    )
+    report = _scan(tmp_path, {"video/read.py": module})
+    (finding,) = [f for f in report.findings if f.rule_id == _FFMPEG]
+    # the hwaccel setting on line 2; a torch device string (line 3) is no finding
+    assert finding.lines == (2,) and finding.severity == "warn"
+
+
 def test_an_ffmpeg_module_that_also_names_vaapi_is_one_side_of_a_switch(tmp_path: Path) -> None:
     switched = (
         _READER
@@ -249,9 +262,16 @@ def test_nunchaku_nvdiffrast_and_optix_are_nvidia_only_libraries(tmp_path: Path)
     }
     report = _scan(tmp_path, files)
     shown = {(f.path, f.severity) for f in report.findings if f.rule_id == "nvidia-only-library"}
-    assert {("setup.py", "error"), ("demo/quant.py", "error"), ("demo/rays.py", "error")} <= shown
-    # the package's own declaration is the finding; its import is reported beside it
-    assert any(p == "demo/render.py" for p, _ in shown)
+    # the declaration and every import of the three libraries: no ROCm build to fall back on
+    assert shown == {
+        ("setup.py", "error"),
+        ("demo/render.py", "error"),
+        ("demo/quant.py", "error"),
+        ("demo/rays.py", "error"),
+    }
+    # a library with a ROCm path is not one of them
+    other = _scan(tmp_path / "b", {"demo/render.py": "import pytorch3d.renderer\n"})
+    assert not [f for f in other.findings if f.rule_id == "nvidia-only-library"]
 
 
 def test_a_plain_gpus_device_request_is_docker_gpus(tmp_path: Path) -> None:
