@@ -1,7 +1,8 @@
 """A Python file's whole syntax tree, parsed once however many checks ask for it, and the walks
 over it that keep `ast.walk`'s order: the node lists the build passes filter, a walk that leaves
 out the expressions on lines no check can match, and the statements a check needs when the whole
-file need not be parsed at all (`holding`).
+file need not be parsed at all (`holding`); and `argument_defaults`, a function's defaulted
+parameters, which several checks read.
 """
 
 from __future__ import annotations
