@@ -230,7 +230,7 @@ def nvcc_arguments(
                 name = node.func.id if isinstance(node.func, ast.Name) else ""
                 function = module.functions.get(name)
                 if function is not None:
-                    for flag in _returned_flags(function, module):
+                    for _, flag in _returned_flags(function, module):
                         returned.setdefault((node.lineno, name), flag)
     return direct, returned
 
@@ -266,10 +266,18 @@ def _flow(node: ast.expr) -> Iterator[ast.expr]:
             yield node
 
 
+def returned_flag_lines(module: _Module, name: str) -> list[tuple[int, str]]:
+    """(line, flag) of each nvcc-only flag the local function `name` returns, where it is
+    written (the line a maintainer edits; the call that hands them to nvcc is elsewhere)."""
+    function = module.functions.get(name)
+    return sorted(set(_returned_flags(function, module))) if function is not None else []
+
+
 def _returned_flags(
     function: ast.FunctionDef | ast.AsyncFunctionDef, module: _Module
-) -> Iterator[str]:
-    """nvcc-only flags in what a local function returns (its own lists, by name, one level)."""
+) -> Iterator[tuple[int, str]]:
+    """(line, flag) of the nvcc-only flags in what a local function returns (its own lists, by
+    name, one level)."""
     local = {
         n.id for n in walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     }
@@ -278,7 +286,7 @@ def _returned_flags(
     while stack:
         for node in _flow(stack.pop()):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                yield from rejected_flags(node.value)
+                yield from ((node.lineno, flag) for flag in rejected_flags(node.value))
             elif isinstance(node, ast.Name) and node.id in local and node.id not in seen:
                 seen.add(node.id)
                 stack.extend(module.values.get(node.id, ()))

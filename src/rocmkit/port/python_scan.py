@@ -384,7 +384,39 @@ def scan_python(
             _WINDOWS_TEST.search(text)  # the costlier test second: no literal to skip to
         ):
             hits = _windows_only_flags(whole, hits)
+    if any(_returned_by(h) for h in hits):
+        hits = hits + _returned_flag_places(whole, hits)
     return hits, parsed
+
+
+_RETURNED_BY = re.compile(r"\(returned by (\w+)\(\)\)")
+
+
+def _returned_by(h: Hit) -> str:
+    """The local function whose returned nvcc-only flags `h` (a warn or error) reports at its
+    call, or ''."""
+    if h.rule.check != "nvcc-flags" or h.severity == "info":
+        return ""
+    match = _RETURNED_BY.search(h.evidence)
+    return match.group(1) if match else ""
+
+
+def _returned_flag_places(whole: whole_tree.Whole, hits: list[Hit]) -> list[Hit]:
+    """Where a local function writes the nvcc-only flags it returns into a build's nvcc
+    arguments (`return args + ["--threads", n]`): the line a maintainer edits, at the severity
+    the call was given (the call's place decides a vendor switch's gating)."""
+    try:
+        module = whole.derived(_build_module)
+    except (SyntaxError, ValueError):
+        return []
+    out = []
+    for h in hits:
+        name = _returned_by(h)
+        for line, flag in build_flags.returned_flag_lines(module, name) if name else ():
+            if line != h.line:
+                why = f"{flag} written here: {name}() returns it into nvcc's arguments (line {h.line})"
+                out.append(Hit(line, 1, h.rule, why[:160], h.severity))
+    return out
 
 
 def _launch_statements(text: str, hits: list[Hit], whole: whole_tree.Whole) -> ast.Module | None:
