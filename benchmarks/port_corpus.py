@@ -101,6 +101,7 @@ PARTS = (
     "test68",
     "test69",
     "test70",
+    "test71",
 )
 SEVERITIES = ("warn", "error")
 
