@@ -102,6 +102,7 @@ PARTS = (
     "test69",
     "test70",
     "test71",
+    "test72",
 )
 SEVERITIES = ("warn", "error")
 
