@@ -101,6 +101,7 @@ PARTS = (
     "test68",
     "test69",
     "test70",
+    "test73",
 )
 SEVERITIES = ("warn", "error")
 
