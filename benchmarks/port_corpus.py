@@ -103,6 +103,7 @@ PARTS = (
     "test70",
     "test71",
     "test72",
+    "test73",
 )
 SEVERITIES = ("warn", "error")
 
