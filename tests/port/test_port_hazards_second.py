@@ -66,6 +66,9 @@ PARTS = (
     "test68",
     "test69",
     "test70",
+    "test71",
+    "test72",
+    "test73",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
