@@ -170,7 +170,8 @@ def test_nvcc_only_flags_are_followed_into_the_build_arguments(tmp_path: Path) -
         ("setup.py", 12, "nvcc-only-flags", "warn"),
     }
     (finding,) = [f for f in report.findings if f.rule_id == "nvcc-only-flags"]
-    assert "-diag-suppress" in finding.evidence
+    assert finding.lines == (5, 11, 12)
+    assert "--threads written here: nvcc_threads() returns it" in finding.evidence
 
 
 def test_nvcc_only_flags_on_the_cuda_side_or_never_passed_are_not_hazards(tmp_path: Path) -> None:

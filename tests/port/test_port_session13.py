@@ -62,3 +62,98 @@ def test_a_helper_called_only_on_the_cuda_side_of_a_switch_is_info_at_both_place
     found = _by_line(tmp_path, {"setup.py": _THREADS.format(build=_SWITCHED)}, "nvcc-only-flags")
     assert found[15].severity == "info"  # the call, on the CUDA side
     assert 8 not in found  # nothing raised where the helper writes it
+
+
+# cn-clip's shape: the provider chosen on the other side of a test that the device is "cpu".
+_ORT = """import onnxruntime
+
+
+def session(path, device):
+    if device == "cpu":
+        provider = "CPUExecutionProvider"
+    else:
+        provider = "CUDAExecutionProvider"
+    return onnxruntime.InferenceSession(path, providers=[provider])
+
+
+def other(path, device):
+    gpu = "CUDAExecutionProvider" if device != "cpu" else "CPUExecutionProvider"
+    return onnxruntime.InferenceSession(path, providers=[gpu])
+"""
+
+
+def test_an_onnx_provider_chosen_for_a_device_other_than_cpu_is_nvidias_on_rocm(
+    tmp_path: Path,
+) -> None:
+    found = _by_line(tmp_path / "a", {"infer.py": _ORT}, "ort-nvidia-provider")
+    assert found[8].severity == "warn"  # the else of `device == "cpu"`
+    assert found[13].severity == "warn"  # the body of `device != "cpu"`
+    assert 6 not in found and 14 not in found  # the CPU side
+    # a function that also names the AMD provider has its AMD side
+    amd = _ORT.replace(
+        '"CPUExecutionProvider"\n    else',
+        '"CPUExecutionProvider"\n    elif 0:\n        provider = "ROCMExecutionProvider"\n    else',
+    )
+    found = _by_line(tmp_path / "b", {"infer.py": amd}, "ort-nvidia-provider")
+    assert 10 not in found  # the CUDA provider of the function that names ROCm's
+
+
+def test_a_weights_and_biases_run_folder_is_a_record_not_the_project(tmp_path: Path) -> None:
+    frozen = "torch==1.13.1+cu117\n"
+    files = {
+        "examples/logs/wandb/run-20230215_164956-1rvl0swm/files/requirements.txt": frozen,
+        "examples/logs/wandb/offline-run-20230216_101010-abc123/files/requirements.txt": frozen,
+        "runs/run-20230215_164956-1rvl0swm/requirements.txt": frozen,  # not under wandb/
+    }
+    report = _scan(tmp_path, files)
+    assert {f.path for f in report.findings} == {
+        "runs/run-20230215_164956-1rvl0swm/requirements.txt"
+    }
+
+
+def test_pynvml_smis_get_instance_initialises_nvml(tmp_path: Path) -> None:
+    koila = (
+        "from pynvml.smi import nvidia_smi\n"
+        "\n"
+        "NVSMI = None\n"
+        "\n"
+        "def free_memory():\n"
+        "    global NVSMI\n"
+        "    if NVSMI is None:\n"
+        "        NVSMI = nvidia_smi.getInstance()\n"
+        '    return NVSMI.DeviceQuery("memory.free")\n'
+    )
+    found = _by_line(tmp_path, {"gpus.py": koila}, "nvml")
+    assert found[8].severity == "warn"  # where NVML is initialised
+    assert found[1] is found[8]  # with the import that binds the module's only GPU API
+
+
+def test_setup_cfgs_build_ext_linking_cuda_libraries_is_an_error(tmp_path: Path) -> None:
+    cfg = (
+        "[build_ext]\n"
+        "include_dirs = /usr/local/cuda/include\n"
+        "library_dirs = /usr/local/cuda/lib64\n"
+        "libraries = cudart\n"
+        "\tnvjpeg\n"
+        "\n"
+        "[egg_info]\n"
+        "tag_build =\n"
+    )
+    found = _by_line(tmp_path / "a", {"setup.cfg": cfg}, "cuda-extension")
+    assert found[4].severity == "error" and found[5] is found[4]
+    plain = cfg.replace("cudart\n\tnvjpeg", "m\n\tstdc++")
+    assert not _by_line(tmp_path / "b", {"setup.cfg": plain}, "cuda-extension")
+
+
+def test_a_library_name_counts_only_where_the_build_links_it(tmp_path: Path) -> None:
+    setup = (
+        "from setuptools import Extension, setup\n"
+        "\n"
+        'libs = ["jpeg"]\n'
+        'libs.append("nvjpeg")\n'
+        'ext = Extension("nvjpeg", ["nvjpeg.cpp"], libraries=libs)\n'
+        'setup(name="nvjpeg", ext_modules=[ext], keywords=["nvjpeg", "cudart"])\n'
+    )
+    found = _by_line(tmp_path, {"setup.py": setup}, "cuda-extension")
+    assert found[4].severity == "error"  # appended to the list given as libraries=
+    assert 5 not in found and 6 not in found  # the extension's and the package's own name

@@ -29,6 +29,18 @@ _HIP = re.compile(r"(?i)amdhip64|hiprtc|hipblas|miopen|amd_smi|rocm_smi")
 # of cuBLAS', cuDNN's, cuSOLVER's, ... files (one search of its own: without it a pruned scan
 # missed the info finding of `ctypes.CDLL("libcublas.so")` that a whole-file scan reports).
 TRIGGERS = ("libcu", "nvcuda", "cudart")
+# The CUDA Toolkit's libraries as a linker names them (`-lcudart`, `libraries=["cublas"]`): the
+# runtime, NVRTC, the math libraries, cuDNN, nvJPEG, NPP, NVTX and cuFile (CUDA Toolkit docs,
+# "CUDA Toolkit Major Components"). ROCm's counterparts have other names (amdhip64, hiprtc,
+# hipblas/rocblas, MIOpen, rocJPEG, roctx), and torch's hipify rewrites sources, not a build's
+# library list, so such a link fails on ROCm. The driver's "cuda" (libcuda) is a word too common
+# to look for in Python strings; a linker option list (setup.cfg's build_ext) names it alone.
+LINK_NAMES = frozenset(
+    {"cusparse", "cublas", "cublasLt", "curand", "cufft", "cusolver", "cudart", "nvrtc", "cudnn"}
+    | {"nvjpeg", "nvToolsExt", "cufile", "nppc", "nppial", "nppicc", "nppidei", "nppif", "nppig"}
+    | {"nppim", "nppist", "nppisu", "nppitc", "npps"}
+)
+DRIVER_LINK = "cuda"
 TRIGGERS_NVML = ("libnvidia-ml",)
 
 

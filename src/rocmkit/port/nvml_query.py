@@ -57,10 +57,7 @@ def move_to_queries(tree: ast.Module, hits: list[Hit], text: str = "") -> list[H
             if root in bound and node.lineno != bound[root]:
                 calls.setdefault(bound[root], []).append((node, dotted))
     # nvmlInit called by a name (`from pynvml import *` ... `nvmlInit()`): the visitor reports it.
-    inits = any(
-        isinstance(n, ast.Call) and _root(n.func)[1].rsplit(".", 1)[-1].startswith("nvmlInit")
-        for n in ast.walk(tree)
-    )
+    inits = any(isinstance(n, ast.Call) and _initialises(_root(n.func)[1]) for n in ast.walk(tree))
     sole = set()
     if not any(word in text.lower() for word in _AMD_SMI):
         sole = {
@@ -82,9 +79,15 @@ def move_to_queries(tree: ast.Module, hits: list[Hit], text: str = "") -> list[H
             if not (h is at_import.get(h.line) and h.line in explicit and inits):
                 moved.append(h)
             continue
-        initialises = any(d.rsplit(".", 1)[-1].startswith("nvmlInit") for _, d in found)
+        initialises = any(_initialises(d) for _, d in found)
         if h.line in explicit and initialises:
-            continue  # the nvmlInit call is the finding (the visitor reports it)
+            # the nvmlInit call is the finding (the visitor reports it); nvidia_smi's
+            # getInstance() is where its constructor calls nvmlInit
+            for call, dotted in found:
+                if dotted.endswith(_SMI_INIT):
+                    why = f"{dotted}() runs nvmlInit() (pynvml.smi's constructor): no AMD GPU"
+                    moved.append(hit(call.lineno, call.col_offset + 1, h.rule, why, h.severity))
+            continue
         for call, dotted in sorted(found, key=lambda c: (c[0].lineno, c[0].col_offset)):
             why = f"{dotted}() queries NVML (imported at line {h.line}): NVML sees no AMD GPU"
             severity = h.severity
@@ -95,6 +98,16 @@ def move_to_queries(tree: ast.Module, hits: list[Hit], text: str = "") -> list[H
                 why = f"{dotted}() queries NVML after an nvmlInit() elsewhere (reported there)"
             moved.append(hit(call.lineno, call.col_offset + 1, h.rule, why, severity))
     return moved
+
+
+# pynvml.smi (and nvidia-ml-py3's nvidia_smi module): the singleton's getInstance() constructs it,
+# and the constructor calls nvmlInit() (gpuopenanalytics/pynvml, pynvml/smi.py).
+_SMI_INIT = "nvidia_smi.getInstance"
+
+
+def _initialises(dotted: str) -> bool:
+    """Whether a call (dotted name) initialises NVML: nvmlInit*, or nvidia_smi.getInstance()."""
+    return dotted.rsplit(".", 1)[-1].startswith("nvmlInit") or dotted.endswith(_SMI_INIT)
 
 
 def queries_beside(tree: ast.Module, hits: list[Hit], text: str) -> list[Hit]:

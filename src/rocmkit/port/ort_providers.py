@@ -121,11 +121,10 @@ def device_mapped_choices(tree: ast.AST) -> list[Choice]:
                     for k, v in zip(node.keys, node.values, strict=True)
                     if _is_cuda(k) and _provider(v)
                 ]
-            elif isinstance(node, (ast.If, ast.IfExp)) and _tests_cuda(node.test):
-                body: list[ast.AST] = [*node.body] if isinstance(node, ast.If) else [node.body]
+            elif isinstance(node, (ast.If, ast.IfExp)):
                 found += [
-                    _device_choice(leaf, 'a branch on a "cuda" device', fails)
-                    for statement in body
+                    _device_choice(leaf, how, fails)
+                    for statement, how in _gpu_side(node)
                     for leaf in walk(statement)
                     if _provider(leaf)
                 ]
@@ -159,6 +158,33 @@ def _provider(node: ast.AST | None) -> bool:
 
 def _is_cuda(node: ast.AST | None) -> bool:
     return isinstance(node, ast.Constant) and node.value == _CUDA_DEVICE
+
+
+def _gpu_side(node: ast.If | ast.IfExp) -> list[tuple[ast.AST, str]]:
+    """The statements (or expression) of a branch that run for a GPU device, with how: the body
+    of a test that names "cuda"; the other side of a test that a device is "cpu" (`if device ==
+    "cpu": ... else: <GPU>`, `if device != "cpu": <GPU>`): torch's only other device type on an
+    AMD machine is "cuda"."""
+
+    def side(branch: ast.AST | list[ast.stmt]) -> list[ast.AST]:
+        return [*branch] if isinstance(branch, list) else [branch]
+
+    if _tests_cuda(node.test):
+        return [(n, 'a branch on a "cuda" device') for n in side(node.body)]
+    test = node.test
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Eq, ast.NotEq))
+        and any(_is_cpu(n) for n in (test.left, *test.comparators))
+    ):
+        gpu = node.orelse if isinstance(test.ops[0], ast.Eq) else node.body
+        return [(n, 'the branch for a device other than "cpu"') for n in side(gpu)]
+    return []
+
+
+def _is_cpu(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value == "cpu"
 
 
 def _tests_cuda(test: ast.expr) -> bool:

@@ -68,6 +68,11 @@ SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv", "site-packages"}
     | {".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs", ".ipynb_checkpoints"}
 )
+# A Weights & Biases run's own folder (wandb/run-20230215_164956-1rvl0swm/, offline-run-...):
+# what the run recorded (files/requirements.txt is a pip freeze of that run, files/config.yaml
+# its settings), not the project's install or code (W&B docs: the ./wandb folder "stores Run's
+# data and logs": docs.wandb.ai/support/how_can_i_define_the_local_folder_where_to_save_the_wandb_files).
+_WANDB_RUN = re.compile(r"(?:offline-)?run-\d{8}_\d{6}-\w+$")
 _REQUIREMENTS = re.compile(r"(?:.*[-_.])?(?:requirements?|constraints)(?:[-_.].*)?\.(?:txt|in)$")
 # conda's environment files, also under a prefix (`ffcv-conda.yml`, `cuda-environment.yml`)
 _CONDA = re.compile(r"(?:(?:.*[-_.])?(?:environment|conda)|env)(?:[-_.].*)?\.ya?ml$")
@@ -193,6 +198,7 @@ def iter_files(
             for d in dirnames
             if d not in SKIP_DIRS
             and not d.endswith(".egg-info")
+            and not (_WANDB_RUN.match(d) and os.path.basename(directory) == "wandb")
             and not _excluded(prefix + d, exclude)
             and not _git_ignored(prefix + d + "/", ignored, skipped)
             and not os.path.exists(os.path.join(directory, d, "pyvenv.cfg"))

@@ -757,11 +757,9 @@ def _reversed_items(items: Any, wrap: Callable[[list[Any]], Any]) -> list[Any] |
 # NVIDIA's math and runtime libraries by link name (libcusparse.so is `cusparse` / `-lcusparse`):
 # ROCm ships hipSPARSE/rocSPARSE, hipBLAS/rocBLAS, ... under other names, and torch's hipify
 # rewrites sources, not the `libraries=` of an extension, so the link fails on ROCm.
-_CUDA_LINK_LIBS = frozenset(
-    {"cusparse", "cublas", "cublasLt", "curand", "cufft", "cusolver", "cudart", "nvrtc", "cudnn"}
-)
+_CUDA_LINK_LIBS = cuda_libraries.LINK_NAMES
 _CUDA_LINK_TEXT = re.compile(
-    r"""["'](?:-l)?(?:cusparse|cublas|cublasLt|curand|cufft|cusolver|cudart|nvrtc|cudnn)["']"""
+    r"""["'](?:-l)?(?:""" + "|".join(sorted(_CUDA_LINK_LIBS)) + r""")["']"""
 )
 # sys.platform == "win32", os.name == "nt", platform.system() == "Windows", a `windows` flag
 _WINDOWS_TEST = re.compile(r"""(?i)(?:^|[^a-z])win(?:32|dows)?\b|["']nt["']""")
@@ -812,18 +810,76 @@ def _cuda_link_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
             body: list[ast.AST] = [*node.body] if isinstance(node, ast.If) else [node.body]
             windows_only.update(id(n) for b in body for n in ast.walk(b))
     hits = []
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Constant)
-            and isinstance(node.value, str)
-            and node.value.removeprefix("-l") in _CUDA_LINK_LIBS
-            and id(node) not in windows_only
-        ):
-            why = (
-                f"links NVIDIA's {node.value.removeprefix('-l')} by name: ROCm has no such library"
-            )
+    for node, value in _linked(tree):
+        name = value.removeprefix("-l")
+        if name in _CUDA_LINK_LIBS and id(node) not in windows_only:
+            why = f"links NVIDIA's {name} by name: ROCm has no such library"
             hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "error"))
     return hits
+
+
+_LINK_KEYWORDS = frozenset({"libraries", "extra_link_args"})
+
+
+def _linked(tree: ast.Module) -> Iterator[tuple[ast.Constant, str]]:
+    """The strings a build links by: what flows into a `libraries=` or `extra_link_args=`
+    keyword (setuptools' Extension and CUDAExtension, distutils' compilers), through list
+    items, `+`, `x if c else y`, and names (assigned, `+=`, append/extend/insert), not the
+    extension's or a package's name that happens to be spelled like a library."""
+    values: dict[str, list[ast.expr]] = {}
+    stack: list[ast.expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if _held_in(target):
+                    values.setdefault(_held_in(target), []).append(node.value)
+        elif isinstance(node, ast.AugAssign) and _held_in(node.target):
+            values.setdefault(_held_in(node.target), []).append(node.value)
+        elif isinstance(node, ast.Call):
+            stack += [k.value for k in node.keywords if k.arg in _LINK_KEYWORDS]
+            func = node.func
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr in ("append", "extend", "insert")
+                and _held_in(func.value)
+            ):
+                values.setdefault(_held_in(func.value), []).extend(node.args)
+    seen: set[str] = set()
+    while stack:
+        node = stack.pop()
+        if _held_in(node) and _held_in(node) not in seen:
+            seen.add(_held_in(node))
+            stack.extend(values.get(_held_in(node), ()))
+            continue
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            stack.extend(node.elts)
+        elif isinstance(node, ast.BinOp):
+            stack += [node.left, node.right]
+        elif isinstance(node, ast.IfExp):
+            stack += [node.body, node.orelse]
+        elif isinstance(node, ast.Starred):
+            stack.append(node.value)
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", "") in _COPIES:
+            stack.extend(node.args)  # list(info["libs"]): a copy holds the same names
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield node, node.value
+
+
+_COPIES = frozenset({"list", "tuple", "sorted", "set"})
+
+
+def _held_in(node: ast.AST) -> str:
+    """The name a value is kept in: `libs`, or `info["libs"]` (a dict entry by a constant key)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Name)
+        and isinstance(node.slice, ast.Constant)
+        and isinstance(node.slice.value, str)
+    ):
+        return f"{node.value.id}[{node.slice.value!r}]"
+    return ""
 
 
 def _capability_table_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:

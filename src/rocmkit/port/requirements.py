@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from rocmkit.port import cuda_build_tags, cuda_packages, poetry_constraints
+from rocmkit.port import cuda_build_tags, cuda_libraries, cuda_packages, poetry_constraints
 from rocmkit.port.context import ROCM_TOKENS, name_vendor
 from rocmkit.port.findings import Hit, demoted, hit
 from rocmkit.port.rules import RuleSet, Severity, normalise_name, severity_rank
@@ -821,6 +821,28 @@ def scan_setup_cfg(text: str, rules: RuleSet) -> list[Hit]:
             line = next((n for n, raw in lines if item in raw), lines[0][0] if lines else 1)
             placed.append((item, line))
         hits.extend(group_hits(group, placed, rules, torch_index=torch_index))
+    if parser.has_option("build_ext", "libraries"):
+        hits += _build_ext_links(parser["build_ext"]["libraries"], places, rules)
+    return hits
+
+
+def _build_ext_links(
+    value: str, places: dict[tuple[str, str], list[tuple[int, str]]], rules: RuleSet
+) -> list[Hit]:
+    """setup.cfg's [build_ext] `libraries`: the build_ext command's option (`-l`, libraries to
+    link every extension with: setuptools' declarative config gives a section's keys to the
+    command it names), so a CUDA library there is linked on ROCm too, where no such library
+    exists: error, at its line (cuda_libraries.LINK_NAMES; the driver's `cuda` as well)."""
+    rule = rules.by_check.get("cuda-extension")
+    if rule is None:
+        return []
+    names = cuda_libraries.LINK_NAMES | {cuda_libraries.DRIVER_LINK}
+    hits = []
+    for number, raw in places.get(("build_ext", "libraries"), []):
+        for name in re.split(r"[\s,]+", raw.split("#", 1)[0].strip()):
+            if name in names and name in value:
+                why = f"[build_ext] libraries = {name}: every extension links NVIDIA's {name}"
+                hits.append(hit(number, 1, rule, why + ", which ROCm does not have", "error"))
     return hits
 
 
