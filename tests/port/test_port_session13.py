@@ -157,3 +157,33 @@ def test_a_library_name_counts_only_where_the_build_links_it(tmp_path: Path) -> 
     found = _by_line(tmp_path, {"setup.py": setup}, "cuda-extension")
     assert found[4].severity == "error"  # appended to the list given as libraries=
     assert 5 not in found and 6 not in found  # the extension's and the package's own name
+
+
+def test_flash_attention_1x_module_imported_by_importlib_under_a_find_spec_of_the_package(
+    tmp_path: Path,
+) -> None:
+    # cn-clip's shape: find_spec("flash_attn") is true where flash-attn 2.x is installed (every
+    # ROCm build), and 2.x has no flash_attn.flash_attention module
+    model = (
+        "import importlib\n"
+        "import importlib.util\n"
+        "if importlib.util.find_spec('flash_attn'):\n"
+        "    FlashMHA = importlib.import_module('flash_attn.flash_attention').FlashMHA\n"
+        "if importlib.util.find_spec('flash_attn'):\n"
+        "    from flash_attn.flash_attention import FlashMHA as Other\n"
+        "if importlib.util.find_spec('flash_attn'):\n"
+        "    from flash_attn import flash_attn_func\n"
+    )
+    found = _by_line(tmp_path / "a", {"model.py": model}, "flash-attn-v1-api")
+    assert found[4].severity == "error" and found[6] is found[4]
+    plain = _by_line(tmp_path / "b", {"model.py": model}, "flash-attn")
+    assert plain[8].severity == "info"  # 2.x's own name: found by the spec, guarded
+    fallback = (
+        "import importlib\n"
+        "try:\n"
+        "    mha = importlib.import_module('flash_attn.flash_attention')\n"
+        "except ImportError:\n"
+        "    mha = None\n"
+    )
+    found = _by_line(tmp_path / "c", {"model.py": fallback}, "flash-attn-v1-api")
+    assert found[3].severity == "info"  # a fallback does without it

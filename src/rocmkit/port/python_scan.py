@@ -2024,12 +2024,19 @@ class _Visitor:
             # body imports the module, or another of the same rule's (dask_cudf: RAPIDS), only
             # where it is installed
             family = self.rules.imports[available]
+            # (the rule of the most precise name imported: find_spec("flash_attn") finds 2.x,
+            # which lacks 1.x's flash_attn.flash_attention, so that import is not guarded)
             guarded = {
                 id(n)
                 for s in node.body
                 for n in ast.walk(s)
                 if isinstance(n, (ast.Import, ast.ImportFrom))
                 and self.rules.imports.get(_top_module(n)) is family
+                and self._family_rule(n) in (None, family)
+            } | {
+                id(s)
+                for s in node.body
+                if (module := _imported_by_call(s)) and self._import_rule(module) is family
             }
             self.optional.update(guarded)
             if "find_spec" in self.text and _availability_test(node.test) is None:
@@ -2189,10 +2196,13 @@ class _Visitor:
             if isinstance(n, (ast.Import, ast.ImportFrom))
         }
         for statement in node.body:
-            if (
-                isinstance(statement, (ast.Import, ast.ImportFrom))
-                and self._import_family(statement) not in fallback
-            ):
+            if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                family = self._import_family(statement)
+            elif module := _imported_by_call(statement):  # importlib.import_module("m")
+                family = self._family(module, module.split(".")[0])
+            else:
+                continue
+            if family not in fallback:
                 self.optional.add(id(statement))
 
     def _import_family(self, node: ast.Import | ast.ImportFrom) -> str:
@@ -2202,8 +2212,18 @@ class _Visitor:
             module = self._imported_module(node.module, node.names) if node.module else ""
         else:
             module = node.names[0].name
-        top = _top_module(node)
-        rule = self._import_rule(module) if module and not getattr(node, "level", 0) else None
+        return self._family(module if not getattr(node, "level", 0) else "", _top_module(node))
+
+    def _family_rule(self, node: ast.Import | ast.ImportFrom) -> Rule | None:
+        """The rule of the most precise name an import statement brings in."""
+        if isinstance(node, ast.ImportFrom):
+            if node.level or not node.module:
+                return None
+            return self._import_rule(self._imported_module(node.module, node.names))
+        return self._import_rule(node.names[0].name)
+
+    def _family(self, module: str, top: str) -> str:
+        rule = self._import_rule(module) if module else None
         if rule is not None and rule is not self.rules.imports.get(top):
             return f"rule:{rule.id}"
         return top
@@ -2305,6 +2325,16 @@ class _Visitor:
     def visit_expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Constant):
             self.docstrings.add(id(node.value))  # bare string statements are documentation
+        else:
+            self._import_by_call(node)
+
+    def _import_by_call(self, node: ast.Assign | ast.AnnAssign | ast.Expr) -> None:
+        """`X = importlib.import_module("m")[.attr]` imports m as `import m` does (importlib's
+        reference: import_module returns the module, importing its parents first); a statement a
+        function's lazy product import already handles (import_calls) is left to that."""
+        module = _imported_by_call(node)
+        if module and id(node) not in self.lazy:
+            self._import(node, module)
 
     def visit_constant(self, node: ast.Constant) -> None:
         value = node.value
@@ -2602,6 +2632,7 @@ class _Visitor:
                 )
 
     def visit_assign(self, node: ast.Assign | ast.AnnAssign) -> None:
+        self._import_by_call(node)
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if self.vendor_possible and node.value is not None and isinstance(targets[0], ast.Name):
             if _reads_env(node.value):
@@ -3304,6 +3335,26 @@ def _falls_back_to_amd_tool(node: ast.Try) -> bool:
             elif isinstance(n, (ast.Import, ast.ImportFrom)) and _top_module(n) in _AMD_TOOLS:
                 return True
     return False
+
+
+def _imported_by_call(statement: ast.AST) -> str:
+    """The module a statement imports through importlib.import_module("m") (an absolute name,
+    given as a constant; the call's result or an attribute of it assigned or discarded), or ''."""
+    value = getattr(statement, "value", None) if isinstance(statement, _CALL_STATEMENTS) else None
+    while isinstance(value, ast.Attribute):
+        value = value.value
+    if not isinstance(value, ast.Call) or not value.args or value.keywords:
+        return ""
+    func = value.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    first = value.args[0]
+    if name != "import_module" or not isinstance(first, ast.Constant):
+        return ""
+    module = first.value
+    return module if isinstance(module, str) and module and module[0] != "." else ""
+
+
+_CALL_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.Expr)
 
 
 def _top_module(node: ast.Import | ast.ImportFrom) -> str:
