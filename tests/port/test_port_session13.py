@@ -187,3 +187,15 @@ def test_flash_attention_1x_module_imported_by_importlib_under_a_find_spec_of_th
     )
     found = _by_line(tmp_path / "c", {"model.py": fallback}, "flash-attn-v1-api")
     assert found[3].severity == "info"  # a fallback does without it
+
+
+def test_scikit_cuda_is_an_nvidia_only_library(tmp_path: Path) -> None:
+    files = {
+        "requirements.txt": "numpy\nscikit-cuda\n",
+        "nfft.py": "import numpy as np\nimport skcuda.fft as cufft\n",
+    }
+    report = _scan(tmp_path, files)
+    found = {(f.path, f.line): f.severity for f in report.findings}
+    assert found[("requirements.txt", 2)] == "error"
+    assert found[("nfft.py", 2)] == "error"
+    assert ("requirements.txt", 1) not in found
