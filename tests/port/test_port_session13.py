@@ -199,3 +199,24 @@ def test_scikit_cuda_is_an_nvidia_only_library(tmp_path: Path) -> None:
     assert found[("requirements.txt", 2)] == "error"
     assert found[("nfft.py", 2)] == "error"
     assert ("requirements.txt", 1) not in found
+
+
+def test_a_guard_on_the_removed_hcc_platform_macro_is_stale_on_rocm_6(tmp_path: Path) -> None:
+    # inplace-abn's shape: the AMD values sit under a macro ROCm 6.0 removed, so a current
+    # ROCm build compiles the CUDA ones (a warp of 32)
+    header = (
+        "#pragma once\n"
+        "#if defined(__HIP_PLATFORM_HCC__)\n"
+        "constexpr int WARP_SIZE = 64;\n"
+        "#else\n"
+        "constexpr int WARP_SIZE = 32;\n"
+        "#endif\n"
+        "__device__ int lane(int t) { return t % WARP_SIZE; }\n"
+    )
+    report = _scan(tmp_path / "a", {"include/utils.cuh": header})
+    found = {(f.rule_id, line): f.severity for f in report.findings for line in f.lines}
+    assert found[("hip-platform-hcc", 2)] == "warn"
+    assert found[("cuda-kernel-hazard", 5)] == "warn"  # compiled on ROCm 6: no longer a switch
+    current = header.replace("__HIP_PLATFORM_HCC__", "__HIP_PLATFORM_AMD__")
+    report = _scan(tmp_path / "b", {"include/utils.cuh": current})
+    assert not any(f.severity != "info" for f in report.findings)

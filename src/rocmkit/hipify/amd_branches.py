@@ -23,9 +23,11 @@ from rocmkit.hipify.arch import DEVICE_PASS, NAME, arch_table
 
 # Defined by hip-clang/HIP's headers in every AMD compile, or turned into one by rocmkit
 # (`__CUDACC__` -> `__HIPCC__`).
-AMD_DEFINED = frozenset(
-    {"__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIPCC__", "__HIP__", "__CUDACC__"}
-)
+AMD_DEFINED = frozenset({"__HIP_PLATFORM_AMD__", "__HIPCC__", "__HIP__", "__CUDACC__"})
+# Defined by no current AMD compile: __HIP_PLATFORM_HCC__, deprecated for __HIP_PLATFORM_AMD__
+# and removed in ROCm 6.0 (PyTorch's ROCm build stopped passing it then, pytorch#111975; HIP's
+# porting guide, "Identifying HIP Target Platform"), the ROCm every MI300 needs.
+REMOVED = frozenset({"__HIP_PLATFORM_HCC__"})
 _DIRECTIVE = re.compile(
     r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b((?:[^\n\\]|\\.|\\\n)*)", re.MULTILINE
 )
@@ -37,7 +39,8 @@ def _known_names(undefined: frozenset[str]) -> tuple[re.Pattern[str], ...]:
     literal, which the regex engine searches fast (one alternation of all was slower than
     reading the file)."""
     starts: dict[str, list[str]] = {}
-    for name in sorted(AMD_DEFINED | {NAME, DEVICE_PASS} | undefined, key=lambda n: (-len(n), n)):
+    names = AMD_DEFINED | REMOVED | {NAME, DEVICE_PASS} | undefined
+    for name in sorted(names, key=lambda n: (-len(n), n)):
         starts.setdefault(name[:2], []).append(re.escape(name[2:]))
     return tuple(
         re.compile(f"{re.escape(start)}(?:{'|'.join(rests)})") for start, rests in starts.items()
@@ -61,7 +64,7 @@ class AmdFacts:
             return True
         if name in (NAME, DEVICE_PASS):
             return device
-        return False if name in self.undefined else None
+        return False if name in self.undefined or name in REMOVED else None
 
     def value(self, name: str, device: bool) -> int | None:
         if name == NAME:

@@ -80,9 +80,8 @@ def _inside_body(code: str, declaration_end: int, position: int) -> bool:
 _BRANCH = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b([^\n]*)", re.MULTILINE)
 # Macros hip-clang defines in every AMD compile (and the CUDA ones rocmkit turns into them): a
 # branch selected by one of them is compiled for AMD.
-_AMD_DEFINED = frozenset(
-    {"__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIPCC__", "__HIP__", "__CUDACC__"}
-)
+# (not __HIP_PLATFORM_HCC__: removed in ROCm 6.0, see amd_branches.REMOVED)
+_AMD_DEFINED = frozenset({"__HIP_PLATFORM_AMD__", "__HIPCC__", "__HIP__", "__CUDACC__"})
 _TESTED = re.compile(r"\A(!?)\s*(?:defined\s*\(?\s*)?(\w+)\s*\)?\s*(?://.*|/\*.*)?\Z")
 
 

@@ -39,9 +39,15 @@ _HIP_WORDS = frozenset({"HIP", "HIPCC", "ROCM", "AMDGCN"})
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
+# Removed in ROCm 6.0 (for __HIP_PLATFORM_AMD__): a test of it is no switch on a current ROCm.
+REMOVED_HIP_MACRO = "__HIP_PLATFORM_HCC__"
+
+
 def names_hip(condition: str) -> bool:
     """Whether a preprocessor condition tests a macro of a HIP build (see above)."""
     for name in _IDENTIFIER.findall(condition):
+        if name == REMOVED_HIP_MACRO:
+            continue
         if name in TORCH_HIP_DEFINES or name.startswith("__gfx"):
             return True
         if any(word.upper() in _HIP_WORDS and word[:1].isupper() for word in name.split("_")):
@@ -75,6 +81,8 @@ def scan_cuda_source(text: str, rules: RuleSet, *, header: bool = False) -> list
     switches = _vendor_switch_lines(text) if "#" in text else set()
     hip_aware = bool(switches) or any(m in text for m in _HIP_AWARE)
     hits = _arch_guards(text, rules, switches)
+    if REMOVED_HIP_MACRO in text:
+        hits += _removed_platform_tests(text, rules)
     if not header and ("cutlass/" in text or "cute/" in text) and not _HEADER_GUARD.search(text):
         hits += _cutlass_includes(text, rules, switches)
     if "include" in text:
@@ -410,6 +418,23 @@ def _arch_guards(text: str, rules: RuleSet, switches: set[int]) -> list[Hit]:
             hits.append(hit(line, 1, rule, evidence))
         else:
             hits.append(hit(line, 1, rule, f"{evidence.strip()}: {instead}", "info"))
+    return hits
+
+
+def _removed_platform_tests(text: str, rules: RuleSet) -> list[Hit]:
+    """`#if defined(__HIP_PLATFORM_HCC__)` (or #ifdef/#ifndef/#elif) naming no current HIP
+    macro: ROCm 6 no longer defines it, so the branch written for AMD is never compiled and
+    the other one (CUDA's values: a warp of 32, cuSPARSE) is: warn, at the directive."""
+    rule = rules.by_check.get("hip-platform-hcc")
+    if rule is None:
+        return []
+    hits = []
+    for match in _DIRECTIVE.finditer(text):
+        kind, condition = match.group(1), match.group(2).split("//")[0]
+        tests_it = kind in ("if", "ifdef", "ifndef", "elif") and REMOVED_HIP_MACRO in condition
+        if tests_it and not names_hip(condition):
+            line = text.count("\n", 0, match.start()) + 1
+            hits.append(hit(line, 1, rule, f"#{kind} {condition.strip()}"))
     return hits
 
 
