@@ -105,6 +105,7 @@ PARTS = (
     "test72",
     "test73",
     "test74",
+    "test75",
 )
 SEVERITIES = ("warn", "error")
 
