@@ -104,6 +104,7 @@ PARTS = (
     "test71",
     "test72",
     "test73",
+    "test76",
 )
 SEVERITIES = ("warn", "error")
 
