@@ -106,6 +106,7 @@ PARTS = (
     "test73",
     "test74",
     "test75",
+    "test76",
 )
 SEVERITIES = ("warn", "error")
 
