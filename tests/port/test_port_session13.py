@@ -220,3 +220,41 @@ def test_a_guard_on_the_removed_hcc_platform_macro_is_stale_on_rocm_6(tmp_path: 
     current = header.replace("__HIP_PLATFORM_HCC__", "__HIP_PLATFORM_AMD__")
     report = _scan(tmp_path / "b", {"include/utils.cuh": current})
     assert not any(f.severity != "info" for f in report.findings)
+
+
+def test_a_gpu_path_given_up_unless_nvidias_provider_is_present_is_a_warning(
+    tmp_path: Path,
+) -> None:
+    # onnxruntime-tools' shape: the build's providers and a session's, asked for CUDA's only
+    source = (
+        "import onnxruntime\n"
+        "\n"
+        "def optimize(path, use_gpu):\n"
+        "    if use_gpu and 'CUDAExecutionProvider' not in onnxruntime.get_available_providers():\n"
+        "        return path\n"
+        "    session = onnxruntime.InferenceSession(path)\n"
+        "    assert 'CUDAExecutionProvider' in session.get_providers()\n"
+        "\n"
+        "def warn_only(use_gpu):\n"
+        "    if use_gpu and 'CUDAExecutionProvider' not in onnxruntime.get_available_providers():\n"
+        "        print('no GPU provider')\n"
+    )
+    found = _by_line(tmp_path, {"opt.py": source}, "ort-nvidia-provider")
+    assert found[4].severity == "warn"  # the `not in` whose `if` returns
+    assert found[7] is found[4]  # the session's providers asserted
+    assert 10 not in found  # a `not in` that only prints picks nothing
+
+
+def test_tensorflow_asked_whether_it_was_built_with_cuda(tmp_path: Path) -> None:
+    source = (
+        "import tensorflow as tf\n"
+        "\n"
+        "def run(use_gpu):\n"
+        "    if use_gpu and not tf.test.is_built_with_cuda():\n"
+        "        raise SystemExit('no GPU')\n"
+        "    print(tf.test.is_built_with_cuda())\n"
+        "    return tf.test.is_built_with_gpu_support()\n"
+    )
+    found = _by_line(tmp_path, {"bench.py": source}, "tf-built-with-cuda")
+    assert found[4].severity == "warn"
+    assert 6 not in found and 7 not in found  # shown only; the vendor-neutral question

@@ -62,11 +62,12 @@ def nvidia_only_choices(tree: ast.AST) -> list[Choice]:
     """`"<NVIDIA provider>" in ...get_available_providers()` tests in a function (or module body)
     that names no AMD provider."""
     found: list[Choice] = []
+    refusing = _refusing_tests(tree)
     # Each scope's own tests are read only when the module holds such a test at all.
-    tested = any(isinstance(n, ast.Compare) and _nvidia_test(n) for n in walk(tree))
+    tested = any(isinstance(n, ast.Compare) and _nvidia_test(n, refusing) for n in walk(tree))
     for scope in _scopes(tree) if tested else ():
         tests = [c for c in _own_nodes(scope) if isinstance(c, ast.Compare)]
-        choices = [c for c in (_nvidia_test(t) for t in tests) if c is not None]
+        choices = [c for c in (_nvidia_test(t, refusing) for t in tests) if c is not None]
         if choices and not _names_amd_provider(scope):
             found.extend(choices)
     return found
@@ -303,16 +304,45 @@ def _children(node: ast.AST) -> list[ast.AST]:
     return children
 
 
-def _nvidia_test(compare: ast.Compare) -> Choice | None:
+def _nvidia_test(compare: ast.Compare, refusing: set[int]) -> Choice | None:
+    """`"<NVIDIA provider>" in` the build's providers (onnxruntime.get_available_providers())
+    or a session's (InferenceSession.get_providers(): `assert "CUDAExecutionProvider" in
+    session.get_providers()`); `not in` where its `if` gives up the GPU path (`return`,
+    `raise`, exit): a `not in` that only warns picks nothing."""
     left = compare.left
     if not (isinstance(left, ast.Constant) and left.value in NVIDIA_PROVIDERS):
         return None
-    if len(compare.ops) != 1 or not isinstance(compare.ops[0], ast.In):
+    if len(compare.ops) != 1 or not isinstance(compare.ops[0], (ast.In, ast.NotIn)):
+        return None
+    if isinstance(compare.ops[0], ast.NotIn) and id(compare) not in refusing:
         return None
     right = compare.comparators[0]
-    if not (isinstance(right, ast.Call) and _called(right) == TRIGGER):
+    if not (isinstance(right, ast.Call) and _called(right) in _PROVIDER_QUERIES):
         return None
-    return Choice(compare.lineno, compare.col_offset + 1, str(left.value))
+    if _called(right) == TRIGGER:
+        return Choice(compare.lineno, compare.col_offset + 1, str(left.value))
+    how = "in a session's get_providers()  (no AMD branch)"
+    return Choice(compare.lineno, compare.col_offset + 1, str(left.value), how)
+
+
+def _refusing_tests(tree: ast.AST) -> set[int]:
+    """Compares in the test of an `if` whose body ends by leaving (return, raise, exit())."""
+    found: set[int] = set()
+    for node in walk(tree):
+        if isinstance(node, ast.If) and node.body and _leaves(node.body[-1]):
+            found.update(id(n) for n in walk(node.test) if isinstance(n, ast.Compare))
+    return found
+
+
+def _leaves(statement: ast.stmt) -> bool:
+    if isinstance(statement, (ast.Return, ast.Raise)):
+        return True
+    value = statement.value if isinstance(statement, ast.Expr) else None
+    return isinstance(value, ast.Call) and _called(value) in ("exit", "_exit", "quit")
+
+
+# The build's providers, and a session's (InferenceSession.get_providers()).
+_PROVIDER_QUERIES = frozenset({TRIGGER, "get_providers"})
 
 
 def _names_amd_provider(scope: ast.AST) -> bool:

@@ -80,6 +80,7 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     ),
     # an argv an Apptainer/Singularity launcher builds (`args += ["--nv"]`)
     "apptainer-nv": tuple(container_gpus.NV_OPTIONS),
+    "tf-built-with-cuda": ("is_built_with_cuda",),  # session thirteen
 }
 # A file holding one of these looks at the ROCm side of an extension build.
 _HIP_BUILD_WORDS = ("ROCM_HOME", "HIP_HOME", "IS_HIP_EXTENSION", "version.hip", "is_rocm", "hipcc")
@@ -2555,6 +2556,9 @@ class _Visitor:
             self.properties_calls.append((node, self.gated))
         elif name == "CUDAExtension":
             self.add(node, "cuda-extension", f"{_dotted(node.func)}(...)")
+        elif name == "is_built_with_cuda" and id(node) not in self.displayed:
+            # TensorFlow's tf.test.is_built_with_cuda(): False for a ROCm build of TensorFlow
+            self.add(node, "tf-built-with-cuda", f"{_dotted(node.func)}()")
         elif self.nvcc_returned and (node.lineno, name) in self.nvcc_returned:
             flag = self.nvcc_returned[(node.lineno, name)]
             self.add(node, "nvcc-flags", _nvcc_evidence([flag]) + f" (returned by {name}())")
