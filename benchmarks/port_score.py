@@ -97,6 +97,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "cuda-inline-ptx": {"inline-ptx"},
     "python-inline-ptx": {"inline-ptx"},  # round fifteen (a): PTX in Python inline-asm calls
     "cuda-arch-guard": {"cuda-arch-guard"},
+    "triton-tf32-dot": {"device-capability", "gencode-flags"},  # session thirteen
     "tf-built-with-cuda": {"torch-version-cuda"},  # session thirteen: the same question of TF
     # session thirteen: a stale AMD guard loses what its branch held (a warp of 64, a HIP path)
     "hip-platform-hcc": {"warp-size-32", "cuda-arch-guard", "cuda-extension-no-hip"},

@@ -258,3 +258,21 @@ def test_tensorflow_asked_whether_it_was_built_with_cuda(tmp_path: Path) -> None
     found = _by_line(tmp_path, {"bench.py": source}, "tf-built-with-cuda")
     assert found[4].severity == "warn"
     assert 6 not in found and 7 not in found  # shown only; the vendor-neutral question
+
+
+def test_triton_dot_given_tf32_by_name_is_an_error_where_it_is_written(tmp_path: Path) -> None:
+    kernel = (
+        "import triton.language as tl\n"
+        "\n"
+        "def body(a, b, allow_tf32):\n"
+        "    x = tl.dot(a, b, input_precision='tf32' if allow_tf32 else 'ieee')\n"
+        "    y = tl.dot(a, b, input_precision='ieee')\n"
+        "    z = tl.dot(a, b, allow_tf32=allow_tf32)\n"
+        "    return x + y + z\n"
+    )
+    found = _by_line(tmp_path / "a", {"k.py": kernel}, "triton-tf32-dot")
+    assert found[4].severity == "error"
+    assert set(found) == {4}  # ieee, and the deprecated flag (ieee where TF32 is refused)
+    # a tf32 that never reaches a dot (torch's own TF32 switch) is no finding
+    other = "import torch\ntorch.backends.cuda.matmul.fp32_precision = 'tf32'\n"
+    assert not _by_line(tmp_path / "b", {"t.py": other}, "triton-tf32-dot")

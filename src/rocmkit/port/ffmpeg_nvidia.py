@@ -138,7 +138,9 @@ def _default(value: ast.expr, setting: str, how: str) -> Iterator[tuple[ast.expr
     text = _text(value)
     if text is None:
         return
-    match = _NVIDIA.search(text)
+    # the value is the engine's name (`codec="h264_nvenc"`), not prose that names it among
+    # others (`CODEC_NOTE = "shared: nvdec/nvenc/nvjpg"`)
+    match = _NVIDIA.fullmatch(text.strip())
     if match is not None:
         yield value, match.group(0), f"{how}: NVIDIA's video engine, absent on AMD GPUs"
     elif text.split(":")[0] in _HWACCEL_NVIDIA and _HWACCEL_SETTING.search(setting):

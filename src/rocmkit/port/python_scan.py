@@ -37,6 +37,7 @@ from rocmkit.port import (
     ort_providers,
     pieces,
     product_imports,
+    triton_dot,
     triton_libdevice,
     whole_tree,
 )
@@ -81,6 +82,7 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     # an argv an Apptainer/Singularity launcher builds (`args += ["--nv"]`)
     "apptainer-nv": tuple(container_gpus.NV_OPTIONS),
     "tf-built-with-cuda": ("is_built_with_cuda",),  # session thirteen
+    "triton-tf32-dot": (triton_dot.TRIGGER,),  # session thirteen
 }
 # A file holding one of these looks at the ROCm side of an extension build.
 _HIP_BUILD_WORDS = ("ROCM_HOME", "HIP_HOME", "IS_HIP_EXTENSION", "version.hip", "is_rocm", "hipcc")
@@ -352,6 +354,8 @@ def scan_python(
         hits = hits + _ffmpeg_nvidia_hits(whole, rules)
     if any(t in text for t in opencv_dnn.TRIGGERS):
         hits = hits + _opencv_dnn_hits(whole, rules)
+    if triton_dot.TRIGGER in text and "tf32" in text:
+        hits = hits + _triton_tf32_hits(whole, rules)
     if any(t in text for t in ctypes_libraries.TRIGGERS):
         loads = _import_time_library_hits(text, whole, rules)
         taken = {h.line for h in loads}  # its verdict replaces the load's generic info
@@ -528,6 +532,18 @@ def _numba_cuda_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
     if rule is None or tree is None:
         return []
     return [hit(u.line, u.column, rule, u.evidence, u.severity) for u in numba_cuda.uses(tree)]
+
+
+def _triton_tf32_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
+    """tl.dot asked for TF32 by name (triton_dot): AMD's back end allows it on CDNA3 only."""
+    rule, tree = _rule_and_tree(rules, triton_dot.RULE, whole)
+    if rule is None or tree is None:
+        return []
+    why = "reaches tl.dot's input_precision: AMD's Triton allows it on gfx942 (MI300) only"
+    return [
+        hit(c.lineno, c.col_offset + 1, rule, f"{c.value!r} {why}")
+        for c in triton_dot.tf32_precisions(tree)
+    ]
 
 
 def _opencv_dnn_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
