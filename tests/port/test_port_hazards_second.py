@@ -69,6 +69,9 @@ PARTS = (
     "test71",
     "test72",
     "test73",
+    "test74",
+    "test75",
+    "test76",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
