@@ -108,6 +108,7 @@ PARTS = (
     "test75",
     "test76",
     "test77",
+    "test78",
 )
 SEVERITIES = ("warn", "error")
 
