@@ -107,6 +107,7 @@ PARTS = (
     "test74",
     "test75",
     "test76",
+    "test79",
 )
 SEVERITIES = ("warn", "error")
 
