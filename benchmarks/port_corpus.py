@@ -109,6 +109,7 @@ PARTS = (
     "test76",
     "test77",
     "test78",
+    "test79",
 )
 SEVERITIES = ("warn", "error")
 
