@@ -276,3 +276,19 @@ def test_triton_dot_given_tf32_by_name_is_an_error_where_it_is_written(tmp_path:
     # a tf32 that never reaches a dot (torch's own TF32 switch) is no finding
     other = "import torch\ntorch.backends.cuda.matmul.fp32_precision = 'tf32'\n"
     assert not _by_line(tmp_path / "b", {"t.py": other}, "triton-tf32-dot")
+
+
+def test_a_cuda_only_cmake_build_names_where_it_links_the_cuda_toolkit(tmp_path: Path) -> None:
+    cmake = (
+        "cmake_minimum_required(VERSION 3.18)\n"
+        "project(ops CXX CUDA)\n"
+        "add_library(ops SHARED ops.cu)\n"
+        "\n"
+        "\n"
+        "\n"
+        "target_link_libraries(ops PRIVATE torch CUDA::cudart CUDA::cuda_driver)\n"
+    )
+    found = _by_line(tmp_path / "a", {"CMakeLists.txt": cmake}, "cmake-cuda-only")
+    assert found[7] is found[2] and found[2].severity == "warn"
+    hip = cmake.replace("project(ops CXX CUDA)", "project(ops CXX CUDA HIP)")
+    assert not _by_line(tmp_path / "b", {"CMakeLists.txt": hip}, "cmake-cuda-only")

@@ -97,7 +97,19 @@ def scan_cmake(text: str, rules: RuleSet) -> list[Hit]:
         firsts.setdefault(kind, code.count("\n", 0, match.start()) + 1)
     if not firsts:
         return _cuda_option_hits(code, lines, rule) + hits
-    return [hit(n, 1, rule, lines[n - 1].strip()) for n in sorted(set(firsts.values()))] + hits
+    found = [hit(n, 1, rule, lines[n - 1].strip()) for n in sorted(set(firsts.values()))]
+    link = _CUDA_TARGET.search(code)
+    if link is not None:
+        # FindCUDAToolkit's imported targets (CUDA::cudart, CUDA::cublas, CUDA::cuda_driver):
+        # the CUDA Toolkit's libraries, which a HIP build replaces (hip::host, roc::hipblas)
+        line = code.count("\n", 0, link.start()) + 1
+        why = f"links {link.group(0)}, a CUDA Toolkit library (FindCUDAToolkit's imported target)"
+        found.append(hit(line, 1, rule, why))
+    return found + hits
+
+
+# An imported target of CMake's FindCUDAToolkit module (CUDA::cudart, CUDA::cuda_driver, ...).
+_CUDA_TARGET = re.compile(r"\bCUDA::\w+")
 
 
 # `option(<name> "help" [value])` (CMake's option command) declaring a switch named for CUDA, and
