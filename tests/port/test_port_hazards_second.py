@@ -72,6 +72,9 @@ PARTS = (
     "test74",
     "test75",
     "test76",
+    "test77",
+    "test78",
+    "test79",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
