@@ -155,7 +155,7 @@ class _Module:
         seen: set[str] = set()
         stack = list(self.arg_dicts)
         while stack:
-            for node in _flow(stack.pop()):
+            for node in value_leaves(stack.pop()):
                 if isinstance(node, ast.Dict):
                     found += [v for k, v in zip(node.keys, node.values, strict=True) if _is_nvcc(k)]
                 elif isinstance(node, ast.Name) and node.id not in seen:
@@ -206,7 +206,7 @@ def nvcc_arguments(
     seen: set[str] = set()
     stack: list[ast.expr] = module.nvcc_lists()
     while stack:
-        for node in _flow(stack.pop()):
+        for node in value_leaves(stack.pop()):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 direct.add((node.lineno, node.value))
             elif isinstance(node, ast.JoinedStr):
@@ -248,7 +248,7 @@ def _format_template(node: ast.Call) -> tuple[int, str] | None:
     return None
 
 
-def _flow(node: ast.expr) -> Iterator[ast.expr]:
+def value_leaves(node: ast.expr) -> Iterator[ast.expr]:
     """The leaves an expression's value is made of: list items, both sides of `+` and of
     `x if c else y`, starred items; names, calls and constants are leaves."""
     stack = [node]
@@ -284,7 +284,7 @@ def _returned_flags(
     stack = [n.value for n in walk(function) if isinstance(n, ast.Return) and n.value]
     seen: set[str] = set()
     while stack:
-        for node in _flow(stack.pop()):
+        for node in value_leaves(stack.pop()):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 yield from ((node.lineno, flag) for flag in rejected_flags(node.value))
             elif isinstance(node, ast.Name) and node.id in local and node.id not in seen:

@@ -863,23 +863,16 @@ def _linked(tree: ast.Module) -> Iterator[tuple[ast.Constant, str]]:
                 values.setdefault(_held_in(func.value), []).extend(node.args)
     seen: set[str] = set()
     while stack:
-        node = stack.pop()
-        if _held_in(node) and _held_in(node) not in seen:
-            seen.add(_held_in(node))
-            stack.extend(values.get(_held_in(node), ()))
-            continue
-        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-            stack.extend(node.elts)
-        elif isinstance(node, ast.BinOp):
-            stack += [node.left, node.right]
-        elif isinstance(node, ast.IfExp):
-            stack += [node.body, node.orelse]
-        elif isinstance(node, ast.Starred):
-            stack.append(node.value)
-        elif isinstance(node, ast.Call) and getattr(node.func, "id", "") in _COPIES:
-            stack.extend(node.args)  # list(info["libs"]): a copy holds the same names
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            yield node, node.value
+        for leaf in build_flags.value_leaves(stack.pop()):
+            held = _held_in(leaf)
+            if held:
+                if held not in seen:
+                    seen.add(held)
+                    stack.extend(values.get(held, ()))
+            elif isinstance(leaf, ast.Call) and getattr(leaf.func, "id", "") in _COPIES:
+                stack.extend(leaf.args)  # list(info["libs"]): a copy holds the same names
+            elif isinstance(leaf, ast.Constant) and isinstance(leaf.value, str):
+                yield leaf, leaf.value
 
 
 _COPIES = frozenset({"list", "tuple", "sorted", "set"})
