@@ -111,6 +111,7 @@ PARTS = (
     "test78",
     "test79",
     "test80",
+    "test81",
 )
 SEVERITIES = ("warn", "error")
 
