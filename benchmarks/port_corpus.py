@@ -110,6 +110,7 @@ PARTS = (
     "test77",
     "test78",
     "test79",
+    "test82",
 )
 SEVERITIES = ("warn", "error")
 
