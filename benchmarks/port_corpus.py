@@ -112,6 +112,7 @@ PARTS = (
     "test79",
     "test80",
     "test81",
+    "test82",
 )
 SEVERITIES = ("warn", "error")
 
