@@ -292,3 +292,24 @@ def test_a_cuda_only_cmake_build_names_where_it_links_the_cuda_toolkit(tmp_path:
     assert found[7] is found[2] and found[2].severity == "warn"
     hip = cmake.replace("project(ops CXX CUDA)", "project(ops CXX CUDA HIP)")
     assert not _by_line(tmp_path / "b", {"CMakeLists.txt": hip}, "cmake-cuda-only")
+
+
+def test_requirements_assigned_in_a_top_level_branch_of_setup_py_are_read(tmp_path: Path) -> None:
+    # scikit-cuda's and open-flamingo's shapes: the lists setup() gets are assigned under
+    # `if not on_rtd:` / `if __name__ == "__main__":`, code that runs when pip runs setup.py
+    setup = (
+        "import os\n"
+        "from setuptools import setup\n"
+        "on_rtd = os.environ.get('READTHEDOCS') == 'True'\n"
+        "if not on_rtd:\n"
+        "    install_requires = ['numpy', 'pycuda >= 2016.1']\n"
+        "else:\n"
+        "    install_requires = []\n"
+        "def helper():\n"
+        "    install_requires = ['pycuda']\n"
+        "setup(name='demo', install_requires=install_requires)\n"
+    )
+    report = _scan(tmp_path, {"setup.py": setup})
+    found = {line: f for f in report.findings if f.rule_id == "pycuda" for line in f.lines}
+    assert found[5].severity == "error"
+    assert 9 not in found  # a function's own list is not what setup() gets
