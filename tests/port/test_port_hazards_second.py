@@ -75,6 +75,9 @@ PARTS = (
     "test77",
     "test78",
     "test79",
+    "test80",
+    "test81",
+    "test82",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
