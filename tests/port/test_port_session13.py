@@ -313,3 +313,26 @@ def test_requirements_assigned_in_a_top_level_branch_of_setup_py_are_read(tmp_pa
     found = {line: f for f in report.findings if f.rule_id == "pycuda" for line in f.lines}
     assert found[5].severity == "error"
     assert 9 not in found  # a function's own list is not what setup() gets
+
+
+def test_a_cuda_library_tried_from_a_list_of_file_names_at_import(tmp_path: Path) -> None:
+    # scikit-cuda's shape: the sonames to try are a module-level list, loaded in a loop
+    module = (
+        "import ctypes\n"
+        "_versions = [12.0, 11.0]\n"
+        "_names = ['libcublas.so'] + ['libcublas.so.%s' % v for v in _versions]\n"
+        "_lib = None\n"
+        "for _name in _names:\n"
+        "    try:\n"
+        "        _lib = ctypes.cdll.LoadLibrary(_name)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "    else:\n"
+        "        break\n"
+    )
+    found = _by_line(tmp_path / "a", {"cublas.py": module}, "nvidia-library-load")
+    assert found[7].severity == "warn"  # the load, behind its fallback
+    assert found[3] is found[7]  # where the file names are written
+    rocm = module.replace("'libcublas.so'] +", "'libcublas.so', 'libhipblas.so'] +")
+    found = _by_line(tmp_path / "b", {"cublas.py": rocm}, "nvidia-library-load")
+    assert {f.severity for f in found.values()} == {"info"}  # it names the ROCm library too

@@ -78,14 +78,17 @@ def _call_name(call: ast.Call) -> str:
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
 
 
-def _library(call: ast.Call) -> str | None:
-    """The NVIDIA library stem a call loads or looks up, from its string arguments."""
+def _library(call: ast.Call, named: dict[str, list[tuple[int, str]]] | None = None) -> str | None:
+    """The NVIDIA library stem a call loads or looks up, from its string arguments (or the
+    file names a name given to it holds: `for name in _libcudart_libname_list: LoadLibrary(name)`,
+    scikit-cuda's way of trying each soname)."""
     name = _call_name(call)
-    strings = [
-        a.value
-        for a in [*call.args, *(k.value for k in call.keywords)]
-        if isinstance(a, ast.Constant) and isinstance(a.value, str)
-    ]
+    strings = []
+    for a in [*call.args, *(k.value for k in call.keywords)]:
+        if isinstance(a, ast.Constant) and isinstance(a.value, str):
+            strings.append(a.value)
+        elif isinstance(a, ast.Name) and named:
+            strings += [value for _, value in named.get(a.id, [])]
     for value in strings:
         if (match := _WHEEL_DIR.search(value)) is not None:
             return match.group(1).lower()
@@ -94,6 +97,44 @@ def _library(call: ast.Call) -> str | None:
     pattern = _STEM if name == "find_library" else _FILE
     match = pattern.search(strings[0])
     return match.group(1).lower() if match else None
+
+
+def _file_names(tree: ast.Module) -> dict[str, list[tuple[int, str]]]:
+    """Module-level names -> the (line, string)s they hold: a string, a list of strings (joined
+    with `+`), a comprehension of `"libcudart.so.%s" % v` (its template), and a `for` target
+    over such a list."""
+    held: dict[str, list[tuple[int, str]]] = {}
+    for statement, _ in _top_level(tree.body, False):
+        if isinstance(statement, ast.Assign):
+            strings = list(_strings_of(statement.value))
+            for target in statement.targets:
+                if isinstance(target, ast.Name) and strings:
+                    held.setdefault(target.id, []).extend(strings)
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.For)
+            and isinstance(node.target, ast.Name)
+            and isinstance(node.iter, ast.Name)
+            and node.iter.id in held
+        ):
+            held.setdefault(node.target.id, []).extend(held[node.iter.id])
+    return held
+
+
+def _strings_of(value: ast.expr) -> Iterator[tuple[int, str]]:
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        yield value.lineno, value.value
+    elif isinstance(value, (ast.List, ast.Tuple)):
+        for element in value.elts:
+            yield from _strings_of(element)
+    elif isinstance(value, ast.BinOp):
+        if isinstance(value.op, ast.Mod):  # "libcudart.so.%s" % v: the template
+            yield from _strings_of(value.left)
+        else:
+            yield from _strings_of(value.left)
+            yield from _strings_of(value.right)
+    elif isinstance(value, ast.ListComp):
+        yield from _strings_of(value.elt)
 
 
 def _top_level(body: list[ast.stmt], guarded: bool) -> Iterator[tuple[ast.stmt, bool]]:
@@ -118,9 +159,10 @@ def import_time_loads(tree: ast.Module, text: str) -> list[Load]:
     """The NVIDIA library loads of the module's own top-level statements, one per call."""
     rocm_side: bool | None = None  # read when the first load is found: most modules hold none
     loads: list[Load] = []
+    named = _file_names(tree)
     for statement, guarded in _top_level(tree.body, False):
         for node in ast.walk(statement):
-            if isinstance(node, ast.Call) and (stem := _library(node)) is not None:
+            if isinstance(node, ast.Call) and (stem := _library(node, named)) is not None:
                 counterpart = ROCM_COUNTERPART[stem]
                 if rocm_side is None:
                     rocm_side = _ROCM_FILE.search(text) is not None
@@ -135,4 +177,12 @@ def import_time_loads(tree: ast.Module, text: str) -> list[Load]:
                     severity, why = "error", "at import: OSError on ROCm"
                 evidence = f"{ast.unparse(node)[:80]}  ({why}; ROCm has {counterpart})"
                 loads.append(Load(node.lineno, node.col_offset + 1, severity, evidence))
+                # where the file names it tries are written (a list of sonames): edited too
+                for line in sorted({n for n, _ in _names_given(node, named)} - {node.lineno}):
+                    where = f"the file names loaded at line {node.lineno} are written here"
+                    loads.append(Load(line, 1, severity, f"{where}  ({why})"))
     return loads
+
+
+def _names_given(call: ast.Call, named: dict[str, list[tuple[int, str]]]) -> list[tuple[int, str]]:
+    return [held for a in call.args if isinstance(a, ast.Name) for held in named.get(a.id, [])]
