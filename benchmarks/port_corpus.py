@@ -113,6 +113,7 @@ PARTS = (
     "test80",
     "test81",
     "test82",
+    "test83",
 )
 SEVERITIES = ("warn", "error")
 
