@@ -113,6 +113,7 @@ PARTS = (
     "test80",
     "test81",
     "test82",
+    "test84",
 )
 SEVERITIES = ("warn", "error")
 
