@@ -114,6 +114,7 @@ PARTS = (
     "test81",
     "test82",
     "test83",
+    "test84",
 )
 SEVERITIES = ("warn", "error")
 
