@@ -113,6 +113,7 @@ PARTS = (
     "test80",
     "test81",
     "test82",
+    "test85",
 )
 SEVERITIES = ("warn", "error")
 
