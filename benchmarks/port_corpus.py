@@ -115,6 +115,7 @@ PARTS = (
     "test82",
     "test83",
     "test84",
+    "test85",
 )
 SEVERITIES = ("warn", "error")
 
