@@ -336,3 +336,15 @@ def test_a_cuda_library_tried_from_a_list_of_file_names_at_import(tmp_path: Path
     rocm = module.replace("'libcublas.so'] +", "'libcublas.so', 'libhipblas.so'] +")
     found = _by_line(tmp_path / "b", {"cublas.py": rocm}, "nvidia-library-load")
     assert {f.severity for f in found.values()} == {"info"}  # it names the ROCm library too
+
+
+def test_an_inline_implementation_file_a_cuda_source_includes_is_scanned(tmp_path: Path) -> None:
+    util = (
+        "__device__ __forceinline__ unsigned int getLaneMaskLt(void)\n"
+        '{ unsigned int r; asm("mov.u32 %0, %%lanemask_lt;" : "=r"(r)); return r; }\n'
+    )
+    files = {"impl/Util.inl": util, "impl/Raster.cu": '#include "Util.inl"\n'}
+    report = _scan(tmp_path / "a", files)
+    assert any(f.path == "impl/Util.inl" and f.severity == "error" for f in report.findings)
+    host = "inline int twice(int x) { return 2 * x; }\n"  # no device code: not read
+    assert not _scan(tmp_path / "b", {"impl/Host.inl": host}).findings

@@ -83,7 +83,9 @@ _MAKEFILES = frozenset({"Makefile", "makefile", "GNUmakefile"})
 _SHELL_SUFFIXES: tuple[str, ...] = (".sh", ".bash", ".zsh", ".slurm", ".sbatch")
 _SHELL_SUFFIXES += (".sh.j2", ".sh.jinja", ".sh.jinja2", ".sh.tmpl", ".sh.in", ".sbatch.j2")
 _CUDA_SUFFIXES = (".cu", ".cuh")
-_HEADER_SUFFIXES = (".h", ".hpp")  # scanned only when they hold CUDA device code
+# Scanned only when they hold CUDA device code; `.inl` is C++'s inline-implementation file, which
+# a .cu includes textually (nvdiffrast's cudaraster/impl/*.inl): compiled with it.
+_HEADER_SUFFIXES = (".h", ".hpp", ".inl")
 
 
 @dataclass(frozen=True, kw_only=True)
