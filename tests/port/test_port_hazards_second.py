@@ -78,6 +78,9 @@ PARTS = (
     "test80",
     "test81",
     "test82",
+    "test83",
+    "test84",
+    "test85",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
