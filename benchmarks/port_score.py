@@ -99,7 +99,9 @@ RULE_KINDS: dict[str, set[str]] = {
     "cuda-arch-guard": {"cuda-arch-guard"},
     "triton-tf32-dot": {"device-capability", "gencode-flags"},  # session thirteen
     "tf-built-with-cuda": {"torch-version-cuda"},
-    "lspci-nvidia": {"nvidia-smi-call"},  # session thirteen: GPU detection by NVIDIA's name  # session thirteen: the same question of TF
+    "lspci-nvidia": {
+        "nvidia-smi-call"
+    },  # session thirteen: GPU detection by NVIDIA's name  # session thirteen: the same question of TF
     # session thirteen: a stale AMD guard loses what its branch held (a warp of 64, a HIP path)
     "hip-platform-hcc": {"warp-size-32", "cuda-arch-guard", "cuda-extension-no-hip"},
     "cutlass-dsl": _CODE,
