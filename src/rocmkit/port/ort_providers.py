@@ -39,7 +39,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from rocmkit.port.rules import Severity
-from rocmkit.port.whole_tree import node_fields, walk
+from rocmkit.port.whole_tree import exits, node_fields, walk
 
 NVIDIA_PROVIDERS = ("CUDAExecutionProvider", "TensorrtExecutionProvider")
 AMD_PROVIDERS = ("ROCMExecutionProvider", "MIGraphXExecutionProvider")
@@ -335,10 +335,7 @@ def _refusing_tests(tree: ast.AST) -> set[int]:
 
 
 def _leaves(statement: ast.stmt) -> bool:
-    if isinstance(statement, (ast.Return, ast.Raise)):
-        return True
-    value = statement.value if isinstance(statement, ast.Expr) else None
-    return isinstance(value, ast.Call) and _called(value) in ("exit", "_exit", "quit")
+    return isinstance(statement, ast.Return) or exits(statement)
 
 
 # The build's providers, and a session's (InferenceSession.get_providers()).

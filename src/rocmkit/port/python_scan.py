@@ -183,7 +183,6 @@ _ROCM_IMAGE = re.compile(r"(?<![\w/.-])rocm/[\w.-]+:")
 _NVIDIA_PRODUCT_FUNCTION = re.compile(r"(?i)(?:^|_)(?:tensorrt|trt|trtllm)(?:_|$)")
 _IS_CUDA_CALL = re.compile(r"(?i)^_*is_?(?:cuda|nvidia)(?:_platform|_available)?$")
 _VENDOR_WORDS = frozenset({"amd", "rocm", "hip", "nvidia", "cuda", "advanced micro devices"})
-_EXIT_CALLS = frozenset({"exit", "_exit", "SystemExit", "abort"})
 _VENDOR_HINT = re.compile(r"(?i)hip|rocm|amd|cuda|nvidia|advanced micro")
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 # get_device_capability() on ROCm is (gfx major, minor): 9.x for CDNA (MI100..MI350), 10-12 for
@@ -389,35 +388,28 @@ def scan_python(
             _WINDOWS_TEST.search(text)  # the costlier test second: no literal to skip to
         ):
             hits = _windows_only_flags(whole, hits)
-    if any(_returned_by(h) for h in hits):
+    if any(h.rule.check == "nvcc-flags" and h.severity != "info" for h in hits):
         hits = hits + _returned_flag_places(whole, hits)
     return hits, parsed
-
-
-_RETURNED_BY = re.compile(r"\(returned by (\w+)\(\)\)")
-
-
-def _returned_by(h: Hit) -> str:
-    """The local function whose returned nvcc-only flags `h` (a warn or error) reports at its
-    call, or ''."""
-    if h.rule.check != "nvcc-flags" or h.severity == "info":
-        return ""
-    match = _RETURNED_BY.search(h.evidence)
-    return match.group(1) if match else ""
 
 
 def _returned_flag_places(whole: whole_tree.Whole, hits: list[Hit]) -> list[Hit]:
     """Where a local function writes the nvcc-only flags it returns into a build's nvcc
     arguments (`return args + ["--threads", n]`): the line a maintainer edits, at the severity
-    the call was given (the call's place decides a vendor switch's gating)."""
+    the call's finding was given (the call's place decides a vendor switch's gating)."""
     try:
+        tree = whole.tree()
         module = whole.derived(_build_module)
     except (SyntaxError, ValueError):
         return []
+    _, returned = build_flags.nvcc_arguments(tree, module)
+    called = {line: name for line, name in returned}  # the call's line -> the local function
     out = []
     for h in hits:
-        name = _returned_by(h)
-        for line, flag in build_flags.returned_flag_lines(module, name) if name else ():
+        name = called.get(h.line) if h.rule.check == "nvcc-flags" else None
+        if name is None or h.severity == "info":
+            continue
+        for line, flag in build_flags.returned_flag_lines(module, name):
             if line != h.line:
                 why = f"{flag} written here: {name}() returns it into nvcc's arguments (line {h.line})"
                 out.append(Hit(line, 1, h.rule, why[:160], h.severity))
@@ -2068,7 +2060,7 @@ class _Visitor:
         # `if torch.version.cuda is None: raise ...` / `if not torch.version.cuda: sys.exit()`
         # refuses every ROCm build: a hazard, unlike the same test choosing a branch.
         attribute = _none_test_of_version_cuda(node.test)
-        if attribute is not None and node.body and _exits(node.body[-1]):
+        if attribute is not None and node.body and whole_tree.exits(node.body[-1]):
             self.rejects.add(id(attribute))
         if self.reads_capability and any(
             self._chip_specific_import(n) for s in node.body for n in pieces.statement_nodes(s)
@@ -2092,7 +2084,7 @@ class _Visitor:
             repaired == "CUDA_HOME"
             and not self.hip_build_aware
             and node.body
-            and _exits(node.body[-1])
+            and whole_tree.exits(node.body[-1])
         ):
             self.add_at(
                 node,
@@ -3337,16 +3329,6 @@ def _returns_off(statements: list[ast.stmt]) -> bool:
                 and statements[0].value.value in (False, None)
             )
         )
-    )
-
-
-def _exits(statement: ast.stmt) -> bool:
-    if isinstance(statement, ast.Raise):
-        return True
-    return (
-        isinstance(statement, ast.Expr)
-        and isinstance(statement.value, ast.Call)
-        and _call_name(statement.value.func) in _EXIT_CALLS
     )
 
 

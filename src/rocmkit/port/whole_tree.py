@@ -52,6 +52,22 @@ def argument_defaults(arguments: ast.arguments) -> list[tuple[ast.arg, ast.expr]
     ]
 
 
+# Calls that end the process (sys.exit, os._exit, raise SystemExit(...) written as a call, abort).
+_EXIT_CALLS = frozenset({"exit", "_exit", "SystemExit", "abort", "quit"})
+
+
+def exits(statement: ast.stmt) -> bool:
+    """Whether a statement leaves by raising or by ending the process (`raise ...`,
+    `sys.exit(...)`, `os._exit(...)`, `quit()`)."""
+    if isinstance(statement, ast.Raise):
+        return True
+    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+        return False
+    func = statement.value.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name in _EXIT_CALLS
+
+
 def word_lines(text: str, words: Iterable[str]) -> list[int]:
     """Sorted line numbers (1-based) of the lines that hold one of `words`."""
     positions = set()
