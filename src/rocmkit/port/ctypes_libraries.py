@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from rocmkit.port.rules import Severity
+from rocmkit.port.whole_tree import call_name
 
 # The stem of each library file (libSTEM.so*, STEM64_*.dll, ctypes.util.find_library("STEM"))
 # -> ROCm's counterpart. From the CUDA toolkit's component list and the nvidia-* wheels' lib/.
@@ -73,16 +74,11 @@ class Load:
     evidence: str
 
 
-def _call_name(call: ast.Call) -> str:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-
-
 def _library(call: ast.Call, named: dict[str, list[tuple[int, str]]] | None = None) -> str | None:
     """The NVIDIA library stem a call loads or looks up, from its string arguments (or the
     file names a name given to it holds: `for name in _libcudart_libname_list: LoadLibrary(name)`,
     scikit-cuda's way of trying each soname)."""
-    name = _call_name(call)
+    name = call_name(call.func)
     strings = []
     for a in [*call.args, *(k.value for k in call.keywords)]:
         if isinstance(a, ast.Constant) and isinstance(a.value, str):
@@ -171,7 +167,7 @@ def import_time_loads(tree: ast.Module, text: str) -> list[Load]:
                     why = "the module also names a ROCm library"
                 elif guarded:
                     severity, why = "warn", "behind a fallback: the feature is lost on ROCm"
-                elif _call_name(node) == "find_library":
+                elif call_name(node.func) == "find_library":
                     severity, why = "error", "at import: None on ROCm, the load after it fails"
                 else:
                     severity, why = "error", "at import: OSError on ROCm"
@@ -185,4 +181,6 @@ def import_time_loads(tree: ast.Module, text: str) -> list[Load]:
 
 
 def _names_given(call: ast.Call, named: dict[str, list[tuple[int, str]]]) -> list[tuple[int, str]]:
-    return [held for a in call.args if isinstance(a, ast.Name) for held in named.get(a.id, [])]
+    """(line, file name) of what the names given to a call hold (arguments and keywords)."""
+    given = [*call.args, *(k.value for k in call.keywords)]
+    return [held for a in given if isinstance(a, ast.Name) for held in named.get(a.id, [])]

@@ -21,7 +21,7 @@ import ast
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from rocmkit.port.whole_tree import LEAF_FIELDS, walk
+from rocmkit.port.whole_tree import LEAF_FIELDS, call_name, walk
 
 # How a module asks whether the CUDA toolkit is there (torch's CUDA_HOME or its finder).
 _CUDA_HOME_NAMES = frozenset({"CUDA_HOME", "CUDA_PATH"})
@@ -226,7 +226,7 @@ def extension_needs_cuda_home(tree: ast.Module) -> Iterator[tuple[ast.expr, int,
     named = [
         n
         for n in walk(tree)
-        if (isinstance(n, ast.Call) and _called(n.func) == "CUDAExtension")
+        if (isinstance(n, ast.Call) and call_name(n.func) == "CUDAExtension")
         or (isinstance(n, ast.Name) and n.id == "CUDAExtension" and isinstance(n.ctx, ast.Load))
     ]
     if not named:
@@ -468,12 +468,6 @@ def _parents(tree: ast.Module) -> dict[int, ast.AST]:
             elif isinstance(value, ast.AST):
                 parents[id(value)] = parent
     return parents
-
-
-def _called(func: ast.expr) -> str:
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return func.id if isinstance(func, ast.Name) else ""
 
 
 def _requires_cuda_home(test: ast.expr, assigned: dict[str, ast.expr]) -> ast.expr | None:

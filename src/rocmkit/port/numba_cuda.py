@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from rocmkit.port import nvml_query
 from rocmkit.port.rules import Severity
+from rocmkit.port.whole_tree import call_name
 
 TRIGGER = "numba"
 _KERNEL_ATTRIBUTES = frozenset(
@@ -137,16 +138,10 @@ def _only_warns(body: list[ast.stmt]) -> bool:
         or (
             isinstance(s, ast.Expr)
             and isinstance(s.value, ast.Call)
-            and nvml_query.displays(_called(s.value.func).split("_")[0])
+            and nvml_query.displays(call_name(s.value.func).split("_")[0])
         )
         for s in body
     )
-
-
-def _called(func: ast.expr) -> str:
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return func.id if isinstance(func, ast.Name) else ""
 
 
 def _bound_names(tree: ast.Module) -> tuple[set[str], ast.stmt | None]:

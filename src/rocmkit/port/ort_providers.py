@@ -39,7 +39,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from rocmkit.port.rules import Severity
-from rocmkit.port.whole_tree import exits, node_fields, walk
+from rocmkit.port.whole_tree import call_name, exits, node_fields, walk
 
 NVIDIA_PROVIDERS = ("CUDAExecutionProvider", "TensorrtExecutionProvider")
 AMD_PROVIDERS = ("ROCMExecutionProvider", "MIGraphXExecutionProvider")
@@ -198,11 +198,6 @@ def _tests_cuda(test: ast.expr) -> bool:
     return False
 
 
-def _called(call: ast.Call) -> str:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-
-
 def _provider_lists(tree: ast.AST) -> list[Choice]:
     """Literal provider lists that hold an NVIDIA provider: every element an ONNX Runtime
     provider (its name, a (name, options) pair, or a module-level name bound to one); a list
@@ -317,9 +312,9 @@ def _nvidia_test(compare: ast.Compare, refusing: set[int]) -> Choice | None:
     if isinstance(compare.ops[0], ast.NotIn) and id(compare) not in refusing:
         return None
     right = compare.comparators[0]
-    if not (isinstance(right, ast.Call) and _called(right) in _PROVIDER_QUERIES):
+    if not (isinstance(right, ast.Call) and call_name(right.func) in _PROVIDER_QUERIES):
         return None
-    if _called(right) == TRIGGER:
+    if call_name(right.func) == TRIGGER:
         return Choice(compare.lineno, compare.col_offset + 1, str(left.value))
     how = "in a session's get_providers()  (no AMD branch)"
     return Choice(compare.lineno, compare.col_offset + 1, str(left.value), how)

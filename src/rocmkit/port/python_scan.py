@@ -861,7 +861,7 @@ def _linked(tree: ast.Module) -> Iterator[tuple[ast.Constant, str]]:
                 if held not in seen:
                     seen.add(held)
                     stack.extend(values.get(held, ()))
-            elif isinstance(leaf, ast.Call) and getattr(leaf.func, "id", "") in _COPIES:
+            elif isinstance(leaf, ast.Call) and whole_tree.call_name(leaf.func) in _COPIES:
                 stack.extend(leaf.args)  # list(info["libs"]): a copy holds the same names
             elif isinstance(leaf, ast.Constant) and isinstance(leaf.value, str):
                 yield leaf, leaf.value
@@ -2000,7 +2000,7 @@ class _Visitor:
             elif (
                 isinstance(node, ast.Call)
                 and not node.args
-                and _IS_CUDA_CALL.match(_call_name(node.func))
+                and _IS_CUDA_CALL.match(whole_tree.call_name(node.func))
             ) or (
                 isinstance(node, ast.Compare)
                 and any(
@@ -2533,7 +2533,7 @@ class _Visitor:
             )
 
     def visit_call(self, node: ast.Call) -> None:
-        name = _call_name(node.func)
+        name = whole_tree.call_name(node.func)
         if name in _JAX_REGISTRATIONS:
             self._jax_platform(node)
         if self.torch_cuda_home and node.args:
@@ -2632,7 +2632,9 @@ class _Visitor:
         NVML finds no AMD GPU to put back, so the blank hides every AMD GPU from the process."""
         rule = self.rules.by_id.get("cuda-visible-devices")
         calls = (n for n in ast.walk(node) if isinstance(n, ast.Call))
-        if rule is None or not any(_call_name(c.func).startswith("nvmlInit") for c in calls):
+        if rule is None or not any(
+            whole_tree.call_name(c.func).startswith("nvmlInit") for c in calls
+        ):
             return
         for statement in ast.walk(node):
             if (
@@ -2684,7 +2686,7 @@ class _Visitor:
         elif (
             self.reads_capability
             and isinstance(node.value, ast.Call)
-            and _call_name(node.value.func) == "get_device_properties"
+            and whole_tree.call_name(node.value.func) == "get_device_properties"
         ):
             # `props = get_device_properties(d)`: judged where `props.major` is compared
             self.stored_as[id(node.value)] = [t.id for t in targets if isinstance(t, ast.Name)]
@@ -2907,7 +2909,7 @@ class _Visitor:
         if named is None or str(named.value).lower() != "cuda":
             return
         platform = str(named.value)
-        shown = f"{_call_name(node.func)}(..., platform={platform!r})"
+        shown = f"{whole_tree.call_name(node.func)}(..., platform={platform!r})"
         if _ROCM_PLATFORM.search(self.text):
             why = "the module registers the rocm platform too"
             self.add_at(named, "jax-cuda-platform", f"{shown}  ({why})", "info")
@@ -3401,7 +3403,7 @@ def _capability_call(node: ast.AST) -> ast.Call | None:
             major = True
         node = node.left if isinstance(node, ast.BinOp) else node.value
     if isinstance(node, ast.Call):
-        name = _call_name(node.func)
+        name = whole_tree.call_name(node.func)
         if name == "get_device_capability" or (major and name == "get_device_properties"):
             return node
     return None
@@ -3480,7 +3482,7 @@ def _only_displays(statements: list[ast.stmt]) -> bool:
     return all(
         isinstance(s, ast.Expr)
         and isinstance(s.value, ast.Call)
-        and nvml_query.displays(_call_name(s.value.func).split("_")[0])
+        and nvml_query.displays(whole_tree.call_name(s.value.func).split("_")[0])
         for s in statements
     )
 
@@ -3582,12 +3584,6 @@ _RECORDED_CALL = frozenset(
     {"assert_called_with", "assert_called_once_with", "assert_any_call", "assert_has_calls"}
     | {"TimeoutExpired", "CalledProcessError"}
 )
-
-
-def _call_name(func: ast.AST) -> str:
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return func.id if isinstance(func, ast.Name) else ""
 
 
 def _is_32(node: ast.AST) -> bool:

@@ -19,7 +19,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from rocmkit.port.whole_tree import walk
+from rocmkit.port.build_flags import value_leaves
+from rocmkit.port.whole_tree import call_name, walk
 
 RULE = "triton-tf32-dot"
 TRIGGER = "input_precision"
@@ -40,7 +41,7 @@ def tf32_precisions(tree: ast.AST) -> list[ast.Constant]:
                 if keyword.arg is None:
                     continue
                 values.setdefault(keyword.arg, []).append(keyword.value)
-                if keyword.arg == TRIGGER and _called(node) == "dot":
+                if keyword.arg == TRIGGER and call_name(node.func) == "dot":
                     sinks.append(keyword.value)
     found: dict[int, ast.Constant] = {}
     for constant in _strings(sinks, values):
@@ -50,18 +51,13 @@ def tf32_precisions(tree: ast.AST) -> list[ast.Constant]:
 
 
 def _strings(sinks: list[ast.expr], values: dict[str, list[ast.expr]]) -> Iterator[ast.Constant]:
+    """The strings the sinks are made of (build_flags.value_leaves: conditionals, lists, `+`),
+    through what the names among them hold."""
     stack, seen = list(sinks), set()
     while stack:
-        node = stack.pop()
-        if isinstance(node, ast.IfExp):
-            stack += [node.body, node.orelse]
-        elif isinstance(node, ast.Name) and node.id not in seen:
-            seen.add(node.id)
-            stack.extend(values.get(node.id, ()))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            yield node
-
-
-def _called(call: ast.Call) -> str:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        for node in value_leaves(stack.pop()):
+            if isinstance(node, ast.Name) and node.id not in seen:
+                seen.add(node.id)
+                stack.extend(values.get(node.id, ()))
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                yield node

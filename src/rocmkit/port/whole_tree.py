@@ -56,6 +56,13 @@ def argument_defaults(arguments: ast.arguments) -> list[tuple[ast.arg, ast.expr]
 _EXIT_CALLS = frozenset({"exit", "_exit", "SystemExit", "abort", "quit"})
 
 
+def call_name(func: ast.AST) -> str:
+    """The name a call is made by: `f` for `f(...)`, `attr` for `x.attr(...)`, '' otherwise."""
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
+
+
 def exits(statement: ast.stmt) -> bool:
     """Whether a statement leaves by raising or by ending the process (`raise ...`,
     `sys.exit(...)`, `os._exit(...)`, `quit()`)."""
@@ -63,9 +70,7 @@ def exits(statement: ast.stmt) -> bool:
         return True
     if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
         return False
-    func = statement.value.func
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    return name in _EXIT_CALLS
+    return call_name(statement.value.func) in _EXIT_CALLS
 
 
 def word_lines(text: str, words: Iterable[str]) -> list[int]:
