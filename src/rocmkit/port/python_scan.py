@@ -1070,7 +1070,7 @@ def _requirements_passed_by_name(
     if tree is None:
         return []
     hits: list[Hit] = []
-    for statement in _module_level_statements(tree):
+    for statement in whole_tree.module_statements(tree):  # the code setup.py runs
         if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
             continue
         target, value = statement.targets[0], statement.value
@@ -1099,20 +1099,6 @@ def _requirements_passed_by_name(
             placed = [(str(c.value), c.lineno) for c in constants]
             hits.extend(group_hits(group, placed, rules))
     return hits
-
-
-def _module_level_statements(tree: ast.Module) -> Iterator[ast.stmt]:
-    """The module's statements and those of its top-level if/else, try and with blocks: code
-    that runs when setup.py does (`if not on_rtd: install_requires = [...]`: the branch a pip
-    install takes), not a function's or a class's."""
-    stack = list(reversed(tree.body))
-    while stack:
-        statement = stack.pop()
-        yield statement
-        if isinstance(statement, (ast.If, ast.Try, ast.With)):
-            nested = [*statement.body, *getattr(statement, "orelse", [])]
-            nested += [s for h in getattr(statement, "handlers", []) for s in h.body]
-            stack.extend(reversed(nested))
 
 
 # `extras_require={"local": LOCAL, ...}`: a dict literal with a value that is a name (not a call);

@@ -56,6 +56,23 @@ def argument_defaults(arguments: ast.arguments) -> list[tuple[ast.arg, ast.expr]
 _EXIT_CALLS = frozenset({"exit", "_exit", "SystemExit", "abort", "quit"})
 
 
+def module_statements(tree: ast.Module) -> list[ast.stmt]:
+    """The statements a module runs when imported, in source order: its own and those nested in
+    its top-level if/else, try (handlers, else, finally) and with blocks; not a function's or a
+    class's body."""
+    found: list[ast.stmt] = []
+    stack = list(reversed(tree.body))
+    while stack:
+        statement = stack.pop()
+        found.append(statement)
+        if isinstance(statement, (ast.If, ast.Try, ast.With)):
+            nested = [*statement.body, *getattr(statement, "orelse", [])]
+            nested += [s for h in getattr(statement, "handlers", []) for s in h.body]
+            nested += getattr(statement, "finalbody", [])
+            stack.extend(reversed(nested))
+    return found
+
+
 def call_name(func: ast.AST) -> str:
     """The name a call is made by: `f` for `f(...)`, `attr` for `x.attr(...)`, '' otherwise."""
     if isinstance(func, ast.Attribute):
