@@ -117,6 +117,7 @@ PARTS = (
     "test84",
     "test85",
     "test86",
+    "test87",
 )
 SEVERITIES = ("warn", "error")
 
