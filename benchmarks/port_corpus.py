@@ -116,6 +116,7 @@ PARTS = (
     "test83",
     "test84",
     "test85",
+    "test88",
 )
 SEVERITIES = ("warn", "error")
 
