@@ -118,6 +118,7 @@ PARTS = (
     "test85",
     "test86",
     "test87",
+    "test88",
 )
 SEVERITIES = ("warn", "error")
 
