@@ -19,6 +19,15 @@ os.environ.pop("LINES", None)
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# Tests start `python -m rocmkit` and `python -c "import rocmkit"` as child processes: they must get
+# this checkout's rocmkit, also where it is not installed (pytest's own `pythonpath = ["src"]`
+# reaches only the test process). Without it both JAX CLI tests failed on the 2026-11-27 H200 run
+# with "No module named rocmkit".
+_SRC = str(REPO_ROOT / "src")
+if os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] != _SRC:
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (_SRC, os.environ.get("PYTHONPATH", "")) if p
+    )
 SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
 LOCAL_FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

@@ -1,0 +1,67 @@
+"""Issue 26, session fourteen: each change, with a case where the finding must appear and one where
+it must not (or where it must stay put), on small synthetic trees."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from port_helpers import scan_files as _scan
+
+from rocmkit.port.pieces import parse, place_fstring_parts_as_311
+
+# A literal part of an f-string that a rule reads: CDI's NVIDIA device name, the part before the
+# replacement field. The second is an f-string over two lines.
+_CDI = """def gpu_args(indices):
+    args = []
+    for index in indices:
+        args += ["--device", f"nvidia.com/gpu={index}"]
+    return args
+
+
+def more(i, width):
+    return ("--device",
+            f"{i:>{width}} "
+            f"nvidia.com/gpu={i}")
+"""
+
+
+def test_a_finding_in_an_fstring_is_placed_where_the_fstring_starts_on_every_python(
+    tmp_path: Path,
+) -> None:
+    # Python 3.12 (PEP 701) places an f-string's parts apart, 3.11 at the whole f-string: the same
+    # project gave `sandbox.py:7:32` on the H200's Python 3.12 and `:30` here (2026-11-27 run).
+    report = _scan(tmp_path, {"sandbox.py": _CDI})
+    cdi = [f for f in report.findings if f.rule_id == "cdi-nvidia-device"]
+    assert len(cdi) == 1
+    assert (cdi[0].line, cdi[0].column) == (4, 30)  # the `f` of f"nvidia.com/gpu={index}"
+    assert cdi[0].lines == (4, 10)  # the two-line f-string counts at its first line
+
+
+def test_fstring_parts_take_the_whole_fstrings_place_and_expressions_keep_theirs() -> None:
+    tree = parse(_CDI)
+    strings = [n for n in ast.walk(tree) if isinstance(n, ast.JoinedStr)]
+    # Place every part apart, as Python 3.12's parser does, then put them back as 3.11 does.
+    for n, node in enumerate(ast.walk(tree)):
+        if isinstance(node, (ast.Constant, ast.FormattedValue)) and node.lineno >= 4:
+            node.lineno, node.col_offset, node.end_col_offset = 100 + n, n, n + 1
+    for joined in strings:
+        for value in joined.values:
+            if isinstance(value, ast.FormattedValue) and value.format_spec is not None:
+                value.format_spec.lineno = 99
+    names = {n.id: (n.lineno, n.col_offset) for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    place_fstring_parts_as_311(tree)
+    for joined in strings:
+        whole = (joined.lineno, joined.col_offset, joined.end_lineno, joined.end_col_offset)
+        todo: list[ast.expr] = list(joined.values)
+        while todo:
+            part = todo.pop()
+            assert (part.lineno, part.col_offset, part.end_lineno, part.end_col_offset) == whole
+            spec = getattr(part, "format_spec", None)
+            if spec is not None:
+                assert (spec.lineno, spec.col_offset) == whole[:2]
+                todo.extend(spec.values)
+    # `width` inside the format spec and `i`, `index` in the fields keep their own places.
+    after = {n.id: (n.lineno, n.col_offset) for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    assert after == names
+    assert after["width"] == (10, 19)
