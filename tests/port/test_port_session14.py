@@ -65,3 +65,25 @@ def test_fstring_parts_take_the_whole_fstrings_place_and_expressions_keep_theirs
     after = {n.id: (n.lineno, n.col_offset) for n in ast.walk(tree) if isinstance(n, ast.Name)}
     assert after == names
     assert after["width"] == (10, 19)
+
+
+# fp8-coat's copy of Hugging Face's Trainer: apex is imported only where transformers finds it.
+_HF_GUARD = """from transformers.utils import (
+    is_apex_available,
+    is_datasets_available,
+)
+
+if is_apex_available():
+    from apex import amp
+"""
+
+
+def test_an_import_under_a_hugging_face_availability_check_is_optional(tmp_path: Path) -> None:
+    report = _scan(tmp_path / "hf", {"trainer.py": _HF_GUARD})
+    apex = [f for f in report.findings if f.rule_id == "apex"]
+    assert [f.severity for f in apex] == ["info"]
+    assert "optional" in apex[0].evidence
+    # The same test of a local function of that name proves nothing: apex is required there.
+    local = _HF_GUARD.replace("from transformers.utils import", "from .compat import")
+    report = _scan(tmp_path / "local", {"trainer.py": local})
+    assert [f.severity for f in report.findings if f.rule_id == "apex"] == ["warn"]

@@ -2018,7 +2018,11 @@ class _Visitor:
 
     # -- vendor switches ----------------------------------------------------------------------
     def visit_if_statement(self, node: ast.If) -> None:
-        available = _availability_test(node.test) or self._spec_test(node.test)
+        available = (
+            _availability_test(node.test)
+            or self._spec_test(node.test)
+            or _library_availability_call(node.test, self.text)
+        )
         if available is not None and available not in self.rules.imports:
             available = _flagged_module(available, self.rules)
         if available is not None and available in self.rules.imports:
@@ -3260,6 +3264,43 @@ def _availability_test(test: ast.expr) -> str | None:
         and test.comparators[0].value is None
     ):
         return test.left.id
+    return None
+
+
+# Hugging Face's libraries define `is_<package>_available()` as "is the package installed"
+# (transformers.utils.import_utils: `_is_package_available("apex")` behind `is_apex_available`;
+# accelerate.utils.imports and diffusers.utils.import_utils likewise), and projects that copy their
+# Trainer import them from there: `if is_apex_available(): from apex import amp` imports apex only
+# where it is installed.
+_LIBRARY_CHECKS = re.compile(
+    r"^[ \t]*from[ \t]+(?:transformers|accelerate|diffusers|peft|optimum)(?:\.[\w.]+)?[ \t]+"
+    r"import[ \t]+(\([^)]*\)|[^\n]*)",
+    re.MULTILINE,
+)
+
+
+@functools.lru_cache(maxsize=4)
+def _library_checks(text: str) -> frozenset[str]:
+    """The `is_*_available` names this module imports from a Hugging Face library."""
+    return frozenset(
+        name
+        for m in _LIBRARY_CHECKS.finditer(text)
+        for name in re.findall(r"\b(is_\w+_available)\b(?![ \t]+as\b)", m.group(1))
+    )
+
+
+def _library_availability_call(test: ast.expr, text: str) -> str | None:
+    """`is_apex_available` of `if is_apex_available():` where that name is imported from a Hugging
+    Face library (see _LIBRARY_CHECKS); the flag's name then names the module it guards."""
+    if (
+        isinstance(test, ast.Call)
+        and not test.args
+        and isinstance(test.func, ast.Name)
+        and test.func.id.startswith("is_")
+        and "_available" in text
+        and test.func.id in _library_checks(text)
+    ):
+        return test.func.id
     return None
 
 
