@@ -119,6 +119,7 @@ PARTS = (
     "test86",
     "test87",
     "test88",
+    "test90",
 )
 SEVERITIES = ("warn", "error")
 
