@@ -120,6 +120,7 @@ PARTS = (
     "test87",
     "test88",
     "test89",
+    "test90",
 )
 SEVERITIES = ("warn", "error")
 
