@@ -119,6 +119,7 @@ PARTS = (
     "test86",
     "test87",
     "test88",
+    "test91",
 )
 SEVERITIES = ("warn", "error")
 
