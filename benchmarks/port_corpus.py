@@ -121,6 +121,7 @@ PARTS = (
     "test88",
     "test89",
     "test90",
+    "test91",
 )
 SEVERITIES = ("warn", "error")
 
