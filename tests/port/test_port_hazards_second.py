@@ -81,6 +81,9 @@ PARTS = (
     "test83",
     "test84",
     "test85",
+    "test86",
+    "test87",
+    "test88",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
