@@ -98,6 +98,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "python-inline-ptx": {"inline-ptx"},  # round fifteen (a): PTX in Python inline-asm calls
     "cuda-arch-guard": {"cuda-arch-guard"},
     "triton-tf32-dot": {"device-capability", "gencode-flags"},  # session thirteen
+    "triton-num-warps-32": {"warp-size-32"},  # session fourteen
     "tf-built-with-cuda": {"torch-version-cuda"},
     "lspci-nvidia": {
         "nvidia-smi-call"

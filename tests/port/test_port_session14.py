@@ -87,3 +87,66 @@ def test_an_import_under_a_hugging_face_availability_check_is_optional(tmp_path:
     local = _HF_GUARD.replace("from transformers.utils import", "from .compat import")
     report = _scan(tmp_path / "local", {"trainer.py": local})
     assert [f.severity for f in report.findings if f.rule_id == "apex"] == ["warn"]
+
+
+# nfflr's trainer: Ignite's GpuInfo metric takes pynvml.smi's instance, which calls nvmlInit.
+_IGNITE = """import torch
+from ignite.contrib.metrics import GpuInfo
+from ignite.metrics import Accuracy
+
+
+def attach(trainer):
+    Accuracy().attach(trainer, "acc")
+    if torch.cuda.is_available():
+        GpuInfo().attach(trainer, name="gpu")
+"""
+
+
+def test_ignites_gpu_info_metric_is_an_nvml_call(tmp_path: Path) -> None:
+    report = _scan(tmp_path / "a", {"trainer.py": _IGNITE})
+    nvml = [f for f in report.findings if f.rule_id == "nvml"]
+    assert [(f.line, f.severity) for f in nvml] == [(9, "warn")]
+    assert "Ignite" in nvml[0].evidence
+    # A class of the same name that is not Ignite's (SkyPilot's catalog rows) is no NVML call.
+    other = _IGNITE.replace(
+        "from ignite.contrib.metrics import GpuInfo", "from .rows import GpuInfo"
+    )
+    report = _scan(tmp_path / "b", {"trainer.py": other})
+    assert not [f for f in report.findings if f.rule_id == "nvml"]
+
+
+# rvc's Intel XPU shim makes torch look like CUDA: it writes torch.version.cuda, which is no read.
+_SHIM = """import torch
+
+
+def ipex_init():
+    torch.version.cuda = "11.7"
+    torch.cuda.get_device_capability = lambda *args, **kwargs: [11, 7]
+
+
+def cuda_major():
+    return int(torch.version.cuda.split(".")[0])
+"""
+
+
+def test_writing_torch_version_cuda_is_not_reading_it(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"shim.py": _SHIM})
+    lines = sorted(f.line for f in report.findings if f.rule_id == "torch-version-cuda")
+    assert lines == [10]  # the read in cuda_major, not the assignment on line 5
+
+
+def test_32_warps_fail_a_launch_and_only_older_tritons_autotune(tmp_path: Path) -> None:
+    fixture = Path(__file__).parent.parent / "fixtures/port/rules/triton-num-warps-32"
+    files = {p.name: p.read_text() for p in fixture.glob("*.py")}
+    report = _scan(tmp_path, files)
+    warps = {
+        (f.path, line): f.severity
+        for f in report.findings
+        for line in f.lines
+        if f.rule_id == "triton-num-warps-32"
+    }
+    assert warps == {
+        ("launch.py", 14): "error",
+        ("launch.py", 21): "error",
+        ("launch.py", 31): "warn",
+    }

@@ -27,18 +27,19 @@ from rocmkit.port import (
     ctypes_libraries,
     cuda_build,
     cuda_libraries,
-    dask_nvml,
     ffmpeg_nvidia,
     inline_ptx,
     installer,
     numba_cuda,
     nvml_query,
+    nvml_wrappers,
     opencv_dnn,
     ort_providers,
     pieces,
     product_imports,
     triton_dot,
     triton_libdevice,
+    triton_warps,
     whole_tree,
 )
 from rocmkit.port.findings import Hit, demoted, hit
@@ -60,7 +61,7 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "warp-size-32": ("warp", "WARP", "Warp", "wavefront", "WAVEFRONT", "Wavefront"),
     "cuda-extension": ("CUDAExtension", "CUDA_HOME"),
     # NVML's first call: where an AMD machine loses the feature (also through dask's wrapper)
-    "nvml-call": ("nvmlInit", *dask_nvml.TRIGGERS),
+    "nvml-call": ("nvmlInit", *nvml_wrappers.TRIGGERS),
     # The flags are only looked for in extension builds, so the build markers are the trigger.
     "nvcc-flags": ("cpp_extension", "BuildExtension", "CUDAExtension"),
     # gpus=: a Python docker client's run (python-on-whales), judged on the whole tree
@@ -83,6 +84,7 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "apptainer-nv": tuple(container_gpus.NV_OPTIONS),
     "tf-built-with-cuda": ("is_built_with_cuda",),  # session thirteen
     "triton-tf32-dot": (triton_dot.TRIGGER,),  # session thirteen
+    "triton-num-warps-32": triton_warps.TRIGGERS,  # session fourteen
 }
 # A file holding one of these looks at the ROCm side of an extension build.
 _HIP_BUILD_WORDS = ("ROCM_HOME", "HIP_HOME", "IS_HIP_EXTENSION", "version.hip", "is_rocm", "hipcc")
@@ -355,6 +357,8 @@ def scan_python(
         hits = hits + _opencv_dnn_hits(whole, rules)
     if triton_dot.TRIGGER in text and "tf32" in text:
         hits = hits + _triton_tf32_hits(whole, rules)
+    if "triton" in text and any(t in text for t in triton_warps.TRIGGERS):
+        hits = hits + _triton_warps_hits(whole, rules, text)
     if any(t in text for t in ctypes_libraries.TRIGGERS):
         loads = _import_time_library_hits(text, whole, rules)
         taken = {h.line for h in loads}  # its verdict replaces the load's generic info
@@ -535,6 +539,16 @@ def _triton_tf32_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
     return [
         hit(c.lineno, c.col_offset + 1, rule, f"{c.value!r} {why}")
         for c in triton_dot.tf32_precisions(tree)
+    ]
+
+
+def _triton_warps_hits(whole: whole_tree.Whole, rules: RuleSet, text: str) -> list[Hit]:
+    """32 warps for a Triton kernel (triton_warps): 2048 threads on a 64-lane AMD wavefront."""
+    rule, tree = _rule_and_tree(rules, triton_warps.RULE, whole)
+    if rule is None or tree is None:
+        return []
+    return [
+        hit(p.line, p.column, rule, p.evidence, p.severity) for p in triton_warps.places(tree, text)
     ]
 
 
@@ -1851,7 +1865,8 @@ class _Visitor:
         self.docker_gpus: set[int] = set()  # "--gpus" items of a docker run argv
         self.loads_cuda = "CDLL" in text or "LoadLibrary" in text or "WinDLL" in text
         self.blanks_before_nvml = "nvmlInit" in text and "CUDA_VISIBLE_DEVICES" in text
-        self.dask_nvml = dask_nvml.bound_names(text)  # names bound to dask's NVML wrapper
+        self.dask_nvml = nvml_wrappers.bound_names(text)  # names bound to dask's NVML wrapper
+        self.gpu_info = nvml_wrappers.gpu_info_names(text)  # names bound to Ignite's GpuInfo
 
     def nvcc_offsets(self, text: str) -> list[int]:
         """Offsets of the lines where an nvcc-only flag flows into a build (pieces to parse)."""
@@ -2481,6 +2496,10 @@ class _Visitor:
         is_version_cuda = node.attr == "cuda" and _dotted(node.value) == "torch.version"
         if not is_version_cuda or id(node) in self.displayed:
             return
+        if not isinstance(node.ctx, ast.Load):
+            # `torch.version.cuda = "11.7"` (an XPU shim making torch look like CUDA) or a `del`:
+            # writes the attribute; what breaks on ROCm is reading it, where it is None.
+            return
         if id(node) in self.rejects:
             self.add(node, "torch-version-cuda", "torch.version.cuda is None -> exit: rejects ROCm")
         elif id(node) in self.recorded:
@@ -2575,9 +2594,14 @@ class _Visitor:
                 self.add(node, "docker-gpus", plain)
         elif self.loads_cuda and (load := cuda_libraries.constant_load(node)) is not None:
             self._library_load(node, *load)
-        elif self.dask_nvml and (entry := dask_nvml.entry_call(node, self.dask_nvml)):
-            # dask's wrapper initialises NVML itself and answers 0 devices on AMD (dask_nvml.py)
+        elif self.dask_nvml and (entry := nvml_wrappers.entry_call(node, self.dask_nvml)):
+            # dask's wrapper initialises NVML itself and answers 0 devices on AMD (nvml_wrappers)
             self.add(node, "nvml-call", f"{_dotted(node.func)}()  (NVML through dask: {entry})")
+        elif name == "GpuInfo" and nvml_wrappers.constructs_gpu_info(
+            node, self.gpu_info, self.text
+        ):
+            why = "(Ignite's GPU metric initialises NVML: NVMLError_LibraryNotFound on AMD)"
+            self.add(node, "nvml-call", f"{_dotted(node.func)}()  {why}")
         elif name.startswith("nvmlInit") and not _on_returned_value(node.func):
             # NVML must be initialised before any query (NVML API reference, nvmlInit_v2): the
             # call is where an AMD machine loses the feature, whether or not the import was
