@@ -123,6 +123,7 @@ PARTS = (
     "test90",
     "test91",
     "test92",
+    "test93",
 )
 SEVERITIES = ("warn", "error")
 
