@@ -122,6 +122,7 @@ PARTS = (
     "test89",
     "test90",
     "test91",
+    "test94",
 )
 SEVERITIES = ("warn", "error")
 
