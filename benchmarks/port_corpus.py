@@ -124,6 +124,7 @@ PARTS = (
     "test91",
     "test92",
     "test93",
+    "test94",
 )
 SEVERITIES = ("warn", "error")
 
