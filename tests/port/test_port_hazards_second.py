@@ -84,6 +84,9 @@ PARTS = (
     "test86",
     "test87",
     "test88",
+    "test89",
+    "test90",
+    "test91",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
