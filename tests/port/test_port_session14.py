@@ -150,3 +150,33 @@ def test_32_warps_fail_a_launch_and_only_older_tritons_autotune(tmp_path: Path) 
         ("launch.py", 21): "error",
         ("launch.py", 31): "warn",
     }
+
+
+# simpletransformers: the provider is chosen against the CPU by a flag an AMD GPU sets too.
+_ORT_FLAG = """from onnxruntime import InferenceSession
+
+
+def session(path, use_cuda, onnx_execution_provider=None):
+    if not onnx_execution_provider:
+        onnx_execution_provider = (
+            "CUDAExecutionProvider" if use_cuda else "CPUExecutionProvider"
+        )
+    return InferenceSession(path, providers=[onnx_execution_provider])
+"""
+
+
+def test_an_onnx_provider_chosen_against_the_cpu_by_a_flag_is_nvidias_only(tmp_path: Path) -> None:
+    report = _scan(tmp_path / "a", {"model.py": _ORT_FLAG})
+    ort = [(f.line, f.severity) for f in report.findings if f.rule_id == "ort-nvidia-provider"]
+    assert ort == [(7, "warn")]
+    # A choice whose test reads the build's providers is an availability probe: left alone.
+    probe = _ORT_FLAG.replace("if use_cuda", "if 'CUDAExecutionProvider' in available")
+    report = _scan(tmp_path / "b", {"model.py": probe})
+    assert not [f for f in report.findings if f.rule_id == "ort-nvidia-provider"]
+    # With the AMD provider named in the module, the CUDA side is one vendor's branch.
+    amd = _ORT_FLAG.replace('else "CPUExecutionProvider"', 'else "MIGraphXExecutionProvider"')
+    amd += 'FALLBACK = "CPUExecutionProvider"\n'
+    report = _scan(tmp_path / "c", {"model.py": amd})
+    assert not [
+        f for f in report.findings if f.rule_id == "ort-nvidia-provider" and f.severity != "info"
+    ]

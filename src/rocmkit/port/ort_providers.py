@@ -22,7 +22,10 @@ provider (`providers=["CUDAExecutionProvider", "CPUExecutionProvider"]`, a defau
 "CUDAExecutionProvider", "CPUExecutionProvider")`, `[("CUDAExecutionProvider", {"device_id": 0})]`)
 picks the CPU on an AMD machine the same way: ONNX Runtime warns that the provider is not in the
 build and runs the session on CPUExecutionProvider. Reported at the list's NVIDIA provider. A list
-that is only compared with (`if provider in ("CUDAExecutionProvider", ...)`) chooses nothing.
+that is only compared with (`if provider in ("CUDAExecutionProvider", ...)`) chooses nothing. So
+does, since session fourteen, a provider chosen against the CPU in a conditional expression
+(`"CUDAExecutionProvider" if use_cuda else "CPUExecutionProvider"`), unless its test reads the
+build's providers.
 
 A device string mapped to a provider: under ROCm's torch an AMD GPU is the device type "cuda"
 (HIP keeps CUDA's names), so a map `{"cpu": "CPUExecutionProvider", "cuda":
@@ -214,6 +217,32 @@ def _provider_lists(tree: ast.AST) -> list[Choice]:
             compared.update(id(arg) for arg in node.args)
     found = []
     for node in walk(tree):
+        if isinstance(node, ast.IfExp) and id(node) not in compared:
+            # `"CUDAExecutionProvider" if use_cuda else "CPUExecutionProvider"`: a provider chosen
+            # against the CPU (simpletransformers), a one-element list in all but brackets.
+            # (a test that reads the build's providers is an availability probe, left alone
+            # as the module's docstring says)
+            sides = [_provider_entry(n, constants) for n in (node.body, node.orelse)]
+            probes = any(
+                isinstance(n, ast.Constant) and _is_provider_name(n.value)
+                for n in ast.walk(node.test)
+            )
+            if all(sides) and "CPUExecutionProvider" in sides and not probes:
+                nvidia = [
+                    n
+                    for n, name in zip((node.body, node.orelse), sides, strict=True)
+                    if name in NVIDIA_PROVIDERS
+                ]
+                found.extend(
+                    Choice(
+                        n.lineno,
+                        n.col_offset + 1,
+                        _provider_entry(n, constants),
+                        "chosen against the CPU  (no AMD provider in the module)",
+                    )
+                    for n in nvidia
+                )
+            continue
         if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts or id(node) in compared:
             continue
         names = [_provider_entry(e, constants) for e in node.elts]
