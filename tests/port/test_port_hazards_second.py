@@ -87,6 +87,9 @@ PARTS = (
     "test89",
     "test90",
     "test91",
+    "test92",
+    "test93",
+    "test94",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
