@@ -125,6 +125,7 @@ PARTS = (
     "test92",
     "test93",
     "test94",
+    "test96",
 )
 SEVERITIES = ("warn", "error")
 
