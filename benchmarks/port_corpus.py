@@ -126,6 +126,7 @@ PARTS = (
     "test93",
     "test94",
     "test95",
+    "test96",
 )
 SEVERITIES = ("warn", "error")
 
