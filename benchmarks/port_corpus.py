@@ -125,6 +125,7 @@ PARTS = (
     "test92",
     "test93",
     "test94",
+    "test97",
 )
 SEVERITIES = ("warn", "error")
 
