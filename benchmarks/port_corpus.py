@@ -127,6 +127,7 @@ PARTS = (
     "test94",
     "test95",
     "test96",
+    "test97",
 )
 SEVERITIES = ("warn", "error")
 
