@@ -180,3 +180,22 @@ def test_an_onnx_provider_chosen_against_the_cpu_by_a_flag_is_nvidias_only(tmp_p
     assert not [
         f for f in report.findings if f.rule_id == "ort-nvidia-provider" and f.severity != "info"
     ]
+
+
+# xfuser: imports under a table of availability flags named after the distribution.
+_FLAGGED = """from xfuser.envs import PACKAGES_CHECKER
+
+env_info = PACKAGES_CHECKER.get_packages_info()
+if env_info["has_flash_attn_4"]:
+    from flash_attn.cute.interface import flash_attn_func
+"""
+
+
+def test_an_import_under_a_flag_named_for_its_distribution_is_optional(tmp_path: Path) -> None:
+    report = _scan(tmp_path / "a", {"attention.py": _FLAGGED})
+    cute = [f for f in report.findings if f.rule_id == "flash-attn-cute"]
+    assert [(f.line, f.severity) for f in cute] == [(5, "info")]
+    # A flag named for something else guards nothing: the import is required.
+    other = _FLAGGED.replace("has_flash_attn_4", "has_fp4_kernels")
+    report = _scan(tmp_path / "b", {"attention.py": other})
+    assert [f.severity for f in report.findings if f.rule_id == "flash-attn-cute"] == ["error"]

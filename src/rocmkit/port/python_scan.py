@@ -2052,8 +2052,13 @@ class _Visitor:
                 for s in node.body
                 for n in ast.walk(s)
                 if isinstance(n, (ast.Import, ast.ImportFrom))
-                and self.rules.imports.get(_top_module(n)) is family
-                and self._family_rule(n) in (None, family)
+                and (
+                    self._family_rule(n) is family
+                    or (
+                        self.rules.imports.get(_top_module(n)) is family
+                        and self._family_rule(n) is None
+                    )
+                )
             } | {
                 id(s)
                 for s in node.body
@@ -3276,9 +3281,17 @@ def _spec_functions(text: str) -> dict[str, str]:
 
 
 def _availability_test(test: ast.expr) -> str | None:
-    """`m` of `if m:` / `if m is not None:` (a module name bound to None where it is missing)."""
+    """`m` of `if m:` / `if m is not None:` (a module name bound to None where it is missing),
+    or the key of `if env_info["has_flash_attn_4"]:` (a table of availability flags)."""
     if isinstance(test, ast.Name):
         return test.id
+    if (
+        isinstance(test, ast.Subscript)
+        and isinstance(test.slice, ast.Constant)
+        and isinstance(test.slice.value, str)
+        and _AVAILABILITY_FLAG.match(test.slice.value)
+    ):
+        return test.slice.value
     if (
         isinstance(test, ast.Compare)
         and isinstance(test.left, ast.Name)
@@ -3341,7 +3354,20 @@ def _flagged_module(name: str, rules: RuleSet) -> str | None:
     if match is None:
         return None
     key = (match.group(1) or match.group(2)).replace("_", "").lower()
-    return next((m for m in rules.imports if m.replace("_", "").lower() == key), None)
+    module = next((m for m in rules.imports if m.replace("_", "").lower() == key), None)
+    if module is not None:
+        return module
+    # `has_flash_attn_4`: named after the distribution (flash-attn-4), not its module
+    # (flash_attn.cute): the first module of the rule that names that distribution.
+    return next(
+        (
+            rule.imports[0]
+            for rule in rules.rules
+            if rule.imports
+            and any(p.replace("-", "").replace("_", "").lower() == key for p in rule.packages)
+        ),
+        None,
+    )
 
 
 def _registered_lazily(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
