@@ -129,6 +129,7 @@ PARTS = (
     "test96",
     "test97",
     "test98",
+    "test99",
 )
 SEVERITIES = ("warn", "error")
 
