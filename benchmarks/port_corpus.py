@@ -128,6 +128,7 @@ PARTS = (
     "test95",
     "test96",
     "test97",
+    "test100",
 )
 SEVERITIES = ("warn", "error")
 
