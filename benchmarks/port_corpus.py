@@ -130,6 +130,7 @@ PARTS = (
     "test97",
     "test98",
     "test99",
+    "test100",
 )
 SEVERITIES = ("warn", "error")
 
