@@ -90,6 +90,9 @@ PARTS = (
     "test92",
     "test93",
     "test94",
+    "test95",
+    "test96",
+    "test97",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
