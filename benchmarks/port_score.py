@@ -58,7 +58,10 @@ RULE_KINDS: dict[str, set[str]] = {
     "xformers": _CODE,
     "apex": _CODE,
     "cupy-cuda": _CODE,
-    "ort-nvidia-provider": _CODE,  # a provider choice with no AMD branch (cuda-only-import)
+    # a provider choice with no AMD branch (cuda-only-import); session fourteen: annotators with no
+    # ONNX Runtime kind file a list led by TensorrtExecutionProvider as TensorRT use (visionflow-edge,
+    # nebullvm, both lists), so that kind counts too
+    "ort-nvidia-provider": _CODE | {"tensorrt-import"},
     # ffmpeg asked for NVENC/CUVID (a video engine with no AMD driver; also how some count GPUs)
     "ffmpeg-nvidia-codec": _CODE | {"nvidia-smi-call"},
     "opencv-dnn-cuda": _CODE,  # OpenCV's CUDA DNN back end (no AMD build: runs on the CPU)
