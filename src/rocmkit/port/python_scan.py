@@ -357,7 +357,11 @@ def scan_python(
         hits = hits + _opencv_dnn_hits(whole, rules)
     if triton_dot.TRIGGER in text and "tf32" in text:
         hits = hits + _triton_tf32_hits(whole, rules)
-    if "triton" in text and any(t in text for t in triton_warps.TRIGGERS):
+    if (
+        "triton" in text
+        and any(t in text for t in triton_warps.TRIGGERS)
+        and triton_warps.may_have(text)
+    ):
         hits = hits + _triton_warps_hits(whole, rules, text)
     if any(t in text for t in ctypes_libraries.TRIGGERS):
         loads = _import_time_library_hits(text, whole, rules)

@@ -26,11 +26,13 @@ helper's parameter when every call in the module passes such a bounded value (Li
 from __future__ import annotations
 
 import ast
+import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rocmkit.port.rules import Severity
-from rocmkit.port.whole_tree import call_name
+from rocmkit.port.whole_tree import call_name, walk
 
 RULE = "triton-num-warps-32"
 TRIGGERS = ("num_warps", "warp_count")
@@ -48,16 +50,68 @@ class Place:
     severity: Severity
 
 
+# A cheap look at the text before the module's whole tree is parsed: a warp-count name given a
+# line holding a number over 16 (`num_warps = 32`, `optimal_warp_count = 32`, `WARPS = [4, 32]`),
+# or a loop over a literal list holding one (`for w in [4, 8, 16, 32]`).
+_MAYBE = re.compile(
+    r"(?i)warps?\w*\s*[=:][^\n]*\b(?:1[7-9]|[2-9]\d|\d{3,})\b"
+    r"|\bin\s*[\[(][^\n\])]*\b(?:1[7-9]|[2-9]\d|\d{3,})\b"
+)
+
+
+def may_have(text: str) -> bool:
+    """Whether a module can hold a place: its text has a number over 16 where a warp count is."""
+    return bool(_MAYBE.search(text))
+
+
 def places(tree: ast.Module, text: str) -> list[Place]:
     """The 32s (or more) that reach a Triton num_warps, in source order; none in a module that
     looks at ROCm."""
     if _looks_at_rocm(text):
         return []
+    nodes = walk(tree)
+    # Only the scopes that give a num_warps something other than a small number, or return a
+    # warp count, are read (most kernels' launches pass 4 or 8, or a parameter).
+    asked = [
+        n
+        for n in nodes
+        if (
+            isinstance(n, ast.Call)
+            and any(k.arg == "num_warps" and not _small(k.value) for k in n.keywords)
+        )
+        or (isinstance(n, ast.Return) and _returns_warp_count(n))
+    ]
+    if not asked:
+        return []
+    functions = [n for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    scopes = {id(s): s for s in (_innermost(n, functions, tree) for n in asked)}
     found: dict[int, Place] = {}
     bounds = _Bounds(tree)
-    for scope in [tree, *(n for n in ast.walk(tree) if isinstance(n, _SCOPES[1:]))]:
+    for scope in scopes.values():
         _scope_places(scope, found, bounds)
     return sorted(found.values(), key=lambda p: (p.line, p.column))
+
+
+def _small(value: ast.expr) -> bool:
+    return (
+        isinstance(value, ast.Constant) and isinstance(value.value, int) and value.value <= _LIMIT
+    )
+
+
+def _returns_warp_count(node: ast.Return) -> bool:
+    if node.value is None:
+        return False
+    values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+    return any(isinstance(v, ast.Name) and _WARP_COUNT.match(v.id) for v in values)
+
+
+def _innermost(
+    node: ast.AST, functions: Sequence[ast.FunctionDef | ast.AsyncFunctionDef], tree: ast.Module
+) -> ast.AST:
+    """The function a node is written in (by line range), or the module."""
+    line = getattr(node, "lineno", 0)
+    holding = [f for f in functions if f.lineno <= line <= (f.end_lineno or f.lineno)]
+    return max(holding, key=lambda f: f.lineno) if holding else tree
 
 
 def _looks_at_rocm(text: str) -> bool:
@@ -174,9 +228,12 @@ class _Bounds:
 
     def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
-        self.parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
         self.constants: dict[str, int] = {}
-        for statement in tree.body:
+
+    @functools.cached_property
+    def parents(self) -> dict[int, ast.AST]:
+        # Built on the first question only: most modules with a warp count have no 32 to ask about.
+        for statement in self.tree.body:
             if (
                 isinstance(statement, ast.Assign)
                 and len(statement.targets) == 1
@@ -184,6 +241,7 @@ class _Bounds:
                 and (value := self._number(statement.value)) is not None
             ):
                 self.constants[statement.targets[0].id] = value
+        return {id(c): p for p in ast.walk(self.tree) for c in ast.iter_child_nodes(p)}
 
     def never_reached(self, constant: ast.AST, scope: ast.AST) -> bool:
         """Whether a branch holding `constant` needs a name above its bound."""
