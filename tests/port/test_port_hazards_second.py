@@ -93,6 +93,9 @@ PARTS = (
     "test95",
     "test96",
     "test97",
+    "test98",
+    "test99",
+    "test100",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
