@@ -103,7 +103,11 @@ RULE_KINDS: dict[str, set[str]] = {
     "triton-tf32-dot": {"device-capability", "gencode-flags"},  # session thirteen
     "triton-num-warps-32": {"warp-size-32"},  # session fourteen
     "mlx-cuda": {"cuda-only-package"},  # session fourteen
-    "cuda-wheel-index": {"cuda-only-package", "torch-cuda-pin", "cuda-only-import"},  # session fourteen
+    "cuda-wheel-index": {
+        "cuda-only-package",
+        "torch-cuda-pin",
+        "cuda-only-import",
+    },  # session fourteen
     "flash-attn-cute": {"cuda-only-package", "cuda-only-import"},  # session fourteen
     "tf-built-with-cuda": {"torch-version-cuda"},
     "lspci-nvidia": {

@@ -42,7 +42,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from rocmkit.port.rules import Severity
-from rocmkit.port.whole_tree import call_name, exits, node_fields, walk
+from rocmkit.port.whole_tree import call_name, exits, own_nodes, walk
 
 NVIDIA_PROVIDERS = ("CUDAExecutionProvider", "TensorrtExecutionProvider")
 AMD_PROVIDERS = ("ROCMExecutionProvider", "MIGraphXExecutionProvider")
@@ -69,7 +69,7 @@ def nvidia_only_choices(tree: ast.AST) -> list[Choice]:
     # Each scope's own tests are read only when the module holds such a test at all.
     tested = any(isinstance(n, ast.Compare) and _nvidia_test(n, refusing) for n in walk(tree))
     for scope in _scopes(tree) if tested else ():
-        tests = [c for c in _own_nodes(scope) if isinstance(c, ast.Compare)]
+        tests = [c for c in own_nodes(scope) if isinstance(c, ast.Compare)]
         choices = [c for c in (_nvidia_test(t, refusing) for t in tests) if c is not None]
         if choices and not _names_amd_provider(scope):
             found.extend(choices)
@@ -118,7 +118,7 @@ def device_mapped_choices(tree: ast.AST) -> list[Choice]:
         if isinstance(scope, ast.Lambda) or (scope is not tree and _names_amd_provider(scope)):
             continue
         fails = amd_elsewhere or _refuses_missing(scope)
-        for node in _own_nodes(scope):
+        for node in own_nodes(scope):
             if isinstance(node, ast.Dict) and not _names_amd_provider(node):
                 found += [
                     _device_choice(v, "a device map", fails)
@@ -144,7 +144,7 @@ def _refuses_missing(scope: ast.AST) -> bool:
         and isinstance(node.test, ast.Compare)
         and isinstance(node.test.ops[0], ast.NotIn)
         and any(isinstance(s, ast.Raise) for s in node.body)
-        for node in _own_nodes(scope)
+        for node in own_nodes(scope)
     )
 
 
@@ -215,7 +215,7 @@ def _provider_lists(tree: ast.AST) -> list[Choice]:
             compared.update(id(side) for side in node.comparators)
         elif isinstance(node, ast.Call):
             compared.update(id(arg) for arg in node.args)
-    found = []
+    found: list[Choice] = []
     for node in walk(tree):
         if isinstance(node, ast.IfExp) and id(node) not in compared:
             # `"CUDAExecutionProvider" if use_cuda else "CPUExecutionProvider"`: a provider chosen
@@ -303,29 +303,6 @@ def _scopes(tree: ast.AST) -> Iterator[ast.AST]:
     for node in walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             yield node
-
-
-def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of `scope`, not those of the functions defined inside it."""
-    stack = _children(scope)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            continue
-        yield node
-        stack.extend(_children(node))
-
-
-def _children(node: ast.AST) -> list[ast.AST]:
-    """ast.iter_child_nodes(node) less the expression contexts (Load, Store), as a list."""
-    children: list[ast.AST] = []
-    for name in node_fields(type(node)):
-        value = getattr(node, name, None)
-        if isinstance(value, list):
-            children.extend(v for v in value if isinstance(v, ast.AST))
-        elif isinstance(value, ast.AST):
-            children.append(value)
-    return children
 
 
 def _nvidia_test(compare: ast.Compare, refusing: set[int]) -> Choice | None:

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rocmkit.port.rules import Severity
-from rocmkit.port.whole_tree import call_name, walk
+from rocmkit.port.whole_tree import call_name, own_nodes, walk
 
 RULE = "triton-num-warps-32"
 TRIGGERS = ("num_warps", "warp_count")
@@ -125,7 +125,7 @@ def _scope_places(scope: ast.AST, found: dict[int, Place], bounds: _Bounds) -> N
     looped: dict[str, list[ast.expr]] = {}
     sinks: list[tuple[ast.expr, Severity]] = []  # (value given as num_warps, severity)
     returned: list[str] = []
-    for node in _own_nodes(scope):
+    for node in own_nodes(scope):
         if isinstance(node, ast.Assign):
             _bind(node.targets, node.value, assigned)
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
@@ -151,17 +151,6 @@ def _scope_places(scope: ast.AST, found: dict[int, Place], bounds: _Bounds) -> N
                 continue
             if id(constant) not in found or severity == "error":
                 found[id(constant)] = _place(constant, severity)
-
-
-def _own_nodes(scope: ast.AST) -> list[ast.AST]:
-    """The nodes of a scope, not those of the functions defined in it."""
-    todo, out = list(ast.iter_child_nodes(scope)), []
-    while todo:
-        node = todo.pop()
-        out.append(node)
-        if not isinstance(node, _SCOPES):
-            todo.extend(ast.iter_child_nodes(node))
-    return out
 
 
 def _bind(targets: list[ast.expr], value: ast.expr, assigned: dict[str, list[ast.expr]]) -> None:

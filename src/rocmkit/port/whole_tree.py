@@ -12,7 +12,7 @@ import bisect
 import re
 import unicodedata
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 from rocmkit.port import pieces
@@ -138,6 +138,33 @@ def statements_and_lines(root: ast.AST, lines: list[int]) -> list[ast.AST]:
                             continue
                 append(v)
     return nodes
+
+
+def children(node: ast.AST) -> list[ast.AST]:
+    """ast.iter_child_nodes(node) less the expression contexts (Load, Store), as a list."""
+    found: list[ast.AST] = []
+    for name in node_fields(type(node)):
+        value = getattr(node, name, None)
+        if isinstance(value, list):
+            found.extend(v for v in value if isinstance(v, ast.AST))
+        elif isinstance(value, ast.AST):
+            found.append(value)
+    return found
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a module or function, not those of the functions (and lambdas) defined in it,
+    nor those definitions themselves: what runs when the scope runs."""
+    stack = children(scope)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _SCOPES):
+            continue
+        yield node
+        stack.extend(children(node))
 
 
 def walk(root: ast.AST) -> list[ast.AST]:
