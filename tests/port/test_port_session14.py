@@ -199,3 +199,47 @@ def test_an_import_under_a_flag_named_for_its_distribution_is_optional(tmp_path:
     other = _FLAGGED.replace("has_flash_attn_4", "has_fp4_kernels")
     report = _scan(tmp_path / "b", {"attention.py": other})
     assert [f.severity for f in report.findings if f.rule_id == "flash-attn-cute"] == ["error"]
+
+
+def test_a_file_with_crlf_line_ends_is_scanned_as_its_lf_copy(tmp_path: Path) -> None:
+    # trinix and neuroquant ship CRLF sources: port's byte path kept the CR, and patterns anchored
+    # at a line's end read those files otherwise than their LF copies.
+    source = """import torch
+
+
+def capability():
+    props = torch.cuda.get_device_properties(0)
+    return props.major * 10 + props.minor
+
+
+def shared_memory():
+    props = torch.cuda.get_device_properties(0)
+    if hasattr(props, "shared_memory_per_block"):
+        return props.shared_memory_per_block
+    else:
+        level = props.major * 10 + props.minor
+        if level >= 80:
+            return 164 * 1024
+        return 48 * 1024
+"""
+    (tmp_path / "lf").mkdir()
+    (tmp_path / "crlf").mkdir()
+    (tmp_path / "lf" / "m.py").write_bytes(source.encode())
+    (tmp_path / "crlf" / "m.py").write_bytes(source.replace("\n", "\r\n").encode())
+
+    def shown(root: Path) -> list[tuple[int, str, str, str]]:
+        report = _scan(root, {})
+        return sorted(
+            (line, f.rule_id, f.severity, f.evidence) for f in report.findings for line in f.lines
+        )
+
+    lf = shown(tmp_path / "lf")
+    assert [line for line, rule, _, _ in lf if rule == "device-capability"] == [5, 10]
+    assert shown(tmp_path / "crlf") == lf
+
+
+def test_port_reads_a_file_with_universal_newlines_as_python_does() -> None:
+    from rocmkit.port.project import decode
+
+    assert decode(b"import torch\r\nx = 1\r\n") == "import torch\nx = 1\n"
+    assert decode(b"\xef\xbb\xbfa\rb\n") == "a\nb\n"  # a BOM dropped, a lone CR a line end

@@ -502,11 +502,17 @@ def read_bytes(path: str, max_bytes: int) -> bytes:
 
 
 def decode(data: bytes) -> str:
-    """UTF-8 text (a byte-order mark dropped); ScanError when it is not UTF-8."""
+    """UTF-8 text (a byte-order mark dropped) with universal newlines, as Python's `open` reads
+    it: a file written with CRLF (or CR) line ends is scanned as its LF copy, so the line-anchored
+    patterns (`[ \t]*$`, a line's end) read it the same; line numbers are unchanged (Python's parser
+    ends a line at each of them too). ScanError when it is not UTF-8."""
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ScanError(f"not UTF-8 (byte {exc.start}); skipped") from None
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
 
 
 def _cell_python(text: str, rules: RuleSet) -> list[Hit]:
