@@ -204,24 +204,27 @@ def test_an_import_under_a_flag_named_for_its_distribution_is_optional(tmp_path:
 def test_a_file_with_crlf_line_ends_is_scanned_as_its_lf_copy(tmp_path: Path) -> None:
     # trinix and neuroquant ship CRLF sources: port's byte path kept the CR, and patterns anchored
     # at a line's end read those files otherwise than their LF copies.
-    source = """import torch
+    # A shape from trinix's utils.py: the CR left at each line's end made the pre-filtered scan
+    # link the first function's capability read to the second's comparison.
+    source = '''import torch
 
 
 def capability():
+    """The compute capability of the current device.
+    """
     props = torch.cuda.get_device_properties(0)
-    return props.major * 10 + props.minor
-
-
+    """The block size and warp count.
+    """
 def shared_memory():
-    props = torch.cuda.get_device_properties(0)
+    """Shared memory per block of the current GPU.
+             (48 KB for older GPUs, 96 KB for SM 7.x, 164 KB for SM 8.x+).
+    """
+
     if hasattr(props, "shared_memory_per_block"):
-        return props.shared_memory_per_block
-    else:
         level = props.major * 10 + props.minor
         if level >= 80:
             return 164 * 1024
-        return 48 * 1024
-"""
+'''
     (tmp_path / "lf").mkdir()
     (tmp_path / "crlf").mkdir()
     (tmp_path / "lf" / "m.py").write_bytes(source.encode())
@@ -234,7 +237,9 @@ def shared_memory():
         )
 
     lf = shown(tmp_path / "lf")
-    assert [line for line, rule, _, _ in lf if rule == "device-capability"] == [5, 10]
+    assert [(line, evidence) for line, rule, _, evidence in lf if rule == "device-capability"] == [
+        (7, "torch.cuda.get_device_properties()  (read, never compared)")
+    ]
     assert shown(tmp_path / "crlf") == lf
 
 
