@@ -1,22 +1,20 @@
-"""Install commands in the project's own top-level README (README.md, README.rst).
+"""Install commands in the project's own top-level README (README.md, README.rst), shown at info.
 
 The README's install line is what a user copies into a shell: `pip install torch==2.1.1+cu118
---index-url https://download.pytorch.org/whl/cu118` installs the CUDA build of torch exactly as the
-same line in a requirements file or a shell script would, so each command is judged the way
-requirement files and scripts are (the requirement rules and their severities, the PyTorch index
-rule). For precision only command lines are read: a line that starts (after a `$ `/`> ` prompt or
+--index-url https://download.pytorch.org/whl/cu118` installs the CUDA build of torch as the same
+line in a requirements file would, so each command is read with the requirement rules and the
+PyTorch index rule. Only command lines are read: a line that starts (after a `$ `/`> ` prompt or
 `!`) with `pip install`, `pip3 install`, `python -m pip install`, `uv pip install` or `conda install`,
-with its backslash continuations; prose, tables and other code are blanked. Where the README also
-gives a ROCm install command (the ROCm index of PyTorch, repo.radeon.com, a `rocm` extra or
-package), the CUDA lines are one vendor's choice of two: info, naming the ROCm line, as the other
-vendor-aware rules do.
+with its backslash continuations; prose, tables and other code are blanked.
 
-Session fourteen: every README line is info. Port's severities are about what runs (error: will
-not run or gives wrong results on ROCm; warn: degraded or needs a flag), and a README runs nothing:
-the project's own requirements, build and code, judged where they are written, are what a ROCm
-install gets, and a reader on AMD swaps the index in a documented command. Both annotators of the
-corpus read README install lines so (not hazards in 11 of the 15 places with a verdict); the line
-stays in the report under `--show-info`, naming the fix.
+Every finding is info (since session fourteen; it was the rules' own severity before). Port's
+severities are about what runs (error: will not run or gives wrong results on ROCm; warn: degraded
+or needs a flag), and a README runs nothing: the project's own requirements, build and code,
+judged where they are written, are what a ROCm install gets, and a reader on AMD swaps the index
+in a documented command. Both annotators of the corpus read README install lines so (not hazards
+in 11 of the 15 places with a verdict). The finding says why: the README's own ROCm/AMD install
+line where it gives one (the ROCm index of PyTorch, repo.radeon.com, a `rocm` extra or package),
+else that it is documentation, with the fix.
 """
 
 from __future__ import annotations

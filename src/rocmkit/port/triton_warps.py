@@ -79,7 +79,7 @@ def places(tree: ast.Module, text: str) -> list[Place]:
             isinstance(n, ast.Call)
             and any(k.arg == "num_warps" and not _small(k.value) for k in n.keywords)
         )
-        or (isinstance(n, ast.Return) and _returns_warp_count(n))
+        or (isinstance(n, ast.Return) and any(map(_WARP_COUNT.match, _returned_names(n))))
     ]
     if not asked:
         return []
@@ -98,11 +98,12 @@ def _small(value: ast.expr) -> bool:
     )
 
 
-def _returns_warp_count(node: ast.Return) -> bool:
+def _returned_names(node: ast.Return) -> list[str]:
+    """The names a `return` gives back, alone or in a tuple."""
     if node.value is None:
-        return False
+        return []
     values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
-    return any(isinstance(v, ast.Name) and _WARP_COUNT.match(v.id) for v in values)
+    return [v.id for v in values if isinstance(v, ast.Name)]
 
 
 def _innermost(
@@ -114,6 +115,8 @@ def _innermost(
     return max(holding, key=lambda f: f.lineno) if holding else tree
 
 
+# Not python_scan._looks_at_rocm: that one reads ROCm build words and tools, and misses the flags
+# Triton kernel modules test (`is_cdna()`, `IS_HIP`, `is_amd`): 14 such corpus modules.
 def _looks_at_rocm(text: str) -> bool:
     return "version.hip" in text or bool(
         re.search(r"(?i)\bis_?(?:hip|rocm|cdna|amd)\w*|\brocm\b|use_rocm|HIP_", text)
@@ -134,9 +137,8 @@ def _scope_places(scope: ast.AST, found: dict[int, Place], bounds: _Bounds) -> N
             filters = node.ifs if isinstance(node, ast.comprehension) else _loop_tests(node)
             if not any(_names(f, node.target.id) for f in filters):
                 looped.setdefault(node.target.id, []).append(node.iter)
-        elif isinstance(node, ast.Return) and node.value is not None:
-            values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
-            returned.extend(v.id for v in values if isinstance(v, ast.Name))
+        elif isinstance(node, ast.Return):
+            returned.extend(_returned_names(node))
         elif isinstance(node, ast.Call):
             for keyword in node.keywords:
                 if keyword.arg == "num_warps":
@@ -215,22 +217,29 @@ class _Bounds:
     function in the module passes a bounded value. A branch that needs more than the bound is
     never taken."""
 
+    # Both built on the first question only: most modules with a warp count have no 32 to ask
+    # about.
     def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
-        self.constants: dict[str, int] = {}
 
     @functools.cached_property
     def parents(self) -> dict[int, ast.AST]:
-        # Built on the first question only: most modules with a warp count have no 32 to ask about.
+        return {id(c): p for p in ast.walk(self.tree) for c in ast.iter_child_nodes(p)}
+
+    @functools.cached_property
+    def constants(self) -> dict[str, int]:
+        """Module-level names bound to an int expression, in order (a later one may use an
+        earlier one: `MAX = BLOCK * 4`)."""
+        found: dict[str, int] = {}
         for statement in self.tree.body:
             if (
                 isinstance(statement, ast.Assign)
                 and len(statement.targets) == 1
                 and isinstance(statement.targets[0], ast.Name)
-                and (value := self._number(statement.value)) is not None
+                and (value := _number(statement.value, found)) is not None
             ):
-                self.constants[statement.targets[0].id] = value
-        return {id(c): p for p in ast.walk(self.tree) for c in ast.iter_child_nodes(p)}
+                found[statement.targets[0].id] = value
+        return found
 
     def never_reached(self, constant: ast.AST, scope: ast.AST) -> bool:
         """Whether a branch holding `constant` needs a name above its bound."""
@@ -251,7 +260,7 @@ class _Bounds:
             and isinstance(test.ops[0], (ast.Gt, ast.GtE, ast.Lt, ast.LtE))
         ):
             return False
-        limit = self._number(test.comparators[0])
+        limit = _number(test.comparators[0], self.constants)
         if limit is None:
             return False
         # The branch needs the name above `limit` (at or above for >= / not <).
@@ -267,7 +276,7 @@ class _Bounds:
             return None
         values = [
             n.value
-            for n in ast.walk(scope)
+            for n in own_nodes(scope)
             if isinstance(n, ast.Assign) and any(_names(t, name) for t in n.targets)
         ]
         if values:
@@ -280,7 +289,7 @@ class _Bounds:
         return None
 
     def _upper(self, value: ast.expr, scope: ast.AST, depth: int) -> int | None:
-        number = self._number(value)
+        number = _number(value, self.constants)
         if number is not None:
             return number
         if isinstance(value, ast.Name):
@@ -290,8 +299,9 @@ class _Bounds:
             return min(bounded) if bounded else None
         return None
 
-    def _parameter_bound(self, function: ast.AST, name: str, depth: int) -> int | None:
-        assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+    def _parameter_bound(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, depth: int
+    ) -> int | None:
         names = [a.arg for a in function.args.args]
         if name not in names:
             return None
@@ -316,26 +326,27 @@ class _Bounds:
             parent = self.parents.get(id(parent))
         return parent if parent is not None else self.tree
 
-    def _number(self, value: ast.expr) -> int | None:
-        """An int expression of literals and module constants: `65536 // 4`, `16 * 1024`."""
-        if isinstance(value, ast.Constant):
-            v = value.value
-            return v if isinstance(v, int) and not isinstance(v, bool) else None
-        if isinstance(value, ast.Name):
-            return self.constants.get(value.id)
-        if isinstance(value, ast.BinOp):
-            left, right = self._number(value.left), self._number(value.right)
-            if left is None or right is None:
-                return None
-            op = type(value.op)
-            if op is ast.Mult:
-                return left * right
-            if op is ast.Add:
-                return left + right
-            if op is ast.Sub:
-                return left - right
-            if op is ast.FloorDiv and right:
-                return left // right
-            if op is ast.LShift and 0 <= right < 64:
-                return left << right
-        return None
+
+def _number(value: ast.expr, constants: dict[str, int]) -> int | None:
+    """An int expression of literals and module constants: `65536 // 4`, `16 * 1024`."""
+    if isinstance(value, ast.Constant):
+        v = value.value
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+    if isinstance(value, ast.Name):
+        return constants.get(value.id)
+    if isinstance(value, ast.BinOp):
+        left, right = _number(value.left, constants), _number(value.right, constants)
+        if left is None or right is None:
+            return None
+        op = type(value.op)
+        if op is ast.Mult:
+            return left * right
+        if op is ast.Add:
+            return left + right
+        if op is ast.Sub:
+            return left - right
+        if op is ast.FloorDiv and right:
+            return left // right
+        if op is ast.LShift and 0 <= right < 64:
+            return left << right
+    return None
