@@ -228,19 +228,15 @@ def _provider_lists(tree: ast.AST) -> list[Choice]:
                 for n in ast.walk(node.test)
             )
             if all(sides) and "CPUExecutionProvider" in sides and not probes:
-                nvidia = [
-                    n
-                    for n, name in zip((node.body, node.orelse), sides, strict=True)
-                    if name in NVIDIA_PROVIDERS
-                ]
                 found.extend(
                     Choice(
-                        n.lineno,
-                        n.col_offset + 1,
-                        _provider_entry(n, constants),
+                        side.lineno,
+                        side.col_offset + 1,
+                        name,
                         "chosen against the CPU  (no AMD provider in the module)",
                     )
-                    for n in nvidia
+                    for side, name in zip((node.body, node.orelse), sides, strict=True)
+                    if name in NVIDIA_PROVIDERS
                 )
             continue
         if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts or id(node) in compared:
