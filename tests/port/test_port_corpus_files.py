@@ -24,7 +24,7 @@ SPLIT = port_corpus.load_split()
 NAMES = [p.name for p in PROJECTS]
 
 
-def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_440_mb() -> None:
+def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> None:
     assert len(PROJECTS) >= 12 and len(set(NAMES)) == len(NAMES)
     for project in PROJECTS:
         assert re.fullmatch(r"[0-9a-f]{64}", project.sha256), project.name
@@ -33,8 +33,10 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_440_mb() -> No
         assert project.repository.startswith("https://github.com/")
         assert project.scan and project.contents and project.kind
     # 432 projects, about 400 MB of sdists on 2026-11-27 (session eleven); 735 projects, 462 MB
-    # at the end of session thirteen, with room for fresh parts (only benchmarks/ fetches it)
-    assert sum(p.size_bytes for p in PROJECTS) < 520_000_000
+    # at the end of session thirteen; 855 projects, 500 MB at the end of session fourteen. Raised
+    # to 600 MB in session fifteen for its fresh parts (about 2.5 MB a part): only benchmarks/ and
+    # the slow tier fetch it, never CI's clean run
+    assert sum(p.size_bytes for p in PROJECTS) < 600_000_000
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
