@@ -119,6 +119,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "cuda-image": {"cuda-base-image"},
     "cmake-cuda-only": {"cmake-no-hip"},
     "torch-pypi-pin": {"torch-cuda-pin"},
+    "uv-lock-cuda-torch": {"torch-cuda-pin"},
     "cuda-python": _CODE,
     "vllm-pypi": _CODE,
     "sglang-pypi": _CODE,

@@ -62,3 +62,66 @@ def test_a_cuda_libdevice_import_the_module_never_uses_is_info_and_a_used_one_an
         ("add.py", 4, "info"),  # the word in a comment is no use
         ("unused_names.py", 4, "info"),
     }
+
+
+# -- uv.lock: torch locked as the CUDA build -------------------------------------------------------
+
+
+def _lock(*packages: str) -> str:
+    return 'version = 1\nrequires-python = ">=3.10"\n\n' + "\n".join(packages)
+
+
+# PyPI's torch as uv locks it on Linux (mini-vllm's shape): NVIDIA's runtime wheels as dependencies.
+_PYPI_TORCH = """[[package]]
+name = "torch"
+version = "2.9.1"
+source = { registry = "https://pypi.org/simple" }
+dependencies = [
+    { name = "filelock" },
+    { name = "nvidia-cublas-cu12", marker = "platform_machine == 'x86_64' and sys_platform == 'linux'" },
+]
+"""
+# The same release locked for macOS only (tabm's other entry): its NVIDIA wheels never apply.
+_MAC_TORCH = _PYPI_TORCH.replace("and sys_platform == 'linux'", "and sys_platform == 'darwin'")
+# A torch from PyTorch's ROCm index beside it, chosen by an extra.
+_ROCM_TORCH = """[[package]]
+name = "torch"
+version = "2.9.1+rocm6.4"
+source = { registry = "https://download.pytorch.org/whl/rocm6.4" }
+dependencies = [{ name = "filelock" }, { name = "pytorch-triton-rocm" }]
+"""
+_CU_TORCH = """[[package]]
+name = "torch"
+version = "2.9.1+cu128"
+source = { registry = "https://download.pytorch.org/whl/cu128" }
+wheels = [
+    { url = "https://download.pytorch.org/whl/cu128/torch-2.9.1%2Bcu128-cp311-cp311-manylinux_2_28_x86_64.whl" },
+]
+"""
+_CU_WINDOWS_TORCH = _CU_TORCH.replace("manylinux_2_28_x86_64", "win_amd64")
+
+
+def _locked(report: object) -> set[tuple[str, int, str]]:
+    return {
+        (f.path, line, f.severity)
+        for f in report.findings  # type: ignore[attr-defined]
+        if f.rule_id == "uv-lock-cuda-torch"
+        for line in f.lines
+    }
+
+
+def test_a_uv_lock_with_the_cuda_torch_for_linux_is_reported_at_the_torch_entry(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "pypi/uv.lock": _lock(_MAC_TORCH, _PYPI_TORCH),
+        "cu/uv.lock": _lock(_CU_TORCH),
+        "mac/uv.lock": _lock(_MAC_TORCH),
+        "windows/uv.lock": _lock(_CU_WINDOWS_TORCH),
+        "both/uv.lock": _lock(_PYPI_TORCH, _ROCM_TORCH),
+    }
+    assert _locked(_scan(tmp_path, files)) == {
+        ("pypi/uv.lock", 14, "warn"),  # the `name = "torch"` line of the Linux entry
+        ("cu/uv.lock", 5, "warn"),
+        ("both/uv.lock", 5, "info"),  # an extra or a marker picks the ROCm torch
+    }

@@ -32,6 +32,7 @@ from rocmkit.port import (
     pkg_info,
     readme_install,
     setup_static,
+    uv_lock,
 )
 from rocmkit.port.amd_management import AmdManagement
 from rocmkit.port.constraints import ConstraintFiles
@@ -168,6 +169,8 @@ def classify(name: str, parent: str = "") -> str | None:
         return devcontainer.KIND
     if name in build_scripts.FILE_NAMES:
         return "rust-build"
+    if name in uv_lock.FILE_NAMES:
+        return uv_lock.KIND
     if name.endswith(_CUDA_SUFFIXES):
         return "cuda"
     if name.endswith(_HEADER_SUFFIXES):
@@ -539,6 +542,7 @@ _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "k8s": k8s_resources.scan_manifest,
     "cmake": scan_cmake,
     "rust-build": build_scripts.scan_rust_build,
+    uv_lock.KIND: uv_lock.scan_uv_lock,
     devcontainer.KIND: devcontainer.scan_devcontainer,
     egg_requires.KIND: egg_requires.scan_requires_txt,
     pkg_info.KIND: pkg_info.scan_pkg_info,
