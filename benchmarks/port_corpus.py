@@ -132,6 +132,7 @@ PARTS = (
     "test99",
     "test100",
     "test104",
+    "test105",
 )
 SEVERITIES = ("warn", "error")
 
