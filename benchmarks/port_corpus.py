@@ -133,6 +133,7 @@ PARTS = (
     "test100",
     "test104",
     "test105",
+    "test106",
 )
 SEVERITIES = ("warn", "error")
 
