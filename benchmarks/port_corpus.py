@@ -134,6 +134,7 @@ PARTS = (
     "test104",
     "test105",
     "test106",
+    "test101",
 )
 SEVERITIES = ("warn", "error")
 
