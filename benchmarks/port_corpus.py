@@ -135,6 +135,7 @@ PARTS = (
     "test105",
     "test106",
     "test101",
+    "test102",
 )
 SEVERITIES = ("warn", "error")
 
