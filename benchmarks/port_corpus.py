@@ -136,6 +136,7 @@ PARTS = (
     "test106",
     "test101",
     "test102",
+    "test103",
 )
 SEVERITIES = ("warn", "error")
 
