@@ -131,12 +131,12 @@ PARTS = (
     "test98",
     "test99",
     "test100",
-    "test104",
-    "test105",
-    "test106",
     "test101",
     "test102",
     "test103",
+    "test104",
+    "test105",
+    "test106",
 )
 SEVERITIES = ("warn", "error")
 
