@@ -96,6 +96,12 @@ PARTS = (
     "test98",
     "test99",
     "test100",
+    "test101",
+    "test102",
+    "test103",
+    "test104",
+    "test105",
+    "test106",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
