@@ -137,6 +137,7 @@ PARTS = (
     "test104",
     "test105",
     "test106",
+    "test107",
 )
 SEVERITIES = ("warn", "error")
 
