@@ -138,6 +138,7 @@ PARTS = (
     "test105",
     "test106",
     "test107",
+    "test108",
 )
 SEVERITIES = ("warn", "error")
 
