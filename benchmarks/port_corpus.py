@@ -131,6 +131,7 @@ PARTS = (
     "test98",
     "test99",
     "test100",
+    "test109",
 )
 SEVERITIES = ("warn", "error")
 

@@ -15,7 +15,7 @@ matched to the hand-written hazards of tests/fixtures/port_hazards/<name>.toml:
 Speed: port over the part against a plain os.walk + read + ast.parse of the same .py files,
 alternated for --rounds rounds in one process, in process CPU time (time.process_time).
 
-    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/port_score.py [--part dev|test|test2|...|test21|test22|test23|test24|test25|test26|test27|test28|test29|test30|test31|test32|test33|test34|test35|test36|test37|test38|test39|test40|test41|test42|test43|test44|test45|test46|test47|test48|test49|test50|test51|test52|test54|test55|test56|test57|test58|test59|test60|test61|test62|test63|test64|test65|test66|test67|test68|test69|test70|test71|test72|test73|test74|test75|test76|test77|test78|test79|test80|test81|test82|test83|test84|test85|test86|test87|test88|test89|test90|test91|test92|test93|test94|test95|test96|test97|test98|test99|test100|all]
+    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/port_score.py [--part dev|test|test2|...|test21|test22|test23|test24|test25|test26|test27|test28|test29|test30|test31|test32|test33|test34|test35|test36|test37|test38|test39|test40|test41|test42|test43|test44|test45|test46|test47|test48|test49|test50|test51|test52|test54|test55|test56|test57|test58|test59|test60|test61|test62|test63|test64|test65|test66|test67|test68|test69|test70|test71|test72|test73|test74|test75|test76|test77|test78|test79|test80|test81|test82|test83|test84|test85|test86|test87|test88|test89|test90|test91|test92|test93|test94|test95|test96|test97|test98|test99|test100|test109|all]
         [--exclude NAME ...] [--rounds 3] [--write [--out FILE]]
 
 Prints the scores; with --write saves benchmarks/results/port_score.json (or --out): commit,
