@@ -139,6 +139,7 @@ PARTS = (
     "test106",
     "test107",
     "test108",
+    "test109",
 )
 SEVERITIES = ("warn", "error")
 
