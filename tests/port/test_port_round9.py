@@ -191,8 +191,11 @@ def test_a_cuda_named_extra_pulled_by_a_generic_one_through_the_project_is_repor
     report = _scan(tmp_path / "a", {"pyproject.toml": _pyproject(extras)})
     (finding,) = [f for f in report.findings if f.rule_id == "cupy-cuda"]
     assert finding.severity == "warn" and "pulled by extra 'fsdp'" in finding.evidence
-    # nobody pulls it: the NVIDIA variant, info
-    alone = _scan(tmp_path / "b", {"pyproject.toml": _pyproject(extras.splitlines()[0] + "\n")})
+    # nobody pulls it: the NVIDIA variant, info where the project offers CuPy's ROCm wheels too
+    # (session fifteen: with no ROCm CuPy anywhere, an AMD user has no install, see
+    # test_port_session15)
+    rocm = extras.splitlines()[0] + '\nrocm = ["cupy-rocm-5-0"]\n'
+    alone = _scan(tmp_path / "b", {"pyproject.toml": _pyproject(rocm)})
     assert not _shown(alone)
 
 

@@ -125,3 +125,46 @@ def test_a_uv_lock_with_the_cuda_torch_for_linux_is_reported_at_the_torch_entry(
         ("cu/uv.lock", 5, "warn"),
         ("both/uv.lock", 5, "info"),  # an extra or a marker picks the ROCm torch
     }
+
+
+# -- extras named for CUDA that pull CuPy's or JAX's CUDA build ------------------------------------
+
+# thinc's shape: one extra per CUDA release, each pulling that release's CuPy wheel, no ROCm one.
+_SETUP_CFG = """[metadata]
+name = arrays
+
+[options]
+install_requires =
+    numpy>=1.19
+
+[options.extras_require]
+cuda80 =
+    cupy-cuda80>=5.0.0b4
+cuda12x =
+    cupy-cuda12x>=11.5.0
+"""
+
+
+def _cupy(report: object) -> set[tuple[int, str]]:
+    return {
+        (line, f.severity)
+        for f in report.findings  # type: ignore[attr-defined]
+        if f.rule_id in ("cupy-cuda", "jax-cuda-extra")
+        for line in f.lines
+    }
+
+
+def test_cuda_named_extras_of_cupy_or_jax_are_reported_when_no_rocm_build_is_offered(
+    tmp_path: Path,
+) -> None:
+    # CuPy publishes ROCm wheels (cupy-rocm-5-0): an AMD user of this project has no extra to ask
+    bare = _scan(tmp_path / "a", {"setup.cfg": _SETUP_CFG})
+    assert _cupy(bare) == {(10, "warn"), (12, "warn")}
+    # the same extras beside one that installs the ROCm wheel are the NVIDIA variants: info
+    offered = _SETUP_CFG + "rocm =\n    cupy-rocm-5-0>=13\n"
+    assert _cupy(_scan(tmp_path / "b", {"setup.cfg": offered})) == {(10, "info"), (12, "info")}
+    # JAX's CUDA extra in an extra named for CUDA, likewise (numpyro's shape)
+    jax = '[project]\nname = "p"\n[project.optional-dependencies]\ncuda12 = ["jax[cuda12]>=0.7"]\n'
+    assert _cupy(_scan(tmp_path / "c", {"pyproject.toml": jax})) == {(4, "warn")}
+    rocm = jax + 'rocm = ["jax[rocm7-local]>=0.7"]\n'
+    assert _cupy(_scan(tmp_path / "d", {"pyproject.toml": rocm})) == {(4, "info")}

@@ -57,7 +57,8 @@ _TOKEN = re.compile(r"[-_.]+")
 _SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp")
 # A whole source file, read without the scan's size limit (read_head stops at the file's size).
 _WHOLE_FILE = 1 << 30
-_CU_TAG = re.compile(r"^cu\d+$|^cuda\d+$")
+# cu128, cuda118; also a CUDA major series as CuPy names its wheels (cupy-cuda11x, cupy-cuda12x)
+_CU_TAG = re.compile(r"^cu\d+x?$|^cuda\d+x?$")
 
 
 @dataclass(frozen=True, kw_only=True)

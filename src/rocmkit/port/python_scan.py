@@ -43,7 +43,7 @@ from rocmkit.port import (
     whole_tree,
 )
 from rocmkit.port.findings import Hit, demoted, hit
-from rocmkit.port.requirements import group_hits
+from rocmkit.port.requirements import group_hits, offers_rocm_build
 from rocmkit.port.rules import Rule, RuleSet, Severity
 from rocmkit.port.text_scan import ScanError
 
@@ -311,9 +311,10 @@ def scan_python(
         text, rules, is_setup=is_setup, own=own, exhaustive=exhaustive, keys=keys, whole=whole
     )
     if is_setup:
-        hits = hits + _named_requirement_hits(text, rules, whole)
+        offered = offers_rocm_build(text)
+        hits = hits + _named_requirement_hits(text, rules, whole, offered)
         if "extras_require" in text and _has_extras_of_names(text):
-            hits = hits + _extras_of_names(whole, rules)
+            hits = hits + _extras_of_names(whole, rules, offered)
     if parsed and any(
         h.rule.check == "nvml-call" and h.evidence.startswith("import ") for h in hits
     ):
@@ -1043,7 +1044,7 @@ def _build_module(whole: whole_tree.Whole) -> build_flags._Module:
 
 
 def _named_requirement_hits(
-    text: str, rules: RuleSet, whole: whole_tree.Whole | None = None
+    text: str, rules: RuleSet, whole: whole_tree.Whole | None = None, offered: bool = True
 ) -> list[Hit]:
     """Requirements that setup(...) receives as a module-level name: `reqs = [...]` and
     `extras = {...}` / `extras["x"] = [...]` (a list built that way is what pip installs)."""
@@ -1055,7 +1056,7 @@ def _named_requirement_hits(
     # that name them (the whole tree when it is parsed already, or the text is not ASCII).
     if lines is None or whole.parsed:
         with contextlib.suppress(SyntaxError, ValueError):
-            return _requirements_passed_by_name(whole.tree(), whole.tree(), lines, rules)
+            return _requirements_passed_by_name(whole.tree(), whole.tree(), lines, rules, offered)
         return []
     calls = whole_tree.holding(text, pieces.line_starts(text, lines), whole)
     if calls is None:
@@ -1065,6 +1066,7 @@ def _named_requirement_hits(
         lambda names: whole_tree.holding(text, _word_offsets(text, names), whole),
         lines,
         rules,
+        offered,
     )
 
 
@@ -1073,6 +1075,7 @@ def _requirements_passed_by_name(
     lists: ast.Module | Callable[[Iterable[str]], ast.Module | None],
     lines: list[int] | None,
     rules: RuleSet,
+    offered: bool = True,
 ) -> list[Hit]:
     """The hits of _named_requirement_hits: the setup() keywords given a name in `calls`, the
     module-level lists assigned to those names in `lists` (or in what it gives for the names)."""
@@ -1115,7 +1118,7 @@ def _requirements_passed_by_name(
             continue
         for group, constants in groups:
             placed = [(str(c.value), c.lineno) for c in constants]
-            hits.extend(group_hits(group, placed, rules))
+            hits.extend(group_hits(group, placed, rules, rocm_build_offered=offered))
     return hits
 
 
@@ -1136,7 +1139,7 @@ def _has_extras_of_names(text: str) -> bool:
     )
 
 
-def _extras_of_names(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
+def _extras_of_names(whole: whole_tree.Whole, rules: RuleSet, offered: bool = True) -> list[Hit]:
     """The extras of `extras_require={"local": LOCAL, "all": LOCAL + API}` (a dict literal in
     setup(), or one assigned to the name setup() is given) whose values are module-level names:
     setuptools receives the lists those names hold, so pip installs them for that extra."""
@@ -1168,7 +1171,7 @@ def _extras_of_names(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
                 group = str(key.value) if isinstance(key, ast.Constant) else "?"
                 constants = _list_of_names(item, assigned, depth=0)
                 placed = [(str(c.value), c.lineno) for c in constants]
-                hits.extend(group_hits(group, placed, rules))
+                hits.extend(group_hits(group, placed, rules, rocm_build_offered=offered))
     return hits
 
 
@@ -2622,7 +2625,10 @@ class _Visitor:
             if self.is_setup and keyword.arg in _REQUIREMENT_KEYWORDS:
                 for group, constants in _requirement_groups(keyword.value):
                     placed = [(str(c.value), c.lineno) for c in constants]
-                    self.hits.extend(group_hits(group, placed, self.rules))
+                    offered = offers_rocm_build(self.text)
+                    self.hits.extend(
+                        group_hits(group, placed, self.rules, rocm_build_offered=offered)
+                    )
 
     def _library_load(self, node: ast.Call, kind: str, library: str) -> None:
         if id(node) in self.reported:

@@ -513,7 +513,14 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
             ]
         else:
             index = base_index if group is None else torch_index
-            found = group_hits(group, placed, rules, torch_index=index, contributors=contributors)
+            found = group_hits(
+                group,
+                placed,
+                rules,
+                torch_index=index,
+                contributors=contributors,
+                rocm_build_offered=offers_rocm_build(text),
+            )
             if group is None:
                 base.update(_shown_packages(found))
             elif base:
@@ -820,7 +827,15 @@ def scan_setup_cfg(text: str, rules: RuleSet) -> list[Hit]:
         for item in _setup_cfg_items(value):
             line = next((n for n, raw in lines if item in raw), lines[0][0] if lines else 1)
             placed.append((item, line))
-        hits.extend(group_hits(group, placed, rules, torch_index=torch_index))
+        hits.extend(
+            group_hits(
+                group,
+                placed,
+                rules,
+                torch_index=torch_index,
+                rocm_build_offered=offers_rocm_build(text),
+            )
+        )
     if parser.has_option("build_ext", "libraries"):
         hits += _build_ext_links(parser["build_ext"]["libraries"], places, rules)
     return hits
@@ -912,6 +927,23 @@ def _words(name: str) -> list[str]:
     return [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
 
 
+# Packages whose makers publish the ROCm build under another name (CuPy's install guide: the
+# cupy-rocm-X-Y wheels beside cupy-cudaXX; JAX's: jax[rocm*] and the jax-rocm*-plugin wheels beside
+# jax[cuda*]). An extra named for CUDA that pulls one is not a variant a ROCm user can do without
+# when no extra or list of the file offers the ROCm build: the project gives AMD users no install.
+_ROCM_BUILT_ELSEWHERE = {
+    "cupy-cuda": "CuPy publishes ROCm wheels (cupy-rocm-X-Y)",
+    "jax-cuda-extra": "JAX publishes ROCm plugins (jax[rocm7-local], jax-rocm7-plugin)",
+    "jax-cuda-plugin": "JAX publishes ROCm plugins (jax[rocm7-local], jax-rocm7-plugin)",
+}
+_ROCM_BUILD_OFFERED = re.compile(r"cupy-rocm|jax\[rocm|jax-rocm|CUPY_INSTALL_USE_HIP", re.I)
+
+
+def offers_rocm_build(text: str) -> bool:
+    """Whether a requirements source names a ROCm build of CuPy or JAX anywhere."""
+    return _ROCM_BUILD_OFFERED.search(text) is not None
+
+
 def group_hits(
     group: str | None,
     requirements: list[tuple[str, int]],
@@ -919,6 +951,7 @@ def group_hits(
     *,
     torch_index: bool = False,
     contributors: bool = False,
+    rocm_build_offered: bool = True,
 ) -> list[Hit]:
     """Findings for the requirements of one group: None = what every install pulls; a named
     extra is opt-in, so what it breaks is at most a warning (the base install works); an extra
@@ -987,6 +1020,9 @@ def group_hits(
             out.append(demoted(h, "info", f"extra {group!r} is the opt-in for this package"))
         elif contributors:
             out.append(demoted(h, "info", f"contributors' group {group!r}"))
+        elif nvidia_only and h.rule.id in _ROCM_BUILT_ELSEWHERE and not rocm_build_offered:
+            why = f"{_ROCM_BUILT_ELSEWHERE[h.rule.id]}; no extra here offers them"
+            out.append(demoted(h, "warn", f"extra {group!r}: {why}"))
         elif nvidia_only:
             out.append(
                 demoted(
