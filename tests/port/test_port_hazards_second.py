@@ -102,6 +102,9 @@ PARTS = (
     "test104",
     "test105",
     "test106",
+    "test107",
+    "test108",
+    "test109",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
