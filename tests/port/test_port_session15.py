@@ -168,3 +168,17 @@ def test_cuda_named_extras_of_cupy_or_jax_are_reported_when_no_rocm_build_is_off
     assert _cupy(_scan(tmp_path / "c", {"pyproject.toml": jax})) == {(4, "warn")}
     rocm = jax + 'rocm = ["jax[rocm7-local]>=0.7"]\n'
     assert _cupy(_scan(tmp_path / "d", {"pyproject.toml": rocm})) == {(4, "info")}
+
+
+def test_a_gpu_extra_installing_tensorflow_gpu_is_reported(tmp_path: Path) -> None:
+    # bert-serving-server's shape: extras_require={"gpu": ["tensorflow-gpu>=1.10.0"]}
+    setup = (
+        "from setuptools import setup\n\n"
+        'setup(name="srv", extras_require={"cpu": ["tensorflow>=1.10.0"],\n'
+        '      "gpu": ["tensorflow-gpu>=1.10.0"]})\n'
+    )
+    report = _scan(tmp_path, {"setup.py": setup})
+    found = {(f.line, f.rule_id, f.severity) for f in report.findings}
+    assert (4, "cuda-gpu-framework", "warn") in found
+    # the CPU extra's tensorflow is no GPU request
+    assert not [f for f in report.findings if f.line == 3 and f.severity != "info"]

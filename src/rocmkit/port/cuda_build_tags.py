@@ -40,7 +40,12 @@ EXTRA_PULLS: dict[tuple[str, str], str] = {
 
 # Frameworks whose PyPI distribution supports only CUDA GPUs, with the ROCm distribution to use
 # instead (TensorFlow's pip install page: GPU support is for CUDA; AMD publishes tensorflow-rocm).
-CUDA_GPU_FRAMEWORKS: dict[str, str] = {"tensorflow": "tensorflow-rocm"}
+# tensorflow-gpu was TensorFlow's CUDA build by name until 2.11 (its PyPI page since: removed,
+# install tensorflow): never the ROCm one.
+CUDA_GPU_FRAMEWORKS: dict[str, str] = {
+    "tensorflow": "tensorflow-rocm",
+    "tensorflow-gpu": "tensorflow-rocm",
+}
 
 # Words of an extra's name that say the user picks it for the GPU (any vendor's GPU, or CUDA).
 _GPU_EXTRA_WORDS = frozenset({"gpu", "gpus", "cuda"})
