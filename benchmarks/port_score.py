@@ -83,6 +83,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "torch-cuda-index": {"torch-cuda-pin"},
     "cuda-base-image": {"cuda-base-image"},
     "docker-gpus": {"docker-gpus"},
+    "taichi-cuda-arch": _CODE,
     "compose-nvidia": {"docker-gpus"},
     "nvidia-container-env": {"nvidia-container-env", "docker-gpus"},
     "cuda-visible-devices": {"cuda-visible-devices"},

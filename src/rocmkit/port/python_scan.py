@@ -48,6 +48,10 @@ from rocmkit.port.rules import Rule, RuleSet, Severity
 from rocmkit.port.text_scan import ScanError
 
 # Substrings a file must contain for each named check to be able to match.
+# Taichi imported by its usual names (`import taichi as ti`): its init and its CUDA arch.
+_TAICHI_INIT = frozenset({"ti.init", "taichi.init"})
+_TAICHI_CUDA = frozenset({"ti.cuda", "taichi.cuda"})
+
 CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "torch-version-cuda": (
         "version.cuda",
@@ -56,6 +60,7 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
         "assert not torch.version.hip",
     ),
     "device-capability": ("get_device_capability", "get_device_properties"),
+    "taichi-cuda-arch": ("ti.cuda", "taichi.cuda"),
     "cudnn-setting": ("cudnn",),
     "cudnn-disabled": ("cudnn",),
     "warp-size-32": ("warp", "WARP", "Warp", "wavefront", "WAVEFRONT", "Wavefront"),
@@ -2590,6 +2595,8 @@ class _Visitor:
             self.capability_calls.append((node, self.gated))
         elif name == "get_device_properties" and self.reads_capability:
             self.properties_calls.append((node, self.gated))
+        elif name == "init" and _dotted(node.func) in _TAICHI_INIT:
+            self._taichi_arch(node)
         elif name == "CUDAExtension":
             self.add(node, "cuda-extension", f"{_dotted(node.func)}(...)")
         elif name == "is_built_with_cuda" and id(node) not in self.displayed:
@@ -2629,6 +2636,12 @@ class _Visitor:
                     self.hits.extend(
                         group_hits(group, placed, self.rules, rocm_build_offered=offered)
                     )
+
+    def _taichi_arch(self, node: ast.Call) -> None:
+        """`ti.init(ti.cuda)` / `ti.init(arch=ti.cuda)`: Taichi's CUDA back end, NVIDIA only."""
+        given = [k.value for k in node.keywords if k.arg == "arch"] or node.args[:1]
+        if given and _dotted(given[0]) in _TAICHI_CUDA:
+            self.add(given[0], "taichi-cuda-arch", f"{_dotted(node.func)}({_dotted(given[0])})")
 
     def _library_load(self, node: ast.Call, kind: str, library: str) -> None:
         if id(node) in self.reported:
