@@ -182,3 +182,40 @@ def test_a_gpu_extra_installing_tensorflow_gpu_is_reported(tmp_path: Path) -> No
     assert (4, "cuda-gpu-framework", "warn") in found
     # the CPU extra's tensorflow is no GPU request
     assert not [f for f in report.findings if f.line == 3 and f.severity != "info"]
+
+
+# -- NVML queried through a binding another module holds ------------------------------------------
+
+# labml's shape: the scanner imports py3nvml and initialises it; the process monitor is handed it.
+_SCANNER = """try:
+    from py3nvml import py3nvml as nvml
+except ImportError:
+    nvml = None
+
+from .process import ProcessMonitor
+
+
+def scan():
+    nvml.nvmlInit()
+    return ProcessMonitor(nvml)
+"""
+_PROCESS = """class ProcessMonitor:
+    def __init__(self, nvml):
+        self.nvml = nvml
+
+    def track(self, idx):
+        handle = self.nvml.nvmlDeviceGetHandleByIndex(idx)
+        return self.nvml.nvmlDeviceGetComputeRunningProcesses(handle)
+"""
+
+
+def test_nvml_queries_through_a_binding_another_module_holds_are_reported(
+    tmp_path: Path,
+) -> None:
+    report = _scan(tmp_path / "a", {"mon/scanner.py": _SCANNER, "mon/process.py": _PROCESS})
+    process = [f for f in report.findings if f.path == "mon/process.py"]
+    assert [(f.rule_id, f.severity, f.lines) for f in process] == [("nvml", "warn", (6, 7))]
+    # a module that also reads AMD's management library has the other vendor's side
+    amd = _PROCESS.replace("class ProcessMonitor:", "import amdsmi\n\n\nclass ProcessMonitor:")
+    quiet = _scan(tmp_path / "b", {"mon/process.py": amd})
+    assert not [f for f in quiet.findings if f.rule_id == "nvml"]

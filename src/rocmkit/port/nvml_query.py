@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 
 from rocmkit.port.findings import Hit, hit
+from rocmkit.port.rules import Rule
 
 _CHECK = "nvml-call"
 # Bindings whose every query needs an explicit nvmlInit() first (pynvml from nvidia-ml-py, and
@@ -137,6 +138,32 @@ def queries_beside(tree: ast.Module, hits: list[Hit], text: str) -> list[Hit]:
                 found.append(
                     hit(node.lineno, node.col_offset + 1, anchor.rule, why, anchor.severity)
                 )
+    return found
+
+
+# NVML's query namespaces (NVML API reference: nvmlDevice*, nvmlSystem*, nvmlUnit*, nvmlEvent*,
+# nvmlVgpu*, nvmlGpm*), called as an attribute: `self.nvml.nvmlDeviceGetHandleByIndex(i)`.
+QUERY_TRIGGERS = (".nvmlDevice", ".nvmlSystem", ".nvmlUnit", ".nvmlEvent", ".nvmlVgpu", ".nvmlGpm")
+_QUERY_PREFIXES = tuple(t[1:] for t in QUERY_TRIGGERS)
+
+
+def queries_through_held_binding(tree: ast.Module, text: str, rule: Rule) -> list[Hit]:
+    """A module that neither imports an NVML binding nor initialises NVML, but queries it through
+    an object another module bound to one (labml's ProcessMonitor keeps the scanner's py3nvml as
+    `self.nvml`; ipyexperiments' CellLogger its experiment's `pynvml`): each query is a place a
+    port changes, where the module names no AMD management library."""
+    if "nvmlInit" in text or any(word in text.lower() for word in _AMD_SMI):
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr.startswith(_QUERY_PREFIXES)
+        ):
+            holder = _root(node.func)[1].rsplit(".", 1)[0]
+            why = f"{node.func.attr}() through {holder}, an NVML binding held here: no AMD GPU"
+            found.append(hit(node.lineno, node.col_offset + 1, rule, why))
     return found
 
 

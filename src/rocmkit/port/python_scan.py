@@ -66,7 +66,7 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "warp-size-32": ("warp", "WARP", "Warp", "wavefront", "WAVEFRONT", "Wavefront"),
     "cuda-extension": ("CUDAExtension", "CUDA_HOME"),
     # NVML's first call: where an AMD machine loses the feature (also through dask's wrapper)
-    "nvml-call": ("nvmlInit", *nvml_wrappers.TRIGGERS),
+    "nvml-call": ("nvmlInit", *nvml_wrappers.TRIGGERS, *nvml_query.QUERY_TRIGGERS),
     # The flags are only looked for in extension builds, so the build markers are the trigger.
     "nvcc-flags": ("cpp_extension", "BuildExtension", "CUDAExtension"),
     # gpus=: a Python docker client's run (python-on-whales), judged on the whole tree
@@ -331,6 +331,13 @@ def scan_python(
         # may be a bare name a star import bound)
         with contextlib.suppress(SyntaxError, ValueError):
             hits = hits + nvml_query.queries_beside(whole.tree(), hits, text)
+    elif (
+        any(t in text for t in nvml_query.QUERY_TRIGGERS)
+        and not any(h.rule.check == "nvml-call" for h in hits)
+        and (nvml := rules.by_check.get("nvml-call")) is not None
+    ):
+        with contextlib.suppress(SyntaxError, ValueError):
+            hits = hits + nvml_query.queries_through_held_binding(whole.tree(), text, nvml)
     # Its own pre-filter, whether or not the statements with triggers were parsed (a pruned scan
     # and a whole-file scan must agree).
     installs = installer.package_lines(text, rules)
