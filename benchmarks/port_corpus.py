@@ -141,6 +141,7 @@ PARTS = (
     "test108",
     "test109",
     "test113",
+    "test114",
 )
 SEVERITIES = ("warn", "error")
 
