@@ -142,6 +142,7 @@ PARTS = (
     "test109",
     "test113",
     "test114",
+    "test115",
 )
 SEVERITIES = ("warn", "error")
 
