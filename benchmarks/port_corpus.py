@@ -143,6 +143,7 @@ PARTS = (
     "test113",
     "test114",
     "test115",
+    "test110",
 )
 SEVERITIES = ("warn", "error")
 
