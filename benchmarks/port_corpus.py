@@ -144,6 +144,7 @@ PARTS = (
     "test114",
     "test115",
     "test110",
+    "test111",
 )
 SEVERITIES = ("warn", "error")
 
