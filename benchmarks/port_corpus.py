@@ -140,6 +140,7 @@ PARTS = (
     "test107",
     "test108",
     "test109",
+    "test112",
 )
 SEVERITIES = ("warn", "error")
 
