@@ -145,6 +145,7 @@ PARTS = (
     "test115",
     "test110",
     "test111",
+    "test112",
 )
 SEVERITIES = ("warn", "error")
 
