@@ -140,12 +140,12 @@ PARTS = (
     "test107",
     "test108",
     "test109",
-    "test113",
-    "test114",
-    "test115",
     "test110",
     "test111",
     "test112",
+    "test113",
+    "test114",
+    "test115",
 )
 SEVERITIES = ("warn", "error")
 
