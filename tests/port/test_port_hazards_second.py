@@ -105,6 +105,11 @@ PARTS = (
     "test107",
     "test108",
     "test109",
+    "test111",
+    "test112",
+    "test113",
+    "test114",
+    "test115",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
