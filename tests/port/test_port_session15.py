@@ -219,3 +219,38 @@ def test_nvml_queries_through_a_binding_another_module_holds_are_reported(
     amd = _PROCESS.replace("class ProcessMonitor:", "import amdsmi\n\n\nclass ProcessMonitor:")
     quiet = _scan(tmp_path / "b", {"mon/process.py": amd})
     assert not [f for f in quiet.findings if f.rule_id == "nvml"]
+
+
+# -- an out-of-memory error recognised by CUDA's words only --------------------------------------
+
+_OOM = """import torch
+
+
+def halve_on_oom(step, batch):
+    try:
+        return step(batch)
+    except RuntimeError as e:
+        if "CUDA out of memory" not in str(e):
+            raise
+        return step(batch[: len(batch) // 2])
+"""
+
+
+def test_an_oom_recognised_by_cuda_words_alone_is_reported_and_one_with_another_way_is_not(
+    tmp_path: Path,
+) -> None:
+    found = _scan(tmp_path / "a", {"tune.py": _OOM})
+    assert [(f.line, f.rule_id, f.severity) for f in found.findings] == [
+        (8, "cuda-oom-message", "warn")
+    ]
+    # vsgan's shape: a word a ROCm torch prints too ("Tried to allocate ...") beside it
+    either = _OOM.replace(
+        '"CUDA out of memory" not in str(e)',
+        'not ("allocate" in str(e) or "CUDA out of memory" in str(e))',
+    )
+    # gptqmodel's: HIP's own message named in the module
+    hip = _OOM.replace("raise\n", 'raise\n        _ = "HIP out of memory"\n')
+    # a message the project prints is words, not a test
+    printed = 'print("CUDA out of memory: lower --batch-size")\n'
+    quiet = _scan(tmp_path / "b", {"a.py": either, "b.py": hip, "c.py": printed})
+    assert not [f for f in quiet.findings if f.rule_id == "cuda-oom-message"]

@@ -32,6 +32,7 @@ from rocmkit.port import (
     installer,
     numba_cuda,
     nvml_query,
+    oom_messages,
     nvml_wrappers,
     opencv_dnn,
     ort_providers,
@@ -61,6 +62,7 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     ),
     "device-capability": ("get_device_capability", "get_device_properties"),
     "taichi-cuda-arch": ("ti.cuda", "taichi.cuda"),
+    "cuda-oom-message": oom_messages.TRIGGERS,
     "cudnn-setting": ("cudnn",),
     "cudnn-disabled": ("cudnn",),
     "warp-size-32": ("warp", "WARP", "Warp", "wavefront", "WAVEFRONT", "Wavefront"),
@@ -338,6 +340,11 @@ def scan_python(
     ):
         with contextlib.suppress(SyntaxError, ValueError):
             hits = hits + nvml_query.queries_through_held_binding(whole.tree(), text, nvml)
+    if any(t in text for t in oom_messages.TRIGGERS) and (
+        oom := rules.by_check.get("cuda-oom-message")
+    ):
+        with contextlib.suppress(SyntaxError, ValueError):
+            hits = hits + oom_messages.scan_oom_tests(whole.tree(), text, oom)
     # Its own pre-filter, whether or not the statements with triggers were parsed (a pruned scan
     # and a whole-file scan must agree).
     installs = installer.package_lines(text, rules)

@@ -1,0 +1,106 @@
+"""An out-of-memory error recognised by the words of CUDA's message only.
+
+PyTorch's caching allocator raises `torch.OutOfMemoryError` with "CUDA out of memory. Tried to
+allocate ..." (c10/cuda/CUDACachingAllocator.cpp), and a failed CUDA call raises "CUDA error: out
+of memory" (C10_CUDA_CHECK, the runtime's cudaErrorMemoryAllocation text). A ROCm build of torch
+is that source hipified: its messages say "HIP out of memory" and "HIP error: out of memory". A
+test that looks for the CUDA words in an exception's text (`"CUDA out of memory" in str(e)`, or
+`any(s in str(e) for s in [...])` over such words) is never true on ROCm, so the retry with a
+smaller batch, the OOM report or the microbatch search it guards never runs there.
+
+Left alone: a test beside another way to know the error (`or isinstance(e, OutOfMemoryError)`, a
+second phrase such as "out of memory" or "Tried to allocate" that both builds print), and a
+module that names HIP's message itself. Messages the project prints or raises are words, not
+tests: only the left side of `in` (and the strings a comprehension feeds there) is read.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from rocmkit.port.findings import Hit, hit
+from rocmkit.port.rules import Rule
+
+TRIGGERS = ("CUDA out of memory", "CUDA error: out of memory")
+_CUDA_WORDS = TRIGGERS
+# What a ROCm torch says (the hipified messages): a test that also accepts a word of these, or
+# the error's class name, holds on ROCm too.
+_HIP_MESSAGES = (
+    "HIP out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 191.98 GiB",
+    "HIP error: out of memory",
+    "torch.OutOfMemoryError",
+)
+
+
+def scan_oom_tests(tree: ast.Module, text: str, rule: Rule) -> list[Hit]:
+    """Each test of an exception's text for CUDA's out-of-memory words alone."""
+    if "HIP out of memory" in text or "HIP error: out of memory" in text:
+        return []
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare) or not isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            continue
+        words = _tested_words(node, parents)
+        cuda = [w for w in words if w.startswith(_CUDA_WORDS)]
+        if not cuda or any(_accepts_either(w) for w in words if w not in cuda):
+            continue
+        if _has_other_way(node, parents):
+            continue
+        why = f"{cuda[0]!r} tested in an error's text: ROCm's torch says 'HIP out of memory'"
+        found.append(hit(node.lineno, node.col_offset + 1, rule, why))
+    return found
+
+
+def _tested_words(node: ast.Compare, parents: dict[int, ast.AST]) -> list[str]:
+    """The strings looked for: the left constant, or those a comprehension feeds as the left
+    name (`any(s in str(e) for s in ["CUDA out of memory", ...])`)."""
+    left = node.left
+    if isinstance(left, ast.Constant) and isinstance(left.value, str):
+        return [left.value]
+    parent = parents.get(id(node))
+    if not isinstance(left, ast.Name) or not isinstance(
+        parent, (ast.GeneratorExp, ast.ListComp, ast.SetComp)
+    ):
+        return []
+    for generator in parent.generators:
+        fed = generator.iter
+        if (
+            isinstance(generator.target, ast.Name)
+            and generator.target.id == left.id
+            and isinstance(fed, (ast.List, ast.Tuple, ast.Set))
+        ):
+            return [
+                e.value
+                for e in fed.elts
+                if isinstance(e, ast.Constant) and isinstance(e.value, str)
+            ]
+    return []
+
+
+def _accepts_either(word: str) -> bool:
+    """Whether a looked-for word is in what a ROCm torch says (`"allocate"`, `"out of memory"`)."""
+    return bool(word.strip()) and any(word in message for message in _HIP_MESSAGES)
+
+
+def _has_other_way(node: ast.Compare, parents: dict[int, ast.AST]) -> bool:
+    """Whether an `or` above the test offers another way to recognise the error: an isinstance
+    check, or another string test whose words both builds print."""
+    child: ast.AST = node
+    parent = parents.get(id(node))
+    while parent is not None and not isinstance(parent, (ast.stmt, ast.Lambda)):
+        if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.Or):
+            for other in parent.values:
+                if other is child:
+                    continue
+                for sub in ast.walk(other):
+                    if isinstance(sub, ast.Call) and getattr(sub.func, "id", "") == "isinstance":
+                        return True
+                    if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                        if _accepts_either(sub.value):
+                            return True
+        child, parent = parent, parents.get(id(parent))
+    return False
