@@ -105,6 +105,7 @@ PARTS = (
     "test107",
     "test108",
     "test109",
+    "test110",
     "test111",
     "test112",
     "test113",
