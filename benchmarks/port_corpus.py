@@ -147,6 +147,7 @@ PARTS = (
     "test114",
     "test115",
     "test117",
+    "test118",
 )
 SEVERITIES = ("warn", "error")
 
