@@ -148,6 +148,7 @@ PARTS = (
     "test115",
     "test117",
     "test118",
+    "test119",
 )
 SEVERITIES = ("warn", "error")
 

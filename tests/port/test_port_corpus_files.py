@@ -43,6 +43,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
     # The first split is a rule over the first 13 projects; test2 to test52, test54 to test115 and
     # test117 were added whole, later.
     # test118 were added whole, later.
+    # test119 were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
     first = [p.name for p in PROJECTS if p.part not in fresh]
@@ -174,6 +175,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test115", 24),
         ("test117", 7),
         ("test118", 9),
+        ("test119", 3),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
