@@ -149,6 +149,7 @@ PARTS = (
     "test117",
     "test118",
     "test119",
+    "test120",
 )
 SEVERITIES = ("warn", "error")
 
