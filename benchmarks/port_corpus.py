@@ -150,6 +150,7 @@ PARTS = (
     "test118",
     "test119",
     "test120",
+    "test121",
 )
 SEVERITIES = ("warn", "error")
 

@@ -45,6 +45,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
     # test118 were added whole, later.
     # test119 were added whole, later.
     # test120 were added whole, later.
+    # test121 were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
     first = [p.name for p in PROJECTS if p.part not in fresh]
@@ -178,6 +179,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test118", 9),
         ("test119", 3),
         ("test120", 25),
+        ("test121", 12),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
