@@ -146,6 +146,7 @@ PARTS = (
     "test113",
     "test114",
     "test115",
+    "test116",
 )
 SEVERITIES = ("warn", "error")
 
