@@ -151,6 +151,7 @@ PARTS = (
     "test119",
     "test120",
     "test121",
+    "test116",
 )
 SEVERITIES = ("warn", "error")
 
