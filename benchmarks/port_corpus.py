@@ -146,12 +146,12 @@ PARTS = (
     "test113",
     "test114",
     "test115",
+    "test116",
     "test117",
     "test118",
     "test119",
     "test120",
     "test121",
-    "test116",
 )
 SEVERITIES = ("warn", "error")
 
