@@ -111,6 +111,11 @@ PARTS = (
     "test113",
     "test114",
     "test115",
+    "test117",
+    "test118",
+    "test119",
+    "test120",
+    "test121",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
