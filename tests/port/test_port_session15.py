@@ -47,7 +47,9 @@ def test_a_cuda_libdevice_import_the_module_never_uses_is_info_and_a_used_one_an
         # an alias, and names imported from the wrapper itself, count where they are used
         "alias.py": _HEADER.replace("import libdevice", "import libdevice as ld")
         + _CALLS.replace("libdevice.exp", "ld.exp"),
-        "names.py": _HEADER.replace("extra.cuda import libdevice", "extra.cuda.libdevice import exp")
+        "names.py": _HEADER.replace(
+            "extra.cuda import libdevice", "extra.cuda.libdevice import exp"
+        )
         + _CALLS.replace("libdevice.exp", "exp"),
         "unused_names.py": _HEADER.replace(
             "extra.cuda import libdevice", "extra.cuda.libdevice import exp, tanh as th"
@@ -254,3 +256,51 @@ def test_an_oom_recognised_by_cuda_words_alone_is_reported_and_one_with_another_
     printed = 'print("CUDA out of memory: lower --batch-size")\n'
     quiet = _scan(tmp_path / "b", {"a.py": either, "b.py": hip, "c.py": printed})
     assert not [f for f in quiet.findings if f.rule_id == "cuda-oom-message"]
+
+
+def test_cuda_and_out_of_memory_tested_together_is_reported(tmp_path: Path) -> None:
+    # Lightning's is_cuda_out_of_memory (toma's shape)
+    lightning = (
+        "def is_cuda_out_of_memory(exception):\n"
+        "    return (\n"
+        "        isinstance(exception, RuntimeError)\n"
+        "        and len(exception.args) == 1\n"
+        '        and "CUDA" in exception.args[0]\n'
+        '        and "out of memory" in exception.args[0]\n'
+        "    )\n"
+    )
+    any_gpu = lightning.replace('"CUDA" in exception.args[0]', '"memory" in exception.args[0]')
+    report = _scan(tmp_path, {"memory.py": lightning, "other.py": any_gpu})
+    found = [(f.path, f.line) for f in report.findings if f.rule_id == "cuda-oom-message"]
+    assert found == [("memory.py", 5)]
+
+
+# -- the docker SDK's NVIDIA runtime ---------------------------------------------------------------
+
+
+def test_a_docker_sdk_container_run_on_the_nvidia_runtime_is_reported(tmp_path: Path) -> None:
+    # carla-driving-simulator-client's shape, and xmanager's conditional keyword
+    pool = (
+        "import docker\n\n\n"
+        "def start(client, image, gpu):\n"
+        '    run_kwargs = {"detach": True}\n'
+        "    if gpu:\n"
+        '        run_kwargs["runtime"] = "nvidia"\n'
+        "    return client.containers.run(image, **run_kwargs)\n"
+    )
+    adapter = (
+        "import docker\n\n\n"
+        "def run(client, image, gpus):\n"
+        "    return client.containers.run(image, runtime='nvidia' if gpus else None)\n"
+    )
+    # a module that also starts AMD's runtime chooses between the two
+    both = adapter.replace("if gpus else None", "if gpus == 'nvidia' else 'amd'")
+    # a function's own `runtime` argument in a module that does not drive docker
+    other = "def launch(runtime='nvidia'):\n    return runtime\n\n\nlaunch(runtime='nvidia')\n"
+    report = _scan(
+        tmp_path, {"pool.py": pool, "adapter.py": adapter, "both.py": both, "o.py": other}
+    )
+    found = {
+        (f.path, f.line, f.severity) for f in report.findings if f.rule_id == "container-nvidia-gpu"
+    }
+    assert found == {("pool.py", 7, "error"), ("adapter.py", 5, "error"), ("both.py", 5, "info")}

@@ -61,6 +61,21 @@ def device_request_verdict(call: ast.Call) -> str | None:
     return f"DeviceRequest(capabilities={alternatives}): {shown} are NVIDIA driver capabilities"
 
 
+def nvidia_runtime(value: ast.AST | None) -> bool:
+    """Whether a docker SDK `runtime=` value is (or may be) "nvidia": the runtime the NVIDIA
+    Container Toolkit registers with dockerd (docker SDK: containers.run(runtime=...), "Runtime to
+    use with this container"); AMD's toolkit registers "amd". An `"nvidia" if gpus else None`
+    chooses it for every GPU."""
+    if isinstance(value, ast.IfExp):
+        return nvidia_runtime(value.body) or nvidia_runtime(value.orelse)
+    return isinstance(value, ast.Constant) and value.value == "nvidia"
+
+
+def speaks_docker(text: str) -> bool:
+    """Whether a module drives docker through its SDK (the runtime keyword is the SDK's)."""
+    return "docker" in text and ("containers." in text or "import docker" in text)
+
+
 def plain_gpus_request(call: ast.Call) -> str | None:
     """A DeviceRequest(...) that asks for what `docker run --gpus` asks (`capabilities=[["gpu"]]`,
     no driver): an AMD host serves it only where the AMD Container Toolkit registered its driver,

@@ -21,8 +21,10 @@ import ast
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.rules import Rule
 
-TRIGGERS = ("CUDA out of memory", "CUDA error: out of memory")
-_CUDA_WORDS = TRIGGERS
+_CUDA_WORDS = ("CUDA out of memory", "CUDA error: out of memory")
+# Also "CUDA" and "out of memory" tested together (`"CUDA" in msg and "out of memory" in msg`,
+# Lightning's is_cuda_out_of_memory): the conjunction needs CUDA's word.
+TRIGGERS = (*_CUDA_WORDS, "out of memory")
 # What a ROCm torch says (the hipified messages): a test that also accepts a word of these, or
 # the error's class name, holds on ROCm too.
 _HIP_MESSAGES = (
@@ -40,7 +42,10 @@ def scan_oom_tests(tree: ast.Module, text: str, rule: Rule) -> list[Hit]:
     for node in ast.walk(tree):
         for child in ast.iter_child_nodes(node):
             parents[id(child)] = node
-    found = []
+    found = [
+        _conjunction_hit(node, rule) for node in ast.walk(tree) if isinstance(node, ast.BoolOp)
+    ]
+    found = [h for h in found if h is not None]
     for node in ast.walk(tree):
         if not isinstance(node, ast.Compare) or not isinstance(node.ops[0], (ast.In, ast.NotIn)):
             continue
@@ -53,6 +58,25 @@ def scan_oom_tests(tree: ast.Module, text: str, rule: Rule) -> list[Hit]:
         why = f"{cuda[0]!r} tested in an error's text: ROCm's torch says 'HIP out of memory'"
         found.append(hit(node.lineno, node.col_offset + 1, rule, why))
     return found
+
+
+def _conjunction_hit(node: ast.BoolOp, rule: Rule) -> Hit | None:
+    """`"CUDA" in msg and "out of memory" in msg`: true of CUDA's message only."""
+    if not isinstance(node.op, ast.And):
+        return None
+    tests = [
+        (v, v.left.value)
+        for v in node.values
+        if isinstance(v, ast.Compare)
+        and isinstance(v.ops[0], ast.In)
+        and isinstance(v.left, ast.Constant)
+        and isinstance(v.left.value, str)
+    ]
+    cuda = [v for v, word in tests if word in ("CUDA", "CUDA error", "CUDA error:")]
+    if not cuda or not any("out of memory" in word for _, word in tests):
+        return None
+    why = "'CUDA' and 'out of memory' tested together in an error's text: ROCm's torch says 'HIP'"
+    return hit(cuda[0].lineno, cuda[0].col_offset + 1, rule, why)
 
 
 def _tested_words(node: ast.Compare, parents: dict[int, ast.AST]) -> list[str]:
@@ -99,8 +123,11 @@ def _has_other_way(node: ast.Compare, parents: dict[int, ast.AST]) -> bool:
                 for sub in ast.walk(other):
                     if isinstance(sub, ast.Call) and getattr(sub.func, "id", "") == "isinstance":
                         return True
-                    if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-                        if _accepts_either(sub.value):
-                            return True
+                    if (
+                        isinstance(sub, ast.Constant)
+                        and isinstance(sub.value, str)
+                        and _accepts_either(sub.value)
+                    ):
+                        return True
         child, parent = parent, parents.get(id(parent))
     return False

@@ -32,8 +32,8 @@ from rocmkit.port import (
     installer,
     numba_cuda,
     nvml_query,
-    oom_messages,
     nvml_wrappers,
+    oom_messages,
     opencv_dnn,
     ort_providers,
     pieces,
@@ -72,7 +72,14 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     # The flags are only looked for in extension builds, so the build markers are the trigger.
     "nvcc-flags": ("cpp_extension", "BuildExtension", "CUDAExtension"),
     # gpus=: a Python docker client's run (python-on-whales), judged on the whole tree
-    "container-gpu-request": ("DeviceRequest", container_gpus.NVIDIA_RESOURCE, "--gpus", "gpus="),
+    "container-gpu-request": (
+        "DeviceRequest",
+        container_gpus.NVIDIA_RESOURCE,
+        "--gpus",
+        "gpus=",
+        '"nvidia"',
+        "'nvidia'",
+    ),
     "cuda-library-load": cuda_libraries.TRIGGERS + cuda_libraries.TRIGGERS_NVML,
     "ort-nvidia-provider": (ort_providers.TRIGGER, *ort_providers.NVIDIA_PROVIDERS),
     "ffmpeg-nvidia-codec": ffmpeg_nvidia.TRIGGERS,
@@ -2641,6 +2648,8 @@ class _Visitor:
             # optional (pynvml installs on ROCm; nvmlInit raises NVMLError_LibraryNotFound).
             self.add(node, "nvml-call", f"{_dotted(node.func) or name}()  (NVML sees no AMD GPU)")
         for keyword in node.keywords:
+            if keyword.arg == "runtime" and container_gpus.nvidia_runtime(keyword.value):
+                self._docker_runtime(keyword.value)
             if keyword.arg and _WARP_NAME.match(keyword.arg) and _is_32(keyword.value):
                 self.add(keyword.value, "warp-size-32", f"{keyword.arg}=32")
             if self.is_setup and keyword.arg in _REQUIREMENT_KEYWORDS:
@@ -2650,6 +2659,18 @@ class _Visitor:
                     self.hits.extend(
                         group_hits(group, placed, self.rules, rocm_build_offered=offered)
                     )
+
+    def _docker_runtime(self, value: ast.expr) -> None:
+        """`containers.run(..., runtime="nvidia")` or `kwargs["runtime"] = "nvidia"`: the NVIDIA
+        Container Toolkit's runtime; a module that also names AMD's ("amd", /dev/kfd) chooses."""
+        if not container_gpus.speaks_docker(self.text):
+            return
+        evidence = "runtime='nvidia' (docker SDK): the NVIDIA Container Toolkit's runtime"
+        if "/dev/kfd" in self.text or re.search(r"""['"]amd['"]""", self.text):
+            why = "AMD's runtime or devices are named beside it in this module"
+            self.add_at(value, "container-gpu-request", f"{evidence}  ({why})", "info")
+            return
+        self.add(value, "container-gpu-request", evidence)
 
     def _taichi_arch(self, node: ast.Call) -> None:
         """`ti.init(ti.cuda)` / `ti.init(arch=ti.cuda)`: Taichi's CUDA back end, NVIDIA only."""
@@ -2711,6 +2732,14 @@ class _Visitor:
     def visit_assign(self, node: ast.Assign | ast.AnnAssign) -> None:
         self._import_by_call(node)
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        key = targets[0].slice if isinstance(targets[0], ast.Subscript) else None
+        if (
+            isinstance(key, ast.Constant)
+            and key.value == "runtime"
+            and container_gpus.nvidia_runtime(node.value)
+        ):
+            assert node.value is not None
+            self._docker_runtime(node.value)  # run_kwargs["runtime"] = "nvidia"
         if self.vendor_possible and node.value is not None and isinstance(targets[0], ast.Name):
             if _reads_env(node.value):
                 self.env_names.add(targets[0].id)

@@ -17,6 +17,7 @@ torch are parsed (with tomllib); the rest of a lock, often megabytes, is never d
 from __future__ import annotations
 
 import re
+
 import tomllib
 
 from rocmkit.port.findings import Hit, hit
