@@ -111,6 +111,7 @@ PARTS = (
     "test113",
     "test114",
     "test115",
+    "test116",
     "test117",
     "test118",
     "test119",
