@@ -7,6 +7,17 @@ from pathlib import Path
 
 from port_helpers import scan_files as _scan
 
+
+def _found(report: object, *rules: str) -> set[tuple[str, int, str]]:
+    """(path, line, severity) of every line of the given rules' findings."""
+    return {
+        (f.path, line, f.severity)
+        for f in report.findings  # type: ignore[attr-defined]
+        if f.rule_id in rules
+        for line in f.lines
+    }
+
+
 # -- Triton's CUDA libdevice: imported but never called ---------------------------------------------
 
 # fp8-coat's header, copied into every kernel module: only some modules call libdevice.
@@ -30,14 +41,6 @@ def add(x_ptr, y_ptr, out_ptr):
 """
 
 
-def _libdevice(report: object) -> set[tuple[str, int, str]]:
-    return {
-        (f.path, f.line, f.severity)
-        for f in report.findings  # type: ignore[attr-defined]
-        if f.rule_id == "triton-cuda-libdevice"
-    }
-
-
 def test_a_cuda_libdevice_import_the_module_never_uses_is_info_and_a_used_one_an_error(
     tmp_path: Path,
 ) -> None:
@@ -56,7 +59,7 @@ def test_a_cuda_libdevice_import_the_module_never_uses_is_info_and_a_used_one_an
         )
         + _NO_CALL,
     }
-    found = _libdevice(_scan(tmp_path, files))
+    found = _found(_scan(tmp_path, files), "triton-cuda-libdevice")
     assert found == {
         ("silu.py", 4, "error"),
         ("alias.py", 4, "error"),
@@ -103,15 +106,6 @@ wheels = [
 _CU_WINDOWS_TORCH = _CU_TORCH.replace("manylinux_2_28_x86_64", "win_amd64")
 
 
-def _locked(report: object) -> set[tuple[str, int, str]]:
-    return {
-        (f.path, line, f.severity)
-        for f in report.findings  # type: ignore[attr-defined]
-        if f.rule_id == "uv-lock-cuda-torch"
-        for line in f.lines
-    }
-
-
 def test_a_uv_lock_with_the_cuda_torch_for_linux_is_reported_at_the_torch_entry(
     tmp_path: Path,
 ) -> None:
@@ -122,7 +116,7 @@ def test_a_uv_lock_with_the_cuda_torch_for_linux_is_reported_at_the_torch_entry(
         "windows/uv.lock": _lock(_CU_WINDOWS_TORCH),
         "both/uv.lock": _lock(_PYPI_TORCH, _ROCM_TORCH),
     }
-    assert _locked(_scan(tmp_path, files)) == {
+    assert _found(_scan(tmp_path, files), "uv-lock-cuda-torch") == {
         ("pypi/uv.lock", 14, "warn"),  # the `name = "torch"` line of the Linux entry
         ("cu/uv.lock", 5, "warn"),
         ("both/uv.lock", 5, "info"),  # an extra or a marker picks the ROCm torch
@@ -147,29 +141,30 @@ cuda12x =
 """
 
 
-def _cupy(report: object) -> set[tuple[int, str]]:
-    return {
-        (line, f.severity)
-        for f in report.findings  # type: ignore[attr-defined]
-        if f.rule_id in ("cupy-cuda", "jax-cuda-extra")
-        for line in f.lines
-    }
-
-
 def test_cuda_named_extras_of_cupy_or_jax_are_reported_when_no_rocm_build_is_offered(
     tmp_path: Path,
 ) -> None:
     # CuPy publishes ROCm wheels (cupy-rocm-5-0): an AMD user of this project has no extra to ask
     bare = _scan(tmp_path / "a", {"setup.cfg": _SETUP_CFG})
-    assert _cupy(bare) == {(10, "warn"), (12, "warn")}
+    assert _found(bare, "cupy-cuda", "jax-cuda-extra") == {
+        ("setup.cfg", 10, "warn"),
+        ("setup.cfg", 12, "warn"),
+    }
     # the same extras beside one that installs the ROCm wheel are the NVIDIA variants: info
     offered = _SETUP_CFG + "rocm =\n    cupy-rocm-5-0>=13\n"
-    assert _cupy(_scan(tmp_path / "b", {"setup.cfg": offered})) == {(10, "info"), (12, "info")}
+    offered_found = _found(
+        _scan(tmp_path / "b", {"setup.cfg": offered}), "cupy-cuda", "jax-cuda-extra"
+    )
+    assert offered_found == {("setup.cfg", 10, "info"), ("setup.cfg", 12, "info")}
     # JAX's CUDA extra in an extra named for CUDA, likewise (numpyro's shape)
     jax = '[project]\nname = "p"\n[project.optional-dependencies]\ncuda12 = ["jax[cuda12]>=0.7"]\n'
-    assert _cupy(_scan(tmp_path / "c", {"pyproject.toml": jax})) == {(4, "warn")}
+    assert _found(
+        _scan(tmp_path / "c", {"pyproject.toml": jax}), "cupy-cuda", "jax-cuda-extra"
+    ) == {("pyproject.toml", 4, "warn")}
     rocm = jax + 'rocm = ["jax[rocm7-local]>=0.7"]\n'
-    assert _cupy(_scan(tmp_path / "d", {"pyproject.toml": rocm})) == {(4, "info")}
+    assert _found(
+        _scan(tmp_path / "d", {"pyproject.toml": rocm}), "cupy-cuda", "jax-cuda-extra"
+    ) == {("pyproject.toml", 4, "info")}
 
 
 def test_a_gpu_extra_installing_tensorflow_gpu_is_reported(tmp_path: Path) -> None:
@@ -300,7 +295,5 @@ def test_a_docker_sdk_container_run_on_the_nvidia_runtime_is_reported(tmp_path: 
     report = _scan(
         tmp_path, {"pool.py": pool, "adapter.py": adapter, "both.py": both, "o.py": other}
     )
-    found = {
-        (f.path, f.line, f.severity) for f in report.findings if f.rule_id == "container-nvidia-gpu"
-    }
+    found = _found(report, "container-nvidia-gpu")
     assert found == {("pool.py", 7, "error"), ("adapter.py", 5, "error"), ("both.py", 5, "info")}
