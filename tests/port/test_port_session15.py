@@ -297,3 +297,17 @@ def test_a_docker_sdk_container_run_on_the_nvidia_runtime_is_reported(tmp_path: 
     )
     found = _found(report, "container-nvidia-gpu")
     assert found == {("pool.py", 7, "error"), ("adapter.py", 5, "error"), ("both.py", 5, "info")}
+
+
+def test_cuda_and_out_of_memory_beside_another_way_to_know_the_error_is_not_reported(
+    tmp_path: Path,
+) -> None:
+    either = (
+        "import torch\n\n\n"
+        "def is_oom(e):\n"
+        '    return ("CUDA" in str(e) and "out of memory" in str(e)) or isinstance(\n'
+        "        e, torch.OutOfMemoryError\n"
+        "    )\n"
+    )
+    report = _scan(tmp_path, {"oom.py": either})
+    assert not _found(report, "cuda-oom-message")

@@ -43,9 +43,12 @@ def scan_oom_tests(tree: ast.Module, text: str, rule: Rule) -> list[Hit]:
         for child in ast.iter_child_nodes(node):
             parents[id(child)] = node
     found = [
-        _conjunction_hit(node, rule) for node in ast.walk(tree) if isinstance(node, ast.BoolOp)
+        h
+        for node in ast.walk(tree)
+        if isinstance(node, ast.BoolOp)
+        and (h := _conjunction_hit(node, rule)) is not None
+        and not _has_other_way(node, parents)
     ]
-    found = [h for h in found if h is not None]
     for node in ast.walk(tree):
         if not isinstance(node, ast.Compare) or not isinstance(node.ops[0], (ast.In, ast.NotIn)):
             continue
@@ -110,7 +113,7 @@ def _accepts_either(word: str) -> bool:
     return bool(word.strip()) and any(word in message for message in _HIP_MESSAGES)
 
 
-def _has_other_way(node: ast.Compare, parents: dict[int, ast.AST]) -> bool:
+def _has_other_way(node: ast.expr, parents: dict[int, ast.AST]) -> bool:
     """Whether an `or` above the test offers another way to recognise the error: an isinstance
     check, or another string test whose words both builds print."""
     child: ast.AST = node
