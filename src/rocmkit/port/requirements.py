@@ -492,6 +492,7 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
     rocm_extras = [e for e in extras if name_vendor(e) == "rocm"]
     pulled_by = _self_pulled_extras(data)
     base: dict[tuple[str, str], int] = {}  # see _already_in_base
+    offered = offers_rocm_build(text)
     for group, requirements, contributors in _pyproject_requirements(data):
         start = (_key_line(lines, group) or 0) if group is not None else 0
         placed = [(r, _line_of(lines, r, start)) for r in requirements]
@@ -519,7 +520,7 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
                 rules,
                 torch_index=index,
                 contributors=contributors,
-                rocm_build_offered=offers_rocm_build(text),
+                rocm_build_offered=offered,
             )
             if group is None:
                 base.update(_shown_packages(found))
@@ -811,6 +812,7 @@ def scan_setup_cfg(text: str, rules: RuleSet) -> list[Hit]:
     hits = text_rule_hits(text, "requirements", rules)
     places = _setup_cfg_places(text)
     torch_index = has_torch_index(text)
+    offered = offers_rocm_build(text)
     groups: list[tuple[str | None, str, str]] = []
     if parser.has_section("options"):
         groups += [
@@ -833,7 +835,7 @@ def scan_setup_cfg(text: str, rules: RuleSet) -> list[Hit]:
                 placed,
                 rules,
                 torch_index=torch_index,
-                rocm_build_offered=offers_rocm_build(text),
+                rocm_build_offered=offered,
             )
         )
     if parser.has_option("build_ext", "libraries"):
@@ -956,8 +958,10 @@ def group_hits(
     """Findings for the requirements of one group: None = what every install pulls; a named
     extra is opt-in, so what it breaks is at most a warning (the base install works); an extra
     made only of NVIDIA-only packages that keep a ROCm path is the NVIDIA variant (so is one
-    named for NVIDIA beside one named for ROCm: see scan_pyproject), and a contributors' group (dev, test, docs) is not what users install: both are
-    info, with the reason."""
+    named for NVIDIA beside one named for ROCm: see scan_pyproject), and a contributors' group
+    (dev, test, docs) is not what users install: both are info, with the reason. An extra named
+    for CUDA that pulls CuPy's or JAX's CUDA build stays a finding unless `rocm_build_offered`
+    (the file names their ROCm build; callers that cannot tell keep the default)."""
     per_requirement = [
         list(requirement_hits(text, line, rules, torch_index=torch_index))
         for text, line in requirements
