@@ -153,6 +153,7 @@ PARTS = (
     "test120",
     "test121",
     "test122",
+    "test123",
 )
 SEVERITIES = ("warn", "error")
 
