@@ -152,6 +152,7 @@ PARTS = (
     "test119",
     "test120",
     "test121",
+    "test124",
 )
 SEVERITIES = ("warn", "error")
 
