@@ -154,6 +154,7 @@ PARTS = (
     "test121",
     "test122",
     "test123",
+    "test124",
 )
 SEVERITIES = ("warn", "error")
 
