@@ -117,6 +117,9 @@ PARTS = (
     "test119",
     "test120",
     "test121",
+    "test122",
+    "test123",
+    "test124",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
