@@ -23,8 +23,8 @@ from rocmkit.port.rules import Rule
 
 _CUDA_WORDS = ("CUDA out of memory", "CUDA error: out of memory")
 # Also "CUDA" and "out of memory" tested together (`"CUDA" in msg and "out of memory" in msg`,
-# Lightning's is_cuda_out_of_memory): the conjunction needs CUDA's word.
-TRIGGERS = (*_CUDA_WORDS, "out of memory")
+# Lightning's is_cuda_out_of_memory): the conjunction needs CUDA's word. Every form holds both.
+TRIGGERS = ("out of memory",)
 # What a ROCm torch says (the hipified messages): a test that also accepts a word of these, or
 # the error's class name, holds on ROCm too.
 _HIP_MESSAGES = (
@@ -34,9 +34,20 @@ _HIP_MESSAGES = (
 )
 
 
+def may_test(text: str) -> bool:
+    """Whether a module can hold such a test: it names CUDA and out of memory, and not HIP's
+    message (decided on the text, before any parse)."""
+    return (
+        "out of memory" in text
+        and "CUDA" in text
+        and "HIP out of memory" not in text
+        and "HIP error: out of memory" not in text
+    )
+
+
 def scan_oom_tests(tree: ast.Module, text: str, rule: Rule) -> list[Hit]:
     """Each test of an exception's text for CUDA's out-of-memory words alone."""
-    if "HIP out of memory" in text or "HIP error: out of memory" in text:
+    if not may_test(text):
         return []
     parents: dict[int, ast.AST] = {}
     for node in ast.walk(tree):

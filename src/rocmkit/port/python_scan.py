@@ -347,9 +347,7 @@ def scan_python(
     ):
         with contextlib.suppress(SyntaxError, ValueError):
             hits = hits + nvml_query.queries_through_held_binding(whole.tree(), text, nvml)
-    if any(t in text for t in oom_messages.TRIGGERS) and (
-        oom := rules.by_check.get("cuda-oom-message")
-    ):
+    if oom_messages.may_test(text) and (oom := rules.by_check.get("cuda-oom-message")):
         with contextlib.suppress(SyntaxError, ValueError):
             hits = hits + oom_messages.scan_oom_tests(whole.tree(), text, oom)
     # Its own pre-filter, whether or not the statements with triggers were parsed (a pruned scan
