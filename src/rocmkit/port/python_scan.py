@@ -48,11 +48,11 @@ from rocmkit.port.requirements import group_hits, offers_rocm_build
 from rocmkit.port.rules import Rule, RuleSet, Severity
 from rocmkit.port.text_scan import ScanError
 
-# Substrings a file must contain for each named check to be able to match.
 # Taichi imported by its usual names (`import taichi as ti`): its init and its CUDA arch.
 _TAICHI_INIT = frozenset({"ti.init", "taichi.init"})
 _TAICHI_CUDA = frozenset({"ti.cuda", "taichi.cuda"})
 
+# Substrings a file must contain for each named check to be able to match.
 CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     "torch-version-cuda": (
         "version.cuda",
@@ -77,8 +77,11 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
         container_gpus.NVIDIA_RESOURCE,
         "--gpus",
         "gpus=",
-        '"nvidia"',
-        "'nvidia'",
+        # the docker SDK's runtime: a keyword (`runtime="nvidia"`) or a kwargs key (`["runtime"]`)
+        'runtime="nvidia"',
+        "runtime='nvidia'",
+        '"runtime"]',
+        "'runtime']",
     ),
     "cuda-library-load": cuda_libraries.TRIGGERS + cuda_libraries.TRIGGERS_NVML,
     "ort-nvidia-provider": (ort_providers.TRIGGER, *ort_providers.NVIDIA_PROVIDERS),
