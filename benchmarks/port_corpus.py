@@ -156,6 +156,7 @@ PARTS = (
     "test123",
     "test124",
     "test125",
+    "test126",
 )
 SEVERITIES = ("warn", "error")
 
