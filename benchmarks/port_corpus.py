@@ -155,6 +155,7 @@ PARTS = (
     "test122",
     "test123",
     "test124",
+    "test127",
 )
 SEVERITIES = ("warn", "error")
 
