@@ -157,6 +157,7 @@ PARTS = (
     "test124",
     "test125",
     "test126",
+    "test127",
 )
 SEVERITIES = ("warn", "error")
 
