@@ -155,6 +155,7 @@ PARTS = (
     "test122",
     "test123",
     "test124",
+    "test128",
 )
 SEVERITIES = ("warn", "error")
 
