@@ -158,6 +158,7 @@ PARTS = (
     "test125",
     "test126",
     "test127",
+    "test128",
 )
 SEVERITIES = ("warn", "error")
 
