@@ -159,6 +159,7 @@ PARTS = (
     "test126",
     "test127",
     "test128",
+    "test129",
 )
 SEVERITIES = ("warn", "error")
 
