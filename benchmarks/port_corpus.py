@@ -155,6 +155,7 @@ PARTS = (
     "test122",
     "test123",
     "test124",
+    "test130",
 )
 SEVERITIES = ("warn", "error")
 
