@@ -160,6 +160,7 @@ PARTS = (
     "test127",
     "test128",
     "test129",
+    "test130",
 )
 SEVERITIES = ("warn", "error")
 

@@ -42,6 +42,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
     # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test125
+    # The first split is a rule over the first 13 projects; test2 to test52, test54 to test124 and test130
     # were added whole, later.
     # The first split is a rule over the first 13 projects; test2 to test52, test54 to test124
     # and test126 were added whole, later.
@@ -194,6 +195,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test127", 8),
         ("test128", 69),
         ("test129", 3),
+        ("test130", 5),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
