@@ -2766,7 +2766,7 @@ class _Visitor:
             and _capability_value(node.value)
         ):
             self.thresholds[targets[0].id] = node.value  # `min_cc: Final = 89`
-        call = _capability_call(node.value) if self.reads_capability and node.value else None
+        call = _stored_capability(node.value) if self.reads_capability and node.value else None
         if call is not None:
             self.stored_as[id(call)] = [n for t in targets for n in _capability_names(t)]
         elif (
@@ -3551,6 +3551,15 @@ def _capability_call(node: ast.AST) -> ast.Call | None:
         if name == "get_device_capability" or (major and name == "get_device_properties"):
             return node
     return None
+
+
+def _stored_capability(value: ast.AST) -> ast.Call | None:
+    """The capability call an assignment stores: `cap = get_device_capability()`, or either arm
+    of a conditional expression (`major, _ = get_device_capability() if available else (0, 0)`:
+    Python binds the arm it evaluates, so the names hold the capability wherever a GPU is)."""
+    if isinstance(value, ast.IfExp):
+        return _capability_call(value.body) or _capability_call(value.orelse)
+    return _capability_call(value)
 
 
 def _capability_value(node: ast.AST) -> list[float]:

@@ -1,0 +1,53 @@
+"""Issue 26, session sixteen: each change, with a case where the finding must appear and one where
+it must not (or where it must stay put), on small synthetic trees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from port_helpers import scan_files as _scan
+
+
+def _found(report: object, *rules: str) -> dict[tuple[str, int], str]:
+    """{(path, line): severity} of every line of the given rules' findings."""
+    return {
+        (f.path, line): f.severity
+        for f in report.findings  # type: ignore[attr-defined]
+        if f.rule_id in rules
+        for line in f.lines
+    }
+
+
+# -- a capability stored through a conditional expression -------------------------------------------
+
+_FP8_GATE = """import torch
+
+
+def use_fp8():
+    major, _ = torch.cuda.get_device_capability() if torch.cuda.is_available() else (0, 0)
+    if major >= 9:
+        return "float8_e4m3fn"
+    return None
+"""
+
+
+def test_a_capability_stored_through_a_conditional_expression_is_judged_where_it_is_compared(
+    tmp_path: Path,
+) -> None:
+    # Python binds the arm it evaluates: on any GPU `major` holds the capability, and the FP8
+    # gate it feeds lets MI200 (which reports 9.0 and has no FP8) in.
+    report = _scan(tmp_path, {"fp8.py": _FP8_GATE})
+    found = _found(report, "device-capability")
+    assert found == {("fp8.py", 5): "warn"}, found
+    evidence = [f.evidence for f in report.findings if f.rule_id == "device-capability"]
+    assert "never compared" not in evidence[0], evidence
+
+
+def test_a_capability_read_under_a_conditional_but_never_compared_stays_info(
+    tmp_path: Path,
+) -> None:
+    source = _FP8_GATE.replace("    if major >= 9:\n", "    print(major)\n    if True:\n")
+    report = _scan(tmp_path, {"fp8.py": source})
+    found = _found(report, "device-capability")
+    assert found == {("fp8.py", 5): "info"}, found
+    assert "never compared" in report.findings[0].evidence
