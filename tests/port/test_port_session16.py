@@ -51,3 +51,67 @@ def test_a_capability_read_under_a_conditional_but_never_compared_stays_info(
     found = _found(report, "device-capability")
     assert found == {("fp8.py", 5): "info"}, found
     assert "never compared" in report.findings[0].evidence
+
+
+# -- a docker argv behind sudo/env, and `--runtime`, `nvidia` as two items --------------------------
+
+_LAUNCH = """import subprocess
+
+
+def launch(gpus):
+    cmd = [
+        "sudo",
+        "-E",
+        "docker",
+        "run",
+        "--runtime",
+        "nvidia",
+        "--gpus",
+        f"device={gpus}",
+        "vllm/vllm-openai:latest",
+    ]
+    subprocess.run(cmd, check=True)
+"""
+
+
+def test_a_docker_argv_behind_sudo_is_docker_run_and_its_nvidia_runtime_pair_is_found(
+    tmp_path: Path,
+) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            "launch.py": _LAUNCH,
+            # env(1) with settings before the command, the runtime added to the argv later
+            "env_launch.py": _LAUNCH.replace('"sudo",\n        "-E",', '"env",\n        "A=1",')
+            .replace('"--runtime",\n        "nvidia",\n', "")
+            .replace(
+                "    subprocess.run", '    cmd.extend(["--runtime", "nvidia"])\n    subprocess.run'
+            ),
+        },
+    )
+    found = _found(report, "docker-gpus")
+    assert found == {
+        ("launch.py", 10): "warn",
+        ("launch.py", 12): "warn",
+        ("env_launch.py", 10): "warn",
+        ("env_launch.py", 14): "warn",
+    }, found
+
+
+def test_a_wrapped_argv_of_another_program_and_a_module_passing_amd_devices_are_left_alone(
+    tmp_path: Path,
+) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            # sudo runs python here: --gpus and --runtime are the training script's own options
+            "train.py": _LAUNCH.replace(
+                '"docker",\n        "run",', '"python",\n        "train.py",'
+            ),
+            # the same module hands AMD's devices to the container on the other side of a choice
+            "both.py": _LAUNCH + '\nAMD = ["--device", "/dev/kfd", "--device", "/dev/dri"]\n',
+        },
+    )
+    found = _found(report, "docker-gpus")
+    assert ("train.py", 10) not in found and ("train.py", 12) not in found, found
+    assert found.get(("both.py", 10)) == "info", found

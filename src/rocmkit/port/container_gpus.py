@@ -157,24 +157,41 @@ def docker_option_gpus(
                 yield from _gpus_items(value.elts[0])
 
 
+# Commands that run the command named after them (sudo(8): `sudo [options] command`; env(1):
+# `env [NAME=VALUE]... command`; nohup, time, exec the same): the argv is that command's.
+_COMMAND_WRAPPERS = frozenset({"sudo", "env", "nohup", "time", "exec", "command"})
+
+
 def _is_docker_run(node: ast.AST) -> bool:
     if not isinstance(node, (ast.List, ast.Tuple)):
         return False
-    words = [e.value for e in node.elts[:3] if isinstance(e, ast.Constant)]
-    if not words or not isinstance(words[0], str) or words[0].rsplit("/", 1)[-1] != "docker":
+    words: list[str] = []
+    for element in node.elts[:8]:
+        if not isinstance(element, ast.Constant) or not isinstance(element.value, str):
+            break
+        words.append(element.value)
+    start = 0  # past the wrappers, their options (-E, -n) and env's NAME=VALUE settings
+    while start < len(words) and words[start].rsplit("/", 1)[-1] in _COMMAND_WRAPPERS:
+        start += 1
+        while start < len(words) and (words[start].startswith("-") or "=" in words[start]):
+            start += 1
+    words = words[start:]
+    if not words or words[0].rsplit("/", 1)[-1] != "docker":
         return False
-    rest = [w for w in words[1:] if w != "container"]
+    rest = [w for w in words[1:3] if w != "container"]
     return bool(rest) and rest[0] in _DOCKER_SUBCOMMANDS
 
 
 def _gpus_items(value: ast.expr) -> Iterator[ast.Constant]:
+    """The "--gpus" items of an argv (or of what is added to one), and a "--runtime" item whose
+    next item is "nvidia" (docker's options take their value as the next argument too)."""
     items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
-    for item in items:
-        if (
-            isinstance(item, ast.Constant)
-            and isinstance(item.value, str)
-            and (item.value == "--gpus" or item.value.startswith("--gpus="))
-        ):
+    for item, after in zip(items, [*items[1:], None], strict=True):
+        if not isinstance(item, ast.Constant) or not isinstance(item.value, str):
+            continue
+        gpus = item.value == "--gpus" or item.value.startswith("--gpus=")
+        runtime = item.value == "--runtime" and isinstance(after, ast.Constant)
+        if gpus or (runtime and after.value == "nvidia"):  # type: ignore[union-attr]
             yield item
 
 

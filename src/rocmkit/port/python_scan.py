@@ -1895,7 +1895,7 @@ class _Visitor:
         # there is reported or takes the other branch, it does not crash; info.
         self.recorded: set[int] = set()
         self.reported: set[int] = set()  # nodes a function-wide check already reported
-        self.argv_gpus = "--gpus" in text
+        self.argv_gpus = "--gpus" in text or "--runtime" in text
         self.docker_gpus: set[int] = set()  # "--gpus" items of a docker run argv
         self.loads_cuda = "CDLL" in text or "LoadLibrary" in text or "WinDLL" in text
         self.blanks_before_nvml = "nvmlInit" in text and "CUDA_VISIBLE_DEVICES" in text
@@ -2417,7 +2417,11 @@ class _Visitor:
         elif id(node) in self.docker_gpus and id(node) not in self.reported:
             self.reported.add(id(node))
             rule = self.rules.by_id.get("docker-gpus")
-            if rule is not None:
+            if rule is not None and value == "--runtime":
+                amd = container_gpus.names_amd_devices(self.text)
+                evidence = "docker run argv: '--runtime', 'nvidia' (NVIDIA's container runtime)"
+                self._one_side(node, rule, evidence, amd, "devices")
+            elif rule is not None:
                 self.add(node, rule, f"docker run argv: {value!r}")
         words = _command_words(value)
         # A command line ("nvidia-smi", "nvidia-smi -L ..."), not prose that mentions it.
