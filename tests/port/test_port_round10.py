@@ -200,11 +200,11 @@ def test_the_same_line_in_two_cells_is_reported_at_each_cells_own_json_line(
 
 def test_markdown_and_other_language_cells_are_not_scanned(tmp_path: Path) -> None:
     # the markdown cell names nvidia-smi; a %%writefile cell is a file's text, not code run here
-    # a demo's `!pip install` set-up lines are the notebook runtime's, not requirements
+    # (what a cell installs is checked since session sixteen: test_port_session16)
     text = _notebook(
         ["%%writefile run.txt\n", "nvidia-smi\n"],
-        ["print('no GPU query')\n", "!pip install -q faster_whisper\n"],
-        ["%%bash\n", "pip install faster-whisper==0.10.1\n"],
+        ["print('no GPU query')\n", "!pip install -q rich\n"],
+        ["%%bash\n", "pip install rich==13.7.1\n"],
     )
     report = _scan(tmp_path, {"demo.ipynb": text, "broken.ipynb": "{not json"})
     assert not report.findings

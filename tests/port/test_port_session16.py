@@ -115,3 +115,64 @@ def test_a_wrapped_argv_of_another_program_and_a_module_passing_amd_devices_are_
     found = _found(report, "docker-gpus")
     assert ("train.py", 10) not in found and ("train.py", 12) not in found, found
     assert found.get(("both.py", 10)) == "info", found
+
+
+# -- what a notebook cell installs --------------------------------------------------------------------
+
+
+def _notebook(metadata: dict[str, object], *cells: list[str]) -> str:
+    import json
+
+    document = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "metadata": {},
+                "outputs": [],
+                "source": c,
+            }
+            for c in cells
+        ],
+        "metadata": metadata,
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    return json.dumps(document, indent=1) + "\n"
+
+
+_SETUP_CELLS = (
+    ['%pip install -U "jax[cuda]"\n'],
+    ["!pip install -q faiss-gpu\n"],
+    ["%%bash\n", "pip install cupy-cuda12x\n"],
+    ["import jax\n", "print(jax.devices())\n"],
+)
+
+
+def _line(text: str, needle: str) -> int:
+    return next(i for i, ln in enumerate(text.splitlines(), 1) if needle in ln)
+
+
+def test_what_a_notebook_installs_with_pip_magics_and_shell_lines_is_checked(
+    tmp_path: Path,
+) -> None:
+    # IPython runs %pip in the kernel's own environment: the CUDA builds land where the notebook
+    # runs, on an AMD machine too
+    text = _notebook({}, *_SETUP_CELLS)
+    report = _scan(tmp_path, {"demo.ipynb": text})
+    found = {(f.rule_id, line, f.severity) for f in report.findings for line in f.lines}
+    assert ("jax-cuda-extra", _line(text, "jax[cuda]"), "warn") in found, found
+    assert ("cuda-build-package", _line(text, "faiss-gpu"), "error") in found, found
+    assert ("cupy-cuda", _line(text, "cupy-cuda12x"), "error") in found, found
+
+
+def test_a_colab_only_notebook_installs_for_colab_and_other_magics_are_not_installs(
+    tmp_path: Path,
+) -> None:
+    colab = {"colab": {"provenance": []}, "accelerator": "GPU"}
+    text = _notebook(colab, ["from google.colab import drive\n"], *_SETUP_CELLS)
+    other = _notebook({}, ["%timeit pip_install_cuda()\n"], ["%env CUDA_HOME=/opt/cuda\n"])
+    report = _scan(tmp_path, {"colab.ipynb": text, "other.ipynb": other})
+    severities = {f.rule_id: f.severity for f in report.findings if f.path == "colab.ipynb"}
+    assert severities.get("jax-cuda-extra") == "info", severities
+    assert not [f for f in report.findings if f.path == "other.ipynb"], report.findings

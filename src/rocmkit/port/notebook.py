@@ -1,6 +1,9 @@
-"""Jupyter notebooks (.ipynb): the code cells are scanned as Python, IPython's `!command` lines
-(for commands and environment variables, not `pip install` packages) and `%%bash`/`%%sh` cells
-as shell, each finding at the line of the raw JSON file that holds it.
+"""Jupyter notebooks (.ipynb): the code cells are scanned as Python, IPython's `!command` lines,
+its `%pip`/`%conda` magics and `%%bash`/`%%sh` cells as shell, each finding at the line of the raw
+JSON file that holds it. What a cell installs (`%pip install -U "jax[cuda]"`) is checked as a
+shell script's install is: IPython runs %pip/%conda in the kernel's own environment ("%pip
+install" installs into the running kernel, IPython's magics reference), so it is what the
+notebook runs with on whatever machine runs it.
 
 A notebook is JSON (nbformat 4: https://nbformat.readthedocs.io/en/latest/format_description.html):
 `cells`, each with `cell_type` and `source`, a list of lines (or one string). Jupyter writes each
@@ -28,6 +31,7 @@ from rocmkit.port.rules import RuleSet
 
 _SHELL_CELL = re.compile(r"%%(?:bash|sh|script\s+(?:ba)?sh)\b")
 _MAGIC = re.compile(r"^(\s*)(!|%)(.*)$")
+_INSTALL_MAGIC = re.compile(r"(?:pip|conda|mamba)\s")
 
 Scanner = Callable[[str, RuleSet], list[Hit]]
 
@@ -112,8 +116,7 @@ def _cell_hits(
     if first.startswith("%%"):
         if not _SHELL_CELL.match(first):
             return []  # another language (%%writefile, %%html, ...)
-        found = [h for h in shell("".join(lines[1:]), rules) if not h.rule.packages]
-        return _moved(found, where[1:])
+        return _moved(shell("".join(lines[1:]), rules), where[1:])
     code: list[str] = []
     hits: list[Hit] = []
     for index, line in enumerate(lines):
@@ -123,11 +126,10 @@ def _cell_hits(
             continue
         indent, sign, rest = magic.groups()
         code.append(f"{indent}pass")  # keeps the cell's blocks and line numbers
-        if sign == "!":
-            # commands and environment variables only: a demo's `!pip install` cell is set-up
-            # for the notebook's own (often hosted) runtime, not the project's requirements
-            found = [h for h in shell(rest, rules) if not h.rule.packages]
-            hits.extend(_moved(found, where[index : index + 1]))
+        if sign == "!" or _INSTALL_MAGIC.match(rest):
+            # a shell line, or IPython's %pip/%conda magic (pip/conda run in the kernel's own
+            # environment): what it installs is what the notebook runs with
+            hits.extend(_moved(shell(rest, rules), where[index : index + 1]))
     hits.extend(_moved(python("\n".join(code) + "\n", rules), where))
     return hits
 
