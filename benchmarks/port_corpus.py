@@ -162,6 +162,7 @@ PARTS = (
     "test129",
     "test130",
     "test131",
+    "test132",
 )
 SEVERITIES = ("warn", "error")
 
