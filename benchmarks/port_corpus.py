@@ -163,6 +163,7 @@ PARTS = (
     "test130",
     "test131",
     "test132",
+    "test134",
 )
 SEVERITIES = ("warn", "error")
 
