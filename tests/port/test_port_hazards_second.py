@@ -120,6 +120,10 @@ PARTS = (
     "test122",
     "test123",
     "test124",
+    "test125",
+    "test126",
+    "test127",
+    "test129",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
