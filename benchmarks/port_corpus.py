@@ -161,6 +161,7 @@ PARTS = (
     "test128",
     "test129",
     "test130",
+    "test133",
 )
 SEVERITIES = ("warn", "error")
 
