@@ -163,8 +163,8 @@ PARTS = (
     "test130",
     "test131",
     "test132",
-    "test134",
     "test133",
+    "test134",
 )
 SEVERITIES = ("warn", "error")
 
