@@ -123,6 +123,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "cmake-cuda-only": {"cmake-no-hip"},
     "torch-pypi-pin": {"torch-cuda-pin"},
     "uv-lock-cuda-torch": {"torch-cuda-pin"},
+    "pixi-cuda": {"cuda-only-package", "torch-cuda-pin"},  # session sixteen: a CUDA pixi environment
     "cuda-python": _CODE,
     "vllm-pypi": _CODE,
     "sglang-pypi": _CODE,

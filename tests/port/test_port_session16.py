@@ -176,3 +176,91 @@ def test_a_colab_only_notebook_installs_for_colab_and_other_magics_are_not_insta
     severities = {f.rule_id: f.severity for f in report.findings if f.path == "colab.ipynb"}
     assert severities.get("jax-cuda-extra") == "info", severities
     assert not [f for f in report.findings if f.path == "other.ipynb"], report.findings
+
+
+# -- pixi environments that need CUDA -----------------------------------------------------------------
+
+_PYPROJECT_PIXI = """[project]
+name = "demo"
+version = "0.1"
+dependencies = ["numpy"]
+
+[tool.pixi.workspace]
+channels = ["conda-forge", "nvidia"]
+platforms = ["linux-64"]
+
+[tool.pixi.dependencies]
+python = "3.11.*"
+
+[tool.pixi.feature.cuda]
+channels = ["conda-forge", "rapidsai"]
+
+[tool.pixi.feature.cuda.dependencies]
+cupy = "*"
+cucim = "*"
+pytorch-cuda = "*"
+
+[tool.pixi.feature.cuda.system-requirements]
+cuda = "12"
+
+[tool.pixi.feature.gpu]
+system-requirements = { cuda = "13" }
+
+[tool.pixi.feature.gpu.dependencies]
+jaxlib = { version = "*", build = "*cuda*" }
+
+[tool.pixi.feature.docs.pypi-dependencies]
+sphinx = "*"
+
+[tool.pixi.environments]
+cuda = { features = ["cuda"] }
+gpu = ["gpu"]
+"""
+
+
+def test_a_pixi_environment_that_needs_cuda_is_found_at_its_lines(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"pyproject.toml": _PYPROJECT_PIXI})
+    lines = _PYPROJECT_PIXI.splitlines()
+
+    def at(text: str) -> int:
+        return next(i for i, ln in enumerate(lines, 1) if ln.startswith(text))
+
+    found = _found(report, "pixi-cuda", "conda-cuda", "cupy-cuda", "rapids-cuda")
+    # in a feature named for NVIDIA: an environment a user asks for, so at most warn
+    assert found == {
+        ("pyproject.toml", at("cupy")): "warn",
+        ("pyproject.toml", at("cucim")): "warn",
+        ("pyproject.toml", at("pytorch-cuda")): "warn",
+        ("pyproject.toml", at('cuda = "12"')): "warn",
+        ("pyproject.toml", at("system-requirements")): "warn",
+        ("pyproject.toml", at("jaxlib")): "warn",
+    }, found
+    # the workspace's channel list (nvidia, rapidsai) gives nothing by itself
+    assert not [f for f in report.findings if "channels" in f.evidence]
+
+
+def test_a_cuda_pixi_feature_beside_a_rocm_one_is_info_and_a_plain_manifest_is_clean(
+    tmp_path: Path,
+) -> None:
+    rocm = _PYPROJECT_PIXI.replace(
+        "[tool.pixi.environments]",
+        '[tool.pixi.feature.rocm.pypi-dependencies]\ntorch = "*"\n\n[tool.pixi.environments]',
+    )
+    plain = "[workspace]\nname = 'x'\nplatforms = ['linux-64']\n\n[dependencies]\nnumpy = '*'\n"
+    report = _scan(tmp_path, {"a/pyproject.toml": rocm, "b/pixi.toml": plain})
+    severities = {f.severity for f in report.findings if f.path == "a/pyproject.toml"}
+    assert severities == {"info"}, report.findings
+    assert all("ROCm counterpart" in f.evidence for f in report.findings)
+    assert not [f for f in report.findings if f.path == "b/pixi.toml"]
+
+
+def test_a_pixi_toml_outside_any_feature_is_judged_at_the_rules_own_severity(
+    tmp_path: Path,
+) -> None:
+    text = (
+        "[workspace]\nname = 'x'\nplatforms = ['linux-64']\n\n[system-requirements]\n"
+        "cuda = '12'\n\n[dependencies]\npytorch-cuda = '12.1.*'\n"
+    )
+    report = _scan(tmp_path, {"pixi.toml": text})
+    found = _found(report, "pixi-cuda", "conda-cuda")
+    assert found == {("pixi.toml", 6): "warn", ("pixi.toml", 9): "error"}, found

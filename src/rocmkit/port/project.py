@@ -29,6 +29,7 @@ from rocmkit.port import (
     inline_ptx,
     installer,
     k8s_resources,
+    pixi,
     pkg_info,
     readme_install,
     setup_static,
@@ -171,6 +172,8 @@ def classify(name: str, parent: str = "") -> str | None:
         return "rust-build"
     if name in uv_lock.FILE_NAMES:
         return uv_lock.KIND
+    if name in pixi.FILE_NAMES:
+        return pixi.KIND
     if name.endswith(_CUDA_SUFFIXES):
         return "cuda"
     if name.endswith(_HEADER_SUFFIXES):
@@ -543,6 +546,7 @@ _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "cmake": scan_cmake,
     "rust-build": build_scripts.scan_rust_build,
     uv_lock.KIND: uv_lock.scan_uv_lock,
+    pixi.KIND: pixi.scan_pixi_toml,
     devcontainer.KIND: devcontainer.scan_devcontainer,
     egg_requires.KIND: egg_requires.scan_requires_txt,
     pkg_info.KIND: pkg_info.scan_pkg_info,

@@ -347,7 +347,7 @@ def _conda_export_hits(
     if build.startswith("pypi"):
         yield from requirement_hits(f"{name}=={version}", line, rules, torch_index=torch_index)
     else:
-        yield from _conda_item_hits(conda.group(0), line, rules)
+        yield from conda_item_hits(conda.group(0), line, rules)
 
 
 _PIP_INSTALL = re.compile(r"\bpip3?\s+install\s+(.*)")
@@ -482,6 +482,10 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
     if "[tool.cibuildwheel" in text:
         hits = _wheel_build_settings(lines, hits)
     hits = _in_unread_tables(lines, hits)
+    if "[tool.pixi" in text:
+        from rocmkit.port import pixi  # pixi reads requirements with this module's functions
+
+        hits.extend(pixi.manifest_hits(text, rules, prefix="tool.pixi."))
     torch_index = has_torch_index(text)
     # pip reads no index from pyproject.toml (its index options come from the command line,
     # requirement files and its config: pip's docs), and uv or Poetry given a CUDA index install
@@ -1174,7 +1178,7 @@ def scan_conda(text: str, rules: RuleSet) -> list[Hit]:
             hits.extend(requirement_hits(item, number, rules, torch_index=has_torch_index(text)))
         elif section in ("channels", "dependencies"):
             pip_indent = -1
-            hits.extend(_conda_item_hits(item, number, rules))
+            hits.extend(conda_item_hits(item, number, rules))
     if _CPU_MUTEX.search(text):
         why = (
             "the environment selects the pytorch channel's CPU build (cpuonly / pytorch-mutex cpu)"
@@ -1193,7 +1197,7 @@ def scan_conda(text: str, rules: RuleSet) -> list[Hit]:
 _CPU_MUTEX = re.compile(r"(?m)^\s*-\s*(?:pytorch::)?(?:cpuonly\b|pytorch-mutex=[^=\s]*=cpu\b)")
 
 
-def _conda_item_hits(item: str, line: int, rules: RuleSet) -> Iterator[Hit]:
+def conda_item_hits(item: str, line: int, rules: RuleSet) -> Iterator[Hit]:
     channel, _, spec = item.rpartition("::")
     name = re.split(r"[=<>!\s\[]", spec, maxsplit=1)[0]
     for candidate in filter(None, (name, channel)):
