@@ -165,6 +165,7 @@ PARTS = (
     "test132",
     "test133",
     "test134",
+    "test135",
 )
 SEVERITIES = ("warn", "error")
 
