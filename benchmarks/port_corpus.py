@@ -164,6 +164,7 @@ PARTS = (
     "test131",
     "test132",
     "test134",
+    "test136",
 )
 SEVERITIES = ("warn", "error")
 
