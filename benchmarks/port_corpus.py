@@ -166,6 +166,7 @@ PARTS = (
     "test133",
     "test134",
     "test135",
+    "test136",
 )
 SEVERITIES = ("warn", "error")
 

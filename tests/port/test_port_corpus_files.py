@@ -45,6 +45,8 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
     # were added whole, later.
     # The first split is a rule over the first 13 projects; test2 to test52, test54 to test132,
     # test134 and test135 were added whole, later.
+    # The first split is a rule over the first 13 projects; test2 to test52, test54 to test132
+    # and test134 and test136 were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
     first = [p.name for p in PROJECTS if p.part not in fresh]
@@ -194,6 +196,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test133", 14),
         ("test134", 17),
         ("test135", 5),
+        ("test136", 6),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
