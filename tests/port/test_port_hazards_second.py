@@ -123,7 +123,13 @@ PARTS = (
     "test125",
     "test126",
     "test127",
+    "test128",
     "test129",
+    "test130",
+    "test132",
+    "test133",
+    "test134",
+    "test136",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
