@@ -126,6 +126,7 @@ PARTS = (
     "test128",
     "test129",
     "test130",
+    "test131",
     "test132",
     "test133",
     "test134",
