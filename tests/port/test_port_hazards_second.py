@@ -130,6 +130,7 @@ PARTS = (
     "test132",
     "test133",
     "test134",
+    "test135",
     "test136",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
