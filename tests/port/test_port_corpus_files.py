@@ -193,7 +193,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test134", 17),
         ("test135", 5),
         ("test136", 6),
-        ("test137", 8),
+        ("test137", 10),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
