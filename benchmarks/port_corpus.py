@@ -167,6 +167,7 @@ PARTS = (
     "test134",
     "test135",
     "test136",
+    "test137",
 )
 SEVERITIES = ("warn", "error")
 
