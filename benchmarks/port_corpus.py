@@ -167,6 +167,7 @@ PARTS = (
     "test134",
     "test135",
     "test136",
+    "test138",
 )
 SEVERITIES = ("warn", "error")
 
