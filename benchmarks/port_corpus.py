@@ -168,6 +168,7 @@ PARTS = (
     "test135",
     "test136",
     "test137",
+    "test138",
 )
 SEVERITIES = ("warn", "error")
 
