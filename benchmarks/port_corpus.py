@@ -167,6 +167,7 @@ PARTS = (
     "test134",
     "test135",
     "test136",
+    "test139",
 )
 SEVERITIES = ("warn", "error")
 
