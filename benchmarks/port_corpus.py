@@ -169,6 +169,7 @@ PARTS = (
     "test136",
     "test137",
     "test138",
+    "test139",
 )
 SEVERITIES = ("warn", "error")
 

@@ -44,6 +44,8 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
     # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test137
     # The first split is a rule over the first 13 projects; test2 to test52, test54 to test136 and test138
     # were added whole, later.
+    # The first split is a rule over the first 13 projects; test2 to test52, test54 to test136
+    # and test139 were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
     first = [p.name for p in PROJECTS if p.part not in fresh]
@@ -196,6 +198,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test136", 6),
         ("test137", 10),
         ("test138", 0),
+        ("test139", 1),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
