@@ -41,11 +41,8 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test137
-    # The first split is a rule over the first 13 projects; test2 to test52, test54 to test136 and test138
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test139
     # were added whole, later.
-    # The first split is a rule over the first 13 projects; test2 to test52, test54 to test136
-    # and test139 were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
     first = [p.name for p in PROJECTS if p.part not in fresh]
