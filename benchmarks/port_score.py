@@ -123,7 +123,8 @@ RULE_KINDS: dict[str, set[str]] = {
     "cmake-cuda-only": {"cmake-no-hip"},
     "torch-pypi-pin": {"torch-cuda-pin"},
     "uv-lock-cuda-torch": {"torch-cuda-pin"},
-    "pixi-cuda": {"cuda-only-package", "torch-cuda-pin"},  # session sixteen: a CUDA pixi environment
+    # session sixteen: a pixi environment that needs CUDA
+    "pixi-cuda": {"cuda-only-package", "torch-cuda-pin"},
     "cuda-python": _CODE,
     "vllm-pypi": _CODE,
     "sglang-pypi": _CODE,
