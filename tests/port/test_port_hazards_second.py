@@ -132,6 +132,8 @@ PARTS = (
     "test134",
     "test135",
     "test136",
+    "test138",
+    "test139",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
