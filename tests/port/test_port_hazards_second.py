@@ -132,6 +132,7 @@ PARTS = (
     "test134",
     "test135",
     "test136",
+    "test137",
     "test138",
     "test139",
 )
