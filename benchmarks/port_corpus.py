@@ -170,6 +170,7 @@ PARTS = (
     "test137",
     "test138",
     "test139",
+    "test141",
 )
 SEVERITIES = ("warn", "error")
 
