@@ -171,6 +171,7 @@ PARTS = (
     "test138",
     "test139",
     "test140",
+    "test141",
 )
 SEVERITIES = ("warn", "error")
 
