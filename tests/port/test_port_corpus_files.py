@@ -42,8 +42,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test140
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test139 and test141
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test141
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
