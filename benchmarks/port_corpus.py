@@ -172,6 +172,11 @@ PARTS = (
     "test139",
     "test140",
     "test141",
+    "test143",
+    "test144",
+    "test145",
+    "test146",
+    "test147",
 )
 SEVERITIES = ("warn", "error")
 
