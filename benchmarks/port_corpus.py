@@ -172,6 +172,7 @@ PARTS = (
     "test139",
     "test140",
     "test141",
+    "test142",
     "test143",
     "test144",
     "test145",
