@@ -61,6 +61,32 @@ def device_request_verdict(call: ast.Call) -> str | None:
     return f"DeviceRequest(capabilities={alternatives}): {shown} are NVIDIA driver capabilities"
 
 
+# Compose's device reservation (compose-spec deploy.md, "devices": capabilities, driver, count,
+# device_ids, options) written out as a Python dict, as a project that generates its compose files
+# writes it: `{"driver": "nvidia", "count": "all", "capabilities": ["gpu"]}`. `driver: nvidia` asks
+# for NVIDIA's container driver by name, which no AMD host has (the same reservation in a compose
+# file is compose-nvidia's); AMD GPUs are given to a compose service as devices (/dev/kfd, /dev/dri).
+COMPOSE_DRIVER_TRIGGERS = ('"driver": "nvidia"', "'driver': 'nvidia'")
+_RESERVATION_FIELDS = frozenset({"capabilities", "count", "device_ids"})
+
+
+def compose_nvidia_driver(node: ast.Dict) -> ast.Constant | None:
+    """The "nvidia" of a compose device reservation dict naming NVIDIA's driver (with one of the
+    reservation's other fields, so a dict of the project's own that has a "driver" key is not
+    one), else None."""
+    fields = {
+        k.value: v
+        for k, v in zip(node.keys, node.values, strict=True)
+        if isinstance(k, ast.Constant) and isinstance(k.value, str)
+    }
+    driver = fields.get("driver")
+    if isinstance(driver, ast.Constant) and driver.value == "nvidia" and (
+        _RESERVATION_FIELDS & fields.keys()
+    ):
+        return driver
+    return None
+
+
 def nvidia_runtime(value: ast.AST | None) -> bool:
     """Whether a docker SDK `runtime=` value is (or may be) "nvidia": the runtime the NVIDIA
     Container Toolkit registers with dockerd (docker SDK: containers.run(runtime=...), "Runtime to

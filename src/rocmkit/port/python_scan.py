@@ -82,6 +82,7 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
         "runtime='nvidia'",
         '"runtime"]',
         "'runtime']",
+        *container_gpus.COMPOSE_DRIVER_TRIGGERS,  # a compose reservation written as a dict
     ),
     "cuda-library-load": cuda_libraries.TRIGGERS + cuda_libraries.TRIGGERS_NVML,
     "ort-nvidia-provider": (ort_providers.TRIGGER, *ort_providers.NVIDIA_PROVIDERS),
@@ -2569,6 +2570,9 @@ class _Visitor:
         self.displayed.add(id(node.value))
 
     def visit_dict(self, node: ast.Dict) -> None:
+        if (driver := container_gpus.compose_nvidia_driver(node)) is not None:
+            why = "a compose device reservation asking for NVIDIA's container driver"
+            self.add(driver, "container-gpu-request", f"{{'driver': 'nvidia', ...}}  ({why})")
         for value in node.values:
             # {"CUDA": torch.version.cuda if cuda else None}: still only recorded.
             while isinstance(value, ast.IfExp):
