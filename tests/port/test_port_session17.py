@@ -65,3 +65,60 @@ def test_a_dict_of_the_projects_own_with_a_driver_key_is_not_a_reservation(
     # ...nor is the AMD driver's reservation.
     amd = _COMPOSE.replace('"driver": "nvidia"', '"driver": "amd"')
     assert _found(_scan(tmp_path / "amd", {"compose_gen.py": amd}), "container-nvidia-gpu") == {}
+
+
+# -- the Triton warp-count look before a module's tree is parsed ---------------------------------
+
+_BLOCK_LOOPS = """import triton
+import triton.language as tl
+
+
+@triton.autotune(
+    configs=[
+        triton.Config({"BT": BT}, num_warps=num_warps)
+        for BT in [16, 32, 64]
+        for num_warps in [2, 4, 8]
+    ],
+    key=["K"],
+)
+@triton.jit
+def kernel(x, K: tl.constexpr, BT: tl.constexpr):
+    pass
+
+
+def launch(x, K, BT):
+    kernel[(1,)](x, K, num_warps=8 if BT == 128 else 4)
+"""
+
+
+def test_block_size_loops_and_compared_sizes_do_not_make_a_module_a_warp_candidate() -> None:
+    from rocmkit.port import triton_warps
+
+    # 16/32/64 are block sizes and 128 is compared with: no warp count over 16 is written.
+    assert not triton_warps.may_have(_BLOCK_LOOPS)
+    # A warp loop (a count of 8 or fewer first) and a 32 given as num_warps still are.
+    assert triton_warps.may_have(_BLOCK_LOOPS.replace("in [2, 4, 8]", "in [2, 4, 8, 16, 32]"))
+    assert triton_warps.may_have(_BLOCK_LOOPS.replace("8 if BT == 128", "32 if BT == 128"))
+    # A module that looks at ROCm holds no place: nothing to parse for.
+    rocm = _BLOCK_LOOPS.replace("in [2, 4, 8]", "in [4, 32]") + "IS_HIP = False\n"
+    assert not triton_warps.may_have(rocm)
+
+
+def test_a_32_warp_config_loop_and_a_32_warp_launch_are_still_found(tmp_path: Path) -> None:
+    source = """import triton
+
+
+def configs():
+    return [
+        triton.Config({"BT": BT}, num_warps=w)
+        for BT in [16, 32, 64]
+        for w in [4, 8, 16, 32]
+    ]
+
+
+def launch(kernel, x, BT):
+    kernel[(1,)](x, num_warps=32 if BT == 128 else 4)
+"""
+    report = _scan(tmp_path, {"kernel.py": source})
+    found = _found(report, "triton-num-warps-32")
+    assert found == {("kernel.py", 8): "warn", ("kernel.py", 13): "error"}, found

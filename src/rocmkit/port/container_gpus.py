@@ -80,8 +80,10 @@ def compose_nvidia_driver(node: ast.Dict) -> ast.Constant | None:
         if isinstance(k, ast.Constant) and isinstance(k.value, str)
     }
     driver = fields.get("driver")
-    if isinstance(driver, ast.Constant) and driver.value == "nvidia" and (
-        _RESERVATION_FIELDS & fields.keys()
+    if (
+        isinstance(driver, ast.Constant)
+        and driver.value == "nvidia"
+        and (_RESERVATION_FIELDS & fields.keys())
     ):
         return driver
     return None
