@@ -135,6 +135,12 @@ PARTS = (
     "test137",
     "test138",
     "test139",
+    "test142",
+    "test143",
+    "test144",
+    "test145",
+    "test146",
+    "test147",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
