@@ -122,3 +122,44 @@ def launch(kernel, x, BT):
     report = _scan(tmp_path, {"kernel.py": source})
     found = _found(report, "triton-num-warps-32")
     assert found == {("kernel.py", 8): "warn", ("kernel.py", 13): "error"}, found
+
+
+# -- a package that setuptools' package-dir maps onto the project folder --------------------------
+
+_FA4_PYPROJECT = """[project]
+name = "flash-attn-4"
+version = "4.0.0"
+
+[tool.setuptools]
+packages = ["flash_attn.cute"]
+package-dir = {"flash_attn.cute" = "."}
+"""
+
+
+def test_imports_of_the_package_the_project_folder_installs_are_its_own(tmp_path: Path) -> None:
+    # FlashAttention 4's sdist is flash_attn.cute laid out at the root: its modules import each
+    # other as flash_attn.cute.*, which is the project itself, not a dependency to replace.
+    files = {
+        "pyproject.toml": _FA4_PYPROJECT,
+        "__init__.py": "from .interface import flash_attn_func\n",
+        "interface.py": "from flash_attn.cute.utils import helper\n\n\ndef flash_attn_func():\n"
+        "    return helper()\n",
+        "utils.py": "def helper():\n    return 1\n",
+    }
+    assert _found(_scan(tmp_path / "mapped", files), "flash-attn-cute") == {}
+    # Without the mapping the same import is of another distribution's flash_attn.cute.
+    unmapped = {**files, "pyproject.toml": '[project]\nname = "other"\nversion = "1"\n'}
+    assert ("interface.py", 1) in _found(_scan(tmp_path / "plain", unmapped), "flash-attn-cute")
+
+
+def test_setup_py_package_dir_onto_the_root_counts_too(tmp_path: Path) -> None:
+    from rocmkit.port.setup_static import root_packages
+
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\n\nsetup(name='paddleclas', package_dir={'paddleclas': ''})\n"
+    )
+    assert root_packages(str(tmp_path)) == {"paddleclas"}
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\n\nsetup(package_dir={'': 'src'})\n"
+    )
+    assert root_packages(str(tmp_path)) == set()

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 
 from rocmkit.port import pieces
 from rocmkit.port.declared import DeclaredVersions
+from rocmkit.port.setup_static import root_packages
 from rocmkit.port.text_scan import read_head
 from rocmkit.port.unbuilt_sources import source_verdicts
 from rocmkit.port.vendor_loading import CudaLoading
@@ -155,6 +156,8 @@ def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectCo
             if variant:
                 counterparts[rel] = variant
     own |= enclosing_packages(root)
+    if os.path.isdir(root):
+        own |= root_packages(root)  # package-dir mapping a package onto the project folder
     cuda_only: dict[str, str] = {}
     has_sources = any(kind in ("cuda", "header") for _, _, kind in files)
     for path, rel, kind in files:

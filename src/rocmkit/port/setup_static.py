@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Iterable
 
 import tomllib
 
@@ -115,3 +116,49 @@ def _name(func: ast.expr) -> str:
     if isinstance(func, ast.Attribute):
         return func.attr
     return func.id if isinstance(func, ast.Name) else ""
+
+
+def root_packages(root: str) -> frozenset[str]:
+    """The top-level names of the packages that a project at `root` installs from `root` itself:
+    setuptools' package-dir mapping a package onto the project folder (`[tool.setuptools]
+    package-dir = {"flash_attn.cute" = "."}` in pyproject.toml, `package_dir={"pkg": ""}` in
+    setup.py; setuptools' "Package Discovery": a key's package lives in the folder its value
+    names, "" or "." being the project's root). Its modules import each other by that name
+    (`from flash_attn.cute.utils import ...`): the project's own imports, never a finding."""
+    names: set[str] = set()
+    data = read_head(os.path.join(root, "pyproject.toml"), _WHOLE_FILE)
+    if b"package-dir" in data:
+        try:
+            document = tomllib.loads(data.decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            document = {}
+        tool = document.get("tool")
+        setuptools = tool.get("setuptools") if isinstance(tool, dict) else None
+        mapping = setuptools.get("package-dir") if isinstance(setuptools, dict) else None
+        if isinstance(mapping, dict):
+            names.update(_root_keys(mapping.items()))
+    data = read_head(os.path.join(root, "setup.py"), _WHOLE_FILE)
+    if b"package_dir" in data:
+        try:
+            tree: ast.Module | None = ast.parse(data)
+        except (SyntaxError, ValueError):
+            tree = None
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.keyword) and node.arg == "package_dir":
+                if isinstance(node.value, ast.Dict):
+                    pairs = [
+                        (k.value, v.value)
+                        for k, v in zip(node.value.keys, node.value.values, strict=True)
+                        if isinstance(k, ast.Constant) and isinstance(v, ast.Constant)
+                    ]
+                    names.update(_root_keys(pairs))
+    return frozenset(names)
+
+
+def _root_keys(pairs: Iterable[tuple[object, object]]) -> set[str]:
+    """The top-level names of the package-dir keys whose folder is the root ("" or ".")."""
+    found: set[str] = set()
+    for key, value in pairs:
+        if isinstance(key, str) and key and value in ("", "."):
+            found.add(key.split(".")[0])
+    return found
