@@ -144,14 +144,17 @@ def root_packages(root: str) -> frozenset[str]:
         except (SyntaxError, ValueError):
             tree = None
         for node in ast.walk(tree) if tree is not None else ():
-            if isinstance(node, ast.keyword) and node.arg == "package_dir":
-                if isinstance(node.value, ast.Dict):
-                    pairs = [
-                        (k.value, v.value)
-                        for k, v in zip(node.value.keys, node.value.values, strict=True)
-                        if isinstance(k, ast.Constant) and isinstance(v, ast.Constant)
-                    ]
-                    names.update(_root_keys(pairs))
+            if (
+                isinstance(node, ast.keyword)
+                and node.arg == "package_dir"
+                and isinstance(node.value, ast.Dict)
+            ):
+                pairs = [
+                    (k.value, v.value)
+                    for k, v in zip(node.value.keys, node.value.values, strict=True)
+                    if isinstance(k, ast.Constant) and isinstance(v, ast.Constant)
+                ]
+                names.update(_root_keys(pairs))
     return frozenset(names)
 
 
