@@ -178,6 +178,12 @@ PARTS = (
     "test145",
     "test146",
     "test147",
+    "test148",
+    "test149",
+    "test150",
+    "test151",
+    "test152",
+    "test153",
 )
 SEVERITIES = ("warn", "error")
 
