@@ -9,7 +9,8 @@ which one driver must have. So `capabilities=[["gpu"]]` (what `docker run --gpus
 served on an AMD host that has the AMD Container Toolkit, while `[["compute", "utility"]]` or
 `driver="nvidia"` can only be served by NVIDIA's stack; the plain `[["gpu"]]` is reported as
 docker-gpus, as `--gpus` on a command line is (an AMD host serves it only with that toolkit,
-`--runtime=amd`). In Kubernetes, `nvidia.com/gpu` is the
+`--runtime=amd`). A compose device reservation that a project writes as a Python dict names
+its driver the same way (`"driver": "nvidia"`). In Kubernetes, `nvidia.com/gpu` is the
 extended resource NVIDIA's device plugin advertises; AMD's plugin advertises `amd.com/gpu`.
 """
 
