@@ -48,3 +48,13 @@ def shown(report: PortReport) -> set[tuple[str, int, str, str]]:
         for line in f.lines
         if f.severity != "info"
     }
+
+
+def severities(report: PortReport, *rules: str) -> dict[tuple[str, int], str]:
+    """{(path, line): severity} of every line of the given rules' findings."""
+    return {
+        (f.path, line): f.severity
+        for f in report.findings
+        if f.rule_id in rules
+        for line in f.lines
+    }

@@ -6,17 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from port_helpers import scan_files as _scan
-
-
-def _found(report: object, *rules: str) -> dict[tuple[str, int], str]:
-    """{(path, line): severity} of every line of the given rules' findings."""
-    return {
-        (f.path, line): f.severity
-        for f in report.findings  # type: ignore[attr-defined]
-        if f.rule_id in rules
-        for line in f.lines
-    }
-
+from port_helpers import severities as _found
 
 # -- a capability stored through a conditional expression -------------------------------------------
 
