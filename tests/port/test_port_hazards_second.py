@@ -141,6 +141,12 @@ PARTS = (
     "test145",
     "test146",
     "test147",
+    "test148",
+    "test149",
+    "test150",
+    "test151",
+    "test152",
+    "test153",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
