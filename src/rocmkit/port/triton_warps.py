@@ -51,12 +51,14 @@ class Place:
 
 
 # A cheap look at the text before the module's whole tree is parsed: a warp-count name given a
-# line holding a number over 16 (not compared with or computed from: `BT == 128`, `BD // 256`) (`num_warps = 32`, `optimal_warp_count = 32`, `WARPS = [4, 32]`),
-# or a loop over a literal list holding one after a count of 8 or fewer (`for w in [4, 8, 16,
-# 32]`): a list of block sizes (`for BT in [16, 32, 64]`, most of a Triton kernel module's
-# autotune loops) starts above 8, and reading it made a module's whole tree parsed for nothing.
+# line holding a number over 16 (`num_warps = 32`, `optimal_warp_count = 32`, `WARPS = [4, 32]`)
+# that is not compared with or computed from (`BT == 128`, `BD // 256`), or a loop over a literal
+# list holding one after a count of 8 or fewer (`for w in [4, 8, 16, 32]`): a list of block sizes
+# (`for BT in [16, 32, 64]`, most of a Triton kernel module's autotune loops) starts above 8, and
+# reading it made a module's whole tree parsed for nothing.
+_NOT_AN_OPERAND = r"(?<![<>*/%])(?<![<>*/%]\s)(?<![<>=!]=)(?<![<>=!]=\s)"
 _MAYBE = re.compile(
-    r"(?i)warps?\w*\s*[=:][^\n]*(?<![<>*/%])(?<![<>*/%]\s)(?<![<>=!]=)(?<![<>=!]=\s)\b(?:1[7-9]|[2-9]\d|\d{3,})\b"
+    r"(?i)warps?\w*\s*[=:][^\n]*" + _NOT_AN_OPERAND + r"\b(?:1[7-9]|[2-9]\d|\d{3,})\b"
     r"|\bin\s*[\[(][^\n\])]*\b[1-8]\b[^\n\])]*\b(?:1[7-9]|[2-9]\d|\d{3,})\b"
 )
 
