@@ -219,8 +219,12 @@ def _gpus_items(value: ast.expr) -> Iterator[ast.Constant]:
         if not isinstance(item, ast.Constant) or not isinstance(item.value, str):
             continue
         gpus = item.value == "--gpus" or item.value.startswith("--gpus=")
-        runtime = item.value == "--runtime" and isinstance(after, ast.Constant)
-        if gpus or (runtime and after.value == "nvidia"):  # type: ignore[union-attr]
+        runtime = (
+            item.value == "--runtime"
+            and isinstance(after, ast.Constant)
+            and after.value == "nvidia"
+        )
+        if gpus or runtime:
             yield item
 
 

@@ -222,7 +222,7 @@ def _placed_import(h: Hit) -> bool:
 
 def _requirement_hits(path: str, kind: str, rules: RuleSet) -> list[Hit]:
     # Imported here: requirements.py reads context.py, which builds this class.
-    from rocmkit.port import requirements
+    from rocmkit.port import pixi, requirements
     from rocmkit.port.python_scan import scan_python
     from rocmkit.port.text_scan import ScanError, read_head
 
@@ -234,7 +234,7 @@ def _requirement_hits(path: str, kind: str, rules: RuleSet) -> list[Hit]:
         return []
     scanners: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
         "requirements": requirements.scan_requirements_txt,
-        "pyproject": requirements.scan_pyproject,
+        "pyproject": pixi.scan_pyproject_and_pixi,
         "setupcfg": requirements.scan_setup_cfg,
         "conda": requirements.scan_conda,
     }

@@ -25,7 +25,7 @@ import tomllib
 
 from rocmkit.port.context import name_vendor
 from rocmkit.port.findings import Hit, demoted, hit
-from rocmkit.port.requirements import conda_item_hits, requirement_hits
+from rocmkit.port.requirements import conda_item_hits, requirement_hits, scan_pyproject
 from rocmkit.port.rules import RuleSet
 
 FILE_NAMES = frozenset({"pixi.toml"})
@@ -40,6 +40,15 @@ _CUDA_BUILD = re.compile(r"(?i)cuda")
 def scan_pixi_toml(text: str, rules: RuleSet) -> list[Hit]:
     """A pixi.toml: its tables are pixi's own."""
     return manifest_hits(text, rules, prefix="")
+
+
+def scan_pyproject_and_pixi(text: str, rules: RuleSet) -> list[Hit]:
+    """A pyproject.toml as pip/uv read it (requirements.scan_pyproject) and, where it holds
+    `[tool.pixi]` tables, as pixi reads them."""
+    hits = scan_pyproject(text, rules)
+    if "[tool.pixi" in text:
+        hits.extend(manifest_hits(text, rules, prefix="tool.pixi."))
+    return hits
 
 
 def manifest_hits(text: str, rules: RuleSet, prefix: str) -> list[Hit]:

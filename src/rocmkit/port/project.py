@@ -58,7 +58,6 @@ from rocmkit.port.requirements import (
     new_scan,
     pulls_own_package,
     scan_conda,
-    scan_pyproject,
     scan_requirements_txt,
     scan_setup_cfg,
 )
@@ -535,7 +534,7 @@ def _cell_shell(text: str, rules: RuleSet) -> list[Hit]:
 
 _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "requirements": scan_requirements_txt,
-    "pyproject": scan_pyproject,
+    "pyproject": pixi.scan_pyproject_and_pixi,
     "setupcfg": scan_setup_cfg,
     "conda": scan_conda,
     "dockerfile": lambda text, rules: scan_text(text, "dockerfile", rules),

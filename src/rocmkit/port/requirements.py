@@ -482,10 +482,6 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
     if "[tool.cibuildwheel" in text:
         hits = _wheel_build_settings(lines, hits)
     hits = _in_unread_tables(lines, hits)
-    if "[tool.pixi" in text:
-        from rocmkit.port import pixi  # pixi reads requirements with this module's functions
-
-        hits.extend(pixi.manifest_hits(text, rules, prefix="tool.pixi."))
     torch_index = has_torch_index(text)
     # pip reads no index from pyproject.toml (its index options come from the command line,
     # requirement files and its config: pip's docs), and uv or Poetry given a CUDA index install
