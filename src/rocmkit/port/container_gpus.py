@@ -433,6 +433,21 @@ def names_rocm_flag(text: str) -> bool:
     return "--rocm" in text or "_ROCM=1" in text
 
 
+def apptainer_run_in_string(value: str) -> str:
+    """The Apptainer/Singularity run with NVIDIA's GPU binding that a command line built in a
+    string holds ('singularity exec --nv' in "singularity exec --nv {image} ..."; 'exec --nv' in
+    the constant part of f"{container_program} exec --nv ...", where the program is a value),
+    or ''. `--nv` is Apptainer's own option: after one of its run verbs it is nothing else."""
+    words = value.split()
+    for i, word in enumerate(words):
+        if word not in _APPTAINER_RUNS or not (i == 0 or _program(words[i - 1]) in _APPTAINER):
+            continue
+        option = next((w for w in words[i + 1 :] if w in NV_OPTIONS), "")
+        if option:
+            return " ".join([*words[max(i - 1, 0) : i + 1], option])
+    return ""
+
+
 def apptainer_nv(text: str) -> list[tuple[int, str]]:
     """(line, what) for each Apptainer/Singularity run that asks for NVIDIA's GPU binding (--nv,
     --nvccli, APPTAINER_NV=1) in a shell script; none where the script asks for --rocm too."""

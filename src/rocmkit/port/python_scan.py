@@ -1864,6 +1864,8 @@ class _Visitor:
         self.branch_bodies: dict[int, list[ast.stmt]] = {}
         # comparisons an `assert` makes: the rest of its function is the branch it lets through
         self.asserted: set[int] = set()
+        # strings a comparison reads (`assert "exec --nv" in cmd`): what is looked for, not run
+        self.compared_strings: set[int] = set()
         self.builds_extension = any(m in text for m in _BUILD_MARKERS)
         # Strings that reach nvcc's arguments, followed through names and local functions.
         self.nvcc_direct: set[tuple[int, str]] = set()
@@ -2179,6 +2181,11 @@ class _Visitor:
             self._truth_test(node.operand)
 
     def visit_compare(self, node: ast.Compare) -> None:
+        self.compared_strings.update(
+            id(side)
+            for side in (node.left, *node.comparators)
+            if isinstance(side, ast.Constant) and isinstance(side.value, str)
+        )
         if self.reads_capability:
             for side in (node.left, *node.comparators):
                 call = _capability_call(side)
@@ -2412,7 +2419,11 @@ class _Visitor:
         if value == container_gpus.NVIDIA_RESOURCE:
             self._nvidia_resource(node)
         elif value in container_gpus.NV_OPTIONS and container_gpus.names_apptainer(self.text):
-            self._apptainer_nv(node)
+            self._apptainer_nv(node, f"{value!r} (Apptainer's NVIDIA GPU binding)")
+        elif (run := container_gpus.apptainer_run_in_string(value)) and id(
+            node
+        ) not in self.compared_strings:
+            self._apptainer_nv(node, f"{run!r} (Apptainer's NVIDIA GPU binding, in a command line)")
         elif container_gpus.names_nvidia_runtime(value) and id(node) not in self.in_message:
             self._nvidia_runtime(node)
         elif id(node) in self.docker_gpus and id(node) not in self.reported:
@@ -2467,14 +2478,14 @@ class _Visitor:
         else:
             self.add(node, rule, evidence)
 
-    def _apptainer_nv(self, node: ast.Constant) -> None:
-        """`--nv` in an argv of a module that runs Apptainer/Singularity: NVIDIA's GPU binding;
-        a module that also passes --rocm binds AMD's on the other side of a choice."""
+    def _apptainer_nv(self, node: ast.Constant, evidence: str) -> None:
+        """`--nv` in an argv of a module that runs Apptainer/Singularity, or in a command line
+        built in a string: NVIDIA's GPU binding; a module that also passes --rocm binds AMD's on
+        the other side of a choice."""
         rule = self.rules.by_check.get("apptainer-nv")
         if rule is None or id(node) in self.in_message:
             return
         amd = container_gpus.names_rocm_flag(self.text)
-        evidence = f"{node.value!r} (Apptainer's NVIDIA GPU binding)"
         self._one_side(node, rule, evidence, amd, "binding (--rocm)")
 
     def _nvidia_resource(self, node: ast.Constant) -> None:

@@ -1,0 +1,40 @@
+"""Issue 26, session eighteen: each change, with a case where the finding must appear and one where
+it must not, on small synthetic trees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from port_helpers import scan_files as _scan
+from port_helpers import severities as _found
+
+# -- Apptainer's --nv in a command line a Python program builds ----------------------------------
+
+_SLURM_TEMPLATE = """CONTAINER = load_config()["containerization"]["module_name"]
+
+TEMPLATE = {
+    "setup": "module load cuda",
+    "command": f"{CONTAINER} exec --nv {{env}} --containall {{image}} \\\\",
+}
+
+
+def launch(image):
+    return "singularity exec --no-home --writable-tmpfs --nv " + image
+"""
+
+
+def test_an_apptainer_run_with_nv_built_in_a_string_is_reported(tmp_path: Path) -> None:
+    # Apptainer's --nv binds NVIDIA's devices and driver only: on an AMD node the container has no
+    # GPU. The program name may be a formatted value (the module never names Apptainer).
+    found = _found(_scan(tmp_path, {"slurm.py": _SLURM_TEMPLATE}), "apptainer-nv")
+    assert found == {("slurm.py", 5): "warn", ("slurm.py", 10): "warn"}
+
+
+def test_a_rocm_choice_a_test_assertion_and_other_programs_are_not(tmp_path: Path) -> None:
+    rocm = _SLURM_TEMPLATE + '\nROCM = "singularity exec --rocm {image}"\n'
+    found = _found(_scan(tmp_path / "a", {"slurm.py": rocm}), "apptainer-nv")
+    assert set(found.values()) == {"info"}  # one side of a choice the module makes
+    checked = 'def test_cmd(cmd):\n    assert "apptainer exec --nv" in cmd\n'
+    other = 'CMD = "docker exec --nv-flag box"\nRUN = "ssh host run --nvme"\n'
+    files = {"test_slurm.py": checked, "other.py": other}
+    assert not _found(_scan(tmp_path / "b", files), "apptainer-nv")
