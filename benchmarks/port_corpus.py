@@ -184,6 +184,14 @@ PARTS = (
     "test151",
     "test152",
     "test153",
+    "test154",
+    "test155",
+    "test156",
+    "test157",
+    "test158",
+    "test159",
+    "test160",
+    "test161",
 )
 SEVERITIES = ("warn", "error")
 
