@@ -38,3 +38,35 @@ def test_a_rocm_choice_a_test_assertion_and_other_programs_are_not(tmp_path: Pat
     other = 'CMD = "docker exec --nv-flag box"\nRUN = "ssh host run --nvme"\n'
     files = {"test_slurm.py": checked, "other.py": other}
     assert not _found(_scan(tmp_path / "b", files), "apptainer-nv")
+
+
+# -- cuda-python's cuda.core and NVIDIA's NVSHMEM bindings -----------------------------------------
+
+_NVSHMEM = """import torch
+
+
+def initialize(stream):
+    import cuda.core as cc
+    import nvshmem.core as nvshmem
+
+    device = cc.Device()
+    nvshmem.init(device=device)
+    return torch.empty(1, device="cuda")
+"""
+
+
+def test_cuda_core_and_nvshmem_imports_are_errors(tmp_path: Path) -> None:
+    # cuda.core drives the CUDA driver and NVRTC; NVSHMEM4Py binds NVIDIA's NVSHMEM: no AMD path
+    report = _scan(tmp_path, {"moe/comm.py": _NVSHMEM})
+    assert _found(report, "cuda-python") == {("moe/comm.py", 5): "error"}
+    assert _found(report, "nvidia-only-library") == {("moe/comm.py", 6): "error"}
+
+
+def test_other_cuda_and_shmem_names_are_not(tmp_path: Path) -> None:
+    # the project's own `cuda` package, torch.cuda and an OpenSHMEM module of another name
+    files = {
+        "pkg/cuda/core.py": "X = 1\n",
+        "pkg/run.py": "import torch.cuda\nfrom pkg.cuda import core\nimport shmem\n",
+    }
+    report = _scan(tmp_path, files)
+    assert not _found(report, "cuda-python", "nvidia-only-library")
