@@ -221,11 +221,11 @@ def move_to_launches(tree: ast.Module, hits: list[Hit], rocm_aware: bool = True)
     if not commands:
         return hits
     moved: dict[int, list[tuple[ast.Call, list[int]]]] = {}
-    module_values = _assigned_constant_lines(_own_nodes(tree))
-    returners = _command_returners(tree, module_values, set(commands))
+    owns = _scope_nodes(tree)
+    module_values = _assigned_constant_lines(owns[tree])
+    returners = _command_returners(tree, owns, module_values, set(commands))
     namers = _namers(tree, returners) if not rocm_aware else {}
-    for scope in _scopes(tree):
-        own = _own_nodes(scope)
+    for scope, own in owns.items():
         values = _assigned_constant_lines(own)
         if scope is not tree:
             # A module-level command string a function launches (`CMD = "nvidia-smi ..."` ...
@@ -315,22 +315,27 @@ def _program(argument: ast.expr) -> ast.expr:
     return argument
 
 
-def _scopes(tree: ast.Module) -> list[ast.AST]:
-    return [
-        tree,
-        *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))),
+def _scope_nodes(tree: ast.Module) -> dict[ast.AST, list[ast.AST]]:
+    """Each scope (the module, every function at any depth) -> its own nodes: those outside its
+    nested functions, classes and lambdas (a nested def or class node itself is its parent's),
+    in the order a depth-first walk of that scope alone meets them. One walk of the tree for
+    all scopes (a walk per scope went over each function's nodes once more per enclosing one)."""
+    owns: dict[ast.AST, list[ast.AST]] = {tree: []}
+    stack: list[tuple[ast.AST, list[ast.AST] | None]] = [
+        (child, owns[tree]) for child in ast.iter_child_nodes(tree)
     ]
-
-
-def _own_nodes(scope: ast.AST) -> list[ast.AST]:
-    """The nodes of a module or function outside its nested functions and classes."""
-    found, stack = [], list(ast.iter_child_nodes(scope))
     while stack:
-        node = stack.pop()
-        found.append(node)
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
-    return found
+        node, own = stack.pop()
+        if own is not None:
+            own.append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            inner: list[ast.AST] | None = owns.setdefault(node, [])
+        elif isinstance(node, (ast.ClassDef, ast.Lambda)):
+            inner = None  # a class body and a lambda belong to no scope; a def in a class does
+        else:
+            inner = own
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return owns
 
 
 def _spans_any(scope: ast.AST, lines: dict[int, Hit]) -> bool:
@@ -357,7 +362,10 @@ def _assigned_constant_lines(own: list[ast.AST]) -> dict[str, set[int]]:
 
 
 def _command_returners(
-    tree: ast.Module, module_values: dict[str, set[int]], commands: set[int]
+    tree: ast.Module,
+    owns: dict[ast.AST, list[ast.AST]],
+    module_values: dict[str, set[int]],
+    commands: set[int],
 ) -> dict[str, set[int]]:
     """Module-level function -> the command-finding lines its `return`s can give: the command
     strings it returns itself, or those of the module-level names it returns (a lookup such as
@@ -366,7 +374,7 @@ def _command_returners(
     for function in tree.body:
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        own = _own_nodes(function)
+        own = owns[function]
         local = _assigned_constant_lines(own)
         lines: set[int] = set()
         for node in own:

@@ -17,6 +17,7 @@ tests: only the left side of `in` (and the strings a comprehension feeds there) 
 from __future__ import annotations
 
 import ast
+import collections
 
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.rules import Rule
@@ -49,20 +50,26 @@ def scan_oom_tests(tree: ast.Module, text: str, rule: Rule) -> list[Hit]:
     """Each test of an exception's text for CUDA's out-of-memory words alone."""
     if not may_test(text):
         return []
+    # One walk: each node's parent, and the `and`s and `in` tests in ast.walk's order.
     parents: dict[int, ast.AST] = {}
-    for node in ast.walk(tree):
+    conjunctions: list[ast.BoolOp] = []
+    tests: list[ast.Compare] = []
+    queue: collections.deque[ast.AST] = collections.deque([tree])
+    while queue:
+        node = queue.popleft()
+        if isinstance(node, ast.BoolOp):
+            conjunctions.append(node)
+        elif isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            tests.append(node)
         for child in ast.iter_child_nodes(node):
             parents[id(child)] = node
+            queue.append(child)
     found = [
         h
-        for node in ast.walk(tree)
-        if isinstance(node, ast.BoolOp)
-        and (h := _conjunction_hit(node, rule)) is not None
-        and not _has_other_way(node, parents)
+        for node in conjunctions
+        if (h := _conjunction_hit(node, rule)) is not None and not _has_other_way(node, parents)
     ]
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Compare) or not isinstance(node.ops[0], (ast.In, ast.NotIn)):
-            continue
+    for node in tests:
         words = _tested_words(node, parents)
         cuda = [w for w in words if w.startswith(_CUDA_WORDS)]
         if not cuda or any(_accepts_either(w) for w in words if w not in cuda):
