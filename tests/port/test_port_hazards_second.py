@@ -147,6 +147,14 @@ PARTS = (
     "test151",
     "test152",
     "test153",
+    "test154",
+    "test155",
+    "test156",
+    "test157",
+    "test158",
+    "test159",
+    "test160",
+    "test161",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
