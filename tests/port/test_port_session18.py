@@ -70,3 +70,38 @@ def test_other_cuda_and_shmem_names_are_not(tmp_path: Path) -> None:
     }
     report = _scan(tmp_path, files)
     assert not _found(report, "cuda-python", "nvidia-only-library")
+
+
+# -- NVIDIA-only kernel packages named by their own READMEs and builds -----------------------------
+
+_QUARTET_SETUP = """from setuptools import setup
+
+setup(
+    name="qat",
+    install_requires=["torch", "fast_hadamard_transform>=1.0.4", "qutlass>=0.1.0"],
+)
+"""
+_QUARTET_MODULE = """from fast_hadamard_transform import hadamard_transform
+from qutlass import matmul_mxf4_bf16_tn
+from quack.gemm_interface import gemm
+"""
+
+
+def test_blackwell_and_cute_kernel_packages_are_nvidia_only(tmp_path: Path) -> None:
+    files = {"setup.py": _QUARTET_SETUP, "qat/linear.py": _QUARTET_MODULE}
+    found = _found(_scan(tmp_path, files), "nvidia-only-library")
+    assert found == {
+        ("setup.py", 5): "error",
+        ("qat/linear.py", 1): "error",
+        ("qat/linear.py", 2): "error",
+        ("qat/linear.py", 3): "error",
+    }
+
+
+def test_a_guarded_import_and_look_alike_names_are_not_errors(tmp_path: Path) -> None:
+    guarded = "try:\n    import qutlass\nexcept ImportError:\n    qutlass = None\n"
+    other = "import quackery\nfrom hadamard import transform\n"
+    report = _scan(tmp_path, {"ops.py": guarded, "other.py": other})
+    found = _found(report, "nvidia-only-library")
+    assert ("other.py", 1) not in found and ("other.py", 2) not in found
+    assert found.get(("ops.py", 2)) != "error"  # behind a fallback: the project runs without it
