@@ -105,3 +105,17 @@ def test_a_guarded_import_and_look_alike_names_are_not_errors(tmp_path: Path) ->
     found = _found(report, "nvidia-only-library")
     assert ("other.py", 1) not in found and ("other.py", 2) not in found
     assert found.get(("ops.py", 2)) != "error"  # behind a fallback: the project runs without it
+
+
+# -- torchvision's own version numbers ------------------------------------------------------------
+
+
+def test_a_torchvision_range_is_read_against_torchvisions_own_releases(tmp_path: Path) -> None:
+    # torchvision 0.25 goes with torch 2.10, which has ROCm wheels: the range admits them. Before,
+    # its versions were compared with torch's floor (2.8.0) and every 0.x range looked too old.
+    current = '[project]\nname = "p"\ndependencies = [\n  "torch>=2.10,<3",\n  "torchvision>=0.25,<1",\n]\n'
+    assert not _found(_scan(tmp_path / "a", {"pyproject.toml": current}), "torch-pypi-pin")
+    # ... while a torchvision cap below 0.23 (torch 2.8) still excludes every ROCm 6.4 wheel
+    old = '[project]\nname = "p"\ndependencies = [\n  "torchvision>=0.15,<0.20",\n  "torchaudio<2.4",\n]\n'
+    found = _found(_scan(tmp_path / "b", {"pyproject.toml": old}), "torch-pypi-pin")
+    assert found == {("pyproject.toml", 4): "warn", ("pyproject.toml", 5): "warn"}

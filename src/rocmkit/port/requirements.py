@@ -148,6 +148,16 @@ def _from_url(url: str) -> ParsedRequirement | None:
 _TORCH_PACKAGES = frozenset({"torch", "torchvision", "torchaudio"})
 
 
+def torch_family_floor(name: str, torch_floor: str) -> str:
+    """The first release of torch, torchvision or torchaudio that goes with torch `torch_floor`:
+    torchaudio shares torch's version, torchvision 0.(minor + 15) goes with torch 2.minor
+    (PyTorch's release compatibility table: torch 2.0 with torchvision 0.15, 2.8 with 0.23)."""
+    if name.lower() != "torchvision":
+        return torch_floor
+    major, minor = (int(x) for x in torch_floor.split(".")[:2])
+    return f"0.{minor + 15}.0" if major == 2 else torch_floor
+
+
 def requirement_hits(
     text: str, line: int, rules: RuleSet, *, torch_index: bool = False
 ) -> Iterator[Hit]:
@@ -176,7 +186,7 @@ def requirement_hits(
             or (
                 pin_rule.min_version
                 and "+" not in req.specifier  # a local version (+cu121, +rocm6.4): other rules
-                and not allows(req.specifier, pin_rule.min_version)
+                and not allows(req.specifier, torch_family_floor(req.name, pin_rule.min_version))
             )
         )
     ):
