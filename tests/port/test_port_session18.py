@@ -119,3 +119,33 @@ def test_a_torchvision_range_is_read_against_torchvisions_own_releases(tmp_path:
     old = '[project]\nname = "p"\ndependencies = [\n  "torchvision>=0.15,<0.20",\n  "torchaudio<2.4",\n]\n'
     found = _found(_scan(tmp_path / "b", {"pyproject.toml": old}), "torch-pypi-pin")
     assert found == {("pyproject.toml", 4): "warn", ("pyproject.toml", 5): "warn"}
+
+
+# -- torch.version.cuda handed to a class to hold ----------------------------------------------------
+
+_STATUS = """import dataclasses
+
+import torch
+
+
+@dataclasses.dataclass
+class TorchStatus:
+    cuda_version: str | None
+
+
+def status():
+    cuda_version = torch.version.cuda
+    return TorchStatus(cuda_version=cuda_version)
+
+
+def wheel_tag():
+    return "cu" + torch.version.cuda.replace(".", "")
+"""
+
+
+def test_a_cuda_version_held_by_a_class_is_recorded_and_a_parsed_one_is_not(
+    tmp_path: Path,
+) -> None:
+    found = _found(_scan(tmp_path, {"env.py": _STATUS}), "torch-version-cuda")
+    assert found.get(("env.py", 12), "info") == "info"  # None kept in a field: nothing fails
+    assert found[("env.py", 17)] == "warn"  # None.replace(...): AttributeError on ROCm

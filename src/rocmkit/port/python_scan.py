@@ -2628,6 +2628,10 @@ class _Visitor:
         if name == "format" and isinstance(node.func, ast.Attribute) and _is_text(node.func.value):
             # "... {}".format(torch.version.cuda): the value becomes text ("None" on ROCm)
             self.displayed.update(id(v) for v in (*node.args, *(k.value for k in node.keywords)))
+        if name[:1].isupper() and name[1:2].islower():
+            # TorchStatus(cuda_version=torch.version.cuda): a class given the value to hold (a
+            # dataclass field, a model's attribute), recorded as a dict entry is
+            self.recorded.update(id(k.value) for k in node.keywords)
         for arg in (*node.args, *(k.value for k in node.keywords)):
             if isinstance(arg, ast.Lambda) and _version_cuda_in(arg.body) is not None:
                 # a report's entry (`_dict_append(out, "CUDA version", lambda: ...)`)
