@@ -192,6 +192,13 @@ PARTS = (
     "test159",
     "test160",
     "test161",
+    "test162",
+    "test163",
+    "test164",
+    "test165",
+    "test166",
+    "test167",
+    "test168",
 )
 SEVERITIES = ("warn", "error")
 
