@@ -155,6 +155,13 @@ PARTS = (
     "test159",
     "test160",
     "test161",
+    "test162",
+    "test163",
+    "test164",
+    "test165",
+    "test166",
+    "test167",
+    "test168",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
