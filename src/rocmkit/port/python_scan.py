@@ -2420,9 +2420,9 @@ class _Visitor:
             self._nvidia_resource(node)
         elif value in container_gpus.NV_OPTIONS and container_gpus.names_apptainer(self.text):
             self._apptainer_nv(node, f"{value!r} (Apptainer's NVIDIA GPU binding)")
-        elif (run := container_gpus.apptainer_run_in_string(value)) and id(
-            node
-        ) not in self.compared_strings:
+        elif id(node) not in self.compared_strings and (
+            run := container_gpus.apptainer_run_in_string(value)
+        ):
             self._apptainer_nv(node, f"{run!r} (Apptainer's NVIDIA GPU binding, in a command line)")
         elif container_gpus.names_nvidia_runtime(value) and id(node) not in self.in_message:
             self._nvidia_runtime(node)
