@@ -63,6 +63,7 @@ from rocmkit.port.requirements import (
 )
 from rocmkit.port.rules import SEVERITIES, RuleSet, Severity, load_rules, severity_rank
 from rocmkit.port.suppress import drop_ignored, inline_ignores, read_baseline, write_baseline
+from rocmkit.port.test_modules import demote_test_values
 from rocmkit.port.text_scan import OPEN_FLAGS, ScanError, read_head, scan_cmake, scan_text
 
 SKIP_DIRS = frozenset(
@@ -324,6 +325,7 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
             continue
         if kind == "python" and context.declared is not None:
             hits = context.declared.follow(hits, rules)
+        hits = demote_test_values(rel, hits)
         ignores = inline_ignores(text)
         kept = drop_ignored(hits, ignores) if ignores else hits
         suppressed += len(hits) - len(kept)

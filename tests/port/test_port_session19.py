@@ -1,0 +1,72 @@
+"""Issue 26, session nineteen: each change, with a case where the finding must appear and one where
+it must not, on small synthetic trees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from port_helpers import scan_files as _scan
+from port_helpers import severities as _found
+
+# -- values in a project's tests are test data ---------------------------------------------------
+
+_K8S = """def limits(gpus):
+    return {"cpu": "4", "nvidia.com/gpu": str(gpus)}
+"""
+
+_K8S_TEST = """from launcher.k8s import limits
+
+
+def test_limits():
+    assert limits(2) == {"cpu": "4", "nvidia.com/gpu": "2"}
+"""
+
+_POD = """apiVersion: v1
+kind: Pod
+spec:
+  containers:
+    - name: server
+      resources:
+        limits:
+          nvidia.com/gpu: 1
+"""
+
+_ORT_TEST = """import onnxruntime as ort
+
+
+def test_providers(monkeypatch):
+    monkeypatch.setattr(ort, "get_available_providers", lambda: ["CUDAExecutionProvider"])
+"""
+
+
+def test_values_in_test_modules_are_info_and_the_code_they_test_is_not(tmp_path: Path) -> None:
+    # pytest collects test_*.py / *_test.py and reads tests/ folders: the resource name a test
+    # asserts is its expected output. The function it tests is where the value comes from.
+    files = {
+        "launcher/k8s.py": _K8S,
+        "tests/test_k8s.py": _K8S_TEST,
+        "launcher/k8s_test.py": _K8S_TEST,
+        "tests/golden/job.yaml": _POD,
+        "tests/test_ort.py": _ORT_TEST,
+    }
+    report = _scan(tmp_path, files)
+    found = _found(report, "container-nvidia-gpu")
+    assert found[("launcher/k8s.py", 2)] in ("warn", "error")
+    assert found[("tests/test_k8s.py", 5)] == "info"
+    assert found[("launcher/k8s_test.py", 5)] == "info"
+    assert found[("tests/golden/job.yaml", 8)] == "info"
+    assert set(_found(report, "ort-nvidia-provider").values()) == {"info"}
+    notes = [f.evidence for f in report.findings if f.path == "tests/test_k8s.py"]
+    assert any("a value in the project's tests" in n for n in notes)
+
+
+def test_calls_and_imports_in_tests_are_still_reported(tmp_path: Path) -> None:
+    # A test that runs nvidia-smi or imports an NVIDIA-only library fails on an AMD machine: that
+    # is the project's test suite breaking, which the maintainer fixes (not data it compares).
+    calls = (
+        "import subprocess\n\nimport pycuda.autoinit\n\n\ndef test_gpu():\n"
+        '    out = subprocess.check_output(["nvidia-smi", "-L"])\n    assert out\n'
+    )
+    report = _scan(tmp_path, {"tests/test_gpu.py": calls})
+    assert set(_found(report, "nvidia-smi").values()) == {"warn"}
+    assert set(_found(report, "pycuda").values()) == {"error"}
