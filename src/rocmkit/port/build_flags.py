@@ -250,7 +250,8 @@ def _format_template(node: ast.Call) -> tuple[int, str] | None:
 
 def value_leaves(node: ast.expr) -> Iterator[ast.expr]:
     """The leaves an expression's value is made of: list items, both sides of `+` and of
-    `x if c else y`, starred items; names, calls and constants are leaves."""
+    `x if c else y`, starred items, what a comprehension makes; names, calls and constants are
+    leaves."""
     stack = [node]
     while stack:
         node = stack.pop()
@@ -262,6 +263,8 @@ def value_leaves(node: ast.expr) -> Iterator[ast.expr]:
             stack += [node.body, node.orelse]
         elif isinstance(node, ast.Starred):
             stack.append(node.value)
+        elif isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            stack.append(node.elt)  # [f"-gencode=arch=compute_{a},code=sm_{a}" for a in archs]
         else:
             yield node
 
