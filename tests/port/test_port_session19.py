@@ -70,3 +70,32 @@ def test_calls_and_imports_in_tests_are_still_reported(tmp_path: Path) -> None:
     report = _scan(tmp_path, {"tests/test_gpu.py": calls})
     assert set(_found(report, "nvidia-smi").values()) == {"warn"}
     assert set(_found(report, "pycuda").values()) == {"error"}
+
+
+# -- nvcc flags a comprehension makes ------------------------------------------------------------
+
+_SETUP = """from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+ARCHS = ["80", "90"]
+NVCC = ["-O3"] + [f"--generate-code=arch=compute_{a},code=sm_{a}" for a in ARCHS]
+HIP_SAFE = ["-O3"] + [f"-DARCH_{a}" for a in ARCHS]
+
+setup(
+    name="fused",
+    ext_modules=[
+        CUDAExtension("fused", ["fused.cu"], extra_compile_args={"cxx": [], "nvcc": NVCC}),
+    ],
+    cmdclass={"build_ext": BuildExtension},
+)
+"""
+
+
+def test_arch_flags_a_comprehension_makes_reach_nvcc(tmp_path: Path) -> None:
+    # On a ROCm torch the "nvcc" list goes to hipcc, whose clang rejects --generate-code
+    report = _scan(tmp_path / "a", {"setup.py": _SETUP})
+    flags = [f for f in report.findings if f.rule_id == "nvcc-only-flags"]
+    assert [f.lines for f in flags] == [(5,)] and flags[0].severity != "info"
+    # the same comprehension making defines hipcc accepts is not reported
+    plain = _SETUP.replace('"nvcc": NVCC', '"nvcc": HIP_SAFE')
+    assert not _found(_scan(tmp_path / "b", {"setup.py": plain}), "nvcc-only-flags")
