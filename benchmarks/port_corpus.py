@@ -199,6 +199,7 @@ PARTS = (
     "test166",
     "test167",
     "test168",
+    "test171",
 )
 SEVERITIES = ("warn", "error")
 
