@@ -199,7 +199,11 @@ PARTS = (
     "test166",
     "test167",
     "test168",
+    "test170",
     "test171",
+    "test173",
+    "test174",
+    "test176",
 )
 SEVERITIES = ("warn", "error")
 
