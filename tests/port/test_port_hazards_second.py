@@ -162,6 +162,7 @@ PARTS = (
     "test166",
     "test167",
     "test168",
+    "test171",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
