@@ -201,6 +201,7 @@ PARTS = (
     "test168",
     "test170",
     "test171",
+    "test172",
     "test173",
     "test174",
     "test176",

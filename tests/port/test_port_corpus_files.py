@@ -230,6 +230,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test168", 9),
         ("test170", 0),
         ("test171", 5),
+        ("test172", 19),
         ("test173", 1),
         ("test174", 1),
         ("test176", 4),
