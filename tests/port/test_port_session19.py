@@ -99,3 +99,28 @@ def test_arch_flags_a_comprehension_makes_reach_nvcc(tmp_path: Path) -> None:
     # the same comprehension making defines hipcc accepts is not reported
     plain = _SETUP.replace('"nvcc": NVCC', '"nvcc": HIP_SAFE')
     assert not _found(_scan(tmp_path / "b", {"setup.py": plain}), "nvcc-only-flags")
+
+
+# -- a Modal app runs on Modal's NVIDIA GPUs -----------------------------------------------------
+
+_MODAL = """import modal
+
+image = modal.Image.from_registry("nvidia/cuda:12.4.1-devel-ubuntu22.04").pip_install("vllm")
+app = modal.App("bench", image=image)
+
+
+@app.function(gpu="H100")
+def bench():
+    import subprocess
+
+    subprocess.run(["nvidia-smi"], check=True)
+"""
+
+
+def test_a_modal_app_is_info_and_the_same_image_elsewhere_is_not(tmp_path: Path) -> None:
+    # Modal's GPU types are all NVIDIA's: its app's container never runs on a ROCm machine
+    modal_app = _found(_scan(tmp_path / "a", {"deploy_modal.py": _MODAL}), "cuda-image")
+    assert set(modal_app.values()) == {"info"}
+    plain = _MODAL.replace("import modal\n", "from . import modal\n")  # the project's own module
+    local = _found(_scan(tmp_path / "b", {"deploy.py": plain}), "cuda-image")
+    assert set(local.values()) == {"error"}

@@ -48,6 +48,7 @@ from rocmkit.port.findings import (
     PortReport,
     demoted,
 )
+from rocmkit.port.hosted_gpus import demote_modal_app
 from rocmkit.port.import_closure import reported_by_closure
 from rocmkit.port.notebook import scan_notebook
 from rocmkit.port.package_imports import reported_by_package
@@ -326,6 +327,8 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
         if kind == "python" and context.declared is not None:
             hits = context.declared.follow(hits, rules)
         hits = demote_test_values(rel, hits)
+        if kind == "python":
+            hits = demote_modal_app(text, context.own_packages, hits)
         ignores = inline_ignores(text)
         kept = drop_ignored(hits, ignores) if ignores else hits
         suppressed += len(hits) - len(kept)
