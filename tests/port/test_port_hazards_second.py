@@ -162,6 +162,7 @@ PARTS = (
     "test166",
     "test167",
     "test168",
+    "test170",
     "test171",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
