@@ -164,6 +164,8 @@ PARTS = (
     "test168",
     "test170",
     "test171",
+    "test173",
+    "test174",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
