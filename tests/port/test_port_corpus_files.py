@@ -228,6 +228,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test166", 7),
         ("test167", 11),
         ("test168", 9),
+        ("test169", 1),
         ("test170", 0),
         ("test171", 5),
         ("test172", 19),
