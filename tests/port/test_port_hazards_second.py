@@ -164,6 +164,7 @@ PARTS = (
     "test168",
     "test170",
     "test171",
+    "test172",
     "test173",
     "test174",
 )
