@@ -60,6 +60,44 @@ def test_values_in_test_modules_are_info_and_the_code_they_test_is_not(tmp_path:
     assert any("a value in the project's tests" in n for n in notes)
 
 
+_FAKE_SMI = """import shutil
+from unittest.mock import patch
+
+from tool import hardware
+
+
+def test_which_finds_the_tool(monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda _: "/usr/bin/nvidia-smi")
+    assert hardware.smi_path() == "/usr/bin/nvidia-smi"
+
+
+def test_a_missing_tool():
+    with patch("subprocess.run", side_effect=FileNotFoundError("nvidia-smi")):
+        assert hardware.gpus() == []
+"""
+
+_RUN_SMI = """import subprocess
+
+
+def query(cmd=("nvidia-smi", "-L")):
+    return subprocess.run(cmd, capture_output=True)
+
+
+def test_listed():
+    command = ["nvidia-smi", "--query-gpu=name", "--format=csv"]
+    assert subprocess.check_output(command)
+"""
+
+
+def test_a_tool_name_a_test_only_hands_around_is_info(tmp_path: Path) -> None:
+    # a fake path for shutil.which and an exception's text start nothing
+    found = _found(_scan(tmp_path / "a", {"tests/test_hw.py": _FAKE_SMI}), "nvidia-smi")
+    assert found and set(found.values()) == {"info"}
+    # a test that runs the tool, through a name or a default argument, still fails on AMD
+    ran = _found(_scan(tmp_path / "b", {"tests/test_run.py": _RUN_SMI}), "nvidia-smi")
+    assert ran and "info" not in set(ran.values())
+
+
 def test_calls_and_imports_in_tests_are_still_reported(tmp_path: Path) -> None:
     # A test that runs nvidia-smi or imports an NVIDIA-only library fails on an AMD machine: that
     # is the project's test suite breaking, which the maintainer fixes (not data it compares).

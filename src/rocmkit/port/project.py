@@ -326,7 +326,7 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
             continue
         if kind == "python" and context.declared is not None:
             hits = context.declared.follow(hits, rules)
-        hits = demote_test_values(rel, hits)
+        hits = demote_test_values(rel, hits, text)
         if kind == "python":
             hits = demote_modal_app(text, context.own_packages, hits)
         ignores = inline_ignores(text)

@@ -6,12 +6,16 @@ from `conftest.py`, and by convention finds them under a `tests/` or `test/` fol
 list, a wheel index URL, an out-of-memory message or an ffmpeg encoder name is what a test feeds to
 the code under test or expects back from it (`assert limits == {"nvidia.com/gpu": 1}`): a ROCm
 user never runs it, and the project's own code, where the value comes from, is scanned anyway.
-Such findings are kept at info. Calls and imports in tests stay as they are: an NVIDIA-only
-import or an nvidia-smi call in a test is still a test that fails on an AMD machine.
+Such findings are kept at info. So is a tool's name a test only hands around (a fake path for
+`shutil.which`, a patched `subprocess.run`'s expected argument, an exception's message): a test
+starts a program only by giving it to a process launch (`subprocess.run(["nvidia-smi", ...])`,
+`os.system("nvidia-smi")`). Calls and imports in tests stay as they are: an NVIDIA-only import or
+an nvidia-smi run in a test is still a test that fails on an AMD machine.
 """
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import posixpath
 
@@ -39,12 +43,64 @@ def is_test_file(rel: str) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in _TEST_FILES)
 
 
-def demote_test_values(rel: str, hits: list[Hit]) -> list[Hit]:
-    """`hits` of a file, with the values a test module holds kept at info."""
+# What starts a process from its first argument (subprocess's and os's launchers)
+_LAUNCHERS = frozenset(
+    {"run", "Popen", "call", "check_call", "check_output", "system", "popen", "getoutput"}
+    | {"getstatusoutput", "create_subprocess_exec", "create_subprocess_shell"}
+)
+
+
+def demote_test_values(rel: str, hits: list[Hit], text: str = "") -> list[Hit]:
+    """`hits` of a file, with the values a test module holds kept at info (`text`: the file's
+    text, read for the tool names a Python test only hands around)."""
     if not hits or not is_test_file(rel):
         return hits
-    return [demoted(h, "info", NOTE) if _is_value(h) else h for h in hits]
+    launched: set[int] | None = None
+    out = []
+    for h in hits:
+        value = _is_value(h)
+        if not value and h.severity != "info" and h.rule.commands and rel.endswith(".py"):
+            if launched is None:
+                launched = _launch_lines(text)
+            value = h.line not in launched and "starts" not in h.evidence
+        out.append(demoted(h, "info", NOTE) if value else h)
+    return out
 
 
 def _is_value(h: Hit) -> bool:
     return h.severity != "info" and (h.rule.check in VALUE_CHECKS or h.rule.id in VALUE_RULES)
+
+
+def _launch_lines(text: str) -> set[int]:
+    """The lines of the strings a process launch gets as its command (the first argument, or an
+    item of it); every line when the module cannot be parsed (nothing is demoted then)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set(range(1, text.count("\n") + 2))
+    commands: list[ast.expr] = []  # what launches get, and what names they get were given
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and _callee(node.func) in _LAUNCHERS:
+            commands.append(node.args[0])
+    names = {c.id for c in commands if isinstance(c, ast.Name)}
+    if names:
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(t, ast.Name) and t.id in names for t in targets):
+                    commands.append(node.value)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                arguments = node.args.posonlyargs + node.args.args
+                for arg, default in zip(arguments[::-1], node.args.defaults[::-1], strict=False):
+                    if arg.arg in names:
+                        commands.append(default)  # def nvidia_smi(cmd="nvidia-smi"): run(cmd)
+    lines: set[int] = set()
+    for command in commands:
+        for leaf in ast.walk(command):
+            if isinstance(leaf, (ast.Constant, ast.JoinedStr)):
+                lines.update(range(leaf.lineno, (leaf.end_lineno or leaf.lineno) + 1))
+    return lines
+
+
+def _callee(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
