@@ -162,6 +162,7 @@ PARTS = (
     "test166",
     "test167",
     "test168",
+    "test169",
     "test170",
     "test171",
     "test172",
