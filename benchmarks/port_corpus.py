@@ -207,6 +207,7 @@ PARTS = (
     "test174",
     "test176",
     "test179",
+    "test180",
 )
 SEVERITIES = ("warn", "error")
 
