@@ -206,6 +206,7 @@ PARTS = (
     "test173",
     "test174",
     "test176",
+    "test177",
     "test179",
     "test180",
 )
