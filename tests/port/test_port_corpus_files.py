@@ -236,6 +236,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test174", 1),
         ("test176", 4),
         ("test177", 2),
+        ("test178", 13),
         ("test179", 19),
         ("test180", 13),
     ],
