@@ -210,6 +210,7 @@ PARTS = (
     "test178",
     "test179",
     "test180",
+    "test181",
 )
 SEVERITIES = ("warn", "error")
 
