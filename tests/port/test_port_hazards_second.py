@@ -168,6 +168,7 @@ PARTS = (
     "test172",
     "test173",
     "test174",
+    "test180",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
