@@ -168,6 +168,7 @@ PARTS = (
     "test172",
     "test173",
     "test174",
+    "test177",
     "test180",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
