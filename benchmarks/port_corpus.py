@@ -211,6 +211,7 @@ PARTS = (
     "test179",
     "test180",
     "test181",
+    "test182",
 )
 SEVERITIES = ("warn", "error")
 
