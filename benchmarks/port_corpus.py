@@ -212,6 +212,7 @@ PARTS = (
     "test180",
     "test181",
     "test182",
+    "test183",
 )
 SEVERITIES = ("warn", "error")
 
