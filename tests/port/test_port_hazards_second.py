@@ -168,6 +168,7 @@ PARTS = (
     "test172",
     "test173",
     "test174",
+    "test176",
     "test177",
     "test180",
 )
