@@ -170,6 +170,7 @@ PARTS = (
     "test174",
     "test176",
     "test177",
+    "test179",
     "test180",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
