@@ -172,6 +172,7 @@ PARTS = (
     "test177",
     "test179",
     "test180",
+    "test183",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
