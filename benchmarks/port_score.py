@@ -78,6 +78,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "cuda-gpu-framework": _CODE,  # round thirteen (c): tensorflow in a GPU-named extra
     "jax-cuda-plugin": _CODE,
     "jax-cuda-extra": _CODE,
+    "tensorflow-cuda-extra": _CODE,  # session nineteen: tensorflow[and-cuda]
     "deepspeed-ops": _CODE,
     "conda-cuda": {"torch-cuda-pin"} | _CODE,
     "torch-cuda-index": {"torch-cuda-pin"},

@@ -162,3 +162,30 @@ def test_a_modal_app_is_info_and_the_same_image_elsewhere_is_not(tmp_path: Path)
     plain = _MODAL.replace("import modal\n", "from . import modal\n")  # the project's own module
     local = _found(_scan(tmp_path / "b", {"deploy.py": plain}), "cuda-image")
     assert set(local.values()) == {"error"}
+
+
+# -- tensorflow[and-cuda] --------------------------------------------------------------------------
+
+_NOTEBOOK = """{"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": null,
+  "source": ["!pip install tensorflow[and-cuda] keras\\n", "import tensorflow as tf"]}],
+ "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+"""
+
+_PYPROJECT = """[project]
+name = "plates"
+version = "1.0"
+dependencies = ["tensorflow>=2.15"]
+
+[project.optional-dependencies]
+gpu = ["tensorflow[and-cuda]>=2.15"]
+"""
+
+
+def test_tensorflow_and_cuda_is_reported_and_plain_tensorflow_is_not(tmp_path: Path) -> None:
+    # TensorFlow's pip package defines `and-cuda` as NVIDIA's CUDA/cuDNN wheels (install page:
+    # "for GPU users"); PyPI's TensorFlow runs its models on the CPU of a ROCm machine
+    report = _scan(tmp_path, {"train.ipynb": _NOTEBOOK, "pyproject.toml": _PYPROJECT})
+    found = _found(report, "tensorflow-cuda-extra")
+    assert set(found) == {("train.ipynb", 1), ("pyproject.toml", 7)}
+    assert "info" not in set(found.values())
+    assert not any(f.line == 4 and f.path == "pyproject.toml" for f in report.findings)
