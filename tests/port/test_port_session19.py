@@ -189,3 +189,13 @@ def test_tensorflow_and_cuda_is_reported_and_plain_tensorflow_is_not(tmp_path: P
     assert set(found) == {("train.ipynb", 1), ("pyproject.toml", 7)}
     assert "info" not in set(found.values())
     assert not any(f.line == 4 and f.path == "pyproject.toml" for f in report.findings)
+
+
+def test_onnxruntime_genai_cuda_is_the_cuda_build(tmp_path: Path) -> None:
+    # ONNX Runtime GenAI's install page: onnxruntime-genai (CPU), onnxruntime-genai-cuda (CUDA)
+    pyproject = (
+        '[project]\nname = "bench"\nversion = "0.1"\ndependencies = ["onnxruntime-genai"]\n\n'
+        '[project.optional-dependencies]\nonnx-gpu = ["onnxruntime-genai-cuda"]\n'
+    )
+    found = _found(_scan(tmp_path, {"pyproject.toml": pyproject}), "onnxruntime-gpu")
+    assert found == {("pyproject.toml", 7): "warn"}
