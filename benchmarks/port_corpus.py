@@ -213,6 +213,7 @@ PARTS = (
     "test181",
     "test182",
     "test183",
+    "test185",
     "test187",
 )
 SEVERITIES = ("warn", "error")
