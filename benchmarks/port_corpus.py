@@ -215,6 +215,7 @@ PARTS = (
     "test183",
     "test185",
     "test187",
+    "test189",
 )
 SEVERITIES = ("warn", "error")
 
