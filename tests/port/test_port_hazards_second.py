@@ -170,6 +170,7 @@ PARTS = (
     "test174",
     "test176",
     "test177",
+    "test178",
     "test179",
     "test180",
     "test183",
