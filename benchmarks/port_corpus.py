@@ -214,6 +214,7 @@ PARTS = (
     "test182",
     "test183",
     "test185",
+    "test186",
     "test187",
     "test189",
 )
