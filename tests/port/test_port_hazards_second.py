@@ -174,6 +174,7 @@ PARTS = (
     "test179",
     "test180",
     "test183",
+    "test187",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
