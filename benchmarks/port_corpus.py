@@ -213,6 +213,7 @@ PARTS = (
     "test181",
     "test182",
     "test183",
+    "test184",
     "test185",
     "test186",
     "test187",

@@ -242,6 +242,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test181", 18),
         ("test182", 6),
         ("test183", 0),
+        ("test184", 32),
         ("test185", 1),
         ("test186", 8),
         ("test187", 1),
