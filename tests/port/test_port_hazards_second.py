@@ -173,6 +173,7 @@ PARTS = (
     "test178",
     "test179",
     "test180",
+    "test181",
     "test182",
     "test183",
     "test187",
