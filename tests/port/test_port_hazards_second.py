@@ -177,6 +177,7 @@ PARTS = (
     "test182",
     "test183",
     "test187",
+    "test189",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
