@@ -176,6 +176,7 @@ PARTS = (
     "test181",
     "test182",
     "test183",
+    "test185",
     "test187",
     "test189",
 )
