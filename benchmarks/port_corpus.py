@@ -217,6 +217,7 @@ PARTS = (
     "test185",
     "test186",
     "test187",
+    "test188",
     "test189",
 )
 SEVERITIES = ("warn", "error")

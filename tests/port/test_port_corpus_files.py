@@ -246,6 +246,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test185", 1),
         ("test186", 8),
         ("test187", 1),
+        ("test188", 28),
         ("test189", 23),
     ],
 )
