@@ -176,7 +176,9 @@ PARTS = (
     "test181",
     "test182",
     "test183",
+    "test184",
     "test185",
+    "test186",
     "test187",
     "test189",
 )
