@@ -62,7 +62,7 @@ def demote_test_values(rel: str, hits: list[Hit], text: str = "") -> list[Hit]:
         if not value and h.severity != "info" and h.rule.commands and rel.endswith(".py"):
             if launched is None:
                 launched = _launch_lines(text)
-            value = h.line not in launched and "starts" not in h.evidence
+            value = h.line not in launched
         out.append(demoted(h, "info", NOTE) if value else h)
     return out
 
@@ -72,16 +72,20 @@ def _is_value(h: Hit) -> bool:
 
 
 def _launch_lines(text: str) -> set[int]:
-    """The lines of the strings a process launch gets as its command (the first argument, or an
-    item of it); every line when the module cannot be parsed (nothing is demoted then)."""
+    """The lines of every process launch and of the strings it gets as its command (the first
+    argument, an item of it, what a name or default argument it gets was given): a command
+    finding nvml_query moved to its launch sits on the launch's line. Every line when the module
+    cannot be parsed (nothing is demoted then)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return set(range(1, text.count("\n") + 2))
     commands: list[ast.expr] = []  # what launches get, and what names they get were given
+    lines: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and node.args and _callee(node.func) in _LAUNCHERS:
             commands.append(node.args[0])
+            lines.add(node.lineno)
     names = {c.id for c in commands if isinstance(c, ast.Name)}
     if names:
         for node in ast.walk(tree):
@@ -94,7 +98,6 @@ def _launch_lines(text: str) -> set[int]:
                 for arg, default in zip(arguments[::-1], node.args.defaults[::-1], strict=False):
                     if arg.arg in names:
                         commands.append(default)  # def nvidia_smi(cmd="nvidia-smi"): run(cmd)
-    lines: set[int] = set()
     for command in commands:
         for leaf in ast.walk(command):
             if isinstance(leaf, (ast.Constant, ast.JoinedStr)):
