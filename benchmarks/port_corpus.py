@@ -219,6 +219,8 @@ PARTS = (
     "test187",
     "test188",
     "test189",
+    "test194",
+    "test196",
 )
 SEVERITIES = ("warn", "error")
 
