@@ -220,6 +220,7 @@ PARTS = (
     "test188",
     "test189",
     "test194",
+    "test195",
     "test196",
 )
 SEVERITIES = ("warn", "error")
