@@ -223,6 +223,7 @@ PARTS = (
     "test194",
     "test195",
     "test196",
+    "test197",
 )
 SEVERITIES = ("warn", "error")
 
