@@ -224,6 +224,7 @@ PARTS = (
     "test195",
     "test196",
     "test197",
+    "test198",
 )
 SEVERITIES = ("warn", "error")
 
