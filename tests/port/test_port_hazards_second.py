@@ -181,6 +181,7 @@ PARTS = (
     "test186",
     "test187",
     "test189",
+    "test194",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
