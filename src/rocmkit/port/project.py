@@ -195,7 +195,7 @@ def iter_files(
         # A file named explicitly is scanned even with an unknown name, as shell-like text.
         kind = classify(root.name, root.parent.name)
         if kind is None and k8s_resources.is_manifest_name(root.name):
-            kind = _manifest_kind(str(root))
+            kind = _manifest_kind(str(root), root.name)
         yield str(root), root.name, kind or "shell"
         return
     top = str(root)
@@ -222,7 +222,7 @@ def iter_files(
             if kind is None and "." not in name:  # an installed script: its shebang says
                 kind = shebang_kind(os.path.join(directory, name))
             if kind is None and k8s_resources.is_manifest_name(name):
-                kind = _manifest_kind(os.path.join(directory, name))
+                kind = _manifest_kind(os.path.join(directory, name), prefix + name)
             if kind is not None and not _excluded(prefix + name, exclude):
                 yield os.path.join(directory, name), prefix + name, kind
 
@@ -235,9 +235,10 @@ def _git_ignored(rel: str, ignored: frozenset[str] | None, skipped: list[str] | 
     return True
 
 
-def _manifest_kind(path: str) -> str | None:
-    """'k8s' for a YAML file that names NVIDIA's GPU resource (a byte test; others are skipped)."""
-    return "k8s" if k8s_resources.NVIDIA_BYTES in read_head(path, 1 << 20) else None
+def _manifest_kind(path: str, rel: str) -> str | None:
+    """The k8s_resources kind of a YAML file (or template) that names NVIDIA's resource domain or
+    a CUDA image repository (a byte test; others are skipped)."""
+    return k8s_resources.manifest_kind(rel, read_head(path, 1 << 20))
 
 
 # `#!/usr/bin/env python3`, `#! /usr/bin/python`: a script setuptools installs (scripts=[...]) or
@@ -546,7 +547,9 @@ _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "shell": lambda text, rules: scan_text(text, "shell", rules),
     "notebook": lambda text, rules: scan_notebook(text, rules, _cell_python, _cell_shell),
     "compose": lambda text, rules: scan_text(text, "compose", rules),
-    "k8s": k8s_resources.scan_manifest,
+    k8s_resources.KIND: k8s_resources.scan_manifest,
+    k8s_resources.CI_KIND: k8s_resources.resource_requests,
+    k8s_resources.TEMPLATE_KIND: k8s_resources.resource_requests,
     "cmake": scan_cmake,
     "rust-build": build_scripts.scan_rust_build,
     uv_lock.KIND: uv_lock.scan_uv_lock,

@@ -41,3 +41,54 @@ def _default_before(text: str, name: str, line: int) -> str:
         if match.group(1) == name and text.count("\n", 0, match.start()) + 1 < line:
             value = match.group(2)
     return value
+
+
+# Image repositories whose every build (or every build whose tag does not name another vendor)
+# runs CUDA, by their publishers' own tag schemes: (repository, the tag words that mark a
+# non-CUDA build, or None when the tag must name CUDA/GPU to be the CUDA build).
+# - nvidia/cuda and nvcr.io/nvidia/*: NVIDIA's CUDA and NGC images.
+# - pytorch/pytorch: PyTorch's Docker Hub images are X-cudaY-cudnnZ-runtime|devel (ROCm's are
+#   rocm/pytorch).
+# - vllm/vllm-openai: vLLM's CUDA image; its other builds are separate repositories
+#   (vllm/vllm-openai-rocm, -cpu, -xpu), which this exact name does not match.
+# - lmsysorg/sglang: one repository, ROCm/NPU/CPU builds marked in the tag (v0.5.3-rocm630-mi30x).
+# - huggingface/text-generation-inference: TGI tags its ROCm, Intel and Gaudi builds (3.0.1-rocm).
+# - tensorflow/tensorflow: the -gpu tags are CUDA (ROCm's are rocm/tensorflow).
+_ANY_TAG_BUT = ("rocm", "cpu", "xeon", "npu", "xpu", "intel", "gaudi", "neuron", "ascend", "mi3")
+_CUDA_REPOSITORIES: dict[str, tuple[str, tuple[str, ...] | None]] = {
+    "nvidia/cuda": ("NVIDIA's CUDA image", ()),
+    "pytorch/pytorch": ("PyTorch's CUDA image (ROCm's is rocm/pytorch)", ()),
+    "vllm/vllm-openai": ("vLLM's CUDA image (ROCm's is vllm/vllm-openai-rocm)", ()),
+    "lmsysorg/sglang": ("SGLang's CUDA build (its ROCm tags name rocm)", _ANY_TAG_BUT),
+    "huggingface/text-generation-inference": (
+        "TGI's CUDA build (its ROCm tags end in -rocm)",
+        _ANY_TAG_BUT,
+    ),
+    "tensorflow/tensorflow": ("TensorFlow's -gpu image is CUDA (ROCm's is rocm/tensorflow)", None),
+}
+# A registry host (with a port) or mirror path before the repository: a mirror keeps the path.
+_IMAGE_REF = re.compile(r"^(?:[\w.-]+(?::\d+)?/)*?((?:[\w.-]+/)?[\w.-]+)(?::([\w.-]+))?(?:@\S+)?$")
+
+
+def cuda_image(ref: str) -> str | None:
+    """What makes image reference `ref` a CUDA-only image (`nvcr.io/nvidia/pytorch:24.05-py3`,
+    `mirror.local/bp/lmsysorg/sglang:v0.5.3-cu126`), or None (a ROCm build, an unknown or a
+    templated image)."""
+    ref = ref.strip().strip("\"'")
+    if ref.lower().startswith("docker://"):
+        ref = ref[len("docker://") :]
+    if "{" in ref or "$" in ref.split(":", 1)[0] or "rocm" in ref.lower():
+        return None  # a template's variable names no image; a ROCm build is not a finding
+    if ref.startswith("nvcr.io/nvidia/"):
+        return "an NVIDIA NGC image (nvcr.io/nvidia)"
+    match = _IMAGE_REF.match(ref)
+    if match is None:
+        return None
+    repository, tag = match.group(1), (match.group(2) or "").lower()
+    known = _CUDA_REPOSITORIES.get(repository)
+    if known is None:
+        return None
+    why, other_vendors = known
+    if other_vendors is None:  # the CUDA build is the one whose tag says so
+        return why if "gpu" in tag or "cuda" in tag else None
+    return None if any(word in tag for word in other_vendors) else why
