@@ -219,6 +219,7 @@ PARTS = (
     "test187",
     "test188",
     "test189",
+    "test191",
     "test192",
     "test194",
     "test195",

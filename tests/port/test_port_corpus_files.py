@@ -248,6 +248,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test187", 1),
         ("test188", 28),
         ("test189", 23),
+        ("test191", 24),
         ("test192", 25),
         ("test194", 4),
         ("test195", 19),
