@@ -182,6 +182,8 @@ PARTS = (
     "test187",
     "test189",
     "test194",
+    "test195",
+    "test196",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
