@@ -221,6 +221,7 @@ PARTS = (
     "test189",
     "test191",
     "test192",
+    "test193",
     "test194",
     "test195",
     "test196",

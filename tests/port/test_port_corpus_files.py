@@ -250,6 +250,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test189", 23),
         ("test191", 24),
         ("test192", 25),
+        ("test193", 25),
         ("test194", 4),
         ("test195", 19),
         ("test196", 11),
