@@ -181,9 +181,12 @@ PARTS = (
     "test186",
     "test187",
     "test189",
+    "test192",
     "test194",
     "test195",
     "test196",
+    "test197",
+    "test198",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
