@@ -160,7 +160,10 @@ RULE_KINDS: dict[str, set[str]] = {
     "isaac-gym": _CODE,
     "nvrtc-python": _CODE,
     "sparse-conv-cuda-only": _CODE,  # round fourteen (b): torchsparse, MinkowskiEngine
-    "cmake-old-findhip": {"cmake-no-hip"},  # round fourteen (b): FindHIP from /opt/rocm/hip
+    "cmake-old-findhip": {"cmake-no-hip"},
+    "llama-cpp-cuda-build": {
+        "cmake-no-hip"
+    },  # session twenty: ggml configured for CUDA  # round fourteen (b): FindHIP from /opt/rocm/hip
     "cuda-only-pypi": _CODE,  # round fifteen (b): CUDA-only by its own PyPI metadata
     "nvidia-gpu-pypi": _CODE,  # session nine: NVIDIA CUDA by its own PyPI classifier
     "hip-atomic-redefinition": {"cuda-extension-no-hip"},  # session seven: hipcc rejects it

@@ -153,3 +153,85 @@ def test_a_template_that_is_not_a_kubernetes_object_is_not_read(tmp_path: Path) 
     page = "<p>Request nvidia.com/{{ kind }}: see the docs</p>\n"
     report = _scan(tmp_path, {"web/page.html.j2": page, "web/page.jinja": page})
     assert not report.findings
+
+
+# -- llama.cpp configured with its CUDA back end ----------------------------------------------
+
+_BUILD_PY = """import subprocess
+
+
+def build(src):
+    subprocess.run(["cmake", "-S", src, "-B", "build", "-DGGML_CUDA=ON"], check=True)
+
+
+def build_cpu(src):
+    subprocess.run(["cmake", "-S", src, "-B", "build", "-DGGML_CUDA=OFF"], check=True)
+"""
+
+_ADVICE_PY = """try:
+    import llama_cpp
+except ImportError:
+    print("- NVIDIA GPU: CMAKE_ARGS=\\"-DGGML_CUDA=on\\" pip install llama-cpp-python")
+"""
+
+_BOTH_SH = """#!/bin/bash
+if [ -e /dev/kfd ]; then
+  CMAKE_ARGS="-DGGML_HIP=on" pip install llama-cpp-python
+else
+  CMAKE_ARGS="-DGGML_CUDA=on" pip install llama-cpp-python
+fi
+"""
+
+
+def test_llama_cpp_built_for_cuda_only_is_an_error(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            "app/engines.py": _BUILD_PY,
+            "app/setup_llama.py": _ADVICE_PY,
+            "scripts/install.sh": 'CMAKE_ARGS="-DLLAMA_CUBLAS=on" pip install llama-cpp-python\n',
+            "scripts/both.sh": _BOTH_SH,
+        },
+    )
+    found = _found(report, "llama-cpp-cuda-build")
+    assert found[("app/engines.py", 5)] == "error"
+    assert ("app/engines.py", 9) not in found  # -DGGML_CUDA=OFF builds no CUDA back end
+    assert found[("scripts/install.sh", 1)] == "error"  # the switch's older name
+    assert found[("app/setup_llama.py", 4)] == "info"  # advice addressed to NVIDIA users
+    assert found[("scripts/both.sh", 5)] == "info"  # the script builds the HIP back end too
+
+
+# -- container GPU requests in a file that also gives AMD GPUs a container ---------------------
+
+_COMPOSE_BOTH = """services:
+  app-cuda:
+    image: example/app:cuda
+    environment:
+      - NVIDIA_VISIBLE_DEVICES=all
+    deploy:
+      resources:
+        reservations:
+          devices:
+            - driver: nvidia
+              capabilities: [gpu]
+  app-rocm:
+    image: example/app:rocm
+    devices:
+      - /dev/kfd
+      - /dev/dri
+"""
+
+_COMPOSE_CUDA = _COMPOSE_BOTH.split("  app-rocm:")[0]
+
+
+def test_nvidia_container_requests_beside_amd_devices_are_one_side(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path,
+        {"both/docker-compose.yml": _COMPOSE_BOTH, "cuda/docker-compose.yml": _COMPOSE_CUDA},
+    )
+    both = [f for f in report.findings if f.path == "both/docker-compose.yml"]
+    cuda = [f for f in report.findings if f.path == "cuda/docker-compose.yml"]
+    assert {f.rule_id for f in cuda} >= {"compose-nvidia", "nvidia-container-env"}
+    assert all(f.severity in ("warn", "error") for f in cuda if f.rule_id == "compose-nvidia")
+    assert both and {f.severity for f in both} == {"info"}
+    assert all("passes AMD's GPU devices" in f.evidence for f in both)

@@ -318,6 +318,8 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
             hits = declared_elsewhere.undeclared(text, hits, kind)
         if kind == "python" and hits and os.path.basename(path) == "setup.py":
             hits = setup_static.demote(path, text, hits)  # lists pyproject.toml overrides
+        if hits and _LLAMA_CPP_HIP.search(text) and any(h.rule.id == _LLAMA_CUDA for h in hits):
+            hits = [_llama_cpp_variant(h) for h in hits]
         if kind == "python" and hits and _vendored_pynvml(rel, text):
             why = "a copy of NVIDIA's pynvml inside the project: where it is called is the finding"
             hits = [h if h.severity == "info" else demoted(h, "info", why) for h in hits]
@@ -561,6 +563,20 @@ _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "cuda": scan_cuda_source,
     "header": lambda text, rules: scan_cuda_source(text, rules, header=True),
 }
+
+
+# llama.cpp's back-end switches that give an AMD GPU one (docs/build.md: HIP, and Vulkan, which
+# runs on AMD's drivers), under their current and earlier names.
+_LLAMA_CPP_HIP = re.compile(r"(?:GGML|LLAMA)_(?:HIP|HIPBLAS|VULKAN)\b")
+_LLAMA_CUDA = "llama-cpp-cuda-build"
+
+
+def _llama_cpp_variant(h: Hit) -> Hit:
+    """A llama.cpp CUDA build in a file that also configures its HIP or Vulkan back end: the
+    NVIDIA side of a choice the file makes, info."""
+    if h.rule.id != _LLAMA_CUDA or h.severity == "info":
+        return h
+    return demoted(h, "info", "the file also configures llama.cpp's HIP/Vulkan back end")
 
 
 def _dedupe(hits: list[Hit]) -> Iterator[Hit]:

@@ -2520,6 +2520,12 @@ class _Visitor:
             why = f"{value!r}  (the module names PyTorch's ROCm index too: one side of a choice)"
             self.hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "info"))
             return
+        if rule.id == "llama-cpp-cuda-build" and "nvidia" in _line_at(value, match).lower():
+            # "- NVIDIA GPU: CMAKE_ARGS=-DGGML_CUDA=on pip install ...": advice addressed to
+            # NVIDIA users, the NVIDIA side of a choice the text offers.
+            why = f"{value!r}  (advice addressed to NVIDIA users)"
+            self.hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "info"))
+            return
         if rule.id == "cdi-nvidia-device" and container_gpus.AMD_RESOURCE in self.text:
             why = f"{value!r}  ({container_gpus.AMD_RESOURCE} is named beside it in this module)"
             self.hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "info"))
@@ -3857,6 +3863,13 @@ def _requirement_constants(values: list[ast.expr]) -> list[ast.Constant]:
                     )
                 )
     return found
+
+
+def _line_at(value: str, match: re.Match[str]) -> str:
+    """The line of a (multi-line) string that holds `match`."""
+    start = value.rfind("\n", 0, match.start()) + 1
+    end = value.find("\n", match.end())
+    return value[start : end if end >= 0 else len(value)]
 
 
 def _string_constants(values: list[ast.expr]) -> list[ast.Constant]:

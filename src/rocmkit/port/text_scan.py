@@ -11,7 +11,7 @@ import re
 import stat
 
 from rocmkit.port import container_gpus, vendor_images
-from rocmkit.port.findings import Hit, hit
+from rocmkit.port.findings import Hit, demoted, hit
 from rocmkit.port.rules import Rule, RuleSet
 
 
@@ -279,9 +279,27 @@ def arg_base_image_hits(text: str, rules: RuleSet) -> list[Hit]:
 _SHELL_HIP = re.compile(r"hipcc|--offload-arch|\bHIP\b|ROCM|rocm|USE_HIP|amdgpu", re.I)
 
 
+# Container GPU requests only NVIDIA's stack serves (docker's --gpus/nvidia runtime, compose's
+# nvidia driver reservation, NVIDIA's container variables).
+_CONTAINER_RULES = frozenset({"docker-gpus", "compose-nvidia", "nvidia-container-env"})
+
+
 def scan_text(text: str, kind: str, rules: RuleSet) -> list[Hit]:
     """Dockerfile, shell script or compose file: regex rules, environment variables, commands,
-    and the packages of `pip install` lines."""
+    and the packages of `pip install` lines. A file that also passes AMD's GPU devices to a
+    container (/dev/kfd, --runtime=amd: a ROCm service or `case` branch beside the CUDA one)
+    makes its NVIDIA container requests one vendor's side: info."""
+    hits = _text_hits(text, kind, rules)
+    if hits and container_gpus.names_amd_devices(text):
+        why = "the file also passes AMD's GPU devices to a container: the NVIDIA side"
+        hits = [
+            demoted(h, "info", why) if h.rule.id in _CONTAINER_RULES and h.severity != "info" else h
+            for h in hits
+        ]
+    return hits
+
+
+def _text_hits(text: str, kind: str, rules: RuleSet) -> list[Hit]:
     from rocmkit.port.conda_commands import conda_command_hits
     from rocmkit.port.requirements import pip_install_hits
 
