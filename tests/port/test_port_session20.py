@@ -235,3 +235,28 @@ def test_nvidia_container_requests_beside_amd_devices_are_one_side(tmp_path: Pat
     assert all(f.severity in ("warn", "error") for f in cuda if f.rule_id == "compose-nvidia")
     assert both and {f.severity for f in both} == {"info"}
     assert all("passes AMD's GPU devices" in f.evidence for f in both)
+
+
+# -- a build requirement is placed in [build-system] ------------------------------------------
+
+_PYPROJECT = """[project]
+name = "lattice"
+dependencies = [
+    "numpy>=2",
+    "torch==2.11.0+cu128",
+]
+
+[build-system]
+requires = [
+    "scikit-build-core>=0.11",
+    "torch==2.11.0+cu128",
+]
+build-backend = "scikit_build_core.build"
+"""
+
+
+def test_the_same_cuda_pin_in_build_requirements_is_its_own_place(tmp_path: Path) -> None:
+    # pip's isolated build installs [build-system] requires itself: a second place to fix.
+    report = _scan(tmp_path, {"pyproject.toml": _PYPROJECT})
+    pins = [f for f in report.findings if f.rule_id == "cuda-local-version"]
+    assert len(pins) == 1 and set(pins[0].lines) == {5, 11}

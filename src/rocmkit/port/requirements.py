@@ -503,8 +503,8 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
     pulled_by = _self_pulled_extras(data)
     base: dict[tuple[str, str], int] = {}  # see _already_in_base
     offered = offers_rocm_build(text)
-    for group, requirements, contributors in _pyproject_requirements(data):
-        start = (_key_line(lines, group) or 0) if group is not None else 0
+    for group, requirements, contributors, table in _pyproject_requirements(data):
+        start = (_key_line(lines, group) or 0) if group is not None else _table_line(lines, table)
         placed = [(r, _line_of(lines, r, start)) for r in requirements]
         if group in pulled_by and not rocm_extras:
             # `fsdp = ["verl[cupy-cu130]"]`: the NVIDIA-named extra's packages reach whoever asks
@@ -1054,15 +1054,19 @@ def group_hits(
 
 def _pyproject_requirements(
     data: dict[str, Any],
-) -> Iterator[tuple[str | None, list[str], bool]]:
-    """(group name or None for what every install pulls, requirements, contributors' group?)"""
+) -> Iterator[tuple[str | None, list[str], bool, str]]:
+    """(group name or None for what every install pulls, requirements, contributors' group?,
+    the table whose lines hold them when the group has no key of its own: "" for the file's
+    start). A build requirement is placed in [build-system], not at the same pin in
+    [project] dependencies (torch==2.11.0+cu128 in both: two places to fix)."""
     project = data.get("project", {})
-    yield None, list(_strings(project.get("dependencies", []))), False
+    yield None, list(_strings(project.get("dependencies", []))), False, ""
     for name, group in project.get("optional-dependencies", {}).items():
-        yield str(name), list(_strings(group)), False
-    yield None, list(_strings(data.get("build-system", {}).get("requires", []))), False
+        yield str(name), list(_strings(group)), False, ""
+    build = list(_strings(data.get("build-system", {}).get("requires", [])))
+    yield None, build, False, "build-system"
     for name, group in data.get("dependency-groups", {}).items():  # PEP 735: development only
-        yield str(name), list(_strings(group)), True
+        yield str(name), list(_strings(group)), True, ""
     poetry = data.get("tool", {}).get("poetry", {})
     # Poetry's groups other than main are development groups: never in the built package's
     # metadata, installed only by `poetry install --with` (Poetry's "Dependency groups"), so
@@ -1085,7 +1089,16 @@ def _pyproject_requirements(
                 if name != "python" and not _poetry_optional(spec)
             ],
             contributors,
+            "",
         )
+
+
+def _table_line(lines: list[str], table: str) -> int:
+    """Index of the line that opens TOML table `table` (`[build-system]`); 0 for "" or none."""
+    if not table:
+        return 0
+    header = re.compile(rf"^\s*\[\s*{re.escape(table)}\s*\]")
+    return next((i for i, line in enumerate(lines) if header.match(line)), 0)
 
 
 _EXTRAS_TABLE = re.compile(r"^\s*\[\s*tool\.poetry\.extras\s*\]")
