@@ -260,3 +260,51 @@ def test_the_same_cuda_pin_in_build_requirements_is_its_own_place(tmp_path: Path
     report = _scan(tmp_path, {"pyproject.toml": _PYPROJECT})
     pins = [f for f in report.findings if f.rule_id == "cuda-local-version"]
     assert len(pins) == 1 and set(pins[0].lines) == {5, 11}
+
+
+# -- ONNX Runtime providers registered from Rust (the ort crate) --------------------------------
+
+_ORT_RS = """use ort::{
+    execution_providers::{CUDAExecutionProvider, CoreMLExecutionProvider},
+    session::Session,
+};
+
+pub fn session(path: &str) -> Session {
+    let cuda = CUDAExecutionProvider::default();
+    if !cuda.is_available().unwrap_or(false) {
+        eprintln!("CUDAExecutionProvider is not available"); // a message, not a use
+    }
+    Session::builder()
+        .unwrap()
+        .with_execution_providers([
+            CUDAExecutionProvider::default().build(),
+            CoreMLExecutionProvider::default().build(),
+        ])
+        .unwrap()
+        .commit_from_file(path)
+        .unwrap()
+}
+"""
+
+_ORT_BOTH_RS = _ORT_RS.replace(
+    "CoreMLExecutionProvider::default().build(),",
+    "CoreMLExecutionProvider::default().build(),\n            ROCmExecutionProvider::default().build(),",
+)
+
+
+def test_rust_ort_sessions_that_register_only_nvidia_providers(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            "rust/src/cuda_only.rs": _ORT_RS,
+            "rust/src/both.rs": _ORT_BOTH_RS,
+            "rust/src/plain.rs": 'fn main() { println!("no providers here"); }\n',
+        },
+    )
+    only = [f for f in report.findings if f.path == "rust/src/cuda_only.rs"]
+    assert [f.rule_id for f in only] == ["ort-nvidia-provider"]
+    assert only[0].severity == "warn"
+    assert set(only[0].lines) == {7, 14}  # not the `use` lines, not the message on line 9
+    both = [f for f in report.findings if f.path == "rust/src/both.rs"]
+    assert both and {f.severity for f in both} == {"info"}
+    assert not [f for f in report.findings if f.path == "rust/src/plain.rs"]

@@ -32,7 +32,12 @@ from rocmkit.port.vendor_images import cuda_image
 
 NVIDIA_BYTES = b"nvidia.com/"
 # The repository names cuda_image knows, as bytes: a file naming none of them has no image finding.
-IMAGE_BYTES = (b"nvidia/cuda", b"nvcr.io/nvidia", b"pytorch/pytorch", b"vllm/vllm-openai")
+IMAGE_BYTES: tuple[bytes, ...] = (
+    b"nvidia/cuda",
+    b"nvcr.io/nvidia",
+    b"pytorch/pytorch",
+    b"vllm/vllm-openai",
+)
 IMAGE_BYTES += (b"lmsysorg/sglang", b"text-generation-inference", b"tensorflow/tensorflow")
 _SUFFIXES = (".yaml", ".yml")
 # Jinja and plain templates of a manifest (deployment.yaml.j2, deployment.jinja): the rendered

@@ -32,6 +32,7 @@ from rocmkit.port import (
     pixi,
     pkg_info,
     readme_install,
+    rust_ort,
     setup_static,
     uv_lock,
 )
@@ -223,6 +224,8 @@ def iter_files(
                 kind = shebang_kind(os.path.join(directory, name))
             if kind is None and k8s_resources.is_manifest_name(name):
                 kind = _manifest_kind(os.path.join(directory, name), prefix + name)
+            if kind is None and name.endswith(rust_ort.SUFFIX):
+                kind = _rust_kind(os.path.join(directory, name))
             if kind is not None and not _excluded(prefix + name, exclude):
                 yield os.path.join(directory, name), prefix + name, kind
 
@@ -233,6 +236,12 @@ def _git_ignored(rel: str, ignored: frozenset[str] | None, skipped: list[str] | 
     if skipped is not None:
         skipped.append(rel)
     return True
+
+
+def _rust_kind(path: str) -> str | None:
+    """'rust' for a Rust source that names NVIDIA's ONNX Runtime providers (a byte test)."""
+    head = read_head(path, 1 << 20)
+    return rust_ort.KIND if any(name in head for name in rust_ort.NVIDIA_BYTES) else None
 
 
 def _manifest_kind(path: str, rel: str) -> str | None:
@@ -550,6 +559,7 @@ _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "notebook": lambda text, rules: scan_notebook(text, rules, _cell_python, _cell_shell),
     "compose": lambda text, rules: scan_text(text, "compose", rules),
     k8s_resources.KIND: k8s_resources.scan_manifest,
+    rust_ort.KIND: rust_ort.scan_rust,
     k8s_resources.CI_KIND: k8s_resources.resource_requests,
     k8s_resources.TEMPLATE_KIND: k8s_resources.resource_requests,
     "cmake": scan_cmake,
