@@ -181,6 +181,7 @@ PARTS = (
     "test186",
     "test187",
     "test189",
+    "test191",
     "test192",
     "test194",
     "test195",
