@@ -204,10 +204,18 @@ def _project(path: Path) -> port_corpus.Project:
     return project
 
 
+# Parts whose second reader finished only some projects (session twenty: test191's stopped at two
+# of seven at its deadline): the projects it did, which must all be there.
+PARTIAL = {"test191": {"pipeMT", "alia-molten"}}
+
+
 @pytest.mark.parametrize("part", PARTS)
 def test_every_project_of_an_annotated_part_has_a_second_list(part: str) -> None:
     assert LISTS, "no second-annotation list in tests/fixtures/port_hazards_second/"
     expected = {name for name, p in PROJECTS.items() if p.part == part}
+    if part in PARTIAL:
+        assert PARTIAL[part] <= expected, f"{part}: {sorted(PARTIAL[part] - expected)} not in it"
+        expected = PARTIAL[part]
     if not expected:
         pytest.skip(f"part {part} is not in benchmarks/port_corpus.toml yet")
     missing = expected - {path.stem for path in LISTS}
