@@ -227,6 +227,7 @@ PARTS = (
     "test196",
     "test197",
     "test198",
+    "test199",
     "test201",
 )
 SEVERITIES = ("warn", "error")

@@ -256,6 +256,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test196", 11),
         ("test197", 13),
         ("test198", 39),
+        ("test199", 24),
         ("test201", 14),
     ],
 )
