@@ -229,6 +229,7 @@ PARTS = (
     "test198",
     "test199",
     "test201",
+    "test203",
 )
 SEVERITIES = ("warn", "error")
 
