@@ -308,3 +308,23 @@ def test_rust_ort_sessions_that_register_only_nvidia_providers(tmp_path: Path) -
     both = [f for f in report.findings if f.path == "rust/src/both.rs"]
     assert both and {f.severity for f in both} == {"info"}
     assert not [f for f in report.findings if f.path == "rust/src/plain.rs"]
+
+
+def test_a_compose_service_on_a_cuda_serving_image_is_reported(tmp_path: Path) -> None:
+    compose = """services:
+  vllm:
+    image: vllm/vllm-openai:v0.11.0
+  base:
+    image: nvidia/cuda:12.4.1-base-ubuntu22.04
+  rocm:
+    image: rocm/vllm:latest
+"""
+    found = _found(_scan(tmp_path, {"docker-compose.yml": compose}), "cuda-image")
+    # the file names a ROCm image too: the NVIDIA services are one side of its choice
+    assert found[("docker-compose.yml", 3)] == "info"
+    assert all(
+        f.severity == "info" for f in _scan(tmp_path, {}).findings if f.rule_id == "cuda-image"
+    )
+    only_cuda = compose.split("  rocm:")[0]
+    found = _found(_scan(tmp_path / "b", {"docker-compose.yml": only_cuda}), "cuda-image")
+    assert found[("docker-compose.yml", 3)] == "error"

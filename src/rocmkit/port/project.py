@@ -557,7 +557,11 @@ _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "dockerfile": lambda text, rules: scan_text(text, "dockerfile", rules),
     "shell": lambda text, rules: scan_text(text, "shell", rules),
     "notebook": lambda text, rules: scan_notebook(text, rules, _cell_python, _cell_shell),
-    "compose": lambda text, rules: scan_text(text, "compose", rules),
+    # a compose file's `image:` keys are read like any YAML file's (k8s_resources.cuda_images:
+    # vLLM's and SGLang's CUDA builds too, info beside a ROCm image); listed first, they are the
+    # finding where the text pattern matches the same line (_dedupe keeps the first)
+    "compose": lambda text, rules: k8s_resources.cuda_images(text, rules)
+    + scan_text(text, "compose", rules),
     k8s_resources.KIND: k8s_resources.scan_manifest,
     rust_ort.KIND: rust_ort.scan_rust,
     k8s_resources.CI_KIND: k8s_resources.resource_requests,
