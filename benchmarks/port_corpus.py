@@ -230,6 +230,7 @@ PARTS = (
     "test199",
     "test201",
     "test203",
+    "test205",
 )
 SEVERITIES = ("warn", "error")
 
