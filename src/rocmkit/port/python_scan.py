@@ -2533,9 +2533,7 @@ class _Visitor:
         if "\n" not in value:
             self.add(node, rule, repr(value))
             return
-        start = value.rfind("\n", 0, match.start()) + 1
-        end = value.find("\n", match.end())
-        shown = value[start : end if end >= 0 else len(value)].strip()
+        shown = _line_at(value, match).strip()
         line = node.lineno + value.count("\n", 0, match.start())
         place = ast.Constant(value=shown, lineno=line, col_offset=0)
         if rule.id == "cuda-image" and self.rocm_image:
