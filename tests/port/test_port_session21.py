@@ -1,0 +1,81 @@
+"""Issue 26, session twenty-one: each change, with a case where the finding must appear and one
+where it must not, on small synthetic trees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from port_helpers import scan_files as _scan
+from port_helpers import severities as _found
+
+# -- NVML beside a project's AMD SMI path: only the modules of the vendor choice are its NVIDIA side
+
+_AMD_COLLECTOR = """import amdsmi
+
+
+def power(handle):
+    amdsmi.amdsmi_init()
+    return amdsmi.amdsmi_get_power_info(handle)
+"""
+
+_NVML_COLLECTOR = """import pynvml
+
+
+def power(index):
+    pynvml.nvmlInit()
+    return pynvml.nvmlDeviceGetPowerUsage(pynvml.nvmlDeviceGetHandleByIndex(index))
+"""
+
+_CHOOSER = """import amdsmi
+import pynvml
+
+
+def start():
+    try:
+        pynvml.nvmlInit()
+        return "nvidia"
+    except pynvml.NVMLError:
+        amdsmi.amdsmi_init()
+        return "amd"
+"""
+
+_POWER_CAP = """import subprocess
+
+import pynvml
+
+
+def cap(index, watts):
+    pynvml.nvmlInit()
+    handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+    pynvml.nvmlDeviceSetPowerManagementLimit(handle, watts * 1000)
+    subprocess.run(["nvidia-smi", "-i", str(index), "-pl", str(watts)], check=True)
+"""
+
+
+def test_nvml_outside_the_projects_vendor_choice_keeps_its_severity(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            "agent/amd_collector.py": _AMD_COLLECTOR,
+            "agent/collector.py": _NVML_COLLECTOR,  # the AMD twin beside it: one side of a pair
+            "agent/backends/nvidia.py": _NVML_COLLECTOR,  # the NVIDIA back end by name
+            "agent/detect.py": _CHOOSER,  # chooses in the module itself
+            "agent/power_control.py": _POWER_CAP,  # calls NVML on its own: no AMD side
+        },
+    )
+    found = _found(report, "nvml", "nvidia-smi")
+    assert found[("agent/power_control.py", 7)] != "info"
+    assert found[("agent/power_control.py", 10)] != "info"
+    for module in ("agent/collector.py", "agent/backends/nvidia.py", "agent/detect.py"):
+        lines = [severity for (path, _), severity in found.items() if path == module]
+        assert lines, module
+        assert set(lines) == {"info"}, module
+    notes = {f.path: f.note for f in report.findings if f.rule_id == "nvml"}
+    assert "agent/amd_collector.py" in notes["agent/collector.py"]
+    assert "AMD SMI" not in notes.get("agent/power_control.py", "")
+
+
+def test_nvml_in_a_project_without_an_amd_side_is_unchanged(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"agent/collector.py": _NVML_COLLECTOR})
+    found = _found(report, "nvml")
+    assert found and "info" not in set(found.values())
