@@ -55,11 +55,14 @@ class AmdManagement:
         self.choosers: set[str] = set()  # modules that query NVIDIA's and AMD's tools both
 
     def read(self, path: str, data: bytes) -> None:
-        nvidia = any(word in data for word in _NVIDIA_QUERY)
-        if (self.first is None or nvidia) and uses_amd_library(data):
-            self.first = self.first or path
-            if nvidia:
-                self.choosers.add(path)
+        if self.first is None:
+            if not uses_amd_library(data):
+                return
+            self.first = path
+        elif not _queries_nvidia(data) or not uses_amd_library(data):
+            return
+        if _queries_nvidia(data):
+            self.choosers.add(path)
 
     def demote(self, findings: list[PortFinding], rel: dict[str, str]) -> list[PortFinding]:
         """NVML and nvidia-smi findings in Python files and declarations at info, where the
@@ -73,6 +76,10 @@ class AmdManagement:
         return [
             replace(f, severity="info", note=why) if _demoted(f, sides) else f for f in findings
         ]
+
+
+def _queries_nvidia(data: bytes) -> bool:
+    return any(word in data for word in _NVIDIA_QUERY)
 
 
 def uses_amd_library(data: bytes) -> bool:
