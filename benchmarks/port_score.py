@@ -90,6 +90,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "compose-nvidia": {"docker-gpus"},
     "nvidia-container-env": {"nvidia-container-env", "docker-gpus"},
     "cuda-visible-devices": {"cuda-visible-devices"},
+    "ray-noset-cuda-visible-devices": {"cuda-visible-devices"},
     "nccl-nvlink-env": {"nccl-env"},
     "nccl-env": {"nccl-env"},
     "nvidia-smi": _GPU_QUERY,

@@ -79,3 +79,38 @@ def test_nvml_in_a_project_without_an_amd_side_is_unchanged(tmp_path: Path) -> N
     report = _scan(tmp_path, {"agent/collector.py": _NVML_COLLECTOR})
     found = _found(report, "nvml")
     assert found and "info" not in set(found.values())
+
+
+# -- Ray's opt-out of GPU pinning, set for NVIDIA only -------------------------------------------
+
+_RAY_ACTOR = """import ray
+
+ENV = {"env_vars": {"RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES": "1"}}
+
+
+def launch(engine):
+    return ray.remote(num_gpus=1)(engine).options(runtime_env=ENV).remote()
+"""
+
+_EVERY_VENDOR = """NOSET = [
+    "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES",
+    "RAY_EXPERIMENTAL_NOSET_ROCR_VISIBLE_DEVICES",
+    "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES",
+]
+"""
+
+
+def test_ray_noset_for_nvidia_only_is_an_error(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"serve/actors.py": _RAY_ACTOR})
+    found = _found(report, "ray-noset-cuda-visible-devices")
+    assert found == {("serve/actors.py", 3): "error"}
+    finding = next(f for f in report.findings if f.rule_id == "ray-noset-cuda-visible-devices")
+    assert "RAY_EXPERIMENTAL_NOSET_ROCR_VISIBLE_DEVICES" in finding.fix
+
+
+def test_ray_noset_in_a_project_that_also_sets_the_amd_opt_out_is_info(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"serve/actors.py": _RAY_ACTOR, "serve/noset.py": _EVERY_VENDOR})
+    found = _found(report, "ray-noset-cuda-visible-devices")
+    assert found == {("serve/actors.py", 3): "info", ("serve/noset.py", 2): "info"}
+    notes = {f.note for f in report.findings if f.rule_id == "ray-noset-cuda-visible-devices"}
+    assert notes == {"the project also sets Ray's AMD opt-out (serve/noset.py)"}

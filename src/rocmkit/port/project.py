@@ -54,6 +54,7 @@ from rocmkit.port.import_closure import reported_by_closure
 from rocmkit.port.notebook import scan_notebook
 from rocmkit.port.package_imports import reported_by_package
 from rocmkit.port.python_scan import scan_python, trigger_keys
+from rocmkit.port.ray_noset import with_amd_side as ray_noset_with_amd_side
 from rocmkit.port.requirements import (
     build_isolation_hits,
     declared_name,
@@ -354,6 +355,7 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
         findings = reported_by_closure(findings, str(root), [rel for _, rel, _ in files])
         findings = inline_ptx.in_opt_in_backend(findings)
         findings = without_users(findings, files)
+        findings = ray_noset_with_amd_side(findings, files)
         python_files = [rel for _, rel, kind in files if kind == "python"]
         findings = header_reach.demote(findings, str(root), python_files, SKIP_DIRS)
         findings = amd_side.demote(findings, {path: rel for path, rel, _ in files})
