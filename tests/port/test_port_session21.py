@@ -114,3 +114,34 @@ def test_ray_noset_in_a_project_that_also_sets_the_amd_opt_out_is_info(tmp_path:
     assert found == {("serve/actors.py", 3): "info", ("serve/noset.py", 2): "info"}
     notes = {f.note for f in report.findings if f.rule_id == "ray-noset-cuda-visible-devices"}
     assert notes == {"the project also sets Ray's AMD opt-out (serve/noset.py)"}
+
+
+# -- NVIDIA's Kubernetes resource handed to a job builder as its GPU type -------------------------
+
+_JOB_EXAMPLE = """from myjobs import KubernetesJob
+
+job = KubernetesJob(
+    name="train",
+    image="rocm/pytorch:latest",
+    gpu_type="nvidia.com/gpu",
+    gpu_limit=1,
+)
+job.run()
+"""
+
+_RESOURCE_CONFIG = """from myjobs import Resources
+
+DEFAULT = Resources(resource_type="nvidia.com/gpu", count=1)
+KNOWN = {"nvidia.com/gpu": "GPU"}
+"""
+
+
+def test_nvidia_resource_given_to_a_builder_as_its_gpu_type_is_a_request(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path, {"examples/job.py": _JOB_EXAMPLE, "myjobs/config.py": _RESOURCE_CONFIG}
+    )
+    found = _found(report, "container-gpu-request", "container-nvidia-gpu")
+    assert found[("examples/job.py", 6)] == "error"
+    # a module that speaks no Kubernetes and hands the name to no GPU keyword: a name of its own
+    assert found[("myjobs/config.py", 3)] == "info"
+    assert found[("myjobs/config.py", 4)] == "info"

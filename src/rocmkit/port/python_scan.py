@@ -1882,6 +1882,8 @@ class _Visitor:
         # CUDA version or capability there is harmless, so those are not findings.
         self.displayed: set[int] = set()
         self.in_message: set[int] = set()  # string constants inside a `raise ...(...)` statement
+        # the values of a call's GPU keywords (`KubernetesJob(gpu_type=...)`): id -> "callee(kw=)"
+        self.gpu_keywords: dict[int, str] = {}
         # string constants a mock compares with what it recorded, or a process error holds
         self.recorded_call: set[int] = set()
         self.disabling: set[int] = set()  # capability compares whose branch only returns False
@@ -2497,6 +2499,10 @@ class _Visitor:
             self.add_at(node, "container-gpu-request", f"{node.value!r}  ({why})", "info")
         elif id(node) in self.in_message:
             return
+        elif id(node) in self.gpu_keywords:
+            # handed on as the GPU type a callee requests (the project's job or pod builder)
+            why = f"the GPU resource {self.gpu_keywords[id(node)]} is given to request"
+            self.add(node, "container-gpu-request", f"{node.value!r}  ({why})")
         elif not container_gpus.speaks_kubernetes(self.text):
             why = "no Kubernetes object is read or written in this module: a name of its own"
             self.add_at(node, "container-gpu-request", f"{node.value!r}  ({why})", "info")
@@ -2605,6 +2611,9 @@ class _Visitor:
 
     def visit_call(self, node: ast.Call) -> None:
         name = whole_tree.call_name(node.func)
+        for keyword in node.keywords:
+            if keyword.arg and "gpu" in keyword.arg.lower():
+                self.gpu_keywords[id(keyword.value)] = f"{name}({keyword.arg}=)"
         if name in _JAX_REGISTRATIONS:
             self._jax_platform(node)
         if self.torch_cuda_home and node.args:
