@@ -91,6 +91,8 @@ RULE_KINDS: dict[str, set[str]] = {
     "nvidia-container-env": {"nvidia-container-env", "docker-gpus"},
     "cuda-visible-devices": {"cuda-visible-devices"},
     "ray-noset-cuda-visible-devices": {"cuda-visible-devices"},
+    "cargo-cuda-crate": {"cuda-only-package", "cuda-extension-no-hip"},
+    "cargo-cuda-feature": {"cuda-extension-no-hip", "cuda-only-package"},
     "nccl-nvlink-env": {"nccl-env"},
     "nccl-env": {"nccl-env"},
     "nvidia-smi": _GPU_QUERY,

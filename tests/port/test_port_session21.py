@@ -145,3 +145,71 @@ def test_nvidia_resource_given_to_a_builder_as_its_gpu_type_is_a_request(tmp_pat
     # a module that speaks no Kubernetes and hands the name to no GPU keyword: a name of its own
     assert found[("myjobs/config.py", 3)] == "info"
     assert found[("myjobs/config.py", 4)] == "info"
+
+
+# -- A Rust core's Cargo.toml: CUDA-only crates and CUDA features ------------------------------
+
+_CORE = """[package]
+name = "core"
+version = "0.1.0"
+
+[dependencies]
+candle-core = "0.8"
+ort = { version = "2.0.0-rc.9", default-features = false }
+
+[target.'cfg(target_os = "linux")'.dependencies]
+cudarc = { version = "0.12", optional = true }
+
+[features]
+cuda = ["candle-core/cuda", "dep:cudarc"]
+"""
+
+_BINDING = """[package]
+name = "core-python"
+version = "0.1.0"
+
+[dependencies]
+core = { path = "../core", features = ["ort"] }
+
+[features]
+cuda = ["core/cuda"]
+"""
+
+_BOTH_VENDORS = """[package]
+name = "ort-runner"
+version = "0.1.0"
+
+[dependencies]
+ort = "2.0.0-rc.9"
+
+[workspace.dependencies]
+cudarc = "0.12"
+
+[features]
+cuda = ["ort/cuda"]
+rocm = ["ort/rocm"]
+"""
+
+
+def test_cargo_crates_and_features_that_build_for_cuda_alone(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            "core/Cargo.toml": _CORE,
+            "python/Cargo.toml": _BINDING,
+            "runner/Cargo.toml": _BOTH_VENDORS,
+            "python/pyproject.toml": '[build-system]\nrequires = ["maturin>=1.5"]\n',
+        },
+    )
+    crates = _found(report, "cargo-cuda-crate")
+    features = _found(report, "cargo-cuda-feature")
+    assert crates == {("core/Cargo.toml", 10): "error"}  # not the workspace's version table
+    # the binding forwards to its own crate's feature (a path dependency): judged there
+    assert features == {("core/Cargo.toml", 13): "warn", ("runner/Cargo.toml", 12): "info"}
+
+
+def test_a_cargo_manifest_without_cuda_is_not_read(tmp_path: Path) -> None:
+    manifest = '[package]\nname = "x"\n\n[dependencies]\nserde = "1"\n'
+    report = _scan(tmp_path, {"Cargo.toml": manifest})
+    assert report.num_files.get("cargo", 0) == 0
+    assert not report.findings

@@ -22,6 +22,7 @@ from rocmkit.options import option
 from rocmkit.port import (
     archive,
     build_scripts,
+    cargo_crates,
     devcontainer,
     egg_requires,
     git_ignored,
@@ -227,6 +228,8 @@ def iter_files(
                 kind = _manifest_kind(os.path.join(directory, name), prefix + name)
             if kind is None and name.endswith(rust_ort.SUFFIX):
                 kind = _rust_kind(os.path.join(directory, name))
+            if kind is None and name == cargo_crates.FILE_NAME:
+                kind = _cargo_kind(os.path.join(directory, name))
             if kind is not None and not _excluded(prefix + name, exclude):
                 yield os.path.join(directory, name), prefix + name, kind
 
@@ -243,6 +246,12 @@ def _rust_kind(path: str) -> str | None:
     """'rust' for a Rust source that names NVIDIA's ONNX Runtime providers (a byte test)."""
     head = read_head(path, 1 << 20)
     return rust_ort.KIND if any(name in head for name in rust_ort.NVIDIA_BYTES) else None
+
+
+def _cargo_kind(path: str) -> str | None:
+    """'cargo' for a Cargo.toml that names CUDA or flash-attention (a byte test)."""
+    head = read_head(path, 1 << 20).lower()
+    return cargo_crates.KIND if any(word in head for word in cargo_crates.BYTES) else None
 
 
 def _manifest_kind(path: str, rel: str) -> str | None:
@@ -566,6 +575,7 @@ _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     + scan_text(text, "compose", rules),
     k8s_resources.KIND: k8s_resources.scan_manifest,
     rust_ort.KIND: rust_ort.scan_rust,
+    cargo_crates.KIND: cargo_crates.scan_cargo,
     k8s_resources.CI_KIND: k8s_resources.resource_requests,
     k8s_resources.TEMPLATE_KIND: k8s_resources.resource_requests,
     "cmake": scan_cmake,
