@@ -231,6 +231,7 @@ PARTS = (
     "test201",
     "test203",
     "test205",
+    "test211",
     "test214",
 )
 SEVERITIES = ("warn", "error")

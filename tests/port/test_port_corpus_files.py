@@ -260,6 +260,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test201", 14),
         ("test203", 3),
         ("test205", 11),
+        ("test211", 18),
         ("test214", 19),
     ],
 )
