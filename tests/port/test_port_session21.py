@@ -213,3 +213,31 @@ def test_a_cargo_manifest_without_cuda_is_not_read(tmp_path: Path) -> None:
     report = _scan(tmp_path, {"Cargo.toml": manifest})
     assert report.num_files.get("cargo", 0) == 0
     assert not report.findings
+
+
+# -- The CUDA driver looked up by its link name ---------------------------------------------------
+
+_DRIVER_LOOKUP = """import ctypes
+from ctypes.util import find_library
+
+
+def count_gpus():
+    path = find_library('cuda')
+    if not path:
+        return 0
+    driver = ctypes.CDLL(path)
+    driver.cuInit(0)
+    return 1
+
+
+def load_runtime():
+    return find_library("cudart")
+"""
+
+
+def test_find_library_of_the_cuda_driver_is_a_driver_load(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"pkg/gpu_detect.py": _DRIVER_LOOKUP})
+    found = _found(report, "cuda-driver-library")
+    assert found == {("pkg/gpu_detect.py", 6): "warn"}  # the runtime's lookup is not the driver
+    finding = next(f for f in report.findings if f.rule_id == "cuda-driver-library")
+    assert "find_library('cuda')" in finding.evidence

@@ -42,6 +42,7 @@ LINK_NAMES = frozenset(
 )
 DRIVER_LINK = "cuda"
 TRIGGERS_NVML = ("libnvidia-ml",)
+TRIGGERS_LINK = tuple(f"find_library({q}{n}{q})" for n in ("cuda", "nvidia-ml") for q in "'\"")
 
 
 def library_kind(name: str) -> str | None:
@@ -61,11 +62,27 @@ def is_loader(call: ast.Call) -> bool:
     return name in _LOADERS
 
 
+# ctypes.util.find_library's argument is the link name (`-lcuda`): the driver's and NVML's, whose
+# file the lookup returns for the CDLL after it (None where they are absent, as on ROCm).
+_LINK_KINDS = {"cuda": "driver", "nvcuda": "driver", "nvidia-ml": "nvml"}
+
+
 def constant_load(call: ast.Call) -> tuple[str, str] | None:
-    """(kind, file name) of a loader call given the file name as a string constant."""
-    if not call.args or not is_loader(call):
+    """(kind, file name) of a loader call given the file name as a string constant, or of a
+    `find_library("cuda")` / `find_library("nvidia-ml")` lookup (the link name)."""
+    if not call.args:
         return None
     arg = call.args[0]
+    func = call.func
+    if (
+        func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    ) == "find_library":
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            kind = _LINK_KINDS.get(arg.value.lower())
+            return (kind, f"find_library({arg.value!r})") if kind else None
+        return None
+    if not is_loader(call):
+        return None
     if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
         kind = library_kind(arg.value)
         return (kind, arg.value) if kind else None

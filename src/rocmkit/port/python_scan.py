@@ -84,7 +84,9 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
         "'runtime']",
         *container_gpus.COMPOSE_DRIVER_TRIGGERS,  # a compose reservation written as a dict
     ),
-    "cuda-library-load": cuda_libraries.TRIGGERS + cuda_libraries.TRIGGERS_NVML,
+    "cuda-library-load": (
+        cuda_libraries.TRIGGERS + cuda_libraries.TRIGGERS_NVML + cuda_libraries.TRIGGERS_LINK
+    ),
     "ort-nvidia-provider": (ort_providers.TRIGGER, *ort_providers.NVIDIA_PROVIDERS),
     "ffmpeg-nvidia-codec": ffmpeg_nvidia.TRIGGERS,
     "opencv-dnn-cuda": opencv_dnn.TRIGGERS,
@@ -1902,7 +1904,9 @@ class _Visitor:
         self.reported: set[int] = set()  # nodes a function-wide check already reported
         self.argv_gpus = "--gpus" in text or "--runtime" in text
         self.docker_gpus: set[int] = set()  # "--gpus" items of a docker run argv
-        self.loads_cuda = "CDLL" in text or "LoadLibrary" in text or "WinDLL" in text
+        self.loads_cuda = (
+            "CDLL" in text or "LoadLibrary" in text or "WinDLL" in text or "find_library" in text
+        )
         self.blanks_before_nvml = "nvmlInit" in text and "CUDA_VISIBLE_DEVICES" in text
         self.dask_nvml = nvml_wrappers.bound_names(text)  # names bound to dask's NVML wrapper
         self.gpu_info = nvml_wrappers.gpu_info_names(text)  # names bound to Ignite's GpuInfo
@@ -2719,10 +2723,11 @@ class _Visitor:
         if id(node) in self.reported:
             return
         self.reported.add(id(node))
+        shown = library if library.startswith("find_library(") else f"ctypes load of {library!r}"
         if kind == "nvml":  # NVML's own library: the binding's load is its init
-            self.add(node, "nvml", f"ctypes load of {library!r}  (NVML sees no AMD GPU)")
+            self.add(node, "nvml", f"{shown}  (NVML sees no AMD GPU)")
         elif kind == "driver":  # the CUDA driver: loaded to find CUDA devices
-            self.add(node, "cuda-library-load", f"ctypes load of {library!r} (the CUDA driver)")
+            self.add(node, "cuda-library-load", f"{shown} (the CUDA driver)")
         else:
             why = "check what it is loaded for: absent on ROCm, the load raises OSError"
             self.add_at(node, "cuda-library-load", f"ctypes load of {library!r}  ({why})", "info")
