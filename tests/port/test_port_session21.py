@@ -241,3 +241,31 @@ def test_find_library_of_the_cuda_driver_is_a_driver_load(tmp_path: Path) -> Non
     assert found == {("pkg/gpu_detect.py", 6): "warn"}  # the runtime's lookup is not the driver
     finding = next(f for f in report.findings if f.rule_id == "cuda-driver-library")
     assert "find_library('cuda')" in finding.evidence
+
+
+# -- Container variables, CUDA images and CDI names written into a project's tests ---------------
+
+_DEPLOYER = """def container_env(gpus):
+    return {"NVIDIA_VISIBLE_DEVICES": ",".join(gpus), "image": "nvidia/cuda:12.4.1-base-ubuntu22.04"}
+"""
+
+_DEPLOYER_TEST = """from deployer import container_env
+
+
+def test_env():
+    env = container_env(["0"])
+    assert env["NVIDIA_VISIBLE_DEVICES"] == "0"
+    assert env["image"] == "nvidia/cuda:12.4.1-base-ubuntu22.04"
+    assert "nvidia.com/gpu=all" not in env.values()
+"""
+
+
+def test_container_values_in_tests_are_test_data(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"deployer.py": _DEPLOYER, "tests/test_deployer.py": _DEPLOYER_TEST})
+    found = _found(report, "nvidia-container-env", "cuda-image", "cdi-nvidia-device")
+    assert found[("deployer.py", 2)] != "info"
+    in_tests = {
+        line: severity for (path, line), severity in found.items() if path.startswith("tests/")
+    }
+    assert set(in_tests) == {6, 7, 8}
+    assert set(in_tests.values()) == {"info"}

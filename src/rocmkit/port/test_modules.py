@@ -3,7 +3,8 @@
 pytest collects `test_*.py` and `*_test.py` files (its default `python_files`), reads fixtures
 from `conftest.py`, and by convention finds them under a `tests/` or `test/` folder (pytest's
 "Good Integration Practices"). In those files a Kubernetes resource name, an ONNX Runtime provider
-list, a wheel index URL, an out-of-memory message or an ffmpeg encoder name is what a test feeds to
+list, a wheel index URL, an out-of-memory message, an ffmpeg encoder name, a container's NVIDIA
+variable, a CUDA image's name or a CDI device name is what a test feeds to
 the code under test or expects back from it (`assert limits == {"nvidia.com/gpu": 1}`): a ROCm
 user never runs it, and the project's own code, where the value comes from, is scanned anyway.
 Such findings are kept at info. So is a tool's name a test only hands around (a fake path for
@@ -29,7 +30,12 @@ _TEST_DIRS = frozenset({"tests", "test"})
 VALUE_CHECKS = frozenset(
     {"container-gpu-request", "ort-nvidia-provider", "cuda-oom-message", "ffmpeg-nvidia-codec"}
 )
-VALUE_RULES = frozenset({"torch-cuda-index", "cuda-wheel-index", "docker-gpus"})
+VALUE_RULES = frozenset(
+    {"torch-cuda-index", "cuda-wheel-index", "docker-gpus"}
+    # a container's NVIDIA variables, a CUDA image's name, a CDI device name: what a test sets
+    # up or expects a deployer to write (session twenty-one)
+    | {"nvidia-container-env", "cuda-image", "cdi-nvidia-device"}
+)
 NOTE = "a value in the project's tests (test data): a ROCm user never runs it"
 
 
