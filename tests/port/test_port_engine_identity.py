@@ -827,7 +827,8 @@ def test_launches_found_in_their_statements_equal_those_of_the_whole_tree(text: 
         launch = text.splitlines().index(
             "    return subprocess.run([smi, '-L'], capture_output=True)"
         )
-        assert [h.line for h in moved if h.rule.commands] == [launch + 1]
+        named = text.splitlines().index("    smi = 'nvidia-smi'")
+        assert [h.line for h in moved if h.rule.commands] == [named + 1, launch + 1]
         assert not whole.parsed and len(statements.body) == 1  # the function alone
     elif text.startswith(LAUNCH_MODULE):
         assert whole.parsed  # a command at module level: every module-level launch may run it

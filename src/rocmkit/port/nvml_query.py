@@ -211,9 +211,10 @@ _LAUNCHERS = frozenset(
 
 def move_to_launches(tree: ast.Module, hits: list[Hit], rocm_aware: bool = True) -> list[Hit]:
     """`hits` with each command finding (nvidia-smi) whose string is assigned to a name that a
-    process launch then runs (`smi = "nvidia-smi"` ... `Popen([smi, "--query-gpu=..."])`) moved
-    to the launch: the name may be bound in several places (a Windows path, a lookup), and the
-    launch is where the machine without the tool loses the feature. In a module that never
+    process launch then runs (`smi = "nvidia-smi"` ... `Popen([smi, "--query-gpu=..."])`) also
+    placed at the launch: the name may be bound in several places (a Windows path, a lookup), and
+    the launch is where the machine without the tool loses the feature; the line that names the
+    tool stays a place of the same finding (where a port names amd-smi instead). In a module that never
     looks at ROCm (`rocm_aware` False), a command a helper returns (`def get_nvidia_smi():
     return smi`) is moved to each call that is handed the name bound to its result, whatever
     runs it (`run_lambda(smi + " -L")`, torch's collect_env): the helper only names the tool."""
@@ -257,6 +258,7 @@ def move_to_launches(tree: ast.Module, hits: list[Hit], rocm_aware: bool = True)
         if not launches:
             result.append(h)
             continue
+        result.append(h)  # where the tool is named: the line a port edits to name AMD's
         for call, named in launches:
             if (call.lineno, h.rule.id) in placed:
                 continue
