@@ -188,6 +188,7 @@ PARTS = (
     "test196",
     "test197",
     "test198",
+    "test211",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
