@@ -189,6 +189,7 @@ PARTS = (
     "test197",
     "test198",
     "test211",
+    "test214",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
