@@ -232,6 +232,7 @@ PARTS = (
     "test203",
     "test205",
     "test211",
+    "test212",
     "test214",
 )
 SEVERITIES = ("warn", "error")

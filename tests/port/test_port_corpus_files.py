@@ -261,6 +261,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test203", 3),
         ("test205", 11),
         ("test211", 18),
+        ("test212", 4),
         ("test214", 19),
     ],
 )
