@@ -233,6 +233,7 @@ PARTS = (
     "test205",
     "test211",
     "test212",
+    "test213",
     "test214",
 )
 SEVERITIES = ("warn", "error")

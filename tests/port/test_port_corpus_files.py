@@ -262,6 +262,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test205", 11),
         ("test211", 18),
         ("test212", 4),
+        ("test213", 21),
         ("test214", 19),
     ],
 )
