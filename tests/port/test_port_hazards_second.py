@@ -189,6 +189,7 @@ PARTS = (
     "test197",
     "test198",
     "test211",
+    "test212",
     "test214",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
