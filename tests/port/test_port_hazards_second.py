@@ -190,6 +190,7 @@ PARTS = (
     "test198",
     "test211",
     "test212",
+    "test213",
     "test214",
 )
 LISTS = sorted(SECOND.glob("*.toml"))

@@ -269,3 +269,51 @@ def test_container_values_in_tests_are_test_data(tmp_path: Path) -> None:
     }
     assert set(in_tests) == {6, 7, 8}
     assert set(in_tests.values()) == {"info"}
+
+
+# -- ONNX Runtime provider lists beside an unrelated ROCm test ------------------------------------
+
+_PADDLE_LIKE = """import os
+
+import onnxruntime as ort
+import paddle
+
+
+def gpu_id():
+    if not paddle.device.is_compiled_with_rocm:
+        return int(os.environ.get("CUDA_VISIBLE_DEVICES", "0"))
+    return int(os.environ.get("HIP_VISIBLE_DEVICES", "0"))
+
+
+def create_session(path, use_gpu):
+    if use_gpu:
+        return ort.InferenceSession(
+            path, providers=[("CUDAExecutionProvider", {"device_id": gpu_id()})]
+        )
+    return ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+"""
+
+_VENDOR_SWITCH = """import onnxruntime as ort
+
+
+def cuda_session(path):
+    return ort.InferenceSession(path, providers=["CUDAExecutionProvider"])
+
+
+def session(path, rocm):
+    if rocm:
+        return load_migraphx_session(path)
+    return cuda_session(path)
+"""
+
+
+def test_a_provider_list_beside_an_unrelated_rocm_test_is_reported(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path, {"infer/utility.py": _PADDLE_LIKE, "serve/sessions.py": _VENDOR_SWITCH}
+    )
+    found = _found(report, "ort-nvidia-provider")
+    assert found.get(("infer/utility.py", 16)) == "warn"
+    # the list a ROCm branch chooses against (load_migraphx_session beside it): not a warning
+    assert not [
+        line for (path, line), s in found.items() if path == "serve/sessions.py" and s != "info"
+    ]

@@ -77,17 +77,58 @@ def nvidia_only_choices(tree: ast.AST) -> list[Choice]:
 
 
 def provider_lists(tree: ast.AST) -> list[Choice]:
-    """In a module that names no AMD provider anywhere and whose code names neither ROCm nor
-    MIGraphX, literal provider lists holding an NVIDIA provider."""
-    if _names_amd_provider(tree) or _handles_amd(tree):
+    """In a module that names no AMD provider anywhere, literal provider lists holding an
+    NVIDIA provider, but for those the module's ROCm or MIGraphX code chooses between: code at
+    module level, the list's own function, or a function that branches on ROCm and calls the
+    list's function (`if rocm: return _load_migraphx_session(...)` ... `return
+    _load_cuda_session(...)`): the NVIDIA side of a choice. A ROCm test elsewhere (Paddle's `is_compiled_with_rocm` picking a visibility
+    variable in a helper) chooses no session (session twenty-one)."""
+    if _names_amd_provider(tree):
         return []
-    return _provider_lists(tree)
+    found = _provider_lists(tree)
+    if not found or not isinstance(tree, ast.Module):
+        return found
+    if _handles_amd(tree, skip_functions=True):
+        return []
+    functions = [n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    aware = {f.name for f in functions if _handles_amd(f)}
+    if not aware:
+        return found
+    chosen = _called_in_rocm_branches(tree)
+    kept = []
+    for choice in found:
+        names = {f.name for f in functions if f.lineno <= choice.line <= (f.end_lineno or f.lineno)}
+        if not (names & aware or names & chosen):
+            kept.append(choice)
+    return kept
 
 
-def _handles_amd(tree: ast.AST) -> bool:
-    """Whether a module's code names ROCm or MIGraphX (`if rocm: _load_migraphx_session(...)`):
-    its AMD branch is written elsewhere, and its lists are the NVIDIA side of a choice."""
-    for node in walk(tree):
+def _called_in_rocm_branches(tree: ast.AST) -> set[str]:
+    """The names of the functions called by a function that branches on ROCm, MIGraphX or HIP
+    (`if rocm: return a()` ... `return b()`: both a and b are the sides of its choice)."""
+    names: set[str] = set()
+    for function in walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        tests = [n.test for n in walk(function) if isinstance(n, (ast.If, ast.IfExp))]
+        if not any(_handles_amd(test) for test in tests):
+            continue
+        for call in walk(function):
+            if isinstance(call, ast.Call):
+                func = call.func
+                if isinstance(func, ast.Name):
+                    names.add(func.id)
+                elif isinstance(func, ast.Attribute):
+                    names.add(func.attr)
+    return names
+
+
+def _handles_amd(tree: ast.AST, skip_functions: bool = False) -> bool:
+    """Whether code names ROCm or MIGraphX (`if rocm: _load_migraphx_session(...)`): its AMD
+    branch is written elsewhere, and its lists are the NVIDIA side of a choice. With
+    `skip_functions`, only the code outside every function (and the functions' names)."""
+    nodes = walk(tree) if not skip_functions else _outside_functions(tree)
+    for node in nodes:
         if isinstance(node, ast.Name):
             word = node.id
         elif isinstance(node, ast.Attribute):
@@ -102,6 +143,19 @@ def _handles_amd(tree: ast.AST) -> bool:
         if "rocm" in lowered or "migraphx" in lowered or lowered == "hip":
             return True
     return False
+
+
+def _outside_functions(tree: ast.AST) -> list[ast.AST]:
+    """The nodes of a module outside every function body (a function's name is outside)."""
+    out: list[ast.AST] = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return out
 
 
 def device_mapped_choices(tree: ast.AST) -> list[Choice]:
