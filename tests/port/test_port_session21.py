@@ -317,3 +317,33 @@ def test_a_provider_list_beside_an_unrelated_rocm_test_is_reported(tmp_path: Pat
     assert not [
         line for (path, line), s in found.items() if path == "serve/sessions.py" and s != "info"
     ]
+
+
+# -- ONNX Runtime providers appended from C++ ------------------------------------------------------
+
+_CPP_SESSION = """#include <onnxruntime_cxx_api.h>
+
+// AppendExecutionProvider_CUDA in a comment is not a call
+Ort::SessionOptions Options(bool gpu) {
+  Ort::SessionOptions options;
+  if (gpu) {
+    OrtCUDAProviderOptions cuda;
+    options.AppendExecutionProvider_CUDA(cuda);
+  }
+  return options;
+}
+"""
+
+_CPP_BOTH = _CPP_SESSION.replace(
+    "  return options;", '  if (HasProvider("MIGraphXExecutionProvider")) {}\n  return options;'
+)
+
+
+def test_cpp_sessions_that_append_only_nvidia_providers(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path,
+        {"csrc/session.cc": _CPP_SESSION, "csrc/both.cc": _CPP_BOTH, "csrc/plain.cc": "int x;\n"},
+    )
+    found = _found(report, "ort-nvidia-provider")
+    assert found == {("csrc/session.cc", 8): "warn", ("csrc/both.cc", 8): "info"}
+    assert report.num_files.get("cpp-ort") == 2  # plain.cc names no provider: not read

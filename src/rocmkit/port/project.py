@@ -228,6 +228,8 @@ def iter_files(
                 kind = _manifest_kind(os.path.join(directory, name), prefix + name)
             if kind is None and name.endswith(rust_ort.SUFFIX):
                 kind = _rust_kind(os.path.join(directory, name))
+            if kind is None and name.endswith(rust_ort.CPP_SUFFIXES):
+                kind = _cpp_ort_kind(os.path.join(directory, name))
             if kind is None and name == cargo_crates.FILE_NAME:
                 kind = _cargo_kind(os.path.join(directory, name))
             if kind is not None and not _excluded(prefix + name, exclude):
@@ -246,6 +248,12 @@ def _rust_kind(path: str) -> str | None:
     """'rust' for a Rust source that names NVIDIA's ONNX Runtime providers (a byte test)."""
     head = read_head(path, 1 << 20)
     return rust_ort.KIND if any(name in head for name in rust_ort.NVIDIA_BYTES) else None
+
+
+def _cpp_ort_kind(path: str) -> str | None:
+    """'cpp-ort' for a C/C++ source that appends or names NVIDIA's ONNX Runtime providers."""
+    head = read_head(path, 1 << 20)
+    return rust_ort.CPP_KIND if any(name in head for name in rust_ort.CPP_NVIDIA_BYTES) else None
 
 
 def _cargo_kind(path: str) -> str | None:
@@ -575,6 +583,7 @@ _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     + scan_text(text, "compose", rules),
     k8s_resources.KIND: k8s_resources.scan_manifest,
     rust_ort.KIND: rust_ort.scan_rust,
+    rust_ort.CPP_KIND: rust_ort.scan_cpp,
     cargo_crates.KIND: cargo_crates.scan_cargo,
     k8s_resources.CI_KIND: k8s_resources.resource_requests,
     k8s_resources.TEMPLATE_KIND: k8s_resources.resource_requests,

@@ -61,3 +61,59 @@ def scan_rust(text: str, rules: RuleSet) -> list[Hit]:
             why = "no AMD provider in the module: on an AMD GPU the session runs on the CPU"
             found.append(hit(number, 1, rule, f"{line.strip()}  ({why})"))
     return found
+
+
+# ONNX Runtime's C and C++ API (onnxruntime_c_api.h, onnxruntime_cxx_api.h): a session's
+# providers are appended to its options (`SessionOptionsAppendExecutionProvider_CUDA(_V2)`,
+# `Ort::SessionOptions::AppendExecutionProvider_CUDA/_TensorRT(_V2)`, the older
+# `OrtSessionOptionsAppendExecutionProvider_CUDA`), and a program asks which it was built with
+# through `GetAvailableProviders()`, whose names are "CUDAExecutionProvider",
+# "TensorrtExecutionProvider", "ROCMExecutionProvider", "MIGraphXExecutionProvider". A C++ core
+# that appends or looks for CUDA's or TensorRT's provider and names neither AMD one runs its
+# sessions on the CPU on an AMD GPU (session twenty-one). Only C/C++ sources whose first bytes
+# name one are read (a byte test in `iter_files`).
+CPP_KIND = "cpp-ort"
+CPP_SUFFIXES = (".cc", ".cpp", ".cxx", ".c")
+CPP_NVIDIA_BYTES = (
+    b"AppendExecutionProvider_CUDA",
+    b"AppendExecutionProvider_TensorRT",
+    b"AppendExecutionProvider_Tensorrt",
+    b'"CUDAExecutionProvider"',
+    b'"TensorrtExecutionProvider"',
+)
+_CPP_NVIDIA = re.compile(
+    r"AppendExecutionProvider_(?:CUDA|TensorRT|Tensorrt)\w*\s*\("
+    r'|"(?:CUDA|Tensorrt)ExecutionProvider"'
+)
+_CPP_AMD = re.compile(
+    r"AppendExecutionProvider_(?:ROCM|MIGraphX)\w*|\"(?:ROCM|MIGraphX)ExecutionProvider\""
+)
+
+
+def scan_cpp(text: str, rules: RuleSet) -> list[Hit]:
+    """Each line of a C/C++ source that appends or looks for NVIDIA's ONNX Runtime providers:
+    warn, info where the source names an AMD provider too."""
+    rule = rules.by_id.get(_RULE)
+    if rule is None or not _CPP_NVIDIA.search(text):
+        return []
+    amd = _CPP_AMD.search(text) is not None
+    found = []
+    in_comment = False
+    for number, line in enumerate(text.splitlines(), 1):
+        code = line
+        if in_comment:
+            if "*/" not in code:
+                continue
+            code, in_comment = code.split("*/", 1)[1], False
+        if "/*" in code and "*/" not in code.split("/*", 1)[1]:
+            code, in_comment = code.split("/*", 1)[0], True
+        code = code.split("//", 1)[0]
+        if not _CPP_NVIDIA.search(code):
+            continue
+        if amd:
+            why = "the source appends ROCm/MIGraphX too: the NVIDIA side of its choice"
+            found.append(hit(number, 1, rule, f"{line.strip()}  ({why})", "info"))
+        else:
+            why = "no AMD provider in the source: on an AMD GPU the session runs on the CPU"
+            found.append(hit(number, 1, rule, f"{line.strip()}  ({why})"))
+    return found
