@@ -91,6 +91,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "nvidia-container-env": {"nvidia-container-env", "docker-gpus"},
     "cuda-visible-devices": {"cuda-visible-devices"},
     "ray-noset-cuda-visible-devices": {"cuda-visible-devices"},
+    "paddle-tensorrt": {"tensorrt-import"},
     "cargo-cuda-crate": {"cuda-only-package", "cuda-extension-no-hip"},
     "cargo-cuda-feature": {"cuda-extension-no-hip", "cuda-only-package"},
     "nccl-nvlink-env": {"nccl-env"},

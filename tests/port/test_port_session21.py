@@ -347,3 +347,21 @@ def test_cpp_sessions_that_append_only_nvidia_providers(tmp_path: Path) -> None:
     found = _found(report, "ort-nvidia-provider")
     assert found == {("csrc/session.cc", 8): "warn", ("csrc/both.cc", 8): "info"}
     assert report.num_files.get("cpp-ort") == 2  # plain.cc names no provider: not read
+
+
+# -- Paddle Inference's TensorRT engine -----------------------------------------------------------
+
+
+def test_paddle_tensorrt_engine_and_converter(tmp_path: Path) -> None:
+    predictor = (
+        "from paddle import inference\n\n\n"
+        "def predictor(config: inference.Config, trt: bool):\n"
+        "    if trt:\n"
+        "        config.enable_tensorrt_engine(workspace_size=1 << 30)\n"
+        "    config.enable_use_gpu(500, 0)\n"
+        "    return inference.create_predictor(config)\n"
+    )
+    convert = "def convert(program):\n    from paddle.tensorrt.export import convert\n\n    return convert(program)\n"
+    report = _scan(tmp_path, {"infer/predictor.py": predictor, "infer/export.py": convert})
+    assert _found(report, "paddle-tensorrt") == {("infer/predictor.py", 6): "warn"}
+    assert ("infer/export.py", 2) in _found(report, "tensorrt")

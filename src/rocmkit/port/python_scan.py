@@ -88,6 +88,7 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
         cuda_libraries.TRIGGERS + cuda_libraries.TRIGGERS_NVML + cuda_libraries.TRIGGERS_LINK
     ),
     "ort-nvidia-provider": (ort_providers.TRIGGER, *ort_providers.NVIDIA_PROVIDERS),
+    "paddle-tensorrt": ("enable_tensorrt_engine",),
     "ffmpeg-nvidia-codec": ffmpeg_nvidia.TRIGGERS,
     "opencv-dnn-cuda": opencv_dnn.TRIGGERS,
     # both hold "cuda", a key every scan looks for already: no search of its own
@@ -1788,7 +1789,9 @@ def _confirmers(rules: RuleSet) -> dict[str, str]:
     for module in rules.imports:
         if module in kinds:  # a module named like a warp trigger (NVIDIA Warp's `warp`): both
             kinds[module] = "warp+import"
-        elif module not in other:
+        elif not any(module in o for o in other):
+            # (a check's trigger that holds the module's name, `enable_tensorrt_engine` for
+            # `tensorrt`, is folded into it by python_triggers: it needs no import)
             kinds[module] = "import"
     return kinds
 
@@ -2667,6 +2670,9 @@ class _Visitor:
         elif self.nvcc_returned and (node.lineno, name) in self.nvcc_returned:
             flag = self.nvcc_returned[(node.lineno, name)]
             self.add(node, "nvcc-flags", _nvcc_evidence([flag]) + f" (returned by {name}())")
+        elif name == "enable_tensorrt_engine" and isinstance(node.func, ast.Attribute):
+            # Paddle Inference's Config: hands subgraphs to NVIDIA's TensorRT
+            self.add(node, "paddle-tensorrt", f"{_dotted(node.func)}(...)")
         elif name == "DeviceRequest":
             why = container_gpus.device_request_verdict(node)
             if why:
