@@ -235,6 +235,7 @@ PARTS = (
     "test212",
     "test213",
     "test214",
+    "test216",
 )
 SEVERITIES = ("warn", "error")
 
