@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from rocmkit.port.findings import Hit, hit
-from rocmkit.port.rules import RuleSet
+from rocmkit.port.rules import Rule, RuleSet
 
 KIND = "rust"
 SUFFIX = ".rs"
@@ -52,15 +52,20 @@ def scan_rust(text: str, rules: RuleSet) -> list[Hit]:
         if starts_use or in_use:
             in_use = ";" not in code
             continue
-        if not _NVIDIA.search(code):
-            continue
-        if amd:
-            why = "the module registers ROCm/MIGraphX too: the NVIDIA side of its choice"
-            found.append(hit(number, 1, rule, f"{line.strip()}  ({why})", "info"))
-        else:
-            why = "no AMD provider in the module: on an AMD GPU the session runs on the CPU"
-            found.append(hit(number, 1, rule, f"{line.strip()}  ({why})"))
+        if _NVIDIA.search(code):
+            found.append(_provider_hit(rule, number, line, amd, "module registers"))
     return found
+
+
+def _provider_hit(rule: Rule, number: int, line: str, amd: bool, names: str) -> Hit:
+    """A line that registers NVIDIA's providers: info where the source (`names`: "module
+    registers", "source appends") names an AMD provider too, warn where it does not."""
+    if amd:
+        why = f"the {names} ROCm/MIGraphX too: the NVIDIA side of its choice"
+        return hit(number, 1, rule, f"{line.strip()}  ({why})", "info")
+    where = names.split()[0]
+    why = f"no AMD provider in the {where}: on an AMD GPU the session runs on the CPU"
+    return hit(number, 1, rule, f"{line.strip()}  ({why})")
 
 
 # ONNX Runtime's C and C++ API (onnxruntime_c_api.h, onnxruntime_cxx_api.h): a session's
@@ -108,12 +113,6 @@ def scan_cpp(text: str, rules: RuleSet) -> list[Hit]:
         if "/*" in code and "*/" not in code.split("/*", 1)[1]:
             code, in_comment = code.split("/*", 1)[0], True
         code = code.split("//", 1)[0]
-        if not _CPP_NVIDIA.search(code):
-            continue
-        if amd:
-            why = "the source appends ROCm/MIGraphX too: the NVIDIA side of its choice"
-            found.append(hit(number, 1, rule, f"{line.strip()}  ({why})", "info"))
-        else:
-            why = "no AMD provider in the source: on an AMD GPU the session runs on the CPU"
-            found.append(hit(number, 1, rule, f"{line.strip()}  ({why})"))
+        if _CPP_NVIDIA.search(code):
+            found.append(_provider_hit(rule, number, line, amd, "source appends"))
     return found
