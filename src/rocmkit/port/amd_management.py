@@ -9,10 +9,11 @@ beside nvidia.py): the NVML calls and nvidia-smi probes of its vendor choice are
 as a ROCm twin of a file is. A module is on that side where it makes the choice itself (it also
 queries AMD SMI), is a vendor's back end by name (`gpu_nvidia.py`, `backend/nvml.py`, an
 Iluvatar `iluvatar.py` calling its NVML-compatible ixml) or has an AMD twin beside it
-(`collector.py` beside `amd_collector.py`); there, and in package declarations, those findings are info, naming the file with the AMD side. A
-module that calls NVML on its own beside them (a benchmark or power-capping command that skips
-the project's collector) has no AMD side and keeps its severity, as does nvidia-smi in a shell
-launcher or a Dockerfile (it runs whatever the Python code does).
+(`collector.py` beside `amd_collector.py`); there, and in package declarations, those findings
+are info, naming the file with the AMD side. A module that calls NVML on its own beside them (a
+benchmark or power-capping command that skips the project's collector) has no AMD side and keeps
+its severity, as does nvidia-smi in a shell launcher or a Dockerfile (it runs whatever the Python
+code does).
 """
 
 from __future__ import annotations
@@ -55,14 +56,12 @@ class AmdManagement:
         self.choosers: set[str] = set()  # modules that query NVIDIA's and AMD's tools both
 
     def read(self, path: str, data: bytes) -> None:
-        if self.first is None:
-            if not uses_amd_library(data):
-                return
-            self.first = path
-        elif not _queries_nvidia(data) or not uses_amd_library(data):
-            return
-        if _queries_nvidia(data):
-            self.choosers.add(path)
+        # once an AMD side is found, only a module that also queries NVIDIA's tools is tried
+        nvidia = self.first is not None and _queries_nvidia(data)
+        if (self.first is None or nvidia) and uses_amd_library(data):
+            self.first = self.first or path
+            if nvidia or _queries_nvidia(data):
+                self.choosers.add(path)
 
     def demote(self, findings: list[PortFinding], rel: dict[str, str]) -> list[PortFinding]:
         """NVML and nvidia-smi findings in Python files and declarations at info, where the
