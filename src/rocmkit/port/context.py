@@ -379,6 +379,19 @@ def _listdir(directory: str) -> tuple[str, ...]:
         return ()
 
 
+@functools.lru_cache(maxsize=4096)
+def _rocm_siblings(directory: str) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """The entries of a folder whose names hold a ROCm token, each with its extension and its
+    tokens less the ROCm ones: the only siblings that can be a ROCm variant. Most folders have
+    none, so a file's look for its counterpart costs one cached listing, not a pass over them."""
+    found = []
+    for sibling in _listdir(directory):
+        tokens = _tokens(sibling)
+        if any(t in ROCM_TOKENS for t in tokens):
+            found.append((sibling, os.path.splitext(sibling)[1], _strip(tokens, ROCM_TOKENS)))
+    return tuple(found)
+
+
 def rocm_counterpart(path: str) -> str:
     """The sibling that is this file's ROCm variant ('' if none): same name once the vendor
     tokens are taken out, the sibling's name holding a ROCm token and this one's none."""
@@ -388,19 +401,11 @@ def rocm_counterpart(path: str) -> str:
         return ""
     # A folder variant: .../cuda/x.txt beside .../rocm/x.txt
     mine = _strip(tokens, NVIDIA_TOKENS)
-    for sibling in _listdir(directory or "."):
-        if sibling == name:
-            continue
-        theirs = _tokens(sibling)
+    extension = os.path.splitext(name)[1]
+    for sibling, their_extension, theirs in _rocm_siblings(directory or "."):
         # Same extension, except Dockerfile / Dockerfile.rocm, whose "extension" is the variant.
-        same_kind = os.path.splitext(sibling)[1] == os.path.splitext(name)[1] or (
-            "ockerfile" in name
-        )
-        if (
-            same_kind
-            and any(t in ROCM_TOKENS for t in theirs)
-            and _strip(theirs, ROCM_TOKENS) == mine
-        ):
+        same_kind = their_extension == extension or "ockerfile" in name
+        if same_kind and theirs == mine:
             return sibling
     parent, folder = os.path.split(directory)
     if folder.lower() in NVIDIA_TOKENS:
@@ -446,13 +451,7 @@ def _variant_folder(parent: str, folder: str) -> str:
     if not any(t in NVIDIA_TOKENS for t in tokens) or any(t in ROCM_TOKENS for t in tokens):
         return ""
     mine = _strip(tokens, NVIDIA_TOKENS)
-    for sibling in _listdir(parent or "."):
-        theirs = _tokens(sibling)
-        if (
-            sibling != folder
-            and any(t in ROCM_TOKENS for t in theirs)
-            and _strip(theirs, ROCM_TOKENS) == mine
-            and os.path.isdir(os.path.join(parent, sibling))
-        ):
+    for sibling, _, theirs in _rocm_siblings(parent or "."):
+        if theirs == mine and os.path.isdir(os.path.join(parent, sibling)):
             return f"../{sibling}/"
     return ""
