@@ -236,6 +236,14 @@ PARTS = (
     "test213",
     "test214",
     "test216",
+    "test217",
+    "test218",
+    "test219",
+    "test220",
+    "test221",
+    "test222",
+    "test223",
+    "test224",
 )
 SEVERITIES = ("warn", "error")
 
