@@ -80,6 +80,9 @@ SKIP_DIRS = frozenset(
 # data and logs": docs.wandb.ai/support/how_can_i_define_the_local_folder_where_to_save_the_wandb_files).
 _WANDB_RUN = re.compile(r"(?:offline-)?run-\d{8}_\d{6}-\w+$")
 _REQUIREMENTS = re.compile(r"(?:.*[-_.])?(?:requirements?|constraints)(?:[-_.].*)?\.(?:txt|in)$")
+# A folder of requirement files, whatever their names: requirements/, _requirements/ (where
+# `uv export` writes one file per extra), .requirements/, Requirements/, requirement_files/.
+_REQUIREMENTS_FOLDER = re.compile(r"[._]*requirements?(?:[-_]files)?", re.IGNORECASE)
 # conda's environment files, also under a prefix (`ffcv-conda.yml`, `cuda-environment.yml`)
 _CONDA = re.compile(r"(?:(?:.*[-_.])?(?:environment|conda)|env)(?:[-_.].*)?\.ya?ml$")
 _COMPOSE = re.compile(r"(?:docker-)?compose(?:[-_.].*)?\.ya?ml$")
@@ -158,7 +161,9 @@ def classify(name: str, parent: str = "") -> str | None:
         return "pyproject"
     if name == "setup.cfg":
         return "setupcfg"
-    if _REQUIREMENTS.match(name) or (parent == "requirements" and name.endswith((".txt", ".in"))):
+    if _REQUIREMENTS.match(name) or (
+        name.endswith((".txt", ".in")) and _REQUIREMENTS_FOLDER.fullmatch(parent)
+    ):
         return "requirements"
     if _COMPOSE.match(name):
         return "compose"

@@ -330,6 +330,7 @@ def scan_requirements_txt(text: str, rules: RuleSet) -> list[Hit]:
     """requirements*.txt / constraints: one requirement per logical line, pip options skipped."""
     hits = text_rule_hits(text, "requirements", rules)
     torch_index = has_torch_index(text)
+    per_package: dict[str, tuple[int, list[Hit]]] = {}
     for number, line in _logical_lines(text):
         line = re.split(r"(?:^|\s)#", line, maxsplit=1)[0].strip()
         if line.startswith("-e ") or line.startswith("--editable"):
@@ -339,8 +340,81 @@ def scan_requirements_txt(text: str, rules: RuleSet) -> list[Hit]:
         if (conda := _CONDA_EXPORT.match(line)) is not None:
             hits.extend(_conda_export_hits(conda, number, rules, torch_index))
             continue
-        hits.extend(requirement_hits(line.split(" --")[0], number, rules, torch_index=torch_index))
+        found = list(requirement_hits(line.split(" --")[0], number, rules, torch_index=torch_index))
+        if (req := parse_requirement(line.split(" --")[0])) is not None:
+            per_package[normalise_name(req.name)] = (number, found)
+        hits.extend(found)
+    if "# via" in text:
+        hits = _pulled_by_torch(hits, per_package, _via_annotations(text))
     return hits
+
+
+# pip-compile and `uv export` / `uv pip compile` annotate each pinned package with the packages
+# that pull it (`    # via torch`, or `    # via` and one `    #   name` line per parent): the
+# resolver's own record of the dependency tree (pip-tools' and uv's docs, "annotate").
+_VIA = re.compile(r"^\s+#\s+via(?:\s+(\S.*))?$")
+_VIA_MORE = re.compile(r"^\s+#\s{2,}(\S+)")
+_TORCH_BUILD = frozenset({"torch-pypi-pin", "cuda-local-version"})
+
+
+def _via_annotations(text: str) -> dict[int, set[str]]:
+    """Line of each annotated requirement -> the names of the packages that pull it."""
+    parents: dict[int, set[str]] = {}
+    current = 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        if raw and not raw[0].isspace() and not raw.startswith(("#", "-")):
+            current = number
+        elif current and (via := _VIA.match(raw)) is not None:
+            first = (via.group(1) or "").split(" (")[0].strip()
+            if first and not first.startswith("-"):
+                parents.setdefault(current, set()).add(normalise_name(first))
+            else:
+                parents.setdefault(current, set())
+        elif (
+            current in parents
+            and (more := _VIA_MORE.match(raw)) is not None
+            and not more.group(1).startswith("-")
+        ):
+            parents[current].add(normalise_name(more.group(1)))
+    return parents
+
+
+def _pulled_by_torch(
+    hits: list[Hit], packages: dict[str, tuple[int, list[Hit]]], parents: dict[int, set[str]]
+) -> list[Hit]:
+    """A package the annotations say only a CUDA torch pin pulls (directly, or through packages
+    that only it pulls: nvidia-cublas via nvidia-cudnn-cu13 via torch) goes with that pin: a
+    ROCm torch pulls none of them. Its findings keep their severity (the lock does install it)
+    and name the pin as the place to fix."""
+    roots = {
+        name: line
+        for name, (line, found) in packages.items()
+        if any(h.rule.id in _TORCH_BUILD and h.severity != "info" for h in found)
+    }
+    pulled: dict[str, int] = dict(roots)
+    changed = True
+    while changed:
+        changed = False
+        for name, (line, _) in packages.items():
+            via = parents.get(line, set())
+            if name in pulled or not via or not via <= pulled.keys():
+                continue
+            pulled[name] = pulled[next(iter(sorted(via)))]
+            changed = True
+    pin_of = {
+        line: pulled[name]
+        for name, (line, _) in packages.items()
+        if name in pulled and name not in roots
+    }
+    why = (
+        "pulled only by the CUDA torch pinned at line {}, by the file's '# via' notes: fix that pin"
+    )
+    return [
+        demoted(h, h.severity, why.format(pin_of[h.line]))
+        if h.line in pin_of and h.severity != "info"
+        else h
+        for h in hits
+    ]
 
 
 # A line of conda's export format (`conda list --export`, read back by `conda create --file`):
@@ -538,7 +612,41 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
                 found = [_already_in_base(h, base) for h in found]
         hits.extend(found)
     hits.extend(_poetry_optional_hits(data, lines, rules, torch_index))
+    hits.extend(_uv_torch_pins(data, lines, rules, torch_index=base_index or torch_index))
     return hits
+
+
+# uv's [tool.uv] override-dependencies replace, and its constraint-dependencies bound, the versions
+# that `uv lock` / `uv sync` of the project resolve (uv's settings reference); neither adds a
+# package. A pin there decides which torch build a project install gets: an exact torch pin with
+# no PyTorch wheel index named in the file resolves to PyPI's wheel, the CUDA build (a pin with an
+# index is reported at the index: torch-cuda-index). Other packages' pins only move versions of
+# what the dependencies already pull.
+_UV_VERSION_KEYS = ("override-dependencies", "constraint-dependencies")
+_TORCH_BUILD_RULES = frozenset({"torch-pypi-pin", "cuda-local-version"})
+
+
+def _uv_torch_pins(
+    data: dict[str, Any], lines: list[str], rules: RuleSet, *, torch_index: bool
+) -> list[Hit]:
+    uv = data.get("tool", {}).get("uv", {})
+    found: list[Hit] = []
+    for key in _UV_VERSION_KEYS:
+        start = _key_line(lines, key) or 0
+        for text in _strings(uv.get(key, [])):
+            req = parse_requirement(text)
+            if req is None or req.name.lower() not in _TORCH_PACKAGES:
+                continue
+            for h in requirement_hits(
+                text, _line_of(lines, text, start), rules, torch_index=torch_index
+            ):
+                if h.rule.id in _TORCH_BUILD_RULES:
+                    found.append(
+                        h
+                        if h.severity == "info"
+                        else demoted(h, h.severity, f"uv's {key}: what `uv sync` installs")
+                    )
+    return found
 
 
 def _shown_packages(hits: list[Hit]) -> dict[tuple[str, str], int]:
