@@ -141,3 +141,23 @@ def test_rocm_counterparts_of_files_and_folders(tmp_path: Path) -> None:
     assert rocm_counterpart(str(tmp_path / "ops/cuda/x.txt")) == "../rocm/x.txt"
     assert rocm_counterpart(str(tmp_path / "docker-cuda/run.sh")) == "../docker-rocm/"
     assert rocm_counterpart(str(tmp_path / "docker/Dockerfile.rocm")) == ""
+
+
+# -- DeepEP and FlashMLA: NVIDIA-only kernel libraries by their own READMEs and build files
+
+
+def test_deepep_and_flashmla_imports_are_nvidia_only_libraries(tmp_path: Path) -> None:
+    report = _scan(
+        tmp_path,
+        {
+            "engine/moe.py": "import deep_ep\n\n\ndef dispatch(x):\n    return deep_ep.Buffer(x)\n",
+            "engine/attention.py": (
+                "try:\n    from flash_mla import flash_mla_with_kvcache\n"
+                "except ImportError:\n    flash_mla_with_kvcache = None\n"
+            ),
+        },
+    )
+    assert _found(report, "nvidia-only-library") == {
+        ("engine/moe.py", 1): "error",
+        ("engine/attention.py", 2): "info",  # optional: the fallback runs where it is missing
+    }
