@@ -192,6 +192,13 @@ PARTS = (
     "test212",
     "test213",
     "test214",
+    "test217",
+    "test218",
+    "test219",
+    "test220",
+    "test222",
+    "test223",
+    "test224",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
