@@ -196,6 +196,7 @@ PARTS = (
     "test218",
     "test219",
     "test220",
+    "test221",
     "test222",
     "test223",
     "test224",
