@@ -340,8 +340,9 @@ def scan_requirements_txt(text: str, rules: RuleSet) -> list[Hit]:
         if (conda := _CONDA_EXPORT.match(line)) is not None:
             hits.extend(_conda_export_hits(conda, number, rules, torch_index))
             continue
-        found = list(requirement_hits(line.split(" --")[0], number, rules, torch_index=torch_index))
-        if (req := parse_requirement(line.split(" --")[0])) is not None:
+        spec = line.split(" --")[0]
+        found = list(requirement_hits(spec, number, rules, torch_index=torch_index))
+        if (req := parse_requirement(spec)) is not None:
             per_package[normalise_name(req.name)] = (number, found)
         hits.extend(found)
     if "# via" in text:
@@ -354,7 +355,8 @@ def scan_requirements_txt(text: str, rules: RuleSet) -> list[Hit]:
 # resolver's own record of the dependency tree (pip-tools' and uv's docs, "annotate").
 _VIA = re.compile(r"^\s+#\s+via(?:\s+(\S.*))?$")
 _VIA_MORE = re.compile(r"^\s+#\s{2,}(\S+)")
-_TORCH_BUILD = frozenset({"torch-pypi-pin", "cuda-local-version"})
+# The rules whose finding on a torch requirement says it installs a CUDA build.
+_TORCH_BUILD_RULES = frozenset({"torch-pypi-pin", "cuda-local-version"})
 
 
 def _via_annotations(text: str) -> dict[int, set[str]]:
@@ -389,7 +391,7 @@ def _pulled_by_torch(
     roots = {
         name: line
         for name, (line, found) in packages.items()
-        if any(h.rule.id in _TORCH_BUILD and h.severity != "info" for h in found)
+        if any(h.rule.id in _TORCH_BUILD_RULES and h.severity != "info" for h in found)
     }
     pulled: dict[str, int] = dict(roots)
     changed = True
@@ -623,7 +625,6 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
 # index is reported at the index: torch-cuda-index). Other packages' pins only move versions of
 # what the dependencies already pull.
 _UV_VERSION_KEYS = ("override-dependencies", "constraint-dependencies")
-_TORCH_BUILD_RULES = frozenset({"torch-pypi-pin", "cuda-local-version"})
 
 
 def _uv_torch_pins(
