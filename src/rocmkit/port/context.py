@@ -379,6 +379,12 @@ def _listdir(directory: str) -> tuple[str, ...]:
         return ()
 
 
+# "gpu" names no vendor: on the NVIDIA side it marks the default (CUDA) variant, so it is one of
+# NVIDIA_TOKENS; on the ROCm side it is taken out as well, so that amd_gpu.py pairs with
+# nvidia_gpu.py as requirements-rocm.txt pairs with requirements-gpu.txt.
+_ROCM_SIDE = ROCM_TOKENS | {"gpu"}
+
+
 @functools.lru_cache(maxsize=4096)
 def _rocm_siblings(directory: str) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
     """The entries of a folder whose names hold a ROCm token, each with its extension and its
@@ -388,7 +394,7 @@ def _rocm_siblings(directory: str) -> tuple[tuple[str, str, tuple[str, ...]], ..
     for sibling in _listdir(directory):
         tokens = _tokens(sibling)
         if any(t in ROCM_TOKENS for t in tokens):
-            found.append((sibling, os.path.splitext(sibling)[1], _strip(tokens, ROCM_TOKENS)))
+            found.append((sibling, os.path.splitext(sibling)[1], _strip(tokens, _ROCM_SIDE)))
     return tuple(found)
 
 

@@ -80,7 +80,9 @@ def cuda_image(ref: str) -> str | None:
     if "{" in ref or "$" in ref.split(":", 1)[0] or "rocm" in ref.lower():
         return None  # a template's variable names no image; a ROCm build is not a finding
     if ref.startswith("nvcr.io/nvidia/"):
-        return "an NVIDIA NGC image (nvcr.io/nvidia)"
+        # NGC's base/ubuntu is NVIDIA's plain Ubuntu image: no CUDA in it.
+        base = ref.startswith("nvcr.io/nvidia/base/")
+        return None if base else "an NVIDIA NGC image (nvcr.io/nvidia)"
     match = _IMAGE_REF.match(ref)
     if match is None:
         return None

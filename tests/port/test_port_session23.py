@@ -1,0 +1,108 @@
+"""Issue 26, session twenty-three: each change, with a case where the finding must appear and one
+where it must not, on small synthetic trees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from port_helpers import scan_files as _scan
+from port_helpers import severities as _found
+
+from rocmkit.port.rules import load_rules
+from rocmkit.port.vendor_images import cuda_image
+
+# -- NVIDIA's CUDA library wheels by their names, not every nvidia-* package on PyPI
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "nvidia-cublas-cu12",
+        "nvidia_cudnn_cu12",  # PEP 503: the same distribution
+        "nvidia-cublas",  # CUDA 13's unsuffixed wheels
+        "nvidia-cuda-runtime",
+        "nvidia-nccl-cu13",
+        "nvidia-nvjitlink",
+        "nvidia-cudss-cu12",
+        "nvidia-libnvcomp-cu13",
+        "nvidia-mathdx",
+        "nvidia-cudnn-frontend",
+        "nvidia-cusparselt-cu12",
+        "nvidia-cuest-cu12",  # any wheel built for one CUDA major
+    ],
+)
+def test_cuda_library_wheels_are_nvidia_wheels(name: str) -> None:
+    rule = load_rules().package_rule(name)
+    assert rule is not None and rule.id == "nvidia-wheels"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "nvidia-sphinx-theme",  # documentation
+        "nvidia-riva-client",  # a gRPC client
+        "nvidia-pyindex",  # adds NVIDIA's index to pip's configuration
+        "nvidia-nat",  # the NeMo Agent Toolkit
+        "nvidia-lm-eval",  # an evaluation harness
+        "nvidia-physicsnemo",
+    ],
+)
+def test_other_nvidia_packages_are_not_cuda_library_wheels(name: str) -> None:
+    rule = load_rules().package_rule(name)
+    assert rule is None or rule.id != "nvidia-wheels"
+
+
+def test_a_docs_requirement_on_nvidias_sphinx_theme_is_not_a_finding(tmp_path: Path) -> None:
+    files = {
+        "docs/requirements.txt": "sphinx>=7\nnvidia-sphinx-theme\n",
+        "requirements.txt": "torch\nnvidia-cublas-cu12==12.8.4.1\n",
+    }
+    report = _scan(tmp_path, files)
+    assert _found(report, "nvidia-wheels") == {("requirements.txt", 2): "warn"}
+
+
+# -- NGC's plain Ubuntu base image is not a CUDA image
+
+
+def test_ngc_base_ubuntu_is_not_a_cuda_image(tmp_path: Path) -> None:
+    assert cuda_image("nvcr.io/nvidia/base/ubuntu:noble-20260217") is None
+    assert cuda_image("nvcr.io/nvidia/pytorch:25.01-py3") is not None
+    files = {
+        "docker/Dockerfile.base": "FROM nvcr.io/nvidia/base/ubuntu:noble-20260217\nRUN true\n",
+        "docker/Dockerfile": "FROM nvcr.io/nvidia/pytorch:25.01-py3\nRUN true\n",
+        "run.sh": "docker run nvcr.io/nvidia/base/ubuntu:noble true\n"
+        "docker run nvcr.io/nvidia/cuda:12.8.0-base-ubuntu24.04 nvidia-smi\n",
+    }
+    report = _scan(tmp_path, files)
+    assert _found(report, "cuda-base-image") == {("docker/Dockerfile", 1): "error"}
+    assert set(_found(report, "cuda-image")) == {("run.sh", 2)}
+
+
+# -- amd_gpu.py is the ROCm counterpart of nvidia_gpu.py
+
+_NVIDIA_MANAGER = """import pynvml
+
+
+def gpu_model(index):
+    pynvml.nvmlInit()
+    handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+    return pynvml.nvmlDeviceGetName(handle)
+"""
+
+
+@pytest.mark.parametrize("amd_side", [True, False])
+def test_a_vendor_manager_beside_its_amd_twin_is_the_nvidia_variant(
+    tmp_path: Path, amd_side: bool
+) -> None:
+    files = {"pkg/accelerators/nvidia_gpu.py": _NVIDIA_MANAGER}
+    if amd_side:
+        files["pkg/accelerators/amd_gpu.py"] = "import amdsmi\n\n\ndef gpu_model(index):\n    ...\n"
+    report = _scan(tmp_path, files)
+    severities = set(_found(report, "nvml").values())
+    if amd_side:  # the NVIDIA half of a vendor pair: reported at info, with the twin named
+        assert severities == {"info"}
+        note = next(f.note for f in report.findings if f.rule_id == "nvml")
+        assert "amd_gpu.py" in note
+    else:
+        assert "warn" in severities
