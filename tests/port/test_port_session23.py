@@ -106,3 +106,43 @@ def test_a_vendor_manager_beside_its_amd_twin_is_the_nvidia_variant(
         assert "amd_gpu.py" in note
     else:
         assert "warn" in severities
+
+
+# -- CUDA images named in a tool's TOML configuration
+
+_CONTAINERS = """# Deployment containers for Slurm (Pyxis/Enroot)
+[defaults]
+registry = "nvcr.io/nvidia/nemo-evaluator"  # a prefix the tool completes: no tag
+tag = "latest"
+
+[deployment]
+vllm = "vllm/vllm-openai:latest"
+sglang = 'lmsysorg/sglang:v0.5.3-cu126'
+base = "{registry}:{tag}"
+"""
+
+
+def test_cuda_images_in_a_toml_config_are_cuda_image_findings(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"tool/resources/containers.toml": _CONTAINERS})
+    assert _found(report, "cuda-image") == {
+        ("tool/resources/containers.toml", 7): "error",
+        ("tool/resources/containers.toml", 8): "error",
+    }
+
+
+def test_a_toml_config_that_also_names_a_rocm_image_is_the_nvidia_variant(tmp_path: Path) -> None:
+    text = (
+        _CONTAINERS
+        + 'vllm_rocm = "rocm/vllm:latest"\nsglang_amd = "lmsysorg/sglang:v0.5.3-rocm630"\n'
+    )
+    report = _scan(tmp_path, {"containers.toml": text})
+    assert set(_found(report, "cuda-image").values()) == {"info"}
+
+
+def test_toml_files_without_image_references_are_not_image_findings(tmp_path: Path) -> None:
+    files = {
+        # a comment and a bare repository name are not images the tool runs
+        "config.toml": '# built on vllm/vllm-openai:latest\nrepo = "vllm/vllm-openai"\n',
+        "docs.toml": 'url = "https://github.com/pytorch/pytorch/issues/1"\n',
+    }
+    assert _found(_scan(tmp_path, files), "cuda-image") == {}

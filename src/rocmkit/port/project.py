@@ -35,6 +35,7 @@ from rocmkit.port import (
     readme_install,
     rust_ort,
     setup_static,
+    toml_images,
     uv_lock,
 )
 from rocmkit.port.amd_management import AmdManagement
@@ -237,6 +238,8 @@ def iter_files(
                 kind = _cpp_ort_kind(os.path.join(directory, name))
             if kind is None and name == cargo_crates.FILE_NAME:
                 kind = _cargo_kind(os.path.join(directory, name))
+            elif kind is None and name.endswith(toml_images.SUFFIX):
+                kind = _toml_kind(os.path.join(directory, name))
             if kind is not None and not _excluded(prefix + name, exclude):
                 yield os.path.join(directory, name), prefix + name, kind
 
@@ -265,6 +268,11 @@ def _cargo_kind(path: str) -> str | None:
     """'cargo' for a Cargo.toml that names CUDA or flash-attention (a byte test)."""
     head = read_head(path, 1 << 20).lower()
     return cargo_crates.KIND if any(word in head for word in cargo_crates.BYTES) else None
+
+
+def _toml_kind(path: str) -> str | None:
+    """'toml-config' for a TOML file no other scanner reads that names a CUDA image repository."""
+    return toml_images.KIND if toml_images.names_an_image(read_head(path, 1 << 20)) else None
 
 
 def _manifest_kind(path: str, rel: str) -> str | None:
@@ -590,6 +598,7 @@ _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     rust_ort.KIND: rust_ort.scan_rust,
     rust_ort.CPP_KIND: rust_ort.scan_cpp,
     cargo_crates.KIND: cargo_crates.scan_cargo,
+    toml_images.KIND: toml_images.scan_toml_images,
     k8s_resources.CI_KIND: k8s_resources.resource_requests,
     k8s_resources.TEMPLATE_KIND: k8s_resources.resource_requests,
     "cmake": scan_cmake,
