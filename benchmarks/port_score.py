@@ -70,6 +70,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "rocm-arch-list": {"gencode-flags"},  # a target list without gfx942/gfx950
     "nvml": _GPU_QUERY | {"cuda-only-package"},  # its packages (pynvml, nvidia-ml-py) too
     "nvidia-wheels": _CODE,
+    "nvidia-library-import": _CODE,
     "cuda-build-package": _CODE,
     "cuda-local-version": {"torch-cuda-pin"} | _CODE,
     "pycuda": _CODE,

@@ -146,3 +146,43 @@ def test_toml_files_without_image_references_are_not_image_findings(tmp_path: Pa
         "docs.toml": 'url = "https://github.com/pytorch/pytorch/issues/1"\n',
     }
     assert _found(_scan(tmp_path, files), "cuda-image") == {}
+
+
+# -- the nvidia namespace package of NVIDIA's CUDA library wheels
+
+_PRELOAD = """import importlib
+
+_lib = importlib.import_module("nvidia.libnvcomp").load_library()
+
+
+def compressor():
+    try:
+        from nvidia import nvcomp
+    except ImportError as error:
+        raise ImportError("nvcomp compression needs nvidia-nvcomp") from error
+    return nvcomp
+
+
+def preload():
+    try:
+        import nvidia.cudnn
+    except ImportError:
+        return None  # optional: cuDNN from the system
+    return nvidia.cudnn.__file__
+"""
+
+
+def test_imports_of_nvidias_cuda_library_modules(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"pkg/codec.py": _PRELOAD})
+    assert _found(report, "nvidia-library-import") == {
+        ("pkg/codec.py", 3): "error",  # a method called on import_module's result still imports it
+        ("pkg/codec.py", 8): "error",  # the except clause raises: not optional
+        ("pkg/codec.py", 16): "info",  # optional: the program goes on without it
+    }
+
+
+def test_nvidias_other_namespace_modules_are_not_cuda_library_imports(tmp_path: Path) -> None:
+    text = "import nvidia.dali.fn as fn\nfrom nvidia import modelopt_helpers\nimport nvidia_smi\n"
+    report = _scan(tmp_path, {"loader.py": text})
+    assert _found(report, "nvidia-library-import") == {}
+    assert ("loader.py", 1) in _found(report, "nvidia-media-library")  # DALI keeps its own rule

@@ -3541,10 +3541,20 @@ def _falls_back_to_amd_tool(node: ast.Try) -> bool:
 
 def _imported_by_call(statement: ast.AST) -> str:
     """The module a statement imports through importlib.import_module("m") (an absolute name,
-    given as a constant; the call's result or an attribute of it assigned or discarded), or ''."""
+    given as a constant; the call's result, an attribute of it or a method called on it, such as
+    `import_module("m").load_library()`, assigned or discarded), or ''."""
     value = getattr(statement, "value", None) if isinstance(statement, _CALL_STATEMENTS) else None
-    while isinstance(value, ast.Attribute):
-        value = value.value
+    while True:
+        if isinstance(value, ast.Attribute):
+            value = value.value
+        elif (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr != "import_module"
+        ):
+            value = value.func.value  # a method of what the call returned
+        else:
+            break
     if not isinstance(value, ast.Call) or not value.args or value.keywords:
         return ""
     func = value.func
