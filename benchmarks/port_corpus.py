@@ -244,6 +244,12 @@ PARTS = (
     "test222",
     "test223",
     "test224",
+    "test225",
+    "test227",
+    "test228",
+    "test230",
+    "test231",
+    "test232",
 )
 SEVERITIES = ("warn", "error")
 
