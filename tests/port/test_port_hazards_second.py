@@ -200,6 +200,7 @@ PARTS = (
     "test222",
     "test223",
     "test224",
+    "test230",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
