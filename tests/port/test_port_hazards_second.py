@@ -201,6 +201,7 @@ PARTS = (
     "test223",
     "test224",
     "test230",
+    "test231",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
