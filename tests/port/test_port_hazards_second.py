@@ -202,6 +202,7 @@ PARTS = (
     "test224",
     "test230",
     "test231",
+    "test232",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
