@@ -200,6 +200,7 @@ PARTS = (
     "test222",
     "test223",
     "test224",
+    "test225",
     "test227",
     "test230",
     "test231",
