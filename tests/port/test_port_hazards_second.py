@@ -202,6 +202,7 @@ PARTS = (
     "test224",
     "test225",
     "test227",
+    "test228",
     "test230",
     "test231",
     "test232",
