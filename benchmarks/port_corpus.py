@@ -245,11 +245,14 @@ PARTS = (
     "test223",
     "test224",
     "test225",
+    "test226",
     "test227",
     "test228",
     "test230",
     "test231",
     "test232",
+    "test233",
+    "test234",
 )
 SEVERITIES = ("warn", "error")
 

@@ -44,7 +44,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test232
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test234
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -274,11 +274,14 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test223", 21),
         ("test224", 33),
         ("test225", 3),
+        ("test226", 11),
         ("test227", 8),
         ("test228", 1),
         ("test230", 4),
         ("test231", 7),
         ("test232", 7),
+        ("test233", 7),
+        ("test234", 4),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
