@@ -248,11 +248,13 @@ PARTS = (
     "test226",
     "test227",
     "test228",
+    "test229",
     "test230",
     "test231",
     "test232",
     "test233",
     "test234",
+    "test235",
 )
 SEVERITIES = ("warn", "error")
 
