@@ -201,11 +201,14 @@ PARTS = (
     "test223",
     "test224",
     "test225",
+    "test226",
     "test227",
     "test228",
     "test230",
     "test231",
     "test232",
+    "test233",
+    "test234",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
