@@ -204,11 +204,13 @@ PARTS = (
     "test226",
     "test227",
     "test228",
+    "test229",
     "test230",
     "test231",
     "test232",
     "test233",
     "test234",
+    "test235",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
