@@ -186,3 +186,34 @@ def test_nvidias_other_namespace_modules_are_not_cuda_library_imports(tmp_path: 
     report = _scan(tmp_path, {"loader.py": text})
     assert _found(report, "nvidia-library-import") == {}
     assert ("loader.py", 1) in _found(report, "nvidia-media-library")  # DALI keeps its own rule
+
+
+# -- imports only a static type checker sees
+
+_TYPED = """from typing import TYPE_CHECKING
+import typing
+
+if TYPE_CHECKING:
+    from nvidia.dali.plugin.pytorch import DALIGenericIterator
+else:
+    import pycuda.autoinit
+
+if typing.TYPE_CHECKING:
+    import tensorrt
+
+
+def loader():
+    from nvidia.dali.plugin.pytorch import DALIGenericIterator
+
+    return DALIGenericIterator
+"""
+
+
+def test_imports_under_type_checking_are_never_run(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"pkg/loader.py": _TYPED})
+    assert _found(report, "nvidia-media-library") == {
+        ("pkg/loader.py", 5): "info",  # typing.TYPE_CHECKING is False at run time
+        ("pkg/loader.py", 14): "error",  # the import the program runs
+    }
+    assert _found(report, "tensorrt") == {("pkg/loader.py", 10): "info"}
+    assert _found(report, "pycuda") == {("pkg/loader.py", 7): "error"}  # the branch that runs

@@ -430,7 +430,43 @@ def scan_python(
             hits = _windows_only_flags(whole, hits)
     if any(h.rule.check == "nvcc-flags" and h.severity != "info" for h in hits):
         hits = hits + _returned_flag_places(whole, hits)
+    if "TYPE_CHECKING" in text and any(h.severity != "info" for h in hits):
+        hits = _type_checking_only(whole, hits)
     return hits, parsed
+
+
+_TYPE_CHECKING_NOTE = "  (under `if TYPE_CHECKING:`, which is False at run time: never run)"
+
+
+def _type_checking_only(whole: whole_tree.Whole, hits: list[Hit]) -> list[Hit]:
+    """Findings in the body of `if TYPE_CHECKING:` (`typing.TYPE_CHECKING`) are info: the
+    constant is False at run time and True only for static type checkers (typing's
+    documentation, PEP 484), so an import there is never executed on any machine; the `else:`
+    branch is what runs."""
+    try:
+        tree = whole.tree()
+    except (SyntaxError, ValueError):
+        return hits
+    bodies = [
+        (node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno)
+        for node in whole_tree.walk(tree)
+        if isinstance(node, ast.If) and _is_type_checking(node.test)
+    ]
+    if not bodies:
+        return hits
+    out = []
+    for h in hits:
+        if h.severity != "info" and any(first <= h.line <= last for first, last in bodies):
+            h = Hit(h.line, h.column, h.rule, (h.evidence + _TYPE_CHECKING_NOTE)[:200], "info")
+        out.append(h)
+    return out
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    """`TYPE_CHECKING` or `<module>.TYPE_CHECKING` (typing, typing_extensions)."""
+    if isinstance(test, ast.Name):
+        return test.id == "TYPE_CHECKING"
+    return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
 
 
 def _returned_flag_places(whole: whole_tree.Whole, hits: list[Hit]) -> list[Hit]:
