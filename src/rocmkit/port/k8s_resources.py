@@ -27,7 +27,7 @@ import re
 
 from rocmkit.port.container_gpus import AMD_RESOURCE
 from rocmkit.port.findings import Hit, hit
-from rocmkit.port.rules import RuleSet, Severity
+from rocmkit.port.rules import Rule, RuleSet, Severity
 from rocmkit.port.vendor_images import cuda_image
 
 NVIDIA_BYTES = b"nvidia.com/"
@@ -100,20 +100,31 @@ def cuda_images(text: str, rules: RuleSet) -> list[Hit]:
     rule = rules.by_id.get(_IMAGE_RULE)
     if rule is None or "image" not in text:
         return []
-    found = []
     rocm_beside = "rocm" in text.lower() and any(
         "rocm" in m.group(1).lower() for m in _IMAGE_KEY.finditer(text)
     )
-    for match in _IMAGE_KEY.finditer(text):
-        why = cuda_image(match.group(1))
+    places = [(m.start(), m.group(0).strip(), m.group(1)) for m in _IMAGE_KEY.finditer(text)]
+    return image_hits(text, rule, places, rocm_beside)
+
+
+def image_hits(
+    text: str, rule: Rule, places: list[tuple[int, str, str]], rocm_beside: bool
+) -> list[Hit]:
+    """A finding for each (offset in text, evidence, image reference) whose reference is a
+    CUDA-only image (vendor_images.cuda_image): the rule's severity, info where the file also
+    names a ROCm image (the NVIDIA variant beside the AMD one). Shared by the YAML and the
+    TOML readers (toml_images)."""
+    found = []
+    for offset, evidence, ref in places:
+        why = cuda_image(ref)
         if why is None:
             continue
-        line = text.count("\n", 0, match.start()) + 1
+        line = text.count("\n", 0, offset) + 1
         if rocm_beside:
-            evidence = f"{match.group(0).strip()}  ({why}; the file also names a ROCm image)"
-            found.append(hit(line, 0, rule, evidence, "info"))
+            note = f"{evidence}  ({why}; the file also names a ROCm image)"
+            found.append(hit(line, 0, rule, note, "info"))
         else:
-            found.append(hit(line, 0, rule, f"{match.group(0).strip()}  ({why})"))
+            found.append(hit(line, 0, rule, f"{evidence}  ({why})"))
     return found
 
 

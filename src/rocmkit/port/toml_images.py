@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import re
 
-from rocmkit.port.findings import Hit, hit
-from rocmkit.port.k8s_resources import IMAGE_BYTES
+from rocmkit.port.findings import Hit
+from rocmkit.port.k8s_resources import IMAGE_BYTES, image_hits
 from rocmkit.port.rules import RuleSet
-from rocmkit.port.vendor_images import cuda_image
 
 KIND = "toml-config"
 SUFFIX = ".toml"
@@ -55,16 +54,5 @@ def scan_toml_images(text: str, rules: RuleSet) -> list[Hit]:
         if _is_reference(value):
             values.append((match, value))
     rocm_beside = any("rocm" in value.lower() for _, value in values)
-    found = []
-    for match, value in values:
-        why = cuda_image(value)
-        if why is None:
-            continue
-        line = text.count("\n", 0, match.start()) + 1
-        evidence = f"{match.group(1).strip()} = {value!r}"
-        if rocm_beside:
-            note = f"{evidence}  ({why}; the file also names a ROCm image)"
-            found.append(hit(line, 0, rule, note, "info"))
-        else:
-            found.append(hit(line, 0, rule, f"{evidence}  ({why})"))
-    return found
+    places = [(m.start(), f"{m.group(1).strip()} = {value!r}", value) for m, value in values]
+    return image_hits(text, rule, places, rocm_beside)
