@@ -435,31 +435,13 @@ def scan_python(
     return hits, parsed
 
 
-_TYPE_CHECKING_NOTE = "  (under `if TYPE_CHECKING:`, which is False at run time: never run)"
-
-
 def _type_checking_only(whole: whole_tree.Whole, hits: list[Hit]) -> list[Hit]:
     """Findings in the body of `if TYPE_CHECKING:` (`typing.TYPE_CHECKING`) are info: the
     constant is False at run time and True only for static type checkers (typing's
     documentation, PEP 484), so an import there is never executed on any machine; the `else:`
     branch is what runs."""
-    try:
-        tree = whole.tree()
-    except (SyntaxError, ValueError):
-        return hits
-    bodies = [
-        (node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno)
-        for node in whole_tree.walk(tree)
-        if isinstance(node, ast.If) and _is_type_checking(node.test)
-    ]
-    if not bodies:
-        return hits
-    out = []
-    for h in hits:
-        if h.severity != "info" and any(first <= h.line <= last for first, last in bodies):
-            h = Hit(h.line, h.column, h.rule, (h.evidence + _TYPE_CHECKING_NOTE)[:200], "info")
-        out.append(h)
-    return out
+    why = "under `if TYPE_CHECKING:`, which is False at run time: never run"
+    return _info_in_if_bodies(whole, hits, _is_type_checking, why)
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -1084,26 +1066,43 @@ def _flags_behind_closed_gates(whole: whole_tree.Whole, hits: list[Hit]) -> list
 def _windows_only_flags(whole: whole_tree.Whole, hits: list[Hit]) -> list[Hit]:
     """nvcc-only flags added in the body of an `if` that tests for Windows (`if os.name ==
     'nt':`): a ROCm build runs on Linux and never adds them, so they are info."""
+    return _info_in_if_bodies(
+        whole,
+        hits,
+        lambda test: bool(_WINDOWS_TEST.search(ast.unparse(test))),
+        "added only on Windows: a ROCm build runs on Linux",
+        lambda h: h.rule.check == "nvcc-flags",
+    )
+
+
+def _info_in_if_bodies(
+    whole: whole_tree.Whole,
+    hits: list[Hit],
+    test: Callable[[ast.expr], bool],
+    why: str,
+    applies: Callable[[Hit], bool] = lambda h: True,
+) -> list[Hit]:
+    """The hits `applies` accepts that stand in the body of an `if` whose test `test` accepts
+    (a branch no ROCm machine runs), demoted to info with `why`; the others as they are."""
     try:
         tree = whole.tree()
     except (SyntaxError, ValueError):
         return hits
     bodies = [
-        (node.body[0].lineno, node.body[-1].end_lineno or node.lineno)
+        (node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno)
         for node in whole_tree.walk(tree)
-        if isinstance(node, ast.If) and _WINDOWS_TEST.search(ast.unparse(node.test))
+        if isinstance(node, ast.If) and test(node.test)
     ]
-    out = []
-    for h in hits:
-        if (
-            h.rule.check == "nvcc-flags"
-            and h.severity != "info"
-            and any(first <= h.line <= last for first, last in bodies)
-        ):
-            why = "  (added only on Windows: a ROCm build runs on Linux)"
-            h = Hit(h.line, h.column, h.rule, (h.evidence + why)[:160], "info")
-        out.append(h)
-    return out
+    if not bodies:
+        return hits
+    return [
+        demoted(h, "info", why)
+        if h.severity != "info"
+        and applies(h)
+        and any(first <= h.line <= last for first, last in bodies)
+        else h
+        for h in hits
+    ]
 
 
 def _build_module(whole: whole_tree.Whole) -> build_flags._Module:
