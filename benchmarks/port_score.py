@@ -129,6 +129,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "cmake-cuda-only": {"cmake-no-hip"},
     "torch-pypi-pin": {"torch-cuda-pin"},
     "uv-lock-cuda-torch": {"torch-cuda-pin"},
+    "pixi-lock-cuda-torch": {"torch-cuda-pin"},
     # session sixteen: a pixi environment that needs CUDA
     "pixi-cuda": {"cuda-only-package", "torch-cuda-pin"},
     "cuda-python": _CODE,

@@ -31,6 +31,7 @@ from rocmkit.port import (
     installer,
     k8s_resources,
     pixi,
+    pixi_lock,
     pkg_info,
     readme_install,
     rust_ort,
@@ -184,6 +185,8 @@ def classify(name: str, parent: str = "") -> str | None:
         return uv_lock.KIND
     if name in pixi.FILE_NAMES:
         return pixi.KIND
+    if name in pixi_lock.FILE_NAMES:
+        return pixi_lock.KIND
     if name.endswith(_CUDA_SUFFIXES):
         return "cuda"
     if name.endswith(_HEADER_SUFFIXES):
@@ -605,6 +608,7 @@ _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "rust-build": build_scripts.scan_rust_build,
     uv_lock.KIND: uv_lock.scan_uv_lock,
     pixi.KIND: pixi.scan_pixi_toml,
+    pixi_lock.KIND: pixi_lock.scan_pixi_lock,
     devcontainer.KIND: devcontainer.scan_devcontainer,
     egg_requires.KIND: egg_requires.scan_requires_txt,
     pkg_info.KIND: pkg_info.scan_pkg_info,

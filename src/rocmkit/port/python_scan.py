@@ -1873,6 +1873,7 @@ class _Visitor:
         self.gate_children: set[int] = set()  # children a handler put behind a switch
         self.tested: set[int] = set()  # torch.version.cuda nodes used as a truth value
         self.rejects: set[int] = set()  # ... in `if torch.version.cuda is None: raise`
+        self.rejects_version: set[int] = set()  # ... in `if torch.version.cuda != "12.8": raise`
         self.optional: set[int] = set()  # imports inside try/except ImportError
         self.found_by_spec: set[int] = set()  # ... or under `if find_spec("m"):`
         # Names read from the environment (found in the text: a piece of the file may be parsed
@@ -2150,9 +2151,12 @@ class _Visitor:
                 self.found_by_spec.update(guarded)
         # `if torch.version.cuda is None: raise ...` / `if not torch.version.cuda: sys.exit()`
         # refuses every ROCm build: a hazard, unlike the same test choosing a branch.
-        attribute = _none_test_of_version_cuda(node.test)
+        # So does `if torch.version.cuda != "12.8": raise` (None differs from every version).
+        attribute = _rejecting_version_cuda(node.test)
         if attribute is not None and node.body and whole_tree.exits(node.body[-1]):
             self.rejects.add(id(attribute))
+            if _none_test_of_version_cuda(node.test) is None:
+                self.rejects_version.add(id(attribute))
         if self.reads_capability and any(
             self._chip_specific_import(n) for s in node.body for n in pieces.statement_nodes(s)
         ):
@@ -2607,7 +2611,10 @@ class _Visitor:
             # `torch.version.cuda = "11.7"` (an XPU shim making torch look like CUDA) or a `del`:
             # writes the attribute; what breaks on ROCm is reading it, where it is None.
             return
-        if id(node) in self.rejects:
+        if id(node) in self.rejects_version:
+            why = "torch.version.cuda (None on ROCm) is not the version asked for -> exit: rejects ROCm"
+            self.add(node, "torch-version-cuda", why)
+        elif id(node) in self.rejects:
             self.add(node, "torch-version-cuda", "torch.version.cuda is None -> exit: rejects ROCm")
         elif id(node) in self.recorded:
             self.add_at(
@@ -3317,6 +3324,35 @@ def _version_cuda_in(value: ast.AST | None) -> ast.Attribute | None:
 def _none_test_of_version_cuda(test: ast.AST) -> ast.Attribute | None:
     """The torch.version.cuda of `torch.version.cuda is None` / `not torch.version.cuda`."""
     return _none_test_of_version(test, "cuda")
+
+
+def _rejecting_version_cuda(test: ast.AST) -> ast.Attribute | None:
+    """The torch.version.cuda of a test that is True on every ROCm build, where it is None:
+    `torch.version.cuda is None`, `not torch.version.cuda`, `torch.version.cuda != "12.8"`,
+    `torch.version.cuda not in ("12.1", "12.4")`, or any of them as one operand of an `or`."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return next(filter(None, map(_rejecting_version_cuda, test.values)), None)
+    if (found := _none_test_of_version_cuda(test)) is not None:
+        return found
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, right = test.left, test.comparators[0]
+    if isinstance(test.ops[0], ast.NotEq):
+        sides = [(left, right), (right, left)]
+    elif isinstance(test.ops[0], ast.NotIn):
+        sides = [(left, right)] if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else []
+    else:
+        return None
+    for attribute, other in sides:
+        values = other.elts if isinstance(other, (ast.Tuple, ast.List, ast.Set)) else [other]
+        if (
+            (found := _version_cuda_in(attribute)) is attribute
+            and values
+            # a version string: `!= None` would not be True on ROCm
+            and all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in values)
+        ):
+            return found
+    return None
 
 
 def _none_test_of_version(test: ast.AST, vendor: str) -> ast.Attribute | None:

@@ -1326,6 +1326,11 @@ _CPU_MUTEX = re.compile(r"(?m)^\s*-\s*(?:pytorch::)?(?:cpuonly\b|pytorch-mutex=[
 
 
 def conda_item_hits(item: str, line: int, rules: RuleSet) -> Iterator[Hit]:
+    """A conda dependency (`numba-cuda>=0.24`, `conda-forge::cupy`): the conda rules, else the
+    rules of the PyPI package of that name. conda-forge names a Python package as PyPI does,
+    lower-cased with `-` for `_` (the default of grayskull's PyPI-to-conda mapping, which
+    conda-forge recipes are generated with), so the generated table of CUDA-only PyPI packages
+    judges it too; not its `-gpu` builds, whose names are PyPI's wheel variants."""
     channel, _, spec = item.rpartition("::")
     name = re.split(r"[=<>!\s\[]", spec, maxsplit=1)[0]
     for candidate in filter(None, (name, channel)):
@@ -1336,3 +1341,9 @@ def conda_item_hits(item: str, line: int, rules: RuleSet) -> Iterator[Hit]:
     rule = rules.package_rule(name)
     if rule is not None:
         yield hit(line, 0, rule, item)
+    elif (package := cuda_packages.table().get(normalise_name(name))) is not None and (
+        package.kind != "gpu-build"
+    ):
+        listed = cuda_packages.table_hit(name, item, line, rules)
+        if listed is not None:
+            yield listed

@@ -30,9 +30,9 @@ RULE = "uv-lock-cuda-torch"
 _TORCH = re.compile(r'^\[\[package\]\][ \t]*(?:#[^\n]*)?\nname = "torch"\n', re.M)
 _NEXT = re.compile(r"^\[\[package\]\]", re.M)
 # NVIDIA's runtime wheels as PyPI's torch names them (nvidia-cudnn-cu12, cuda-toolkit, ...).
-_NVIDIA_DEPENDENCY = re.compile(r"^(?:nvidia-[\w-]+|cuda-toolkit|cuda-bindings)$")
+NVIDIA_DEPENDENCY = re.compile(r"^(?:nvidia-[\w-]+|cuda-toolkit|cuda-bindings)$")
 _CUDA_INDEX = re.compile(r"download\.pytorch\.org/whl/(?:nightly/|test/)?cu\d+")
-_ROCM = re.compile(r"/whl/(?:nightly/|test/)?rocm|\+rocm")
+ROCM = re.compile(r"/whl/(?:nightly/|test/)?rocm|\+rocm")
 # A marker that keeps a dependency off Linux: only another platform named, Linux nowhere.
 _OTHER_PLATFORM = re.compile(
     r"(?:sys_platform|platform_system)\s*==\s*'(?:win32|darwin|Windows|Darwin)'"
@@ -56,7 +56,7 @@ def scan_uv_lock(text: str, rules: RuleSet) -> list[Hit]:
         version = str(package.get("version", ""))
         source = package.get("source", {})
         registry = str(source.get("registry", "")) if isinstance(source, dict) else ""
-        if _ROCM.search(registry) or _ROCM.search(version):
+        if ROCM.search(registry) or ROCM.search(version):
             rocm = True
             continue
         why = _cuda_record(package, registry)
@@ -87,13 +87,13 @@ def _cuda_record(package: dict[str, object], registry: str) -> str:
             continue
         name = str(dependency.get("name", ""))
         marker = str(dependency.get("marker", ""))
-        if _NVIDIA_DEPENDENCY.match(name) and _applies_on_linux(marker):
+        if NVIDIA_DEPENDENCY.match(name) and applies_on_linux(marker):
             where = registry or "its source"
             return f"from {where}, locked with {name} for Linux: the CUDA build"
     return ""
 
 
-def _applies_on_linux(marker: str) -> bool:
+def applies_on_linux(marker: str) -> bool:
     """Whether a dependency's marker can hold on Linux (an absent marker always does)."""
     if "linux" in marker.lower():
         return "!= 'linux'" not in marker

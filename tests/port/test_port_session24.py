@@ -1,0 +1,130 @@
+"""Issue 26, session twenty-four: each change, with a case where the finding must appear and one
+where it must not, on small synthetic trees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from port_helpers import scan_files as _scan
+from port_helpers import severities as _found
+
+# -- a test of torch.version.cuda against a version that exits: True on every ROCm build
+
+
+def test_a_cuda_version_requirement_that_raises_rejects_rocm(tmp_path: Path) -> None:
+    code = (
+        "import sys\nimport torch\n\n"
+        "def check(adapter):\n"
+        "    if (\n"
+        "        sys.version_info[:2] != (3, 12)\n"
+        '        or torch.version.cuda != "12.8"\n'  # line 7
+        "    ):\n"
+        '        raise RuntimeError("needs CUDA 12.8")\n'
+        "\ndef main():\n"
+        '    if torch.version.cuda not in ("12.1", "12.4"):\n'  # line 12
+        '        sys.exit("unsupported CUDA")\n'
+    )
+    found = _found(_scan(tmp_path, {"check.py": code}), "torch-version-cuda")
+    assert found.get(("check.py", 7)) in ("warn", "error")
+    assert found.get(("check.py", 12)) in ("warn", "error")
+
+
+def test_a_cuda_version_test_that_only_chooses_a_branch_is_info(tmp_path: Path) -> None:
+    code = (
+        "import torch\n\n"
+        "def pick(flag):\n"
+        '    if torch.version.cuda != "12.1":\n'  # line 4: prints, does not exit
+        '        print("new kernels")\n'
+        '    if flag and torch.version.cuda != "12.1":\n'  # line 6: only where flag holds
+        "        raise SystemExit(1)\n"
+        "    if torch.version.cuda != None:\n"  # line 8: False on ROCm
+        "        raise SystemExit(1)\n"
+    )
+    found = _found(_scan(tmp_path, {"check.py": code}), "torch-version-cuda")
+    assert all(found.get(("check.py", n), "info") == "info" for n in (4, 6, 8)), found
+
+
+# -- conda dependencies: NVIDIA's CUDA conda packages; PyPI's CUDA-only packages by their name
+
+
+def test_nvidias_cuda_conda_packages_are_conda_cuda(tmp_path: Path) -> None:
+    env = (
+        "name: dev\nchannels:\n  - conda-forge\ndependencies:\n"
+        "  - python=3.11\n"
+        "  - cuda-cudart\n"  # line 6
+        "  - libcublas>=12\n"  # line 7
+        "  - cudatoolkit-dev\n"  # line 8
+        "  - cuda-version=12.4\n"  # line 9: a constraint, installs nothing
+        "  - cuda-cccl\n"  # line 10: headers
+    )
+    script = "#!/bin/sh\nconda install -y -c conda-forge cudatoolkit-dev\n"
+    report = _scan(tmp_path, {"environment.yml": env, "conda.sh": script})
+    found = _found(report, "conda-cuda")
+    assert {found.get(("environment.yml", n)) for n in (6, 7, 8)} == {"error"}
+    assert found.get(("conda.sh", 2)) == "error"
+    assert ("environment.yml", 9) not in found and ("environment.yml", 10) not in found
+
+
+def test_a_conda_dependency_named_like_a_cuda_only_pypi_package(tmp_path: Path) -> None:
+    env = "name: dev\ndependencies:\n  - numpy\n  - numba-cuda>=0.24.0\n  - numba\n"
+    pixi = (
+        '[project]\nname = "x"\nversion = "1"\n'
+        "[tool.pixi.workspace]\nchannels = ['conda-forge']\nplatforms = ['linux-64']\n"
+        '[tool.pixi.feature.dev.dependencies]\nnumba-cuda = "*"\n'  # line 8
+    )
+    report = _scan(tmp_path, {"environment.yml": env, "pyproject.toml": pixi})
+    found = _found(report, "cuda-only-pypi")
+    assert found.get(("environment.yml", 4)) == "error"
+    assert found.get(("pyproject.toml", 8)) in ("warn", "error")
+    assert ("environment.yml", 3) not in found and ("environment.yml", 5) not in found
+
+
+# -- pixi.lock: a torch record that is NVIDIA's CUDA build for Linux
+
+_PYPI = "https://files.pythonhosted.org/packages/9c/58/ab"
+
+
+def _lock(*records: str) -> str:
+    return "version: 6\nenvironments:\n  default:\n    packages: {}\npackages:\n" + "".join(records)
+
+
+def test_pixi_lock_with_pypis_cuda_torch_is_a_finding(tmp_path: Path) -> None:
+    cuda = (
+        f"- pypi: {_PYPI}/torch-2.7.0-cp312-cp312-manylinux_2_28_x86_64.whl\n"  # line 6
+        "  name: torch\n  version: 2.7.0\n  requires_dist:\n  - filelock\n"
+        "  - nvidia-cudnn-cu12==9.5.1.17 ; platform_machine == 'x86_64' and"
+        " sys_platform == 'linux'\n"
+        "- conda: https://conda.anaconda.org/conda-forge/linux-64/"  # line 12
+        "pytorch-2.5.1-cuda126_py312h1763f6d_303.conda\n  sha256: 00\n"
+    )
+    found = _found(_scan(tmp_path, {"pixi.lock": _lock(cuda)}), "pixi-lock-cuda-torch")
+    assert found == {("pixi.lock", 6): "warn", ("pixi.lock", 12): "warn"}
+
+
+def test_pixi_lock_with_cpu_or_mac_torch_is_not_a_finding(tmp_path: Path) -> None:
+    other = (
+        f"- pypi: {_PYPI}/torch-2.7.0-cp312-none-macosx_11_0_arm64.whl\n"
+        "  name: torch\n  version: 2.7.0\n"
+        "- pypi: https://download-r2.pytorch.org/whl/cpu/"
+        "torch-2.13.0%2Bcpu-cp313-cp313-manylinux_2_28_x86_64.whl\n  name: torch\n"
+        "- conda: https://conda.anaconda.org/pytorch/linux-64/pytorch-2.2.2-py3.11_cpu_0.tar.bz2\n"
+    )
+    report = _scan(tmp_path, {"pixi.lock": _lock(other)})
+    assert _found(report, "pixi-lock-cuda-torch") == {}
+
+
+def test_pixi_lock_beside_a_rocm_torch_is_info(tmp_path: Path) -> None:
+    both = (
+        "- pypi: https://download.pytorch.org/whl/cu128/"
+        "torch-2.8.0%2Bcu128-cp312-cp312-manylinux_2_28_x86_64.whl\n  name: torch\n"
+        "- pypi: https://download.pytorch.org/whl/rocm6.4/"
+        "torch-2.8.0%2Brocm6.4-cp312-cp312-manylinux_2_28_x86_64.whl\n  name: torch\n"
+    )
+    found = _found(_scan(tmp_path, {"pixi.lock": _lock(both)}), "pixi-lock-cuda-torch")
+    assert found == {("pixi.lock", 6): "info"}
+
+
+@pytest.mark.parametrize("damaged", ["", "packages:\n- pypi: \n", "- conda:\n\x00\xff"])
+def test_pixi_lock_damaged_or_empty_gives_nothing(tmp_path: Path, damaged: str) -> None:
+    assert _found(_scan(tmp_path, {"pixi.lock": damaged}), "pixi-lock-cuda-torch") == {}
