@@ -128,3 +128,56 @@ def test_pixi_lock_beside_a_rocm_torch_is_info(tmp_path: Path) -> None:
 @pytest.mark.parametrize("damaged", ["", "packages:\n- pypi: \n", "- conda:\n\x00\xff"])
 def test_pixi_lock_damaged_or_empty_gives_nothing(tmp_path: Path, damaged: str) -> None:
     assert _found(_scan(tmp_path, {"pixi.lock": damaged}), "pixi-lock-cuda-torch") == {}
+
+
+# -- Numba: a module of CUDA device functions only (compiled with the kernels that call them)
+
+
+def test_a_module_of_numba_device_functions_only_is_info(tmp_path: Path) -> None:
+    helpers = (
+        "from numba import cuda, njit\n\n"  # line 1
+        "@cuda.jit(device=True)\n"
+        "def _add(a, b):\n"
+        "    i = cuda.threadIdx.x\n"
+        "    return a + b + i\n\n"
+        "@njit\ndef host(x):\n    return x\n"
+    )
+    kernels = (
+        "from numba import cuda\nfrom helpers import _add\n\n"  # line 1
+        "@cuda.jit\n"
+        "def kernel(out):\n"
+        "    i = cuda.grid(1)\n"
+        "    out[i] = _add(i, 1)\n"
+    )
+    report = _scan(tmp_path, {"helpers.py": helpers, "kernels.py": kernels})
+    found = _found(report, "numba-cuda")
+    assert found == {("helpers.py", 1): "info", ("kernels.py", 1): "error"}
+
+
+def test_device_functions_beside_a_kernel_keep_the_module_an_error(tmp_path: Path) -> None:
+    code = (
+        "from numba import cuda\n\n"
+        "@cuda.jit(device=True)\ndef _one():\n    return 1\n\n"
+        "@cuda.jit\ndef kernel(out):\n    out[cuda.grid(1)] = _one()\n"
+    )
+    found = _found(_scan(tmp_path, {"k.py": code}), "numba-cuda")
+    assert found == {("k.py", 1): "error"}
+
+
+def test_importing_numbas_driver_not_found_helper_is_not_the_driver_binding(
+    tmp_path: Path,
+) -> None:
+    code = (
+        "from numba import cuda\n"
+        "try:\n"
+        "    from numba.cuda.cudadrv.driver import _raise_driver_not_found\n"
+        "except ImportError:\n"
+        "    pass\n\n"
+        "@cuda.jit(device=True)\ndef _one():\n    return 1\n\n"
+        "def driver_not_found(*args):\n    _raise_driver_not_found()\n"
+    )
+    binding = "from numba.cuda.cudadrv.driver import driver\n"
+    report = _scan(tmp_path, {"core.py": code, "probe.py": binding})
+    found = _found(report, "numba-cuda")
+    assert found.get(("core.py", 1)) == "info"
+    assert found.get(("probe.py", 1)) == "error"

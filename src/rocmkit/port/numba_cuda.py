@@ -47,6 +47,9 @@ _QUERY_ATTRIBUTES = frozenset(
     {"gpus", "select_device", "current_context", "get_current_device", "list_devices", "detect"}
 )
 _CUDA_DATA_MODULES = frozenset({"cudf", "cupy", "dask_cudf"})
+_MISSING_DRIVER_NAMES = frozenset(
+    {"_raise_driver_not_found", "CudaSupportError", "CudaDriverError"}
+)
 
 
 @dataclass(frozen=True)
@@ -63,10 +66,14 @@ def uses(tree: ast.Module) -> list[Use]:
     if first is None:
         return []
     direct = _direct_names(tree)
-    kernels = memory = queries = probe = False
+    kernels = memory = queries = probe = devices = False
     data = False
     warned = _probes_that_only_warn(tree, names)
+    device_code = _device_function_nodes(tree, names, direct)
     for node in ast.walk(tree):
+        if id(node) in device_code:
+            devices = True
+            continue
         used = None
         if isinstance(node, ast.Attribute) and _on_target(node.value, names):
             used = node.attr
@@ -92,7 +99,42 @@ def uses(tree: ast.Module) -> list[Use]:
     if queries:
         evidence = "numba.cuda device queries (find no GPU on ROCm)"
         return [Use(first.lineno, first.col_offset + 1, "warn", evidence)]
+    if devices:
+        why = "device functions only: compiled with the kernels that call them, reported there"
+        return [Use(first.lineno, first.col_offset + 1, "info", f"numba.cuda ({why})")]
     return []
+
+
+def _device_function_nodes(tree: ast.Module, names: set[str], direct: dict[str, str]) -> set[int]:
+    """The nodes of the functions decorated `@cuda.jit(device=True)`, decorator included.
+
+    Numba compiles a device function only when a kernel that calls it is compiled (Numba's CUDA
+    docs, "Device functions"; decorating compiles nothing, so a module of them imports on any
+    machine): what fails on ROCm is the kernel, which its own module's finding reports."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for decorator in node.decorator_list:
+            if not (
+                isinstance(decorator, ast.Call)
+                and any(
+                    k.arg == "device"
+                    and isinstance(k.value, ast.Constant)
+                    and k.value.value is True
+                    for k in decorator.keywords
+                )
+            ):
+                continue
+            func = decorator.func
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr == "jit"
+                and _on_target(func.value, names)
+            ) or (isinstance(func, ast.Name) and direct.get(func.id) == "jit"):
+                found.update(id(n) for n in ast.walk(node))
+                break
+    return found
 
 
 def _driver_binding(node: ast.Import | ast.ImportFrom) -> bool:
@@ -105,6 +147,10 @@ def _driver_binding(node: ast.Import | ast.ImportFrom) -> bool:
             return False
         if module == "numba.cuda.cudadrv":
             return any(a.name != "error" for a in node.names)
+        if module == "numba.cuda.cudadrv.driver":
+            # the helper that raises CudaSupportError("driver not found"), and the error
+            # classes: a module that reports the missing driver
+            return any(a.name not in _MISSING_DRIVER_NAMES for a in node.names)
         return module != "numba.cuda.cudadrv.error"
     return any(
         a.name.startswith("numba.cuda.cudadrv") and a.name != "numba.cuda.cudadrv.error"
