@@ -255,6 +255,9 @@ PARTS = (
     "test233",
     "test234",
     "test235",
+    "test237",
+    "test238",
+    "test243",
 )
 SEVERITIES = ("warn", "error")
 
