@@ -181,3 +181,45 @@ def test_importing_numbas_driver_not_found_helper_is_not_the_driver_binding(
     found = _found(report, "numba-cuda")
     assert found.get(("core.py", 1)) == "info"
     assert found.get(("probe.py", 1)) == "error"
+
+
+# -- text gates before a whole-tree walk: every spelling of the construct still passes them
+
+
+@pytest.mark.parametrize(
+    "imports",
+    [
+        "from numba import cuda",
+        "from numba import (\n    njit,\n    cuda,\n)",
+        "from numba import njit, \\\n    cuda",
+        "import numba.cuda",
+        "from numba.cuda import jit",
+    ],
+)
+def test_every_import_of_numbas_cuda_target_is_read(tmp_path: Path, imports: str) -> None:
+    jit = (
+        "jit"
+        if imports.endswith("import jit")
+        else "numba.cuda.jit"
+        if "import numba" in imports
+        else "cuda.jit"
+    )
+    code = f"{imports}\n\n@{jit}\ndef kernel(out):\n    out[0] = 1\n"
+    found = _found(_scan(tmp_path, {"k.py": code}), "numba-cuda")
+    assert found == {("k.py", 1): "error"}
+
+
+@pytest.mark.parametrize("quote", ['"', "'", 'r"', '"""'])
+def test_a_cuda_oom_test_is_read_in_every_quoting(tmp_path: Path, quote: str) -> None:
+    close = quote.lstrip("r")
+    code = (
+        "def run(step):\n"
+        "    try:\n"
+        "        step()\n"
+        "    except RuntimeError as e:\n"
+        f"        if {quote}CUDA out of memory{close} in str(e):\n"  # line 5
+        "            return None\n"
+        "        raise\n"
+    )
+    found = _found(_scan(tmp_path, {"retry.py": code}), "cuda-oom-message")
+    assert found.get(("retry.py", 5)) in ("warn", "error")

@@ -22,6 +22,7 @@ The finding stands at the import, where a maintainer decides what to do about th
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from rocmkit.port import nvml_query
@@ -47,6 +48,9 @@ _QUERY_ATTRIBUTES = frozenset(
     {"gpus", "select_device", "current_context", "get_current_device", "list_devices", "detect"}
 )
 _CUDA_DATA_MODULES = frozenset({"cudf", "cupy", "dask_cudf"})
+# `from numba import cuda` (or `from numba import (njit,\n cuda)`): with "numba.cuda" anywhere in
+# the text, every import of the target matches (imports_target)
+_FROM_NUMBA_CUDA = re.compile(r"from\s+numba\s+import\b(?:[^)\n]|\\\n)*?(?:\([^)]*?)?\bcuda\b")
 _MISSING_DRIVER_NAMES = frozenset(
     {"_raise_driver_not_found", "CudaSupportError", "CudaDriverError"}
 )
@@ -60,34 +64,54 @@ class Use:
     evidence: str
 
 
+def imports_target(text: str) -> bool:
+    """Whether the module may import numba's CUDA target (a superset of what `uses` finds: the
+    whole tree is parsed only for such a module)."""
+    return "numba.cuda" in text or _FROM_NUMBA_CUDA.search(text) is not None
+
+
 def uses(tree: ast.Module) -> list[Use]:
-    """The import of numba's CUDA target in this module, with how the module uses it."""
-    names, first = _bound_names(tree)
+    """The import of numba's CUDA target in this module, with how the module uses it (one walk
+    of the tree; what a node means is settled once the imports are known)."""
+    imports: list[ast.Import | ast.ImportFrom] = []
+    candidates: list[ast.Attribute | ast.Name] = []
+    ifs: list[ast.If] = []
+    functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            candidates.append(node)
+        elif isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                candidates.append(node)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.append(node)
+        elif isinstance(node, ast.If):
+            ifs.append(node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.decorator_list:
+            functions.append(node)
+    names, first = _bound_names(imports)
     if first is None:
         return []
-    direct = _direct_names(tree)
+    direct = _direct_names(imports)
     kernels = memory = queries = probe = devices = False
-    data = False
-    warned = _probes_that_only_warn(tree, names)
-    device_code = _device_function_nodes(tree, names, direct)
-    for node in ast.walk(tree):
+    warned = _probes_that_only_warn(ifs, names)
+    device_code = _device_function_nodes(functions, names, direct)
+    for node in candidates:
         if id(node) in device_code:
             devices = True
             continue
-        used = None
-        if isinstance(node, ast.Attribute) and _on_target(node.value, names):
-            used = node.attr
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        if isinstance(node, ast.Attribute):
+            used = node.attr if _on_target(node.value, names) else None
+        else:
             used = direct.get(node.id)  # `from numba.cuda import jit` ... `@jit`
         if used is not None:
             kernels |= used in _KERNEL_ATTRIBUTES
             memory |= used in _MEMORY_ATTRIBUTES
             queries |= used in _QUERY_ATTRIBUTES
             probe |= used == "is_available" and id(node) not in warned
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            data |= any(m.split(".")[0] in _CUDA_DATA_MODULES for m in _modules(node))
-            # numba.cuda.cudadrv: Numba's binding of NVIDIA's driver API (libcuda through ctypes)
-            memory |= _driver_binding(node)
+    data = any(m.split(".")[0] in _CUDA_DATA_MODULES for n in imports for m in _modules(n))
+    # numba.cuda.cudadrv: Numba's binding of NVIDIA's driver API (libcuda through ctypes)
+    memory |= any(_driver_binding(n) for n in imports)
     if probe or data:
         why = "probed with is_available()" if probe else "its kernels take cuDF/CuPy GPU data"
         return [Use(first.lineno, first.col_offset + 1, "info", f"numba.cuda ({why})")]
@@ -105,16 +129,16 @@ def uses(tree: ast.Module) -> list[Use]:
     return []
 
 
-def _device_function_nodes(tree: ast.Module, names: set[str], direct: dict[str, str]) -> set[int]:
+def _device_function_nodes(
+    functions: list[ast.FunctionDef | ast.AsyncFunctionDef], names: set[str], direct: dict[str, str]
+) -> set[int]:
     """The nodes of the functions decorated `@cuda.jit(device=True)`, decorator included.
 
     Numba compiles a device function only when a kernel that calls it is compiled (Numba's CUDA
     docs, "Device functions"; decorating compiles nothing, so a module of them imports on any
     machine): what fails on ROCm is the kernel, which its own module's finding reports."""
     found: set[int] = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
+    for node in functions:
         for decorator in node.decorator_list:
             if not (
                 isinstance(decorator, ast.Call)
@@ -158,13 +182,13 @@ def _driver_binding(node: ast.Import | ast.ImportFrom) -> bool:
     )
 
 
-def _probes_that_only_warn(tree: ast.Module, names: set[str]) -> set[int]:
+def _probes_that_only_warn(ifs: list[ast.If], names: set[str]) -> set[int]:
     """The `cuda.is_available` reads in the test of an `if` whose branches only warn or log
     (`if not cuda.is_available(): warnings.warn(...)`): the module says the kernels will fail
     and runs them anyway, so the probe chooses no other path."""
     found: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and _only_warns(node.body) and _only_warns(node.orelse):
+    for node in ifs:
+        if _only_warns(node.body) and _only_warns(node.orelse):
             found.update(
                 id(n)
                 for n in ast.walk(node.test)
@@ -190,12 +214,14 @@ def _only_warns(body: list[ast.stmt]) -> bool:
     )
 
 
-def _bound_names(tree: ast.Module) -> tuple[set[str], ast.stmt | None]:
+def _bound_names(
+    imports: list[ast.Import | ast.ImportFrom],
+) -> tuple[set[str], ast.stmt | None]:
     """Names through which the module reaches numba.cuda (`cuda`, or `numba` for
     `import numba.cuda`), and the first statement that imports it."""
     names: set[str] = set()
     first: ast.stmt | None = None
-    for node in ast.walk(tree):
+    for node in imports:
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             if node.module == "numba":
                 bound = {a.asname or a.name for a in node.names if a.name == "cuda"}
@@ -218,10 +244,10 @@ def _bound_names(tree: ast.Module) -> tuple[set[str], ast.stmt | None]:
     return names, first
 
 
-def _direct_names(tree: ast.Module) -> dict[str, str]:
+def _direct_names(imports: list[ast.Import | ast.ImportFrom]) -> dict[str, str]:
     """Local name -> the target's attribute it binds (`from numba.cuda import jit as cjit`)."""
     direct: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in imports:
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "numba.cuda":
             direct.update({a.asname or a.name: a.name for a in node.names if a.name != "*"})
     return direct

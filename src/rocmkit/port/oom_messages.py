@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import re
 
 from rocmkit.port.findings import Hit, hit
 from rocmkit.port.rules import Rule
@@ -35,14 +36,21 @@ _HIP_MESSAGES = (
 )
 
 
+# Every string such a test looks for starts with CUDA's words or is "CUDA" / "CUDA error" /
+# "CUDA error:", so a quote stands right before them in the source (an f, r or b prefix comes
+# before the quote).
+_QUOTED_WORDS = re.compile(r"""["']CUDA(?: out of memory| error: out of memory|["']| error["':])""")
+
+
 def may_test(text: str) -> bool:
-    """Whether a module can hold such a test: it names CUDA and out of memory, and not HIP's
-    message (decided on the text, before any parse)."""
+    """Whether a module can hold such a test: it quotes CUDA's words, names out of memory, and
+    not HIP's message (decided on the text, before any parse)."""
     return (
         "out of memory" in text
         and "CUDA" in text
         and "HIP out of memory" not in text
         and "HIP error: out of memory" not in text
+        and _QUOTED_WORDS.search(text) is not None
     )
 
 

@@ -381,7 +381,7 @@ def scan_python(
         hits = hits + _inline_ptx_hits(whole, rules)
     if any(p in text for p in ort_providers.NVIDIA_PROVIDERS):
         hits = hits + _ort_provider_hits(whole, rules)
-    if numba_cuda.TRIGGER in text and "cuda" in text:
+    if numba_cuda.TRIGGER in text and "cuda" in text and numba_cuda.imports_target(text):
         hits = hits + _numba_cuda_hits(whole, rules)
     if any(t in text for t in ffmpeg_nvidia.TRIGGERS):
         hits = hits + _ffmpeg_nvidia_hits(whole, rules)
