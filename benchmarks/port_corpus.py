@@ -257,6 +257,7 @@ PARTS = (
     "test235",
     "test237",
     "test238",
+    "test239",
     "test243",
 )
 SEVERITIES = ("warn", "error")
