@@ -211,6 +211,8 @@ PARTS = (
     "test233",
     "test234",
     "test235",
+    "test238",
+    "test243",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
