@@ -258,6 +258,7 @@ PARTS = (
     "test237",
     "test238",
     "test239",
+    "test241",
     "test242",
     "test243",
 )
