@@ -211,6 +211,7 @@ PARTS = (
     "test233",
     "test234",
     "test235",
+    "test237",
     "test238",
     "test243",
 )
