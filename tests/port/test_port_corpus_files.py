@@ -283,6 +283,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test233", 7),
         ("test234", 4),
         ("test235", 7),
+        ("test236", 47),
         ("test237", 16),
         ("test238", 5),
         ("test239", 2),
