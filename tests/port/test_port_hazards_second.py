@@ -213,6 +213,7 @@ PARTS = (
     "test235",
     "test237",
     "test238",
+    "test239",
     "test243",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
