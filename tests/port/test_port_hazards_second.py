@@ -214,6 +214,7 @@ PARTS = (
     "test237",
     "test238",
     "test239",
+    "test242",
     "test243",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
