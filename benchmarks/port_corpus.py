@@ -259,6 +259,7 @@ PARTS = (
     "test237",
     "test238",
     "test239",
+    "test240",
     "test241",
     "test242",
     "test243",

@@ -287,6 +287,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test237", 16),
         ("test238", 5),
         ("test239", 2),
+        ("test240", 2),
         ("test241", 8),
         ("test242", 1),
         ("test243", 1),
