@@ -211,6 +211,7 @@ PARTS = (
     "test233",
     "test234",
     "test235",
+    "test236",
     "test237",
     "test238",
     "test239",
