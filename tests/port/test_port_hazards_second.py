@@ -215,6 +215,8 @@ PARTS = (
     "test237",
     "test238",
     "test239",
+    "test240",
+    "test241",
     "test242",
     "test243",
 )
