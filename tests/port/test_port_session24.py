@@ -223,3 +223,50 @@ def test_a_cuda_oom_test_is_read_in_every_quoting(tmp_path: Path, quote: str) ->
     )
     found = _found(_scan(tmp_path, {"retry.py": code}), "cuda-oom-message")
     assert found.get(("retry.py", 5)) in ("warn", "error")
+
+
+# -- CUDA C++ in a Python string that torch.utils.cpp_extension.load_inline compiles
+
+_KERNEL = (
+    "__global__ void k(float* out) {\n"
+    "    int lane = threadIdx.x & 31;\n"  # source line 2
+    '    asm volatile("cp.async.commit_group;\\n" ::);\n'  # source line 3
+    "    out[lane] = 1.0f;\n"
+    "}\n"
+)
+
+
+def test_cuda_sources_given_to_load_inline_are_read_as_cuda(tmp_path: Path) -> None:
+    code = (
+        "import torch\n"
+        "from torch.utils.cpp_extension import load_inline\n\n"
+        f'_CUDA_SRC = r"""\n{_KERNEL}"""\n\n'  # line 4 opens the string: kernel line 1 is line 5
+        "def build():\n"
+        '    return load_inline(name="k", cpp_sources="", cuda_sources=_CUDA_SRC)\n'
+    )
+    report = _scan(tmp_path, {"kernels.py": code})
+    found = _found(report, "cuda-inline-ptx", "cuda-kernel-hazard")
+    assert found.get(("kernels.py", 7)) == "error"  # the asm line
+    assert found.get(("kernels.py", 6)) in ("warn", "error")  # lane = threadIdx.x & 31
+
+
+def test_a_kernel_string_no_load_inline_compiles_is_not_read(tmp_path: Path) -> None:
+    code = (
+        f'_CUDA_SRC = r"""\n{_KERNEL}"""\n\n'
+        "def show():\n    print(_CUDA_SRC)\n"
+        'def build(load_inline):\n    return load_inline(name="k", cpp_sources=_CUDA_SRC)\n'
+    )
+    report = _scan(tmp_path, {"kernels.py": code})
+    assert _found(report, "cuda-inline-ptx", "cuda-kernel-hazard") == {}
+
+
+def test_a_list_of_inline_sources_and_a_positional_argument(tmp_path: Path) -> None:
+    code = (
+        "from torch.utils import cpp_extension\n"
+        f"A = {_KERNEL!r}\n"  # escaped newlines: placed at the string's own line
+        "def build():\n"
+        '    return cpp_extension.load_inline("k", "", [A])\n'
+    )
+    report = _scan(tmp_path, {"kernels.py": code})
+    found = _found(report, "cuda-inline-ptx")
+    assert found == {("kernels.py", 2): "error"}

@@ -28,6 +28,7 @@ from rocmkit.port import (
     cuda_build,
     cuda_libraries,
     ffmpeg_nvidia,
+    inline_cuda,
     inline_ptx,
     installer,
     numba_cuda,
@@ -379,6 +380,9 @@ def scan_python(
         hits = hits + triton_libdevice.scan_libdevice(text, rules)
     if inline_ptx.GATE in text:  # round fifteen (a): PTX text given to an inline-asm call
         hits = hits + _inline_ptx_hits(whole, rules)
+    if inline_cuda.GATE in text:  # CUDA C++ in a string that load_inline compiles
+        with contextlib.suppress(SyntaxError, ValueError):
+            hits = hits + inline_cuda.inline_cuda_hits(whole.tree(), rules)
     if any(p in text for p in ort_providers.NVIDIA_PROVIDERS):
         hits = hits + _ort_provider_hits(whole, rules)
     if numba_cuda.TRIGGER in text and "cuda" in text and numba_cuda.imports_target(text):
