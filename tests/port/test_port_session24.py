@@ -270,3 +270,26 @@ def test_a_list_of_inline_sources_and_a_positional_argument(tmp_path: Path) -> N
     report = _scan(tmp_path, {"kernels.py": code})
     found = _found(report, "cuda-inline-ptx")
     assert found == {("kernels.py", 2): "error"}
+
+
+# -- TensorRT and MIGraphX, the two vendors' graph inference engines, as a vendor pair
+
+
+def test_a_tensorrt_module_beside_its_migraphx_twin_is_the_nvidia_variant(tmp_path: Path) -> None:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/predict_trt.py": "import tensorrt as trt\nimport pycuda.autoinit\n",
+        "pkg/predict_mxr.py": "import migraphx\n",
+        "pkg/export_trt.py": "import tensorrt\n",  # no MIGraphX twin
+        "pyproject.toml": (
+            '[project]\nname = "pkg"\nversion = "1"\n'
+            "[project.optional-dependencies]\n"
+            'tensorrt = ["tensorrt_cu12", "pycuda"]\n'  # line 5
+            'rocm = ["onnxruntime-rocm"]\n'
+        ),
+    }
+    report = _scan(tmp_path, files)
+    found = _found(report, "tensorrt", "pycuda")
+    assert found[("pkg/predict_trt.py", 1)] == "info"
+    assert found[("pkg/export_trt.py", 1)] in ("warn", "error")
+    assert found[("pyproject.toml", 5)] == "info"

@@ -25,8 +25,14 @@ from rocmkit.port.unbuilt_sources import source_verdicts
 from rocmkit.port.vendor_loading import CudaLoading
 
 # Name tokens (split on - _ . and path separators) that mark a vendor variant of a file.
-ROCM_TOKENS = frozenset({"rocm", "hip", "amd", "mi300", "mi300x", "mi250", "mi200", "mi355"})
-NVIDIA_TOKENS = frozenset({"cuda", "nvidia", "cu", "gpu", "nv"})
+# With the two vendors' graph inference engines: NVIDIA's TensorRT (`trt`, its plan files' usual
+# extension) and AMD's MIGraphX (`mxr`, the extension of the programs it compiles; AMD's MIGraphX
+# docs, and ONNX Runtime's MIGraphX execution provider, the AMD counterpart of its TensorRT one):
+# predict_trt.py beside predict_mxr.py, an extra `tensorrt` beside an extra `migraphx`.
+ROCM_TOKENS = frozenset(
+    {"rocm", "hip", "amd", "mi300", "mi300x", "mi250", "mi200", "mi355", "migraphx", "mxr"}
+)
+NVIDIA_TOKENS = frozenset({"cuda", "nvidia", "cu", "gpu", "nv", "tensorrt", "trt"})
 # Folder names that hold only NVIDIA-specific code by definition of the product they name: NVIDIA
 # architectures, TensorRT, and NVIDIA's kernel DSLs (CUTLASS and its CuTe DSL, cuTile), which
 # compile for NVIDIA GPUs only (docs.nvidia.com/cutlass pythonDSL overview; NVIDIA cuda-tile).
