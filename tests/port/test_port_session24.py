@@ -293,3 +293,18 @@ def test_a_tensorrt_module_beside_its_migraphx_twin_is_the_nvidia_variant(tmp_pa
     assert found[("pkg/predict_trt.py", 1)] == "info"
     assert found[("pkg/export_trt.py", 1)] in ("warn", "error")
     assert found[("pyproject.toml", 5)] == "info"
+
+
+def test_cpp_extensions_cuda_home_read_as_an_attribute_rejects_rocm(tmp_path: Path) -> None:
+    code = (
+        "from torch.utils import cpp_extension\n\n"
+        "def build():\n"
+        "    if cpp_extension.CUDA_HOME is None:\n"  # line 4
+        '        raise RuntimeError("could not find the CUDA toolkit (nvcc)")\n'
+        '    return cpp_extension.load(name="x", sources=["x.cu"])\n'
+    )
+    found = _found(_scan(tmp_path, {"build.py": code}), "cuda-extension")
+    assert found.get(("build.py", 4)) == "error"
+    hip = code.replace("def build", "ROCM = cpp_extension.ROCM_HOME\n\ndef build")
+    found = _found(_scan(tmp_path / "hip", {"build.py": hip}), "cuda-extension")
+    assert found.get(("build.py", 6), "info") == "info"

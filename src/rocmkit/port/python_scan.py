@@ -2180,7 +2180,7 @@ class _Visitor:
             self.disabling.update(id(n) for n in ast.walk(node.test) if isinstance(n, ast.Compare))
         repaired = _none_test_of_name(node.test)
         if (
-            repaired == "CUDA_HOME"
+            (repaired == "CUDA_HOME" or _none_test_of_cpp_extension_cuda_home(node.test))
             and not self.hip_build_aware
             and node.body
             and whole_tree.exits(node.body[-1])
@@ -3393,6 +3393,26 @@ def _none_test_of_name(test: ast.AST) -> str | None:
     ):
         operand = test.left
     return operand.id if isinstance(operand, ast.Name) else None
+
+
+def _none_test_of_cpp_extension_cuda_home(test: ast.AST) -> bool:
+    """`cpp_extension.CUDA_HOME is None` / `not torch.utils.cpp_extension.CUDA_HOME`: the
+    module attribute, read where the module is imported whole."""
+    operand: ast.AST | None = None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        operand = test.operand
+    elif (
+        isinstance(test, ast.Compare)
+        and isinstance(test.ops[0], (ast.Is, ast.Eq))
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
+        operand = test.left
+    return (
+        isinstance(operand, ast.Attribute)
+        and operand.attr == "CUDA_HOME"
+        and _dotted(operand.value).split(".")[-1] == "cpp_extension"
+    )
 
 
 def _assigns(statements: list[ast.stmt], name: str) -> bool:
