@@ -308,3 +308,42 @@ def test_cpp_extensions_cuda_home_read_as_an_attribute_rejects_rocm(tmp_path: Pa
     hip = code.replace("def build", "ROCM = cpp_extension.ROCM_HOME\n\ndef build")
     found = _found(_scan(tmp_path / "hip", {"build.py": hip}), "cuda-extension")
     assert found.get(("build.py", 6), "info") == "info"
+
+
+# -- ONNX Runtime: a test on the stored list of the build's providers, in a module with no AMD side
+
+
+def test_a_stored_provider_list_tested_for_cuda_only_is_a_finding(tmp_path: Path) -> None:
+    code = (
+        "import onnxruntime as ort\n\n"
+        "def session(path):\n"
+        "    providers = []\n"
+        "    available = ort.get_available_providers()\n"
+        '    if "CUDAExecutionProvider" in available:\n'  # line 6
+        '        providers.append("CUDAExecutionProvider")\n'
+        '    providers.append("CPUExecutionProvider")\n'
+        "    return ort.InferenceSession(path, providers=providers)\n"
+    )
+    found = _found(_scan(tmp_path, {"model.py": code}), "ort-nvidia-provider")
+    assert found.get(("model.py", 6)) == "warn"
+
+
+def test_a_stored_provider_list_with_an_amd_side_or_only_a_label_is_not(tmp_path: Path) -> None:
+    amd = (
+        "import onnxruntime as ort\n\n"
+        "def session(path):\n"
+        "    available = ort.get_available_providers()\n"
+        '    if "CUDAExecutionProvider" in available:\n'
+        '        return ort.InferenceSession(path, providers=["CUDAExecutionProvider"])\n'
+        "    return load_migraphx_session(path)\n"
+    )
+    label = (
+        "import onnxruntime as ort\n\n"
+        "def backend():\n"
+        "    available = ort.get_available_providers()\n"
+        '    if "CUDAExecutionProvider" in available:\n'
+        '        return "CUDA GPU"\n'
+        '    return "CPU"\n'
+    )
+    report = _scan(tmp_path, {"amd.py": amd, "label.py": label})
+    assert _found(report, "ort-nvidia-provider") == {}

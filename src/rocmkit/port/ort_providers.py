@@ -13,9 +13,12 @@ https://onnxruntime.ai/docs/api/python/api_summary.html). So a choice written as
 
 is False on an AMD machine with the AMD build installed, and the session runs on the CPU without
 an error. A function that also names ROCMExecutionProvider or MIGraphXExecutionProvider already
-has the AMD branch. A test on a stored list (`"CUDAExecutionProvider" in available`) or a helper's
-answer is left alone: on the seen parts such tests were mostly one branch of a choice whose AMD
-side is named otherwise (`_load_migraphx_session`), or a probe whose caller decides.
+has the AMD branch. A test on a stored list (`available = ort.get_available_providers()` ...
+`"CUDAExecutionProvider" in available`) is read only in a module that names no AMD provider and
+no ROCm, MIGraphX or HIP anywhere (elsewhere such tests were mostly one branch of a choice whose
+AMD side is named otherwise, `_load_migraphx_session`), and only where the scope also uses the
+provider it tests for (a list, an append): a test that only labels or prints the backend chooses
+nothing (session twenty-four). A helper's answer is left alone (a probe whose caller decides).
 A module that names no AMD provider anywhere and writes a literal provider list holding NVIDIA's
 provider (`providers=["CUDAExecutionProvider", "CPUExecutionProvider"]`, a default
 `providers=['CUDAExecutionProvider']`, `DEFAULT_PROVIDER_PRIORITY = ("CoreMLExecutionProvider",
@@ -66,14 +69,55 @@ def nvidia_only_choices(tree: ast.AST) -> list[Choice]:
     that names no AMD provider."""
     found: list[Choice] = []
     refusing = _refusing_tests(tree)
+    # A list the query's answer was stored in (`available = ort.get_available_providers()`) is
+    # read too, but only in a module that names no AMD provider, nor ROCm, MIGraphX or HIP
+    # anywhere: elsewhere such a test was mostly one branch of a choice whose AMD side is named
+    # otherwise (`_load_migraphx_session`).
+    stored = (
+        _stored_queries(tree)
+        if not _names_amd_provider(tree) and not _handles_amd(tree)
+        else frozenset()
+    )
     # Each scope's own tests are read only when the module holds such a test at all.
-    tested = any(isinstance(n, ast.Compare) and _nvidia_test(n, refusing) for n in walk(tree))
+    tested = any(
+        isinstance(n, ast.Compare) and _nvidia_test(n, refusing, stored) for n in walk(tree)
+    )
     for scope in _scopes(tree) if tested else ():
         tests = [c for c in own_nodes(scope) if isinstance(c, ast.Compare)]
-        choices = [c for c in (_nvidia_test(t, refusing) for t in tests) if c is not None]
+        choices = [c for c in (_nvidia_test(t, refusing, stored) for t in tests) if c is not None]
+        if any(c.how == _STORED_HOW for c in choices) and not _asks_for(scope, choices):
+            # the stored answer only labels or prints which provider is there: no choice
+            choices = [c for c in choices if c.how != _STORED_HOW]
         if choices and not _names_amd_provider(scope):
             found.extend(choices)
     return found
+
+
+_STORED_HOW = "in the list get_available_providers() gave  (no AMD branch)"
+
+
+def _asks_for(scope: ast.AST, choices: list[Choice]) -> bool:
+    """Whether the scope names an NVIDIA provider it tests as a value it uses (a provider list,
+    an append, a keyword), not only on the left of its tests."""
+    tested = {id(n.left) for n in walk(scope) if isinstance(n, ast.Compare)}
+    wanted = {c.provider for c in choices}
+    return any(
+        isinstance(n, ast.Constant) and n.value in wanted and id(n) not in tested
+        for n in walk(scope)
+    )
+
+
+def _stored_queries(tree: ast.AST) -> frozenset[str]:
+    """Names bound to the build's providers (`available = ort.get_available_providers()`)."""
+    return frozenset(
+        t.id
+        for n in walk(tree)
+        if isinstance(n, ast.Assign)
+        and isinstance(n.value, ast.Call)
+        and call_name(n.value.func) == TRIGGER
+        for t in n.targets
+        if isinstance(t, ast.Name)
+    )
 
 
 def provider_lists(tree: ast.AST) -> list[Choice]:
@@ -355,7 +399,9 @@ def _scopes(tree: ast.AST) -> Iterator[ast.AST]:
             yield node
 
 
-def _nvidia_test(compare: ast.Compare, refusing: set[int]) -> Choice | None:
+def _nvidia_test(
+    compare: ast.Compare, refusing: set[int], stored: frozenset[str] = frozenset()
+) -> Choice | None:
     """`"<NVIDIA provider>" in` the build's providers (onnxruntime.get_available_providers())
     or a session's (InferenceSession.get_providers(): `assert "CUDAExecutionProvider" in
     session.get_providers()`); `not in` where its `if` gives up the GPU path (`return`,
@@ -368,6 +414,8 @@ def _nvidia_test(compare: ast.Compare, refusing: set[int]) -> Choice | None:
     if isinstance(compare.ops[0], ast.NotIn) and id(compare) not in refusing:
         return None
     right = compare.comparators[0]
+    if isinstance(right, ast.Name) and right.id in stored:
+        return Choice(compare.lineno, compare.col_offset + 1, str(left.value), _STORED_HOW)
     if not (isinstance(right, ast.Call) and call_name(right.func) in _PROVIDER_QUERIES):
         return None
     if call_name(right.func) == TRIGGER:
