@@ -22,9 +22,9 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
-from rocmkit.port.findings import Hit, hit
+from rocmkit.port.findings import Hit
 from rocmkit.port.rules import RuleSet
-from rocmkit.port.uv_lock import NVIDIA_DEPENDENCY, ROCM, applies_on_linux
+from rocmkit.port.uv_lock import NVIDIA_DEPENDENCY, ROCM, applies_on_linux, lock_hits
 
 FILE_NAMES = frozenset({"pixi.lock"})
 KIND = "pixi-lock"
@@ -65,11 +65,9 @@ def scan_pixi_lock(text: str, rules: RuleSet) -> list[Hit]:
         if why:
             line = text.count("\n", 0, match.start()) + 1
             cuda.append((line, f"torch {version}  ({why})"))
-    hits = [hit(line, 1, rule, evidence) for line, evidence in cuda]
-    if rocm:
-        why = "the lock also holds a ROCm torch, chosen by an environment"
-        hits = [hit(h.line, 1, rule, f"{h.evidence}  ({why})", "info") for h in hits]
-    return hits
+    return lock_hits(
+        rule, cuda, "the lock also holds a ROCm torch, chosen by an environment" if rocm else ""
+    )
 
 
 def _wheel_record(url: str, record: str) -> str:

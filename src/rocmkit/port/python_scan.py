@@ -3380,34 +3380,30 @@ def _none_test_of_version(test: ast.AST, vendor: str) -> ast.Attribute | None:
     return None
 
 
-def _none_test_of_name(test: ast.AST) -> str | None:
-    """The name of `not v` / `v is None` / `v == None`."""
-    operand: ast.AST | None = None
+def _none_tested(test: ast.AST) -> ast.AST | None:
+    """The `v` of `not v` / `v is None` / `v == None`."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        operand = test.operand
-    elif (
+        return test.operand
+    if (
         isinstance(test, ast.Compare)
         and isinstance(test.ops[0], (ast.Is, ast.Eq))
         and isinstance(test.comparators[0], ast.Constant)
         and test.comparators[0].value is None
     ):
-        operand = test.left
+        return test.left
+    return None
+
+
+def _none_test_of_name(test: ast.AST) -> str | None:
+    """The name of `not v` / `v is None` / `v == None`."""
+    operand = _none_tested(test)
     return operand.id if isinstance(operand, ast.Name) else None
 
 
 def _none_test_of_cpp_extension_cuda_home(test: ast.AST) -> bool:
     """`cpp_extension.CUDA_HOME is None` / `not torch.utils.cpp_extension.CUDA_HOME`: the
     module attribute, read where the module is imported whole."""
-    operand: ast.AST | None = None
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        operand = test.operand
-    elif (
-        isinstance(test, ast.Compare)
-        and isinstance(test.ops[0], (ast.Is, ast.Eq))
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value is None
-    ):
-        operand = test.left
+    operand = _none_tested(test)
     return (
         isinstance(operand, ast.Attribute)
         and operand.attr == "CUDA_HOME"

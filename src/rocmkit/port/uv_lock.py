@@ -21,7 +21,7 @@ import re
 import tomllib
 
 from rocmkit.port.findings import Hit, hit
-from rocmkit.port.rules import RuleSet
+from rocmkit.port.rules import Rule, RuleSet
 
 FILE_NAMES = frozenset({"uv.lock"})
 KIND = "uv-lock"
@@ -63,11 +63,21 @@ def scan_uv_lock(text: str, rules: RuleSet) -> list[Hit]:
         if why:
             line = text.count("\n", 0, match.start()) + 2  # the `name = "torch"` line
             cuda.append((line, f"torch {version}  ({why})"))
-    hits = [hit(line, 1, rule, evidence) for line, evidence in cuda]
-    if rocm:
-        why = "the lock also holds a ROCm torch, chosen by an extra or a marker"
-        hits = [hit(h.line, 1, rule, f"{h.evidence}  ({why})", "info") for h in hits]
-    return hits
+    return lock_hits(
+        rule,
+        cuda,
+        "the lock also holds a ROCm torch, chosen by an extra or a marker" if rocm else "",
+    )
+
+
+def lock_hits(rule: Rule, cuda: list[tuple[int, str]], rocm_choice: str) -> list[Hit]:
+    """A lock's CUDA torch records as findings: warn, or info with `rocm_choice` (why the lock's
+    ROCm torch makes them one side of a choice) when the lock also records a ROCm torch."""
+    if rocm_choice:
+        return [
+            hit(line, 1, rule, f"{evidence}  ({rocm_choice})", "info") for line, evidence in cuda
+        ]
+    return [hit(line, 1, rule, evidence) for line, evidence in cuda]
 
 
 def _cuda_record(package: dict[str, object], registry: str) -> str:
