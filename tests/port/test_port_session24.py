@@ -347,3 +347,16 @@ def test_a_stored_provider_list_with_an_amd_side_or_only_a_label_is_not(tmp_path
     )
     report = _scan(tmp_path, {"amd.py": amd, "label.py": label})
     assert _found(report, "ort-nvidia-provider") == {}
+
+
+def test_a_provider_list_led_by_a_local_tensorrt_entry(tmp_path: Path) -> None:
+    code = (
+        "def providers(cache):\n"
+        '    trt = ("TensorrtExecutionProvider", {"trt_engine_cache_path": cache})\n'
+        '    return [trt, "CUDAExecutionProvider", "CPUExecutionProvider"]\n'  # line 3
+        "def other(cache):\n"
+        '    first = ("CUDA", {"cache": cache})\n'  # not a provider's name
+        "    return [first]\n"
+    )
+    found = _found(_scan(tmp_path, {"layout.py": code}), "ort-nvidia-provider")
+    assert found == {("layout.py", 3): "warn"}

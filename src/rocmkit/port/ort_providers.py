@@ -358,7 +358,9 @@ def _provider_lists(tree: ast.AST) -> list[Choice]:
 
 
 def _provider_constants(tree: ast.AST) -> dict[str, str]:
-    """Module-level names bound to a provider's name (`_CUDA = "CUDAExecutionProvider"`)."""
+    """Module-level names bound to a provider's name (`_CUDA = "CUDAExecutionProvider"`), and
+    names bound once anywhere in the module to a (name, options) pair (`trt =
+    ("TensorrtExecutionProvider", {...})` before `return [trt, "CUDAExecutionProvider", ...]`)."""
     bound: dict[str, str] = {}
     for node in getattr(tree, "body", []):
         if (
@@ -369,6 +371,21 @@ def _provider_constants(tree: ast.AST) -> dict[str, str]:
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     bound[target.id] = str(node.value.value)
+    pairs: dict[str, list[str]] = {}
+    for node in walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    pair = node.value
+                    named = (
+                        _provider_entry(pair, {})
+                        if isinstance(pair, ast.Tuple) and len(pair.elts) == 2
+                        else ""
+                    )
+                    pairs.setdefault(target.id, []).append(named)
+    for name, values in pairs.items():
+        if name not in bound and len(values) == 1 and values[0]:
+            bound[name] = values[0]
     return bound
 
 
