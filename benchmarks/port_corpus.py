@@ -263,6 +263,7 @@ PARTS = (
     "test241",
     "test242",
     "test243",
+    "test248",
     "test250",
 )
 SEVERITIES = ("warn", "error")
