@@ -263,6 +263,7 @@ PARTS = (
     "test241",
     "test242",
     "test243",
+    "test246",
     "test248",
     "test250",
 )

@@ -291,6 +291,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test241", 8),
         ("test242", 1),
         ("test243", 1),
+        ("test246", 6),
         ("test248", 0),
         ("test250", 1),
     ],
