@@ -266,6 +266,7 @@ PARTS = (
     "test246",
     "test248",
     "test250",
+    "test251",
 )
 SEVERITIES = ("warn", "error")
 
