@@ -219,6 +219,8 @@ PARTS = (
     "test241",
     "test242",
     "test243",
+    "test248",
+    "test251",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
 PROJECTS = {p.name: p for p in port_corpus.load_manifest()}
