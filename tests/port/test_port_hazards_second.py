@@ -220,6 +220,7 @@ PARTS = (
     "test242",
     "test243",
     "test248",
+    "test250",
     "test251",
 )
 LISTS = sorted(SECOND.glob("*.toml"))
