@@ -143,6 +143,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "grouped-gemm": _CODE,
     "keops-cuda-only": _CODE,
     "bitblas-pypi": _CODE,
+    "ct2-device-from-torch": _CODE,
     "faster-whisper-ctranslate2": _CODE,
     "ctranslate2-pypi": _CODE,
     "xformers-pypi": _CODE,

@@ -24,6 +24,7 @@ from rocmkit.port import (
     capability_tables,
     capability_versions,
     container_gpus,
+    ct2_device,
     ctypes_libraries,
     cuda_build,
     cuda_libraries,
@@ -137,6 +138,9 @@ VENDOR_TOKENS: tuple[str, ...] = (
 # replacements of nvidia-smi / NVML).
 _AMD_TOOLS = frozenset({"amd-smi", "rocm-smi", "rocminfo", "amdsmi", "pyrsmi", "rocm_smi"})
 _AMD_TOOL_TEXT = re.compile("|".join(sorted(_AMD_TOOLS)))
+_AMD_NAME = re.compile(r"rocm|amd", re.IGNORECASE)
+# The NVIDIA management tools a fallback chain tries first (nvidia-smi, NVML and its wrappers).
+_NVIDIA_TOOL_TEXT = re.compile(r"nvidia-smi|nvidia_smi|nvml|GPUtil|gpustat", re.IGNORECASE)
 # A name that says HIP/ROCm/AMD (is_hip, _is_hip(), HIP_BUILD, IS_ROCM, current_platform.is_rocm())
 # tests the vendor, unless it is read from the environment (ROCM_VERSION = os.environ.get(...)):
 # an environment variable says what the user asked for, not which torch is installed.
@@ -385,6 +389,8 @@ def scan_python(
             hits = hits + inline_cuda.inline_cuda_hits(whole.tree(), rules)
     if any(p in text for p in ort_providers.NVIDIA_PROVIDERS):
         hits = hits + _ort_provider_hits(whole, rules)
+    if ct2_device.GATE in text and ct2_device.may_have(text):
+        hits = hits + _ct2_device_hits(whole, rules)
     if numba_cuda.TRIGGER in text and "cuda" in text and numba_cuda.imports_target(text):
         hits = hits + _numba_cuda_hits(whole, rules)
     if any(t in text for t in ffmpeg_nvidia.TRIGGERS):
@@ -578,6 +584,14 @@ def _ort_provider_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
         taken.update((c.line, c.column) for c in added)
         choices += added
     return [hit(c.line, c.column, rule, f"{c.provider!r} {c.how}", c.severity) for c in choices]
+
+
+def _ct2_device_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
+    """torch's availability test choosing the GPU of a CTranslate2 model (ct2_device)."""
+    rule, tree = _rule_and_tree(rules, "ct2-torch-device", whole)
+    if rule is None or tree is None:
+        return []
+    return [hit(u.line, u.column, rule, u.evidence) for u in ct2_device.torch_chosen_devices(tree)]
 
 
 def _numba_cuda_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
@@ -1980,6 +1994,11 @@ class _Visitor:
         return "rocm/" in self.text and bool(_ROCM_IMAGE.search(self.text))
 
     @functools.cached_property
+    def names_amd(self) -> bool:
+        """The module names ROCm or AMD somewhere (asked for blocks that may fall back to it)."""
+        return self.vendor_possible and bool(_AMD_NAME.search(self.text))
+
+    @functools.cached_property
     def other_vendor_side(self) -> bool:
         """The module has another vendor's side: an AMD tool, or a function named for AMD/ROCm/
         HIP. Asked only for a function named for NVIDIA (each search reads the whole text)."""
@@ -2278,6 +2297,23 @@ class _Visitor:
                 ):
                     self.gate_children.update(id(s) for s in statements[i + 1 :])
                     break
+            if self.names_amd and len(statements) > 1:
+                self._gate_before_amd_fallback(statements)
+
+    def _gate_before_amd_fallback(self, statements: list[ast.stmt]) -> None:
+        """`out = nvidia-smi ...` (or a `try:` around it) followed in the same block by an `if`
+        or `try` that asks an AMD tool (rocm-smi, amdsmi, a function named for ROCm/AMD, such as
+        `_rocm_state()`): the earlier statements that run an NVIDIA tool are the NVIDIA side of
+        a fallback chain, like the `try: nvidia-smi ... except: rocm-smi` visit_try reads."""
+        for j in range(1, len(statements)):
+            if isinstance(statements[j], (ast.If, ast.Try)) and _asks_amd_side(statements[j]):
+                for statement in statements[:j]:
+                    text = "\n".join(
+                        self.lines[statement.lineno - 1 : statement.end_lineno or statement.lineno]
+                    )
+                    if _NVIDIA_TOOL_TEXT.search(text):
+                        self.gate_children.add(id(statement))
+                return
 
     def visit_try(self, node: ast.Try) -> None:
         self.visit_body(node)
@@ -3626,6 +3662,27 @@ def _falls_back_to_amd_tool(node: ast.Try) -> bool:
                 if words and os.path.basename(words[0]) in _AMD_TOOLS:
                     return True
             elif isinstance(n, (ast.Import, ast.ImportFrom)) and _top_module(n) in _AMD_TOOLS:
+                return True
+    return False
+
+
+def _asks_amd_side(statement: ast.AST) -> bool:
+    """Whether a statement runs or imports an AMD tool (rocm-smi, amd-smi, amdsmi) or calls or
+    imports a function named for ROCm/AMD (`_rocm_state()`, `from .detect import amd_gpus`)."""
+    for n in ast.walk(statement):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str):
+            words = n.value.split()
+            if words and os.path.basename(words[0]) in _AMD_TOOLS:
+                return True
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            if _top_module(n) in _AMD_TOOLS or any(
+                _ROCM_WORDS.intersection(a.name.lower().split("_")) for a in n.names
+            ):
+                return True
+        elif isinstance(n, ast.Call):
+            func = n.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if _ROCM_WORDS.intersection(name.lower().split("_")):
                 return True
     return False
 

@@ -1,0 +1,130 @@
+"""Issue 26, session twenty-five: each change, with a case where the finding must appear and one
+where it must not, on small synthetic trees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from port_helpers import scan_files as _scan
+from port_helpers import severities as _found
+
+# -- torch's availability test choosing the GPU of a CTranslate2 model (faster-whisper, WhisperX)
+
+_CT2 = "ct2-device-from-torch"
+
+
+def test_torch_choosing_cuda_for_faster_whisper_is_an_error(tmp_path: Path) -> None:
+    code = (
+        "import torch\n"
+        "from faster_whisper import WhisperModel\n\n"
+        "def load(size):\n"
+        '    device = "cuda" if torch.cuda.is_available() else "cpu"\n'  # line 5
+        '    return WhisperModel(size, device=device, compute_type="float16")\n\n'
+        "class Asr:\n"
+        "    def _device(self):\n"
+        "        if torch.cuda.is_available():\n"  # line 10
+        '            return "cuda", "float16"\n'
+        '        return "cpu", "int8"\n\n'
+        "    def model(self):\n"
+        "        device, compute = self._device()\n"
+        "        return WhisperModel('small', device=device, compute_type=compute)\n\n"
+        "    def other(self):\n"
+        "        if torch.cuda.is_available():\n"
+        "            return WhisperModel('small', 'cuda')\n"  # line 20: positional device
+    )
+    found = _found(_scan(tmp_path, {"asr.py": code}), _CT2)
+    assert found == {("asr.py", 5): "error", ("asr.py", 10): "error", ("asr.py", 20): "error"}
+
+
+def test_whisperx_device_through_self_and_a_parameter_default(tmp_path: Path) -> None:
+    code = (
+        "import torch\n"
+        "import whisperx\n\n"
+        "class Transcriber:\n"
+        "    def __init__(self):\n"
+        '        self.device = "cuda" if torch.cuda.is_available() else "cpu"\n'
+        "        self.model = whisperx.load_model('large-v3', self.device)\n"  # line 7
+        "\n"
+        'def run(path, device="cuda" if torch.cuda.is_available() else "cpu"):\n'  # line 9
+        "    return whisperx.load_model('small', device=device)\n"
+    )
+    found = _found(_scan(tmp_path, {"tx.py": code}), _CT2)
+    assert found == {("tx.py", 7): "error", ("tx.py", 9): "error"}
+
+
+def test_the_same_test_for_a_torch_model_or_a_ct2_answer_is_not_reported(tmp_path: Path) -> None:
+    torch_model = (
+        "import torch\n"
+        "import whisper\n"
+        "from faster_whisper import WhisperModel\n\n"
+        "def load_torch(size):\n"
+        '    device = "cuda" if torch.cuda.is_available() else "cpu"\n'
+        "    return whisper.load_model(size, device=device)\n\n"  # openai-whisper: torch
+        "def load_ct2(size):\n"
+        '    return WhisperModel(size, device="auto")\n'
+    )
+    asks_ct2 = (
+        "import ctranslate2\n"
+        "import torch\n"
+        "from faster_whisper import WhisperModel\n\n"
+        "def load(size):\n"
+        '    device = "cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu"\n'
+        '    fallback = "cuda" if torch.cuda.is_available() else "cpu"\n'
+        "    return WhisperModel(size, device=device)\n"
+    )
+    hip_branch = (
+        "import torch\n"
+        "from faster_whisper import WhisperModel\n\n"
+        "def load(size):\n"
+        '    device = "cuda" if torch.cuda.is_available() and not torch.version.hip else "cpu"\n'
+        "    return WhisperModel(size, device=device)\n"
+    )
+    report = _scan(
+        tmp_path, {"torch_model.py": torch_model, "asks.py": asks_ct2, "hip.py": hip_branch}
+    )
+    assert _found(report, _CT2) == {}
+
+
+# -- nvidia-smi tried first, rocm-smi (or a function named for ROCm) asked a few lines later
+
+
+def test_nvidia_smi_followed_by_an_amd_fallback_in_the_same_block_is_info(tmp_path: Path) -> None:
+    code = (
+        "import subprocess\n\n"
+        "def vram(tries):\n"
+        "    for _ in range(tries):\n"
+        "        try:\n"
+        '            out = subprocess.run(["nvidia-smi", "--query-gpu=memory.total",\n'  # line 6
+        '                                  "--format=csv"], capture_output=True).stdout\n'
+        "            return int(out)\n"
+        "        except Exception:\n"
+        "            pass\n"
+        "        try:\n"
+        "            from .detect import _rocm_state\n"
+        "            return _rocm_state()[0]\n"
+        "        except Exception:\n"
+        "            pass\n\n"
+        "def total():\n"
+        '    out = subprocess.run(["nvidia-smi", "-L"], capture_output=True).stdout\n'  # line 18
+        "    if not out:\n"
+        '        out = subprocess.run(["rocm-smi", "--showmeminfo", "vram"]).stdout\n'
+        "    return out\n"
+    )
+    found = _found(_scan(tmp_path, {"gpu.py": code}), "nvidia-smi")
+    assert found.get(("gpu.py", 6)) == "info"
+    assert found.get(("gpu.py", 18)) == "info"
+
+
+def test_nvidia_smi_with_no_amd_side_after_it_is_still_reported(tmp_path: Path) -> None:
+    code = (
+        "import subprocess\n\n"
+        "def vram():\n"
+        '    out = subprocess.run(["nvidia-smi", "-L"], capture_output=True).stdout\n'  # line 4
+        "    if not out:\n"
+        '        return "amd GPUs are not supported"\n'  # words, not an AMD tool or function
+        "    return out\n\n"
+        "def rocm_note():\n"
+        '    return "see rocm docs"\n'
+    )
+    found = _found(_scan(tmp_path, {"gpu.py": code}), "nvidia-smi")
+    assert found.get(("gpu.py", 4)) in ("warn", "error")
