@@ -128,3 +128,24 @@ def test_nvidia_smi_with_no_amd_side_after_it_is_still_reported(tmp_path: Path) 
     )
     found = _found(_scan(tmp_path, {"gpu.py": code}), "nvidia-smi")
     assert found.get(("gpu.py", 4)) in ("warn", "error")
+
+
+# -- an extra of NVIDIA-only packages that an aggregate extra of the project pulls
+
+
+def test_an_nvidia_only_extra_pulled_by_all_is_reported(tmp_path: Path) -> None:
+    pyproject = (
+        '[project]\nname = "demo-gen"\nversion = "1.0"\ndependencies = ["numpy"]\n\n'
+        "[project.optional-dependencies]\n"
+        'dev = ["pytest"]\n'
+        'xformers = ["xformers>=0.0.25"]\n'  # line 8
+        'all = ["demo-gen[dev,xformers]"]\n'
+    )
+    alone = pyproject.replace('all = ["demo-gen[dev,xformers]"]\n', "").replace(
+        "demo-gen", "demo-solo"
+    )
+    found = _found(_scan(tmp_path / "a", {"pyproject.toml": pyproject}), "xformers-pypi")
+    assert found == {("pyproject.toml", 8): "warn"}
+    # the same extra that nothing pulls is the NVIDIA variant: info
+    found = _found(_scan(tmp_path / "b", {"pyproject.toml": alone}), "xformers-pypi")
+    assert found == {("pyproject.toml", 8): "info"}

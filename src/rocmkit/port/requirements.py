@@ -577,6 +577,7 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
     extras = list(data.get("project", {}).get("optional-dependencies", {}))
     rocm_extras = [e for e in extras if name_vendor(e) == "rocm"]
     pulled_by = _self_pulled_extras(data)
+    aggregated = _aggregated_extras(data)
     base: dict[tuple[str, str], int] = {}  # see _already_in_base
     offered = offers_rocm_build(text)
     for group, requirements, contributors, table in _pyproject_requirements(data):
@@ -607,6 +608,7 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
                 torch_index=index,
                 contributors=contributors,
                 rocm_build_offered=offered,
+                aggregated_by=aggregated.get(group) if group is not None else None,
             )
             if group is None:
                 base.update(_shown_packages(found))
@@ -676,6 +678,12 @@ def _self_pulled_extras(data: dict[str, Any]) -> dict[str, str]:
     """NVIDIA-named extras another extra pulls through the project's own name (`fsdp =
     ["verl[cupy-cu130]"]`) -> the first such extra that is not itself NVIDIA-named or a
     contributors' group (PEP 508 extras of the project itself, resolved by pip)."""
+    return {e: by for e, by in _aggregated_extras(data).items() if name_vendor(e) == "nvidia"}
+
+
+def _aggregated_extras(data: dict[str, Any]) -> dict[str, str]:
+    """Extras another extra pulls through the project's own name (`all = ["pkg[dev,xformers]"]`)
+    -> the first such extra that is neither named for NVIDIA nor a contributors' group."""
     project = data.get("project", {})
     own = normalise_name(str(project.get("name", "")))
     pulled: dict[str, str] = {}
@@ -686,8 +694,7 @@ def _self_pulled_extras(data: dict[str, Any]) -> dict[str, str]:
             req = parse_requirement(text)
             if req is not None and normalise_name(req.name) == own:
                 for extra in sorted(req.extras):
-                    if name_vendor(extra) == "nvidia":
-                        pulled.setdefault(extra, str(name))
+                    pulled.setdefault(extra, str(name))
     return pulled
 
 
@@ -1073,6 +1080,7 @@ def group_hits(
     torch_index: bool = False,
     contributors: bool = False,
     rocm_build_offered: bool = True,
+    aggregated_by: str | None = None,
 ) -> list[Hit]:
     """Findings for the requirements of one group: None = what every install pulls; a named
     extra is opt-in, so what it breaks is at most a warning (the base install works); an extra
@@ -1080,7 +1088,9 @@ def group_hits(
     named for NVIDIA beside one named for ROCm: see scan_pyproject), and a contributors' group
     (dev, test, docs) is not what users install: both are info, with the reason. An extra named
     for CUDA that pulls CuPy's or JAX's CUDA build stays a finding unless `rocm_build_offered`
-    (the file names their ROCm build; callers that cannot tell keep the default)."""
+    (the file names their ROCm build; callers that cannot tell keep the default). An extra
+    that another extra of the project pulls (`all = ["pkg[dev,xformers]"]`: `aggregated_by`
+    "all") is not a vendor variant: whoever asks for the aggregate gets its packages."""
     per_requirement = [
         list(requirement_hits(text, line, rules, torch_index=torch_index))
         for text, line in requirements
@@ -1143,6 +1153,10 @@ def group_hits(
             out.append(demoted(h, "info", f"extra {group!r} is the opt-in for this package"))
         elif contributors:
             out.append(demoted(h, "info", f"contributors' group {group!r}"))
+        elif nvidia_only and aggregated_by:
+            out.append(
+                demoted(h, "warn", f"NVIDIA-only extra {group!r} pulled by extra {aggregated_by!r}")
+            )
         elif nvidia_only and h.rule.id in _ROCM_BUILT_ELSEWHERE and not rocm_build_offered:
             why = f"{_ROCM_BUILT_ELSEWHERE[h.rule.id]}; no extra here offers them"
             out.append(demoted(h, "warn", f"extra {group!r}: {why}"))
