@@ -149,3 +149,23 @@ def test_an_nvidia_only_extra_pulled_by_all_is_reported(tmp_path: Path) -> None:
     # the same extra that nothing pulls is the NVIDIA variant: info
     found = _found(_scan(tmp_path / "b", {"pyproject.toml": alone}), "xformers-pypi")
     assert found == {("pyproject.toml", 8): "info"}
+
+
+# -- [tool.uv.sources] giving a package a +cuXXX wheel URL
+
+
+def test_a_uv_source_wheel_url_with_a_cuda_local_version_is_an_error(tmp_path: Path) -> None:
+    pyproject = (
+        '[project]\nname = "demo"\nversion = "1.0"\ndependencies = ["flash-attn==2.8.3"]\n\n'
+        "[tool.uv.sources]\n"
+        "flash-attn = [\n"
+        '    { url = "https://github.com/Dao-AILab/flash-attention/releases/download/v2.8.3/'
+        'flash_attn-2.8.3+cu12torch2.8cxx11abiFALSE-cp310-cp310-linux_x86_64.whl", '
+        "marker = \"sys_platform == 'linux'\" },\n"  # line 8
+        '    { url = "https://example.org/flash_attn-2.8.3+cu128torch2.8.0-cp310-cp310-win_amd64.whl", '
+        "marker = \"sys_platform == 'win32'\" },\n"  # line 9: Windows only
+        "]\n"
+        'einops = { url = "https://example.org/einops-0.8.0-py3-none-any.whl" }\n'  # no CUDA tag
+    )
+    found = _found(_scan(tmp_path, {"pyproject.toml": pyproject}), "cuda-local-version")
+    assert found == {("pyproject.toml", 8): "error"}

@@ -14,7 +14,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from rocmkit.port import cuda_build_tags, cuda_libraries, cuda_packages, poetry_constraints
+from rocmkit.port import (
+    cuda_build_tags,
+    cuda_libraries,
+    cuda_packages,
+    poetry_constraints,
+    uv_lock,
+)
 from rocmkit.port.context import ROCM_TOKENS, name_vendor
 from rocmkit.port.findings import Hit, demoted, hit
 from rocmkit.port.rules import RuleSet, Severity, normalise_name, severity_rank
@@ -617,6 +623,7 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
         hits.extend(found)
     hits.extend(_poetry_optional_hits(data, lines, rules, torch_index))
     hits.extend(_uv_torch_pins(data, lines, rules, torch_index=base_index or torch_index))
+    hits.extend(_uv_source_wheels(data, lines, rules, {h.line for h in hits}))
     return hits
 
 
@@ -733,6 +740,36 @@ def _poetry_optional_hits(
                 ):
                     chosen[line] = [h._replace(line=line)]
     return [h for found in chosen.values() for h in found]
+
+
+def _uv_source_wheels(
+    data: dict[str, Any], lines: list[str], rules: RuleSet, taken: set[int]
+) -> list[Hit]:
+    """[tool.uv.sources] entries that give a package a wheel URL with a CUDA local version
+    (`flash-attn = [{ url = ".../flash_attn-2.8.3+cu12torch2.8...whl", marker = ... }]`): uv
+    installs that wheel instead of the index's package (uv's docs, "Dependency sources"), so it
+    is the CUDA build, at the entry's line; an entry whose marker cannot hold on Linux is not
+    what a ROCm machine installs, and a line another finding holds keeps that one."""
+    sources = data.get("tool", {}).get("uv", {}).get("sources", {})
+    if not isinstance(sources, dict):
+        return []
+    out = []
+    for name, entries in sources.items():
+        for entry in entries if isinstance(entries, list) else [entries]:
+            url = entry.get("url") if isinstance(entry, dict) else None
+            if not isinstance(url, str) or not uv_lock.applies_on_linux(
+                str(entry.get("marker", ""))
+            ):
+                continue
+            line = next((n for n, text in enumerate(lines, 1) if url in text), 0)
+            if not line or line in taken:
+                continue
+            out += [
+                h
+                for h in requirement_hits(f"{name} @ {url}", line, rules)
+                if h.rule.check == "requirement-cuda-tag"
+            ]
+    return out
 
 
 def _at_routed_sources(lines: list[str], data: dict[str, Any], hits: list[Hit]) -> list[Hit]:
