@@ -169,3 +169,16 @@ def test_a_uv_source_wheel_url_with_a_cuda_local_version_is_an_error(tmp_path: P
     )
     found = _found(_scan(tmp_path, {"pyproject.toml": pyproject}), "cuda-local-version")
     assert found == {("pyproject.toml", 8): "error"}
+
+
+# -- a converter's name: onnx2trt.py beside onnx2mxr.py
+
+
+def test_a_tensorrt_converter_beside_its_migraphx_counterpart_is_info(tmp_path: Path) -> None:
+    files = {
+        "conv/onnx2trt.py": "import tensorrt as trt\n",
+        "conv/onnx2mxr.py": "import migraphx\n",
+        "solo/onnx2trt.py": "import tensorrt as trt\n",  # no MIGraphX converter beside it
+    }
+    found = _found(_scan(tmp_path, files), "tensorrt")
+    assert found == {("conv/onnx2trt.py", 1): "info", ("solo/onnx2trt.py", 1): "error"}

@@ -60,7 +60,9 @@ NVIDIA_HARDWARE_TOKENS = frozenset(
 OTHER_ACCELERATOR_TOKENS = frozenset(
     {"npu", "xpu", "hpu", "tpu", "mps", "neuron", "gaudi", "ascend", "musa", "mlu", "habana"}
 )
-_TOKEN = re.compile(r"[-_.]+")
+# Also the "2" of a converter's name between two words (onnx2trt.py beside onnx2mxr.py: ONNX to
+# TensorRT, ONNX to MIGraphX).
+_TOKEN = re.compile(r"[-_.]+|(?<=[a-z])2(?=[a-z])")
 _SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp")
 # A whole source file, read without the scan's size limit (read_head stops at the file's size).
 _WHOLE_FILE = 1 << 30
