@@ -264,7 +264,9 @@ PARTS = (
     "test242",
     "test243",
     "test246",
+    "test247",
     "test248",
+    "test249",
     "test250",
     "test251",
 )
