@@ -219,6 +219,7 @@ PARTS = (
     "test241",
     "test242",
     "test243",
+    "test247",
     "test248",
     "test250",
     "test251",
