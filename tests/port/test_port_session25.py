@@ -182,3 +182,19 @@ def test_a_tensorrt_converter_beside_its_migraphx_counterpart_is_info(tmp_path: 
     }
     found = _found(_scan(tmp_path, files), "tensorrt")
     assert found == {("conv/onnx2trt.py", 1): "info", ("solo/onnx2trt.py", 1): "error"}
+
+
+# -- a CUDA_HOME path inside a conditional expression that tests CUDA_HOME
+
+
+def test_a_cuda_home_path_behind_its_own_conditional_expression_is_info(tmp_path: Path) -> None:
+    code = (
+        "import os\n"
+        "from torch.utils.cpp_extension import CUDA_HOME\n\n"
+        "def nvcc():\n"
+        '    return os.path.join(CUDA_HOME, "bin", "nvcc") if CUDA_HOME else "nvcc"\n'  # line 5
+        "\ndef nvcc_always():\n"
+        '    return os.path.join(CUDA_HOME, "bin", "nvcc")\n'  # line 8
+    )
+    found = _found(_scan(tmp_path, {"build.py": code}), "cuda-home-none")
+    assert found == {("build.py", 5): "info", ("build.py", 8): "error"}

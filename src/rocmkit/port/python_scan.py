@@ -3148,8 +3148,13 @@ class _Visitor:
         ROCm build has its own path."""
         shown = ast.unparse(node)[:80]
         first, _ = self._scope(node.lineno)
-        before = "\n".join(self.text.splitlines()[max(first - 1, 0) : node.lineno - 1])
-        if _CUDA_HOME_TEST.search(before):
+        lines = self.text.splitlines()
+        before = "\n".join(lines[max(first - 1, 0) : node.lineno - 1])
+        # `os.path.join(CUDA_HOME, "bin", "nvcc") if CUDA_HOME else "nvcc"`: the conditional
+        # expression's test follows the path on its own line
+        end = node.end_lineno or node.lineno
+        after = lines[end - 1][node.end_col_offset or 0 :] if end <= len(lines) else ""
+        if _CUDA_HOME_TEST.search(before) or _CUDA_HOME_TEST.search(after):
             why = "behind a test of CUDA_HOME"
             self.add_at(node, "cuda-home-none", f"{shown}  ({why})", "info")
         elif self.hip_build_aware:
