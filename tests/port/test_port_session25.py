@@ -198,3 +198,24 @@ def test_a_cuda_home_path_behind_its_own_conditional_expression_is_info(tmp_path
     )
     found = _found(_scan(tmp_path, {"build.py": code}), "cuda-home-none")
     assert found == {("build.py", 5): "info", ("build.py", 8): "error"}
+
+
+# -- the capability returned as an SM number and compared with NVIDIA's FP8 line
+
+
+def test_a_capability_returned_as_an_sm_number_compared_with_89_is_reported(
+    tmp_path: Path,
+) -> None:
+    code = (
+        "import torch\n\n"
+        "def get_gpu_arch():\n"
+        "    major, minor = torch.cuda.get_device_capability()\n"  # line 4
+        "    return major * 10 + minor\n\n"
+        "def supports_fp8():\n"
+        "    return get_gpu_arch() >= 89\n"
+    )
+    never = code.replace("    return get_gpu_arch() >= 89\n", "    return get_gpu_arch()\n")
+    found = _found(_scan(tmp_path / "a", {"arch.py": code}), "device-capability")
+    assert found == {("arch.py", 4): "warn"}
+    found = _found(_scan(tmp_path / "b", {"arch.py": never}), "device-capability")
+    assert found == {("arch.py", 4): "info"}

@@ -2968,7 +2968,17 @@ class _Visitor:
             "warn" if v == "unsure" and id(c) in self.importing else v
             for v, c in zip(verdicts, compares, strict=True)
         ]
-        if not compares:
+        if not compares and (sm := self._sm_number_compared(node)):
+            function, line = sm
+            # `return major * 10 + minor` compared with 89 (NVIDIA's FP8 line) by its callers
+            self.add_at(
+                node,
+                "device-capability",
+                shown + f"  (as an SM number: {function}() >= 89, NVIDIA's FP8 line, at line"
+                f" {line}: MI200 reports 90 and has no FP8, MI300 94 with the fnuz format)",
+                "warn",
+            )
+        elif not compares:
             self.add_at(node, "device-capability", shown + "  (read, never compared)", "info")
         elif any(
             v == "warn" and id(c) in self.importing for v, c in zip(verdicts, compares, strict=True)
@@ -3163,6 +3173,28 @@ class _Visitor:
         else:
             why = "CUDA_HOME is None on every ROCm torch: TypeError"
             self.add_at(node, "cuda-home-none", f"{shown}  ({why})", "error")
+
+    def _sm_number_compared(self, node: ast.Call) -> tuple[str, int] | None:
+        """(function, line) where the function holding the read returns the capability as an
+        SM number (`return major * 10 + minor`) and the module compares a call of it with 89,
+        NVIDIA's FP8 line (`get_gpu_arch() >= 89`), or None."""
+        names = self.stored_as.get(id(node), ())
+        if not names:
+            return None
+        first, last = self._scope(node.lineno)
+        lines = self.text.splitlines()
+        body = "\n".join(lines[max(first - 1, 0) : last])
+        major = re.escape(names[0])  # the name the major part is stored in
+        if not re.search(rf"\breturn\s+\(?\s*{major}\s*\*\s*10\s*\+\s*\w+", body):
+            return None
+        header = re.match(r"\s*(?:async\s+)?def\s+(\w+)", lines[first - 1] if first else "")
+        if header is None:
+            return None
+        function = header.group(1)
+        compared = re.compile(rf"\b{function}\(\)\s*>=\s*89\b")
+        return next(
+            ((function, n) for n, text in enumerate(lines, 1) if compared.search(text)), None
+        )
 
     def _scope(self, line: int) -> tuple[int, int]:
         """Lines of the innermost function holding `line` (the whole module if none)."""
