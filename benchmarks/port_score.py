@@ -145,6 +145,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "bitblas-pypi": _CODE,
     "ct2-device-from-torch": _CODE,
     "faster-whisper-ctranslate2": _CODE,
+    "whisperx-ctranslate2": _CODE,
     "ctranslate2-pypi": _CODE,
     "xformers-pypi": _CODE,
     "autoawq-kernels": _CODE,

@@ -219,3 +219,16 @@ def test_a_capability_returned_as_an_sm_number_compared_with_89_is_reported(
     assert found == {("arch.py", 4): "warn"}
     found = _found(_scan(tmp_path / "b", {"arch.py": never}), "device-capability")
     assert found == {("arch.py", 4): "info"}
+
+
+# -- whisperx requires CTranslate2 and faster-whisper from PyPI
+
+
+def test_a_whisperx_requirement_is_reported_and_openai_whisper_is_not(tmp_path: Path) -> None:
+    pyproject = (
+        '[project]\nname = "demo"\nversion = "1.0"\n'
+        'dependencies = [\n    "whisperx>=3.8",\n    "openai-whisper",\n]\n'  # lines 5, 6
+    )
+    report = _scan(tmp_path, {"pyproject.toml": pyproject})
+    assert _found(report, "whisperx-ctranslate2") == {("pyproject.toml", 5): "warn"}
+    assert not [f for f in report.findings if f.line == 6 and f.severity != "info"]
