@@ -141,7 +141,7 @@ def _decisions(
     ):
         owner = _enclosing(call, parents, ast.ClassDef)
         if isinstance(owner, ast.ClassDef) and any(
-            _choice(value) is not None or _returns_choice(value, functions)
+            _choice(value) is not None or _returned_choices(value, functions)
             for value in _self_values(owner, device.attr)
         ):
             return [_use(device, f"self.{device.attr} is torch's answer")]
@@ -198,10 +198,6 @@ def _returned_choices(value: ast.expr, functions: _Functions) -> list[Use]:
         ):
             found.append(_use(c, f"{call_name(value.func)}() returns torch's answer"))
     return found
-
-
-def _returns_choice(value: ast.expr, functions: _Functions) -> bool:
-    return bool(_returned_choices(value, functions))
 
 
 def _self_values(owner: ast.ClassDef, attribute: str) -> list[ast.expr]:
