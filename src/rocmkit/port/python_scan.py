@@ -1940,7 +1940,8 @@ class _Visitor:
         # Values only shown to a person (print/log arguments, f-string fields): reporting the
         # CUDA version or capability there is harmless, so those are not findings.
         self.displayed: set[int] = set()
-        self.in_message: set[int] = set()  # string constants inside a `raise ...(...)` statement
+        # string constants inside a `raise ...(...)` statement or a call that shows its text
+        self.in_message: set[int] = set()
         # the values of a call's GPU keywords (`KubernetesJob(gpu_type=...)`): id -> "callee(kw=)"
         self.gpu_keywords: dict[int, str] = {}
         # string constants a mock compares with what it recorded, or a process error holds
@@ -2602,8 +2603,9 @@ class _Visitor:
         script the project writes out) the finding is at the matched line; an image of the
         NVIDIA variant is info when the same module also writes a ROCm image (rocm/...:tag)."""
         if id(node) in self.in_message:
-            # An exception's message is shown to the user, never run (a command in it is advice).
-            why = f"{value!r}  (in an error message: shown, not run)"
+            # A message (an exception's, a print's, a log record's) is shown to the user, never
+            # run: a command in it is advice.
+            why = f"{value!r}  (in a message: shown, not run)"
             self.hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "info"))
             return
         if rule.id == "torch-cuda-index" and "\n" not in value and _ROCM_INDEX.search(self.text):
@@ -2700,6 +2702,13 @@ class _Visitor:
 
     def visit_call(self, node: ast.Call) -> None:
         name = whole_tree.call_name(node.func)
+        if _shows_text(node, name):
+            self.in_message.update(
+                id(n)
+                for arg in (*node.args, *(k.value for k in node.keywords))
+                for n in ast.walk(arg)
+                if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            )
         for keyword in node.keywords:
             if keyword.arg and "gpu" in keyword.arg.lower():
                 self.gpu_keywords[id(keyword.value)] = f"{name}({keyword.arg}=)"
@@ -3381,6 +3390,18 @@ def _is_text(node: ast.AST) -> bool:
     """A string literal or an f-string."""
     return isinstance(node, ast.JoinedStr) or (
         isinstance(node, ast.Constant) and isinstance(node.value, str)
+    )
+
+
+def _shows_text(call: ast.Call, name: str) -> bool:
+    """A call whose string arguments are text shown to the user, never run: print and the
+    logging methods (nvml_query.displays), warnings.warn, click's and typer's echo. Not a
+    stream's write nor a print into a file (`print(..., file=f)`): those may write a script."""
+    if name == "write" or not (nvml_query.displays(name) or name in ("echo", "secho")):
+        return False
+    target = next((k.value for k in call.keywords if k.arg == "file"), None)
+    return target is None or (
+        isinstance(target, ast.Attribute) and target.attr in ("stdout", "stderr")
     )
 
 

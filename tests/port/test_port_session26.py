@@ -1,0 +1,46 @@
+"""Issue 26, session twenty-six: each change, with a case where the finding must appear and one
+where it must not, on small synthetic trees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from port_helpers import scan_files as _scan
+from port_helpers import severities as _found
+
+# -- a command inside printed or logged text is advice shown to the user, not an install
+
+_INDEX = "https://download.pytorch.org/whl/cu118"
+
+
+def test_a_cuda_index_in_printed_or_logged_advice_is_info(tmp_path: Path) -> None:
+    code = (
+        "import logging\n"
+        "import sys\n"
+        "import warnings\n\n"
+        "log = logging.getLogger(__name__)\n\n"
+        "def hint():\n"
+        f'    print("Install with: pip install torch --index-url {_INDEX}")\n'  # line 8
+        f'    log.warning("no GPU; try pip install torch --index-url {_INDEX}")\n'  # line 9
+        f'    warnings.warn(f"reinstall torch from {_INDEX} ({{sys.version}})")\n'  # line 10
+        f'    print("pip install torch --index-url {_INDEX}", file=sys.stderr)\n'  # line 11
+    )
+    found = _found(_scan(tmp_path, {"hint.py": code}), "torch-cuda-index")
+    assert found == {("hint.py", n): "info" for n in (8, 9, 10, 11)}
+
+
+def test_a_cuda_index_that_is_run_or_written_into_a_file_is_still_reported(
+    tmp_path: Path,
+) -> None:
+    code = (
+        "import subprocess\n\n"
+        "def install(out):\n"
+        f'    cmd = "pip install torch --index-url {_INDEX}"\n'  # line 4: run below
+        "    subprocess.run(cmd, shell=True, check=True)\n"
+        "    with open(out, 'w') as f:\n"
+        f'        f.write("RUN pip install torch --index-url {_INDEX}\\n")\n'  # line 7
+        f'        print("pip install torch --index-url {_INDEX}", file=f)\n'  # line 8
+    )
+    found = _found(_scan(tmp_path, {"setup_env.py": code}), "torch-cuda-index")
+    assert set(found) == {("setup_env.py", 4), ("setup_env.py", 7), ("setup_env.py", 8)}
+    assert "info" not in found.values()
