@@ -44,3 +44,35 @@ def test_a_cuda_index_that_is_run_or_written_into_a_file_is_still_reported(
     found = _found(_scan(tmp_path, {"setup_env.py": code}), "torch-cuda-index")
     assert set(found) == {("setup_env.py", 4), ("setup_env.py", 7), ("setup_env.py", 8)}
     assert "info" not in found.values()
+
+
+# -- a uv index that only a source for another platform uses
+
+_UV = (
+    '[project]\nname = "demo"\nversion = "1.0"\ndependencies = ["torch>=2.4"]\n\n'
+    "[tool.uv.sources]\n"
+    "torch = [\n"
+    '    {{ index = "pytorch-cu124", marker = "{marker}" }},\n'
+    '    {{ index = "pytorch-cpu", marker = "sys_platform == \'darwin\'" }},\n'
+    "]\n\n"
+    "[[tool.uv.index]]\n"
+    'name = "pytorch-cu124"\n'
+    'url = "https://download.pytorch.org/whl/cu124"\n'  # line 14
+    "explicit = true\n\n"
+    "[[tool.uv.index]]\n"
+    'name = "pytorch-cpu"\n'
+    'url = "https://download.pytorch.org/whl/cpu"\n'
+    "explicit = true\n"
+)
+
+
+def test_a_cuda_index_that_uv_uses_only_on_windows_is_info(tmp_path: Path) -> None:
+    text = _UV.format(marker="sys_platform == 'win32'")
+    found = _found(_scan(tmp_path, {"pyproject.toml": text}), "torch-cuda-index")
+    assert found == {("pyproject.toml", 14): "info"}
+
+
+def test_a_cuda_index_that_uv_uses_on_linux_is_still_reported(tmp_path: Path) -> None:
+    text = _UV.format(marker="sys_platform == 'linux'")
+    found = _found(_scan(tmp_path, {"pyproject.toml": text}), "torch-cuda-index")
+    assert found[("pyproject.toml", 14)] in ("warn", "error")

@@ -117,6 +117,12 @@ def _on_linux(req: Any) -> bool:
         return True
 
 
+def _holds_on_rocm(marker: str) -> bool:
+    """Whether a PEP 508 marker (no extra in it) holds on a machine with a ROCm torch; True when
+    packaging cannot read it (its answer unknown, the entry is kept)."""
+    return installed_on_rocm_machine(f"rocm-machine; {marker}", "")
+
+
 def installed_on_rocm_machine(text: str, extra: str) -> bool:
     """Whether pip installs a Requires-Dist requirement with the `extra` asked for on a machine
     with a ROCm torch (some supported Python); False when packaging cannot parse it."""
@@ -891,10 +897,15 @@ def _explicit_uv_indexes(data: dict[str, Any], hits: list[Hit]) -> list[Hit]:
     if not isinstance(indexes, list) or not any(h.rule.id == "torch-cuda-index" for h in hits):
         return hits
     users: dict[str, list[str | None]] = {}  # index name -> the extra of each source using it
+    elsewhere: dict[str, list[str]] = {}  # index name -> markers that exclude a ROCm machine
     for entries in uv.get("sources", {}).values():
         for entry in entries if isinstance(entries, list) else [entries]:
             if isinstance(entry, dict) and isinstance(entry.get("index"), str):
                 opt_in = entry.get("extra") or entry.get("group") or _marker_extra(entry)
+                marker = entry.get("marker")
+                if opt_in is None and isinstance(marker, str) and not _holds_on_rocm(marker):
+                    elsewhere.setdefault(entry["index"], []).append(marker)
+                    continue
                 users.setdefault(entry["index"], []).append(opt_in)
     verdicts: dict[str, tuple[Severity, str]] = {}  # url -> demoted severity, why
     for index in indexes:
@@ -903,7 +914,15 @@ def _explicit_uv_indexes(data: dict[str, Any], hits: list[Hit]) -> list[Hit]:
         extras = users.get(str(index.get("name")), [])
         if None in extras:
             continue  # a package pinned to it in every install
-        if not extras:
+        if not extras and str(index.get("name")) in elsewhere:
+            # PyTorch publishes its ROCm wheels for Linux x86-64 only: a source whose marker
+            # excludes that machine (sys_platform == 'win32') is never what a ROCm user gets
+            where = " or ".join(sorted(set(elsewhere[str(index.get("name"))])))
+            verdicts[index["url"]] = (
+                "info",
+                f"explicit uv index used only where {where}: never on Linux x86-64, where ROCm runs",
+            )
+        elif not extras:
             verdicts[index["url"]] = ("info", "an explicit uv index no package is pinned to")
         elif all(name_vendor(str(e)) == "nvidia" for e in extras):
             verdicts[index["url"]] = (
