@@ -76,3 +76,21 @@ def test_a_cuda_index_that_uv_uses_on_linux_is_still_reported(tmp_path: Path) ->
     text = _UV.format(marker="sys_platform == 'linux'")
     found = _found(_scan(tmp_path, {"pyproject.toml": text}), "torch-cuda-index")
     assert found[("pyproject.toml", 14)] in ("warn", "error")
+
+
+# -- str(torch.version.cuda) as the value of a dict entry: a label ("None" on ROCm)
+
+
+def test_torch_version_cuda_as_text_in_a_dict_is_recorded_not_tested(tmp_path: Path) -> None:
+    code = (
+        "import torch\n\n"
+        "def info():\n"
+        '    return {"driver_version": str(torch.version.cuda), "n": 1}\n'  # line 4
+        "\n"
+        "def pick():\n"
+        '    if str(torch.version.cuda).startswith("12"):\n'  # line 7: a test
+        '        return "cu12"\n'
+    )
+    found = _found(_scan(tmp_path, {"caps.py": code}), "torch-version-cuda")
+    assert found.get(("caps.py", 4), "info") == "info"
+    assert found[("caps.py", 7)] in ("warn", "error")

@@ -2690,6 +2690,8 @@ class _Visitor:
             while isinstance(value, ast.IfExp):
                 self.recorded.add(id(value.orelse))
                 value = value.body
+            if _as_text(value):  # {"driver": str(torch.version.cuda)}: "None" on ROCm, a label
+                value = value.args[0]  # type: ignore[attr-defined]
             self.recorded.add(id(value))
 
     def visit_raise(self, node: ast.Raise) -> None:
@@ -3390,6 +3392,17 @@ def _is_text(node: ast.AST) -> bool:
     """A string literal or an f-string."""
     return isinstance(node, ast.JoinedStr) or (
         isinstance(node, ast.Constant) and isinstance(node.value, str)
+    )
+
+
+def _as_text(node: ast.AST) -> bool:
+    """`str(x)` or `repr(x)` of one value: its text, which cannot raise on None."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("str", "repr")
+        and len(node.args) == 1
+        and not node.keywords
     )
 
 
