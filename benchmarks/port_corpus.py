@@ -269,6 +269,7 @@ PARTS = (
     "test249",
     "test250",
     "test251",
+    "test264",
 )
 SEVERITIES = ("warn", "error")
 

@@ -39,12 +39,14 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
     # fifteen; 1,166 projects, 599 MB at the end of session sixteen. Raised to 700 MB then, for
     # the next sessions' fresh parts (about 2.5 MB a part), on the same grounds; 1,367 projects,
     # 683 MB at the end of session eighteen. Raised to 800 MB in session nineteen for its two
-    # rounds (about 40 MB), on the same grounds: the slow tier reads the cache, CI never fetches it
-    assert sum(p.size_bytes for p in PROJECTS) < 800_000_000
+    # rounds (about 40 MB), on the same grounds: the slow tier reads the cache, CI never fetches it;
+    # 1,728 projects, 793 MB at the end of session twenty-five. Raised to 900 MB in session
+    # twenty-six for its fresh round, on the same grounds
+    assert sum(p.size_bytes for p in PROJECTS) < 900_000_000
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test251
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test264
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -297,6 +299,7 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test249", 7),
         ("test250", 1),
         ("test251", 3),
+        ("test264", 90),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
