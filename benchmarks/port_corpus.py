@@ -270,6 +270,7 @@ PARTS = (
     "test250",
     "test251",
     "test264",
+    "test266",
 )
 SEVERITIES = ("warn", "error")
 
