@@ -60,15 +60,14 @@ def may_have(text: str) -> bool:
 
 def torch_chosen_devices(tree: ast.Module) -> list[Use]:
     """The places where torch's availability test picks "cuda" for a CTranslate2 engine."""
-    engines, modules = _engine_names(tree)
+    nodes = list(ast.walk(tree))  # walked once: the tree is read four ways below
+    engines, modules = _engine_names(nodes)
     if not engines and not modules:
         return []
-    parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
-    functions = {
-        f.name: f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-    }
+    parents = {id(c): p for p in nodes for c in ast.iter_child_nodes(p)}
+    functions = {f.name: f for f in nodes if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
     uses: dict[int, Use] = {}
-    for call in ast.walk(tree):
+    for call in nodes:
         if not (isinstance(call, ast.Call) and _is_engine(call.func, engines, modules)):
             continue
         device = _device_argument(call)
@@ -79,11 +78,11 @@ def torch_chosen_devices(tree: ast.Module) -> list[Use]:
     return sorted(uses.values())
 
 
-def _engine_names(tree: ast.Module) -> tuple[set[str], set[str]]:
+def _engine_names(nodes: list[ast.AST]) -> tuple[set[str], set[str]]:
     """(names imported from an engine module, local names of the engine modules)."""
     engines: set[str] = set()
     modules: set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.ImportFrom) and node.module and not node.level:
             if node.module.split(".")[0] in ENGINE_MODULES:
                 engines.update(a.asname or a.name for a in node.names)

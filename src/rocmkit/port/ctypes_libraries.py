@@ -95,10 +95,10 @@ def _library(call: ast.Call, named: dict[str, list[tuple[int, str]]] | None = No
     return match.group(1).lower() if match else None
 
 
-def _file_names(tree: ast.Module) -> dict[str, list[tuple[int, str]]]:
+def _file_names(tree: ast.Module, text: str) -> dict[str, list[tuple[int, str]]]:
     """Module-level names -> the (line, string)s they hold: a string, a list of strings (joined
     with `+`), a comprehension of `"libcudart.so.%s" % v` (its template), and a `for` target
-    over such a list."""
+    over such a list (looked for only where the text goes `in` one of those names)."""
     held: dict[str, list[tuple[int, str]]] = {}
     for statement, _ in _top_level(tree.body, False):
         if isinstance(statement, ast.Assign):
@@ -106,6 +106,8 @@ def _file_names(tree: ast.Module) -> dict[str, list[tuple[int, str]]]:
             for target in statement.targets:
                 if isinstance(target, ast.Name) and strings:
                     held.setdefault(target.id, []).extend(strings)
+    if not any(f"in {n}" in text or f"in({n}" in text or f"in ({n}" in text for n in held):
+        return held  # no `for` goes over one of the lists: no need to walk the tree
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.For)
@@ -155,7 +157,7 @@ def import_time_loads(tree: ast.Module, text: str) -> list[Load]:
     """The NVIDIA library loads of the module's own top-level statements, one per call."""
     rocm_side: bool | None = None  # read when the first load is found: most modules hold none
     loads: list[Load] = []
-    named = _file_names(tree)
+    named = _file_names(tree, text)
     for statement, guarded in _top_level(tree.body, False):
         for node in ast.walk(statement):
             if isinstance(node, ast.Call) and (stem := _library(node, named)) is not None:
