@@ -269,8 +269,14 @@ PARTS = (
     "test249",
     "test250",
     "test251",
+    "test260",
+    "test261",
+    "test263",
     "test264",
+    "test265",
     "test266",
+    "test267",
+    "test268",
 )
 SEVERITIES = ("warn", "error")
 
