@@ -271,6 +271,7 @@ PARTS = (
     "test251",
     "test260",
     "test261",
+    "test262",
     "test263",
     "test264",
     "test265",
