@@ -94,3 +94,29 @@ def test_torch_version_cuda_as_text_in_a_dict_is_recorded_not_tested(tmp_path: P
     found = _found(_scan(tmp_path, {"caps.py": code}), "torch-version-cuda")
     assert found.get(("caps.py", 4), "info") == "info"
     assert found[("caps.py", 7)] in ("warn", "error")
+
+
+# -- a conda environment file known by its content, whatever its name
+
+_ENV = (
+    "name: demo\n"
+    "channels:\n"
+    "  - rapidsai\n"
+    "  - conda-forge\n"
+    "dependencies:\n"
+    "  - rapids=26.08\n"  # line 6
+    "  - python=3.12\n"
+)
+
+
+def test_a_conda_environment_file_under_any_name_is_read(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"conda/rsc_rapids_26.08_cuda12.yml": _ENV})
+    found = _found(report, "rapids-cuda")
+    assert found == {("conda/rsc_rapids_26.08_cuda12.yml", 6): "error"}
+
+
+def test_a_yaml_file_with_dependencies_but_no_channels_is_not_a_conda_file(
+    tmp_path: Path,
+) -> None:
+    chart = "apiVersion: v2\nname: demo\ndependencies:\n  - name: rapids\n    version: 26.08\n"
+    assert _found(_scan(tmp_path, {"charts/Chart.yaml": chart}), "rapids-cuda") == {}

@@ -278,10 +278,25 @@ def _toml_kind(path: str) -> str | None:
     return toml_images.KIND if toml_images.names_an_image(read_head(path, 1 << 20)) else None
 
 
+# conda's environment file format (conda docs, "Creating an environment file manually"): top-level
+# `channels:` and `dependencies:`; `conda env create -f` takes it under any name
+# (rapids-singlecell's conda/rsc_rapids_26.08_cuda12.yml).
+_CONDA_CHANNELS = re.compile(rb"(?m)^channels[ \t]*:")
+_CONDA_DEPENDENCIES = re.compile(rb"(?m)^dependencies[ \t]*:")
+
+
 def _manifest_kind(path: str, rel: str) -> str | None:
-    """The k8s_resources kind of a YAML file (or template) that names NVIDIA's resource domain or
+    """The kind of a YAML file (or template) by its content: a conda environment file (its
+    top-level keys), else the k8s_resources kind of one that names NVIDIA's resource domain or
     a CUDA image repository (a byte test; others are skipped)."""
-    return k8s_resources.manifest_kind(rel, read_head(path, 1 << 20))
+    head = read_head(path, 1 << 20)
+    if (
+        rel.endswith((".yml", ".yaml"))
+        and _CONDA_CHANNELS.search(head)
+        and _CONDA_DEPENDENCIES.search(head)
+    ):
+        return "conda"
+    return k8s_resources.manifest_kind(rel, head)
 
 
 # `#!/usr/bin/env python3`, `#! /usr/bin/python`: a script setuptools installs (scripts=[...]) or
