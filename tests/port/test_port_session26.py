@@ -120,3 +120,33 @@ def test_a_yaml_file_with_dependencies_but_no_channels_is_not_a_conda_file(
 ) -> None:
     chart = "apiVersion: v2\nname: demo\ndependencies:\n  - name: rapids\n    version: 26.08\n"
     assert _found(_scan(tmp_path, {"charts/Chart.yaml": chart}), "rapids-cuda") == {}
+
+
+# -- torch.version.cuda tested where a CUDAExtension is built
+
+_SETUP = (
+    "import torch\n"
+    "from setuptools import setup\n"
+    "from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension\n\n"
+    "WITH_CUDA = torch.version.cuda is not None\n"  # line 5
+    "Ext = CUDAExtension if WITH_CUDA else CppExtension\n"
+    "setup(name='demo', ext_modules=[Ext('demo._C', ['csrc/a.cpp'])],\n"
+    "      cmdclass={'build_ext': BuildExtension})\n"
+)
+
+
+def test_torch_version_cuda_deciding_a_cuda_extension_build_is_reported(tmp_path: Path) -> None:
+    found = _found(_scan(tmp_path, {"setup.py": _SETUP}), "torch-version-cuda")
+    assert found == {("setup.py", 5): "warn"}
+
+
+def test_the_same_test_in_a_build_that_knows_rocm_or_builds_no_extension_is_not(
+    tmp_path: Path,
+) -> None:
+    rocm = _SETUP.replace(
+        "WITH_CUDA = torch.version.cuda is not None",
+        "WITH_CUDA = torch.version.cuda is not None or torch.version.hip is not None",
+    )
+    plain = "import torch\nHAS_CUDA = torch.version.cuda is not None\n"
+    assert _found(_scan(tmp_path / "a", {"setup.py": rocm}), "torch-version-cuda") == {}
+    assert _found(_scan(tmp_path / "b", {"info.py": plain}), "torch-version-cuda") == {}

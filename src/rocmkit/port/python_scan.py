@@ -2665,6 +2665,12 @@ class _Visitor:
         elif id(node) not in self.tested and id(node) not in self.stored:
             # Used as a value (split, parsed, ordered, concatenated): None on ROCm.
             self.add(node, "torch-version-cuda", "torch.version.cuda used as a value")
+        elif id(node) in self.tested and _decides_extension_build(self.text):
+            why = (
+                "torch.version.cuda tested where a CUDAExtension is built: None on ROCm, whose"
+                " torch builds CUDAExtension with hipcc, so the GPU build is dropped"
+            )
+            self.add(node, "torch-version-cuda", why)
 
     def visit_name(self, node: ast.Name) -> None:
         assignment = self.cuda_names.get(node.id)
@@ -3404,6 +3410,14 @@ def _as_text(node: ast.AST) -> bool:
         and len(node.args) == 1
         and not node.keywords
     )
+
+
+def _decides_extension_build(text: str) -> bool:
+    """Whether a module builds a torch CUDAExtension and says nothing of ROCm's build: there a
+    test of torch.version.cuda decides whether the GPU extension is built, and on a ROCm torch
+    (torch.version.cuda None) it is not, although CUDAExtension builds it with hipcc there
+    (torch.utils.cpp_extension: hipify, then hipcc, when torch.version.hip is set)."""
+    return "CUDAExtension" in text and not any(w in text for w in _HIP_BUILD_WORDS)
 
 
 def _shows_text(call: ast.Call, name: str) -> bool:
