@@ -78,6 +78,12 @@ def test_a_cuda_index_that_uv_uses_on_linux_is_still_reported(tmp_path: Path) ->
     assert found[("pyproject.toml", 14)] in ("warn", "error")
 
 
+def test_a_marker_packaging_cannot_read_does_not_lower_the_index(tmp_path: Path) -> None:
+    text = _UV.format(marker="sys_platform is 'win32'")  # not PEP 508: pip's answer unknown
+    found = _found(_scan(tmp_path, {"pyproject.toml": text}), "torch-cuda-index")
+    assert found[("pyproject.toml", 14)] in ("warn", "error")
+
+
 # -- str(torch.version.cuda) as the value of a dict entry: a label ("None" on ROCm)
 
 

@@ -2665,12 +2665,20 @@ class _Visitor:
         elif id(node) not in self.tested and id(node) not in self.stored:
             # Used as a value (split, parsed, ordered, concatenated): None on ROCm.
             self.add(node, "torch-version-cuda", "torch.version.cuda used as a value")
-        elif id(node) in self.tested and _decides_extension_build(self.text):
+        elif id(node) in self.tested and self._decides_extension_build():
             why = (
                 "torch.version.cuda tested where a CUDAExtension is built: None on ROCm, whose"
                 " torch builds CUDAExtension with hipcc, so the GPU build is dropped"
             )
             self.add(node, "torch-version-cuda", why)
+
+    def _decides_extension_build(self) -> bool:
+        """Whether the module builds a torch CUDAExtension and says nothing of ROCm's build:
+        there a test of torch.version.cuda decides whether the GPU extension is built, and on a
+        ROCm torch (torch.version.cuda None) it is not, although CUDAExtension builds it with
+        hipcc there (torch.utils.cpp_extension: hipify, then hipcc, when torch.version.hip is
+        set)."""
+        return "CUDAExtension" in self.text and not self.hip_build_aware
 
     def visit_name(self, node: ast.Name) -> None:
         assignment = self.cuda_names.get(node.id)
@@ -2696,8 +2704,8 @@ class _Visitor:
             while isinstance(value, ast.IfExp):
                 self.recorded.add(id(value.orelse))
                 value = value.body
-            if _as_text(value):  # {"driver": str(torch.version.cuda)}: "None" on ROCm, a label
-                value = value.args[0]  # type: ignore[attr-defined]
+            # {"driver": str(torch.version.cuda)}: "None" on ROCm, a label
+            value = _text_of(value) or value
             self.recorded.add(id(value))
 
     def visit_raise(self, node: ast.Raise) -> None:
@@ -3401,23 +3409,17 @@ def _is_text(node: ast.AST) -> bool:
     )
 
 
-def _as_text(node: ast.AST) -> bool:
-    """`str(x)` or `repr(x)` of one value: its text, which cannot raise on None."""
-    return (
+def _text_of(node: ast.AST) -> ast.expr | None:
+    """The x of `str(x)` or `repr(x)` (its text, which cannot raise on None), else None."""
+    if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
         and node.func.id in ("str", "repr")
         and len(node.args) == 1
         and not node.keywords
-    )
-
-
-def _decides_extension_build(text: str) -> bool:
-    """Whether a module builds a torch CUDAExtension and says nothing of ROCm's build: there a
-    test of torch.version.cuda decides whether the GPU extension is built, and on a ROCm torch
-    (torch.version.cuda None) it is not, although CUDAExtension builds it with hipcc there
-    (torch.utils.cpp_extension: hipify, then hipcc, when torch.version.hip is set)."""
-    return "CUDAExtension" in text and not any(w in text for w in _HIP_BUILD_WORDS)
+    ):
+        return node.args[0]
+    return None
 
 
 def _shows_text(call: ast.Call, name: str) -> bool:

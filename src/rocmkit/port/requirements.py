@@ -120,7 +120,13 @@ def _on_linux(req: Any) -> bool:
 def _holds_on_rocm(marker: str) -> bool:
     """Whether a PEP 508 marker (no extra in it) holds on a machine with a ROCm torch; True when
     packaging cannot read it (its answer unknown, the entry is kept)."""
-    return installed_on_rocm_machine(f"rocm-machine; {marker}", "")
+    if Requirement is None:
+        return True
+    try:
+        req = Requirement(f"rocm-machine; {marker}")
+    except InvalidRequirement:
+        return True
+    return _holds_with(req.marker, "")
 
 
 def installed_on_rocm_machine(text: str, extra: str) -> bool:
@@ -132,11 +138,17 @@ def installed_on_rocm_machine(text: str, extra: str) -> bool:
         req = Requirement(text)
     except InvalidRequirement:
         return False
-    if req.marker is None:
+    return _holds_with(req.marker, extra)
+
+
+def _holds_with(marker: Any, extra: str) -> bool:
+    """Whether a parsed marker (None: no marker) holds on a ROCm machine for some supported
+    Python with `extra` asked for; True where packaging cannot evaluate it."""
+    if marker is None:
         return True
     try:
         return any(
-            req.marker.evaluate(
+            marker.evaluate(
                 {
                     **_ROCM_MACHINE,
                     "python_version": v,
@@ -911,13 +923,14 @@ def _explicit_uv_indexes(data: dict[str, Any], hits: list[Hit]) -> list[Hit]:
     for index in indexes:
         if not (isinstance(index, dict) and index.get("explicit") and index.get("url")):
             continue
-        extras = users.get(str(index.get("name")), [])
+        name = str(index.get("name"))
+        extras = users.get(name, [])
         if None in extras:
             continue  # a package pinned to it in every install
-        if not extras and str(index.get("name")) in elsewhere:
+        if not extras and name in elsewhere:
             # PyTorch publishes its ROCm wheels for Linux x86-64 only: a source whose marker
             # excludes that machine (sys_platform == 'win32') is never what a ROCm user gets
-            where = " or ".join(sorted(set(elsewhere[str(index.get("name"))])))
+            where = " or ".join(sorted(set(elsewhere[name])))
             verdicts[index["url"]] = (
                 "info",
                 f"explicit uv index used only where {where}: never on Linux x86-64, where ROCm runs",
