@@ -468,3 +468,83 @@ def apptainer_nv(text: str) -> list[tuple[int, str]]:
             if match is not None:
                 found.append((number, match.group(0)))
     return found
+
+
+# A compose file's device reservation (compose-spec deploy.md, "devices"): `capabilities` is the
+# one list of capabilities a driver must all have, `driver` names the driver; with no driver,
+# docker compose sends the request as `docker run --gpus` does (DeviceRequest with an empty
+# Driver, Capabilities [[...]]), which the `amd` driver can serve only with "gpu"/"amd" in it.
+_COMPOSE_CAPABILITIES = re.compile(r"^([ \t]*)(-[ \t]+)?capabilities[ \t]*:[ \t]*(.*)$")
+_YAML_KEY = re.compile(r"^([ \t]*)(-[ \t]+)?([\w.-]+)[ \t]*:[ \t]*(.*)$")
+
+
+def compose_gpu_reservations(text: str) -> list[tuple[int, str, bool]]:
+    """(line, why, nvidia_only) for each compose device reservation that names no driver and
+    asks for "gpu" (served as `--gpus` is: by NVIDIA's driver, or by AMD's where the AMD
+    Container Toolkit is installed) or for a capability only NVIDIA's driver has (nvidia_only)."""
+    lines = text.splitlines()
+    found = []
+    for index, line in enumerate(lines):
+        match = _COMPOSE_CAPABILITIES.match(line)
+        if match is None:
+            continue
+        column = len(match.group(1)) + len(match.group(2) or "")
+        capabilities = _yaml_list(match.group(3), lines, index, column)
+        if not capabilities or "driver" in _entry_keys(lines, index, column, bool(match.group(2))):
+            continue
+        nvidia = sorted(set(capabilities) & _NVIDIA_ONLY_CAPABILITIES)
+        if nvidia:
+            found.append((index + 1, f"capabilities {capabilities}: {nvidia} only NVIDIA's", True))
+        elif "gpu" in capabilities:
+            found.append((index + 1, f"capabilities {capabilities} with no driver: --gpus", False))
+    return found
+
+
+def _yaml_list(rest: str, lines: list[str], index: int, column: int) -> list[str]:
+    """The items of a YAML list written after a key: a flow list `[gpu, utility]` on the key's
+    line, or block items `- gpu` on the lines below it (at the key's column or deeper)."""
+    rest = rest.split(" #", 1)[0].strip()
+    if rest.startswith("[") and rest.endswith("]"):
+        return [v.strip().strip("'\"") for v in rest[1:-1].split(",") if v.strip()]
+    if rest:
+        return []
+    items = []
+    for line in lines[index + 1 :]:
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        indent = len(line) - len(line.lstrip())
+        if indent < column or not stripped.startswith("- "):
+            break
+        items.append(stripped[2:].split(" #", 1)[0].strip().strip("'\""))
+    return items
+
+
+def _entry_keys(lines: list[str], index: int, column: int, opens_entry: bool) -> set[str]:
+    """The keys of the mapping (a list item) that holds the key at lines[index], whose keys sit
+    at `column`: its lines above up to the `- ` that opens it, and below until it ends."""
+    keys = set()
+    above = [] if opens_entry else range(index - 1, -1, -1)
+    for i in above:
+        match = _YAML_KEY.match(lines[i])
+        if match is None or lines[i].lstrip().startswith("#"):
+            continue
+        indent = len(match.group(1)) + len(match.group(2) or "")
+        if indent > column:
+            continue
+        if indent < column:
+            break
+        keys.add(match.group(3))
+        if match.group(2):
+            break  # the `- ` that opens the entry
+    for line in lines[index + 1 :]:
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        indent = len(line) - len(line.lstrip())
+        if indent < column or (indent == column and stripped.startswith("- ")):
+            break
+        match = _YAML_KEY.match(line)
+        if match is not None and indent == column:
+            keys.add(match.group(3))
+    return keys

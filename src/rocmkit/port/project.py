@@ -87,7 +87,7 @@ _REQUIREMENTS = re.compile(r"(?:.*[-_.])?(?:requirements?|constraints)(?:[-_.].*
 _REQUIREMENTS_FOLDER = re.compile(r"[._]*requirements?(?:[-_]files)?", re.IGNORECASE)
 # conda's environment files, also under a prefix (`ffcv-conda.yml`, `cuda-environment.yml`)
 _CONDA = re.compile(r"(?:(?:.*[-_.])?(?:environment|conda)|env)(?:[-_.].*)?\.ya?ml$")
-_COMPOSE = re.compile(r"(?:docker-)?compose(?:[-_.].*)?\.ya?ml$")
+_COMPOSE = re.compile(r"(?:.*[-_.])?(?:docker-)?compose(?:[-_.].*)?\.ya?ml$")
 _DOCKERFILE = re.compile(r"(?:Dockerfile|Containerfile)(?:[-_.].*)?$|.*[-_.][Dd]ockerfile$")
 _MAKEFILES = frozenset({"Makefile", "makefile", "GNUmakefile"})
 # A template of a shell script (Jinja, a plain .in/.tmpl) renders to the script its name says.

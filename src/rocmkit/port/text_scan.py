@@ -98,13 +98,18 @@ def scan_cmake(text: str, rules: RuleSet) -> list[Hit]:
     if not firsts:
         return _cuda_option_hits(code, lines, rule) + hits
     found = [hit(n, 1, rule, lines[n - 1].strip()) for n in sorted(set(firsts.values()))]
-    link = _CUDA_TARGET.search(code)
-    if link is not None:
+    linked: set[int] = set()
+    for link in _CUDA_TARGET.finditer(code):
         # FindCUDAToolkit's imported targets (CUDA::cudart, CUDA::cublas, CUDA::cuda_driver):
-        # the CUDA Toolkit's libraries, which a HIP build replaces (hip::host, roc::hipblas)
+        # the CUDA Toolkit's libraries, which a HIP build replaces (hip::host, roc::hipblas);
+        # each line that links one is a place to change
         line = code.count("\n", 0, link.start()) + 1
-        why = f"links {link.group(0)}, a CUDA Toolkit library (FindCUDAToolkit's imported target)"
-        found.append(hit(line, 1, rule, why))
+        if line not in linked:
+            linked.add(line)
+            why = (
+                f"links {link.group(0)}, a CUDA Toolkit library (FindCUDAToolkit's imported target)"
+            )
+            found.append(hit(line, 1, rule, why))
     return found + hits
 
 
@@ -296,6 +301,17 @@ def scan_text(text: str, kind: str, rules: RuleSet) -> list[Hit]:
             demoted(h, "info", why) if h.rule.id in _CONTAINER_RULES and h.severity != "info" else h
             for h in hits
         ]
+    return hits
+
+
+def _compose_reservation_hits(text: str, rules: RuleSet) -> list[Hit]:
+    """A compose device reservation with no driver: `capabilities: [gpu]` is `--gpus`
+    (docker-gpus), one that asks for a capability only NVIDIA's driver has is compose-nvidia."""
+    hits = []
+    for line, why, nvidia_only in container_gpus.compose_gpu_reservations(text):
+        rule = rules.by_id.get("compose-nvidia" if nvidia_only else "docker-gpus")
+        if rule is not None:
+            hits.append(hit(line, 1, rule, why))
     return hits
 
 
