@@ -332,6 +332,8 @@ def _text_hits(text: str, kind: str, rules: RuleSet) -> list[Hit]:
             hit(line, 1, rules.by_id["docker-gpus"], why)
             for line, why in container_gpus.shell_docker_gpus(text)
         ]
+    if kind == "compose" and "capabilities" in text:
+        hits += _compose_reservation_hits(text, rules)
     apptainer = rules.by_check.get("apptainer-nv")
     if kind == "shell" and apptainer is not None and ("--nv" in text or "_NV=" in text):
         hits += [hit(line, 1, apptainer, why) for line, why in container_gpus.apptainer_nv(text)]
