@@ -278,6 +278,14 @@ PARTS = (
     "test266",
     "test267",
     "test268",
+    "test269",
+    "test270",
+    "test271",
+    "test272",
+    "test273",
+    "test274",
+    "test275",
+    "test276",
 )
 SEVERITIES = ("warn", "error")
 

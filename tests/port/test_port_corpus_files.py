@@ -46,7 +46,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test268
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test276
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -305,6 +305,14 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test264", 90),
         ("test265", 4),
         ("test266", 11),
+        ("test269", 5),
+        ("test270", 19),
+        ("test271", 11),
+        ("test272", 78),
+        ("test273", 15),
+        ("test274", 10),
+        ("test275", 17),
+        ("test276", 18),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
