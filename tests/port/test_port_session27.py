@@ -86,3 +86,72 @@ def test_each_line_that_links_a_cuda_toolkit_library_is_a_place_of_the_finding(
     found = [f for f in report.findings if f.rule_id == "cmake-cuda-only"]
     assert len(found) == 1  # one finding per rule per file, its places listed
     assert {5, 6, 8} <= set(found[0].lines)
+
+
+# -- RunPod's CUDA images
+
+_RUNPOD = "runpod/pytorch:2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04"
+
+
+def test_runpods_cuda_images_are_cuda_images(tmp_path: Path) -> None:
+    found = _scan(
+        tmp_path,
+        {
+            "pods.py": f'DEFAULT_IMAGE = "{_RUNPOD}"\n',  # line 1
+            "Dockerfile": f"FROM {_RUNPOD}\nRUN pip install -e .\n",
+            "k8s/job.yaml": (
+                "apiVersion: batch/v1\nkind: Job\nspec:\n  template:\n    spec:\n"
+                f"      containers:\n        - name: t\n          image: {_RUNPOD}\n"
+            ),  # line 8
+        },
+    )
+    assert _found(found, "cuda-image") == {("pods.py", 1): "error", ("k8s/job.yaml", 8): "error"}
+    assert _found(found, "cuda-base-image") == {("Dockerfile", 1): "error"}
+
+
+def test_runpod_images_whose_tag_names_no_cuda_are_not(tmp_path: Path) -> None:
+    found = _scan(
+        tmp_path,
+        {
+            "pods.py": 'IMAGE = "runpod/pytorch:2.1.1-py3.10-rocm6.1-ubuntu22.04"\n',
+            "Dockerfile": "FROM runpod/base:0.6.2-cpu\n",
+        },
+    )
+    assert _found(found, "cuda-image", "cuda-base-image") == {}
+
+
+# -- torch.backends.cudnn.flags(enabled=False): a context manager that turns cuDNN/MIOpen off
+
+
+def test_cudnn_flags_around_a_convolution_or_in_a_helper_is_cudnn_disabled(tmp_path: Path) -> None:
+    code = (
+        "import contextlib\n"
+        "import torch\n"
+        "import torch.nn.functional as F\n\n"
+        "def depthwise(x, w):\n"
+        "    with torch.backends.cudnn.flags(enabled=False):\n"  # line 6
+        "        return F.conv2d(x, w, groups=x.shape[1])\n\n"
+        "@contextlib.contextmanager\n"
+        "def no_cudnn():\n"
+        "    with torch.backends.cudnn.flags(enabled=False):\n"  # line 11: the caller's block
+        "        yield\n\n"
+        "def later():\n"
+        "    return torch.backends.cudnn.flags()\n"  # line 15: enabled defaults to False
+    )
+    found = _found(_scan(tmp_path, {"heads.py": code}), "cudnn-disabled")
+    assert found == {("heads.py", 6): "warn", ("heads.py", 11): "warn", ("heads.py", 15): "warn"}
+
+
+def test_cudnn_flags_around_a_block_with_no_convolution_or_left_on_is_not(tmp_path: Path) -> None:
+    code = (
+        "import torch\n"
+        "import torch.nn.functional as F\n\n"
+        "def sample(img, grid):\n"
+        "    with torch.backends.cudnn.flags(enabled=False):\n"  # line 5
+        "        return F.grid_sample(img, grid, align_corners=True)\n\n"
+        "def fast(x, w):\n"
+        "    with torch.backends.cudnn.flags(enabled=True, benchmark=True):\n"
+        "        return F.conv2d(x, w)\n"
+    )
+    found = _found(_scan(tmp_path, {"sampler.py": code}), "cudnn-disabled")
+    assert found == {("sampler.py", 5): "info"}

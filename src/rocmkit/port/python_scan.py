@@ -1942,6 +1942,8 @@ class _Visitor:
         self.displayed: set[int] = set()
         # string constants inside a `raise ...(...)` statement or a call that shows its text
         self.in_message: set[int] = set()
+        # torch.backends.cudnn.flags(...) calls opened by a `with` whose block runs no convolution
+        self.scoped_cudnn_off: set[int] = set()
         # the values of a call's GPU keywords (`KubernetesJob(gpu_type=...)`): id -> "callee(kw=)"
         self.gpu_keywords: dict[int, str] = {}
         # string constants a mock compares with what it recorded, or a process error holds
@@ -2283,6 +2285,8 @@ class _Visitor:
 
     def visit_body(self, node: ast.AST) -> None:
         """After `if <vendor test>: raise/return` the rest of the block runs on one vendor only."""
+        if isinstance(node, ast.With):
+            self._scoped_cudnn(node)
         if not self.vendor_possible or self.gated:
             return
         for name in ("body", "orelse", "finalbody"):
@@ -2300,6 +2304,24 @@ class _Visitor:
                     break
             if self.names_amd and len(statements) > 1:
                 self._gate_before_amd_fallback(statements)
+
+    def _scoped_cudnn(self, node: ast.With) -> None:
+        """`with torch.backends.cudnn.flags(enabled=False):` around a block that calls no
+        convolution (a grid_sample, an RNN's double backward) and does not yield to its caller
+        (a context-manager helper, whose block is the caller's): the block turns cuDNN off on
+        NVIDIA too, and what MIOpen is for on AMD, convolutions, does not run in it."""
+        calls = [c.context_expr for c in node.items if isinstance(c.context_expr, ast.Call)]
+        flags = [c for c in calls if _dotted(c.func).endswith("cudnn.flags")]
+        if not flags:
+            return
+        inner = [n for statement in node.body for n in ast.walk(statement)]
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in inner):
+            return
+        if not any(
+            isinstance(n, ast.Call) and "conv" in whole_tree.call_name(n.func).lower()
+            for n in inner
+        ):
+            self.scoped_cudnn_off.update(id(f) for f in flags)
 
     def _gate_before_amd_fallback(self, statements: list[ast.stmt]) -> None:
         """`out = nvidia-smi ...` (or a `try:` around it) followed in the same block by an `if`
@@ -2730,6 +2752,17 @@ class _Visitor:
                 self.gpu_keywords[id(keyword.value)] = f"{name}({keyword.arg}=)"
         if name in _JAX_REGISTRATIONS:
             self._jax_platform(node)
+        if name == "flags" and f".{_dotted(node.func)}".endswith(".cudnn.flags"):
+            # torch.backends.cudnn.flags(enabled=False, benchmark=False, ...): a context manager
+            # that sets cudnn.enabled for its block; `enabled` defaults to False
+            # (torch/backends/cudnn/__init__.py), so a call that does not pass it disables it too
+            given = [k.value for k in node.keywords if k.arg == "enabled"] + node.args[:1]
+            value = given[0] if given else ast.Constant(value=False)
+            if id(node) in self.scoped_cudnn_off and _is_false(value):
+                scoped = "cudnn.flags(enabled=False) around a block that runs no convolution"
+                self.add_at(node, "cudnn-disabled", f"{scoped}: the same on NVIDIA", "info")
+            else:
+                self._cudnn(node, "enabled", value)
         if self.torch_cuda_home and node.args:
             for part in _cuda_home_paths(node, name):
                 self._cuda_home_path(part)
@@ -3341,6 +3374,10 @@ _LEAF_FIELDS = frozenset(
     | {"type_comment", "is_async", "conversion", "simple"}
 )
 _WALKED_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}  # a constant's value: no node
+
+
+def _is_false(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False
 
 
 def _names_visible_devices(target: ast.AST) -> bool:
