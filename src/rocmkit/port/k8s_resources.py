@@ -39,6 +39,7 @@ IMAGE_BYTES: tuple[bytes, ...] = (
     b"vllm/vllm-openai",
 )
 IMAGE_BYTES += (b"lmsysorg/sglang", b"text-generation-inference", b"tensorflow/tensorflow")
+IMAGE_BYTES += (b"runpod/pytorch", b"runpod/base")
 _SUFFIXES = (".yaml", ".yml")
 # Jinja and plain templates of a manifest (deployment.yaml.j2, deployment.jinja): the rendered
 # file is the manifest; only their resource keys are read (an image there is a variable's value).

@@ -54,6 +54,7 @@ def _default_before(text: str, name: str, line: int) -> str:
 # - lmsysorg/sglang: one repository, ROCm/NPU/CPU builds marked in the tag (v0.5.3-rocm630-mi30x).
 # - huggingface/text-generation-inference: TGI tags its ROCm, Intel and Gaudi builds (3.0.1-rocm).
 # - tensorflow/tensorflow: the -gpu tags are CUDA (ROCm's are rocm/tensorflow).
+# - runpod/pytorch, runpod/base: RunPod tags its CUDA builds -cudaX.Y (2.4.0-py3.11-cuda12.4.1-devel).
 _ANY_TAG_BUT = ("rocm", "cpu", "xeon", "npu", "xpu", "intel", "gaudi", "neuron", "ascend", "mi3")
 _CUDA_REPOSITORIES: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "nvidia/cuda": ("NVIDIA's CUDA image", ()),
@@ -65,6 +66,8 @@ _CUDA_REPOSITORIES: dict[str, tuple[str, tuple[str, ...] | None]] = {
         _ANY_TAG_BUT,
     ),
     "tensorflow/tensorflow": ("TensorFlow's -gpu image is CUDA (ROCm's is rocm/tensorflow)", None),
+    "runpod/pytorch": ("RunPod's PyTorch image, a CUDA build by its tag", None),
+    "runpod/base": ("RunPod's base image, a CUDA build by its tag", None),
 }
 # A registry host (with a port) or mirror path before the repository: a mirror keeps the path.
 _IMAGE_REF = re.compile(r"^(?:[\w.-]+(?::\d+)?/)*?((?:[\w.-]+/)?[\w.-]+)(?::([\w.-]+))?(?:@\S+)?$")
