@@ -286,6 +286,14 @@ PARTS = (
     "test274",
     "test275",
     "test276",
+    "test277",
+    "test278",
+    "test279",
+    "test280",
+    "test281",
+    "test282",
+    "test283",
+    "test284",
 )
 SEVERITIES = ("warn", "error")
 

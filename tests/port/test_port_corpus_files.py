@@ -46,7 +46,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test276
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test284
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -313,6 +313,14 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test274", 10),
         ("test275", 17),
         ("test276", 18),
+        ("test277", 26),
+        ("test278", 28),
+        ("test279", 34),
+        ("test280", 16),
+        ("test281", 58),
+        ("test282", 24),
+        ("test283", 20),
+        ("test284", 14),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
