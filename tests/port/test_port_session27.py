@@ -155,3 +155,40 @@ def test_cudnn_flags_around_a_block_with_no_convolution_or_left_on_is_not(tmp_pa
     )
     found = _found(_scan(tmp_path, {"sampler.py": code}), "cudnn-disabled")
     assert found == {("sampler.py", 5): "info"}
+
+
+# -- a pip command in a missing-module message ends where the prose starts
+
+
+def test_packages_only_mentioned_after_a_pip_command_in_a_message_are_not_its_packages(
+    tmp_path: Path,
+) -> None:
+    code = (
+        "def load():\n"
+        "    try:\n"
+        "        import onnxruntime\n"
+        "    except ImportError:\n"
+        "        raise ImportError(\n"
+        '            "Install it with: pip install onnxruntime "\n'
+        '            "(or onnxruntime-gpu for GPU support)"\n'
+        "        )\n\n"
+        "def store():\n"
+        "    try:\n"
+        "        import faiss\n"
+        "    except ImportError:\n"
+        "        raise ImportError(\"Install 'pip install faiss-cpu' or 'pip install faiss-gpu'\")\n"
+    )
+    found = _scan(tmp_path, {"backends.py": code})
+    assert [f for f in found.findings if f.severity != "info"] == []
+
+
+def test_the_pip_command_a_missing_module_message_gives_is_still_read(tmp_path: Path) -> None:
+    code = (
+        "def serve():\n"
+        "    try:\n"
+        "        import fastapi\n"
+        "    except ImportError:\n"
+        '        raise ImportError("needs extras: `pip install vllm fastapi` (see the docs)")\n'
+    )
+    found = _found(_scan(tmp_path, {"server.py": code}), "vllm-pypi")
+    assert found == {("server.py", 5): "warn"}

@@ -117,12 +117,29 @@ def _install_hints(node: ast.Call, rules: RuleSet, name: str) -> list[Hit]:
                 start = constant.value.find("pip install ")
                 if start < 0:
                     continue
-                command = constant.value[start:].splitlines()[0]
+                command = _command_of(constant.value, start)
                 found += [
                     h._replace(line=constant.lineno, evidence=f"{h.evidence}  (told in {name}())")
                     for h in _exact(pip_install_hits(command, rules))
                 ]
     return found
+
+
+# Where a command written in prose ends: an aside in brackets or an alternative offered after
+# it ("pip install onnxruntime (or onnxruntime-gpu for GPU support)", "... or: pip install x").
+_PROSE_AFTER = re.compile(r"\s*\(|\s+or\b|;")
+
+
+def _command_of(text: str, start: int) -> str:
+    """The `pip install ...` command that starts at `start` in a message: to the end of its line,
+    of the quotes or backticks it is written in, or of the command before an aside or an
+    alternative (pip's command line is its options and requirement specifiers; the prose after
+    it names packages the message only mentions)."""
+    command = text[start:].splitlines()[0]
+    opener = text[start - 1] if start else ""
+    if opener in ("'", '"', "`"):
+        command = command.split(opener, 1)[0]
+    return _PROSE_AFTER.split(command, maxsplit=1)[0]
 
 
 def _handles_missing_module(handler: ast.ExceptHandler) -> bool:
