@@ -28,7 +28,11 @@ def test_a_capability_stored_then_compared_on_a_plain_line_is_still_judged() -> 
         "    return cap >= (8, 9)\n"
     )
     line = text.splitlines().index("        cap = torch.cuda.get_device_capability()") + 1
-    assert _found(text) == [(line, "device-capability", "warn")]
+    # the read and (session twenty-seven) the comparison that decides it, two lines below
+    assert _found(text) == [
+        (line, "device-capability", "warn"),
+        (line + 2, "device-capability", "warn"),
+    ]
 
 
 def test_a_vendor_guard_far_above_the_trigger_still_gates_it() -> None:

@@ -73,7 +73,9 @@ def test_a_capability_test_whose_branch_only_returns_false_is_quiet() -> None:
                 return True
             return False
         """
-    assert [(line, severity) for line, _, severity in _found(text)] == [(3, "info"), (8, "warn")]
+    # the second read and (session twenty-seven) its comparison are the warning's places
+    found = [(line, severity) for line, _, severity in _found(text)]
+    assert found == [(3, "info"), (8, "warn"), (9, "warn")]
 
 
 def test_extras_in_setup_py_are_judged_as_opt_in_groups() -> None:

@@ -192,3 +192,22 @@ def test_the_pip_command_a_missing_module_message_gives_is_still_read(tmp_path: 
     )
     found = _found(_scan(tmp_path, {"server.py": code}), "vllm-pypi")
     assert found == {("server.py", 5): "warn"}
+
+
+# -- the comparisons that decide a capability finding are its places
+
+
+def test_the_comparisons_of_a_stored_capability_are_places_of_its_finding(tmp_path: Path) -> None:
+    code = (
+        "import torch\n\n"
+        "def process(args):\n"
+        "    info = torch.cuda.get_device_properties(0)\n"  # line 4: the read
+        "    sm_version = info.major * 10 + info.minor\n"
+        "    if args.fp8 and sm_version < 89:\n"  # line 6
+        "        raise ValueError('FP8 needs Ada or Hopper')\n"
+        "    return sm_version\n"
+    )
+    report = _scan(tmp_path, {"args.py": code})
+    found = [f for f in report.findings if f.rule_id == "device-capability"]
+    assert len(found) == 1 and found[0].severity == "warn"
+    assert {4, 6} <= set(found[0].lines)

@@ -3026,6 +3026,28 @@ class _Visitor:
             "warn" if v == "unsure" and id(c) in self.importing else v
             for v, c in zip(verdicts, compares, strict=True)
         ]
+        before = len(self.hits)
+        self._judge_capability(node, shown, compares, verdicts, read)
+        reported = self.hits[before:]
+        if reported and reported[-1].severity != "info":
+            # The comparisons that decide it are places of the same finding: where the code
+            # takes NVIDIA's branch (the read may be lines or functions away from them).
+            for compare, verdict in zip(compares, verdicts, strict=True):
+                if verdict in ("warn", "unsure") and compare.lineno != node.lineno:
+                    where = f"{shown} compared here (read at line {node.lineno})"
+                    self.hits.append(
+                        reported[-1]._replace(line=compare.lineno, column=1, evidence=where)
+                    )
+
+    def _judge_capability(
+        self,
+        node: ast.Call,
+        shown: str,
+        compares: list[ast.Compare],
+        verdicts: list[str],
+        read: dict[int, ast.Compare],
+    ) -> None:
+        """The finding for one capability read, from the verdicts on its comparisons."""
         if not compares and (sm := self._sm_number_compared(node)):
             function, line = sm
             # `return major * 10 + minor` compared with 89 (NVIDIA's FP8 line) by its callers
