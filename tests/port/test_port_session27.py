@@ -211,3 +211,37 @@ def test_the_comparisons_of_a_stored_capability_are_places_of_its_finding(tmp_pa
     found = [f for f in report.findings if f.rule_id == "device-capability"]
     assert len(found) == 1 and found[0].severity == "warn"
     assert {4, 6} <= set(found[0].lines)
+
+
+# -- a feature predicate that returns a conjunction with a torch.version.cuda test
+
+
+def test_a_feature_predicate_that_needs_torch_version_cuda_denies_the_feature_on_rocm(
+    tmp_path: Path,
+) -> None:
+    code = (
+        "import torch\n\n"
+        "def check_bloat16_supported() -> bool:\n"
+        "    return (\n"
+        "        (torch.version.cuda is not None)\n"  # line 5
+        "        and torch.cuda.is_bf16_supported()\n"
+        "    )\n\n"
+        "def has_bfloat_support():\n"
+        "    return torch.cuda.is_available() and bool(torch.version.cuda)\n"  # line 10
+    )
+    found = _found(_scan(tmp_path, {"utils.py": code}), "torch-version-cuda")
+    assert found == {("utils.py", 5): "warn", ("utils.py", 10): "warn"}
+
+
+def test_a_vendor_predicate_or_a_choice_on_torch_version_cuda_is_not_a_denial(
+    tmp_path: Path,
+) -> None:
+    code = (
+        "import torch\n\n"
+        "def is_cuda():\n"
+        "    return torch.cuda.is_available() and torch.version.cuda is not None\n\n"
+        "def flash_supported():\n"
+        "    return torch.cuda.is_available() or torch.version.cuda is not None\n"
+    )
+    found = _found(_scan(tmp_path, {"device.py": code}), "torch-version-cuda")
+    assert "warn" not in found.values() and "error" not in found.values()

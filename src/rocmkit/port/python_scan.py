@@ -2305,6 +2305,21 @@ class _Visitor:
             if self.names_amd and len(statements) > 1:
                 self._gate_before_amd_fallback(statements)
 
+    def _feature_denied_by_version_cuda(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """`def check_bf16_supported(): return torch.version.cuda is not None and ...`: a
+        predicate named for a feature (supported, available, can_...) that returns a conjunction
+        with a torch.version.cuda test returns False on every ROCm build, where that test is
+        false: it denies the feature on AMD GPUs (a function named for the vendor, `is_cuda()`,
+        answers another question and is not read here)."""
+        for statement in pieces.statement_nodes(node):
+            value = statement.value if isinstance(statement, ast.Return) else None
+            if not (isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And)):
+                continue
+            for operand in value.values:
+                if _version_cuda_truth(operand):
+                    why = f"{node.name}() returns False on every ROCm build (torch.version.cuda is None)"
+                    self.add(operand, "torch-version-cuda", why)
+
     def _scoped_cudnn(self, node: ast.With) -> None:
         """`with torch.backends.cudnn.flags(enabled=False):` around a block that calls no
         convolution (a grid_sample, an RNN's double backward) and does not yield to its caller
@@ -3325,6 +3340,8 @@ class _Visitor:
                         if isinstance(compare, ast.Compare):
                             self.compare_words.setdefault(id(compare), []).append(node.name)
         self.visit_body(node)
+        if _FEATURE_PREDICATE.search(node.name) and "version.cuda" in self.text:
+            self._feature_denied_by_version_cuda(node)
         if self.argv_gpus or self.loads_cuda or self.blanks_before_nvml:
             self._function_wide(node)
         if (
@@ -3396,6 +3413,22 @@ _LEAF_FIELDS = frozenset(
     | {"type_comment", "is_async", "conversion", "simple"}
 )
 _WALKED_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}  # a constant's value: no node
+
+
+# Names of predicates that answer "can this feature be used?" (`check_bloat16_supported`,
+# `has_bfloat_support`, `is_fp8_available`, `can_use_flash`).
+_FEATURE_PREDICATE = re.compile(r"(?i)support|availab|capable|can_use|^can_")
+
+
+def _version_cuda_truth(node: ast.expr) -> bool:
+    """`torch.version.cuda`, `torch.version.cuda is not None` or `bool(torch.version.cuda)`."""
+    if isinstance(node, ast.Call) and _dotted(node.func) == "bool" and len(node.args) == 1:
+        node = node.args[0]
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        right = node.comparators[0]
+        if isinstance(node.ops[0], ast.IsNot) and isinstance(right, ast.Constant):
+            node = node.left if right.value is None else node
+    return _dotted(node) == "torch.version.cuda"
 
 
 def _is_false(node: ast.expr) -> bool:
