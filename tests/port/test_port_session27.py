@@ -245,3 +245,34 @@ def test_a_vendor_predicate_or_a_choice_on_torch_version_cuda_is_not_a_denial(
     )
     found = _found(_scan(tmp_path, {"device.py": code}), "torch-version-cuda")
     assert "warn" not in found.values() and "error" not in found.values()
+
+
+# -- inline PTX in the #else of a branch no AMD compile takes is compiled for AMD
+
+_SEMAPHORE = """#include <cuda_runtime.h>
+
+__device__ int fetch(int *lock) {
+  int state;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  asm volatile("ld.global.acquire.gpu.b32 %0, [%1];" : "=r"(state) : "l"(lock));
+#else
+  asm volatile("ld.global.cg.b32 %0, [%1];" : "=r"(state) : "l"(lock));
+#endif
+  return state;
+}
+"""
+
+
+def test_ptx_in_the_else_of_a_cuda_arch_test_is_compiled_for_amd(tmp_path: Path) -> None:
+    found = _found(_scan(tmp_path, {"semaphore.cuh": _SEMAPHORE}), "cuda-inline-ptx")
+    assert found.get(("semaphore.cuh", 8)) == "error"
+
+
+def test_ptx_in_the_else_of_an_amd_test_is_not_compiled_for_amd(tmp_path: Path) -> None:
+    source = _SEMAPHORE.replace(
+        "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700\n"
+        '  asm volatile("ld.global.acquire.gpu.b32 %0, [%1];" : "=r"(state) : "l"(lock));\n',
+        "#if defined(__HIP_PLATFORM_AMD__)\n  state = __atomic_load_n(lock, __ATOMIC_ACQUIRE);\n",
+    )
+    found = _found(_scan(tmp_path, {"semaphore.cuh": source}), "cuda-inline-ptx")
+    assert "error" not in found.values() and "warn" not in found.values()

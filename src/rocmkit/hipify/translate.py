@@ -575,6 +575,8 @@ class _Scan:
                 and amd_branches.dead_branch(self.dead_spans(), offset) is None
             ):
                 branch = hazards.ptx_fallback(text, offset)  # dead code: a note, said later
+                if branch is not None and self._else_of_dead_branch(offset):
+                    branch = None  # the `#else` an AMD compile takes: this asm is compiled there
             if branch is not None:
                 # the project wrote another branch for targets without PTX: a note, not a warning
                 message = f"{rule.message}; it sits under `{branch}`, whose group has another "
@@ -675,6 +677,20 @@ class _Scan:
                 kind = "note"
             result.append((offset, kind, name, category, message))
         return result
+
+    def _else_of_dead_branch(self, offset: int) -> bool:
+        """Whether the code at `offset` is in the `#else` branch of a group whose `#if` branch no
+        AMD compile takes (`#if __CUDA_ARCH__ >= 700 ... #else <here>`): AMD compiles it."""
+        start = self.text.rfind("#", 0, offset)
+        while start >= 0:
+            line_start = self.text.rfind("\n", 0, start) + 1
+            if self.text[line_start:start].strip() == "":
+                break  # a directive at the start of its line
+            start = self.text.rfind("#", 0, start)
+        if start < 0 or not re.match(r"#[ \t]*else\b", self.text[start:]):
+            return False
+        line_start = self.text.rfind("\n", 0, start) + 1
+        return any(end in (start, line_start) for _, end, _ in self.dead_spans())
 
     def dead_spans(self) -> list[tuple[int, int, str]]:
         """The regions no AMD compile takes (amd_branches.py), found once per text."""
