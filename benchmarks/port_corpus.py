@@ -294,6 +294,11 @@ PARTS = (
     "test282",
     "test283",
     "test284",
+    "test285",
+    "test286",
+    "test287",
+    "test290",
+    "test292",
 )
 SEVERITIES = ("warn", "error")
 
