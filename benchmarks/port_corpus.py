@@ -299,6 +299,7 @@ PARTS = (
     "test287",
     "test290",
     "test292",
+    "test291",
 )
 SEVERITIES = ("warn", "error")
 
