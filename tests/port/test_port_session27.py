@@ -276,3 +276,18 @@ def test_ptx_in_the_else_of_an_amd_test_is_not_compiled_for_amd(tmp_path: Path) 
     )
     found = _found(_scan(tmp_path, {"semaphore.cuh": source}), "cuda-inline-ptx")
     assert "error" not in found.values() and "warn" not in found.values()
+
+
+# -- torch.cuda.get_gencode_flags() raises on a ROCm torch
+
+
+def test_get_gencode_flags_is_an_error_and_other_arch_queries_are_not(tmp_path: Path) -> None:
+    code = (
+        "import torch\n"
+        "from torch import cuda\n\n"
+        "archs = cuda.get_gencode_flags().replace('compute=', 'arch=').split()\n"  # line 4
+        "names = torch.cuda.get_arch_list()\n"
+        "flags = torch.cuda.get_device_name()\n"
+    )
+    found = _found(_scan(tmp_path, {"setup.py": code}), "nvcc-only-flags")
+    assert found == {("setup.py", 4): "error"}

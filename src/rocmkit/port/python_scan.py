@@ -72,7 +72,7 @@ CHECK_TRIGGERS: dict[str, tuple[str, ...]] = {
     # NVML's first call: where an AMD machine loses the feature (also through dask's wrapper)
     "nvml-call": ("nvmlInit", *nvml_wrappers.TRIGGERS, *nvml_query.QUERY_TRIGGERS),
     # The flags are only looked for in extension builds, so the build markers are the trigger.
-    "nvcc-flags": ("cpp_extension", "BuildExtension", "CUDAExtension"),
+    "nvcc-flags": ("cpp_extension", "BuildExtension", "CUDAExtension", "get_gencode_flags"),
     # gpus=: a Python docker client's run (python-on-whales), judged on the whole tree
     "container-gpu-request": (
         "DeviceRequest",
@@ -2767,6 +2767,12 @@ class _Visitor:
                 self.gpu_keywords[id(keyword.value)] = f"{name}({keyword.arg}=)"
         if name in _JAX_REGISTRATIONS:
             self._jax_platform(node)
+        if name == "get_gencode_flags" and _dotted(node.func).endswith("cuda.get_gencode_flags"):
+            # torch/cuda/__init__.py: each entry of get_arch_list() is split at "_" into (kind,
+            # arch) (sm_90 -> -gencode ...); a ROCm build's entries are gfx names (gfx942),
+            # which do not split, so the call raises ValueError wherever torch is a ROCm build
+            why = "torch.cuda.get_gencode_flags() raises ValueError on ROCm (gfx arch names)"
+            self.add_at(node, "nvcc-flags", why, "error")
         if name == "flags" and f".{_dotted(node.func)}".endswith(".cudnn.flags"):
             # torch.backends.cudnn.flags(enabled=False, benchmark=False, ...): a context manager
             # that sets cudnn.enabled for its block; `enabled` defaults to False
