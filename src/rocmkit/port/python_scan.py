@@ -2771,8 +2771,8 @@ class _Visitor:
             # torch/cuda/__init__.py: each entry of get_arch_list() is split at "_" into (kind,
             # arch) (sm_90 -> -gencode ...); a ROCm build's entries are gfx names (gfx942),
             # which do not split, so the call raises ValueError wherever torch is a ROCm build
-            why = "torch.cuda.get_gencode_flags() raises ValueError on ROCm (gfx arch names)"
-            self.add_at(node, "nvcc-flags", why, "error")
+            raises = "torch.cuda.get_gencode_flags() raises ValueError on ROCm (gfx arch names)"
+            self.add_at(node, "nvcc-flags", raises, "error")
         if name == "flags" and f".{_dotted(node.func)}".endswith(".cudnn.flags"):
             # torch.backends.cudnn.flags(enabled=False, benchmark=False, ...): a context manager
             # that sets cudnn.enabled for its block; `enabled` defaults to False
