@@ -300,6 +300,16 @@ PARTS = (
     "test290",
     "test292",
     "test291",
+    "test288",
+    "test289",
+    "test293",
+    "test294",
+    "test295",
+    "test296",
+    "test297",
+    "test298",
+    "test299",
+    "test300",
 )
 SEVERITIES = ("warn", "error")
 

@@ -48,7 +48,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test291
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test300
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -329,6 +329,15 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test290", 12),
         ("test292", 21),
         ("test291", 5),
+        ("test289", 17),
+        ("test293", 18),
+        ("test294", 11),
+        ("test295", 7),
+        ("test296", 24),
+        ("test297", 14),
+        ("test298", 5),
+        ("test299", 5),
+        ("test300", 5),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
@@ -353,7 +362,7 @@ def test_the_one_part_of_two_projects_says_so() -> None:
 
 # Session twenty-six's builders of these parts, started late by an interruption of their service,
 # pinned three projects each and stopped at their manifest deadline; their rules say so.
-_THREE_PROJECT_PARTS = {"test261": 15, "test267": 3, "test268": 0}
+_THREE_PROJECT_PARTS = {"test261": 15, "test267": 3, "test268": 0, "test288": 12}
 
 
 @pytest.mark.parametrize(("part", "min_hazards"), sorted(_THREE_PROJECT_PARTS.items()))
