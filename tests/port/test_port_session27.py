@@ -240,6 +240,8 @@ def test_a_vendor_predicate_or_a_choice_on_torch_version_cuda_is_not_a_denial(
         "import torch\n\n"
         "def is_cuda():\n"
         "    return torch.cuda.is_available() and torch.version.cuda is not None\n\n"
+        "def cuda_available():\n"
+        "    return torch.cuda.is_available() and torch.version.cuda is not None\n\n"
         "def flash_supported():\n"
         "    return torch.cuda.is_available() or torch.version.cuda is not None\n"
     )

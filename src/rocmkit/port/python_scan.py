@@ -3346,7 +3346,11 @@ class _Visitor:
                         if isinstance(compare, ast.Compare):
                             self.compare_words.setdefault(id(compare), []).append(node.name)
         self.visit_body(node)
-        if _FEATURE_PREDICATE.search(node.name) and "version.cuda" in self.text:
+        if (
+            _FEATURE_PREDICATE.search(node.name)
+            and not _NVIDIA_NAME_WORDS & set(node.name.lower().split("_"))
+            and "version.cuda" in self.text
+        ):
             self._feature_denied_by_version_cuda(node)
         if self.argv_gpus or self.loads_cuda or self.blanks_before_nvml:
             self._function_wide(node)
@@ -3424,6 +3428,9 @@ _WALKED_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}  # a constant's
 # Names of predicates that answer "can this feature be used?" (`check_bloat16_supported`,
 # `has_bfloat_support`, `is_fp8_available`, `can_use_flash`).
 _FEATURE_PREDICATE = re.compile(r"(?i)support|availab|capable|can_use|^can_")
+# A predicate named for the vendor (`cuda_available`, `is_nvidia_supported`) asks which vendor's
+# stack is there, not whether a feature can run: False on ROCm is its answer.
+_NVIDIA_NAME_WORDS = frozenset({"cuda", "nvidia", "nv", "cu"})
 
 
 def _version_cuda_truth(node: ast.expr) -> bool:
