@@ -117,6 +117,13 @@ def _branches(code: str) -> tuple[tuple[int, int, str, str], ...]:
     return tuple((m.start(), m.end(), m.group(1), m.group(2)) for m in _BRANCH.finditer(code))
 
 
+def directive_before(code: str, offset: int) -> tuple[int, str] | None:
+    """(line start, keyword) of the last conditional directive that starts before `offset`."""
+    branches = _branches(code)
+    index = bisect.bisect_left(branches, (offset,))
+    return (branches[index - 1][0], branches[index - 1][2]) if index else None
+
+
 def _branches_before(code: str, start: int) -> list[tuple[str, str]]:
     """(keyword, condition) of the directives that end before `start`, as a search that stops
     at `start` sees them (a directive line holding `start` itself is read only up to it)."""

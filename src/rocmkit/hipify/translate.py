@@ -681,16 +681,12 @@ class _Scan:
     def _else_of_dead_branch(self, offset: int) -> bool:
         """Whether the code at `offset` is in the `#else` branch of a group whose `#if` branch no
         AMD compile takes (`#if __CUDA_ARCH__ >= 700 ... #else <here>`): AMD compiles it."""
-        start = self.text.rfind("#", 0, offset)
-        while start >= 0:
-            line_start = self.text.rfind("\n", 0, start) + 1
-            if self.text[line_start:start].strip() == "":
-                break  # a directive at the start of its line
-            start = self.text.rfind("#", 0, start)
-        if start < 0 or not re.match(r"#[ \t]*else\b", self.text[start:]):
+        directive = hazards.directive_before(self.text, offset)
+        if directive is None or directive[1] != "else":
             return False
-        line_start = self.text.rfind("\n", 0, start) + 1
-        return any(end in (start, line_start) for _, end, _ in self.dead_spans())
+        line_start = directive[0]
+        hash_at = self.text.index("#", line_start)  # a dead span ends at the directive
+        return any(end in (line_start, hash_at) for _, end, _ in self.dead_spans())
 
     def dead_spans(self) -> list[tuple[int, int, str]]:
         """The regions no AMD compile takes (amd_branches.py), found once per text."""

@@ -2326,7 +2326,7 @@ class _Visitor:
         (a context-manager helper, whose block is the caller's): the block turns cuDNN off on
         NVIDIA too, and what MIOpen is for on AMD, convolutions, does not run in it."""
         calls = [c.context_expr for c in node.items if isinstance(c.context_expr, ast.Call)]
-        flags = [c for c in calls if _dotted(c.func).endswith("cudnn.flags")]
+        flags = [c for c in calls if _is_cudnn_flags(c)]
         if not flags:
             return
         inner = [n for statement in node.body for n in ast.walk(statement)]
@@ -2773,7 +2773,7 @@ class _Visitor:
             # which do not split, so the call raises ValueError wherever torch is a ROCm build
             raises = "torch.cuda.get_gencode_flags() raises ValueError on ROCm (gfx arch names)"
             self.add_at(node, "nvcc-flags", raises, "error")
-        if name == "flags" and f".{_dotted(node.func)}".endswith(".cudnn.flags"):
+        if name == "flags" and _is_cudnn_flags(node):
             # torch.backends.cudnn.flags(enabled=False, benchmark=False, ...): a context manager
             # that sets cudnn.enabled for its block; `enabled` defaults to False
             # (torch/backends/cudnn/__init__.py), so a call that does not pass it disables it too
@@ -3437,11 +3437,20 @@ def _version_cuda_truth(node: ast.expr) -> bool:
     """`torch.version.cuda`, `torch.version.cuda is not None` or `bool(torch.version.cuda)`."""
     if isinstance(node, ast.Call) and _dotted(node.func) == "bool" and len(node.args) == 1:
         node = node.args[0]
-    if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        right = node.comparators[0]
-        if isinstance(node.ops[0], ast.IsNot) and isinstance(right, ast.Constant):
-            node = node.left if right.value is None else node
+    if (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], ast.IsNot)
+        and isinstance(node.comparators[0], ast.Constant)
+        and node.comparators[0].value is None
+    ):
+        node = node.left
     return _dotted(node) == "torch.version.cuda"
+
+
+def _is_cudnn_flags(call: ast.Call) -> bool:
+    """`torch.backends.cudnn.flags(...)` (or `cudnn.flags(...)` after importing cudnn)."""
+    return f".{_dotted(call.func)}".endswith(".cudnn.flags")
 
 
 def _is_false(node: ast.expr) -> bool:
