@@ -422,7 +422,11 @@ def scan_python(
     if "CUDA_VISIBLE_DEVICES" in text and ("--gpus" in text or "nvidia" in text):
         tests = _visible_device_tests(text, rules, whole)
         hits = [h for h, _ in tests] + [_beside_test(h, tests) for h in hits]  # first: wins
-    if is_setup and _CUDA_LINK_TEXT.search(text) and not any(w in text for w in _HIP_BUILD_WORDS):
+    if (
+        (is_setup or "cpp_extension" in text)  # setuptools' builds, torch's JIT builds
+        and _CUDA_LINK_TEXT.search(text)
+        and not any(w in text for w in _HIP_BUILD_WORDS)
+    ):
         hits = hits + _cuda_link_hits(whole, rules)
     if "get_device_" in text and _holds_match(capability_tables.TEXT_HINT, text):
         hits = _capability_table_hits(whole, rules) + hits  # first: it wins the line
@@ -852,7 +856,8 @@ def _reversed_items(items: Any, wrap: Callable[[list[Any]], Any]) -> list[Any] |
 # NVIDIA's math and runtime libraries by link name (libcusparse.so is `cusparse` / `-lcusparse`):
 # ROCm ships hipSPARSE/rocSPARSE, hipBLAS/rocBLAS, ... under other names, and torch's hipify
 # rewrites sources, not the `libraries=` of an extension, so the link fails on ROCm.
-_CUDA_LINK_LIBS = cuda_libraries.LINK_NAMES
+# Inside a link list the driver's name is no device string: `libraries=["cuda"]`, "-lcuda".
+_CUDA_LINK_LIBS = cuda_libraries.LINK_NAMES | {cuda_libraries.DRIVER_LINK}
 _CUDA_LINK_TEXT = re.compile(
     r"""["'](?:-l)?(?:""" + "|".join(sorted(_CUDA_LINK_LIBS)) + r""")["']"""
 )
@@ -893,8 +898,9 @@ def _rule_and_tree(
 
 
 def _cuda_link_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
-    """CUDA libraries an extension build in setup.py links by name, in a build that never looks
-    at ROCm's side: error (rule cuda-extension). One chosen only on Windows (`["cublas"] if
+    """CUDA libraries an extension build links by name (setup.py's extensions, torch's JIT
+    `load(extra_ldflags=...)`), in a build that never looks at ROCm's side: error (rule
+    cuda-extension). One chosen only on Windows (`["cublas"] if
     windows else []`) is not what a ROCm (Linux) build links."""
     rule, tree = _rule_and_tree(rules, "cuda-extension", whole)
     if rule is None or tree is None:
@@ -913,7 +919,8 @@ def _cuda_link_hits(whole: whole_tree.Whole, rules: RuleSet) -> list[Hit]:
     return hits
 
 
-_LINK_KEYWORDS = frozenset({"libraries", "extra_link_args"})
+# setuptools' Extension and CUDAExtension; torch.utils.cpp_extension.load()/load_inline()
+_LINK_KEYWORDS = frozenset({"libraries", "extra_link_args", "extra_ldflags"})
 
 
 def _linked(tree: ast.Module) -> Iterator[tuple[ast.Constant, str]]:
@@ -930,6 +937,12 @@ def _linked(tree: ast.Module) -> Iterator[tuple[ast.Constant, str]]:
                     values.setdefault(_held_in(target), []).append(node.value)
         elif isinstance(node, ast.AugAssign) and _held_in(node.target):
             values.setdefault(_held_in(node.target), []).append(node.value)
+        elif isinstance(node, ast.Dict):  # load(**{"extra_ldflags": [...]})
+            stack += [
+                v
+                for k, v in zip(node.keys, node.values, strict=True)
+                if isinstance(k, ast.Constant) and k.value in _LINK_KEYWORDS
+            ]
         elif isinstance(node, ast.Call):
             stack += [k.value for k in node.keywords if k.arg in _LINK_KEYWORDS]
             func = node.func
