@@ -310,6 +310,14 @@ PARTS = (
     "test298",
     "test299",
     "test300",
+    "test301",
+    "test302",
+    "test303",
+    "test304",
+    "test305",
+    "test306",
+    "test307",
+    "test308",
 )
 SEVERITIES = ("warn", "error")
 

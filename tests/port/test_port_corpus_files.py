@@ -48,7 +48,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test300
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test308
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -338,6 +338,14 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test298", 5),
         ("test299", 5),
         ("test300", 5),
+        ("test301", 17),
+        ("test302", 6),
+        ("test303", 7),
+        ("test304", 25),
+        ("test305", 10),
+        ("test306", 9),
+        ("test307", 38),
+        ("test308", 4),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
