@@ -36,6 +36,11 @@ KNOWN_DIVERGENCES = {
     # nvcc flag: the whole walk follows the two assignments to the vendor test and calls the flag
     # gated (info), the pruned walk reads no line between them (warn).
     "nvidia-physicsnemo-sym-2.4.0/tree/setup.py": "a vendor name learnt through two assignments",
+    # (session twenty-eight, already so at 46bfb0f8) `torch_cuda = torch.version.cuda or ""`,
+    # `parts = torch_cuda.split(".")`, `torch_cuda_major = int(parts[0])`, then
+    # `if torch_cuda_major is None:` around a `pip install torch --index-url .../cu121` message:
+    # the same learning through assignments, three of them here.
+    "sparsevideo-0.1.0/tree/setup.py": "a vendor name learnt through three assignments",
 }
 
 

@@ -60,3 +60,55 @@ def test_a_jit_build_with_a_rocm_side_or_a_cuda_device_string_is_not_flagged(
     )
     found = _scan(tmp_path, {"a/ops.py": with_hip, "b/ops.py": device})
     assert _found(found, "cuda-extension") == {}
+
+
+# -- the pruned scan reads a later top-level fallback to the AMD tools, as the whole walk does
+
+_FALLBACK = '''import os
+import sys
+
+from .utils import is_amdsmi_available, is_pynvml_available
+
+if is_pynvml_available():
+    import pynvml
+
+if is_amdsmi_available():
+    import amdsmi
+
+
+def describe(values):
+    """Plain helpers that hold no trigger: they make the triggers' statements a small part."""
+    total = 0
+    for value in values:
+        total += value
+    return total
+
+
+def average(values):
+    return describe(values) / max(len(values), 1)
+
+
+def names(prefix, count):
+    return [f"{prefix}{i}" for i in range(count)]
+
+
+def environment():
+    return {key: value for key, value in os.environ.items() if key.startswith("APP_")}
+
+
+def platform():
+    return sys.platform
+'''
+
+
+def test_the_pruned_scan_sees_a_later_amd_fallback_at_the_top_level() -> None:
+    from rocmkit.port import load_rules
+    from rocmkit.port.python_scan import scan_python
+
+    rules = load_rules()
+    pruned, _ = scan_python(_FALLBACK, rules)
+    whole, _ = scan_python(_FALLBACK, rules, exhaustive=True)
+    key = lambda h: (h.line, h.rule.id, h.severity, h.evidence)  # noqa: E731
+    assert sorted(map(key, pruned)) == sorted(map(key, whole))
+    # the NVML import is the NVIDIA side of the project's own fallback to amdsmi: info
+    assert [(h.line, h.rule.id, h.severity) for h in pruned] == [(7, "nvml", "info")]

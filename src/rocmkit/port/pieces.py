@@ -374,6 +374,8 @@ def plan(text: str, offsets: list[int], vendor_words: WordStarts | None) -> Plan
     spans = statement_spans(text, starts, offsets)
     sources: list[str] = []
     if _size(spans) <= len(text) // 2:
+        if vendor_words is not None and spans:
+            spans = sorted({*spans, *_later_sides(text, starts, spans[0][0], vendor_words)})
         words = [p for a, b in spans for p in _matches(vendor_words, text, a, b)]
         positions = sorted(offsets + words)
         sources.append(assemble(text, spans))
@@ -472,6 +474,25 @@ def _gates(text: str, starts: list[int]) -> list[tuple[int, int]]:
             if text.find("raise", start, end) >= 0 or text.find("return", start, end) >= 0:
                 gates.append((start, end))
     return gates
+
+
+def _later_sides(
+    text: str, starts: list[int], after: int, vendor_words: WordStarts
+) -> list[tuple[int, int]]:
+    """Top-level `if` and `try` statements after `after` that hold a vendor word: the other
+    vendor's side of a fallback chain (`if is_amdsmi_available(): import amdsmi` after the NVML
+    import), which makes the statements before it the NVIDIA side in a whole-file walk."""
+    sides = []
+    for i, start in enumerate(starts):
+        if start <= after or not (
+            (text.startswith("if", start) and text[start + 2 : start + 3] in (" ", "(", "\t"))
+            or text.startswith("try:", start)
+        ):
+            continue
+        end = starts[i + 1] if i + 1 < len(starts) else len(text)
+        if vendor_words(text, start, end):
+            sides.append((start, end))
+    return sides
 
 
 def _size(spans: list[tuple[int, int]]) -> int:
