@@ -72,6 +72,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "nvidia-wheels": _CODE,
     "nvidia-library-import": _CODE,
     "cuda-build-package": _CODE,
+    "paddle-gpu-pypi": _CODE,  # session twenty-eight: Paddle's PyPI GPU wheel is CUDA
     "cuda-local-version": {"torch-cuda-pin"} | _CODE,
     "pycuda": _CODE,
     "tensorrt": {"tensorrt-import"} | _CODE,

@@ -112,3 +112,33 @@ def test_the_pruned_scan_sees_a_later_amd_fallback_at_the_top_level() -> None:
     assert sorted(map(key, pruned)) == sorted(map(key, whole))
     # the NVML import is the NVIDIA side of the project's own fallback to amdsmi: info
     assert [(h.line, h.rule.id, h.severity) for h in pruned] == [(7, "nvml", "info")]
+
+
+# -- files pip reads by their byte-order mark (UTF-16 from PowerShell's `pip freeze >`)
+
+
+def test_a_utf16_requirements_file_is_read_as_pip_reads_it(tmp_path: Path) -> None:
+    text = "accelerate==1.10.1\nnvidia-cublas-cu11==11.11.3.6\npaddlepaddle-gpu==3.0.0\n"
+    (tmp_path / "requirements.txt").write_bytes(text.encode("utf-16"))  # with its BOM
+    (tmp_path / "requirements-gpu.txt").write_bytes(b"\xfe\xff" + text.encode("utf-16-be"))
+    found = _scan(tmp_path, {})
+    assert not found.issues
+    assert _found(found, "nvidia-wheels", "paddle-gpu-pypi") == {
+        ("requirements.txt", 2): "warn",
+        ("requirements.txt", 3): "error",
+        ("requirements-gpu.txt", 2): "warn",
+        ("requirements-gpu.txt", 3): "error",
+    }
+
+
+def test_paddle_gpu_in_an_extra_is_a_warning_and_a_python_file_in_utf16_is_not_read(
+    tmp_path: Path,
+) -> None:
+    pyproject = (
+        '[project]\nname = "ocr"\nversion = "1"\ndependencies = ["paddlepaddle==3.1.1"]\n'
+        '[project.optional-dependencies]\ngpu = ["paddlepaddle-gpu>=3"]\n'
+    )
+    (tmp_path / "tool.py").write_bytes("import pynvml\n".encode("utf-16"))
+    found = _scan(tmp_path, {"pyproject.toml": pyproject})
+    assert _found(found, "paddle-gpu-pypi") == {("pyproject.toml", 6): "warn"}
+    assert [(i.path, i.reason.split(" (")[0]) for i in found.issues] == [("tool.py", "not UTF-8")]

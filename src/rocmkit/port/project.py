@@ -6,6 +6,7 @@ never exceptions. Virtual environments, VCS folders and caches are not descended
 
 from __future__ import annotations
 
+import codecs
 import fnmatch
 import os
 import re
@@ -440,6 +441,8 @@ def scan_file(
     `read(path, data)` is told the bytes of each Python file."""
     data = read_bytes(path, max_bytes)
     if kind == "python":
+        if data.startswith(_WIDE_BOMS):  # Python reads its source as UTF-8 (PEP 3120)
+            raise ScanError("not UTF-8 (a UTF-16 or UTF-32 byte-order mark); skipped")
         if read is not None:
             read(path, data)
         # Most Python files hold no trigger: that is decided on the raw bytes, and such a file is
@@ -568,20 +571,37 @@ def read_bytes(path: str, max_bytes: int) -> bytes:
             os.close(fd)
     except OSError as exc:
         raise ScanError(f"cannot read it ({exc.strerror or exc})") from None
-    if data.find(b"\x00", 0, 8192) >= 0:
+    if data.find(b"\x00", 0, 8192) >= 0 and not data.startswith(_WIDE_BOMS):
         raise ScanError("binary file; skipped")
     return data
 
 
+# UTF-32 before UTF-16: the UTF-32-LE mark starts with the UTF-16-LE one. pip reads a
+# requirements file by these marks (a PowerShell `pip freeze > requirements.txt` is UTF-16), so
+# what it would install is read here too.
+_WIDE_ENCODINGS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+_WIDE_BOMS = tuple(bom for bom, _ in _WIDE_ENCODINGS)
+
+
 def decode(data: bytes) -> str:
-    """UTF-8 text (a byte-order mark dropped) with universal newlines, as Python's `open` reads
+    """UTF-8 text (a byte-order mark dropped; UTF-16 or UTF-32 when such a mark says so, as pip
+    reads a requirements file) with universal newlines, as Python's `open` reads
     it: a file written with CRLF (or CR) line ends is scanned as its LF copy, so the line-anchored
     patterns (`[ \t]*$`, a line's end) read it the same; line numbers are unchanged (Python's parser
     ends a line at each of them too). ScanError when it is not UTF-8."""
+    encoding = "utf-8-sig"
+    if data[:1] in (b"\xff", b"\xfe", b"\x00"):
+        encoding = next((e for bom, e in _WIDE_ENCODINGS if data.startswith(bom)), encoding)
     try:
-        text = data.decode("utf-8-sig")
+        text = data.decode(encoding)
     except UnicodeDecodeError as exc:
-        raise ScanError(f"not UTF-8 (byte {exc.start}); skipped") from None
+        name = "UTF-8" if encoding == "utf-8-sig" else encoding.upper()
+        raise ScanError(f"not {name} (byte {exc.start}); skipped") from None
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text
