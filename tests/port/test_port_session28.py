@@ -142,3 +142,42 @@ def test_paddle_gpu_in_an_extra_is_a_warning_and_a_python_file_in_utf16_is_not_r
     found = _scan(tmp_path, {"pyproject.toml": pyproject})
     assert _found(found, "paddle-gpu-pypi") == {("pyproject.toml", 6): "warn"}
     assert [(i.path, i.reason.split(" (")[0]) for i in found.issues] == [("tool.py", "not UTF-8")]
+
+
+# -- SkyPilot tasks: the container image they run in, their setup/run scripts as shell
+
+_SKY = """name: bench
+
+resources:
+  infra: kubernetes
+  image_id: docker:nvidia/cuda:12.9.2-runtime-ubuntu24.04
+  accelerators: H100:1
+
+setup: |
+  set -e
+  uv pip install "torch==2.11.0+cu128" \\
+      --extra-index-url https://download.pytorch.org/whl/cu128
+
+run: |
+  nvidia-smi --query-gpu=name --format=csv | tee gpu.txt
+  python bench.py
+"""
+
+
+def test_a_skypilot_task_image_and_scripts_are_read(tmp_path: Path) -> None:
+    found = _scan(tmp_path, {"scripts/sky_bench.yaml": _SKY})
+    assert _found(found, "cuda-image") == {("scripts/sky_bench.yaml", 5): "error"}
+    assert _found(found, "cuda-local-version") == {("scripts/sky_bench.yaml", 10): "error"}
+    assert _found(found, "torch-cuda-index") == {("scripts/sky_bench.yaml", 11): "error"}
+    assert _found(found, "nvidia-smi") == {("scripts/sky_bench.yaml", 14): "warn"}
+
+
+def test_yaml_that_is_no_skypilot_task_is_not_read_as_shell(tmp_path: Path) -> None:
+    # no top-level resources: a config whose `run:` is data; a cloud VM image id is no container;
+    # a CI pipeline describes the maintainers' runners
+    config = "run: |\n  nvidia-smi\nmodel: llama\n"
+    vm = "resources:\n  image_id: ami-0868a20f5a3bf9702\nrun: python train.py\n"
+    found = _scan(
+        tmp_path, {"config.yaml": config, "vm.yaml": vm, ".github/workflows/sky.yaml": _SKY}
+    )
+    assert [f for f in found.findings if f.severity != "info"] == []

@@ -82,12 +82,16 @@ def manifest_kind(rel: str, head: bytes) -> str | None:
     name = rel.rsplit("/", 1)[-1]
     if not name.endswith(_SUFFIXES):
         return TEMPLATE_KIND if NVIDIA_BYTES in head else None
-    ci = name in _CI_FILES or rel.split("/", 1)[0] in _CI_FOLDERS
-    if ci:
+    if is_ci(rel):
         return CI_KIND if NVIDIA_BYTES in head else None
     if NVIDIA_BYTES in head or any(name in head for name in IMAGE_BYTES):
         return KIND
     return None
+
+
+def is_ci(rel: str) -> bool:
+    """Whether a file (relative to the project) belongs to a CI service's pipeline."""
+    return rel.rsplit("/", 1)[-1] in _CI_FILES or rel.split("/", 1)[0] in _CI_FOLDERS
 
 
 def scan_manifest(text: str, rules: RuleSet) -> list[Hit]:

@@ -37,6 +37,7 @@ from rocmkit.port import (
     readme_install,
     rust_ort,
     setup_static,
+    sky_tasks,
     toml_images,
     uv_lock,
 )
@@ -297,6 +298,8 @@ def _manifest_kind(path: str, rel: str) -> str | None:
         and _CONDA_DEPENDENCIES.search(head)
     ):
         return "conda"
+    if rel.endswith((".yml", ".yaml")) and not k8s_resources.is_ci(rel) and sky_tasks.is_task(head):
+        return sky_tasks.KIND
     return k8s_resources.manifest_kind(rel, head)
 
 
@@ -633,6 +636,7 @@ _SCANNERS: dict[str, Callable[[str, RuleSet], list[Hit]]] = {
     "compose": lambda text, rules: k8s_resources.cuda_images(text, rules)
     + scan_text(text, "compose", rules),
     k8s_resources.KIND: k8s_resources.scan_manifest,
+    sky_tasks.KIND: sky_tasks.scan_task,
     rust_ort.KIND: rust_ort.scan_rust,
     rust_ort.CPP_KIND: rust_ort.scan_cpp,
     cargo_crates.KIND: cargo_crates.scan_cargo,
