@@ -181,3 +181,49 @@ def test_yaml_that_is_no_skypilot_task_is_not_read_as_shell(tmp_path: Path) -> N
         tmp_path, {"config.yaml": config, "vm.yaml": vm, ".github/workflows/sky.yaml": _SKY}
     )
     assert [f for f in found.findings if f.severity != "info"] == []
+
+
+# -- vLLM's CUDA image written in Python; docker run argv written as pieces
+
+
+def test_vllms_cuda_image_in_a_python_string_is_cuda_image(tmp_path: Path) -> None:
+    serve = 'IMAGE = "vllm/vllm-openai:latest"\nNIGHTLY = "docker.io/vllm/vllm-openai:nightly"\n'
+    both = (
+        'IMAGES = {"cuda": "docker.io/vllm/vllm-openai",\n'
+        '          "rocm": "docker.io/vllm/vllm-openai-rocm"}\n'
+    )
+    probe = 'def ours(line):\n    return line.startswith("vllm/vllm-openai:")\n'
+    rocm = 'IMAGE = "vllm/vllm-openai-rocm:latest"\nTAGGED = "vllm/vllm-openai:v0.9-rocm"\n'
+    found = _scan(
+        tmp_path, {"serve.py": serve, "both.py": both, "probe.py": probe, "rocm.py": rocm}
+    )
+    assert _found(found, "cuda-image") == {
+        ("serve.py", 1): "error",
+        ("serve.py", 2): "error",
+        ("both.py", 1): "info",  # the module names vLLM's ROCm image too: one side of a choice
+        ("probe.py", 2): "info",  # a pattern lines are tested against, not an image it runs
+    }
+
+
+def test_a_docker_run_argv_in_pieces_or_behind_a_found_binary_is_docker_gpus(
+    tmp_path: Path,
+) -> None:
+    pieces = (
+        "def render(model):\n"
+        '    parts = ["docker run", "--gpus all", "-p 8000:8000", "vllm/vllm-openai:latest"]\n'
+        '    return " ".join(parts + ["--model", model])\n'
+    )
+    binary = (
+        "import shutil, subprocess\n"
+        "def start(image):\n"
+        '    docker_exe = shutil.which("docker")\n'
+        '    cmd = [docker_exe, "run", "--rm", "--gpus", "all", image]\n'
+        "    subprocess.run(cmd, check=True)\n"
+    )
+    other = (
+        "def start(tool, image):\n"
+        '    cmd = [tool, "run", "--gpus", "all", image]\n'  # not docker by any name
+        "    return cmd\n"
+    )
+    found = _scan(tmp_path, {"render.py": pieces, "start.py": binary, "other.py": other})
+    assert _found(found, "docker-gpus") == {("render.py", 2): "warn", ("start.py", 4): "warn"}

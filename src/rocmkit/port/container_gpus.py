@@ -196,9 +196,12 @@ def _is_docker_run(node: ast.AST) -> bool:
         return False
     words: list[str] = []
     for element in node.elts[:8]:
-        if not isinstance(element, ast.Constant) or not isinstance(element.value, str):
+        if isinstance(element, ast.Constant) and isinstance(element.value, str):
+            words += element.value.split()  # ["docker run", "--gpus all"]: a command's pieces
+        elif not words and _DOCKER_BINARY.match(_last_name(element)):
+            words.append("docker")  # [docker_exe, "run", ...]: the docker binary found earlier
+        else:
             break
-        words.append(element.value)
     start = 0  # past the wrappers, their options (-E, -n) and env's NAME=VALUE settings
     while start < len(words) and words[start].rsplit("/", 1)[-1] in _COMMAND_WRAPPERS:
         start += 1
@@ -211,6 +214,16 @@ def _is_docker_run(node: ast.AST) -> bool:
     return bool(rest) and rest[0] in _DOCKER_SUBCOMMANDS
 
 
+# A name that holds the docker (or podman) executable: docker_exe, DOCKER_BIN, self.docker_path.
+_DOCKER_BINARY = re.compile(r"(?i)^_*(?:docker|podman)(?:_?(?:exe|bin|binary|path|cmd|command))?$")
+
+
+def _last_name(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else ""
+
+
 def _gpus_items(value: ast.expr) -> Iterator[ast.Constant]:
     """The "--gpus" items of an argv (or of what is added to one), and a "--runtime" item whose
     next item is "nvidia" (docker's options take their value as the next argument too)."""
@@ -218,7 +231,7 @@ def _gpus_items(value: ast.expr) -> Iterator[ast.Constant]:
     for item, after in zip(items, [*items[1:], None], strict=True):
         if not isinstance(item, ast.Constant) or not isinstance(item.value, str):
             continue
-        gpus = item.value == "--gpus" or item.value.startswith("--gpus=")
+        gpus = item.value == "--gpus" or item.value.startswith(("--gpus=", "--gpus "))
         runtime = (
             item.value == "--runtime"
             and isinstance(after, ast.Constant)

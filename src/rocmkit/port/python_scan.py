@@ -207,7 +207,11 @@ def _without_vendor(name: str) -> tuple[str, ...]:
 
 
 # A ROCm container image (rocm/pytorch:6.4..., rocm/dev-ubuntu-22.04:6.4): AMD's Docker Hub names.
-_ROCM_IMAGE = re.compile(r"(?<![\w/.-])rocm/[\w.-]+:")
+# A ROCm image: AMD's rocm/<repository>:<tag>, vLLM's ROCm repository, a tag naming ROCm.
+_ROCM_IMAGE = re.compile(
+    r"(?<![\w/.-])rocm/[\w.-]+:|vllm/vllm-openai-rocm(?![\w.-])|(?<![\w.-])[\w.-]+/[\w.-]+:[\w.-]*rocm"
+)
+_STRING_TESTS = frozenset({"startswith", "endswith"})
 _NVIDIA_PRODUCT_FUNCTION = re.compile(r"(?i)(?:^|_)(?:tensorrt|trt|trtllm)(?:_|$)")
 _IS_CUDA_CALL = re.compile(r"(?i)^_*is_?(?:cuda|nvidia)(?:_platform|_available)?$")
 _VENDOR_WORDS = frozenset({"amd", "rocm", "hip", "nvidia", "cuda", "advanced micro devices"})
@@ -2007,7 +2011,7 @@ class _Visitor:
     @functools.cached_property
     def rocm_image(self) -> bool:
         """The module writes a ROCm image (asked only for a CUDA image found in a string)."""
-        return "rocm/" in self.text and bool(_ROCM_IMAGE.search(self.text))
+        return "rocm" in self.text and bool(_ROCM_IMAGE.search(self.text))
 
     @functools.cached_property
     def names_amd(self) -> bool:
@@ -2651,7 +2655,8 @@ class _Visitor:
     ) -> None:
         """A text rule matched inside a string literal. In a multi-line string (a Dockerfile or
         script the project writes out) the finding is at the matched line; an image of the
-        NVIDIA variant is info when the same module also writes a ROCm image (rocm/...:tag)."""
+        NVIDIA variant is info when the same module also writes a ROCm image (rocm/...:tag,
+        vllm/vllm-openai-rocm, a tag naming ROCm)."""
         if id(node) in self.in_message:
             # A message (an exception's, a print's, a log record's) is shown to the user, never
             # run: a command in it is advice.
@@ -2674,7 +2679,15 @@ class _Visitor:
             why = f"{value!r}  ({container_gpus.AMD_RESOURCE} is named beside it in this module)"
             self.hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "info"))
             return
+        if rule.id == "cuda-image" and id(node) in self.compared_strings:
+            why = f"{value!r}  (a pattern the module tests strings against, not an image it runs)"
+            self.hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "info"))
+            return
         if "\n" not in value:
+            if rule.id == "cuda-image" and self.rocm_image:
+                why = f"{value!r}  (a ROCm image is written beside it in this module)"
+                self.hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "info"))
+                return
             self.add(node, rule, repr(value))
             return
         shown = _line_at(value, match).strip()
@@ -2768,6 +2781,14 @@ class _Visitor:
 
     def visit_call(self, node: ast.Call) -> None:
         name = whole_tree.call_name(node.func)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _STRING_TESTS:
+            # line.startswith("vllm/vllm-openai:"): a pattern strings are tested against
+            self.compared_strings.update(
+                id(n)
+                for arg in node.args
+                for n in ast.walk(arg)
+                if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            )
         if _shows_text(node, name):
             self.in_message.update(
                 id(n)
