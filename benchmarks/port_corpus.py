@@ -318,6 +318,14 @@ PARTS = (
     "test306",
     "test307",
     "test308",
+    "test309",
+    "test310",
+    "test311",
+    "test312",
+    "test313",
+    "test314",
+    "test315",
+    "test316",
 )
 SEVERITIES = ("warn", "error")
 
