@@ -326,6 +326,14 @@ PARTS = (
     "test314",
     "test315",
     "test316",
+    "test317",
+    "test318",
+    "test319",
+    "test320",
+    "test321",
+    "test322",
+    "test323",
+    "test324",
 )
 SEVERITIES = ("warn", "error")
 

@@ -49,7 +49,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test316
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test324
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -355,6 +355,14 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test314", 7),
         ("test315", 11),
         ("test316", 35),
+        ("test317", 23),
+        ("test318", 8),
+        ("test319", 5),
+        ("test320", 39),
+        ("test321", 20),
+        ("test322", 10),
+        ("test323", 10),
+        ("test324", 21),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
