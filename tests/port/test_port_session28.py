@@ -227,3 +227,29 @@ def test_a_docker_run_argv_in_pieces_or_behind_a_found_binary_is_docker_gpus(
     )
     found = _scan(tmp_path, {"render.py": pieces, "start.py": binary, "other.py": other})
     assert _found(found, "docker-gpus") == {("render.py", 2): "warn", ("start.py", 4): "warn"}
+
+
+# -- a PyTorch CUDA index whose version is a template
+
+
+def test_a_cuda_wheel_index_with_a_templated_version_is_torch_cuda_index(tmp_path: Path) -> None:
+    code = (
+        "def install(python, cuda_compact, backend):\n"
+        '    cuda = ["--extra-index-url", f"https://download.pytorch.org/whl/cu{cuda_compact}"]\n'
+        '    chosen = ["--index-url", f"https://download.pytorch.org/whl/{backend}"]\n'
+        '    rocm = ["--index-url", "https://download.pytorch.org/whl/rocm6.4"]\n'
+        "    return cuda, chosen, rocm\n"
+    )
+    script = (
+        "#!/bin/sh\n"
+        'uv pip install "$WHEEL" --extra-index-url "https://download.pytorch.org/whl/cu${CUDA_VERSION}"\n'
+        "pip install torch --index-url https://download.pytorch.org/whl/cpu\n"
+    )
+    found = _scan(tmp_path, {"tool/install.py": code, "install.sh": script})
+    assert _found(found, "torch-cuda-index") == {
+        ("tool/install.py", 2): "info",  # the module names PyTorch's ROCm index too: a choice
+        ("install.sh", 2): "error",
+    }
+    only_cuda = code.replace("rocm6.4", "cpu")
+    found = _scan(tmp_path / "b", {"install.py": only_cuda})
+    assert _found(found, "torch-cuda-index") == {("install.py", 2): "error"}
