@@ -334,6 +334,14 @@ PARTS = (
     "test322",
     "test323",
     "test324",
+    "test325",
+    "test326",
+    "test327",
+    "test328",
+    "test329",
+    "test330",
+    "test331",
+    "test332",
 )
 SEVERITIES = ("warn", "error")
 

@@ -49,7 +49,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test324
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test332
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -363,6 +363,14 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test322", 10),
         ("test323", 10),
         ("test324", 21),
+        ("test325", 6),
+        ("test326", 54),
+        ("test327", 38),
+        ("test328", 14),
+        ("test329", 20),
+        ("test330", 22),
+        ("test331", 19),
+        ("test332", 32),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
