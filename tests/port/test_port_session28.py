@@ -253,3 +253,33 @@ def test_a_cuda_wheel_index_with_a_templated_version_is_torch_cuda_index(tmp_pat
     only_cuda = code.replace("rocm6.4", "cpu")
     found = _scan(tmp_path / "b", {"install.py": only_cuda})
     assert _found(found, "torch-cuda-index") == {("install.py", 2): "error"}
+
+
+# -- C++/CUDA sources of a vendored third-party library
+
+
+def test_cuda_sources_of_a_vendored_library_are_info_and_the_projects_own_are_not(
+    tmp_path: Path,
+) -> None:
+    kernel = (
+        "#include <cuda_runtime.h>\n"
+        "__device__ unsigned lane_id() {\n"
+        "  unsigned r;\n"
+        '  asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));\n'
+        "  return r;\n"
+        "}\n"
+    )
+    found = _scan(
+        tmp_path,
+        {
+            "third_party/cutlass/include/cute/arch/util.hpp": kernel,
+            "3rdparty/lib/kernel.cu": kernel,
+            "csrc/kernel.cu": kernel,
+        },
+    )
+    ptx = _found(found, "cuda-inline-ptx")
+    assert ptx == {
+        ("third_party/cutlass/include/cute/arch/util.hpp", 4): "info",
+        ("3rdparty/lib/kernel.cu", 4): "info",
+        ("csrc/kernel.cu", 4): "error",
+    }

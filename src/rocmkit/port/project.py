@@ -382,6 +382,9 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
             hits = setup_static.demote(path, text, hits)  # lists pyproject.toml overrides
         if hits and _LLAMA_CPP_HIP.search(text) and any(h.rule.id == _LLAMA_CUDA for h in hits):
             hits = [_llama_cpp_variant(h) for h in hits]
+        if kind in _SOURCE_KINDS and hits and _VENDORED_FOLDER.search(rel):
+            why = "vendored third-party source: the project ships another library's code"
+            hits = [h if h.severity == "info" else demoted(h, "info", why) for h in hits]
         if kind == "python" and hits and _vendored_pynvml(rel, text):
             why = "a copy of NVIDIA's pynvml inside the project: where it is called is the finding"
             hits = [h if h.severity == "info" else demoted(h, "info", why) for h in hits]
@@ -465,6 +468,15 @@ def scan_file(
     if scanner is None:
         return [], False, text
     return scanner(text, rules), False, text
+
+
+# A C++/CUDA source under a folder that holds other projects' code (third_party/cutlass,
+# 3rdparty/, vendor/): the maintainer does not edit it; the library is the hazard, reported
+# where the project builds or includes it (a CUTLASS include, the CMake build, the extension).
+_SOURCE_KINDS = frozenset({"cuda", "header"})
+_VENDORED_FOLDER = re.compile(
+    r"(?:^|/)(?:third[_-]?party|3rd[_-]?party|3rdparty|vendor|vendored|_vendor)/", re.IGNORECASE
+)
 
 
 def _vendored_pynvml(rel: str, text: str) -> bool:
