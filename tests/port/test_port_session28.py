@@ -283,3 +283,25 @@ def test_cuda_sources_of_a_vendored_library_are_info_and_the_projects_own_are_no
         ("3rdparty/lib/kernel.cu", 4): "info",
         ("csrc/kernel.cu", 4): "error",
     }
+
+
+# -- an assert about a text is a test's expectation, not code that acts on an OOM error
+
+
+def test_an_assert_on_cuda_oom_words_is_no_cuda_oom_message(tmp_path: Path) -> None:
+    retry = (
+        "def step(batch):\n"
+        "    try:\n"
+        "        return run(batch)\n"
+        "    except RuntimeError as e:\n"
+        '        if "CUDA out of memory" in str(e):\n'
+        "            return step(batch[: len(batch) // 2])\n"
+        "        raise\n"
+    )
+    redaction = (
+        "def test_redaction_keeps_errors():\n"
+        '    text = redact("token=abc CUDA out of memory")\n'
+        '    assert "CUDA out of memory" in text\n'
+    )
+    found = _scan(tmp_path, {"pkg/train.py": retry, "pkg/logs.py": redaction})
+    assert _found(found, "cuda-oom-message") == {("pkg/train.py", 5): "warn"}

@@ -8,7 +8,8 @@ test that looks for the CUDA words in an exception's text (`"CUDA out of memory"
 `any(s in str(e) for s in [...])` over such words) is never true on ROCm, so the retry with a
 smaller batch, the OOM report or the microbatch search it guards never runs there.
 
-Left alone: a test beside another way to know the error (`or isinstance(e, OutOfMemoryError)`, a
+Left alone: an `assert` (a test suite's expectation about a text, not code that acts on the
+error), a test beside another way to know the error (`or isinstance(e, OutOfMemoryError)`, a
 second phrase such as "out of memory" or "Tried to allocate" that both builds print), and a
 module that names HIP's message itself. Messages the project prints or raises are words, not
 tests: only the left side of `in` (and the strings a comprehension feeds there) is read.
@@ -82,11 +83,20 @@ def scan_oom_tests(tree: ast.Module, text: str, rule: Rule) -> list[Hit]:
         cuda = [w for w in words if w.startswith(_CUDA_WORDS)]
         if not cuda or any(_accepts_either(w) for w in words if w not in cuda):
             continue
-        if _has_other_way(node, parents):
+        if _has_other_way(node, parents) or _asserted(node, parents):
             continue
         why = f"{cuda[0]!r} tested in an error's text: ROCm's torch says 'HIP out of memory'"
         found.append(hit(node.lineno, node.col_offset + 1, rule, why))
     return found
+
+
+def _asserted(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """Whether the test is an `assert`'s: a test suite's expectation about a text the project
+    makes (a redacted log, a formatted report), not code that recognises the error and acts."""
+    parent = parents.get(id(node))
+    while parent is not None and not isinstance(parent, ast.stmt):
+        parent = parents.get(id(parent))
+    return isinstance(parent, ast.Assert)
 
 
 def _conjunction_hit(node: ast.BoolOp, rule: Rule) -> Hit | None:
