@@ -342,6 +342,11 @@ PARTS = (
     "test330",
     "test331",
     "test332",
+    "test333",
+    "test335",
+    "test336",
+    "test338",
+    "test340",
 )
 SEVERITIES = ("warn", "error")
 

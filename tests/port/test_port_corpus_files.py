@@ -49,7 +49,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test332
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test340
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -371,6 +371,11 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test330", 22),
         ("test331", 19),
         ("test332", 32),
+        ("test333", 10),
+        ("test335", 4),
+        ("test336", 15),
+        ("test338", 41),
+        ("test340", 50),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
