@@ -39,6 +39,11 @@ def demoted(h: Hit, severity: Severity, why: str) -> Hit:
     return Hit(h.line, h.column, h.rule, f"{h.evidence}  ({why})"[:160], severity)
 
 
+def all_info(hits: list[Hit], why: str) -> list[Hit]:
+    """`hits` with every warn/error demoted to info for the same reason."""
+    return [h if h.severity == "info" else demoted(h, "info", why) for h in hits]
+
+
 @dataclass(frozen=True, kw_only=True)
 class PortFinding:
     """One place in the project that breaks or degrades on ROCm, with the fix and its source."""

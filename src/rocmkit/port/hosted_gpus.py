@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from rocmkit.port.findings import Hit, demoted
+from rocmkit.port.findings import Hit, all_info
 
 # A top-level import of the modal client (not a relative `.modal` module of the project)
 _IMPORTS_MODAL = re.compile(r"(?m)^(?:import[ \t]+modal\b|from[ \t]+modal(?:\.\w+)*[ \t]+import\b)")
@@ -27,4 +27,4 @@ def demote_modal_app(text: str, own: frozenset[str], hits: list[Hit]) -> list[Hi
     """`hits` of a Python module, at info where the module builds a Modal app."""
     if not hits or not builds_modal_app(text, own):
         return hits
-    return [h if h.severity == "info" else demoted(h, "info", NOTE) for h in hits]
+    return all_info(hits, NOTE)

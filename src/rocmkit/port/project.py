@@ -52,6 +52,7 @@ from rocmkit.port.findings import (
     Hit,
     PortFinding,
     PortReport,
+    all_info,
     demoted,
 )
 from rocmkit.port.hosted_gpus import demote_modal_app
@@ -384,10 +385,10 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
             hits = [_llama_cpp_variant(h) for h in hits]
         if kind in _SOURCE_KINDS and hits and _VENDORED_FOLDER.search(rel):
             why = "vendored third-party source: the project ships another library's code"
-            hits = [h if h.severity == "info" else demoted(h, "info", why) for h in hits]
+            hits = all_info(hits, why)
         if kind == "python" and hits and _vendored_pynvml(rel, text):
             why = "a copy of NVIDIA's pynvml inside the project: where it is called is the finding"
-            hits = [h if h.severity == "info" else demoted(h, "info", why) for h in hits]
+            hits = all_info(hits, why)
         if kind == "pyproject" and context.builds_cuda_extension(rel):
             hits = hits + build_isolation_hits(text, rules)  # torch as a build requirement
         if not hits:

@@ -2683,21 +2683,19 @@ class _Visitor:
             why = f"{value!r}  (a pattern the module tests strings against, not an image it runs)"
             self.hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "info"))
             return
-        if "\n" not in value:
-            if rule.id == "cuda-image" and self.rocm_image:
-                why = f"{value!r}  (a ROCm image is written beside it in this module)"
-                self.hits.append(hit(node.lineno, node.col_offset + 1, rule, why, "info"))
-                return
-            self.add(node, rule, repr(value))
-            return
-        shown = _line_at(value, match).strip()
+        # in a multi-line string the finding is at the matched line, shown alone
+        one_line = "\n" not in value
+        shown = repr(value) if one_line else _line_at(value, match).strip()
         line = node.lineno + value.count("\n", 0, match.start())
-        place = ast.Constant(value=shown, lineno=line, col_offset=0)
         if rule.id == "cuda-image" and self.rocm_image:
             why = "a ROCm image is written beside it in this module"
-            self.hits.append(hit(line, 1, rule, f"{shown}  ({why})", "info"))
+            column = node.col_offset + 1 if one_line else 1
+            self.hits.append(hit(line, column, rule, f"{shown}  ({why})", "info"))
             return
-        self.add(place, rule, shown)
+        if one_line:
+            self.add(node, rule, shown)
+            return
+        self.add(ast.Constant(value=shown, lineno=line, col_offset=0), rule, shown)
 
     # -- torch.version.cuda, cudnn settings, warp size ----------------------------------------
     def visit_assert(self, node: ast.Assert) -> None:
@@ -3467,10 +3465,8 @@ _FEATURE_PREDICATE = re.compile(r"(?i)support|availab|capable|can_use|^can_")
 _NVIDIA_NAME_WORDS = frozenset({"cuda", "nvidia", "nv", "cu"})
 
 
-def _version_cuda_truth(node: ast.expr) -> bool:
-    """`torch.version.cuda`, `torch.version.cuda is not None` or `bool(torch.version.cuda)`."""
-    if isinstance(node, ast.Call) and _dotted(node.func) == "bool" and len(node.args) == 1:
-        node = node.args[0]
+def _tested_for_none(node: ast.expr) -> ast.expr:
+    """`x` of `x is not None` (what the test asks about), else the node itself."""
     if (
         isinstance(node, ast.Compare)
         and len(node.ops) == 1
@@ -3478,7 +3474,15 @@ def _version_cuda_truth(node: ast.expr) -> bool:
         and isinstance(node.comparators[0], ast.Constant)
         and node.comparators[0].value is None
     ):
-        node = node.left
+        return node.left
+    return node
+
+
+def _version_cuda_truth(node: ast.expr) -> bool:
+    """`torch.version.cuda`, `torch.version.cuda is not None` or `bool(torch.version.cuda)`."""
+    if isinstance(node, ast.Call) and _dotted(node.func) == "bool" and len(node.args) == 1:
+        node = node.args[0]
+    node = _tested_for_none(node)
     return _dotted(node) == "torch.version.cuda"
 
 
@@ -3726,14 +3730,7 @@ def _cuda_home_paths(call: ast.Call, name: str) -> list[ast.expr]:
 def _find_spec_module(test: ast.expr) -> str | None:
     """The top module `m` of `find_spec("m")` / `find_spec("m") is not None` (any qualifier:
     importlib.util.find_spec, util.find_spec)."""
-    if (
-        isinstance(test, ast.Compare)
-        and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.IsNot)
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value is None
-    ):
-        test = test.left
+    test = _tested_for_none(test)
     if not (isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Constant)):
         return None
     func = test.func

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from rocmkit.port.findings import Hit, demoted
+from rocmkit.port.findings import Hit, all_info
 from rocmkit.port.requirements import pip_install_hits
 from rocmkit.port.rules import RuleSet
 from rocmkit.port.text_scan import text_rule_hits
@@ -77,4 +77,4 @@ def scan_readme(text: str, rules: RuleSet) -> list[Hit]:
         why = f"the README gives a ROCm/AMD install too (line {line})"
     else:
         why = "documentation: a reader on ROCm swaps the index; add the ROCm command beside it"
-    return [h if h.severity == "info" else demoted(h, "info", why) for h in hits]
+    return all_info(hits, why)

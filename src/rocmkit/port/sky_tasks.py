@@ -20,6 +20,7 @@ import re
 from rocmkit.port.findings import Hit
 from rocmkit.port.k8s_resources import image_hits
 from rocmkit.port.rules import RuleSet
+from rocmkit.port.text_scan import scan_text
 
 KIND = "skypilot"
 _RESOURCES = re.compile(rb"(?m)^resources[ \t]*:")
@@ -71,8 +72,6 @@ def scripts(text: str) -> str:
 
 def scan_task(text: str, rules: RuleSet) -> list[Hit]:
     """A task's CUDA-only container image (cuda-image) and its scripts' shell findings."""
-    from rocmkit.port.text_scan import scan_text  # text_scan's readers import this module's peers
-
     hits: list[Hit] = []
     rule = rules.by_id.get("cuda-image")
     if rule is not None and "docker:" in text:
