@@ -347,6 +347,15 @@ PARTS = (
     "test336",
     "test338",
     "test340",
+    "test339",
+    "test341",
+    "test342",
+    "test343",
+    "test344",
+    "test345",
+    "test346",
+    "test347",
+    "test348",
 )
 SEVERITIES = ("warn", "error")
 

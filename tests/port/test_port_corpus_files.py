@@ -49,7 +49,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test340
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test348
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -376,6 +376,15 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test336", 15),
         ("test338", 41),
         ("test340", 50),
+        ("test339", 11),
+        ("test341", 22),
+        ("test342", 16),
+        ("test343", 11),
+        ("test344", 159),
+        ("test345", 30),
+        ("test346", 17),
+        ("test347", 44),
+        ("test348", 34),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
