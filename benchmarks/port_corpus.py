@@ -356,6 +356,14 @@ PARTS = (
     "test346",
     "test347",
     "test348",
+    "test349",
+    "test350",
+    "test351",
+    "test352",
+    "test353",
+    "test354",
+    "test355",
+    "test356",
 )
 SEVERITIES = ("warn", "error")
 

@@ -49,7 +49,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test348
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test356
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -385,6 +385,14 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test346", 17),
         ("test347", 44),
         ("test348", 34),
+        ("test349", 20),
+        ("test350", 10),
+        ("test351", 11),
+        ("test352", 13),
+        ("test353", 13),
+        ("test354", 23),
+        ("test355", 19),
+        ("test356", 17),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
