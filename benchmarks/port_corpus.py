@@ -364,6 +364,12 @@ PARTS = (
     "test354",
     "test355",
     "test356",
+    "test357",
+    "test358",
+    "test359",
+    "test360",
+    "test361",
+    "test362",
 )
 SEVERITIES = ("warn", "error")
 

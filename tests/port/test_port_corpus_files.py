@@ -49,7 +49,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test356
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test362
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -393,6 +393,12 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test354", 23),
         ("test355", 19),
         ("test356", 17),
+        ("test357", 31),
+        ("test358", 35),
+        ("test359", 37),
+        ("test360", 25),
+        ("test361", 26),
+        ("test362", 7),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
