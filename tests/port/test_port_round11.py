@@ -408,11 +408,9 @@ def test_an_extra_named_for_vllm_pulls_vllm(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "files",
     [
-        # onnxruntime-gpu runs on the CPU on ROCm: the extra's own name decides (round nine)
-        {
-            "pyproject.toml": '[project]\nname = "asr"\nversion = "1"\n\n'
-            '[project.optional-dependencies]\nonnx-gpu = ["optimum-onnx[onnxruntime-gpu]"]\n'
-        },
+        # (optimum-onnx[onnxruntime-gpu] in an `onnx-gpu` extra was here, not flagged: since
+        # session twenty-nine what another package's extra pulls is read from its metadata,
+        # cuda_extras.toml, and judged as the package it pulls is: test_port_session29.py)
         # inside vLLM itself the extra pulls the project being installed, not PyPI's vLLM
         {
             "pyproject.toml": '[project]\nname = "vllm"\nversion = "1"\n\n'

@@ -94,7 +94,9 @@ def scan_cargo(text: str, rules: RuleSet) -> list[Hit]:
             continue
         if in_dependencies and named is None and crate_rule is not None:
             key = _KEY.match(code)
-            if key and key.group(1) in CUDA_CRATES:
+            # a dotted key names the crate by its first part (`cudarc.workspace = true`, TOML's
+            # dotted keys: a member inheriting the workspace's cudarc)
+            if key and key.group(1).split(".", 1)[0] in CUDA_CRATES:
                 why = f"{line.strip()[:120]}  (a crate that binds CUDA alone)"
                 found.append(hit(number, 1, crate_rule, why))
         elif table == "features" and feature_rule is not None:

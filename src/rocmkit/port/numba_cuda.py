@@ -14,8 +14,11 @@ So, per file that imports the target:
 - device queries only: `warn` (a GPU report or memory probe that finds nothing on ROCm);
 - a probe (`cuda.is_available()` in the file): `info`, the file already does without it (not
   a probe whose `if` only warns or logs: the kernels run anyway);
-- a file that also imports cuDF or CuPy: `info`, its kernels take those libraries' GPU arrays
-  (the CUDA array interface), which a ROCm machine never has; their own rules report them.
+- a file that also imports cuDF: `info`, its kernels take cuDF's GPU data (the CUDA array
+  interface), which a ROCm machine never has (RAPIDS publishes CUDA builds only); its own rule
+  reports it. Not CuPy (session twenty-nine): CuPy has ROCm builds (cupy-rocm-X-Y, CuPy's
+  install guide), so CuPy arrays exist on an AMD machine and Numba's CUDA kernels still cannot
+  take them there.
 The finding stands at the import, where a maintainer decides what to do about the target.
 """
 
@@ -47,7 +50,7 @@ _MEMORY_ATTRIBUTES = frozenset(
 _QUERY_ATTRIBUTES = frozenset(
     {"gpus", "select_device", "current_context", "get_current_device", "list_devices", "detect"}
 )
-_CUDA_DATA_MODULES = frozenset({"cudf", "cupy", "dask_cudf"})
+_CUDA_DATA_MODULES = frozenset({"cudf", "dask_cudf"})
 # `from numba import cuda` (or `from numba import (njit,\n cuda)`): with "numba.cuda" anywhere in
 # the text, every import of the target matches (imports_target)
 _FROM_NUMBA_CUDA = re.compile(r"from\s+numba\s+import\b(?:[^)\n]|\\\n)*?(?:\([^)]*?)?\bcuda\b")
@@ -113,7 +116,7 @@ def uses(tree: ast.Module) -> list[Use]:
     # numba.cuda.cudadrv: Numba's binding of NVIDIA's driver API (libcuda through ctypes)
     memory |= any(_driver_binding(n) for n in imports)
     if probe or data:
-        why = "probed with is_available()" if probe else "its kernels take cuDF/CuPy GPU data"
+        why = "probed with is_available()" if probe else "its kernels take cuDF GPU data"
         return [Use(first.lineno, first.col_offset + 1, "info", f"numba.cuda ({why})")]
     if kernels:
         return [Use(first.lineno, first.col_offset + 1, "error", "numba.cuda kernels")]

@@ -24,6 +24,7 @@ from rocmkit.port import (
     archive,
     build_scripts,
     cargo_crates,
+    cuda_extras,
     devcontainer,
     egg_requires,
     git_ignored,
@@ -374,9 +375,14 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
         constraint_files.read(kind, text)
         if kind == "requirements" and hits:
             requirement_files.add(rel)
-        if any(pulls_own_package(h, None) for h in hits):  # `dep[vllm]` in vLLM: the project
+        if any(pulls_own_package(h, None) or cuda_extras.PULLS in h.evidence for h in hits):
+            # `dep[vllm]` in vLLM, `mypkg[gpu]` in mypkg: the project's own package
             own = context.own_packages | declared_name(text) | setup_static.project_name(path)
-            hits = [h for h in hits if not pulls_own_package(h, own)]
+            hits = [
+                h
+                for h in hits
+                if not pulls_own_package(h, own) and not cuda_extras.names_own(h, own)
+            ]
         if declared_elsewhere is not None and kind in egg_requires.KINDS:
             hits = declared_elsewhere.undeclared(text, hits, kind)
         if kind == "python" and hits and os.path.basename(path) == "setup.py":

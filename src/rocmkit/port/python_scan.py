@@ -212,6 +212,24 @@ _ROCM_IMAGE = re.compile(
     r"(?<![\w/.-])rocm/[\w.-]+:|vllm/vllm-openai-rocm(?![\w.-])|(?<![\w.-])[\w.-]+/[\w.-]+:[\w.-]*rocm"
 )
 _STRING_TESTS = frozenset({"startswith", "endswith"})
+# The functions of Python's re module (and the regex package's same names) whose first argument is
+# a pattern (docs.python.org/3/library/re.html): an image named there is one strings are matched
+# against (a discovery step recognising vLLM pods), not one the module runs.
+_REGEX_FUNCTIONS = frozenset(
+    f"{module}.{function}"
+    for module in ("re", "regex")
+    for function in (
+        "compile",
+        "match",
+        "search",
+        "fullmatch",
+        "findall",
+        "finditer",
+        "sub",
+        "subn",
+        "split",
+    )
+)
 _NVIDIA_PRODUCT_FUNCTION = re.compile(r"(?i)(?:^|_)(?:tensorrt|trt|trtllm)(?:_|$)")
 _IS_CUDA_CALL = re.compile(r"(?i)^_*is_?(?:cuda|nvidia)(?:_platform|_available)?$")
 _VENDOR_WORDS = frozenset({"amd", "rocm", "hip", "nvidia", "cuda", "advanced micro devices"})
@@ -2785,6 +2803,13 @@ class _Visitor:
                 id(n)
                 for arg in node.args
                 for n in ast.walk(arg)
+                if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            )
+        elif node.args and _dotted(node.func) in _REGEX_FUNCTIONS:
+            # re.compile(r"^vllm/vllm-openai:.*$"): the pattern, never the string searched
+            self.compared_strings.update(
+                id(n)
+                for n in ast.walk(node.args[0])
                 if isinstance(n, ast.Constant) and isinstance(n.value, str)
             )
         if _shows_text(node, name):

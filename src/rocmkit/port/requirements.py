@@ -16,6 +16,7 @@ from typing import Any
 
 from rocmkit.port import (
     cuda_build_tags,
+    cuda_extras,
     cuda_libraries,
     cuda_packages,
     poetry_constraints,
@@ -230,10 +231,17 @@ def requirement_hits(
             yield hit(line, 0, rule, f"{text.strip()}  ({rule.requirement_note})", "info")
         else:
             yield hit(line, 0, rule, text.strip() + why, severity)
-    if rule is None and (extra_hit := _cuda_extra_hit(req, text, line, rules)) is not None:
-        yield extra_hit
-    if rule is None:
+    tabled = None
+    if rule is None and req.extras:
+        # what the extra pulls by the package's own metadata (a generated table)
+        tabled = cuda_extras.extra_hit(req.name, req.extras, text, line, rules)
+        if tabled is not None:
+            yield tabled
+    if rule is None and tabled is None:
+        if (extra_hit := _cuda_extra_hit(req, text, line, rules)) is not None:
+            yield extra_hit
         yield from _package_named_extra_hits(req, text, line, rules)
+    if rule is None:
         if (tagged := cuda_build_tags.tagged_name_hit(req.name, text, line, rules)) is not None:
             yield tagged
         elif (listed := cuda_packages.table_hit(req.name, text, line, rules)) is not None:
