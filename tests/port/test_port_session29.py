@@ -172,7 +172,7 @@ def test_an_extra_that_pulls_the_project_itself_is_not_flagged(tmp_path: Path) -
 def test_an_extra_that_pulls_a_cuda_build_is_judged_as_that_build_also_in_a_gpu_extra(
     tmp_path: Path,
 ) -> None:
-    name, extra, pulls = _first_row("onnxruntime-gpu")
+    name, extra, _ = _first_row("onnxruntime-gpu")
     pyproject = (
         '[project]\nname = "asr"\nversion = "1"\n'
         'dependencies = ["numpy"]\n\n'
@@ -186,3 +186,16 @@ def test_an_extra_that_pulls_a_cuda_build_is_judged_as_that_build_also_in_a_gpu_
         ("app/pyproject.toml", 4): "warn",
         ("pyproject.toml", 7): "warn",
     }
+
+
+# -- torch.version.cuda made text (str(None) is "None") is shown, not used as a version
+
+
+def test_torch_version_cuda_made_text_is_not_used_as_a_value(tmp_path: Path) -> None:
+    report_py = (
+        "import torch\n"
+        "rows = [('torch build CUDA', str(torch.version.cuda))]\n"
+        "major = torch.version.cuda.split('.')[0]\n"
+    )
+    report = _scan(tmp_path, {"pkg/env.py": report_py})
+    assert _found(report, "torch-version-cuda") == {("pkg/env.py", 3): "warn"}

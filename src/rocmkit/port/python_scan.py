@@ -2863,6 +2863,10 @@ class _Visitor:
                         self.add(node.args[0], rule, repr(argv))
         if nvml_query.displays(name):
             self.displayed.update(id(arg) for arg in node.args)
+        if name in ("str", "repr") and isinstance(node.func, ast.Name):
+            # str(torch.version.cuda): the value becomes text, "None" on ROCm (Python's str of
+            # None), shown or compared as text, never an error where it is made
+            self.displayed.update(id(arg) for arg in node.args)
         if name == "format" and isinstance(node.func, ast.Attribute) and _is_text(node.func.value):
             # "... {}".format(torch.version.cuda): the value becomes text ("None" on ROCm)
             self.displayed.update(id(v) for v in (*node.args, *(k.value for k in node.keywords)))
