@@ -370,6 +370,12 @@ PARTS = (
     "test360",
     "test361",
     "test362",
+    "test363",
+    "test364",
+    "test365",
+    "test366",
+    "test367",
+    "test368",
 )
 SEVERITIES = ("warn", "error")
 

@@ -49,7 +49,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test362
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test368
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -399,6 +399,12 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test360", 25),
         ("test361", 26),
         ("test362", 7),
+        ("test363", 23),
+        ("test364", 21),
+        ("test365", 49),
+        ("test366", 28),
+        ("test367", 30),
+        ("test368", 54),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
