@@ -199,3 +199,57 @@ def test_torch_version_cuda_made_text_is_not_used_as_a_value(tmp_path: Path) -> 
     )
     report = _scan(tmp_path, {"pkg/env.py": report_py})
     assert _found(report, "torch-version-cuda") == {("pkg/env.py", 3): "warn"}
+
+
+# -- a CUDA header HIP lacks: the finding holds the lines that use what it declares
+
+
+def test_the_uses_of_a_header_hip_lacks_are_places_of_its_finding(tmp_path: Path) -> None:
+    kernel = (
+        "#include <cooperative_groups.h>\n"
+        "#include <cooperative_groups/reduce.h>\n"
+        "namespace cg = cooperative_groups;\n"
+        "__global__ void k(float* out, const float* in) {\n"
+        "  auto tile = cg::tiled_partition<32>(cg::this_thread_block());\n"
+        "  float v = cg::reduce(tile, in[threadIdx.x], cg::plus<float>());\n"
+        "  // cg::reduce(tile, v, cg::greater<float>()) in an older version\n"
+        "  out[blockIdx.x] = v + myreduce(v);\n"
+        "}\n"
+    )
+    report = _scan(tmp_path, {"csrc/k.cu": kernel})
+    (finding,) = [f for f in report.findings if f.rule_id == "cuda-header-no-hip"]
+    # the include and the call of cg::reduce; not the comment, not another function's name
+    assert finding.path == "csrc/k.cu" and finding.lines == (2, 6)
+    assert finding.severity == "error"
+
+
+def test_at_cuda_is_not_libcuxx_and_a_header_hip_has_adds_no_places(tmp_path: Path) -> None:
+    kernel = (
+        "#include <cuda/std/array>\n"
+        "#include <ATen/cuda/CUDAContext.h>\n"
+        "void f() {\n"
+        "  auto s = at::cuda::getCurrentCUDAStream();\n"
+        "  cuda::std::array<int, 2> a{};\n"
+        "}\n"
+    )
+    report = _scan(
+        tmp_path, {"csrc/f.cu": kernel, "csrc/g.cu": "#include <cuda_fp16.h>\n__half h;\n"}
+    )
+    found = {(f.path, f.lines) for f in report.findings if f.rule_id == "cuda-header-no-hip"}
+    assert found == {("csrc/f.cu", (1, 5))}
+
+
+def test_torch_version_cuda_made_text_and_then_tested_is_still_a_version_test(
+    tmp_path: Path,
+) -> None:
+    code = (
+        "import torch\n"
+        "def pick():\n"
+        '    if str(torch.version.cuda).startswith("12"):\n'
+        '        return "cu12"\n'
+        '    return {"cuda": str(torch.version.cuda)}\n'
+    )
+    found = _found(_scan(tmp_path, {"pick.py": code}), "torch-version-cuda")
+    # the text tested is a version test (as session twenty-six's test has it); the text kept in
+    # a record is not
+    assert found == {("pick.py", 3): "warn"}

@@ -389,8 +389,60 @@ def _headers_without_hip(
         evidence = f"#include <{path}>: no HIP {release} counterpart (HIP lacks {lacks})"
         if hip_aware:
             evidence += "  (the file already has a HIP path)"
-        hits.append(hit(line, 1, rule, evidence[:200], "info" if hip_aware else None))
+        severity: Severity | None = "info" if hip_aware else None
+        hits.append(hit(line, 1, rule, evidence[:200], severity))
+        hits += _header_uses(text, path, rule, switches, severity)
     return hits
+
+
+# What code uses of a header HIP lacks, by the names CUDA 13's header declares (read from
+# /usr/local/cuda/include): cooperative_groups/reduce.h declares cooperative_groups::reduce,
+# reduce_update_async and reduce_store_async, scan.h inclusive_scan and exclusive_scan,
+# memcpy_async.h memcpy_async, wait and wait_prior (each called through the namespace or its
+# alias: `cg::reduce(tile, v, cg::plus<float>())`); mma.h the nvcuda::wmma namespace;
+# cuda_pipeline.h (and _primitives) the __pipeline_* functions; cuda_fp8.h the __nv_fp8 types and
+# conversions; libcu++'s cuda/... headers the cuda:: namespace. The lines that use them are the
+# places to change, beside the include.
+_HEADER_USES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "cooperative_groups/reduce.h",
+        re.compile(r"::\s*(?:reduce|reduce_update_async|reduce_store_async)\s*[(<]"),
+    ),
+    ("cooperative_groups/scan.h", re.compile(r"::\s*(?:inclusive_scan|exclusive_scan)\s*[(<]")),
+    (
+        "cooperative_groups/memcpy_async.h",
+        re.compile(r"::\s*(?:memcpy_async|wait|wait_prior)\s*[(<]"),
+    ),
+    ("mma.h", re.compile(r"\bwmma::")),
+    ("cuda_pipeline", re.compile(r"\b__pipeline_\w+\s*\(")),
+    ("cuda_fp8.h", re.compile(r"\b__nv_(?:fp8|cvt_\w*fp8)\w*")),
+    ("cuda/", re.compile(r"(?<![:\w])cuda::")),
+)
+
+
+def _header_uses(
+    text: str, path: str, rule: Rule, switches: set[int], severity: Severity | None
+) -> list[Hit]:
+    """The lines that use what the included header (HIP lacks) declares, outside HIP/CUDA
+    switches, each a place of the include's finding."""
+    pattern = next((p for prefix, p in _HEADER_USES if path.startswith(prefix)), None)
+    if pattern is None:
+        return []
+    hits: list[Hit] = []
+    seen: set[int] = set()
+    for match in pattern.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        if line in seen or line in switches or _commented(text, match.start()):
+            continue
+        seen.add(line)
+        hits.append(hit(line, 1, rule, f"uses {match.group(0).strip()} from <{path}>", severity))
+    return hits
+
+
+def _commented(text: str, position: int) -> bool:
+    """Whether a `//` comment starts before `position` on its line."""
+    start = text.rfind("\n", 0, position) + 1
+    return "//" in text[start:position]
 
 
 def _arch_guards(text: str, rules: RuleSet, switches: set[int]) -> list[Hit]:

@@ -1975,6 +1975,7 @@ class _Visitor:
         # Values only shown to a person (print/log arguments, f-string fields): reporting the
         # CUDA version or capability there is harmless, so those are not findings.
         self.displayed: set[int] = set()
+        self.text_tested: set[int] = set()  # str()/repr() calls whose text is tested or parsed
         # string constants inside a `raise ...(...)` statement or a call that shows its text
         self.in_message: set[int] = set()
         # torch.backends.cudnn.flags(...) calls opened by a `with` whose block runs no convolution
@@ -2290,6 +2291,9 @@ class _Visitor:
             self._truth_test(node.operand)
 
     def visit_compare(self, node: ast.Compare) -> None:
+        self.text_tested.update(
+            id(side) for side in (node.left, *node.comparators) if _made_text(side)
+        )
         self.compared_strings.update(
             id(side)
             for side in (node.left, *node.comparators)
@@ -2725,6 +2729,8 @@ class _Visitor:
             self.add(node, "torch-version-cuda", why)
 
     def visit_attribute(self, node: ast.Attribute) -> None:
+        if _made_text(node.value):
+            self.text_tested.add(id(node.value))  # str(torch.version.cuda).startswith("12")
         is_version_cuda = node.attr == "cuda" and _dotted(node.value) == "torch.version"
         if not is_version_cuda or id(node) in self.displayed:
             return
@@ -2863,9 +2869,15 @@ class _Visitor:
                         self.add(node.args[0], rule, repr(argv))
         if nvml_query.displays(name):
             self.displayed.update(id(arg) for arg in node.args)
-        if name in ("str", "repr") and isinstance(node.func, ast.Name):
+        if (
+            name in ("str", "repr")
+            and isinstance(node.func, ast.Name)
+            and id(node) not in self.text_tested
+        ):
             # str(torch.version.cuda): the value becomes text, "None" on ROCm (Python's str of
-            # None), shown or compared as text, never an error where it is made
+            # None), never an error where it is made; shown unless the text itself is tested
+            # (`str(torch.version.cuda).startswith("12")`, compared: marked by the parent, which
+            # the breadth-first walk visits first)
             self.displayed.update(id(arg) for arg in node.args)
         if name == "format" and isinstance(node.func, ast.Attribute) and _is_text(node.func.value):
             # "... {}".format(torch.version.cuda): the value becomes text ("None" on ROCm)
@@ -4165,6 +4177,15 @@ def _nvcc_evidence(flags: list[str]) -> str:
     return (
         f"{' '.join(flags)} reaches nvcc's arguments: on ROCm hipcc passes it to clang, which"
         " rejects it"
+    )
+
+
+def _made_text(node: ast.AST) -> bool:
+    """`str(...)` or `repr(...)`: a call that makes its argument text."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("str", "repr")
     )
 
 
