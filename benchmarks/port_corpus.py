@@ -376,6 +376,14 @@ PARTS = (
     "test366",
     "test367",
     "test368",
+    "test369",
+    "test370",
+    "test371",
+    "test372",
+    "test373",
+    "test374",
+    "test375",
+    "test376",
 )
 SEVERITIES = ("warn", "error")
 

@@ -49,7 +49,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test368
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test376
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -405,6 +405,14 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test366", 28),
         ("test367", 30),
         ("test368", 54),
+        ("test369", 28),
+        ("test370", 7),
+        ("test371", 38),
+        ("test372", 31),
+        ("test373", 20),
+        ("test374", 30),
+        ("test375", 30),
+        ("test376", 15),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
