@@ -96,7 +96,9 @@ def _first_row(pulled_rule: str) -> tuple[str, str, str]:
     for (name, extra), row in sorted(cuda_extras.table().items()):
         if row.rule == pulled_rule:
             return name, extra, row.pulls
-    pytest.skip(f"no extra of the shipped table pulls a {pulled_rule} package")
+    raise AssertionError(
+        f"the shipped cuda_extras.toml has no extra that pulls a {pulled_rule} package"
+    )
 
 
 def test_an_extra_that_pulls_onnxruntime_gpu_gets_onnxruntime_gpus_finding(tmp_path: Path) -> None:

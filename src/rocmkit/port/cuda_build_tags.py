@@ -29,12 +29,11 @@ class _Requirement(Protocol):  # requirements.ParsedRequirement (imported there:
 _CUDA_TAG_TOKEN = re.compile(r"^(?:cu1\d{1,2}|cuda1\d{1,2}x?)$")
 
 # (package, extra) -> the CUDA-only package the extra pulls, from the package's own wheel metadata
-# (Requires-Dist with `extra == ...`), read 2026-11-26: silero-vad 6.2.3 (`onnx-gpu` ->
-# onnxruntime-gpu>=1.16.1), optimum-onnx 0.1.0 (`onnxruntime-gpu` -> onnxruntime-gpu>=1.18.0),
-# optimum 2.3.0 setup.py (`onnxruntime-gpu` -> optimum-onnx[onnxruntime-gpu]).
+# (Requires-Dist with `extra == ...`), read 2026-11-26: optimum 2.3.0 setup.py (`onnxruntime-gpu`
+# -> optimum-onnx[onnxruntime-gpu], an extra of another package, which the generated
+# cuda_extras.toml does not follow). silero-vad's and optimum-onnx's entries were dropped in
+# session twenty-nine: cuda_extras.toml holds both, and its finding comes first.
 EXTRA_PULLS: dict[tuple[str, str], str] = {
-    ("silero-vad", "onnx-gpu"): "onnxruntime-gpu",
-    ("optimum-onnx", "onnxruntime-gpu"): "onnxruntime-gpu",
     ("optimum", "onnxruntime-gpu"): "onnxruntime-gpu",
 }
 

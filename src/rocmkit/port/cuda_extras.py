@@ -60,8 +60,7 @@ def extra_hit(
     package = normalise_name(name)
     for extra in sorted(extras):
         row = rows.get((package, normalise_name(extra)))
-        rule = rules.by_id.get(row.rule) if row is not None else None
-        if row is None or rule is None:
+        if row is None or (rule := rules.by_id.get(row.rule)) is None:
             continue
         why = f"{name} {row.version} {PULLS}[{extra}] pulls {row.pulls}"
         return hit(line, 0, rule, f"{text.strip()}  ({why})", row.severity)
