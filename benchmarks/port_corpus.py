@@ -384,6 +384,14 @@ PARTS = (
     "test374",
     "test375",
     "test376",
+    "test377",
+    "test378",
+    "test379",
+    "test380",
+    "test381",
+    "test382",
+    "test383",
+    "test384",
 )
 SEVERITIES = ("warn", "error")
 

@@ -49,7 +49,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test376
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test384
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -413,6 +413,14 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test374", 30),
         ("test375", 30),
         ("test376", 15),
+        ("test377", 29),
+        ("test378", 26),
+        ("test379", 5),
+        ("test380", 9),
+        ("test381", 14),
+        ("test382", 21),
+        ("test383", 38),
+        ("test384", 10),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
