@@ -99,6 +99,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "nccl-nvlink-env": {"nccl-env"},
     "nccl-env": {"nccl-env"},
     "nvidia-smi": _GPU_QUERY,
+    "nvidia-mps": _GPU_QUERY,
     "dcgm": _GPU_QUERY | {"cuda-only-import"},
     "torch-version-cuda": {"torch-version-cuda"},
     "device-capability": {"device-capability"},

@@ -128,20 +128,23 @@ The old release asked for `pip install torch==1.13.1+cu117` in prose: not a comm
 """
 
 
-def test_a_readme_install_of_cuda_torch_is_found_as_documentation_at_info(
+def test_a_readme_whose_only_install_is_cuda_torch_is_warned(
     tmp_path: Path,
 ) -> None:
-    # Session fourteen: a README runs nothing, so its install lines are info (shown with
-    # --show-info), not the warn/error of the same line in a requirements file or script.
+    # Session thirty: the README's only install gives an AMD user a torch without GPU support:
+    # warn (info from session fourteen to twenty-nine), never the error of the same line in a
+    # requirements file or script.
     report = _scan(tmp_path, {"README.md": _README, "voice/__init__.py": "import torch\n"})
-    assert _shown(report) == set()
     found = {
-        (f.rule_id, line) for f in report.findings if f.path == "README.md" for line in f.lines
+        (f.rule_id, line, f.severity)
+        for f in report.findings
+        if f.path == "README.md"
+        for line in f.lines
     }
-    assert {("cuda-local-version", 11), ("torch-cuda-index", 12)} <= found
-    assert not {line for _, line in found if line == 15}  # prose is no command
+    assert {("cuda-local-version", 11, "warn"), ("torch-cuda-index", 12, "warn")} <= found
+    assert not {line for _, line, _ in found if line == 15}  # prose is no command
     evidence = " ".join(f.evidence for f in report.findings if f.path == "README.md")
-    assert "documentation" in evidence
+    assert "add the ROCm command" in evidence
 
 
 def test_a_readme_with_a_rocm_install_or_below_the_top_is_not_warned(tmp_path: Path) -> None:

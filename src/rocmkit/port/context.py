@@ -123,12 +123,25 @@ class ProjectContext:
             if any(t in ROCM_TOKENS for t in tokens):
                 return f"ROCm-specific by its name ({part})"
             other = next((t for t in tokens if t in OTHER_ACCELERATOR_TOKENS), "")
+            if other == "mps" and self._names_nvidia_mps(rel):
+                other = ""  # NVIDIA's Multi-Process Service, not Apple's Metal backend
             if other:
                 return f"for another accelerator by its name ({part}: {other})"
         hardware = next((t for t in _tokens(parts[-1]) if t in NVIDIA_HARDWARE_TOKENS), "")
         if hardware:
             return f"built for NVIDIA {hardware} GPUs by its name ({parts[-1]})"
         return self.cuda_loading.note_for(rel) if self.cuda_loading is not None else ""
+
+    def _names_nvidia_mps(self, rel: str) -> bool:
+        """Whether the file drives NVIDIA's MPS (its daemon or CUDA_MPS_* settings): "mps" in
+        such a name is the Multi-Process Service, a part of NVIDIA's driver, not Apple's MPS."""
+        base = self.root if os.path.isdir(self.root) else os.path.dirname(self.root)
+        path = os.path.join(base, rel) if os.path.isdir(self.root) else self.root
+        return bool(_NVIDIA_MPS.search(read_head(path, _WHOLE_FILE)))
+
+
+# NVIDIA MPS by its documented names: the control daemon/server and the CUDA_MPS_* variables.
+_NVIDIA_MPS = re.compile(rb"nvidia-cuda-mps-(?:control|server)|\bCUDA_MPS_[A-Z_]+")
 
 
 def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectContext:
