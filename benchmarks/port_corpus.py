@@ -392,6 +392,14 @@ PARTS = (
     "test382",
     "test383",
     "test384",
+    "test385",
+    "test386",
+    "test387",
+    "test388",
+    "test389",
+    "test390",
+    "test391",
+    "test392",
 )
 SEVERITIES = ("warn", "error")
 

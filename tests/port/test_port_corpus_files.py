@@ -49,7 +49,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test384
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test392
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -421,6 +421,14 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test382", 21),
         ("test383", 38),
         ("test384", 10),
+        ("test385", 63),
+        ("test386", 22),
+        ("test387", 416),
+        ("test388", 23),
+        ("test389", 8),
+        ("test390", 14),
+        ("test391", 24),
+        ("test392", 28),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
