@@ -51,6 +51,10 @@ RESULT = port_corpus.REPO / "benchmarks" / "results" / "port_score.json"
 LINE_SLACK = 3
 _CODE = {"cuda-only-package", "cuda-only-import"}
 _GPU_QUERY = {"nvidia-smi-call", "nvml-call"}
+# A CUDA-only library loaded or linked (libcuda's driver API, NVRTC, CUTLASS/CuTe): the kind
+# table's cuda-extension-no-hip names it too ("linking CUDA-only libraries (... libcuda ...)"), so
+# a list may file it there or as the import/package it is (session thirty).
+_LOADED = _CODE | {"cuda-extension-no-hip"}
 # Which hazard kinds (port_corpus.KINDS) a finding of each rule can stand for.
 RULE_KINDS: dict[str, set[str]] = {
     "flash-attn": _CODE,
@@ -64,6 +68,8 @@ RULE_KINDS: dict[str, set[str]] = {
     "ort-nvidia-provider": _CODE | {"tensorrt-import"},
     # ffmpeg asked for NVENC/CUVID (a video engine with no AMD driver; also how some count GPUs)
     "ffmpeg-nvidia-codec": _CODE | {"nvidia-smi-call"},
+    # session thirty: apt/yum installs from NVIDIA's repos (the container toolkit's: GPU access)
+    "nvidia-system-package": _CODE | {"docker-gpus"},
     "opencv-dnn-cuda": _CODE,  # OpenCV's CUDA DNN back end (no AMD build: runs on the CPU)
     "rapids-cuda": _CODE,  # RAPIDS' -cuXX wheels, CMake lookups and (round eleven) imports
     "dask-cuda": {"cuda-only-package"},
@@ -126,7 +132,7 @@ RULE_KINDS: dict[str, set[str]] = {
     },  # session thirteen: GPU detection by NVIDIA's name  # session thirteen: the same question of TF
     # session thirteen: a stale AMD guard loses what its branch held (a warp of 64, a HIP path)
     "hip-platform-hcc": {"warp-size-32", "cuda-arch-guard", "cuda-extension-no-hip"},
-    "cutlass-dsl": _CODE,
+    "cutlass-dsl": _LOADED,
     "cuda-image": {"cuda-base-image"},
     "cmake-cuda-only": {"cmake-no-hip"},
     "torch-pypi-pin": {"torch-cuda-pin"},
@@ -158,7 +164,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "cdi-nvidia-device": {"docker-gpus"},
     "cuda-home-none": {"cuda-extension-no-hip", "device-capability"},
     "jax-cuda-platform": {"cuda-extension-no-hip", "cuda-only-import"},
-    "cuda-driver-library": _CODE,
+    "cuda-driver-library": _LOADED,
     "nvidia-only-library": _CODE,
     "nvidia-media-library": _CODE,
     "flash-attn-v1-api": _CODE,
@@ -166,9 +172,9 @@ RULE_KINDS: dict[str, set[str]] = {
     "triton-cuda-libdevice": _CODE,
     "nvcc-jit-package": _CODE,
     "numba-cuda": {"cuda-only-import"},
-    "nvidia-library-load": _CODE,
+    "nvidia-library-load": _LOADED,
     "isaac-gym": _CODE,
-    "nvrtc-python": _CODE,
+    "nvrtc-python": _LOADED,
     "sparse-conv-cuda-only": _CODE,  # round fourteen (b): torchsparse, MinkowskiEngine
     "cmake-old-findhip": {"cmake-no-hip"},
     "llama-cpp-cuda-build": {

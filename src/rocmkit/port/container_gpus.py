@@ -141,6 +141,15 @@ def docker_argv_gpus(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterat
         if isinstance(node, ast.Assign) and _is_docker_run(node.value):
             argv_names.update(t.id for t in node.targets if isinstance(t, ast.Name))
             yield from _gpus_items(node.value)
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and _is_docker_run(node.args[0])
+            and not _starts_with_text(node.args[0])
+        ):
+            # run([shutil.which("docker"), "run", "--gpus", "all", ...]) handed straight to a
+            # launch (an argv that starts with the text "docker" is read as a command line)
+            yield from _gpus_items(node.args[0])
     if not argv_names:
         return
     for node in ast.walk(function):
@@ -148,6 +157,11 @@ def docker_argv_gpus(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterat
         if target in argv_names:
             for value in added:
                 yield from _gpus_items(value)
+
+
+def _starts_with_text(argv: ast.expr) -> bool:
+    elts = argv.elts if isinstance(argv, (ast.List, ast.Tuple)) else []
+    return bool(elts) and isinstance(elts[0], ast.Constant) and isinstance(elts[0].value, str)
 
 
 def list_additions(node: ast.AST) -> tuple[str | None, list[ast.expr]]:
@@ -198,8 +212,10 @@ def _is_docker_run(node: ast.AST) -> bool:
     for element in node.elts[:8]:
         if isinstance(element, ast.Constant) and isinstance(element.value, str):
             words += element.value.split()  # ["docker run", "--gpus all"]: a command's pieces
-        elif not words and _DOCKER_BINARY.match(_last_name(element)):
-            words.append("docker")  # [docker_exe, "run", ...]: the docker binary found earlier
+        elif not words and (_DOCKER_BINARY.match(_last_name(element)) or _found_docker(element)):
+            # [docker_exe, "run", ...], [_docker(), "run", ...], [shutil.which("docker"), ...]:
+            # the docker binary, found earlier or by the call
+            words.append("docker")
         else:
             break
     start = 0  # past the wrappers, their options (-E, -n) and env's NAME=VALUE settings
@@ -216,6 +232,21 @@ def _is_docker_run(node: ast.AST) -> bool:
 
 # A name that holds the docker (or podman) executable: docker_exe, DOCKER_BIN, self.docker_path.
 _DOCKER_BINARY = re.compile(r"(?i)^_*(?:docker|podman)(?:_?(?:exe|bin|binary|path|cmd|command))?$")
+
+
+def _found_docker(node: ast.AST) -> bool:
+    """A call that finds or names the docker binary: `_docker()`, `self.docker_path()`,
+    `shutil.which("docker")`."""
+    if not isinstance(node, ast.Call):
+        return False
+    if _DOCKER_BINARY.match(_last_name(node.func)):
+        return True
+    return (
+        _last_name(node.func) == "which"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and node.args[0].value in ("docker", "podman")
+    )
 
 
 def _last_name(node: ast.AST) -> str:

@@ -74,7 +74,14 @@ from rocmkit.port.requirements import (
 from rocmkit.port.rules import SEVERITIES, RuleSet, Severity, load_rules, severity_rank
 from rocmkit.port.suppress import drop_ignored, inline_ignores, read_baseline, write_baseline
 from rocmkit.port.test_modules import demote_test_values
-from rocmkit.port.text_scan import OPEN_FLAGS, ScanError, read_head, scan_cmake, scan_text
+from rocmkit.port.text_scan import (
+    OPEN_FLAGS,
+    ScanError,
+    nvidia_installer_script,
+    read_head,
+    scan_cmake,
+    scan_text,
+)
 
 SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv", "site-packages"}
@@ -397,6 +404,8 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
             hits = all_info(hits, why)
         if kind == "pyproject" and context.builds_cuda_extension(rel):
             hits = hits + build_isolation_hits(text, rules)  # torch as a build requirement
+        if kind in ("shell", "dockerfile") and hits:
+            hits = nvidia_installer_script(rel, hits)
         if not hits:
             continue
         if kind == "python" and context.declared is not None:

@@ -252,6 +252,7 @@ _NVCC_FLAG = re.compile(
     r"^(?:-gencode\b|-?-?arch=compute_\d|-arch=sm_\d|-Xptxas\b|--ptxas-options)"
 )
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_ENV_SETTING = re.compile(r"^[A-Z][A-Z0-9_]*=[^\s=]*$")
 _ROCM_INDEX = re.compile(r"download\.pytorch\.org/whl/(?:nightly/|test/)?rocm\d")
 
 
@@ -2573,12 +2574,11 @@ class _Visitor:
         value = node.value
         if not isinstance(value, str) or not value or id(node) in self.docstrings:
             return
-        if (
-            _ENV_NAME.match(value)
-            and value[-1] != "_"
-            and value.startswith(self.rules.env_prefixes)
-        ):
-            rule = self.rules.env_rule(value)
+        # the variable itself, or one setting of it as docker's `-e NAME=VALUE`, env(1) and
+        # container env lists write it ("NVIDIA_VISIBLE_DEVICES=all")
+        name = value.split("=", 1)[0] if _ENV_SETTING.match(value) else value
+        if _ENV_NAME.match(name) and name[-1] != "_" and name.startswith(self.rules.env_prefixes):
+            rule = self.rules.env_rule(name)
             if rule is not None:
                 self.add(node, rule, repr(value))
         if value == container_gpus.NVIDIA_RESOURCE:

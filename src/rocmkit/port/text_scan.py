@@ -47,13 +47,15 @@ def text_rule_hits(text: str, kind: str, rules: RuleSet) -> list[Hit]:
             continue
         assert rule.pattern is not None
         for match in rule.pattern.finditer(text):
-            line_start = text.rfind("\n", 0, match.start()) + 1
-            line_end = text.find("\n", match.start())
+            # a pattern's `at` group is the place (a package on a continued install line)
+            start = match.start("at") if "at" in rule.pattern.groupindex else match.start()
+            line_start = text.rfind("\n", 0, start) + 1
+            line_end = text.find("\n", start)
             line = text[line_start : line_end if line_end >= 0 else len(text)]
             if line.lstrip().startswith("#"):
                 continue
-            number = text.count("\n", 0, match.start()) + 1
-            hits.append(hit(number, match.start() - line_start + 1, rule, line.strip()))
+            number = text.count("\n", 0, start) + 1
+            hits.append(hit(number, start - line_start + 1, rule, line.strip()))
     return hits
 
 
@@ -393,3 +395,26 @@ def _track_if(line: str, conditions: list[str]) -> None:
         conditions.append(stripped)
     elif re.match(r"fi\b", stripped) and conditions:
         conditions.pop()
+
+
+# File-name words that say a script installs NVIDIA's own stack (install_cuda_13.sh,
+# nvidia-setup.sh, install_tensor_rt.sh): what it installs is its purpose, and whoever runs it on
+# an AMD machine is the place to change.
+_NVIDIA_STACK_WORDS = frozenset(
+    {"cuda", "nvidia", "cudnn", "nccl", "tensorrt", "trt", "jetson", "jetpack"}
+)
+
+
+def nvidia_installer_script(rel: str, hits: list[Hit]) -> list[Hit]:
+    """`hits` with NVIDIA's system packages at info in a script named for NVIDIA's stack."""
+    name = rel.rsplit("/", 1)[-1].lower()
+    words = set(re.split(r"[-_.]+|(?<=[a-z])(?=\d)", name))
+    if not _NVIDIA_STACK_WORDS & words and "tensorrt" not in re.sub(r"[-_.]", "", name):
+        return hits
+    why = f"a script for NVIDIA's stack by its name ({name})"
+    return [
+        demoted(h, "info", why)
+        if h.rule.id == "nvidia-system-package" and h.severity != "info"
+        else h
+        for h in hits
+    ]

@@ -1,0 +1,146 @@
+"""Issue 26, session thirty: each change, with a case where the finding must appear and one where
+it must not, on small synthetic trees."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from port_helpers import scan_files as _scan
+from port_helpers import severities as _found
+
+REPO = Path(__file__).resolve().parents[2]
+
+# -- NVIDIA's Multi-Process Service ----------------------------------------------------------------
+
+_MPS = """import subprocess
+
+
+def start(pipe):
+    subprocess.run(["nvidia-cuda-mps-control", "-d"], env={"CUDA_MPS_PIPE_DIRECTORY": pipe})
+
+
+def gpu_uuid(index):
+    return subprocess.check_output(["nvidia-smi", f"--id={index}", "--query-gpu=uuid"])
+"""
+
+
+def test_the_mps_daemon_is_found_and_a_file_named_mps_for_it_is_not_apples(
+    tmp_path: Path,
+) -> None:
+    report = _scan(tmp_path, {"sched/mps.py": _MPS})
+    # "mps" in the file's name is NVIDIA's Multi-Process Service here (its daemon is run), so
+    # the file is not set aside as Apple's Metal backend: both NVIDIA commands are warned
+    assert _found(report, "nvidia-mps") == {("sched/mps.py", 5): "warn"}
+    assert _found(report, "nvidia-smi") == {("sched/mps.py", 9): "warn"}
+
+
+def test_a_file_named_mps_for_apples_backend_still_sets_its_findings_aside(
+    tmp_path: Path,
+) -> None:
+    apple = 'import subprocess\n\nsubprocess.run(["nvidia-smi", "-L"])\n'
+    report = _scan(tmp_path, {"backends/mps.py": apple})
+    assert _found(report, "nvidia-smi") == {("backends/mps.py", 3): "info"}
+
+
+# -- a README whose only install is the CUDA build -------------------------------------------------
+
+
+def test_a_readme_install_beside_a_rocm_one_stays_info_and_alone_is_warned(
+    tmp_path: Path,
+) -> None:
+    cuda = "```bash\npip install torch --index-url https://download.pytorch.org/whl/cu124\n```\n"
+    rocm = "On AMD GPUs use https://download.pytorch.org/whl/rocm6.4 instead.\n"
+    alone = _scan(tmp_path / "a", {"README.md": "# Tool\n\n" + cuda})
+    both = _scan(tmp_path / "b", {"README.md": "# Tool\n\n" + cuda + rocm})
+    assert _found(alone, "torch-cuda-index") == {("README.md", 4): "warn"}
+    assert _found(both, "torch-cuda-index") == {("README.md", 4): "info"}
+
+
+# -- docker argv whose program is found by a call; NAME=VALUE settings ------------------------------
+
+_DOCKER = """import shutil
+import subprocess
+
+
+def _docker():
+    return shutil.which("docker") or "docker"
+
+
+ENV = ("NVIDIA_VISIBLE_DEVICES=all", "HF_HOME=/data", "NVIDIA_DRIVER_CAPABILITIES=compute,utility")
+
+
+def serve(name):
+    cmd = [_docker(), "run", "--rm", "--name", name, "--gpus", "all", "vllm/vllm-openai"]
+    subprocess.run(cmd)
+
+
+def build():
+    subprocess.run([shutil.which("docker"), "run", "--gpus=all", "img"])
+"""
+
+
+def test_docker_run_argv_led_by_a_call_that_finds_docker_and_env_settings_are_found(
+    tmp_path: Path,
+) -> None:
+    report = _scan(tmp_path, {"serve.py": _DOCKER})
+    assert _found(report, "docker-gpus") == {("serve.py", 13): "warn", ("serve.py", 18): "warn"}
+    assert _found(report, "nvidia-container-env") == {("serve.py", 9): "warn"}
+
+
+def test_a_call_that_is_not_docker_and_prose_settings_are_not_found(tmp_path: Path) -> None:
+    text = (
+        "import subprocess\n\n\ndef run(tool):\n"
+        '    subprocess.run([tool(), "run", "--gpus", "all"])\n'
+        '    print("set NVIDIA_VISIBLE_DEVICES=all on the host to see GPUs")\n'
+    )
+    report = _scan(tmp_path, {"launch.py": text})
+    assert _found(report, "docker-gpus", "nvidia-container-env") == {}
+
+
+# -- NVIDIA's system packages -----------------------------------------------------------------------
+
+_DOCKERFILE = """FROM ubuntu:22.04
+RUN apt-get update \\
+    && apt-get install -y --no-install-recommends \\
+        git curl \\
+        libnccl2=2.21.5-1+cuda12.4 libnccl-dev \\
+    && rm -rf /var/lib/apt/lists/*
+RUN apt-get install -y python3-pip  # cuda comes from the base image
+RUN yum install -y cuda-nvcc-12-2
+"""
+
+
+def test_nvidia_repository_packages_are_found_at_the_package_line(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"Dockerfile": _DOCKERFILE})
+    # the continued install names libnccl2 on line 5; a comment's "cuda" is no package
+    assert _found(report, "nvidia-system-package") == {
+        ("Dockerfile", 5): "error",
+        ("Dockerfile", 8): "error",
+    }
+
+
+def test_printed_hints_rocm_packages_and_scripts_named_for_cuda_are_not_warned(
+    tmp_path: Path,
+) -> None:
+    hints = (
+        "#!/bin/bash\n"
+        'echo "install the driver: sudo apt install nvidia-driver-550"\n'
+        "sudo apt-get install -y rocm-hip-sdk rccl miopen-hip\n"
+    )
+    installer = "#!/bin/bash\nsudo apt-get install -y cuda-toolkit-12-4 libcudnn9-cuda-12\n"
+    report = _scan(tmp_path, {"setup.sh": hints, "ci/install_cuda_12.sh": installer})
+    # a script for NVIDIA's stack by its name: whoever runs it is the place to change
+    assert _found(report, "nvidia-system-package") == {("ci/install_cuda_12.sh", 2): "info"}
+
+
+# -- the scorer: a CUDA-only library loaded is also what the kind table's extension row names ------
+
+
+def test_a_libcuda_load_may_be_filed_as_an_extension_without_hip() -> None:
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import port_score
+
+    for rule in ("cuda-driver-library", "nvrtc-python", "nvidia-library-load", "cutlass-dsl"):
+        assert {"cuda-extension-no-hip", "cuda-only-import"} <= port_score.RULE_KINDS[rule]
+    assert "docker-gpus" in port_score.RULE_KINDS["nvidia-system-package"]
