@@ -400,6 +400,14 @@ PARTS = (
     "test390",
     "test391",
     "test392",
+    "test393",
+    "test394",
+    "test395",
+    "test396",
+    "test397",
+    "test398",
+    "test399",
+    "test400",
 )
 SEVERITIES = ("warn", "error")
 

@@ -49,7 +49,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test392
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test400
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -429,6 +429,14 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test390", 14),
         ("test391", 24),
         ("test392", 28),
+        ("test393", 29),
+        ("test394", 9),
+        ("test395", 97),
+        ("test396", 21),
+        ("test397", 18),
+        ("test398", 25),
+        ("test399", 21),
+        ("test400", 18),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
