@@ -134,7 +134,8 @@ RULE_KINDS: dict[str, set[str]] = {
     "hip-platform-hcc": {"warp-size-32", "cuda-arch-guard", "cuda-extension-no-hip"},
     "cutlass-dsl": _LOADED,
     "cuda-image": {"cuda-base-image"},
-    "cmake-cuda-only": {"cmake-no-hip"},
+    # session thirty: with its CUDA architecture lines (the kind table names CMAKE_CUDA_ARCHITECTURES)
+    "cmake-cuda-only": {"cmake-no-hip", "gencode-flags"},
     "torch-pypi-pin": {"torch-cuda-pin"},
     "uv-lock-cuda-torch": {"torch-cuda-pin"},
     "pixi-lock-cuda-torch": {"torch-cuda-pin"},

@@ -144,3 +144,32 @@ def test_a_libcuda_load_may_be_filed_as_an_extension_without_hip() -> None:
     for rule in ("cuda-driver-library", "nvrtc-python", "nvidia-library-load", "cutlass-dsl"):
         assert {"cuda-extension-no-hip", "cuda-only-import"} <= port_score.RULE_KINDS[rule]
     assert "docker-gpus" in port_score.RULE_KINDS["nvidia-system-package"]
+
+
+# -- CMake's CUDA architecture lists: places of the CUDA-only build's finding -----------------------
+
+_CMAKE = """cmake_minimum_required(VERSION 3.18)
+project(knn LANGUAGES CXX CUDA)
+set(CMAKE_CUDA_ARCHITECTURES 70 80 90)
+add_library(knn knn.cu)
+set_target_properties(knn PROPERTIES CUDA_ARCHITECTURES "80;90")
+set(CMAKE_CUDA_ARCHITECTURES OFF)
+message(STATUS "archs: ${CMAKE_CUDA_ARCHITECTURES}")
+"""
+
+
+def test_cuda_architecture_settings_are_places_of_the_cuda_only_build(tmp_path: Path) -> None:
+    report = _scan(tmp_path, {"CMakeLists.txt": _CMAKE})
+    # the SM lists are where a HIP build names its gfx targets instead; OFF and a read are not
+    assert _found(report, "cmake-cuda-only") == {
+        ("CMakeLists.txt", 2): "warn",
+        ("CMakeLists.txt", 3): "warn",
+        ("CMakeLists.txt", 5): "warn",
+    }
+    assert len([f for f in report.findings if f.rule_id == "cmake-cuda-only"]) == 1
+
+
+def test_a_cmake_build_with_a_hip_option_reports_no_architecture_line(tmp_path: Path) -> None:
+    hip = _CMAKE + "option(USE_HIP OFF)\nif(USE_HIP)\n  enable_language(HIP)\nendif()\n"
+    report = _scan(tmp_path, {"CMakeLists.txt": hip})
+    assert _found(report, "cmake-cuda-only") == {}

@@ -112,11 +112,25 @@ def scan_cmake(text: str, rules: RuleSet) -> list[Hit]:
                 f"links {link.group(0)}, a CUDA Toolkit library (FindCUDAToolkit's imported target)"
             )
             found.append(hit(line, 1, rule, why))
+    for arch in _CUDA_ARCHITECTURES.finditer(code):
+        # the NVIDIA targets the CUDA build compiles for (CMake's CMAKE_CUDA_ARCHITECTURES and
+        # the CUDA_ARCHITECTURES target property: SM numbers, native, all-major); a HIP build
+        # names gfx targets in CMAKE_HIP_ARCHITECTURES instead: a place to change
+        line = code.count("\n", 0, arch.start()) + 1
+        if line not in linked:
+            linked.add(line)
+            found.append(hit(line, 1, rule, f"{lines[line - 1].strip()[:120]}  (NVIDIA targets)"))
     return found + hits
 
 
 # An imported target of CMake's FindCUDAToolkit module (CUDA::cudart, CUDA::cuda_driver, ...).
 _CUDA_TARGET = re.compile(r"\bCUDA::\w+")
+# CMake's CUDA architecture settings (CMAKE_CUDA_ARCHITECTURES, the CUDA_ARCHITECTURES property),
+# not OFF (which hands the choice to the flags) and not a read of it (`${CMAKE_CUDA_ARCHITECTURES}`)
+_CUDA_ARCHITECTURES = re.compile(
+    r"(?im)^[ \t]*(?:set[ \t]*\([ \t]*CMAKE_CUDA_ARCHITECTURES|set_(?:target_)?propert(?:y|ies)"
+    r"[ \t]*\([^)]*\bCUDA_ARCHITECTURES)\b(?![ \t]+\"?OFF\b)"
+)
 
 
 # `option(<name> "help" [value])` (CMake's option command) declaring a switch named for CUDA, and
