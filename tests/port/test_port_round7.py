@@ -251,23 +251,26 @@ def test_a_mock_stub_of_nvmlinit_is_not_an_nvml_call(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "requires",
+    ("requires", "severity"),
     [
-        '["nvidia-ml-py>=12", "psutil"]',  # the only GPU package: still only a dependency
-        '["nvidia-ml-py>=12", "torch>=2.4"]',  # a helper beside a framework
-        '["nvidia-ml-py>=12", "amdsmi"]',  # the project has AMD's bindings too
+        ('["nvidia-ml-py>=12", "psutil"]', "warn"),  # the project's only GPU telemetry
+        ('["nvidia-ml-py>=12", "torch>=2.4"]', "warn"),  # a helper beside a framework
+        ('["nvidia-ml-py>=12", "amdsmi"]', "info"),  # the project has AMD's bindings too
     ],
 )
-def test_an_nvml_binding_in_the_requirements_is_info_the_call_is_the_finding(
-    tmp_path: Path, requires: str
+def test_an_nvml_binding_the_project_calls_is_warned_where_it_is_required(
+    tmp_path: Path, requires: str, severity: str
 ) -> None:
-    # Session nine reversed round seven's warning for an NVML binding that is the only GPU
-    # package: it installs and imports on ROCm; nvmlInit() is where it fails, and is reported.
+    # Session nine made every NVML requirement info (it installs and imports on ROCm; nvmlInit()
+    # is where it fails); session thirty warns it where the project's own code calls NVML: the
+    # requirement is its NVIDIA-only telemetry, the place amdsmi goes beside it.
     setup = f"from setuptools import setup\n\nsetup(name='mon', install_requires={requires})\n"
     code = "import pynvml\n\n\ndef count():\n    pynvml.nvmlInit()\n"
     report = _scan(tmp_path, {"setup.py": setup, "mon/query.py": code})
-    assert {f.severity for f in report.findings if f.path == "setup.py"} == {"info"}
+    assert {f.severity for f in report.findings if f.path == "setup.py"} == {severity}
     assert ("mon/query.py", 5, "nvml", "warn") in _shown(report)
+    uncalled = _scan(tmp_path / "uncalled", {"setup.py": setup, "mon/query.py": "import os\n"})
+    assert {f.severity for f in uncalled.findings if f.path == "setup.py"} == {"info"}
 
 
 # -- TensorRT: a feature path that needs it vs an optional probe ------------------------------------

@@ -173,3 +173,25 @@ def test_a_cmake_build_with_a_hip_option_reports_no_architecture_line(tmp_path: 
     hip = _CMAKE + "option(USE_HIP OFF)\nif(USE_HIP)\n  enable_language(HIP)\nendif()\n"
     report = _scan(tmp_path, {"CMakeLists.txt": hip})
     assert _found(report, "cmake-cuda-only") == {}
+
+
+# -- an NVML binding the project calls ------------------------------------------------------------
+
+
+def test_an_nvml_requirement_is_warned_only_where_the_project_calls_nvml(tmp_path: Path) -> None:
+    pyproject = '[project]\nname = "mon"\ndependencies = ["nvidia-ml-py>=12"]\n'
+    called = "import pynvml\n\n\ndef used():\n    pynvml.nvmlInit()\n"
+    report = _scan(tmp_path / "a", {"pyproject.toml": pyproject, "mon/gpu.py": called})
+    assert _found(report, "nvml") == {
+        ("pyproject.toml", 3): "warn",
+        ("mon/gpu.py", 1): "warn",  # the module's only GPU API
+        ("mon/gpu.py", 5): "warn",
+    }
+    guarded = (
+        "import torch\n\n\ndef used():\n    if torch.version.hip:\n        return None\n"
+        "    import pynvml\n    pynvml.nvmlInit()\n"
+    )
+    report = _scan(tmp_path / "b", {"pyproject.toml": pyproject, "mon/gpu.py": guarded})
+    # the call is behind a vendor test that sends AMD elsewhere: nothing in the project
+    # fails on ROCm, so the requirement stays a dependency that installs anywhere
+    assert set(_found(report, "nvml").values()) == {"info"}

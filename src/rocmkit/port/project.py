@@ -32,6 +32,7 @@ from rocmkit.port import (
     inline_ptx,
     installer,
     k8s_resources,
+    nvml_query,
     pixi,
     pixi_lock,
     pkg_info,
@@ -430,6 +431,7 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
         python_files = [rel for _, rel, kind in files if kind == "python"]
         findings = header_reach.demote(findings, str(root), python_files, SKIP_DIRS)
         findings = amd_side.demote(findings, {path: rel for path, rel, _ in files})
+        findings = nvml_query.required_where_called(findings, str(root))
     if config.baseline is not None:
         findings, dropped = _apply_baseline(findings, read_baseline(config.baseline))
         suppressed += dropped
