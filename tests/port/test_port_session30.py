@@ -195,3 +195,32 @@ def test_an_nvml_requirement_is_warned_only_where_the_project_calls_nvml(tmp_pat
     # the call is behind a vendor test that sends AMD elsewhere: nothing in the project
     # fails on ROCm, so the requirement stays a dependency that installs anywhere
     assert set(_found(report, "nvml").values()) == {"info"}
+
+
+# -- a `gpu-rocm` extra is the ROCm variant; test fixtures are test data ---------------------------
+
+
+def test_a_gpu_extra_beside_a_gpu_rocm_extra_is_the_nvidia_variant(tmp_path: Path) -> None:
+    pyproject = (
+        '[project]\nname = "flood"\ndependencies = ["numpy"]\n\n'
+        "[project.optional-dependencies]\n"
+        'gpu = ["cupy-cuda12x>=14"]\n'
+        'gpu-rocm = ["cupy-rocm-7-0>=14"]\n'
+    )
+    report = _scan(tmp_path / "a", {"pyproject.toml": pyproject})
+    assert _found(report, "cupy-cuda") == {("pyproject.toml", 6): "info"}
+    alone = pyproject.replace('gpu-rocm = ["cupy-rocm-7-0>=14"]\n', "")
+    report = _scan(tmp_path / "b", {"pyproject.toml": alone})
+    assert _found(report, "cupy-cuda") == {("pyproject.toml", 6): "warn"}
+
+
+def test_build_files_in_a_tests_fixture_folder_are_test_data(tmp_path: Path) -> None:
+    pin = '[project]\nname = "sample"\nversion = "0.1"\ndependencies = ["torch==2.5.1"]\n'
+    report = _scan(
+        tmp_path,
+        {"pyproject.toml": pin, "tests/skills/fixtures/pinned/pyproject.toml": pin},
+    )
+    assert _found(report, "torch-pypi-pin") == {
+        ("pyproject.toml", 4): "warn",
+        ("tests/skills/fixtures/pinned/pyproject.toml", 4): "info",
+    }

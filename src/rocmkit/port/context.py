@@ -108,6 +108,9 @@ class ProjectContext:
             return self.unloaded_sources[rel]
         # One file scanned alone (port hopper/setup.py): its folder still says what it is for.
         parts = [*self.outer, *rel.split("/")]
+        fixture = _test_fixture_dir(parts)
+        if fixture and not rel.endswith(".py"):
+            return f"test data of the project's tests ({fixture}/): not what it installs or runs"
         for i, part in enumerate(parts[:-1]):
             if part.lower() in NVIDIA_ONLY_DIRS or any(
                 t in NVIDIA_PRODUCT_TOKENS for t in _tokens(part)
@@ -142,6 +145,23 @@ class ProjectContext:
 
 # NVIDIA MPS by its documented names: the control daemon/server and the CUDA_MPS_* variables.
 _NVIDIA_MPS = re.compile(rb"nvidia-cuda-mps-(?:control|server)|\bCUDA_MPS_[A-Z_]+")
+
+
+# Folders of inputs to a project's own tests (pytest's and the wider convention's fixture and
+# test-data folders) below a tests folder, or named as test data themselves.
+_TEST_DIRS = frozenset({"test", "tests", "testing"})
+_FIXTURE_DIRS = frozenset({"fixtures", "fixture", "testdata", "test_data"})
+
+
+def _test_fixture_dir(parts: list[str]) -> str:
+    """The fixture folder a path lies in ('' when none): `tests/**/fixtures/`, `testdata/`."""
+    folders = [p.lower() for p in parts[:-1]]
+    for i, folder in enumerate(folders):
+        if folder in ("testdata", "test_data") or (
+            folder in _FIXTURE_DIRS and any(f in _TEST_DIRS for f in folders[:i])
+        ):
+            return parts[i]
+    return ""
 
 
 def build_context(root: str, files: Iterable[tuple[str, str, str]]) -> ProjectContext:
@@ -380,7 +400,11 @@ def name_vendor(name: str) -> str:
     by one of its tokens (cuda, cu128, nvidia / rocm, hip, amd); '' when neither or both."""
     tokens = _tokens(name)
     rocm = any(t in ROCM_TOKENS or t.startswith("rocm") for t in tokens)
-    nvidia = any(t in NVIDIA_TOKENS or _CU_TAG.match(t) for t in tokens)
+    # "gpu" alone marks the default (CUDA) variant; beside a ROCm word it names no vendor
+    # (`gpu-rocm`, `rocm_gpu`: the ROCm variant)
+    nvidia = any(
+        (t in NVIDIA_TOKENS and (t != "gpu" or not rocm)) or _CU_TAG.match(t) for t in tokens
+    )
     return "rocm" if rocm and not nvidia else "nvidia" if nvidia and not rocm else ""
 
 
