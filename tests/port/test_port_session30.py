@@ -224,3 +224,23 @@ def test_build_files_in_a_tests_fixture_folder_are_test_data(tmp_path: Path) -> 
         ("pyproject.toml", 4): "warn",
         ("tests/skills/fixtures/pinned/pyproject.toml", 4): "info",
     }
+
+
+# -- nvcc's flags written in a test module -------------------------------------------------------------
+
+
+def test_nvcc_flags_of_a_test_kernel_build_are_test_values_and_the_package_build_is_warned(
+    tmp_path: Path,
+) -> None:
+    jit = (
+        "from torch.utils.cpp_extension import load\n\n\ndef {name}():\n"
+        "    return load(name='k', sources=['k.cu'], extra_cuda_cflags=['--expt-relaxed-constexpr'])\n"
+    )
+    report = _scan(
+        tmp_path,
+        {"pkg/ops.py": jit.format(name="build"), "tests/test_ops.py": jit.format(name="test_k")},
+    )
+    assert _found(report, "nvcc-only-flags") == {
+        ("pkg/ops.py", 5): "warn",
+        ("tests/test_ops.py", 5): "info",
+    }
