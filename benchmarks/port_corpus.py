@@ -408,6 +408,14 @@ PARTS = (
     "test398",
     "test399",
     "test400",
+    "test401",
+    "test402",
+    "test403",
+    "test404",
+    "test405",
+    "test406",
+    "test407",
+    "test408",
 )
 SEVERITIES = ("warn", "error")
 
