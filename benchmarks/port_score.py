@@ -135,7 +135,8 @@ RULE_KINDS: dict[str, set[str]] = {
     "cutlass-dsl": _LOADED,
     "cuda-image": {"cuda-base-image"},
     # session thirty: with its CUDA architecture lines (the kind table names CMAKE_CUDA_ARCHITECTURES)
-    "cmake-cuda-only": {"cmake-no-hip", "gencode-flags"},
+    # and its CUDA library links (the kind table's "linking CUDA-only libraries")
+    "cmake-cuda-only": {"cmake-no-hip", "gencode-flags", "cuda-extension-no-hip"},
     "torch-pypi-pin": {"torch-cuda-pin"},
     "uv-lock-cuda-torch": {"torch-cuda-pin"},
     "pixi-lock-cuda-torch": {"torch-cuda-pin"},

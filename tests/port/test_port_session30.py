@@ -244,3 +244,24 @@ def test_nvcc_flags_of_a_test_kernel_build_are_test_values_and_the_package_build
         ("pkg/ops.py", 5): "warn",
         ("tests/test_ops.py", 5): "info",
     }
+
+
+def test_cuda_toolkit_libraries_linked_by_file_name_are_places_of_the_cuda_only_build(
+    tmp_path: Path,
+) -> None:
+    cmake = (
+        "cmake_minimum_required(VERSION 3.18)\nproject(x LANGUAGES CXX CUDA)\n"
+        "add_library(k k.cu)\ntarget_link_libraries(k PUBLIC\n  cublas ${CUDA_LIBRARIES})\n"
+        "target_link_libraries(k2 PRIVATE mylib-cudart fmt)\nset(cublas_hint /opt)\n"
+    )
+    report = _scan(tmp_path, {"CMakeLists.txt": cmake})
+    # cuBLAS by its library name and FindCUDA's variable; not a name that only contains one
+    assert _found(report, "cmake-cuda-only") == {
+        ("CMakeLists.txt", 2): "warn",
+        ("CMakeLists.txt", 5): "warn",
+    }
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import port_score
+
+    # the kind table files a CUDA library link as an extension without HIP
+    assert "cuda-extension-no-hip" in port_score.RULE_KINDS["cmake-cuda-only"]

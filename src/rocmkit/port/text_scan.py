@@ -101,16 +101,14 @@ def scan_cmake(text: str, rules: RuleSet) -> list[Hit]:
         return _cuda_option_hits(code, lines, rule) + hits
     found = [hit(n, 1, rule, lines[n - 1].strip()) for n in sorted(set(firsts.values()))]
     linked: set[int] = set()
-    for link in _CUDA_TARGET.finditer(code):
+    for link in _cuda_library_links(code):
         # FindCUDAToolkit's imported targets (CUDA::cudart, CUDA::cublas, CUDA::cuda_driver):
         # the CUDA Toolkit's libraries, which a HIP build replaces (hip::host, roc::hipblas);
         # each line that links one is a place to change
         line = code.count("\n", 0, link.start()) + 1
         if line not in linked:
             linked.add(line)
-            why = (
-                f"links {link.group(0)}, a CUDA Toolkit library (FindCUDAToolkit's imported target)"
-            )
+            why = f"links {link.group(0)}, a CUDA Toolkit library (hip::host, roc::hipblas ... on ROCm)"
             found.append(hit(line, 1, rule, why))
     for arch in _CUDA_ARCHITECTURES.finditer(code):
         # the NVIDIA targets the CUDA build compiles for (CMake's CMAKE_CUDA_ARCHITECTURES and
@@ -125,6 +123,26 @@ def scan_cmake(text: str, rules: RuleSet) -> list[Hit]:
 
 # An imported target of CMake's FindCUDAToolkit module (CUDA::cudart, CUDA::cuda_driver, ...).
 _CUDA_TARGET = re.compile(r"\bCUDA::\w+")
+# What target_link_libraries(...) names of the CUDA Toolkit's libraries by their file names
+# (libcublas.so -> cublas; the toolkit's library list) or FindCUDA's variables for them.
+_LINK_CALL = re.compile(r"(?is)\btarget_link_libraries\s*\(([^)]*)\)")
+_TOOLKIT_LIBRARY = re.compile(
+    r"(?<![\w:/.${-])(?:cublas|cublasLt|cudart|cudart_static|cufft|cufftw|curand|cusparse|cusolver"
+    r"|cusparseLt|nvrtc|nvToolsExt|nvjpeg|npp\w*|cudnn|nccl)(?![\w.-])"
+    r"|\$\{CUDA_(?:LIBRARIES|CUBLAS_LIBRARIES|cublas_LIBRARY|CUFFT_LIBRARIES|curand_LIBRARY"
+    r"|cusparse_LIBRARY|cusolver_LIBRARY|cudart_static_LIBRARY)\}"
+)
+
+
+def _cuda_library_links(code: str) -> list[re.Match[str]]:
+    """FindCUDAToolkit's imported targets anywhere, and the toolkit's libraries named by file
+    name or FindCUDA's variables inside target_link_libraries(...)."""
+    found = list(_CUDA_TARGET.finditer(code))
+    for call in _LINK_CALL.finditer(code):
+        found += [m for m in _TOOLKIT_LIBRARY.finditer(code, call.start(1), call.end(1))]
+    return sorted(found, key=lambda m: m.start())
+
+
 # CMake's CUDA architecture settings (CMAKE_CUDA_ARCHITECTURES, the CUDA_ARCHITECTURES property),
 # not OFF (which hands the choice to the flags) and not a read of it (`${CMAKE_CUDA_ARCHITECTURES}`)
 _CUDA_ARCHITECTURES = re.compile(
