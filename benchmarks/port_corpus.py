@@ -416,6 +416,14 @@ PARTS = (
     "test406",
     "test407",
     "test408",
+    "test409",
+    "test410",
+    "test411",
+    "test412",
+    "test413",
+    "test414",
+    "test415",
+    "test416",
 )
 SEVERITIES = ("warn", "error")
 

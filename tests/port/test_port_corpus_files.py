@@ -50,7 +50,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test408
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test416
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -446,6 +446,14 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test406", 45),
         ("test407", 36),
         ("test408", 2),
+        ("test409", 24),
+        ("test410", 9),
+        ("test411", 62),
+        ("test412", 5),
+        ("test413", 21),
+        ("test414", 4),
+        ("test415", 5),
+        ("test416", 4),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
