@@ -424,6 +424,14 @@ PARTS = (
     "test414",
     "test415",
     "test416",
+    "test417",
+    "test418",
+    "test419",
+    "test420",
+    "test421",
+    "test422",
+    "test423",
+    "test424",
 )
 SEVERITIES = ("warn", "error")
 
