@@ -432,6 +432,14 @@ PARTS = (
     "test422",
     "test423",
     "test424",
+    "test425",
+    "test426",
+    "test427",
+    "test428",
+    "test429",
+    "test430",
+    "test431",
+    "test432",
 )
 SEVERITIES = ("warn", "error")
 

@@ -50,7 +50,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test424
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test432
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -462,6 +462,14 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test422", 19),
         ("test423", 36),
         ("test424", 9),
+        ("test425", 42),
+        ("test426", 0),
+        ("test427", 13),
+        ("test428", 1),
+        ("test429", 4),
+        ("test430", 34),
+        ("test431", 22),
+        ("test432", 27),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
