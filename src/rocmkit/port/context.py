@@ -139,8 +139,7 @@ class ProjectContext:
         """Whether the file drives NVIDIA's MPS (its daemon or CUDA_MPS_* settings): "mps" in
         such a name is the Multi-Process Service, a part of NVIDIA's driver, not Apple's MPS."""
         base = self.root if os.path.isdir(self.root) else os.path.dirname(self.root)
-        path = os.path.join(base, rel) if os.path.isdir(self.root) else self.root
-        return bool(_NVIDIA_MPS.search(read_head(path, _WHOLE_FILE)))
+        return bool(_NVIDIA_MPS.search(read_head(os.path.join(base, rel), _WHOLE_FILE)))
 
 
 # NVIDIA MPS by its documented names: the control daemon/server and the CUDA_MPS_* variables.

@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from rocmkit.port.findings import Hit, PortFinding, hit
 from rocmkit.port.rules import Rule
+from rocmkit.port.text_scan import read_head
 
 _CHECK = "nvml-call"
 # The words the nvml rule's requirement_note (rules.toml) starts with: a requirement's finding.
@@ -447,19 +448,22 @@ def required_where_called(findings: list[PortFinding], root: str) -> list[PortFi
     calls NVML (a warn/error NVML finding in a Python file): the requirement is the project's
     NVIDIA-only GPU telemetry, and where a ROCm install needs amdsmi beside or instead of it. A
     requirement nothing in the project calls stays info (a pure-Python binding that installs and
-    imports anywhere), and so does one in a file that requires AMD's bindings too (amdsmi). Session thirty: on the seen corpus this found 74 listed hazards with 31
-    new false positives, 22 of 25 on the rounds W to AB."""
-    nvml = [f for f in findings if f.rule_id == "nvml"]
+    imports anywhere), and so does one in a file that requires AMD's bindings too (amdsmi).
+    Session thirty: on the seen corpus this found 75 listed hazards with 31 new false positives
+    (22 of 25 new findings true on rounds W to AB)."""
     calls = any(
-        f.severity != "info" and f.path.endswith(".py") and _REQUIREMENT not in f.evidence
-        for f in nvml
+        f.rule_id == "nvml"
+        and f.severity != "info"
+        and f.path.endswith(".py")
+        and _REQUIREMENT not in f.evidence
+        for f in findings
     )
     if not calls:
         return findings
     why = "the project calls NVML: its GPU telemetry is NVIDIA-only; add amdsmi beside it"
     return [
         replace(f, severity="warn", evidence=_NOTE.sub(f"({why})", f.evidence, count=1))
-        if f in nvml
+        if f.rule_id == "nvml"
         and f.severity == "info"
         and _REQUIREMENT in f.evidence
         and not f.note
@@ -470,9 +474,5 @@ def required_where_called(findings: list[PortFinding], root: str) -> list[PortFi
 
 
 def _names_amd_bindings(path: str) -> bool:
-    try:
-        with open(path, "rb") as handle:
-            text = handle.read(1 << 20).decode("utf-8", "replace").lower()
-    except OSError:
-        return False
+    text = read_head(path, 1 << 20).decode("utf-8", "replace").lower()
     return any(name in text for name in _AMD_SMI)
