@@ -64,7 +64,11 @@ def test_ramp_up_moves_the_rate_between_two_rates_on_the_wire(stub, tmp_path, st
                   "--ramp-up-start-rate", "5", "--ramp-up-end-rate", "50", "--save-requests") == 0  # fmt: skip
     want = ramped_offsets(16, ramp, 1.0, 0)
     sent = [t - stub.stats.arrivals_s[0] for t in stub.stats.arrivals_s]
-    assert sent == pytest.approx(want, abs=0.05)
+    # never ahead of the schedule; behind it by at most what a busy shared 2-core machine delays a
+    # send (a 0.05 s window both ways failed once in CI with two arrivals 0.054 s late). Linear and
+    # exponential still part: their schedules differ by more than 0.15 s from the seventh request on.
+    early = [w - got for got, w in zip(sent, want, strict=True)]
+    assert max(early) < 0.05 and min(early) > -0.15, list(zip(sent, want, strict=True))
     gaps = [b - a for a, b in itertools.pairwise(want)]
     assert sum(gaps[:5]) > 2 * sum(gaps[-5:])  # the rate climbs: early gaps are the long ones
     assert _rows(tmp_path)["num_completed"].params["request_rate"] == f"{strategy} 5-50"
