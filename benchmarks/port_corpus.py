@@ -440,6 +440,14 @@ PARTS = (
     "test430",
     "test431",
     "test432",
+    "test433",
+    "test434",
+    "test435",
+    "test436",
+    "test437",
+    "test438",
+    "test439",
+    "test440",
 )
 SEVERITIES = ("warn", "error")
 

@@ -50,7 +50,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test432
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test440
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -470,6 +470,14 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test430", 34),
         ("test431", 22),
         ("test432", 27),
+        ("test433", 15),
+        ("test434", 8),
+        ("test435", 44),
+        ("test436", 15),
+        ("test437", 26),
+        ("test438", 29),
+        ("test439", 12),
+        ("test440", 9),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
