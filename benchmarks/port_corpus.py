@@ -448,6 +448,14 @@ PARTS = (
     "test438",
     "test439",
     "test440",
+    "test441",
+    "test442",
+    "test443",
+    "test444",
+    "test445",
+    "test446",
+    "test447",
+    "test448",
 )
 SEVERITIES = ("warn", "error")
 

@@ -50,7 +50,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test440
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test448
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -478,6 +478,14 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test438", 29),
         ("test439", 12),
         ("test440", 9),
+        ("test441", 14),
+        ("test442", 28),
+        ("test443", 47),
+        ("test444", 19),
+        ("test445", 39),
+        ("test446", 40),
+        ("test447", 21),
+        ("test448", 22),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
