@@ -597,6 +597,10 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
             for h in hits
         ]
     hits = _at_routed_sources(lines, data, _explicit_uv_indexes(data, hits))
+    if "torch-backend" in text:
+        hits += _uv_torch_backend(
+            lines, data, rules, offers_rocm=_ROCM_INDEX.search(text) is not None
+        )
     if "[tool.cibuildwheel" in text:
         hits = _wheel_build_settings(lines, hits)
     hits = _in_unread_tables(lines, hits)
@@ -1291,6 +1295,38 @@ def _pyproject_requirements(
             contributors,
             "",
         )
+
+
+# uv's PyTorch back-end setting (docs.astral.sh/uv/guides/integration/pytorch: `[tool.uv.pip]
+# torch-backend`, the same as `uv pip install --torch-backend`; uv also reads it under [tool.uv]):
+# `cu126` installs torch from PyTorch's CUDA 12.6 index as `--index-url .../whl/cu126` does.
+# `auto` is not a finding: since uv 0.7.14 it detects AMD GPUs and takes the ROCm index.
+_CUDA_BACKEND = re.compile(r"cu\d+$")
+
+
+def _uv_torch_backend(
+    lines: list[str], data: dict[str, Any], rules: RuleSet, offers_rocm: bool
+) -> list[Hit]:
+    """`torch-backend = "cuXXX"` in [tool.uv] or [tool.uv.pip]: the CUDA index's finding at the
+    setting; info where the file offers a ROCm index too (the NVIDIA variant)."""
+    rule = rules.by_id.get("torch-cuda-index")
+    uv = data.get("tool", {}).get("uv", {})
+    if rule is None or not isinstance(uv, dict):
+        return []
+    hits = []
+    for table, settings in (("tool.uv", uv), ("tool.uv.pip", uv.get("pip", {}))):
+        value = settings.get("torch-backend") if isinstance(settings, dict) else None
+        if isinstance(value, str) and _CUDA_BACKEND.match(value.strip().lower()):
+            at = _key_line(lines, "torch-backend", _table_line(lines, table))
+            if at is not None:
+                why = f"[{table}] torch-backend = {value!r}: uv installs torch from PyTorch's {value} index"
+                found = hit(at + 1, 1, rule, why)
+                if offers_rocm:
+                    found = demoted(
+                        found, "info", "the NVIDIA variant: a ROCm index is offered beside it"
+                    )
+                hits.append(found)
+    return hits
 
 
 def _table_line(lines: list[str], table: str) -> int:

@@ -1,0 +1,90 @@
+"""Issue 26, session thirty-one: each change, with a case where the finding must appear and one
+where it must not, on small synthetic trees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from port_helpers import scan_files as _scan
+from port_helpers import severities as _found
+
+from rocmkit.port.container_gpus import names_docker
+
+# -- uv's torch-backend setting ----------------------------------------------------------------------
+
+_PROJECT = '[project]\nname = "tool"\nversion = "1.0"\ndependencies = ["torch>=2.6"]\n\n'
+
+
+def test_a_cuda_torch_backend_in_pyproject_is_the_cuda_index(tmp_path: Path) -> None:
+    uv = _scan(
+        tmp_path / "a", {"pyproject.toml": _PROJECT + '[tool.uv]\ntorch-backend = "cu130"\n'}
+    )
+    pip = _scan(
+        tmp_path / "b",
+        {"pyproject.toml": _PROJECT + '[tool.uv.pip]\npython = "3.11"\ntorch-backend = "cu126"\n'},
+    )
+    # uv installs torch from PyTorch's CUDA index, as --index-url .../whl/cu130 would
+    assert _found(uv, "torch-cuda-index") == {("pyproject.toml", 7): "error"}
+    assert _found(pip, "torch-cuda-index") == {("pyproject.toml", 8): "error"}
+
+
+def test_auto_rocm_and_a_rocm_index_beside_it_are_not_a_cuda_install(tmp_path: Path) -> None:
+    auto = _scan(
+        tmp_path / "a", {"pyproject.toml": _PROJECT + '[tool.uv]\ntorch-backend = "auto"\n'}
+    )
+    rocm = _scan(
+        tmp_path / "b", {"pyproject.toml": _PROJECT + '[tool.uv.pip]\ntorch-backend = "rocm6.4"\n'}
+    )
+    both = _scan(
+        tmp_path / "c",
+        {
+            "pyproject.toml": _PROJECT
+            + '[tool.uv]\ntorch-backend = "cu128"\n\n[[tool.uv.index]]\nname = "rocm"\n'
+            + 'url = "https://download.pytorch.org/whl/rocm6.4"\nexplicit = true\n'
+        },
+    )
+    assert _found(auto, "torch-cuda-index") == {}  # `auto` detects AMD GPUs (uv 0.7.14 on)
+    assert _found(rocm, "torch-cuda-index") == {}
+    assert _found(both, "torch-cuda-index") == {("pyproject.toml", 7): "info"}
+
+
+# -- an image given as a variable's default --------------------------------------------------------
+
+_COMPOSE = """services:
+  worker:
+    build:
+      context: .
+      args:
+        - BASE_IMAGE=${BASE_IMAGE:-IMAGE}
+"""
+
+
+def test_a_cuda_image_as_a_compose_or_shell_default_is_found(tmp_path: Path) -> None:
+    compose = _COMPOSE.replace("IMAGE}", "nvidia/cuda:12.6.3-devel-ubuntu24.04}")
+    script = 'IMG="${GBS_IMAGE:-nvidia/cuda:12.4.1-devel-ubuntu22.04}"\ndocker run "$IMG" nvcc -V\n'
+    report = _scan(tmp_path, {"docker-compose.yml": compose, "scripts/run.sh": script})
+    assert _found(report, "cuda-image") == {
+        ("docker-compose.yml", 6): "error",
+        ("scripts/run.sh", 1): "error",
+    }
+
+
+def test_a_rocm_image_as_a_default_or_a_longer_name_is_not(tmp_path: Path) -> None:
+    rocm = _COMPOSE.replace("IMAGE}", "rocm/pytorch:rocm6.4_ubuntu22.04_py3.10}")
+    vllm = _COMPOSE.replace("IMAGE}", "vllm/vllm-openai-rocm:nightly}")
+    other = _COMPOSE.replace("IMAGE}", "my-nvidia/cuda:1}")  # another repository's name
+    report = _scan(
+        tmp_path,
+        {"a/docker-compose.yml": rocm, "b/docker-compose.yml": vllm, "c/compose.yml": other},
+    )
+    assert _found(report, "cuda-image") == {}
+
+
+# -- docker named in a module (a faster test, the same answer) ---------------------------------------
+
+
+def test_docker_or_podman_named_anywhere_in_any_case_and_nothing_else() -> None:
+    assert names_docker("import x\nDOCKER_HOST = 1\n")
+    assert names_docker("run = ['Podman', 'run']")
+    assert names_docker("from ._docker import client")
+    assert not names_docker("import subprocess\nsubprocess.run(['nvidia-smi'])\n")
