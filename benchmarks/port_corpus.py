@@ -456,6 +456,14 @@ PARTS = (
     "test446",
     "test447",
     "test448",
+    "test449",
+    "test450",
+    "test451",
+    "test452",
+    "test453",
+    "test454",
+    "test455",
+    "test456",
 )
 SEVERITIES = ("warn", "error")
 

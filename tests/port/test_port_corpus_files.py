@@ -50,7 +50,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test448
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test456
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -486,6 +486,14 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test446", 40),
         ("test447", 21),
         ("test448", 22),
+        ("test449", 71),
+        ("test450", 26),
+        ("test451", 47),
+        ("test452", 42),
+        ("test453", 119),
+        ("test454", 25),
+        ("test455", 15),
+        ("test456", 22),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
