@@ -106,6 +106,7 @@ RULE_KINDS: dict[str, set[str]] = {
     "nccl-env": {"nccl-env"},
     "nvidia-smi": _GPU_QUERY,
     "nvidia-mps": _GPU_QUERY,
+    "cmake-cuda-architectures": {"gencode-flags", "cmake-no-hip"},
     "dcgm": _GPU_QUERY | {"cuda-only-import"},
     "torch-version-cuda": {"torch-version-cuda"},
     "device-capability": {"device-capability"},

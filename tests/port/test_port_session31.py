@@ -88,3 +88,73 @@ def test_docker_or_podman_named_anywhere_in_any_case_and_nothing_else() -> None:
     assert names_docker("run = ['Podman', 'run']")
     assert names_docker("from ._docker import client")
     assert not names_docker("import subprocess\nsubprocess.run(['nvidia-smi'])\n")
+
+
+# -- CMAKE_CUDA_ARCHITECTURES where a build starts ---------------------------------------------------
+
+_BUILD = (
+    '#!/bin/bash\ncmake -S csrc -B build -DCMAKE_CUDA_ARCHITECTURES="80;90"\ncmake --build build\n'
+)
+
+
+def test_cuda_architectures_given_to_cmake_are_found_in_scripts_python_and_pyproject(
+    tmp_path: Path,
+) -> None:
+    setup = 'from skbuild import setup\n\nsetup(name="k", cmake_args=["-DCMAKE_CUDA_ARCHITECTURES=90"])\n'
+    pyproject = (
+        '[project]\nname = "k"\nversion = "1"\n\n[tool.scikit-build.cmake.define]\n'
+        'CMAKE_CUDA_ARCHITECTURES = "90;100"\n'
+    )
+    docker = (
+        "FROM ubuntu:22.04\nRUN cmake -S . -B b -DCMAKE_CUDA_ARCHITECTURES=89 && cmake --build b\n"
+    )
+    report = _scan(
+        tmp_path,
+        {"build.sh": _BUILD, "setup.py": setup, "pyproject.toml": pyproject, "Dockerfile": docker},
+    )
+    assert _found(report, "cmake-cuda-architectures") == {
+        ("build.sh", 2): "warn",
+        ("setup.py", 3): "warn",
+        ("pyproject.toml", 6): "warn",
+        ("Dockerfile", 2): "warn",
+    }
+
+
+def test_hints_comments_hip_choices_and_release_wheel_settings_are_not_warned(
+    tmp_path: Path,
+) -> None:
+    hint = '#!/bin/bash\necho "build with -DCMAKE_CUDA_ARCHITECTURES=89"\n# cmake -DCMAKE_CUDA_ARCHITECTURES=90\n'
+    both = (
+        "def flag(vendor, archs):\n"
+        '    if vendor == "cuda":\n'
+        '        return f"-DCMAKE_CUDA_ARCHITECTURES={archs}"\n'
+        '    return f"-DCMAKE_HIP_ARCHITECTURES={archs}"\n'
+    )
+    wheels = (
+        '[project]\nname = "k"\nversion = "1"\n\n[tool.cibuildwheel]\n'
+        'config-settings = {"cmake.define.CMAKE_CUDA_ARCHITECTURES" = "all"}\n'
+    )
+    report = _scan(tmp_path, {"hint.sh": hint, "pkg/build.py": both, "pyproject.toml": wheels})
+    assert _found(report, "cmake-cuda-architectures") == {
+        ("pkg/build.py", 3): "info",  # the same module names the HIP targets: a vendor choice
+        ("pyproject.toml", 6): "info",  # cibuildwheel: the maintainers' release wheels
+    }
+
+
+# -- the line of a match inside an f-string --------------------------------------------------------
+
+
+def test_a_match_in_a_multi_line_f_string_is_reported_at_its_own_line(tmp_path: Path) -> None:
+    writer = (
+        "def dockerfile(ops, arch):\n"
+        '    return f"""FROM ubuntu:22.04\n'
+        "{{OPS}}\n"
+        "{ops}\n"
+        "RUN pip install -r requirements.txt\n"
+        "RUN cmake .. -GNinja -DCMAKE_CUDA_ARCHITECTURES=89\n"
+        '"""\n'
+    )
+    report = _scan(tmp_path, {"stubs/dockerfile.py": writer})
+    # Python 3.11 gives the f-string's constant parts the f-string's first line; the finding is
+    # at the line that holds the match, not two lines above it
+    assert _found(report, "cmake-cuda-architectures") == {("stubs/dockerfile.py", 6): "warn"}

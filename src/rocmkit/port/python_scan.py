@@ -2709,6 +2709,8 @@ class _Visitor:
         one_line = "\n" not in value
         shown = repr(value) if one_line else _line_at(value, match).strip()
         line = node.lineno + value.count("\n", 0, match.start())
+        if not one_line:
+            line = _source_line(self.text, shown, line, node)
         if rule.id == "cuda-image" and self.rocm_image:
             why = "a ROCm image is written beside it in this module"
             column = node.col_offset + 1 if one_line else 1
@@ -4321,6 +4323,19 @@ def _requirement_constants(values: list[ast.expr]) -> list[ast.Constant]:
                     )
                 )
     return found
+
+
+def _source_line(text: str, shown: str, counted: int, node: ast.Constant) -> int:
+    """The source line of `shown`, one line of a multi-line string constant: `counted` (the
+    constant's first line plus the newlines before the match) unless that source line does not
+    hold it. A constant part of an f-string carries the whole f-string's first line on Python
+    3.11 (its own position is not recorded), so the lines counted from there fall short by the
+    lines of the parts before it; then the first line from the node's that holds `shown` is it."""
+    lines = text.splitlines()
+    if not shown or (0 < counted <= len(lines) and shown in lines[counted - 1]):
+        return counted
+    last = min(getattr(node, "end_lineno", None) or len(lines), len(lines))
+    return next((n for n in range(node.lineno, last + 1) if shown in lines[n - 1]), counted)
 
 
 def _line_at(value: str, match: re.Match[str]) -> str:

@@ -844,7 +844,11 @@ def _wheel_build_settings(lines: list[str], hits: list[Hit]) -> list[Hit]:
     judged where users meet them (the package's own rules)."""
     why = "[tool.cibuildwheel]: the maintainers' release-wheel build, not a user's install"
     return _index_by_table(
-        lines, hits, lambda name: why if name.startswith("tool.cibuildwheel") else None
+        lines,
+        hits,
+        lambda name: why if name.startswith("tool.cibuildwheel") else None,
+        # the CUDA architectures its config-settings hand CMake build those wheels too
+        frozenset({"torch-cuda-index", "cmake-cuda-architectures"}),
     )
 
 
@@ -870,10 +874,14 @@ def _in_unread_tables(lines: list[str], hits: list[Hit]) -> list[Hit]:
 
 
 def _index_by_table(
-    lines: list[str], hits: list[Hit], reason: Callable[[str], str | None]
+    lines: list[str],
+    hits: list[Hit],
+    reason: Callable[[str], str | None],
+    rule_ids: frozenset[str] = frozenset({"torch-cuda-index"}),
 ) -> list[Hit]:
-    """torch-cuda-index hits at info where `reason(name of the table they are in)` gives one."""
-    if not any(h.rule.id == "torch-cuda-index" and h.severity != "info" for h in hits):
+    """Hits of `rule_ids` (the CUDA index) at info where `reason(name of the table they are
+    in)` gives one."""
+    if not any(h.rule.id in rule_ids and h.severity != "info" for h in hits):
         return hits
     # (line, table name as written) of each [table] and [[array of tables]] header; headers
     # start their line (an indented `[` is an array value going on from the line before)
@@ -885,7 +893,7 @@ def _index_by_table(
     out = []
     for h in hits:
         names = [name for start, name in headers if start <= h.line]
-        why = reason(names[-1]) if names and h.rule.id == "torch-cuda-index" else None
+        why = reason(names[-1]) if names and h.rule.id in rule_ids else None
         out.append(demoted(h, "info", why) if why is not None and h.severity != "info" else h)
     return out
 
