@@ -464,6 +464,14 @@ PARTS = (
     "test454",
     "test455",
     "test456",
+    "test457",
+    "test458",
+    "test459",
+    "test460",
+    "test461",
+    "test462",
+    "test463",
+    "test464",
 )
 SEVERITIES = ("warn", "error")
 
