@@ -158,3 +158,34 @@ def test_a_match_in_a_multi_line_f_string_is_reported_at_its_own_line(tmp_path: 
     # Python 3.11 gives the f-string's constant parts the f-string's first line; the finding is
     # at the line that holds the match, not two lines above it
     assert _found(report, "cmake-cuda-architectures") == {("stubs/dockerfile.py", 6): "warn"}
+
+
+# -- nvmlShutdown() closes what nvmlInit() opened --------------------------------------------------
+
+_POWER = """import pynvml
+
+
+def energy(seconds):
+    pynvml.nvmlInit()
+    handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+    watts = pynvml.nvmlDeviceGetPowerUsage(handle) / 1000
+    pynvml.nvmlShutdown()
+    return watts * seconds
+"""
+
+
+def test_the_nvml_shutdown_of_a_module_that_starts_nvml_is_one_of_its_places(
+    tmp_path: Path,
+) -> None:
+    report = _scan(tmp_path, {"power.py": _POWER})
+    # the life cycle amdsmi_init()/amdsmi_shut_down() replaces, at the finding's severity
+    assert _found(report, "nvml") == {
+        ("power.py", 1): "warn",
+        ("power.py", 5): "warn",
+        ("power.py", 6): "warn",
+        ("power.py", 7): "warn",
+        ("power.py", 8): "warn",
+    }
+    # a module that names AMD SMI too lists no queries beside its NVML start (nor the shutdown)
+    amd = _scan(tmp_path / "amd", {"power.py": "import amdsmi\n" + _POWER})
+    assert ("power.py", 9) not in _found(amd, "nvml")

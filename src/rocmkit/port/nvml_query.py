@@ -121,7 +121,8 @@ def _initialises(dotted: str) -> bool:
 def queries_beside(tree: ast.Module, hits: list[Hit], text: str) -> list[Hit]:
     """Where this module initialises NVML (or binds it as its only GPU API) at warn or error and
     names no AMD management library, each NVML query it makes (NVML's API: every function is
-    an `nvml*`) is a place a port changes too: a hit of the same finding (one per file)."""
+    an `nvml*`), and the nvmlShutdown() that closes it, is a place a port changes too: a hit of
+    the same finding (one per file)."""
     anchor = next(
         (
             h
@@ -139,9 +140,11 @@ def queries_beside(tree: ast.Module, hits: list[Hit], text: str) -> list[Hit]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and node.lineno not in taken:
             name = _root(node.func)[1].rsplit(".", 1)[-1]
-            if name.startswith("nvml") and not name.startswith(("nvmlInit", "nvmlShutdown")):
+            if name.startswith("nvml") and not name.startswith("nvmlInit"):
                 taken.add(node.lineno)
-                why = f"{name}() queries NVML (initialised at line {anchor.line}): no AMD GPU"
+                # nvmlShutdown() ends the life cycle nvmlInit() began: where amdsmi_shut_down() goes
+                does = "closes" if name.startswith("nvmlShutdown") else "queries"
+                why = f"{name}() {does} NVML (initialised at line {anchor.line}): no AMD GPU"
                 found.append(
                     hit(node.lineno, node.col_offset + 1, anchor.rule, why, anchor.severity)
                 )
