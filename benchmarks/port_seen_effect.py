@@ -74,10 +74,13 @@ def seen_parts(until: str) -> tuple[str, ...]:
 # -- the child: scan and score one side --------------------------------------------------------
 
 
+_PROJECTS: dict[str, port_corpus.Project] = {}  # the child's manifest, read once before forking
+
+
 def _score_one(name: str) -> tuple[str, dict[str, Any]]:
     import port_score
 
-    project = next(p for p in port_corpus.load_manifest() if p.name == name)
+    project = _PROJECTS[name]
     scanned = port_score.scan(project)
     r = port_score.score(project, scanned)
     return name, {
@@ -98,6 +101,8 @@ def child(names: list[str], src: str, jobs: int) -> dict[str, Any]:
         del sys.modules[module]
     sys.path.insert(0, src)
     import rocmkit
+
+    _PROJECTS.update((p.name, p) for p in port_corpus.load_manifest() if p.name in set(names))
 
     with ProcessPoolExecutor(jobs) as pool:
         scored = dict(pool.map(_score_one, names, chunksize=4))
