@@ -472,6 +472,14 @@ PARTS = (
     "test462",
     "test463",
     "test464",
+    "test465",
+    "test466",
+    "test467",
+    "test468",
+    "test469",
+    "test470",
+    "test471",
+    "test472",
 )
 SEVERITIES = ("warn", "error")
 
