@@ -480,6 +480,14 @@ PARTS = (
     "test470",
     "test471",
     "test472",
+    "test473",
+    "test474",
+    "test475",
+    "test476",
+    "test477",
+    "test478",
+    "test479",
+    "test480",
 )
 SEVERITIES = ("warn", "error")
 
