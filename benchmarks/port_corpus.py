@@ -488,6 +488,14 @@ PARTS = (
     "test478",
     "test479",
     "test480",
+    "test481",
+    "test482",
+    "test483",
+    "test484",
+    "test485",
+    "test486",
+    "test487",
+    "test488",
 )
 SEVERITIES = ("warn", "error")
 

@@ -51,7 +51,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test480
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test488
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -519,6 +519,14 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test478", 16),
         ("test479", 11),
         ("test480", 4),
+        ("test481", 56),
+        ("test482", 140),
+        ("test483", 235),
+        ("test484", 6),
+        ("test485", 28),
+        ("test486", 18),
+        ("test487", 22),
+        ("test488", 27),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
