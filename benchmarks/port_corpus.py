@@ -496,6 +496,14 @@ PARTS = (
     "test486",
     "test487",
     "test488",
+    "test489",
+    "test490",
+    "test491",
+    "test492",
+    "test493",
+    "test494",
+    "test495",
+    "test496",
 )
 SEVERITIES = ("warn", "error")
 

@@ -51,7 +51,7 @@ def test_at_least_twelve_distinct_projects_pinned_by_sha256_under_600_mb() -> No
 
 
 def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
-    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test488
+    # The first split is a rule over the first 13 projects; test2 to test52 and test54 to test496
     # were added whole, later.
     assert port_corpus.PARTS[:2] == ("dev", "test")
     fresh = port_corpus.PARTS[2:]  # every part after dev and test: each added whole, later
@@ -527,6 +527,14 @@ def test_split_follows_its_rule_and_holds_out_at_least_30_percent() -> None:
         ("test486", 18),
         ("test487", 22),
         ("test488", 27),
+        ("test489", 9),
+        ("test490", 9),
+        ("test491", 21),
+        ("test492", 3),
+        ("test493", 10),
+        ("test494", 15),
+        ("test495", 23),
+        ("test496", 4),
     ],
 )
 def test_fresh_parts_hold_at_least_four_projects_of_different_kinds_with_hazards(
