@@ -407,8 +407,8 @@ def scan_project(config: PortConfig, rules: RuleSet | None = None) -> PortReport
             hits = hits + build_isolation_hits(text, rules)  # torch as a build requirement
         if kind in ("shell", "dockerfile") and hits:
             hits = nvidia_installer_script(rel, hits)
-        if hits and _HIP_ARCHITECTURES.search(text):
-            hits = _cuda_architectures_beside_hip(hits)
+        if any(h.rule.id == "cmake-cuda-architectures" for h in hits):
+            hits = _cuda_architectures_beside_hip(hits, text)
         if not hits:
             continue
         if kind == "python" and context.declared is not None:
@@ -490,16 +490,15 @@ def scan_file(
     return scanner(text, rules), False, text
 
 
-# A C++/CUDA source under a folder that holds other projects' code (third_party/cutlass,
-# 3rdparty/, vendor/): the maintainer does not edit it; the library is the hazard, reported
-# where the project builds or includes it (a CUTLASS include, the CMake build, the extension).
 # The AMD targets a HIP build of a CMake project takes (CMake's CMAKE_HIP_ARCHITECTURES, ROCm's
 # GPU_TARGETS and the older AMDGPU_TARGETS): a file that sets them beside CMAKE_CUDA_ARCHITECTURES
 # chooses per vendor.
 _HIP_ARCHITECTURES = re.compile(r"CMAKE_HIP_ARCHITECTURES|\bAMDGPU_TARGETS\b|\bGPU_TARGETS\b")
 
 
-def _cuda_architectures_beside_hip(hits: list[Hit]) -> list[Hit]:
+def _cuda_architectures_beside_hip(hits: list[Hit], text: str) -> list[Hit]:
+    if not _HIP_ARCHITECTURES.search(text):
+        return hits
     why = "the file sets the HIP architectures too: one side of a vendor choice"
     return [
         demoted(h, "info", why)
@@ -509,6 +508,9 @@ def _cuda_architectures_beside_hip(hits: list[Hit]) -> list[Hit]:
     ]
 
 
+# A C++/CUDA source under a folder that holds other projects' code (third_party/cutlass,
+# 3rdparty/, vendor/): the maintainer does not edit it; the library is the hazard, reported
+# where the project builds or includes it (a CUTLASS include, the CMake build, the extension).
 _SOURCE_KINDS = frozenset({"cuda", "header"})
 _VENDORED_FOLDER = re.compile(
     r"(?:^|/)(?:third[_-]?party|3rd[_-]?party|3rdparty|vendor|vendored|_vendor)/", re.IGNORECASE

@@ -579,6 +579,10 @@ def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
         yield start, pending
 
 
+# A CUDA index (or uv's CUDA back end) in a pyproject.toml that offers a ROCm index too
+_NVIDIA_VARIANT = "the NVIDIA variant: a ROCm index is offered beside it"
+
+
 def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
     """Dependencies of [project], [build-system], [dependency-groups] and Poetry tables."""
     try:
@@ -591,7 +595,7 @@ def scan_pyproject(text: str, rules: RuleSet) -> list[Hit]:
         # The file offers a ROCm wheel index too (uv's torch-cuda / torch-rocm indexes picked by
         # extra): a CUDA index beside it is the NVIDIA variant, not what a ROCm user gets.
         hits = [
-            demoted(h, "info", "the NVIDIA variant: a ROCm index is offered beside it")
+            demoted(h, "info", _NVIDIA_VARIANT)
             if h.rule.id == "torch-cuda-index" and h.severity != "info"
             else h
             for h in hits
@@ -1330,9 +1334,7 @@ def _uv_torch_backend(
                 why = f"[{table}] torch-backend = {value!r}: uv installs torch from PyTorch's {value} index"
                 found = hit(at + 1, 1, rule, why)
                 if offers_rocm:
-                    found = demoted(
-                        found, "info", "the NVIDIA variant: a ROCm index is offered beside it"
-                    )
+                    found = demoted(found, "info", _NVIDIA_VARIANT)
                 hits.append(found)
     return hits
 

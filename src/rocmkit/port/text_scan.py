@@ -139,7 +139,7 @@ def _cuda_library_links(code: str) -> list[re.Match[str]]:
     name or FindCUDA's variables inside target_link_libraries(...)."""
     found = list(_CUDA_TARGET.finditer(code))
     for call in _LINK_CALL.finditer(code):
-        found += [m for m in _TOOLKIT_LIBRARY.finditer(code, call.start(1), call.end(1))]
+        found.extend(_TOOLKIT_LIBRARY.finditer(code, call.start(1), call.end(1)))
     return sorted(found, key=lambda m: m.start())
 
 
